@@ -1,0 +1,67 @@
+#!/usr/bin/env node
+import { parseArgs } from 'node:util';
+import { flashCommand } from './commands/flash.js';
+import { listCommand } from './commands/list.js';
+import { verifyCommand } from './commands/verify.js';
+import { EXIT } from './exit-codes.js';
+
+const USAGE = `Usage:
+  sluice list [--json]                          list drives
+  sluice flash IMAGE DEVICE... [options]        write IMAGE to one or more drives, then verify
+      --no-verify   skip reading the drive back (not recommended)
+      --yes         do not ask before erasing (required without a terminal)
+      --json        progress and results as JSON lines on stdout
+  sluice verify IMAGE DEVICE [--json]           compare a drive with IMAGE, writing nothing
+
+Exit codes: 0 success, 1 flash or verify failed, 2 usage error, 3 unsupported image format,
+4 target refused for safety, 130 cancelled.
+`;
+
+function usageError(message: string): number {
+  process.stderr.write(`sluice: ${message}\n\n${USAGE}`);
+  return EXIT.usage;
+}
+
+export async function main(argv: readonly string[]): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: [...argv],
+      allowPositionals: true,
+      options: {
+        json: { type: 'boolean', default: false },
+        yes: { type: 'boolean', short: 'y', default: false },
+        'no-verify': { type: 'boolean', default: false },
+        help: { type: 'boolean', short: 'h', default: false },
+      },
+    });
+  } catch (error) {
+    return usageError(error instanceof Error ? error.message : String(error));
+  }
+  const { values, positionals } = parsed;
+  const [command, ...rest] = positionals;
+  if (values.help || command === 'help') {
+    process.stdout.write(USAGE);
+    return EXIT.ok;
+  }
+  switch (command) {
+    case 'list':
+      return rest.length === 0 ? listCommand(values.json) : usageError('list takes no arguments');
+    case 'flash': {
+      const [image, ...targets] = rest;
+      if (image === undefined || targets.length === 0) return usageError('flash needs an IMAGE and at least one DEVICE');
+      return flashCommand({ image, targets, verify: !values['no-verify'], yes: values.yes, json: values.json });
+    }
+    case 'verify': {
+      const [image, target, ...extra] = rest;
+      if (image === undefined || target === undefined || extra.length > 0) return usageError('verify needs exactly one IMAGE and one DEVICE');
+      return verifyCommand(image, target, values.json);
+    }
+    case undefined:
+      return usageError('no command given');
+    default:
+      return usageError(`unknown command "${command}"`);
+  }
+}
+
+process.exitCode = await main(process.argv.slice(2));

@@ -1,0 +1,61 @@
+import type { Progress } from '../common/progress.js';
+import type { TargetResult } from '../common/result.js';
+import { progressLine, resultLine } from './render.js';
+
+/** Where a CLI job's events go: a live terminal display, JSON lines, or plain lines for logs. */
+export interface Reporter {
+  progress(progress: Progress): void;
+  result(result: TargetResult): void;
+  /** Ends the live display, if any, before other output follows. */
+  end(): void;
+}
+
+/** JSON lines on stdout, one object per event: for scripts and for the app's own tests. */
+function jsonReporter(): Reporter {
+  return {
+    progress: (p) => process.stdout.write(`${JSON.stringify({ type: 'progress', ...p })}\n`),
+    result: (r) => process.stdout.write(`${JSON.stringify({ type: 'result', ...r })}\n`),
+    end: () => undefined,
+  };
+}
+
+/** A redrawn block of progress bars on stderr, one line per target. */
+function terminalReporter(): Reporter {
+  const lines = new Map<string, string>();
+  let drawn = 0;
+  const draw = () => {
+    const up = drawn > 0 ? `\x1b[${drawn}A` : '';
+    const body = [...lines].map(([target, line]) => `\x1b[2K${lines.size > 1 ? `${target}  ` : ''}${line}`).join('\n');
+    process.stderr.write(`${up}\r${body}\n`);
+    drawn = lines.size;
+  };
+  return {
+    progress: (p) => {
+      lines.set(p.target, progressLine(p));
+      draw();
+    },
+    result: (r) => process.stdout.write(`${resultLine(r)}\n`),
+    end: () => {
+      drawn = 0;
+    },
+  };
+}
+
+/** Plain lines on stderr at each phase change: readable in CI logs, where redrawing is noise. */
+function plainReporter(): Reporter {
+  const phases = new Map<string, string>();
+  return {
+    progress: (p) => {
+      if (phases.get(p.target) === p.phase) return;
+      phases.set(p.target, p.phase);
+      process.stderr.write(`${p.target}: ${p.phase}…\n`);
+    },
+    result: (r) => process.stdout.write(`${resultLine(r)}\n`),
+    end: () => undefined,
+  };
+}
+
+export function createReporter(json: boolean): Reporter {
+  if (json) return jsonReporter();
+  return process.stderr.isTTY ? terminalReporter() : plainReporter();
+}

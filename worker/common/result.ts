@@ -1,0 +1,82 @@
+/**
+ * Why a flash did not succeed. Each code has its own sentence (see failure-messages.ts)
+ * and its own screen in the app; the CLI maps them to exit codes.
+ */
+export type FailureCode =
+  // Refusals before anything is written: the device is untouched.
+  | 'target-not-found'
+  | 'target-not-block-device'
+  | 'target-is-partition'
+  | 'target-too-small'
+  | 'target-read-only'
+  | 'target-system'
+  | 'target-mounted'
+  | 'target-busy'
+  | 'target-no-direct-io'
+  | 'permission-denied'
+  // Failures during the job: the device is left incomplete.
+  | 'source-corrupt'
+  | 'source-truncated'
+  | 'source-read-error'
+  | 'source-checksum-mismatch'
+  | 'unsupported-format'
+  | 'target-full'
+  | 'target-unplugged'
+  | 'write-error'
+  | 'verify-read-error'
+  | 'verify-mismatch'
+  | 'helper-died'
+  | 'elevation-denied'
+  | 'protocol-error'
+  | 'internal';
+
+/** Codes that are returned before a single byte reaches the device. */
+export const REFUSAL_CODES: ReadonlySet<FailureCode> = new Set<FailureCode>([
+  'target-not-found',
+  'target-not-block-device',
+  'target-is-partition',
+  'target-too-small',
+  'target-read-only',
+  'target-system',
+  'target-mounted',
+  'target-busy',
+  'target-no-direct-io',
+  'permission-denied',
+]);
+
+export interface Failure {
+  code: FailureCode;
+  /** A sentence a person can act on. */
+  message: string;
+  /** Byte offset into the image where the problem is, when known. */
+  offset?: number;
+  /** For verify-mismatch: how many verification blocks differ. */
+  badBlocks?: number;
+}
+
+/**
+ * How one target's job ended. Only `ok` may ever be shown as success. `bytes` counts image bytes
+ * the job got through on this target: written (a flash) or compared (verify-only); for a failed
+ * or cancelled flash, how far writing got before it stopped.
+ */
+export type TargetResult =
+  | {
+      status: 'ok';
+      target: string;
+      bytes: number;
+      /** False for a verify-only job, which reads the device and never writes it. */
+      written: boolean;
+      /** Whether the device was read back and compared; false only when the user turned verification off. */
+      verified: boolean;
+      /** Wall-clock seconds from opening the device to the end of verification. */
+      seconds: number;
+    }
+  | { status: 'cancelled'; target: string; bytes: number }
+  | ({ status: 'failed'; target: string; bytes: number } & Failure);
+
+export type TargetStatus = TargetResult['status'];
+
+/** A job succeeded only if every target it was given ended `ok`. */
+export function jobSucceeded(results: readonly TargetResult[]): boolean {
+  return results.length > 0 && results.every((r) => r.status === 'ok');
+}

@@ -1,0 +1,71 @@
+import { constants } from 'node:fs';
+import { runTool } from './run.js';
+import type { DeviceFacts, DevicePlatform } from './types.js';
+
+/**
+ * libuv's Windows-only open flags (uv/win.h). Node passes open flags to libuv unchanged, but does
+ * not export these two names on Windows. UV_FS_O_DIRECT becomes FILE_FLAG_NO_BUFFERING and
+ * UV_FS_O_EXLOCK a share mode of 0 (nobody else may open the disk).
+ */
+export const UV_FS_O_DIRECT = 0x02000000;
+export const UV_FS_O_EXLOCK = 0x10000000;
+
+const PHYSICAL_DRIVE = /^\\\\\.\\PhysicalDrive(\d+)$/i;
+
+/** The disk number of \\.\PhysicalDriveN, or null for anything else (volumes, files). */
+export function physicalDriveNumber(path: string): number | null {
+  const match = PHYSICAL_DRIVE.exec(path);
+  return match?.[1] === undefined ? null : Number(match[1]);
+}
+
+/** What the PowerShell query prints, one JSON object. */
+export interface WindowsDiskQuery {
+  Size: number;
+  LogicalSectorSize: number;
+  IsReadOnly: boolean;
+  IsSystem: boolean;
+  IsBoot: boolean;
+  Mounts: string[] | string | null;
+}
+
+export function windowsDiskQueryScript(disk: number): string {
+  return [
+    `$d = Get-Disk -Number ${disk};`,
+    `$m = @(Get-Partition -DiskNumber ${disk} -ErrorAction SilentlyContinue | Where-Object DriveLetter | ForEach-Object { "$($_.DriveLetter):\\" });`,
+    `[pscustomobject]@{ Size = $d.Size; LogicalSectorSize = $d.LogicalSectorSize; IsReadOnly = $d.IsReadOnly; IsSystem = $d.IsSystem; IsBoot = $d.IsBoot; Mounts = $m } | ConvertTo-Json -Compress`,
+  ].join(' ');
+}
+
+export function win32Facts(path: string, query: WindowsDiskQuery | null): DeviceFacts {
+  const mounts = query?.Mounts;
+  const mountpoints = mounts === null || mounts === undefined ? [] : Array.isArray(mounts) ? mounts : [mounts];
+  return {
+    path,
+    rawPath: path,
+    exists: query !== null,
+    rdev: 0,
+    isBlockDevice: query !== null,
+    isPartition: false,
+    size: query?.Size ?? 0,
+    logicalBlockSize: query?.LogicalSectorSize ?? 512,
+    optimalIoSize: 0,
+    readOnly: query?.IsReadOnly ?? false,
+    mountpoints,
+    isSystem: (query?.IsSystem ?? false) || (query?.IsBoot ?? false),
+  };
+}
+
+async function inspectWin32(path: string): Promise<DeviceFacts> {
+  const disk = physicalDriveNumber(path);
+  if (disk === null) return { ...win32Facts(path, null), exists: true };
+  const json = await runTool('powershell.exe', ['-NoProfile', '-NonInteractive', '-Command', windowsDiskQueryScript(disk)]).catch(() => '');
+  return win32Facts(path, json.trim() === '' ? null : (JSON.parse(json) as WindowsDiskQuery));
+}
+
+export const win32Platform: DevicePlatform = {
+  name: 'win32',
+  rawPath: (path) => path,
+  writeFlags: constants.O_RDWR | UV_FS_O_DIRECT | UV_FS_O_EXLOCK,
+  readFlags: constants.O_RDONLY | UV_FS_O_DIRECT,
+  inspect: inspectWin32,
+};

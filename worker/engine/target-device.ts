@@ -1,0 +1,113 @@
+import { fstat } from 'node:fs';
+import type { Failure } from '../common/result.js';
+import { MiB } from '../common/units.js';
+import { alignDown, alignUp } from './aligned-buffer.js';
+import { fail, FlashError } from './errors.js';
+import { closeFd, openFd, readFully, syncData, writeFully } from './io.js';
+import type { DeviceFacts, DevicePlatform } from './platform/types.js';
+import { refuseTarget } from './target-check.js';
+
+/** The largest logical block size the engine's regions are laid out for (they are MiB multiples). */
+export const MAX_LOGICAL_BLOCK = 1 * MiB;
+
+function fstatRdev(fd: number): Promise<number> {
+  return new Promise((resolve, reject) => fstat(fd, (error, st) => (error ? reject(error) : resolve(st.rdev))));
+}
+
+function openFailure(facts: DeviceFacts, error: unknown): Failure {
+  const code = typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : '';
+  const path = facts.path;
+  switch (code) {
+    case 'EBUSY':
+      return { code: 'target-busy', message: `${path} is in use by another program (mounted, or open in a disk tool). Close it and try again.` };
+    case 'EACCES':
+    case 'EPERM':
+      return { code: 'permission-denied', message: `No permission to write ${path}. Writing a disk needs administrator rights.` };
+    case 'EROFS':
+      return { code: 'target-read-only', message: `${path} is read-only. If it is an SD card, slide its lock switch up and reinsert it.` };
+    case 'EINVAL':
+      return { code: 'target-no-direct-io', message: `${path} does not support direct I/O, so Sluice could not verify it honestly; refusing to write it.` };
+    case 'ENOENT':
+    case 'ENXIO':
+    case 'ENODEV':
+      return { code: 'target-not-found', message: `${path} disappeared before it could be opened: was it unplugged?` };
+    default:
+      return { code: 'internal', message: `Opening ${path} failed: ${error instanceof Error ? error.message : String(error)}` };
+  }
+}
+
+/**
+ * One target disk, opened for direct exclusive I/O after the engine's own checks passed. All
+ * offsets are device byte offsets; the buffers handed in must be aligned (see aligned-buffer.ts).
+ */
+export class TargetDevice {
+  private constructor(
+    readonly facts: DeviceFacts,
+    private readonly fd: number,
+  ) {}
+
+  get path(): string {
+    return this.facts.path;
+  }
+
+  get blockSize(): number {
+    return this.facts.logicalBlockSize;
+  }
+
+  /**
+   * Inspects `path` afresh, refuses it if the rules say so, and opens it. The device number of
+   * the opened descriptor must match what was inspected, so a path swapped in between (a symlink
+   * race) is caught rather than written.
+   */
+  static async open(path: string, imageSize: number | null, platform: DevicePlatform): Promise<TargetDevice> {
+    const facts = await platform.inspect(path);
+    const refusal = refuseTarget(facts, imageSize);
+    if (refusal !== null) throw new FlashError(refusal);
+    if (facts.logicalBlockSize > MAX_LOGICAL_BLOCK || MAX_LOGICAL_BLOCK % facts.logicalBlockSize !== 0) {
+      throw fail('target-no-direct-io', `${path} reports a logical block size of ${facts.logicalBlockSize} bytes, which Sluice cannot align to.`);
+    }
+    let fd: number;
+    try {
+      fd = await openFd(facts.rawPath, platform.writeFlags);
+    } catch (error) {
+      throw new FlashError(openFailure(facts, error));
+    }
+    if (facts.rdev !== 0 && (await fstatRdev(fd)) !== facts.rdev) {
+      await closeFd(fd);
+      throw fail('target-not-found', `${path} changed between checking and opening it; refusing to write.`);
+    }
+    return new TargetDevice(facts, fd);
+  }
+
+  /**
+   * Writes `length` bytes from `buffer` at `position`. When the image ends inside a block, the
+   * block is read from the device first and only the image's bytes are replaced, so the device's
+   * bytes past the image stay exactly as they were. `scratch` is an aligned block-sized region.
+   */
+  async write(buffer: Buffer, offset: number, length: number, position: number, scratch: Buffer): Promise<void> {
+    const whole = alignDown(length, this.blockSize);
+    if (whole > 0) await writeFully(this.fd, buffer, offset, whole, position);
+    const tail = length - whole;
+    if (tail === 0) return;
+    const block = this.blockSize;
+    const got = await readFully(this.fd, scratch, 0, block, position + whole);
+    if (got !== block) throw Object.assign(new Error('short read of the last block'), { code: 'EIO' });
+    buffer.copy(scratch, 0, offset + whole, offset + length);
+    await writeFully(this.fd, scratch, 0, block, position + whole);
+  }
+
+  /** Reads back `length` image bytes at `position` into `buffer` (which must have room for the padded block). */
+  async read(buffer: Buffer, offset: number, length: number, position: number): Promise<number> {
+    const padded = alignUp(length, this.blockSize);
+    const got = await readFully(this.fd, buffer, offset, padded, position);
+    return Math.min(got, length);
+  }
+
+  sync(): Promise<void> {
+    return syncData(this.fd);
+  }
+
+  close(): Promise<void> {
+    return closeFd(this.fd);
+  }
+}

@@ -1,0 +1,97 @@
+import type { Progress } from '../common/progress.js';
+import type { TargetResult } from '../common/result.js';
+import { DEFAULT_CHUNK } from './flash.js';
+import { alignUp, allocateAlignedBuffer } from './aligned-buffer.js';
+import { sourceReadFailure, targetReadFailure, toFailure } from './errors.js';
+import { closeFd, openFd, readFully } from './io.js';
+import { currentPlatform } from './platform/index.js';
+import type { DevicePlatform } from './platform/types.js';
+import { ProgressMeter } from './progress-meter.js';
+
+/** A verify-only job: compare a device that was written earlier against the image, writing nothing. */
+export interface VerifyImageJob {
+  source: number;
+  imageSize: number | null;
+  target: string;
+  signal?: AbortSignal | undefined;
+  onProgress?: ((progress: Progress) => void) | undefined;
+  platform?: DevicePlatform | undefined;
+}
+
+/**
+ * Reads the image and the device side by side, bypassing the page cache on the device, and names
+ * the exact first byte that differs. The one buffer is split into an image half and a device half.
+ */
+export async function verifyImage(job: VerifyImageJob): Promise<TargetResult> {
+  const platform = job.platform ?? currentPlatform();
+  const started = performance.now();
+  const facts = await platform.inspect(job.target);
+  const target = job.target;
+  if (!facts.exists) return { status: 'failed', target, bytes: 0, code: 'target-not-found', message: `${target} does not exist: was the drive unplugged?` };
+  if (job.imageSize !== null && facts.isBlockDevice && job.imageSize > facts.size) {
+    return { status: 'failed', target, bytes: 0, code: 'target-too-small', message: `${target} (${facts.size} bytes) is smaller than the image (${job.imageSize} bytes), so it cannot hold it.` };
+  }
+  let fd: number;
+  try {
+    fd = await openFd(facts.rawPath, platform.readFlags);
+  } catch (error) {
+    return { status: 'failed', target, bytes: 0, ...targetReadFailure(target, error, 0).failure };
+  }
+  const memory = allocateAlignedBuffer(2 * DEFAULT_CHUNK);
+  const image = memory.subarray(0, DEFAULT_CHUNK);
+  const device = memory.subarray(DEFAULT_CHUNK);
+  const meter = new ProgressMeter('verifying', target, job.imageSize, (p) => job.onProgress?.(p));
+  let position = 0;
+  let badBytes = 0;
+  let firstBad = -1;
+  try {
+    for (;;) {
+      if (job.signal?.aborted) return { status: 'cancelled', target, bytes: position };
+      let n: number;
+      try {
+        n = await readFully(job.source, image, 0, DEFAULT_CHUNK, null);
+      } catch (error) {
+        throw sourceReadFailure(position, error);
+      }
+      if (n === 0) break;
+      let got: number;
+      try {
+        got = await readFully(fd, device, 0, alignUp(n, facts.logicalBlockSize), position);
+      } catch (error) {
+        throw targetReadFailure(target, error, position);
+      }
+      if (got < n) {
+        return { status: 'failed', target, bytes: position, code: 'verify-mismatch', message: `${target} ends at byte offset ${position + got}, before the image does.`, offset: position + got };
+      }
+      if (image.compare(device, 0, n, 0, n) !== 0) {
+        for (let i = 0; i < n; i++) {
+          if (image[i] !== device[i]) {
+            badBytes += 1;
+            if (firstBad < 0) firstBad = position + i;
+          }
+        }
+      }
+      position += n;
+      meter.update(position);
+    }
+  } catch (error) {
+    return { status: 'failed', target, bytes: position, ...toFailure(error) };
+  } finally {
+    await closeFd(fd);
+  }
+  meter.finish();
+  if (job.imageSize !== null && position !== job.imageSize) {
+    return { status: 'failed', target, bytes: position, code: 'source-truncated', message: `The image ended after ${position} of its ${job.imageSize} bytes.`, offset: position };
+  }
+  if (firstBad >= 0) {
+    return {
+      status: 'failed',
+      target,
+      bytes: position,
+      code: 'verify-mismatch',
+      message: `${target} differs from the image: ${badBytes} byte${badBytes === 1 ? '' : 's'} differ, the first at byte offset ${firstBad}.`,
+      offset: firstBad,
+    };
+  }
+  return { status: 'ok', target, bytes: position, written: false, verified: true, seconds: (performance.now() - started) / 1000 };
+}
