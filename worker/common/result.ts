@@ -1,34 +1,37 @@
 /**
- * Why a flash did not succeed. Each code has its own sentence (see failure-messages.ts)
- * and its own screen in the app; the CLI maps them to exit codes.
+ * Why a flash did not succeed. Each code has its own sentence and its own screen in the app; the
+ * CLI maps them to exit codes. The list is the single source for the type and the IPC schemas.
  */
-export type FailureCode =
+export const FAILURE_CODES = [
   // Refusals before anything is written: the device is untouched.
-  | 'target-not-found'
-  | 'target-not-block-device'
-  | 'target-is-partition'
-  | 'target-too-small'
-  | 'target-read-only'
-  | 'target-system'
-  | 'target-mounted'
-  | 'target-busy'
-  | 'target-no-direct-io'
-  | 'permission-denied'
+  'target-not-found',
+  'target-not-block-device',
+  'target-is-partition',
+  'target-too-small',
+  'target-read-only',
+  'target-system',
+  'target-mounted',
+  'target-busy',
+  'target-no-direct-io',
+  'permission-denied',
   // Failures during the job: the device is left incomplete.
-  | 'source-corrupt'
-  | 'source-truncated'
-  | 'source-read-error'
-  | 'source-checksum-mismatch'
-  | 'unsupported-format'
-  | 'target-full'
-  | 'target-unplugged'
-  | 'write-error'
-  | 'verify-read-error'
-  | 'verify-mismatch'
-  | 'helper-died'
-  | 'elevation-denied'
-  | 'protocol-error'
-  | 'internal';
+  'source-corrupt',
+  'source-truncated',
+  'source-read-error',
+  'source-checksum-mismatch',
+  'unsupported-format',
+  'target-full',
+  'target-unplugged',
+  'write-error',
+  'verify-read-error',
+  'verify-mismatch',
+  'helper-died',
+  'elevation-denied',
+  'protocol-error',
+  'internal',
+] as const;
+
+export type FailureCode = (typeof FAILURE_CODES)[number];
 
 /** Codes that are returned before a single byte reaches the device. */
 export const REFUSAL_CODES: ReadonlySet<FailureCode> = new Set<FailureCode>([
@@ -49,9 +52,9 @@ export interface Failure {
   /** A sentence a person can act on. */
   message: string;
   /** Byte offset into the image where the problem is, when known. */
-  offset?: number;
+  offset?: number | undefined;
   /** For verify-mismatch: how many verification blocks differ. */
-  badBlocks?: number;
+  badBlocks?: number | undefined;
 }
 
 /**

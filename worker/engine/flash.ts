@@ -1,7 +1,7 @@
 import type { Progress } from '../common/progress.js';
 import type { TargetResult } from '../common/result.js';
 import { KiB, MiB } from '../common/units.js';
-import { alignDown, alignUp, allocateAlignedBuffer } from './aligned-buffer.js';
+import { alignDown, alignUp, allocateJobMemory } from './aligned-buffer.js';
 import { fail, FlashError, sourceReadFailure, targetWriteFailure, toFailure } from './errors.js';
 import { chooseGrain, GrainHashes } from './grain-hashes.js';
 import { readFully } from './io.js';
@@ -97,13 +97,15 @@ export async function flash(job: FlashJob): Promise<TargetResult[]> {
 async function runJob(job: FlashJob, opened: TargetDevice[], results: Map<string, TargetResult>): Promise<void> {
   const started = performance.now();
   const maxBytes = job.imageSize ?? Math.max(...opened.map((t) => t.facts.size));
-  const hashes = new GrainHashes(chooseGrain(maxBytes), job.imageSize);
+  const grain = chooseGrain(maxBytes);
   // Verification gives each target its own slice of the chunk region, at least one grain each.
-  const chunkSize = Math.max(chooseChunkSize(opened, job.chunkSize), hashes.grain * opened.length);
+  const chunkSize = Math.max(chooseChunkSize(opened, job.chunkSize), grain * opened.length);
   const scratchSize = scratchBytes(opened);
 
   // The job's one buffer: [ chunk | head (first MiB) | one scratch block per target ].
-  const memory = allocateAlignedBuffer(chunkSize + HEAD_BYTES + scratchSize * opened.length);
+  const jobMemory = allocateJobMemory(chunkSize + HEAD_BYTES + scratchSize * opened.length);
+  const memory = jobMemory.bytes;
+  const hashes = new GrainHashes(grain, job.imageSize, jobMemory.hash);
   const chunk = memory.subarray(0, chunkSize);
   const head = memory.subarray(chunkSize, chunkSize + HEAD_BYTES);
   const scratchOf = new Map(opened.map((t, i) => [t, memory.subarray(chunkSize + HEAD_BYTES + i * scratchSize, chunkSize + HEAD_BYTES + (i + 1) * scratchSize)]));

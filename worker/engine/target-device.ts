@@ -1,6 +1,6 @@
 import { fstat } from 'node:fs';
 import type { Failure } from '../common/result.js';
-import { MiB } from '../common/units.js';
+import { KiB, MiB } from '../common/units.js';
 import { alignDown, alignUp } from './aligned-buffer.js';
 import { fail, FlashError } from './errors.js';
 import { closeFd, openFd, readFully, syncData, writeFully } from './io.js';
@@ -9,6 +9,12 @@ import { refuseTarget } from './target-check.js';
 
 /** The largest logical block size the engine's regions are laid out for (they are MiB multiples). */
 export const MAX_LOGICAL_BLOCK = 1 * MiB;
+
+/**
+ * When a large write fails, it is retried in pieces this size to find where the device stopped
+ * taking data: "failed at 16777216" tells a user more than "failed somewhere in these 4 MiB".
+ */
+const LOCATE_PIECE = 64 * KiB;
 
 function fstatRdev(fd: number): Promise<number> {
   return new Promise((resolve, reject) => fstat(fd, (error, st) => (error ? reject(error) : resolve(st.rdev))));
@@ -86,7 +92,13 @@ export class TargetDevice {
    */
   async write(buffer: Buffer, offset: number, length: number, position: number, scratch: Buffer): Promise<void> {
     const whole = alignDown(length, this.blockSize);
-    if (whole > 0) await writeFully(this.fd, buffer, offset, whole, position);
+    if (whole > 0) {
+      try {
+        await writeFully(this.fd, buffer, offset, whole, position);
+      } catch (error) {
+        throw await this.locateWriteFailure(buffer, offset, whole, position, error);
+      }
+    }
     const tail = length - whole;
     if (tail === 0) return;
     const block = this.blockSize;
@@ -94,6 +106,24 @@ export class TargetDevice {
     if (got !== block) throw Object.assign(new Error('short read of the last block'), { code: 'EIO' });
     buffer.copy(scratch, 0, offset + whole, offset + length);
     await writeFully(this.fd, scratch, 0, block, position + whole);
+  }
+
+  /**
+   * Rewrites a failed region piece by piece, in order, and returns the error of the first piece
+   * that fails, which carries its exact offset. The pieces before it are the same bytes again, so
+   * rewriting them is harmless. If every piece succeeds the original error stands.
+   */
+  private async locateWriteFailure(buffer: Buffer, offset: number, length: number, position: number, original: unknown): Promise<unknown> {
+    const piece = Math.max(LOCATE_PIECE, this.blockSize);
+    if (length <= piece) return original;
+    for (let done = 0; done < length; done += piece) {
+      try {
+        await writeFully(this.fd, buffer, offset + done, Math.min(piece, length - done), position + done);
+      } catch (error) {
+        return error;
+      }
+    }
+    return original;
   }
 
   /** Reads back `length` image bytes at `position` into `buffer` (which must have room for the padded block). */

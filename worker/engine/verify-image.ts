@@ -1,7 +1,7 @@
 import type { Progress } from '../common/progress.js';
 import type { TargetResult } from '../common/result.js';
 import { DEFAULT_CHUNK } from './flash.js';
-import { alignUp, allocateAlignedBuffer } from './aligned-buffer.js';
+import { alignUp, allocateJobMemory } from './aligned-buffer.js';
 import { sourceReadFailure, targetReadFailure, toFailure } from './errors.js';
 import { closeFd, openFd, readFully } from './io.js';
 import { currentPlatform } from './platform/index.js';
@@ -37,7 +37,7 @@ export async function verifyImage(job: VerifyImageJob): Promise<TargetResult> {
   } catch (error) {
     return { status: 'failed', target, bytes: 0, ...targetReadFailure(target, error, 0).failure };
   }
-  const memory = allocateAlignedBuffer(2 * DEFAULT_CHUNK);
+  const memory = allocateJobMemory(2 * DEFAULT_CHUNK).bytes;
   const image = memory.subarray(0, DEFAULT_CHUNK);
   const device = memory.subarray(DEFAULT_CHUNK);
   const meter = new ProgressMeter('verifying', target, job.imageSize, (p) => job.onProgress?.(p));

@@ -1,5 +1,5 @@
 // TypeScript ships WebAssembly's types only with the DOM library, which Node code must not see.
-// The engine needs one constructor from it (see aligned-buffer.ts).
+// The engine needs the few constructors below (see aligned-buffer.ts and xxh64.ts).
 declare namespace WebAssembly {
   interface MemoryDescriptor {
     initial: number;
@@ -9,4 +9,12 @@ declare namespace WebAssembly {
     readonly buffer: ArrayBuffer;
   }
   const Memory: { new (descriptor: MemoryDescriptor): Memory };
+  interface Module {
+    readonly __brand: 'WebAssembly.Module';
+  }
+  const Module: { new (bytes: Uint8Array): Module };
+  interface Instance {
+    readonly exports: Record<string, unknown>;
+  }
+  const Instance: { new (module: Module, imports: Record<string, Record<string, unknown>>): Instance };
 }

@@ -1,7 +1,6 @@
 import { formatBytes } from '../../common/units.js';
-import { driveLabel, listSystemDrives } from '../../drives/list-drives.js';
-import { flash } from '../../engine/flash.js';
 import { currentPlatform } from '../../engine/platform/index.js';
+import { startHelper } from '../../helper/launch.js';
 import { cancelOnSigint } from '../cancel.js';
 import { EXIT, exitCodeFor } from '../exit-codes.js';
 import { confirm } from '../prompt.js';
@@ -18,6 +17,8 @@ export interface FlashArgs {
 
 /** Asks before erasing, naming each drive the way its owner knows it. */
 async function confirmErase(image: string, imageSize: number, targets: readonly string[]): Promise<boolean> {
+  // Loaded only here: the native drive lister costs 2 MB of RSS that a --yes run never needs.
+  const { driveLabel, listSystemDrives } = await import('../../drives/list-drives.js');
   const drives = await listSystemDrives().catch(() => []);
   const platform = currentPlatform();
   const names = await Promise.all(
@@ -49,18 +50,17 @@ export async function flashCommand(args: FlashArgs): Promise<number> {
       process.stderr.write('sluice: writing a disk needs root. Run: sudo sluice flash …\n');
       return EXIT.refused;
     }
-    const controller = new AbortController();
     const reporter = createReporter(args.json);
-    const stopListening = cancelOnSigint(() => controller.abort());
-    const results = await flash({
+    // The helper is its own process even when we are root: it runs with the V8 flags that keep its
+    // memory flat, and the CLI stays responsive to Ctrl-C while the helper does the I/O.
+    const job = startHelper({
       source: image.fd,
-      imageSize: image.fileSize,
-      sourceSeekable: true,
-      targets: args.targets,
-      verify: args.verify,
-      signal: controller.signal,
+      start: { targets: args.targets, imageSize: image.fileSize, sourceSeekable: true, verify: args.verify },
       onProgress: (p) => reporter.progress(p),
+      onLog: (_level, message) => process.stderr.write(`sluice: ${message}\n`),
     });
+    const stopListening = cancelOnSigint(() => job.cancel());
+    const results = await job.result;
     stopListening();
     reporter.end();
     for (const r of results) reporter.result(r);

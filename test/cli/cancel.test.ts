@@ -1,0 +1,40 @@
+import { join } from 'node:path';
+import { expect, it } from 'vitest';
+import { MiB } from '../../worker/common/units.js';
+import { assertTestTarget, collect, spawnCli, waitForEvent } from '../helpers/cli.js';
+import { describeDevices } from '../helpers/device-suite.js';
+import { createLoop, readBytes, scratchDir, writeRandomFile } from '../helpers/loop-device.js';
+import { throttledGroup } from '../helpers/throttle.js';
+
+const SD_CARD_BYTES_PER_SECOND = 20 * 1000 * 1000;
+
+describeDevices('cancelling on a slow card', () => {
+  it('Ctrl-C during the write stops within 2 s with exit 130, and the partition table area is left blank', async () => {
+    const dir = scratchDir();
+    const image = join(dir, 'image.img');
+    writeRandomFile(image, 96 * MiB);
+    const loop = createLoop({ size: 128 * MiB, dir });
+    const group = throttledGroup(loop.path, SD_CARD_BYTES_PER_SECOND);
+    try {
+      assertTestTarget(loop.path);
+      const child = spawnCli(['flash', '--yes', '--json', image, loop.path], { cgroup: group.dir });
+      const done = collect(child);
+      // Cancel once real writing is under way, well before the end (96 MiB at 20 MB/s takes ~5 s).
+      await waitForEvent(child, (e) => e.type === 'progress' && e['phase'] === 'writing' && Number(e['bytesDone']) > 8 * MiB);
+      const cancelledAt = performance.now();
+      child.kill('SIGINT');
+      const run = await done;
+      const seconds = (performance.now() - cancelledAt) / 1000;
+
+      expect(run.code).toBe(130);
+      expect(seconds).toBeLessThan(2);
+      const result = run.events.find((e) => e.type === 'result');
+      expect(result).toMatchObject({ status: 'cancelled', target: loop.path });
+      expect(run.stdout).not.toContain('"status":"ok"');
+      // The first MiB was blanked and never rewritten, so the half-written disk does not look bootable.
+      expect(readBytes(loop.backing, 0, 1 * MiB).every((b) => b === 0)).toBe(true);
+    } finally {
+      group.remove();
+    }
+  });
+});

@@ -1,0 +1,92 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, statSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { assertOwnedLoop } from './loop-device.js';
+
+/** The built CLI, exactly what `npx sluice` runs. `npm test` builds it first. */
+export const CLI = resolve('out/worker/cli/main.js');
+
+/** A target a test may name: a loop device it created, or a partition of one, or a file it made in /dev/shm. */
+export function assertTestTarget(path: string): void {
+  const partition = /^(\/dev\/loop\d+)p\d+$/.exec(path);
+  if (partition?.[1] !== undefined) return assertOwnedLoop(partition[1]);
+  if (path.startsWith('/dev/shm/sluice-test-') && existsSync(path) && statSync(path).isFile()) return;
+  assertOwnedLoop(path);
+}
+
+export interface CliRun {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+  /** The JSON lines of a --json run. */
+  events: { type: string; [key: string]: unknown }[];
+}
+
+export interface CliOptions {
+  /** A blkio cgroup directory the CLI runs inside (a throttled "SD card"). */
+  cgroup?: string;
+  /** Wraps the command, e.g. ['strace', ...] or ['/usr/bin/time', ...]. */
+  wrapper?: string[];
+}
+
+/** Starts the CLI. Device arguments must already have passed assertTestTarget. */
+export function spawnCli(args: string[], options: CliOptions = {}): ChildProcess {
+  const command = [...(options.wrapper ?? []), process.execPath, CLI, ...args];
+  if (options.cgroup === undefined) {
+    return spawn(command[0] ?? '', command.slice(1), { stdio: ['ignore', 'pipe', 'pipe'] });
+  }
+  // The shell joins the cgroup, then becomes the CLI, so every byte it writes is throttled.
+  const script = `echo $$ > '${options.cgroup}/cgroup.procs' && exec "$@"`;
+  return spawn('sh', ['-c', script, 'sh', ...command], { stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
+export function collect(child: ChildProcess): Promise<CliRun> {
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.setEncoding('utf8').on('data', (s: string) => (stdout += s));
+  child.stderr?.setEncoding('utf8').on('data', (s: string) => (stderr += s));
+  return new Promise((resolvePromise) => {
+    child.on('close', (code, signal) => {
+      const events = stdout
+        .split('\n')
+        .filter((line) => line.startsWith('{'))
+        .map((line) => JSON.parse(line) as CliRun['events'][number]);
+      resolvePromise({ code, signal, stdout, stderr, events });
+    });
+  });
+}
+
+/** Runs `sluice flash --yes --json IMAGE TARGET...` after checking every target is the test's own. */
+export function flashCli(image: string, targets: string[], flags: string[] = [], options: CliOptions = {}): Promise<CliRun> {
+  targets.forEach(assertTestTarget);
+  return collect(spawnCli(['flash', '--yes', '--json', ...flags, image, ...targets], options));
+}
+
+export function verifyCli(image: string, target: string, options: CliOptions = {}): Promise<CliRun> {
+  assertTestTarget(target);
+  return collect(spawnCli(['verify', '--json', image, target], options));
+}
+
+/** The result events of a run, by target. */
+export function resultsOf(run: CliRun): Map<string, { status: string; code?: string; message?: string; offset?: number; badBlocks?: number; bytes: number }> {
+  return new Map(run.events.filter((e) => e.type === 'result').map((e) => [String(e['target']), e as never]));
+}
+
+/** Resolves with the first JSON event the running CLI prints that satisfies `predicate`. */
+export function waitForEvent(child: ChildProcess, predicate: (event: CliRun['events'][number]) => boolean): Promise<CliRun['events'][number]> {
+  return new Promise((resolvePromise, reject) => {
+    let pending = '';
+    child.stdout?.on('data', (chunk: Buffer) => {
+      pending += chunk.toString();
+      const lines = pending.split('\n');
+      pending = lines.pop() ?? '';
+      for (const line of lines) {
+        if (!line.startsWith('{')) continue;
+        const event = JSON.parse(line) as CliRun['events'][number];
+        if (predicate(event)) resolvePromise(event);
+      }
+    });
+    child.on('close', () => reject(new Error('the CLI exited before the awaited event')));
+  });
+}

@@ -1,0 +1,149 @@
+/**
+ * Loop devices for tests: the only block devices any test may write.
+ *
+ * Every device a test writes is created here, over a backing file this process made, and
+ * assertOwnedLoop() checks all three facts (a /dev/loopN path, registered here, and the kernel's
+ * own record of its backing file) before any test code hands the path to something that writes.
+ * A mistake anywhere else then fails a test instead of wiping this machine's disk.
+ */
+import { execFileSync } from 'node:child_process';
+import { randomFillSync } from 'node:crypto';
+import { closeSync, mkdtempSync, openSync, readSync, rmSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+
+export const isRoot = process.getuid?.() === 0;
+
+/** Loop path → the backing file this process created for it. */
+const owned = new Map<string, string>();
+const tempDirs: string[] = [];
+const mounts: string[] = [];
+
+export interface LoopDevice {
+  /** /dev/loopN */
+  path: string;
+  /** The file behind it; reading it shows what the device holds, independently of Sluice. */
+  backing: string;
+  size: number;
+}
+
+export interface LoopOptions {
+  size: number;
+  /** What the backing file starts with: random bytes (default) make "untouched" checks meaningful. */
+  fill?: 'random' | 'zero' | 'sparse';
+  readOnly?: boolean;
+  /** Scan for partitions (losetup -P). */
+  partitions?: boolean;
+  /** Directory for the backing file; defaults to a fresh directory on /dev/shm. */
+  dir?: string;
+}
+
+export function scratchDir(): string {
+  const dir = mkdtempSync('/dev/shm/sluice-test-');
+  tempDirs.push(dir);
+  return dir;
+}
+
+/** Writes `size` bytes of random data to `path`, 1 MiB at a time. */
+export function writeRandomFile(path: string, size: number): void {
+  const fd = openSync(path, 'w');
+  const block = Buffer.alloc(1 << 20);
+  try {
+    for (let done = 0; done < size; ) {
+      const n = Math.min(block.length, size - done);
+      randomFillSync(block, 0, n);
+      writeSync(fd, block, 0, n);
+      done += n;
+    }
+  } finally {
+    closeSync(fd);
+  }
+}
+
+export function createLoop(options: LoopOptions): LoopDevice {
+  const dir = options.dir ?? scratchDir();
+  const backing = join(dir, `disk-${owned.size}.img`);
+  if (options.fill === 'sparse' || options.fill === 'zero') {
+    execFileSync('truncate', ['-s', String(options.size), backing]);
+  } else {
+    writeRandomFile(backing, options.size);
+  }
+  return attachLoop(backing, options);
+}
+
+/** Attaches an existing backing file (one this test made) as a new loop device. */
+export function attachLoop(backing: string, options: Pick<LoopOptions, 'readOnly' | 'partitions'> = {}): LoopDevice {
+  const args = ['--find', '--show', ...(options.readOnly ? ['--read-only'] : []), ...(options.partitions ? ['--partscan'] : []), backing];
+  const path = execFileSync('losetup', args, { encoding: 'utf8' }).trim();
+  owned.set(path, backing);
+  // On this kernel the partition scan that --partscan asks for adds no partitions; partx adds
+  // them through BLKPG, which works everywhere.
+  if (options.partitions) execFileSync('partx', ['--update', path]);
+  const size = Number(execFileSync('blockdev', ['--getsize64', path], { encoding: 'utf8' }).trim());
+  return { path, backing, size };
+}
+
+/** Throws unless `path` is a loop device this process created, over the backing file it created. */
+export function assertOwnedLoop(path: string): void {
+  if (!/^\/dev\/loop\d+$/.test(path)) throw new Error(`refusing to let a test touch ${path}: not a loop device`);
+  const backing = owned.get(path);
+  if (backing === undefined) throw new Error(`refusing to let a test touch ${path}: this test did not create it`);
+  const listing = JSON.parse(execFileSync('losetup', ['--json', '--list', path], { encoding: 'utf8' })) as { loopdevices: { 'back-file': string }[] };
+  const actual = listing.loopdevices[0]?.['back-file'];
+  if (actual !== backing) throw new Error(`refusing to let a test touch ${path}: it is backed by ${actual ?? 'nothing'}, not ${backing}`);
+}
+
+export function detachLoop(path: string): void {
+  assertOwnedLoop(path);
+  execFileSync('losetup', ['--detach', path]);
+  owned.delete(path);
+}
+
+/** Mounts a small tmpfs of `bytes` for backing files that run out of space mid-write. */
+export function smallTmpfs(bytes: number): string {
+  const dir = mkdtempSync('/tmp/sluice-test-tmpfs-');
+  execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${bytes}`, 'tmpfs', dir]);
+  mounts.push(dir);
+  tempDirs.push(dir);
+  return dir;
+}
+
+/** Mounts `device` (which the test created) at a fresh directory and returns it. */
+export function mountDevice(device: string, options: string[] = []): string {
+  const dir = mkdtempSync('/tmp/sluice-test-mnt-');
+  execFileSync('mount', [...options, device, dir]);
+  mounts.push(dir);
+  tempDirs.push(dir);
+  return dir;
+}
+
+/** Reads `length` bytes at `offset` from a file (a backing file, an image). */
+export function readBytes(path: string, offset: number, length: number): Buffer {
+  const fd = openSync(path, 'r');
+  try {
+    const buffer = Buffer.alloc(length);
+    const n = readSync(fd, buffer, 0, length, offset);
+    return buffer.subarray(0, n);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Undoes everything this process set up: loops, mounts, files. */
+export function cleanupLoops(): void {
+  // Loops first: their ownership check reads the backing path, which vanishes with its tmpfs.
+  for (const path of [...owned.keys()]) {
+    try {
+      detachLoop(path);
+    } catch {
+      // detached by the test itself
+    }
+  }
+  for (const dir of mounts.splice(0).reverse()) {
+    try {
+      execFileSync('umount', ['--lazy', dir]);
+    } catch {
+      // already gone
+    }
+  }
+  for (const dir of tempDirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+}
