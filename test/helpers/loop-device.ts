@@ -28,8 +28,12 @@ export interface LoopDevice {
 
 export interface LoopOptions {
   size: number;
-  /** What the backing file starts with: random bytes (default) make "untouched" checks meaningful. */
-  fill?: 'random' | 'zero' | 'sparse';
+  /**
+   * What the backing file starts with: random bytes (default) make "untouched" checks meaningful;
+   * 'allocated' is zeros with every page already allocated, so the first write to the device costs
+   * what later writes cost (benchmarks).
+   */
+  fill?: 'random' | 'zero' | 'sparse' | 'allocated';
   readOnly?: boolean;
   /** Scan for partitions (losetup -P). */
   partitions?: boolean;
@@ -64,6 +68,8 @@ export function createLoop(options: LoopOptions): LoopDevice {
   const backing = join(dir, `disk-${owned.size}.img`);
   if (options.fill === 'sparse' || options.fill === 'zero') {
     execFileSync('truncate', ['-s', String(options.size), backing]);
+  } else if (options.fill === 'allocated') {
+    execFileSync('fallocate', ['--length', String(options.size), backing]);
   } else {
     writeRandomFile(backing, options.size);
   }

@@ -23,7 +23,7 @@ export interface VerifyImageJob {
  * the exact first byte that differs. The one buffer is split into an image half and a device half.
  */
 export async function verifyImage(job: VerifyImageJob): Promise<TargetResult> {
-  const platform = job.platform ?? currentPlatform();
+  const platform = job.platform ?? (await currentPlatform());
   const started = performance.now();
   const facts = await platform.inspect(job.target);
   const target = job.target;

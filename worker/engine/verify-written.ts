@@ -31,30 +31,37 @@ function firstDifference(a: Buffer, b: Buffer): number {
 /**
  * Reads every target back with direct I/O (the page cache would only tell us what we wrote, not
  * what the card stored) and compares it grain by grain with the hashes taken while writing.
- * Targets are verified at the same time, each through its own slice of the one buffer.
+ * Targets are verified at the same time; each reads into one of its two slices of the buffer
+ * while the other is being hashed.
  */
 export async function verifyWritten(args: VerifyWrittenArgs): Promise<Map<TargetDevice, VerifyOutcome>> {
   const { targets, chunk, imageBytes, hashes, job, emit } = args;
-  const slice = alignDown(Math.floor(chunk.length / targets.length), hashes.grain);
+  const slice = alignDown(Math.floor(chunk.length / targets.length / 2), hashes.grain);
   const outcomes = await Promise.all(
     targets.map(async (target, i): Promise<VerifyOutcome> => {
-      const region = chunk.subarray(i * slice, (i + 1) * slice);
+      const base = 2 * i * slice;
+      const regions: readonly [Buffer, Buffer] = [chunk.subarray(base, base + slice), chunk.subarray(base + slice, base + 2 * slice)];
       const meter = new ProgressMeter('verifying', target.path, imageBytes, emit);
+      /** Reads the span at `position` into `region`; resolves to the bytes read or the failure. */
+      const readSpan = (region: Buffer, position: number): Promise<number | VerifyOutcome> =>
+        target.read(region, 0, Math.min(slice, imageBytes - position), position).then(
+          (got) => got,
+          (error: unknown): VerifyOutcome => ({ status: 'failed', failure: targetReadFailure(target.path, error, position).failure }),
+        );
       let badGrains = 0;
       let firstBad = -1;
-      for (let position = 0; position < imageBytes; position += slice) {
-        if (job.signal?.aborted) return { status: 'cancelled' };
+      let pending = imageBytes > 0 ? readSpan(regions[0], 0) : null;
+      let turn: 0 | 1 = 0;
+      for (let position = 0; pending !== null; position += slice, turn = turn === 0 ? 1 : 0) {
+        const got = await pending;
+        if (typeof got !== 'number') return got;
         const length = Math.min(slice, imageBytes - position);
-        let got: number;
-        try {
-          got = await target.read(region, 0, length, position);
-        } catch (error) {
-          return { status: 'failed', failure: targetReadFailure(target.path, error, position).failure };
-        }
         if (got < length) {
           return { status: 'failed', failure: { code: 'verify-read-error', message: `${target.path} ended at byte ${position + got} while being verified.`, offset: position + got } };
         }
-        const bytes = region.subarray(0, length);
+        if (job.signal?.aborted) return { status: 'cancelled' };
+        pending = position + slice < imageBytes ? readSpan(regions[turn === 0 ? 1 : 0], position + slice) : null;
+        const bytes = regions[turn].subarray(0, length);
         let firstBadHere = -1;
         hashes.compare(bytes, position, (grainOffset) => {
           badGrains += 1;

@@ -20,7 +20,7 @@ async function confirmErase(image: string, imageSize: number, targets: readonly 
   // Loaded only here: the native drive lister costs 2 MB of RSS that a --yes run never needs.
   const { driveLabel, listSystemDrives } = await import('../../drives/list-drives.js');
   const drives = await listSystemDrives().catch(() => []);
-  const platform = currentPlatform();
+  const platform = await currentPlatform();
   const names = await Promise.all(
     targets.map(async (t) => {
       const facts = await platform.inspect(t);

@@ -1,0 +1,163 @@
+/**
+ * `npm run bench`: Sluice against the tools people compare it with, in the same run, on the same
+ * loop device, as whole processes (start-up included). Prints a markdown table of wall time,
+ * throughput, peak RSS, CPU and the ratio to the reference. Needs root (loop devices, cgroups);
+ * writes only to loop devices it creates itself.
+ */
+import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { GiB, MiB } from '../../worker/common/units.js';
+import { allocateJobMemory } from '../../worker/engine/aligned-buffer.js';
+import { CLI } from '../helpers/cli.js';
+import { assertOwnedLoop, cleanupLoops, createLoop, scratchDir, writeRandomFile } from '../helpers/loop-device.js';
+import { throttledGroup } from '../helpers/throttle.js';
+import { measure, medianOf, type Measurement } from './measure.js';
+
+const RUNS = Number(process.env['BENCH_RUNS'] ?? 3);
+const RAW_IMAGE_BYTES = 1 * GiB;
+const SLOW_IMAGE_BYTES = 128 * MiB;
+const SD_CARD_BYTES_PER_SECOND = 20 * 1000 * 1000;
+const ETCHER = join(import.meta.dirname, 'etcher-flash.js');
+const NODE = process.execPath;
+/**
+ * etcher-sdk's mountutils is not N-API: `npm install` compiles it for the Node that runs npm, which
+ * is not always the Node 24 our scripts use. It runs under that same Node (npm tells us which).
+ */
+const ETCHER_NODE = process.env['npm_node_execpath'] ?? NODE;
+
+interface Row {
+  name: string;
+  m: Measurement;
+  bytes: number;
+  reference?: Measurement;
+}
+
+function etcherNodeVersion(): string {
+  return execFileSync(ETCHER_NODE, ['--version'], { encoding: 'utf8' }).trim();
+}
+
+const mb = (bytes: number) => (bytes / 1e6).toFixed(0);
+
+function table(title: string, rows: Row[]): string {
+  const lines = [
+    `### ${title}`,
+    '',
+    '| run | wall s | MB/s | peak RSS MB | CPU s | CPU % of a core | speed vs reference |',
+    '|---|---:|---:|---:|---:|---:|---:|',
+  ];
+  for (const { name, m, bytes, reference } of rows) {
+    const ratio = reference === undefined ? '' : `${(reference.wallSeconds / m.wallSeconds).toFixed(2)}×`;
+    lines.push(
+      `| ${name} | ${m.wallSeconds.toFixed(2)} | ${mb(bytes / m.wallSeconds)} | ${mb(m.peakRssBytes)} | ${m.cpuSeconds.toFixed(2)} | ${((100 * m.cpuSeconds) / m.wallSeconds).toFixed(1)} | ${ratio} |`,
+    );
+  }
+  return lines.join('\n');
+}
+
+/** XXH64 over the job memory, 4 MiB at a time, as the writer uses it. */
+function hashThroughput(): number {
+  const memory = allocateJobMemory(4 * MiB);
+  memory.bytes.fill(0x5a);
+  for (let i = 0; i < 64; i++) memory.hash(memory.bytes);
+  const rounds = 512;
+  const t = performance.now();
+  for (let i = 0; i < rounds; i++) memory.hash(memory.bytes);
+  return (rounds * 4 * MiB) / ((performance.now() - t) / 1000);
+}
+
+async function rawSection(dir: string): Promise<string> {
+  const image = join(dir, 'raw.img');
+  writeRandomFile(image, RAW_IMAGE_BYTES);
+  const loop = createLoop({ size: RAW_IMAGE_BYTES + 64 * MiB, dir, fill: 'allocated' });
+  assertOwnedLoop(loop.path);
+  const sluice = () => measure(`${NODE} ${CLI} flash --yes ${image} ${loop.path}`);
+  // The reference a careful user would type: direct writes, then a direct read-back compared byte for byte.
+  const ddVerify = () =>
+    measure(
+      `dd if=${image} of=${loop.path} bs=4M oflag=direct conv=fsync status=none && ` +
+        `dd if=${loop.path} bs=4M iflag=direct,count_bytes count=${RAW_IMAGE_BYTES} status=none | cmp - ${image}`,
+    );
+  const etcher = () => measure(`${ETCHER_NODE} ${ETCHER} ${image} ${loop.path}`);
+  const dd = await medianOf(RUNS, ddVerify);
+  const ours = await medianOf(RUNS, sluice);
+  const theirs = await medianOf(RUNS, etcher);
+  return table(`Raw ${RAW_IMAGE_BYTES / GiB} GiB image, write + verify, loop device on /dev/shm (median of ${RUNS})`, [
+    { name: '`dd bs=4M oflag=direct` + O_DIRECT read-back `cmp`', m: dd, bytes: RAW_IMAGE_BYTES },
+    { name: '**sluice flash**', m: ours, bytes: RAW_IMAGE_BYTES, reference: dd },
+    { name: `etcher-sdk 10 (decompressThenFlash, verify; Node ${etcherNodeVersion()})`, m: theirs, bytes: RAW_IMAGE_BYTES, reference: dd },
+  ]);
+}
+
+/**
+ * CPU while writing to a 20 MB/s card. Two image sizes are flashed; the difference in CPU time over
+ * the difference in wall time is the steady-state cost of writing, without the fixed cost of
+ * starting two Node processes and verifying, which a short run would otherwise be dominated by.
+ */
+async function slowCardSection(dir: string): Promise<string> {
+  const small = join(dir, 'slow-small.img');
+  const large = join(dir, 'slow-large.img');
+  writeRandomFile(small, SLOW_IMAGE_BYTES);
+  writeRandomFile(large, 2 * SLOW_IMAGE_BYTES);
+  const loop = createLoop({ size: 2 * SLOW_IMAGE_BYTES + 16 * MiB, dir, fill: 'allocated' });
+  assertOwnedLoop(loop.path);
+  const group = throttledGroup(loop.path, SD_CARD_BYTES_PER_SECOND);
+  const sluice = (image: string) => measure(`${NODE} ${CLI} flash --yes ${image} ${loop.path}`, { cgroup: group.dir });
+  const dd = (image: string, bytes: number) =>
+    measure(
+      `dd if=${image} of=${loop.path} bs=4M oflag=direct conv=fsync status=none && ` +
+        `dd if=${loop.path} bs=4M iflag=direct,count_bytes count=${bytes} status=none | cmp - ${image}`,
+      { cgroup: group.dir },
+    );
+  const marginal = (a: Measurement, b: Measurement) => ((100 * (b.cpuSeconds - a.cpuSeconds)) / (b.wallSeconds - a.wallSeconds)).toFixed(1);
+  try {
+    const oursSmall = await medianOf(1, () => sluice(small));
+    const oursLarge = await medianOf(1, () => sluice(large));
+    const ddSmall = await medianOf(1, () => dd(small, SLOW_IMAGE_BYTES));
+    const ddLarge = await medianOf(1, () => dd(large, 2 * SLOW_IMAGE_BYTES));
+    return [
+      table(`A 20 MB/s card (blkio-throttled loop), raw image, write + verify`, [
+        { name: `\`dd\` + read-back \`cmp\`, ${(2 * SLOW_IMAGE_BYTES) / MiB} MiB`, m: ddLarge, bytes: 2 * SLOW_IMAGE_BYTES },
+        { name: `**sluice flash**, ${(2 * SLOW_IMAGE_BYTES) / MiB} MiB`, m: oursLarge, bytes: 2 * SLOW_IMAGE_BYTES, reference: ddLarge },
+      ]),
+      '',
+      `CPU while writing at 20 MB/s (extra CPU over extra wall time between ${SLOW_IMAGE_BYTES / MiB} and ${(2 * SLOW_IMAGE_BYTES) / MiB} MiB images): ` +
+        `**sluice ${marginal(oursSmall, oursLarge)}% of a core**, dd + cmp ${marginal(ddSmall, ddLarge)}%.`,
+    ].join('\n');
+  } finally {
+    group.remove();
+  }
+}
+
+async function startupSection(): Promise<string> {
+  const node = await medianOf(5, () => measure(`${NODE} -e 0`));
+  const cli = await medianOf(5, () => measure(`${NODE} ${CLI} --help > /dev/null`));
+  return [
+    '### Process start',
+    '',
+    `\`node -e 0\`: ${(node.wallSeconds * 1000).toFixed(0)} ms, ${mb(node.peakRssBytes)} MB RSS; \`sluice --help\`: ${(cli.wallSeconds * 1000).toFixed(0)} ms, ${mb(cli.peakRssBytes)} MB RSS.`,
+  ].join('\n');
+}
+
+async function main(): Promise<void> {
+  if (process.getuid?.() !== 0) {
+    process.stderr.write('npm run bench needs root: it creates loop devices and a blkio cgroup.\n');
+    process.exit(2);
+  }
+  const dir = scratchDir();
+  try {
+    const cpus = execFileSync('nproc', { encoding: 'utf8' }).trim();
+    const sections = [
+      `## Sluice benchmark — ${new Date().toISOString().slice(0, 10)}, Node ${process.version}, ${cpus} cores, Linux ${execFileSync('uname', ['-r'], { encoding: 'utf8' }).trim()}`,
+      `XXH64 (WebAssembly, in place, 4 MiB blocks): ${(hashThroughput() / 1e9).toFixed(1)} GB/s on one core.`,
+      await startupSection(),
+      await rawSection(dir),
+      await slowCardSection(dir),
+    ];
+    process.stdout.write(`${sections.join('\n\n')}\n`);
+  } finally {
+    cleanupLoops();
+  }
+}
+
+await main();
