@@ -1,9 +1,5 @@
-/**
- * Why a flash did not succeed. Each code has its own sentence and its own screen in the app; the
- * CLI maps them to exit codes. The list is the single source for the type and the IPC schemas.
- */
-export const FAILURE_CODES = [
-  // Refusals before anything is written: the device is untouched.
+/** Refusals, returned before a single byte reaches the device: the device is untouched. */
+const REFUSALS = [
   'target-not-found',
   'target-not-block-device',
   'target-is-partition',
@@ -14,7 +10,10 @@ export const FAILURE_CODES = [
   'target-busy',
   'target-no-direct-io',
   'permission-denied',
-  // Failures during the job: the device is left incomplete.
+] as const;
+
+/** Failures during a job: the device is left incomplete. */
+const FAILURES_DURING_JOB = [
   'source-corrupt',
   'source-truncated',
   'source-read-error',
@@ -31,21 +30,15 @@ export const FAILURE_CODES = [
   'internal',
 ] as const;
 
+/**
+ * Why a flash did not succeed. Each code has its own sentence and its own screen in the app; the
+ * CLI maps them to exit codes. The list is the single source for the type and the IPC schemas.
+ */
+export const FAILURE_CODES = [...REFUSALS, ...FAILURES_DURING_JOB] as const;
+
 export type FailureCode = (typeof FAILURE_CODES)[number];
 
-/** Codes that are returned before a single byte reaches the device. */
-export const REFUSAL_CODES: ReadonlySet<FailureCode> = new Set<FailureCode>([
-  'target-not-found',
-  'target-not-block-device',
-  'target-is-partition',
-  'target-too-small',
-  'target-read-only',
-  'target-system',
-  'target-mounted',
-  'target-busy',
-  'target-no-direct-io',
-  'permission-denied',
-]);
+export const REFUSAL_CODES: ReadonlySet<FailureCode> = new Set<FailureCode>(REFUSALS);
 
 export interface Failure {
   code: FailureCode;
