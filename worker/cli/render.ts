@@ -34,6 +34,7 @@ export function resultLine(r: TargetResult): string {
     case 'cancelled':
       return `${r.target}: cancelled. The device is now incomplete; flash it again before using it.`;
     case 'failed':
-      return `${r.target}: ${r.message}`;
+      // Most messages name the device already; those about the image do not.
+      return r.message.includes(r.target) ? r.message : `${r.target}: ${r.message}`;
   }
 }
