@@ -80,6 +80,6 @@ describeDevices('targets the engine refuses before writing a byte', () => {
     const disk = `/dev/${execFileSync('lsblk', ['--noheadings', '--nodeps', '--output', 'PKNAME', root], { encoding: 'utf8' }).trim() || root.replace('/dev/', '')}`;
     const facts = await linuxPlatform.inspect(disk);
     expect(facts.isSystem).toBe(true);
-    expect(refuseTarget(facts, 1 * MiB)).toMatchObject({ code: 'target-system' });
+    expect(refuseTarget(facts, 1 * MiB, null)).toMatchObject({ code: 'target-system' });
   });
 });

@@ -10,6 +10,7 @@ export const FAILURE_CODES = [
   'target-too-small',
   'target-read-only',
   'target-system',
+  'target-is-source',
   'target-mounted',
   'target-busy',
   'target-no-direct-io',
@@ -41,6 +42,7 @@ export const REFUSAL_CODES: ReadonlySet<FailureCode> = new Set<FailureCode>([
   'target-too-small',
   'target-read-only',
   'target-system',
+  'target-is-source',
   'target-mounted',
   'target-busy',
   'target-no-direct-io',
@@ -73,6 +75,13 @@ export type TargetResult =
       verified: boolean;
       /** Wall-clock seconds from opening the device to the end of verification. */
       seconds: number;
+      /** The drive was ejected (powered off) afterwards and can be pulled out; absent when ejecting was not asked for. */
+      ejected?: boolean | undefined;
+      /**
+       * What went wrong after the image was safely written and verified: ejecting, or making the
+       * OS see the new partitions. Never a reason to call the flash failed.
+       */
+      warnings?: string[] | undefined;
     }
   | { status: 'cancelled'; target: string; bytes: number }
   | ({ status: 'failed'; target: string; bytes: number } & Failure);
