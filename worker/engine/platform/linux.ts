@@ -1,5 +1,5 @@
 import { constants } from 'node:fs';
-import { readdir, stat } from 'node:fs/promises';
+import { readdir, realpath, stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { holdsSystem } from '../../common/drive.js';
 import { ejectLinux, rereadPartitionsLinux, unmountLinux } from './linux-lifecycle.js';
@@ -20,7 +20,8 @@ async function deviceTree(sysBlockDir: string): Promise<string[]> {
     if (devno === null || seen.has(devno)) return;
     seen.add(devno);
     devnos.push(devno);
-    const name = basename(dir);
+    // /sys/dev/block/8:0 is a link to .../block/sda; partitions are named after the real name.
+    const name = basename(await realpath(dir));
     const entries = await readdir(dir).catch(() => [] as string[]);
     for (const entry of entries) {
       // Partitions appear as subdirectories named after the disk ("sda1", "loop0p1", "mmcblk0p2").
