@@ -8,7 +8,7 @@ import { access, realpath, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fail } from '../errors.js';
 import { describeHolders, findHolders, type Holder } from './linux-holders.js';
-import { devnoText, readMounts, sysfsDir, type Mount } from './linux-sysfs.js';
+import { devnoText, partitionDirs, readMounts, sysfsDir, type Mount } from './linux-sysfs.js';
 import { findTool, runTool } from './run.js';
 import { NOTHING_HELD, type DeviceFacts, type VolumeHold } from './types.js';
 
@@ -62,10 +62,12 @@ export async function unmountLinux(facts: DeviceFacts): Promise<VolumeHold> {
  * (partx). Measured on this kernel: BLKRRPART (`blockdev --rereadpt`) succeeds on a loop device
  * yet adds no partitions, and `partx --update` can leave a stale partition behind when the new
  * table's first partition overlaps an old second one; deleting all and adding back does not.
+ * Fresh partitions also get fresh block devices, with nothing cached from the old filesystems.
  * An image without a partition table (a bare filesystem) rightly leaves no partitions.
  */
 export async function rereadPartitionsLinux(facts: DeviceFacts): Promise<void> {
-  await runTool('partx', ['--delete', facts.path]);
+  // partx --delete fails ("range <1:0>") on a disk the kernel knows no partitions of.
+  if ((await partitionDirs(sysfsDir(facts.rdev))).length > 0) await runTool('partx', ['--delete', facts.path]);
   try {
     await runTool('partx', ['--add', facts.path]);
   } catch (error) {

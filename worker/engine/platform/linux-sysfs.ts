@@ -2,7 +2,8 @@
  * Reading the Linux kernel's own records: sysfs attributes, /proc/self/mountinfo, and device
  * numbers in the "major:minor" form both use.
  */
-import { readFile } from 'node:fs/promises';
+import { readFile, readdir, realpath } from 'node:fs/promises';
+import { basename, join } from 'node:path';
 
 export async function readSysfs(path: string): Promise<string | null> {
   try {
@@ -69,4 +70,14 @@ export function devnoFromText(text: string): number {
 /** The sysfs directory of a block device number. */
 export function sysfsDir(rdev: number): string {
   return `/sys/dev/block/${devnoText(rdev)}`;
+}
+
+/** The sysfs directories of the kernel's partitions of the disk at `sysDir` (a /sys/dev/block/MAJ:MIN link or its target). */
+export async function partitionDirs(sysDir: string): Promise<string[]> {
+  // /sys/dev/block/8:0 links to .../block/sda; partitions are subdirectories named after the real
+  // name ("sda1", "loop0p1", "mmcblk0p2").
+  const real = await realpath(sysDir).catch(() => sysDir);
+  const name = basename(real);
+  const entries = await readdir(real).catch(() => [] as string[]);
+  return entries.filter((entry) => entry.startsWith(name) && entry !== name).map((entry) => join(real, entry));
 }

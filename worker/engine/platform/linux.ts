@@ -1,9 +1,9 @@
 import { constants } from 'node:fs';
-import { readdir, realpath, stat } from 'node:fs/promises';
-import { basename, join } from 'node:path';
+import { readdir, stat } from 'node:fs/promises';
+import { join } from 'node:path';
 import { holdsSystem } from '../../common/drive.js';
 import { ejectLinux, rereadPartitionsLinux, unmountLinux } from './linux-lifecycle.js';
-import { devnoFromText, devnoText, readMounts, readSysfs, readSysfsNumber, sysfsDir } from './linux-sysfs.js';
+import { devnoFromText, devnoText, partitionDirs, readMounts, readSysfs, readSysfsNumber, sysfsDir } from './linux-sysfs.js';
 import type { DeviceFacts, DevicePlatform } from './types.js';
 
 export { parseMountinfo, splitDevno } from './linux-sysfs.js';
@@ -20,13 +20,7 @@ async function deviceTree(sysBlockDir: string): Promise<string[]> {
     if (devno === null || seen.has(devno)) return;
     seen.add(devno);
     devnos.push(devno);
-    // /sys/dev/block/8:0 is a link to .../block/sda; partitions are named after the real name.
-    const name = basename(await realpath(dir));
-    const entries = await readdir(dir).catch(() => [] as string[]);
-    for (const entry of entries) {
-      // Partitions appear as subdirectories named after the disk ("sda1", "loop0p1", "mmcblk0p2").
-      if (entry.startsWith(name) && entry !== name) await visit(join(dir, entry));
-    }
+    for (const partition of await partitionDirs(dir)) await visit(partition);
     for (const holder of await readdir(join(dir, 'holders')).catch(() => [] as string[])) {
       await visit(join('/sys/class/block', holder));
     }
