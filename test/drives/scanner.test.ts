@@ -5,7 +5,7 @@
  */
 import { afterEach, expect, it } from 'vitest';
 import type { Drive } from '../../worker/common/drive.js';
-import { MiB } from '../../worker/common/units.js';
+import { KiB, MiB } from '../../worker/common/units.js';
 import { DriveScanner, MAX_SCAN_INTERVAL_MS, type DriveEvent } from '../../worker/drives/scanner.js';
 import { collect, spawnCli } from '../helpers/cli.js';
 import { describeDevices } from '../helpers/device-suite.js';
@@ -39,6 +39,17 @@ function recordingScanner(visibility: { showAll: boolean; showVirtual: boolean }
 
 const about = (device: string, type: DriveEvent['type']) => (e: DriveEvent) => e.type === type && e.drive.device === device;
 
+/**
+ * The scanner knows drives by path, and other tests on this machine attach loop devices all the
+ * time: a freed /dev/loopN is handed to the next one at once. Within one listing interval that is
+ * the same as a card swapped in a reader, and the scanner rightly says "changed". So the test's
+ * device has a size no other test uses, and arriving means: listed with that size; leaving means:
+ * gone, or listed with another size.
+ */
+const uniqueSize = () => 8 * MiB + Math.floor(1 + Math.random() * 1000) * 64 * KiB;
+const arrived = (device: string, size: number) => (e: DriveEvent) => e.type !== 'removed' && e.drive.device === device && e.drive.size === size;
+const left = (device: string, size: number) => (e: DriveEvent) => e.drive.device === device && (e.type === 'removed' || e.drive.size !== size);
+
 let running: DriveScanner[] = [];
 afterEach(async () => {
   await Promise.all(running.map((s) => s.stop()));
@@ -52,30 +63,32 @@ describeDevices('the drive scanner', () => {
     scanner.start();
     await new Promise((r) => setTimeout(r, MAX_SCAN_INTERVAL_MS + 200)); // the first listing is behind us
 
+    const size = uniqueSize();
     const attachedAt = performance.now();
-    const loop = createLoop({ size: 8 * MiB, fill: 'zero' });
-    const added = await waitFor(about(loop.path, 'added'), NOTICED_WITHIN_MS + 1000);
+    const loop = createLoop({ size, fill: 'zero' });
+    const added = await waitFor(arrived(loop.path, size), NOTICED_WITHIN_MS + 1000);
     expect(added.at - attachedAt).toBeLessThan(NOTICED_WITHIN_MS);
-    expect(added.event.drive).toMatchObject({ device: loop.path, size: 8 * MiB, bus: 'virtual', virtual: true, system: null, mountpoints: [] });
-    expect(scanner.drives.map((d) => d.device)).toContain(loop.path);
+    expect(added.event.drive).toMatchObject({ device: loop.path, size, bus: 'virtual', virtual: true, system: null, mountpoints: [] });
+    expect(scanner.drives.find((d) => d.device === loop.path)?.size).toBe(size);
 
     const detachedAt = performance.now();
     detachLoop(loop.path);
-    const removed = await waitFor(about(loop.path, 'removed'), NOTICED_WITHIN_MS + 1000);
+    const removed = await waitFor(left(loop.path, size), NOTICED_WITHIN_MS + 1000);
     expect(removed.at - detachedAt).toBeLessThan(NOTICED_WITHIN_MS);
-    expect(scanner.drives.map((d) => d.device)).not.toContain(loop.path);
+    expect(scanner.drives.find((d) => d.device === loop.path && d.size === size)).toBeUndefined();
   });
 
   it('reports a drive that gets mounted as changed, with its new mountpoint', async () => {
-    const loop = createLoop({ size: 16 * MiB, fill: 'zero' });
+    const size = 16 * MiB + uniqueSize();
+    const loop = createLoop({ size, fill: 'zero' });
     mkfsExt4(loop.path, 'CHANGING');
     const { scanner, waitFor } = recordingScanner({ showAll: false, showVirtual: true });
     running.push(scanner);
     scanner.start();
-    await waitFor(about(loop.path, 'added'), NOTICED_WITHIN_MS);
+    await waitFor(arrived(loop.path, size), NOTICED_WITHIN_MS);
 
     const mountpoint = mountDevice(loop.path);
-    const changed = await waitFor(about(loop.path, 'changed'), NOTICED_WITHIN_MS + 1000);
+    const changed = await waitFor((e) => about(loop.path, 'changed')(e) && e.drive.mountpoints.length > 0, NOTICED_WITHIN_MS + 1000);
     expect(changed.event.type === 'changed' && changed.event.previous.mountpoints).toEqual([]);
     expect(changed.event.drive.mountpoints).toEqual([mountpoint]);
   });

@@ -147,6 +147,8 @@ describe('the rules themselves', () => {
     const verdicts = judgeDrive({ ...card, system: 'running', mountpoints: ['/', '/home'] }, null);
     expect(verdicts.map((v) => v.kind)).toEqual(['system']);
     expect(verdicts[0]?.message).toContain('running system (/, /home)');
+    // macOS knows its system disk through APFS even when nothing is mounted from the disk itself.
+    expect(judgeDrive({ ...card, system: 'running' }, null)[0]?.message).toBe('/dev/sdz holds the running system. Sluice will not overwrite it.');
   });
 });
 

@@ -71,7 +71,8 @@ export function judgeDrive(drive: SafetyFacts, image: ImageFacts | null): Verdic
   const size = drive.size ?? 0;
   const verdicts: Verdict[] = [];
   if (drive.system === 'running') {
-    verdicts.push({ kind: 'system', running: true, message: `${device} holds the running system (${drive.mountpoints.join(', ')}). Sluice will not overwrite it.` });
+    const where = drive.mountpoints.length > 0 ? ` (${drive.mountpoints.join(', ')})` : '';
+    verdicts.push({ kind: 'system', running: true, message: `${device} holds the running system${where}. Sluice will not overwrite it.` });
   }
   if (image?.storedOn === device) {
     verdicts.push({ kind: 'source', message: `The image file is stored on ${device}: writing it would destroy the image while reading it. Copy the image to another drive first.` });
