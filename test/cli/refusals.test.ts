@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
 import { MiB } from '../../worker/common/units.js';
@@ -8,13 +8,8 @@ import { linuxPlatform } from '../../worker/engine/platform/linux.js';
 import { refuseTarget } from '../../worker/engine/target-check.js';
 import { flashCli, resultsOf } from '../helpers/cli.js';
 import { describeDevices } from '../helpers/device-suite.js';
-import { attachLoop, createLoop, mountDevice, scratchDir, writeRandomFile } from '../helpers/loop-device.js';
-
-/** Partition nodes appear shortly after the kernel scans the table. */
-async function waitForPath(path: string): Promise<void> {
-  for (let tries = 0; tries < 50 && !existsSync(path); tries++) await new Promise((r) => setTimeout(r, 100));
-  expect(existsSync(path)).toBe(true);
-}
+import { attachLoop, createLoop, scratchDir, writeRandomFile } from '../helpers/loop-device.js';
+import { waitForPath } from '../helpers/partitions.js';
 
 function digest(path: string): string {
   return createHash('sha256').update(readFileSync(path)).digest('hex');
@@ -67,19 +62,11 @@ describeDevices('targets the engine refuses before writing a byte', () => {
     expect(await expectRefused(loop.path, backing, 'target-read-only')).toContain('read-only');
   });
 
-  it('a mounted device', async () => {
-    const loop = createLoop({ size: 16 * MiB, fill: 'zero' });
-    execFileSync('mkfs.ext4', ['-q', loop.path]);
-    const mountpoint = mountDevice(loop.path);
-    const message = await expectRefused(loop.path, loop.backing, 'target-mounted');
-    expect(message).toContain(mountpoint);
-  });
-
   it('this machine’s own system disk, asking only the check (nothing that could open it for writing)', async () => {
     const root = execFileSync('findmnt', ['--noheadings', '--output', 'SOURCE', '/'], { encoding: 'utf8' }).trim();
     const disk = `/dev/${execFileSync('lsblk', ['--noheadings', '--nodeps', '--output', 'PKNAME', root], { encoding: 'utf8' }).trim() || root.replace('/dev/', '')}`;
     const facts = await linuxPlatform.inspect(disk);
     expect(facts.isSystem).toBe(true);
-    expect(refuseTarget(facts, 1 * MiB)).toMatchObject({ code: 'target-system' });
+    expect(refuseTarget(facts, 1 * MiB, null)).toMatchObject({ code: 'target-system' });
   });
 });

@@ -6,6 +6,7 @@ const REFUSALS = [
   'target-too-small',
   'target-read-only',
   'target-system',
+  'target-is-source',
   'target-mounted',
   'target-busy',
   'target-no-direct-io',
@@ -66,6 +67,13 @@ export type TargetResult =
       verified: boolean;
       /** Wall-clock seconds from opening the device to the end of verification. */
       seconds: number;
+      /** The drive was ejected (powered off) afterwards and can be pulled out; absent when ejecting was not asked for. */
+      ejected?: boolean | undefined;
+      /**
+       * What went wrong after the image was safely written and verified: ejecting, or making the
+       * OS see the new partitions. Never a reason to call the flash failed.
+       */
+      warnings?: string[] | undefined;
     }
   | { status: 'cancelled'; target: string; bytes: number }
   | ({ status: 'failed'; target: string; bytes: number } & Failure);

@@ -38,6 +38,7 @@ function main(): void {
       sourceSeekable: start.sourceSeekable,
       targets: start.targets,
       verify: start.verify,
+      eject: start.eject === true,
       signal: controller.signal,
       onProgress: (p) => void channel.send({ type: 'progress', ...p }),
     });
