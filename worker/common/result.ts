@@ -45,6 +45,7 @@ export const REFUSAL_CODES: ReadonlySet<FailureCode> = new Set<FailureCode>([
   'target-busy',
   'target-no-direct-io',
   'permission-denied',
+  'elevation-denied',
 ]);
 
 export interface Failure {

@@ -1,5 +1,6 @@
 import { formatBytes } from '../../common/units.js';
 import { currentPlatform } from '../../engine/platform/index.js';
+import { chooseElevation, onPath } from '../../helper/elevation/choose.js';
 import { startHelper } from '../../helper/launch.js';
 import { cancelOnSigint } from '../cancel.js';
 import { EXIT, exitCodeFor } from '../exit-codes.js';
@@ -13,6 +14,8 @@ export interface FlashArgs {
   verify: boolean;
   yes: boolean;
   json: boolean;
+  /** How to get root when not root already; default: sudo in a terminal, pkexec otherwise. */
+  elevate?: 'sudo' | 'pkexec' | undefined;
 }
 
 /** Asks before erasing, naming each drive the way its owner knows it. */
@@ -46,16 +49,23 @@ export async function flashCommand(args: FlashArgs): Promise<number> {
         return EXIT.cancelled;
       }
     }
-    if (process.getuid?.() !== 0 && process.platform !== 'win32') {
-      process.stderr.write('sluice: writing a disk needs root. Run: sudo sluice flash …\n');
-      return EXIT.refused;
-    }
     const reporter = createReporter(args.json);
+    const interactive = process.stdin.isTTY === true;
     // The helper is its own process even when we are root: it runs with the V8 flags that keep its
-    // memory flat, and the CLI stays responsive to Ctrl-C while the helper does the I/O.
+    // memory flat, and the CLI stays responsive to Ctrl-C while the helper does the I/O. When we
+    // are not root it is the only part that gets root; the image is still opened and read as us.
     const job = startHelper({
       source: image.fd,
       start: { targets: args.targets, imageSize: image.fileSize, sourceSeekable: true, verify: args.verify },
+      elevation: chooseElevation({
+        platform: process.platform,
+        isRoot: process.getuid?.() === 0,
+        frontEnd: 'cli',
+        interactive,
+        prefer: args.elevate,
+        installed: onPath,
+      }),
+      interactive,
       onProgress: (p) => reporter.progress(p),
       onLog: (_level, message) => process.stderr.write(`sluice: ${message}\n`),
     });
