@@ -6,7 +6,7 @@
  */
 import { execFileSync, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { closeSync, constants, openSync, readFileSync } from 'node:fs';
+import { closeSync, constants, openSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -54,15 +54,34 @@ function expectWritten(loop: LoopDevice, image: string): void {
   expect(readBytes(loop.backing, 0, bytes.length).equals(bytes)).toBe(true);
 }
 
+interface SlowFlash {
+  cli: ChildProcess;
+  done: Promise<CliRun>;
+  /** The root helper's pid. */
+  helper: number;
+  /** The FIFO directory the app made, from the helper's command line. */
+  channelDir: string;
+  loop: LoopDevice;
+  /** Removes the throttle, and the channel directory an app killed with -9 could not remove itself. */
+  cleanUp(): void;
+}
+
 /** Starts a throttled 96 MiB flash as the test user; resolves once real writing is under way. */
-async function slowFlash(): Promise<{ cli: ChildProcess; done: Promise<CliRun>; helper: number; loop: LoopDevice; removeGroup(): void }> {
+async function slowFlash(): Promise<SlowFlash> {
   const { image, loop } = imageAndLoop(96 * MiB, 128 * MiB);
   const group = throttledGroup(loop.path, SD_CARD_BYTES_PER_SECOND);
   const cli = flashAsUser(image, loop.path, 'sudo', group.dir);
   const done = collect(cli);
   await waitForEvent(cli, (e) => e.type === 'progress' && e['phase'] === 'writing' && Number(e['bytesDone']) > 8 * MiB);
   const helper = await waitForDescendant(cli.pid ?? 0, isHelper);
-  return { cli, done, helper, loop, removeGroup: () => group.remove() };
+  const argv = readFileSync(`/proc/${helper}/cmdline`, 'utf8').split('\0');
+  const channelDir = argv[argv.indexOf('--channel') + 1] ?? '';
+  expect(channelDir).toMatch(/^\/tmp\/sluice-helper-/);
+  const cleanUp = () => {
+    group.remove();
+    rmSync(channelDir, { recursive: true, force: true });
+  };
+  return { cli, done, helper, channelDir, loop, cleanUp };
 }
 
 describeDevices('through sudo, as an unprivileged user', () => {
@@ -99,7 +118,7 @@ describeDevices('through sudo, as an unprivileged user', () => {
     // The check itself must be able to see a listener: this test process opens one first.
     const probe = createServer().listen(join(scratchDir(), 'probe.sock'));
     await new Promise((r) => probe.once('listening', r));
-    const { cli, done, helper, removeGroup } = await slowFlash();
+    const { cli, done, helper, cleanUp } = await slowFlash();
     try {
       const listings = [execFileSync('ss', ['-xlp'], { encoding: 'utf8' }), execFileSync('ss', ['-tlp'], { encoding: 'utf8' }), execFileSync('ss', ['-ulp'], { encoding: 'utf8' })];
       expect(listeningSocketsOf([process.pid], listings).length).toBeGreaterThan(0);
@@ -108,12 +127,12 @@ describeDevices('through sudo, as an unprivileged user', () => {
       expect(resultOf(await done)).toMatchObject({ status: 'cancelled' });
     } finally {
       probe.close();
-      removeGroup();
+      cleanUp();
     }
   });
 
   it('Ctrl-C on a 20 MB/s card: cancelled within 2 s through the FIFO channel, partition table area blank', async () => {
-    const { cli, done, loop, removeGroup } = await slowFlash();
+    const { cli, done, loop, cleanUp } = await slowFlash();
     try {
       const asked = performance.now();
       cli.kill('SIGINT');
@@ -125,38 +144,36 @@ describeDevices('through sudo, as an unprivileged user', () => {
       expect(resultOf(run)).toMatchObject({ status: 'cancelled', target: loop.path });
       expect(readBytes(loop.backing, 0, 1 * MiB).every((b) => b === 0)).toBe(true);
     } finally {
-      removeGroup();
+      cleanUp();
     }
   });
 
   it('kill -9 of the root helper: the app reports helper-died naming SIGKILL', async () => {
-    const { done, helper, removeGroup } = await slowFlash();
+    const { done, helper, cleanUp } = await slowFlash();
     try {
       process.kill(helper, 'SIGKILL');
       const run = await done;
       expect(run.code).toBe(1);
       expect(resultOf(run)).toMatchObject({ status: 'failed', code: 'helper-died', message: expect.stringContaining('killed by SIGKILL') });
     } finally {
-      removeGroup();
+      cleanUp();
     }
   });
 
   it('kill -9 of the app: the root helper stops within 2 s (end of file on its FIFO)', async () => {
-    const { cli, done, helper, loop, removeGroup } = await slowFlash();
+    const { cli, done, helper, loop, cleanUp } = await slowFlash();
     try {
       cli.kill('SIGKILL');
       expect(await waitForExit(helper, 5000)).toBeLessThan(2000);
       await done;
       expect(readBytes(loop.backing, 0, 1 * MiB).every((b) => b === 0)).toBe(true);
     } finally {
-      removeGroup();
+      cleanUp();
     }
   });
 
   it('kill -9 of the app while another process holds its FIFO open: the parent watch stops the helper within 2 s', async () => {
-    const { cli, done, helper, removeGroup } = await slowFlash();
-    const argv = readFileSync(`/proc/${helper}/cmdline`, 'utf8').split('\0');
-    const channelDir = argv[argv.indexOf('--channel') + 1] ?? '';
+    const { cli, done, helper, channelDir, cleanUp } = await slowFlash();
     // A second writer on to-helper: the app's death no longer ends the helper's input.
     const extraWriter = openSync(join(channelDir, 'to-helper'), constants.O_WRONLY | constants.O_NONBLOCK);
     try {
@@ -165,7 +182,7 @@ describeDevices('through sudo, as an unprivileged user', () => {
       await done;
     } finally {
       closeSync(extraWriter);
-      removeGroup();
+      cleanUp();
     }
   });
 });
@@ -224,6 +241,20 @@ describeDevices('through pkexec, with a private polkitd', () => {
     });
   }
 
+  /**
+   * Types `keys` at the prompt until the command ends. The agent flushes the terminal's input
+   * after printing "Password:" (tcsetattr TCSAFLUSH), so keys sent too early are lost; repeating
+   * them is what a person who got no reaction would do too.
+   */
+  async function typeAtPrompt(child: ChildProcess, keys: string, done: Promise<CliRun>): Promise<CliRun> {
+    const timer = setInterval(() => child.stdin?.write(keys), 300);
+    try {
+      return await done;
+    } finally {
+      clearInterval(timer);
+    }
+  }
+
   it('the prompt names the drive; a wrong password is elevation-denied, and nothing is written', async () => {
     const { image, loop } = imageAndLoop(2 * MiB, 4 * MiB);
     const before = digest(loop.backing);
@@ -232,11 +263,10 @@ describeDevices('through pkexec, with a private polkitd', () => {
 
     const shown = await promptShown(child);
     expect(shown).toMatch(new RegExp(`Authentication is required to write a disk image to a drive: .*main\\.js .*-- ${loop.path}\\r?\\n`));
-    child.stdin?.write('not-the-password\r');
-    const run = await done;
+    const run = await typeAtPrompt(child, 'not-the-password\r', done);
 
     expect(run.code).toBe(5);
-    expect(resultOf(run)).toMatchObject({ status: 'failed', code: 'elevation-denied' });
+    expect(resultOf(run)).toMatchObject({ status: 'failed', code: 'elevation-denied', message: expect.stringContaining('Not authorized') });
     expect(digest(loop.backing)).toBe(before);
   });
 
