@@ -5,7 +5,6 @@
  * that real arrangement.
  */
 import { execFileSync, type ChildProcess } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import { closeSync, constants, openSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
@@ -14,18 +13,13 @@ import { MiB } from '../../worker/common/units.js';
 import { shellQuote } from '../../worker/helper/elevation/osascript.js';
 import { assertTestTarget, CLI, collect, spawnCli, spawnCommand, waitForEvent, type CliRun } from '../helpers/cli.js';
 import { describeDevices } from '../helpers/device-suite.js';
-import { createLoop, readBytes, scratchDir, writeRandomFile, type LoopDevice } from '../helpers/loop-device.js';
+import { createLoop, digestFile, readBytes, scratchDir, writeRandomFile, type LoopDevice } from '../helpers/loop-device.js';
 import { spawnWithPolkit, type PolkitAnswer } from '../helpers/polkit.js';
 import { findDescendant, isHelper, listeningSocketsOf, waitForDescendant, waitForExit } from '../helpers/processes.js';
-import { throttledGroup } from '../helpers/throttle.js';
+import { slowCard } from '../helpers/throttle.js';
 import { allowSudoForHelper, asTestUser, builtHelper, ensureTestUser, shareWithTestUser } from '../helpers/unprivileged.js';
 
-const SD_CARD_BYTES_PER_SECOND = 20 * 1000 * 1000;
 const DRIVER = resolve('out/test/helpers/helper-driver.js');
-
-function digest(path: string): string {
-  return createHash('sha256').update(readFileSync(path)).digest('hex');
-}
 
 /** An image the test user can read, and a loop device (root's) to write it to. */
 function imageAndLoop(imageBytes: number, loopBytes: number): { image: string; loop: LoopDevice } {
@@ -68,8 +62,8 @@ interface SlowFlash {
 
 /** Starts a throttled 96 MiB flash as the test user; resolves once real writing is under way. */
 async function slowFlash(): Promise<SlowFlash> {
-  const { image, loop } = imageAndLoop(96 * MiB, 128 * MiB);
-  const group = throttledGroup(loop.path, SD_CARD_BYTES_PER_SECOND);
+  const { image, loop, group } = slowCard();
+  shareWithTestUser(image);
   const cli = flashAsUser(image, loop.path, 'sudo', group.dir);
   const done = collect(cli);
   await waitForEvent(cli, (e) => e.type === 'progress' && e['phase'] === 'writing' && Number(e['bytesDone']) > 8 * MiB);
@@ -191,13 +185,13 @@ describeDevices('sudo refusing', () => {
   it('without a rule and without a terminal: elevation-denied, exit 5, the device untouched', async () => {
     ensureTestUser();
     const { image, loop } = imageAndLoop(2 * MiB, 4 * MiB);
-    const before = digest(loop.backing);
+    const before = digestFile(loop.backing);
 
     const run = await collect(flashAsUser(image, loop.path, 'sudo'));
 
     expect(run.code).toBe(5);
     expect(resultOf(run)).toMatchObject({ status: 'failed', code: 'elevation-denied', message: expect.stringContaining('a password is required') });
-    expect(digest(loop.backing)).toBe(before);
+    expect(digestFile(loop.backing)).toBe(before);
   });
 });
 
@@ -223,11 +217,11 @@ describeDevices('through pkexec, with a private polkitd', () => {
 
   it('not authorized: elevation-denied, exit 5, the device untouched', async () => {
     const { image, loop } = imageAndLoop(2 * MiB, 4 * MiB);
-    const before = digest(loop.backing);
+    const before = digestFile(loop.backing);
     const run = await collect(pkexecFlash(image, loop.path, 'NO', false));
     expect(run.code).toBe(5);
     expect(resultOf(run)).toMatchObject({ status: 'failed', code: 'elevation-denied', message: expect.stringContaining('Not authorized') });
-    expect(digest(loop.backing)).toBe(before);
+    expect(digestFile(loop.backing)).toBe(before);
   });
 
   /** Waits for the password prompt of pkexec's text agent, returning everything shown so far. */
@@ -257,7 +251,7 @@ describeDevices('through pkexec, with a private polkitd', () => {
 
   it('the prompt names the drive; a wrong password is elevation-denied, and nothing is written', async () => {
     const { image, loop } = imageAndLoop(2 * MiB, 4 * MiB);
-    const before = digest(loop.backing);
+    const before = digestFile(loop.backing);
     const child = pkexecFlash(image, loop.path, 'AUTH_ADMIN', true);
     const done = collect(child);
 
@@ -267,12 +261,12 @@ describeDevices('through pkexec, with a private polkitd', () => {
 
     expect(run.code).toBe(5);
     expect(resultOf(run)).toMatchObject({ status: 'failed', code: 'elevation-denied', message: expect.stringContaining('Not authorized') });
-    expect(digest(loop.backing)).toBe(before);
+    expect(digestFile(loop.backing)).toBe(before);
   });
 
   it('Ctrl-C while the password prompt is open: cancelled, exit 130, nothing written, no helper left behind', async () => {
     const { image, loop } = imageAndLoop(2 * MiB, 4 * MiB);
-    const before = digest(loop.backing);
+    const before = digestFile(loop.backing);
     const child = pkexecFlash(image, loop.path, 'AUTH_ADMIN', true);
     const done = collect(child);
 
@@ -283,6 +277,6 @@ describeDevices('through pkexec, with a private polkitd', () => {
     expect(run.code).toBe(130);
     expect(resultOf(run)).toMatchObject({ status: 'cancelled', bytes: 0 });
     expect(findDescendant(child.pid ?? 0, isHelper)).toBeNull();
-    expect(digest(loop.backing)).toBe(before);
+    expect(digestFile(loop.backing)).toBe(before);
   });
 });

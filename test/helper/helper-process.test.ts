@@ -2,9 +2,8 @@
  * The real helper process, started the way the app starts it when it is root already (a direct
  * child, channel on fd 3), writing real loop devices.
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { closeSync, copyFileSync, existsSync, mkdirSync, openSync, readFileSync, symlinkSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { closeSync, copyFileSync, mkdirSync, openSync, readFileSync, symlinkSync } from 'node:fs';
 import type { Socket } from 'node:net';
 import { join, resolve } from 'node:path';
 import { expect, it } from 'vitest';
@@ -16,16 +15,10 @@ import { packagedHelperProgram, type HelperProgram } from '../../worker/helper/h
 import { startHelper } from '../../worker/helper/launch.js';
 import { assertTestTarget, collect, spawnCli, waitForEvent } from '../helpers/cli.js';
 import { describeDevices } from '../helpers/device-suite.js';
-import { attachLoop, createLoop, readBytes, scratchDir, writeRandomFile } from '../helpers/loop-device.js';
+import { createLoop, digestFile, partitionedLoop, readBytes, scratchDir, writeRandomFile, type LoopDevice } from '../helpers/loop-device.js';
 import { isHelper, waitForDescendant, waitForExit } from '../helpers/processes.js';
-import { throttledGroup } from '../helpers/throttle.js';
+import { slowCard } from '../helpers/throttle.js';
 import { builtHelper } from '../helpers/unprivileged.js';
-
-const SD_CARD_BYTES_PER_SECOND = 20 * 1000 * 1000;
-
-function digest(path: string): string {
-  return createHash('sha256').update(readFileSync(path)).digest('hex');
-}
 
 /** The built helper, made to join a blkio cgroup before it starts, so its writes go at SD-card speed. */
 function helperInGroup(cgroup: string): HelperProgram {
@@ -80,11 +73,7 @@ describeDevices('the helper process, started directly', () => {
   });
 
   it('kill -9 of the helper mid-write: the result is helper-died, naming SIGKILL', async () => {
-    const dir = scratchDir();
-    const image = join(dir, 'image.img');
-    writeRandomFile(image, 96 * MiB);
-    const loop = createLoop({ size: 128 * MiB, dir });
-    const group = throttledGroup(loop.path, SD_CARD_BYTES_PER_SECOND);
+    const { image, loop, group } = slowCard();
     const fd = openSync(image, 'r');
     try {
       assertTestTarget(loop.path);
@@ -111,11 +100,7 @@ describeDevices('the helper process, started directly', () => {
   });
 
   it('the parent killed mid-write: the helper stops within 2 s, leaving the partition table area blank', async () => {
-    const dir = scratchDir();
-    const image = join(dir, 'image.img');
-    writeRandomFile(image, 96 * MiB);
-    const loop = createLoop({ size: 128 * MiB, dir });
-    const group = throttledGroup(loop.path, SD_CARD_BYTES_PER_SECOND);
+    const { image, loop, group } = slowCard();
     try {
       assertTestTarget(loop.path);
       const cli = spawnCli(['flash', '--yes', '--json', image, loop.path], { cgroup: group.dir });
@@ -162,20 +147,36 @@ describeDevices('the helper process, started directly', () => {
   });
 });
 
-/** The helper as a direct child with a raw channel: the test is a hostile or confused app. */
-function rawHelper(targets: string[], image: string): { child: ChildProcess; channel: Socket; replies: Promise<{ messages: { type: string; [key: string]: unknown }[]; code: number | null }> } {
-  targets.forEach(assertTestTarget);
+interface RawHelper {
+  loop: LoopDevice;
+  /** The loop's backing file's digest before the helper started. */
+  before: string;
+  channel: Socket;
+  replies: Promise<{ messages: { type: string; [key: string]: unknown }[]; code: number | null }>;
+}
+
+/**
+ * A fresh 4 MiB loop device, and the helper started for it as a direct child with a 2 MiB image on
+ * fd 0 and a raw channel on fd 3: the test is a hostile or confused app.
+ */
+function rawHelper(): RawHelper {
+  const dir = scratchDir();
+  const image = join(dir, 'image.img');
+  writeRandomFile(image, 2 * MiB);
+  const loop = createLoop({ size: 4 * MiB, dir });
+  const before = digestFile(loop.backing);
+  assertTestTarget(loop.path);
   const helper = builtHelper();
   const fd = openSync(image, 'r');
-  const child = spawn(helper.file, [...helper.args, '--', ...targets], { stdio: [fd, 'ignore', 'pipe', 'pipe'] });
+  const child = spawn(helper.file, [...helper.args, '--', loop.path], { stdio: [fd, 'ignore', 'pipe', 'pipe'] });
   closeSync(fd);
   const channel = child.stdio[3] as Socket;
   const reader = new FrameReader();
   const messages: { type: string; [key: string]: unknown }[] = [];
   channel.on('data', (chunk: Buffer) => messages.push(...(reader.push(chunk) as { type: string }[])));
   channel.on('error', () => undefined);
-  const replies = new Promise<{ messages: typeof messages; code: number | null }>((resolvePromise) => child.on('close', (code) => resolvePromise({ messages, code })));
-  return { child, channel, replies };
+  const replies = new Promise<Awaited<RawHelper['replies']>>((resolvePromise) => child.on('close', (code) => resolvePromise({ messages, code })));
+  return { loop, before, channel, replies };
 }
 
 function frame(length: number, body: string): Buffer {
@@ -200,12 +201,7 @@ describeDevices('the helper refuses bad instructions and writes nothing', () => 
 
   for (const [name, make, reason] of cases) {
     it(name, async () => {
-      const dir = scratchDir();
-      const image = join(dir, 'image.img');
-      writeRandomFile(image, 2 * MiB);
-      const loop = createLoop({ size: 4 * MiB, dir });
-      const before = digest(loop.backing);
-      const { channel, replies } = rawHelper([loop.path], image);
+      const { loop, before, channel, replies } = rawHelper();
       channel.write(make(loop.path));
 
       const { messages, code } = await replies;
@@ -215,23 +211,18 @@ describeDevices('the helper refuses bad instructions and writes nothing', () => 
       expect(String(fatal?.['message'])).toMatch(reason);
       expect(messages.some((m) => m.type === 'progress' || m.type === 'result')).toBe(false);
       expect(code).toBe(5);
-      expect(digest(loop.backing)).toBe(before);
+      expect(digestFile(loop.backing)).toBe(before);
     });
   }
 
   it('a second start message: the job stops before it opens anything', async () => {
-    const dir = scratchDir();
-    const image = join(dir, 'image.img');
-    writeRandomFile(image, 2 * MiB);
-    const loop = createLoop({ size: 4 * MiB, dir });
-    const before = digest(loop.backing);
-    const { channel, replies } = rawHelper([loop.path], image);
+    const { loop, before, channel, replies } = rawHelper();
     channel.write(Buffer.concat([encodeFrame(start(loop.path)), encodeFrame(start(loop.path))]));
 
     const { messages } = await replies;
     expect(messages.find((m) => m.type === 'log')).toMatchObject({ level: 'warn', message: expect.stringMatching(/second start/) });
     expect(messages.find((m) => m.type === 'result')).toMatchObject({ results: [{ status: 'cancelled', bytes: 0 }] });
-    expect(digest(loop.backing)).toBe(before);
+    expect(digestFile(loop.backing)).toBe(before);
   });
 });
 
@@ -240,13 +231,13 @@ describeDevices('targets the helper refuses on its own look, before writing a by
     const dir = scratchDir();
     const image = join(dir, 'image.img');
     writeRandomFile(image, imageSize);
-    const before = digest(backing);
+    const before = digestFile(backing);
     assertTestTarget(target);
     const fd = openSync(image, 'r');
     try {
       const job = startHelper({ source: fd, start: { targets: [target], imageSize, sourceSeekable: true, verify: true }, program: builtHelper() });
       const [result] = await job.result;
-      expect(digest(backing)).toBe(before);
+      expect(digestFile(backing)).toBe(before);
       return result as Record<string, unknown> | undefined;
     } finally {
       closeSync(fd);
@@ -260,14 +251,8 @@ describeDevices('targets the helper refuses on its own look, before writing a by
   });
 
   it('a partition', async () => {
-    const dir = scratchDir();
-    const backing = join(dir, 'partitioned.img');
-    writeRandomFile(backing, 16 * MiB);
-    execFileSync('sfdisk', ['--quiet', backing], { input: 'label: dos\nstart=2048, size=8192, type=83\n' });
-    const loop = attachLoop(backing, { partitions: true });
-    // Partition nodes appear shortly after the kernel scans the table.
-    for (let i = 0; i < 50 && !existsSync(`${loop.path}p1`); i++) await new Promise((r) => setTimeout(r, 100));
-    expect(await refusedByHelper(`${loop.path}p1`, backing, 1 * MiB)).toMatchObject({ status: 'failed', code: 'target-is-partition' });
+    const loop = await partitionedLoop('label: dos\nstart=2048, size=8192, type=83\n');
+    expect(await refusedByHelper(`${loop.path}p1`, loop.backing, 1 * MiB)).toMatchObject({ status: 'failed', code: 'target-is-partition' });
   });
 
   it('a drive the app believes is big enough: the helper measures it itself and finds it too small', async () => {
