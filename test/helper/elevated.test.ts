@@ -167,13 +167,14 @@ describeDevices('through sudo, as an unprivileged user', () => {
   });
 
   it('kill -9 of the app while another process holds its FIFO open: the parent watch stops the helper within 2 s', async () => {
-    const { cli, done, helper, channelDir, cleanUp } = await slowFlash();
+    const { cli, done, helper, channelDir, loop, cleanUp } = await slowFlash();
     // A second writer on to-helper: the app's death no longer ends the helper's input.
     const extraWriter = openSync(join(channelDir, 'to-helper'), constants.O_WRONLY | constants.O_NONBLOCK);
     try {
       cli.kill('SIGKILL');
       expect(await waitForExit(helper, 5000)).toBeLessThan(2000);
       await done;
+      expect(readBytes(loop.backing, 0, 1 * MiB).every((b) => b === 0)).toBe(true);
     } finally {
       closeSync(extraWriter);
       cleanUp();

@@ -12,7 +12,7 @@ import type { Failure, TargetResult } from '../common/result.js';
 import { Channel, type ChannelStreams } from './channel.js';
 import { createChannelDir, type ChannelDir } from './channel-dir.js';
 import { directLaunch } from './elevation/direct.js';
-import { lastLine, type Elevation, type LaunchExit } from './elevation/types.js';
+import { lastLine, type Elevation, type LaunchCommand, type LaunchExit } from './elevation/types.js';
 import { helperArgv, type HelperTransport } from './helper-args.js';
 import { copyImage } from './image-feed.js';
 import { builtHelperProgram, type HelperProgram } from './helper-program.js';
@@ -87,7 +87,11 @@ class HelperLaunch implements HelperJob {
   }
 
   cancel(): void {
-    if (this.settled !== null) return;
+    if (this.settled === null) this.stop();
+  }
+
+  /** Tells the helper to stop at its next block; before it runs, closes the authorization prompt. */
+  private stop(): void {
     this.cancelRequested = true;
     void this.channel?.send({ type: 'cancel' });
     // An open authorization prompt has no helper behind it yet: closing the tool closes the prompt.
@@ -102,6 +106,13 @@ class HelperLaunch implements HelperJob {
 
   private fail(failure: Failure): void {
     this.settle(failAll(this.targets, failure));
+  }
+
+  /** The helper was never started: nothing can have been written. */
+  private notStarted(why: unknown): void {
+    this.fail({ code: 'helper-died', message: `The writing process could not be started (${why instanceof Error ? why.message : String(why)}). Nothing was written.` });
+    this.resolveReady(null);
+    this.resolveResult(this.settled ?? []);
   }
 
   async run(): Promise<void> {
@@ -122,18 +133,22 @@ class HelperLaunch implements HelperJob {
         transport = { kind: 'inherited' };
       }
     } catch (error) {
-      this.fail({ code: 'helper-died', message: `The writing process could not be started: its channel could not be set up (${error instanceof Error ? error.message : String(error)}). Nothing was written.` });
-      this.resolveReady(null);
-      this.resolveResult(this.settled ?? []);
-      return;
+      return this.notStarted(`its channel could not be set up: ${error instanceof Error ? error.message : String(error)}`);
     }
 
     const program = options.program ?? builtHelperProgram();
     const argv = helperArgv({ transport, parentPid: transport.kind === 'inherited' ? null : process.pid, targets: [...this.targets] });
-    const command = elevation.command(program.file, [...program.args, ...argv], {
-      reason: `write a disk image to ${this.targets.join(', ')}`,
-      interactive: options.interactive ?? false,
-    });
+    let command: LaunchCommand;
+    try {
+      command = elevation.command(program.file, [...program.args, ...argv], {
+        reason: `write a disk image to ${this.targets.join(', ')}`,
+        interactive: options.interactive ?? false,
+      });
+    } catch (error) {
+      pipes?.close();
+      await dir?.remove();
+      return this.notStarted(error);
+    }
     const stdio: StdioOptions = [elevation.passesStdin ? options.source : 'ignore', 'ignore', 'pipe', ...(transport.kind === 'inherited' ? ['pipe' as const] : [])];
     const child = spawn(command.file, command.args, {
       stdio,
@@ -167,6 +182,7 @@ class HelperLaunch implements HelperJob {
       message: (message) => {
         switch (message.type) {
           case 'ready':
+            if (this.helperPid !== null) break;
             this.helperPid = message.pid;
             this.resolveReady(message.pid);
             if (dir !== null && !this.elevation.passesStdin) void dir.feedImage(this.options.source, this.stopFeeding.signal);
@@ -190,7 +206,7 @@ class HelperLaunch implements HelperJob {
       },
       error: (error) => {
         this.fail({ code: 'protocol-error', message: `The writing process sent something invalid (${error.message}); the device may be incomplete.` });
-        this.cancel();
+        this.stop();
       },
       close: () => undefined,
     });
