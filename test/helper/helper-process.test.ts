@@ -16,7 +16,7 @@ import { startHelper } from '../../worker/helper/launch.js';
 import { assertTestTarget, collect, spawnCli, waitForEvent } from '../helpers/cli.js';
 import { describeDevices } from '../helpers/device-suite.js';
 import { createLoop, digestFile, partitionedLoop, readBytes, scratchDir, writeRandomFile, type LoopDevice } from '../helpers/loop-device.js';
-import { isHelper, waitForDescendant, waitForExit } from '../helpers/processes.js';
+import { isHelper, listeningSocketsOf, waitForDescendant, waitForExit } from '../helpers/processes.js';
 import { slowCard } from '../helpers/throttle.js';
 import { builtHelper } from '../helpers/unprivileged.js';
 
@@ -99,7 +99,7 @@ describeDevices('the helper process, started directly', () => {
     }
   });
 
-  it('the parent killed mid-write: the helper stops within 2 s, leaving the partition table area blank', async () => {
+  it('the parent killed mid-write: the helper stops within 2 s, leaving the partition table area blank (and nothing listened)', async () => {
     const { image, loop, group } = slowCard();
     try {
       assertTestTarget(loop.path);
@@ -107,6 +107,8 @@ describeDevices('the helper process, started directly', () => {
       const done = collect(cli);
       await waitForEvent(cli, (e) => e.type === 'progress' && e['phase'] === 'writing' && Number(e['bytesDone']) > 8 * MiB);
       const helper = await waitForDescendant(cli.pid ?? 0, isHelper);
+      // Its channel is an inherited socket pair: nothing of the helper's or the app's listens.
+      expect(await listeningSocketsOf([helper, cli.pid ?? 0])).toEqual([]);
 
       cli.kill('SIGKILL');
       const ms = await waitForExit(helper, 5000);

@@ -1,5 +1,9 @@
 /** Looking at real processes from the outside, through /proc: who is whose child, and who is gone. */
-import { readdirSync, readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 interface ProcInfo {
   pid: number;
@@ -72,7 +76,22 @@ export function isHelper(argv: string[]): boolean {
   return argv[0] === process.execPath && argv.some((a) => a.endsWith('out/worker/helper/main.js'));
 }
 
-/** Lines of `ss` listings (listening Unix, TCP and UDP sockets with their owners) that name `pid`. */
-export function listeningSocketsOf(pids: readonly number[], ssOutputs: readonly string[]): string[] {
-  return ssOutputs.flatMap((out) => out.split('\n')).filter((line) => pids.some((pid) => line.includes(`pid=${pid},`)));
+/**
+ * The lines of `ss -xlp`, `ss -tlp` and `ss -ulp` (listening Unix, TCP and UDP sockets with their
+ * owners) that name one of `pids`. The listing is first checked to show a listener this test
+ * process opens for the purpose, so an empty answer means "none", not "ss saw nothing".
+ */
+export async function listeningSocketsOf(pids: readonly number[]): Promise<string[]> {
+  const dir = mkdtempSync(join(tmpdir(), 'sluice-test-ss-'));
+  const probe = createServer().listen(join(dir, 'probe.sock'));
+  try {
+    await new Promise((resolve) => probe.once('listening', resolve));
+    const lines = ['-xlp', '-tlp', '-ulp'].flatMap((flags) => execFileSync('ss', [flags], { encoding: 'utf8' }).split('\n'));
+    const owned = (pid: number) => lines.filter((line) => line.includes(`pid=${pid},`));
+    if (owned(process.pid).length === 0) throw new Error('ss does not show this process’s own listening socket: the check cannot see listeners');
+    return pids.flatMap(owned);
+  } finally {
+    probe.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
