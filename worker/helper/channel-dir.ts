@@ -26,8 +26,11 @@ const IMAGE_OPEN_POLL_MS = 20;
 export interface ChannelDir {
   readonly dir: string;
   readonly streams: ChannelStreams;
-  /** Copies the image into the image FIFO once the helper opens it; `stop` ends the wait for a helper that never does. */
-  feedImage(source: number | Readable, stop: AbortSignal): Promise<void>;
+  /**
+   * Copies the image into the image FIFO once the helper opens it (see copyImage); `stop` ends the
+   * wait for a helper that never does. Resolves with the error that kept the image from the helper.
+   */
+  feedImage(source: number | Readable, stop: AbortSignal): Promise<Error | null>;
   /** Closes the app's ends and deletes the directory. */
   remove(): Promise<void>;
 }
@@ -63,9 +66,13 @@ export async function createChannelDir(withImageFifo: boolean): Promise<ChannelD
       dir,
       streams: { input: fromHelper, output: toHelper },
       feedImage: async (source, stop) => {
-        const fd = await openWhenReaderArrives(join(dir, FIFO_NAMES.image), stop);
-        if (fd === null) return;
-        await copyImage(source, new Socket({ fd, readable: false, writable: true }));
+        let fd: number | null;
+        try {
+          fd = await openWhenReaderArrives(join(dir, FIFO_NAMES.image), stop);
+        } catch (error) {
+          return error instanceof Error ? error : new Error(String(error));
+        }
+        return fd === null ? null : copyImage(source, new Socket({ fd, readable: false, writable: true }));
       },
       remove: async () => {
         for (const socket of sockets) socket.destroy();

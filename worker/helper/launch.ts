@@ -185,8 +185,8 @@ class HelperLaunch implements HelperJob {
             if (this.helperPid !== null) break;
             this.helperPid = message.pid;
             this.resolveReady(message.pid);
-            if (dir !== null && !this.elevation.passesStdin) void dir.feedImage(this.options.source, this.stopFeeding.signal);
-            if (pipes?.image) void pipes.image.then((socket) => copyImage(this.options.source, socket));
+            if (dir !== null && !this.elevation.passesStdin) void dir.feedImage(this.options.source, this.stopFeeding.signal).then((error) => this.imageFailed(error));
+            if (pipes?.image) void pipes.image.then(async (socket) => this.imageFailed(socket === null ? null : await copyImage(this.options.source, socket)));
             break;
           case 'progress': {
             const { type: _type, ...progress } = message;
@@ -213,6 +213,13 @@ class HelperLaunch implements HelperJob {
     this.channel = channel;
     void channel.send({ type: 'start', ...this.options.start, sourceSeekable: this.options.start.sourceSeekable && this.elevation.passesStdin });
     if (this.cancelRequested) void channel.send({ type: 'cancel' });
+  }
+
+  /** The image could not be handed to the helper, which cannot tell a cut-off image from a short one. */
+  private imageFailed(error: Error | null): void {
+    if (error === null) return;
+    this.fail({ code: 'source-read-error', message: `The image could not be passed to the writing process (${error.message}). The device is incomplete; flash it again.` });
+    this.stop();
   }
 
   private stderr(text: string): void {

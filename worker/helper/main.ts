@@ -41,6 +41,10 @@ async function finish(channel: Channel<ToHelper, FromHelper>, message: FromHelpe
   process.exit(exitCode);
 }
 
+function cancelledBeforeWriting(start: StartMessage): FromHelper {
+  return { type: 'result', results: start.targets.map((target) => ({ status: 'cancelled', target, bytes: 0 })) };
+}
+
 /** The start message must name exactly the drives on the command line, which is what the user authorized. */
 function targetsMismatch(authorized: readonly string[], requested: readonly string[]): string | null {
   if (authorized.length === requested.length && authorized.every((t, i) => t === requested[i])) return null;
@@ -65,9 +69,7 @@ function runHelper(args: HelperArgs, endpoints: HelperEndpoints): void {
     } catch (error) {
       return finish(channel, { type: 'fatal', code: 'protocol-error', message: `The helper could not open the image stream: ${error instanceof Error ? error.message : String(error)}` }, EXIT.refused);
     }
-    if (controller.signal.aborted) {
-      return finish(channel, { type: 'result', results: start.targets.map((target) => ({ status: 'cancelled', target, bytes: 0 })) }, EXIT.done);
-    }
+    if (controller.signal.aborted) return finish(channel, cancelledBeforeWriting(start), EXIT.done);
     flashing = true;
     const results = await flash({
       source,
@@ -111,6 +113,8 @@ function runHelper(args: HelperArgs, endpoints: HelperEndpoints): void {
         reject(new ProtocolError('cancel before start'));
       } else {
         controller.abort();
+        // Still waiting for the app to open the image FIFO: nothing is open, so report at once.
+        if (!flashing) void finish(channel, cancelledBeforeWriting(job), EXIT.done);
       }
     },
     error: reject,

@@ -24,33 +24,44 @@ export function pipePaths(name: string): { control: string; image: string } {
   return { control: `\\\\.\\pipe\\${name}`, image: `\\\\.\\pipe\\${name}-image` };
 }
 
-/** Resolves with the first client of a fresh pipe server at `path`; the server then closes. */
-function acceptOne(path: string, listening: (close: () => void) => void): Promise<Socket> {
+/**
+ * A pipe server at `path` for exactly one client: it stops listening once that client connects.
+ * `client` is null when the server could not listen or was closed first; the job then ends with
+ * the launched process, which the app watches anyway.
+ */
+function acceptOne(path: string): { client: Promise<Socket | null>; close(): void } {
   const server = createServer();
-  listening(() => server.close());
-  return new Promise((resolve, reject) => {
+  const client = new Promise<Socket | null>((resolve) => {
     server.once('connection', (socket) => {
       server.close();
       resolve(socket);
     });
-    server.once('error', reject);
-    server.listen(path);
+    server.once('error', () => resolve(null));
+    server.once('close', () => resolve(null));
   });
+  server.listen(path);
+  return { client, close: () => server.close() };
 }
 
 export interface PipeServers {
-  control: Promise<ChannelStreams>;
-  image: Promise<Socket> | null;
+  control: Promise<ChannelStreams | null>;
+  image: Promise<Socket | null> | null;
   close(): void;
 }
 
 /** App side: the pipes the helper will connect to. */
 export function createPipeServers(name: string, withImage: boolean): PipeServers {
   const paths = pipePaths(name);
-  const closers: (() => void)[] = [];
-  const control = acceptOne(paths.control, (close) => closers.push(close)).then((socket) => ({ input: socket, output: socket }));
-  const image = withImage ? acceptOne(paths.image, (close) => closers.push(close)) : null;
-  return { control, image, close: () => closers.forEach((close) => close()) };
+  const control = acceptOne(paths.control);
+  const image = withImage ? acceptOne(paths.image) : null;
+  return {
+    control: control.client.then((socket) => (socket === null ? null : { input: socket, output: socket })),
+    image: image?.client ?? null,
+    close: () => {
+      control.close();
+      image?.close();
+    },
+  };
 }
 
 /** Helper side: connects to the app's pipes. */
