@@ -1,6 +1,4 @@
 import { execFileSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
 import { MiB } from '../../worker/common/units.js';
@@ -8,24 +6,19 @@ import { linuxPlatform } from '../../worker/engine/platform/linux.js';
 import { refuseTarget } from '../../worker/engine/target-check.js';
 import { flashCli, resultsOf } from '../helpers/cli.js';
 import { describeDevices } from '../helpers/device-suite.js';
-import { attachLoop, createLoop, scratchDir, writeRandomFile } from '../helpers/loop-device.js';
-import { waitForPath } from '../helpers/partitions.js';
-
-function digest(path: string): string {
-  return createHash('sha256').update(readFileSync(path)).digest('hex');
-}
+import { attachLoop, createLoop, digestFile, partitionedLoop, scratchDir, writeRandomFile } from '../helpers/loop-device.js';
 
 /** Runs a flash that must be refused, and checks the code, the exit status and that nothing changed. */
 async function expectRefused(target: string, backing: string, code: string, imageSize = 2 * MiB): Promise<string> {
   const dir = scratchDir();
   const image = join(dir, 'image.img');
   writeRandomFile(image, imageSize);
-  const before = digest(backing);
+  const before = digestFile(backing);
   const run = await flashCli(image, [target]);
   expect(run.code).toBe(4);
   const result = resultsOf(run).get(target);
   expect(result).toMatchObject({ status: 'failed', code });
-  expect(digest(backing)).toBe(before);
+  expect(digestFile(backing)).toBe(before);
   return result?.message ?? '';
 }
 
@@ -44,13 +37,8 @@ describeDevices('targets the engine refuses before writing a byte', () => {
   });
 
   it('a partition rather than the whole disk', async () => {
-    const dir = scratchDir();
-    const backing = join(dir, 'partitioned.img');
-    writeRandomFile(backing, 16 * MiB);
-    execFileSync('sfdisk', ['--quiet', backing], { input: 'label: dos\nstart=2048, size=8192, type=83\nstart=10240, type=c\n' });
-    const loop = attachLoop(backing, { partitions: true });
-    await waitForPath(`${loop.path}p1`);
-    const message = await expectRefused(`${loop.path}p1`, backing, 'target-is-partition', 1 * MiB);
+    const loop = await partitionedLoop('label: dos\nstart=2048, size=8192, type=83\nstart=10240, type=c\n');
+    const message = await expectRefused(`${loop.path}p1`, loop.backing, 'target-is-partition', 1 * MiB);
     expect(message).toContain('partition');
   });
 

@@ -4,7 +4,6 @@
  * the partitions of the image that was written.
  */
 import { execFileSync, spawn } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import { once } from 'node:events';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -14,15 +13,11 @@ import { linuxPlatform } from '../../worker/engine/platform/linux.js';
 import { assertTestTarget, flashCli, resultsOf } from '../helpers/cli.js';
 import { describeDevices } from '../helpers/device-suite.js';
 import { flashFile } from '../helpers/engine.js';
-import { createLoop, mountDevice, readBytes, scratchDir, writeRandomFile } from '../helpers/loop-device.js';
-import { mkfsExt4, mountedCard, mountpointsOf, partitionedImage, waitForPath } from '../helpers/partitions.js';
+import { createLoop, digestFile, mountDevice, readBytes, scratchDir, waitForPath, writeRandomFile } from '../helpers/loop-device.js';
+import { mkfsExt4, mountedCard, mountpointsOf, partitionedImage } from '../helpers/partitions.js';
 
 const CARD_SIZE = 48 * MiB;
 const IMAGE_SIZE = 24 * MiB;
-
-function digest(path: string): string {
-  return createHash('sha256').update(readFileSync(path)).digest('hex');
-}
 
 /** The filesystem label on a partition, probed from the device itself (no blkid cache). */
 function labelOf(partition: string): string {
@@ -71,7 +66,7 @@ describeDevices('unmount → write → re-read partitions', () => {
     await once(sleeper, 'spawn');
     try {
       execFileSync('sync');
-      const before = digest(backing);
+      const before = digestFile(backing);
 
       const run = await flashCli(image, [path]);
 
@@ -83,7 +78,7 @@ describeDevices('unmount → write → re-read partitions', () => {
       // Refused before anything was unmounted: the idle boot partition stays mounted too.
       expect(mountpointsOf(`${path}p1`)).toEqual([card.boot]);
       expect(mountpointsOf(`${path}p2`)).toEqual([card.root]);
-      expect(digest(backing)).toBe(before);
+      expect(digestFile(backing)).toBe(before);
     } finally {
       sleeper.kill();
     }
@@ -120,14 +115,14 @@ describeDevices('an image stored on the drive it would be written to', () => {
     const image = join(card.root, 'image.img');
     writeRandomFile(image, 2 * MiB);
     execFileSync('sync');
-    const before = digest(card.loop.backing);
+    const before = digestFile(card.loop.backing);
 
     const [result] = await flashFile(image, [card.loop.path]);
 
     expect(result).toMatchObject({ status: 'failed', code: 'target-is-source', bytes: 0 });
     expect(result?.status === 'failed' && result.message).toContain(`stored on ${card.loop.path}`);
     expect(mountpointsOf(`${card.loop.path}p2`)).toEqual([card.root]);
-    expect(digest(card.loop.backing)).toBe(before);
+    expect(digestFile(card.loop.backing)).toBe(before);
   });
 
   it('is refused by the CLI too, with the same code and words', async () => {

@@ -1,16 +1,8 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { expect } from 'vitest';
 import { MiB } from '../../worker/common/units.js';
 import { assertTestTarget } from './cli.js';
-import { attachLoop, mountDevice, writeRandomFile, type LoopDevice } from './loop-device.js';
-
-/** Partition nodes appear shortly after the kernel learns of them. */
-export async function waitForPath(path: string): Promise<void> {
-  for (let tries = 0; tries < 50 && !existsSync(path); tries++) await new Promise((r) => setTimeout(r, 100));
-  expect(existsSync(path)).toBe(true);
-}
+import { attachLoop, mountDevice, waitForPath, writeRandomFile, type LoopDevice } from './loop-device.js';
 
 /**
  * mkfs.ext4 without lazy initialisation: otherwise the kernel zeroes inode tables in the background

@@ -85,5 +85,12 @@ export const FatalMessage = v.strictObject({ type: v.literal('fatal'), code: Fai
 
 export const LogMessage = v.strictObject({ type: v.literal('log'), level: v.picklist(['info', 'warn']), message: Message });
 
-export const FromHelper = v.variant('type', [ProgressMessage, ResultMessage, FatalMessage, LogMessage]);
+/**
+ * The helper's first message: it is running (elevation, if any, succeeded) and its channel works.
+ * `pid` is the helper's own process id, which differs from the launched process under sudo or
+ * osascript.
+ */
+export const ReadyMessage = v.strictObject({ type: v.literal('ready'), pid: v.pipe(v.number(), v.integer(), v.minValue(1)) });
+
+export const FromHelper = v.variant('type', [ReadyMessage, ProgressMessage, ResultMessage, FatalMessage, LogMessage]);
 export type FromHelper = v.InferOutput<typeof FromHelper>;

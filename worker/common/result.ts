@@ -11,6 +11,8 @@ const REFUSALS = [
   'target-busy',
   'target-no-direct-io',
   'permission-denied',
+  // Authorization was refused or cancelled: the helper never started.
+  'elevation-denied',
 ] as const;
 
 /** Failures during a job: the device is left incomplete. */
@@ -26,7 +28,6 @@ const FAILURES_DURING_JOB = [
   'verify-read-error',
   'verify-mismatch',
   'helper-died',
-  'elevation-denied',
   'protocol-error',
   'internal',
 ] as const;

@@ -1,4 +1,5 @@
 import { formatBytes } from '../../common/units.js';
+import { chooseElevation, onPath } from '../../helper/elevation/choose.js';
 import { startHelper } from '../../helper/launch.js';
 import { cancelOnSigint } from '../cancel.js';
 import { EXIT, exitCodeFor } from '../exit-codes.js';
@@ -15,6 +16,8 @@ export interface FlashArgs {
   eject: boolean;
   yes: boolean;
   json: boolean;
+  /** How to get root when not root already; default: sudo in a terminal, pkexec otherwise. */
+  elevate?: 'sudo' | 'pkexec' | undefined;
 }
 
 /** Asks before erasing, naming each drive the way its owner knows it. */
@@ -27,7 +30,7 @@ async function confirmErase(image: string, imageSize: number, judged: readonly J
   return confirm('Continue?');
 }
 
-/** `sluice flash IMAGE DEVICE... [--no-verify] [--no-eject] [--yes] [--json]` */
+/** `sluice flash IMAGE DEVICE... [--no-verify] [--no-eject] [--yes] [--json] [--elevate sudo|pkexec]` */
 export async function flashCommand(args: FlashArgs): Promise<number> {
   const image = await openRawImage(args.image);
   if (typeof image === 'number') return image;
@@ -50,15 +53,21 @@ export async function flashCommand(args: FlashArgs): Promise<number> {
       process.stderr.write('Nothing was written.\n');
       return EXIT.cancelled;
     }
-    if (process.getuid?.() !== 0 && process.platform !== 'win32') {
-      process.stderr.write('sluice: writing a disk needs root. Run: sudo sluice flash …\n');
-      return EXIT.refused;
-    }
     // The helper is its own process even when we are root: it runs with the V8 flags that keep its
-    // memory flat, and the CLI stays responsive to Ctrl-C while the helper does the I/O.
+    // memory flat, and the CLI stays responsive to Ctrl-C while the helper does the I/O. When we
+    // are not root it is the only part that gets root; the image is still opened and read as us.
     const job = startHelper({
       source: image.fd,
       start: { targets: args.targets, imageSize: image.fileSize, sourceSeekable: true, verify: args.verify, eject: args.eject },
+      elevation: chooseElevation({
+        platform: process.platform,
+        isRoot: process.getuid?.() === 0,
+        frontEnd: 'cli',
+        interactive,
+        prefer: args.elevate,
+        installed: onPath,
+      }),
+      interactive,
       onProgress: (p) => reporter.progress(p),
       onLog: (_level, message) => process.stderr.write(`sluice: ${message}\n`),
     });
