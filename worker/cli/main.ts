@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util';
 import { flashCommand } from './commands/flash.js';
+import { infoCommand } from './commands/info.js';
 import { listCommand } from './commands/list.js';
 import { verifyCommand } from './commands/verify.js';
 import { EXIT } from './exit-codes.js';
@@ -9,7 +10,18 @@ const USAGE = `Usage:
   sluice list [--all] [--virtual] [--json]      list the drives Sluice would offer (cards, sticks)
       --all         also this computer's own disks, and virtual drives
       --virtual     also loop devices, RAM disks and disk images
+  sluice info IMAGE [--json]                    what IMAGE is: format, size, partitions, block map
   sluice flash IMAGE DEVICE... [options]        write IMAGE to one or more drives, then verify
+                    IMAGE is a file or an http(s) URL: raw (.img .iso …), .gz, .xz,
+                    .bz2, .zst or .zip (the image inside), decoded on the way
+      --sha256 HEX  the image file's SHA-256 (default: IMAGE.sha256 or SHA256SUMS
+                    next to it, when one lists it); a mismatch fails the flash
+      --bmap FILE   write and verify only the blocks this bmap maps (default:
+                    IMAGE.bmap next to the image, or .meta/image.bmap in a zip)
+      --no-bmap     ignore a block map next to the image
+      --builtin-decoders
+                    decode with Sluice's own decoders even where the system's
+                    xz, zstd or bzip2 would be faster
       --no-verify   skip reading the drive back (not recommended)
       --no-eject    leave the drive attached afterwards (it is ejected by default)
       --yes         do not ask before erasing (required without a terminal)
@@ -42,6 +54,10 @@ export async function main(argv: readonly string[]): Promise<number> {
         all: { type: 'boolean', default: false },
         virtual: { type: 'boolean', default: false },
         elevate: { type: 'string' },
+        sha256: { type: 'string' },
+        bmap: { type: 'string' },
+        'no-bmap': { type: 'boolean', default: false },
+        'builtin-decoders': { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h', default: false },
       },
     });
@@ -54,7 +70,16 @@ export async function main(argv: readonly string[]): Promise<number> {
     process.stdout.write(USAGE);
     return EXIT.ok;
   }
+  const { sha256 } = values;
+  if (sha256 !== undefined && !/^[0-9a-fA-F]{64}$/.test(sha256)) return usageError(`--sha256 takes the 64 hexadecimal digits of a SHA-256, not "${sha256}"`);
+  if (values.bmap !== undefined && values['no-bmap']) return usageError('--bmap and --no-bmap exclude each other');
+  const bmap = values['no-bmap'] ? false : values.bmap;
   switch (command) {
+    case 'info': {
+      const [image, ...extra] = rest;
+      if (image === undefined || extra.length > 0) return usageError('info needs exactly one IMAGE');
+      return infoCommand(image, { sha256, bmap, systemTools: !values['builtin-decoders'] }, values.json);
+    }
     case 'list':
       return rest.length === 0 ? listCommand({ showAll: values.all, showVirtual: values.virtual }, values.json) : usageError('list takes no arguments');
     case 'flash': {
@@ -62,7 +87,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       if (image === undefined || targets.length === 0) return usageError('flash needs an IMAGE and at least one DEVICE');
       const { elevate } = values;
       if (elevate !== undefined && elevate !== 'sudo' && elevate !== 'pkexec') return usageError(`--elevate takes sudo or pkexec, not "${elevate}"`);
-      return flashCommand({ image, targets, verify: !values['no-verify'], eject: !values['no-eject'], yes: values.yes, json: values.json, elevate });
+      return flashCommand({ image, targets, sha256, bmap, systemTools: !values['builtin-decoders'], verify: !values['no-verify'], eject: !values['no-eject'], yes: values.yes, json: values.json, elevate });
     }
     case 'verify': {
       const [image, target, ...extra] = rest;

@@ -1,6 +1,7 @@
 import type { Phase, Progress } from '../common/progress.js';
 import type { TargetResult } from '../common/result.js';
 import { formatBytes, formatDuration } from '../common/units.js';
+import type { ImageInfo } from '../sources/probe.js';
 
 const PHASE_LABEL: Record<Phase, string> = {
   decompressing: 'Decompressing',
@@ -39,4 +40,18 @@ export function resultLine(r: TargetResult): string {
       // Most messages name the device already; those about the image do not.
       return r.message.includes(r.target) ? r.message : `${r.target}: ${r.message}`;
   }
+}
+
+/** The image's size as far as it is known: "1.1 GB", "about 1.1 GB" (gzip) or that it shows only once decoded. */
+export function describeSize(info: ImageInfo): string {
+  if (info.size === null) return 'size known only once decoded';
+  return `${info.sizeExact ? '' : 'about '}${formatBytes(info.size)}`;
+}
+
+/** The line that says what is being written and how it is read: "image.img.xz: xz, 1.1 GB, decoded by xz -dc -T2 (system)". */
+export function sourceLine(info: ImageInfo, decoder: string): string {
+  const entry = info.entry === null ? '' : `, entry ${info.entry.choice ?? info.entry.name}`;
+  const bmap = info.bmap === null ? '' : `, block map ${info.bmap.file} (${formatBytes(info.bmap.mappedBytes)} mapped)`;
+  const checksum = info.checksum === null ? '' : `, SHA-256 from ${info.checksum.from}`;
+  return `${info.name}: ${info.format}, ${describeSize(info)}${entry}${bmap}${checksum}; ${decoder}`;
 }

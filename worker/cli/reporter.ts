@@ -1,9 +1,12 @@
 import type { Progress } from '../common/progress.js';
 import type { TargetResult } from '../common/result.js';
-import { progressLine, resultLine } from './render.js';
+import type { ImageInfo } from '../sources/probe.js';
+import { progressLine, resultLine, sourceLine } from './render.js';
 
 /** Where a CLI job's events go: a live terminal display, JSON lines, or plain lines for logs. */
 export interface Reporter {
+  /** What is being written, and which decoder reads it. */
+  source(info: ImageInfo, decoder: string): void;
   progress(progress: Progress): void;
   result(result: TargetResult): void;
   /** Ends the live display, if any, before other output follows. */
@@ -13,6 +16,7 @@ export interface Reporter {
 /** JSON lines on stdout, one object per event: for scripts and for the app's own tests. */
 function jsonReporter(): Reporter {
   return {
+    source: (info, decoder) => process.stdout.write(`${JSON.stringify({ type: 'source', ...info, decoder })}\n`),
     progress: (p) => process.stdout.write(`${JSON.stringify({ type: 'progress', ...p })}\n`),
     result: (r) => process.stdout.write(`${JSON.stringify({ type: 'result', ...r })}\n`),
     end: () => undefined,
@@ -30,6 +34,11 @@ function terminalReporter(): Reporter {
     drawn = lines.size;
   };
   return {
+    source: (info, decoder) => {
+      process.stderr.write(`${sourceLine(info, decoder)}\n`);
+      // The bars continue below this line rather than overwrite it.
+      drawn = 0;
+    },
     progress: (p) => {
       lines.set(p.target, progressLine(p));
       draw();
@@ -45,6 +54,7 @@ function terminalReporter(): Reporter {
 function plainReporter(): Reporter {
   const phases = new Map<string, string>();
   return {
+    source: (info, decoder) => process.stderr.write(`${sourceLine(info, decoder)}\n`),
     progress: (p) => {
       if (phases.get(p.target) === p.phase) return;
       phases.set(p.target, p.phase);

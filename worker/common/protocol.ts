@@ -11,6 +11,12 @@ import { FAILURE_CODES } from './result.js';
 export const MAX_FRAME_BYTES = 64 * 1024;
 /** A job writes to at most this many drives at once. */
 export const MAX_TARGETS = 16;
+/**
+ * A block map's ranges ride in the start message, so they must fit a frame: about 25 bytes each
+ * as JSON. The source side merges the closest ranges of a longer map (writing the image's own
+ * bytes in between) until it fits.
+ */
+export const MAX_EXTENTS = 2000;
 
 const DevicePath = v.pipe(v.string(), v.minLength(1), v.maxLength(256));
 const ByteCount = v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(Number.MAX_SAFE_INTEGER));
@@ -26,12 +32,32 @@ export const StartMessage = v.strictObject({
   verify: v.boolean(),
   /** Eject (power off) each drive after it was written and verified; absent means no. */
   eject: v.optional(v.boolean()),
+  /**
+   * fd 0 carries only these [offset, length] ranges of the image, concatenated: a block map. Only
+   * they are written and verified; the rest of the device is left as it was. Needs `imageSize`.
+   */
+  extents: v.optional(v.pipe(v.array(v.tuple([ByteCount, ByteCount])), v.maxLength(MAX_EXTENTS))),
+  /**
+   * fd 0 is a decoder's pipe, whose end says nothing about success: the helper waits for a
+   * source-end message before it writes the partition table, and fails the job if it says so.
+   */
+  awaitSourceEnd: v.optional(v.boolean()),
 });
 export type StartMessage = v.InferOutput<typeof StartMessage>;
 
 export const CancelMessage = v.strictObject({ type: v.literal('cancel') });
 
-export const ToHelper = v.variant('type', [StartMessage, CancelMessage]);
+const FailureCodeSchema = v.picklist(FAILURE_CODES);
+const Message = v.pipe(v.string(), v.maxLength(4096));
+
+/** Parent → helper: how the image stream ended on the unprivileged side (see SourceEnd). */
+export const SourceEndMessage = v.variant('ok', [
+  v.strictObject({ type: v.literal('source-end'), ok: v.literal(true), bytes: v.nullable(ByteCount) }),
+  v.strictObject({ type: v.literal('source-end'), ok: v.literal(false), code: FailureCodeSchema, message: Message, offset: v.optional(ByteCount) }),
+]);
+export type SourceEndMessage = v.InferOutput<typeof SourceEndMessage>;
+
+export const ToHelper = v.variant('type', [StartMessage, CancelMessage, SourceEndMessage]);
 export type ToHelper = v.InferOutput<typeof ToHelper>;
 
 const Phase = v.picklist(['decompressing', 'writing', 'syncing', 'verifying']);
@@ -46,9 +72,6 @@ export const ProgressMessage = v.strictObject({
   eta: v.nullable(v.pipe(v.number(), v.minValue(0))),
 });
 
-const FailureCodeSchema = v.picklist(FAILURE_CODES);
-
-const Message = v.pipe(v.string(), v.maxLength(4096));
 /** Warnings on one ok result: eject and partition re-read give at most one each. */
 const MAX_WARNINGS = 4;
 

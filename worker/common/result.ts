@@ -85,3 +85,11 @@ export type TargetStatus = TargetResult['status'];
 export function jobSucceeded(results: readonly TargetResult[]): boolean {
   return results.length > 0 && results.every((r) => r.status === 'ok');
 }
+
+/**
+ * How the unprivileged side that produced the image stream (a decoder, a download) says it ended:
+ * every byte sent, or the failure that stopped it (a corrupt archive, a checksum mismatch).
+ */
+export type SourceEnd =
+  /** `bytes` is what the source side sent, or null when a tool wrote to the pipe uncounted. */
+  { ok: true; bytes: number | null } | { ok: false; failure: Failure };

@@ -10,6 +10,8 @@ import { readFully } from './io.js';
 import { currentPlatform } from './platform/index.js';
 import type { DevicePlatform } from './platform/types.js';
 import { ProgressMeter } from './progress-meter.js';
+import { waitForSourceEnd, type SourceEndSignal } from './source-end.js';
+import { StreamLayout, type Extent } from './stream-layout.js';
 import { TargetDevice } from './target-device.js';
 import { verifyWritten } from './verify-written.js';
 
@@ -60,6 +62,17 @@ export interface FlashJob {
   platform?: DevicePlatform | undefined;
   /** Override of the request size in bytes (a multiple of 1 MiB), for benchmarks. */
   chunkSize?: number | undefined;
+  /**
+   * The stream carries only these ranges of the image, concatenated (a block map; see
+   * stream-layout.ts); everything else on the device is left as it was. Needs `imageSize`.
+   */
+  extents?: readonly Extent[] | undefined;
+  /**
+   * How the unprivileged source side says the stream ended, for a decoder's pipe: the end of a
+   * pipe alone cannot tell a finished image from a decoder that failed or a checksum that did not
+   * match. Absent for an image file read directly.
+   */
+  sourceEnd?: SourceEndSignal | undefined;
 }
 
 /** The st_dev of the file behind `fd`, or null when it is not a regular file (a decoder's pipe). */
@@ -84,6 +97,12 @@ function scratchBytes(targets: readonly TargetDevice[]): number {
  * others carry on.
  */
 export async function flash(job: FlashJob): Promise<TargetResult[]> {
+  let layout: StreamLayout;
+  try {
+    layout = streamLayoutOf(job);
+  } catch (error) {
+    return job.targets.map((path) => ({ status: 'failed', target: path, bytes: 0, ...toFailure(error) }));
+  }
   const platform = job.platform ?? (await currentPlatform());
   const results = new Map<string, TargetResult>();
   const active: TargetDevice[] = [];
@@ -97,7 +116,7 @@ export async function flash(job: FlashJob): Promise<TargetResult[]> {
   }
   if (active.length > 0) {
     try {
-      await runJob(job, active, results);
+      await runJob(job, layout, active, results);
     } finally {
       await Promise.allSettled(active.map((t) => t.close()));
     }
@@ -111,9 +130,16 @@ export async function flash(job: FlashJob): Promise<TargetResult[]> {
   return job.targets.map((path) => results.get(path) ?? { status: 'failed', target: path, bytes: 0, ...toFailure(new Error('no result')) });
 }
 
-async function runJob(job: FlashJob, opened: TargetDevice[], results: Map<string, TargetResult>): Promise<void> {
+function streamLayoutOf(job: FlashJob): StreamLayout {
+  if (job.extents === undefined) return StreamLayout.whole(job.imageSize);
+  if (job.imageSize === null) throw fail('protocol-error', 'A block map came without the size of the image it maps.');
+  return StreamLayout.mapped(job.extents, job.imageSize);
+}
+
+async function runJob(job: FlashJob, layout: StreamLayout, opened: TargetDevice[], results: Map<string, TargetResult>): Promise<void> {
   const started = performance.now();
-  const maxBytes = job.imageSize ?? Math.max(...opened.map((t) => t.facts.size));
+  const streamBytes = layout.streamBytes;
+  const maxBytes = streamBytes ?? Math.max(...opened.map((t) => t.facts.size));
   const grain = chooseGrain(maxBytes);
   // Verification gives each target its own two slices of the chunk region, at least a grain each.
   const request = Math.max(chooseChunkSize(opened, job.chunkSize), grain * opened.length);
@@ -124,14 +150,14 @@ async function runJob(job: FlashJob, opened: TargetDevice[], results: Map<string
   // block per target ]. Allocated once; nothing else on the data path allocates.
   const jobMemory = allocateJobMemory(chunkSize + HEAD_BYTES + scratchSize * opened.length);
   const memory = jobMemory.bytes;
-  const hashes = new GrainHashes(grain, job.imageSize, jobMemory.hash);
+  const hashes = new GrainHashes(grain, streamBytes, jobMemory.hash);
   const chunk = memory.subarray(0, chunkSize);
   const head = memory.subarray(chunkSize, chunkSize + HEAD_BYTES);
   const scratchOf = new Map(opened.map((t, i) => [t, memory.subarray(chunkSize + HEAD_BYTES + i * scratchSize, chunkSize + HEAD_BYTES + (i + 1) * scratchSize)]));
 
   let active = opened;
   let imageBytes = 0;
-  const meters = new Map(active.map((t) => [t, new ProgressMeter('writing', t.path, job.imageSize, emit)]));
+  const meters = new Map(active.map((t) => [t, new ProgressMeter('writing', t.path, streamBytes, emit)]));
   function emit(progress: Progress): void {
     job.onProgress?.(progress);
   }
@@ -144,7 +170,7 @@ async function runJob(job: FlashJob, opened: TargetDevice[], results: Map<string
       const target = active[i];
       if (target === undefined) return;
       if (outcome.status === 'fulfilled') survivors.push(target);
-      else results.set(target.path, { status: 'failed', target: target.path, bytes: imageBytes, ...targetWriteFailure(target.path, outcome.reason, near).failure });
+      else results.set(target.path, { status: 'failed', target: target.path, bytes: imageBytes, ...targetWriteFailure(target.path, outcome.reason, layout.deviceOffset(near)).failure });
     });
     active = survivors;
   };
@@ -152,7 +178,21 @@ async function runJob(job: FlashJob, opened: TargetDevice[], results: Map<string
     for (const t of active) results.set(t.path, make(t));
     active = [];
   };
-  /** Reads the image's next bytes, which start at image offset `at`, into `into`. */
+  const cancelAll = async (): Promise<void> => {
+    await Promise.allSettled(active.map((t) => t.sync()));
+    endAll((t) => ({ status: 'cancelled', target: t.path, bytes: imageBytes }));
+  };
+  /** Writes `length` stream bytes from `buffer`, which start at stream offset `at`, where the layout puts them. */
+  const writeStream = async (t: TargetDevice, buffer: Buffer, length: number, at: number): Promise<void> => {
+    const scratch = scratchOf.get(t) ?? chunk;
+    for (const piece of layout.pieces(at, length)) await t.write(buffer, piece.bufferOffset, piece.length, piece.deviceOffset, scratch);
+  };
+  /** The source side's failure, as soon as it is known: nothing more it sends can be trusted. */
+  const throwIfSourceFailed = (): void => {
+    const end = job.sourceEnd?.current;
+    if (end?.ok === false) throw new FlashError(end.failure);
+  };
+  /** Reads the image's next bytes, which start at stream offset `at`, into `into`. */
   const readSource = async (into: Buffer, length: number, at: number): Promise<number> => {
     try {
       return await readFully(job.source, into, 0, length, null);
@@ -166,7 +206,8 @@ async function runJob(job: FlashJob, opened: TargetDevice[], results: Map<string
     const headLength = await readSource(head, HEAD_BYTES, 0);
     hashes.record(head.subarray(0, headLength), 0);
     imageBytes = headLength;
-    await onEachTarget((t) => t.write(chunk, 0, alignDown(headLength, t.blockSize), 0, scratchOf.get(t) ?? chunk), 0);
+    // The chunk region is still all zeros here.
+    await onEachTarget((t) => writeStream(t, chunk, alignDown(headLength, t.blockSize), 0), 0);
 
     // 2. Everything after it, through the two halves of the chunk region in turn: while one half
     //    is written (and hashed), the next bytes arrive in the other. That overlap is what lets a
@@ -175,18 +216,15 @@ async function runJob(job: FlashJob, opened: TargetDevice[], results: Map<string
     let lastSync = performance.now();
     let filled = headLength === HEAD_BYTES ? await readSource(halves[0], request, imageBytes) : 0;
     for (let turn: 0 | 1 = 0; filled > 0 && active.length > 0; turn = turn === 0 ? 1 : 0) {
-      if (job.signal?.aborted) {
-        await Promise.allSettled(active.map((t) => t.sync()));
-        endAll((t) => ({ status: 'cancelled', target: t.path, bytes: imageBytes }));
-        return;
-      }
+      if (job.signal?.aborted) return await cancelAll();
+      throwIfSourceFailed();
       const current = halves[turn];
       const n = filled;
       const position = imageBytes;
-      if (job.imageSize !== null && position + n > job.imageSize) {
-        throw fail('source-corrupt', `The image has more data than the ${job.imageSize} bytes it announced; it may be corrupt.`, { offset: job.imageSize });
+      if (streamBytes !== null && position + n > streamBytes) {
+        throw fail('source-corrupt', `The image has more data than the ${streamBytes} bytes it announced; it may be corrupt.`, { offset: streamBytes });
       }
-      const writes = onEachTarget((t) => t.write(current, 0, n, position, scratchOf.get(t) ?? chunk), position);
+      const writes = onEachTarget((t) => writeStream(t, current, n, position), position);
       // A failed read is held until the writes it overlapped have settled, so no write is left in flight.
       const nextRead =
         n === request
@@ -208,12 +246,26 @@ async function runJob(job: FlashJob, opened: TargetDevice[], results: Map<string
         lastSync = performance.now();
       }
     }
-    if (job.imageSize !== null && imageBytes < job.imageSize) {
-      throw fail('source-truncated', `The image ended after ${imageBytes} of its ${job.imageSize} bytes: the file is truncated (an incomplete download?).`, { offset: imageBytes });
+    if (active.length === 0) return;
+    // 3. The source side's word on the stream comes before any verdict of our own: its reason
+    //    (a corrupt archive, a checksum that does not match) is the real one, and a stream that
+    //    ended early must never get its head written.
+    if (job.sourceEnd !== undefined) {
+      const end = await waitForSourceEnd(job.sourceEnd, job.signal);
+      if (end === null) return await cancelAll();
+      if (!end.ok) throw new FlashError(end.failure);
+      if (end.bytes !== null && end.bytes !== imageBytes) {
+        throw fail('source-read-error', `The image source sent ${end.bytes} bytes, but ${imageBytes} arrived; the device is incomplete.`, { offset: layout.deviceOffset(Math.min(end.bytes, imageBytes)) });
+      }
     }
+    if (streamBytes !== null && imageBytes < streamBytes) {
+      const offset = layout.deviceOffset(imageBytes);
+      throw fail('source-truncated', `The image ended after ${offset} of its ${job.imageSize ?? streamBytes} bytes: the file is truncated (an incomplete download?).`, { offset });
+    }
+    if (job.signal?.aborted) return await cancelAll();
 
-    // 3. The head, now that the rest is on the device.
-    await onEachTarget((t) => t.write(head, 0, headLength, 0, scratchOf.get(t) ?? chunk), 0);
+    // 4. The head, now that the rest is on the device.
+    await onEachTarget((t) => writeStream(t, head, headLength, 0), 0);
     for (const t of active) meters.get(t)?.finish();
 
     for (const t of active) emit({ phase: 'syncing', target: t.path, bytesDone: imageBytes, bytesTotal: imageBytes, speed: 0, eta: null });
@@ -224,7 +276,7 @@ async function runJob(job: FlashJob, opened: TargetDevice[], results: Map<string
       endAll((t) => ({ status: 'ok', target: t.path, bytes: imageBytes, written: true, verified: false, seconds }));
       return;
     }
-    const verified = await verifyWritten({ targets: active, chunk, imageBytes, hashes, job, emit });
+    const verified = await verifyWritten({ targets: active, chunk, imageBytes, layout, hashes, job, emit });
     const seconds = (performance.now() - started) / 1000;
     for (const [t, outcome] of verified) {
       results.set(t.path, outcome === null ? { status: 'ok', target: t.path, bytes: imageBytes, written: true, verified: true, seconds } : outcome.status === 'cancelled' ? { status: 'cancelled', target: t.path, bytes: imageBytes } : { status: 'failed', target: t.path, bytes: imageBytes, ...outcome.failure });

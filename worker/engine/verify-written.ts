@@ -6,6 +6,7 @@ import { targetReadFailure } from './errors.js';
 import type { GrainHashes } from './grain-hashes.js';
 import { readFully } from './io.js';
 import { ProgressMeter } from './progress-meter.js';
+import type { StreamLayout } from './stream-layout.js';
 import type { TargetDevice } from './target-device.js';
 
 /** How verification of one target ended: null when every byte matched. */
@@ -15,7 +16,9 @@ interface VerifyWrittenArgs {
   targets: readonly TargetDevice[];
   /** The job's chunk region; each target reads into its own slice of it. */
   chunk: Buffer;
+  /** Stream bytes written; the hashes are keyed by stream offset. */
   imageBytes: number;
+  layout: StreamLayout;
   hashes: GrainHashes;
   job: { source: number; sourceSeekable: boolean; signal?: AbortSignal | undefined };
   emit: (progress: Progress) => void;
@@ -35,19 +38,32 @@ function firstDifference(a: Buffer, b: Buffer): number {
  * while the other is being hashed.
  */
 export async function verifyWritten(args: VerifyWrittenArgs): Promise<Map<TargetDevice, VerifyOutcome>> {
-  const { targets, chunk, imageBytes, hashes, job, emit } = args;
+  const { targets, chunk, imageBytes, layout, hashes, job, emit } = args;
   const slice = alignDown(Math.floor(chunk.length / targets.length / 2), hashes.grain);
   const outcomes = await Promise.all(
     targets.map(async (target, i): Promise<VerifyOutcome> => {
       const base = 2 * i * slice;
       const regions: readonly [Buffer, Buffer] = [chunk.subarray(base, base + slice), chunk.subarray(base + slice, base + 2 * slice)];
       const meter = new ProgressMeter('verifying', target.path, imageBytes, emit);
-      /** Reads the span at `position` into `region`; resolves to the bytes read or the failure. */
-      const readSpan = (region: Buffer, position: number): Promise<number | VerifyOutcome> =>
-        target.read(region, 0, Math.min(slice, imageBytes - position), position).then(
-          (got) => got,
-          (error: unknown): VerifyOutcome => ({ status: 'failed', failure: targetReadFailure(target.path, error, position).failure }),
-        );
+      /**
+       * Reads the device bytes of the stream span at `position` into `region`, piece by piece
+       * where the layout maps it; resolves to the bytes read (short only where the device ended)
+       * or the failure.
+       */
+      const readSpan = async (region: Buffer, position: number): Promise<number | VerifyOutcome> => {
+        let done = 0;
+        for (const piece of layout.pieces(position, Math.min(slice, imageBytes - position))) {
+          let got: number;
+          try {
+            got = await target.read(region, piece.bufferOffset, piece.length, piece.deviceOffset);
+          } catch (error) {
+            return { status: 'failed', failure: targetReadFailure(target.path, error, piece.deviceOffset).failure };
+          }
+          done += got;
+          if (got < piece.length) break;
+        }
+        return done;
+      };
       let badGrains = 0;
       let firstBad = -1;
       let pending = imageBytes > 0 ? readSpan(regions[0], 0) : null;
@@ -57,7 +73,8 @@ export async function verifyWritten(args: VerifyWrittenArgs): Promise<Map<Target
         if (typeof got !== 'number') return got;
         const length = Math.min(slice, imageBytes - position);
         if (got < length) {
-          return { status: 'failed', failure: { code: 'verify-read-error', message: `${target.path} ended at byte ${position + got} while being verified.`, offset: position + got } };
+          const end = layout.deviceOffset(position + got);
+          return { status: 'failed', failure: { code: 'verify-read-error', message: `${target.path} ended at byte ${end} while being verified.`, offset: end } };
         }
         if (job.signal?.aborted) return { status: 'cancelled' };
         pending = position + slice < imageBytes ? readSpan(regions[turn === 0 ? 1 : 0], position + slice) : null;
@@ -67,7 +84,7 @@ export async function verifyWritten(args: VerifyWrittenArgs): Promise<Map<Target
           badGrains += 1;
           if (firstBadHere < 0) firstBadHere = grainOffset;
         });
-        if (firstBad < 0 && firstBadHere >= 0) firstBad = await pinpoint(job, bytes, position, firstBadHere, hashes.grain);
+        if (firstBad < 0 && firstBadHere >= 0) firstBad = await pinpoint(job, layout, bytes, position, firstBadHere, hashes.grain);
         meter.update(position + length);
       }
       meter.finish();
@@ -87,12 +104,12 @@ export async function verifyWritten(args: VerifyWrittenArgs): Promise<Map<Target
 }
 
 /**
- * The exact first differing byte inside a bad grain, when the image can be re-read at that offset;
- * otherwise the grain's own offset. Runs once per target, only on failure, so its small allocation
- * is off the hot path.
+ * The device offset of the exact first differing byte inside a bad grain (given as a stream
+ * offset), when the image can be re-read at that offset; otherwise the grain's own offset. Runs
+ * once per target, only on failure, so its small allocation is off the hot path.
  */
-async function pinpoint(job: VerifyWrittenArgs['job'], deviceBytes: Buffer, position: number, grainOffset: number, grain: number): Promise<number> {
-  if (!job.sourceSeekable) return grainOffset;
+async function pinpoint(job: VerifyWrittenArgs['job'], layout: StreamLayout, deviceBytes: Buffer, position: number, grainOffset: number, grain: number): Promise<number> {
+  if (!job.sourceSeekable || layout.sparse) return layout.deviceOffset(grainOffset);
   const start = grainOffset - position;
   const device = deviceBytes.subarray(start, Math.min(start + grain, deviceBytes.length));
   const image = Buffer.allocUnsafe(device.length);

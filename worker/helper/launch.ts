@@ -8,7 +8,7 @@ import type { Socket } from 'node:net';
 import type { Readable } from 'node:stream';
 import type { Progress } from '../common/progress.js';
 import { FromHelper, type StartMessage, type ToHelper } from '../common/protocol.js';
-import type { Failure, TargetResult } from '../common/result.js';
+import type { Failure, SourceEnd, TargetResult } from '../common/result.js';
 import { Channel, type ChannelStreams } from './channel.js';
 import { createChannelDir, type ChannelDir } from './channel-dir.js';
 import { directLaunch } from './elevation/direct.js';
@@ -46,6 +46,11 @@ export interface HelperJob {
    * While an authorization prompt is still open, closes the prompt instead.
    */
   cancel(): void;
+  /**
+   * Tells the helper how the image stream ended on this side (start.awaitSourceEnd): it writes the
+   * partition table only after an ok, and fails the job with the given failure otherwise.
+   */
+  endSource(end: SourceEnd): void;
 }
 
 function failAll(targets: readonly string[], failure: Failure): TargetResult[] {
@@ -73,6 +78,7 @@ class HelperLaunch implements HelperJob {
   private settled: TargetResult[] | null = null;
   private helperPid: number | null = null;
   private cancelRequested = false;
+  private sourceEnd: SourceEnd | null = null;
   private child: ChildProcess | null = null;
   private channel: Channel<FromHelper, ToHelper> | null = null;
   private stderrTail = '';
@@ -88,6 +94,19 @@ class HelperLaunch implements HelperJob {
 
   cancel(): void {
     if (this.settled === null) this.stop();
+  }
+
+  endSource(end: SourceEnd): void {
+    if (this.sourceEnd !== null) return;
+    this.sourceEnd = end;
+    if (this.channel !== null) this.sendSourceEnd(end);
+  }
+
+  private sendSourceEnd(end: SourceEnd): void {
+    const message: ToHelper = end.ok
+      ? { type: 'source-end', ok: true, bytes: end.bytes }
+      : { type: 'source-end', ok: false, code: end.failure.code, message: end.failure.message, offset: end.failure.offset };
+    void this.channel?.send(message);
   }
 
   /** Tells the helper to stop at its next block; before it runs, closes the authorization prompt. */
@@ -212,6 +231,7 @@ class HelperLaunch implements HelperJob {
     });
     this.channel = channel;
     void channel.send({ type: 'start', ...this.options.start, sourceSeekable: this.options.start.sourceSeekable && this.elevation.passesStdin });
+    if (this.sourceEnd !== null) this.sendSourceEnd(this.sourceEnd);
     if (this.cancelRequested) void channel.send({ type: 'cancel' });
   }
 

@@ -15,6 +15,7 @@
  */
 import { ToHelper, type FromHelper, type StartMessage } from '../common/protocol.js';
 import { flash } from '../engine/flash.js';
+import { sourceEndSignal } from '../engine/source-end.js';
 import { Channel, ProtocolError } from './channel.js';
 import { parseHelperArgv, type HelperArgs } from './helper-args.js';
 import { openHelperEndpoints, type HelperEndpoints } from './helper-endpoints.js';
@@ -58,6 +59,7 @@ function runHelper(args: HelperArgs, endpoints: HelperEndpoints): void {
   process.on('SIGINT', () => undefined);
 
   const controller = new AbortController();
+  const sourceEnd = sourceEndSignal();
   let job: StartMessage | null = null;
   /** Until the engine runs there is nothing on a device to stop cleanly. */
   let flashing = false;
@@ -78,6 +80,8 @@ function runHelper(args: HelperArgs, endpoints: HelperEndpoints): void {
       targets: start.targets,
       verify: start.verify,
       eject: start.eject === true,
+      extents: start.extents,
+      sourceEnd: start.awaitSourceEnd === true ? sourceEnd.signal : undefined,
       signal: controller.signal,
       onProgress: (p) => void channel.send({ type: 'progress', ...p }),
     });
@@ -111,7 +115,9 @@ function runHelper(args: HelperArgs, endpoints: HelperEndpoints): void {
         job = message;
         void run(message);
       } else if (job === null) {
-        reject(new ProtocolError('cancel before start'));
+        reject(new ProtocolError(`${message.type} before start`));
+      } else if (message.type === 'source-end') {
+        sourceEnd.settle(message.ok ? { ok: true, bytes: message.bytes } : { ok: false, failure: { code: message.code, message: message.message, offset: message.offset } });
       } else {
         controller.abort();
         // Still waiting for the app to open the image FIFO: nothing is open, so report at once.

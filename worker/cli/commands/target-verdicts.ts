@@ -18,7 +18,7 @@ export interface JudgedTarget {
  * the listing does not know (a partition, a file) gets no verdicts here; the helper's own checks
  * refuse what must be refused. A listing that fails is said, and the helper's checks still stand.
  */
-export async function judgeTargets(imagePath: string, imageSize: number, targets: readonly string[]): Promise<JudgedTarget[]> {
+export async function judgeTargets(imagePath: string, imageSize: number | null, targets: readonly string[]): Promise<JudgedTarget[]> {
   const drives = await listDrives({ showAll: true, showVirtual: true }).catch((error: unknown) => {
     process.stderr.write(`sluice: could not list drives (${error instanceof Error ? error.message : String(error)}); relying on the writer's own checks.\n`);
     return [] as Drive[];

@@ -1,29 +1,37 @@
 import { verifyImage } from '../../engine/verify-image.js';
+import { openSourceFeed } from '../../sources/source-feed.js';
 import { cancelOnSigint } from '../cancel.js';
-import { exitCodeFor } from '../exit-codes.js';
+import { EXIT, exitCodeFor } from '../exit-codes.js';
 import { createReporter } from '../reporter.js';
-import { openRawImage } from './open-raw-image.js';
+import { prepareCliImage } from './prepare-cli-image.js';
 
-/** `sluice verify IMAGE DEVICE [--json]`: compares a written device with the image; writes nothing. */
+/**
+ * `sluice verify IMAGE DEVICE [--json]`: compares a written device with the image, decoding it
+ * if it is compressed; writes nothing. Every byte is compared (a block map is not applied).
+ */
 export async function verifyCommand(imagePath: string, target: string, json: boolean): Promise<number> {
-  const image = await openRawImage(imagePath);
-  if (typeof image === 'number') return image;
-  try {
-    const controller = new AbortController();
-    const reporter = createReporter(json);
-    const stopListening = cancelOnSigint(() => controller.abort());
-    const result = await verifyImage({
-      source: image.fd,
-      imageSize: image.fileSize,
-      target,
-      signal: controller.signal,
-      onProgress: (p) => reporter.progress(p),
-    });
-    stopListening();
-    reporter.end();
-    reporter.result(result);
-    return exitCodeFor([result]);
-  } finally {
-    await image.close();
+  const prepared = await prepareCliImage({ image: imagePath, bmap: false });
+  if (typeof prepared === 'number') return prepared;
+  const feed = await openSourceFeed(prepared);
+  if (typeof feed.source !== 'number') {
+    await feed.close();
+    process.stderr.write(`sluice: verifying a ${prepared.info.format} image is not supported on this system; decompress it first.\n`);
+    return EXIT.unsupportedFormat;
   }
+  const controller = new AbortController();
+  const reporter = createReporter(json);
+  const stopListening = cancelOnSigint(() => controller.abort());
+  const result = verifyImage({
+    source: feed.source,
+    imageSize: prepared.imageSize,
+    target,
+    signal: controller.signal,
+    onProgress: (p) => reporter.progress(p),
+  }).then((r) => [r]);
+  // A decoder's failure makes the comparison meaningless: its reason is the result.
+  const results = await feed.finish(result, () => undefined);
+  stopListening();
+  reporter.end();
+  for (const r of results) reporter.result(r);
+  return exitCodeFor(results);
 }

@@ -1,0 +1,57 @@
+import { readFile } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import { SourceError } from './decode/source-error.js';
+
+/** A SHA-256 the image must have, and where it came from (for the mismatch message). */
+export interface ExpectedChecksum {
+  sha256: string;
+  from: string;
+}
+
+const SHA256_HEX = /^[0-9a-fA-F]{64}$/;
+/** Checksum files are small; a larger file of that name is not one. */
+const MAX_CHECKSUM_FILE_BYTES = 1024 * 1024;
+
+async function readSmallText(path: string): Promise<string | null> {
+  try {
+    const bytes = await readFile(path);
+    return bytes.length <= MAX_CHECKSUM_FILE_BYTES ? bytes.toString('utf8') : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The SHA-256 for `name` in a checksum list: `HEX  name` or `HEX *name` (sha256sum), `SHA256
+ * (name) = HEX` (BSD tag), or a lone HEX when the file holds just one.
+ */
+export function checksumFor(text: string, name: string): string | null {
+  const lines = text.split(/\r?\n/).map((line) => line.trim()).filter((line) => line !== '' && !line.startsWith('#'));
+  for (const line of lines) {
+    const plain = /^([0-9a-fA-F]{64})\s+\*?(.+)$/.exec(line);
+    if (plain?.[1] !== undefined && basename(plain[2] ?? '') === name) return plain[1].toLowerCase();
+    const tagged = /^SHA256\s*\((.+)\)\s*=\s*([0-9a-fA-F]{64})$/.exec(line);
+    if (tagged?.[2] !== undefined && basename(tagged[1] ?? '') === name) return tagged[2].toLowerCase();
+  }
+  const only = lines.length === 1 ? /^([0-9a-fA-F]{64})$/.exec(lines[0] ?? '') : null;
+  return only?.[1]?.toLowerCase() ?? null;
+}
+
+/**
+ * The checksum to verify the image against: `--sha256 HEX` when given, else IMAGE.sha256 or
+ * SHA256SUMS next to a local image, when one lists it. Null when there is none.
+ */
+export async function expectedChecksum(image: string, local: boolean, explicit: string | undefined): Promise<ExpectedChecksum | null> {
+  if (explicit !== undefined) {
+    if (!SHA256_HEX.test(explicit)) throw new SourceError('unsupported-format', `--sha256 takes 64 hexadecimal digits, not "${explicit}".`);
+    return { sha256: explicit.toLowerCase(), from: '--sha256' };
+  }
+  if (!local) return null;
+  const name = basename(image);
+  for (const list of [`${image}.sha256`, join(dirname(image), 'SHA256SUMS')]) {
+    const text = await readSmallText(list);
+    const sha256 = text === null ? null : checksumFor(text, name);
+    if (sha256 !== null) return { sha256, from: basename(list) };
+  }
+  return null;
+}

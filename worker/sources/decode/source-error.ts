@@ -1,0 +1,23 @@
+import type { SourceFailureCode } from './plan.js';
+
+/** Why the source could not be turned into image bytes: thrown inside the decoder, sent to the parent. */
+export class SourceError extends Error {
+  constructor(
+    readonly code: SourceFailureCode,
+    message: string,
+    /** Byte offset in the decoded image where the problem is, when known (the message names source offsets). */
+    readonly offset?: number | undefined,
+  ) {
+    super(message);
+    this.name = 'SourceError';
+  }
+}
+
+/** The error code of a Node error (ENOENT, Z_DATA_ERROR, …), or ''. */
+export function errorCode(error: unknown): string {
+  return typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : '';
+}
+
+export function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
