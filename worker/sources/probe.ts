@@ -208,7 +208,7 @@ async function prepareFile(request: ImageRequest): Promise<PreparedImage> {
         format,
         sourceSize: image.fileSize,
         size: bmap?.map.imageSize ?? size,
-        sizeExact: bmap !== null || sizeExact,
+        sizeExact: bmap !== null || (size !== null && sizeExact),
         partitionTable,
         entry,
         bmap: bmap === null ? null : { file: bmap.file, mappedBytes: bmap.map.mappedBytes, ranges: bmap.map.ranges.length },
