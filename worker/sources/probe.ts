@@ -11,6 +11,7 @@ import { MAX_BMAP_BYTES, parseBmap, type BlockMap } from './bmap.js';
 import { expectedChecksum, type ExpectedChecksum } from './checksums.js';
 import type { DecodeMap, DecodePlan, SourceLocation, ZipEntryPlan } from './decode/plan.js';
 import { SourceError } from './decode/source-error.js';
+import { systemDecoder } from './decode/system-tool.js';
 import { readDecodedHead } from './decoded-head.js';
 import { detectFormat, SNIFF_BYTES, type ImageFormat } from './detect-format.js';
 import { mappedExtents } from './extents.js';
@@ -122,6 +123,13 @@ function decodeMap(map: BlockMap, file: string): DecodeMap {
   return { extents: mappedExtents(map.ranges, map.imageSize), ranges: map.ranges, digestAlgorithm: map.digestAlgorithm, name: basename(file) };
 }
 
+/** bzip2 has no in-process decoder worth the name (pure-JS ones run at 8-18 MB/s): refuse before writing. */
+async function requireBzip2(request: ImageRequest): Promise<void> {
+  if (request.systemTools !== false && (await systemDecoder('bzip2')) !== null) return;
+  const why = request.systemTools === false ? 'Sluice has no bzip2 decoder of its own' : 'neither lbzip2 nor bzip2 is installed';
+  throw new SourceError('unsupported-format', `${request.image} is a bzip2 image, and ${why}. Install lbzip2 or bzip2, or decompress the image first.`);
+}
+
 /** Probes a local image file. */
 async function prepareFile(request: ImageRequest): Promise<PreparedImage> {
   const path = request.image;
@@ -158,6 +166,7 @@ async function prepareFile(request: ImageRequest): Promise<PreparedImage> {
         sizeExact = false;
         break;
       case 'bzip2':
+        await requireBzip2(request);
         break;
       case 'zip': {
         const archive = await readZipArchive(readAt, image.fileSize, basename(path));
@@ -244,6 +253,7 @@ async function prepareUrl(request: ImageRequest): Promise<PreparedImage> {
     throw new SourceError('unsupported-format', `${url} is a ${format} image, which cannot be written while downloading (it must be read out of order). Download it first, then flash the file.`);
   }
   if (request.bmap !== undefined && request.bmap !== false) throw new SourceError('unsupported-format', 'A block map (--bmap) applies to local images only.');
+  if (format === 'bzip2') await requireBzip2(request);
   const checksum = await expectedChecksum(url, false, request.sha256);
   const location: SourceLocation = { kind: 'url', url };
   const plan: DecodePlan = {

@@ -98,7 +98,7 @@ export async function decodeImage(plan: DecodePlan, events: DecodeEvents): Promi
       return inProcess(entry.method === 0 ? 'zip (stored)' : 'node:zlib inflateRaw', plan, sink, events, (input) => unzipEntry(input.stream, sink, entry.method, entry.crc32, entry.name));
     }
     case 'bzip2':
-      throw new SourceError('unsupported-format', 'bzip2 images need lbzip2 or bzip2 on this computer, and neither was found. Install one, or decompress the image first.');
+      throw new SourceError('unsupported-format', 'bzip2 images need lbzip2 or bzip2 on this computer.');
     case 'qcow2':
     case 'dmg':
       throw new SourceError('unsupported-format', `${plan.format} images cannot be decoded yet.`);
