@@ -13,7 +13,8 @@ export const ROOT_OFFSET = BOOT_OFFSET + BOOT_SIZE;
  * A small disk image laid out like an OS image: a GPT with a FAT boot partition ("BOOT",
  * holding files copied in with mtools, as this kernel has no vfat to mount) and an ext4 root
  * partition ("rootfs", filled with mkfs.ext4 -d from a directory of text and random files), with
- * unused space in between that compresses to nothing. `size` must leave room for both.
+ * unused space that compresses to nothing and is left as holes in the file, as image builders
+ * leave it (so bmaptool can map it). `size` must leave room for both partitions.
  */
 export function osImage(dir: string, size: number, name = 'os.img'): string {
   const image = join(dir, name);
@@ -41,8 +42,9 @@ export function osImage(dir: string, size: number, name = 'os.img'): string {
   execFileSync('truncate', ['-s', String(size - ROOT_OFFSET - MiB), root]);
   execFileSync('mkfs.ext4', ['-q', '-F', '-L', 'rootfs', '-E', 'lazy_itable_init=0,lazy_journal_init=0', '-d', tree, root]);
 
-  execFileSync('dd', [`if=${boot}`, `of=${image}`, 'bs=1M', `seek=${BOOT_OFFSET / MiB}`, 'conv=notrunc', 'status=none']);
-  execFileSync('dd', [`if=${root}`, `of=${image}`, 'bs=1M', `seek=${ROOT_OFFSET / MiB}`, 'conv=notrunc', 'status=none']);
+  // 4 KiB blocks: conv=sparse leaves a hole only where a whole block is zeros.
+  execFileSync('dd', [`if=${boot}`, `of=${image}`, 'bs=4K', `seek=${BOOT_OFFSET / 4096}`, 'conv=notrunc,sparse', 'status=none']);
+  execFileSync('dd', [`if=${root}`, `of=${image}`, 'bs=4K', `seek=${ROOT_OFFSET / 4096}`, 'conv=notrunc,sparse', 'status=none']);
   return image;
 }
 

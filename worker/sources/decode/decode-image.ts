@@ -85,7 +85,7 @@ export async function decodeImage(plan: DecodePlan, events: DecodeEvents): Promi
   if (tool !== null) return viaTool(tool, plan, sink, events);
   switch (plan.format) {
     case 'raw':
-      return inProcess('copy', plan, sink, events, (input) => pipeline(input.stream, sink));
+      return inProcess(plan.map === null ? 'copy' : 'copy of the mapped ranges', plan, sink, events, (input) => pipeline(input.stream, sink));
     case 'gzip':
       return inProcess('node:zlib gunzip', plan, sink, events, (input) => gunzip(input.stream, sink));
     case 'zstd':
