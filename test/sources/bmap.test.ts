@@ -55,7 +55,7 @@ describeDevices('block maps (bmap): only mapped ranges are written and verified'
     const before = garbage();
     const run = await flashCli(image, [loop.path], ['--no-eject']);
     expect(resultsOf(run).get(loop.path), run.stdout + run.stderr).toMatchObject({ status: 'ok', verified: true, bytes: map.mappedBytes });
-    expect(run.events.find((e) => e.type === 'source')?.['bmap']).toMatchObject({ mappedBytes: map.mappedBytes, ranges: map.ranges.length });
+    expect(run.events.find((e) => e.type === 'source')?.['blockMap']).toMatchObject({ mappedBytes: map.mappedBytes, ranges: map.ranges.length });
     expectMappedOnly(before);
   });
 
@@ -72,7 +72,7 @@ describeDevices('block maps (bmap): only mapped ranges are written and verified'
     const before = garbage();
     const run = await flashCli(join(dir, 'with-bmap.zip'), [loop.path], ['--no-eject']);
     expect(resultsOf(run).get(loop.path), run.stdout + run.stderr).toMatchObject({ status: 'ok', bytes: map.mappedBytes });
-    expect(String((run.events.find((e) => e.type === 'source')?.['bmap'] as { file: string }).file)).toMatch(/\.meta\/image\.bmap$/);
+    expect(String((run.events.find((e) => e.type === 'source')?.['blockMap'] as { from: string }).from)).toMatch(/\.meta\/image\.bmap$/);
     expectMappedOnly(before);
   });
 

@@ -51,7 +51,7 @@ export function describeSize(info: ImageInfo): string {
 /** The line that says what is being written and how it is read: "image.img.xz: xz, 1.1 GB, decoded by xz -dc -T2 (system)". */
 export function sourceLine(info: ImageInfo, decoder: string): string {
   const entry = info.entry === null ? '' : `, entry ${info.entry.choice ?? info.entry.name}`;
-  const bmap = info.bmap === null ? '' : `, block map ${info.bmap.file} (${formatBytes(info.bmap.mappedBytes)} mapped)`;
+  const bmap = info.blockMap === null ? '' : `, block map from ${info.blockMap.from} (${formatBytes(info.blockMap.mappedBytes)} mapped)`;
   const checksum = info.checksum === null ? '' : `, SHA-256 from ${info.checksum.from}`;
   return `${info.name}: ${info.format}, ${describeSize(info)}${entry}${bmap}${checksum}; ${decoder}`;
 }

@@ -10,6 +10,7 @@ import { readFully } from '../engine/io.js';
 import { MAX_BMAP_BYTES, parseBmap, type BlockMap } from './bmap.js';
 import { expectedChecksum, type ExpectedChecksum } from './checksums.js';
 import type { DecodeMap, DecodePlan, SourceLocation, ZipEntryPlan } from './decode/plan.js';
+import { readQcow2, type Qcow2Image } from './qcow2.js';
 import { SourceError } from './decode/source-error.js';
 import { systemDecoder } from './decode/system-tool.js';
 import { readDecodedHead } from './decoded-head.js';
@@ -38,8 +39,11 @@ export interface ImageInfo {
   partitionTable: PartitionTable | null;
   /** zip: the entry that is written, and why it was chosen when there were several. */
   entry: { name: string; choice: string | null } | null;
-  /** The block map that applies: only its mapped bytes are written and verified. */
-  bmap: { file: string; mappedBytes: number; ranges: number } | null;
+  /**
+   * The block map that applies, from a bmap file or the image's own allocation (qcow2): only its
+   * mapped bytes are written and verified, the rest of the drive is left as it is.
+   */
+  blockMap: { from: string; mappedBytes: number; ranges: number } | null;
   checksum: ExpectedChecksum | null;
 }
 
@@ -83,7 +87,28 @@ function bmapCandidates(path: string): string[] {
   return candidates;
 }
 
-async function readBmapFile(path: string, required: boolean): Promise<{ map: BlockMap; file: string } | null> {
+/** A block map for the decoder (what to send and check) and for the user (where it came from). */
+interface ChosenMap {
+  decode: DecodeMap;
+  from: string;
+  mappedBytes: number;
+  /** Ranges as the map gives them, before alignment and merging. */
+  ranges: number;
+  imageSize: number;
+}
+
+function fromBmap(map: BlockMap, file: string): ChosenMap {
+  const decode: DecodeMap = { extents: mappedExtents(map.ranges, map.imageSize), ranges: map.ranges, digestAlgorithm: map.digestAlgorithm, name: basename(file) };
+  return { decode, from: file, mappedBytes: map.mappedBytes, ranges: map.ranges.length, imageSize: map.imageSize };
+}
+
+/** A qcow2 image maps itself: its unallocated and zero clusters are left alone on the drive. */
+function fromQcow2(image: Qcow2Image): ChosenMap {
+  const decode: DecodeMap = { extents: mappedExtents(image.mapped, image.virtualSize), ranges: [], digestAlgorithm: 'sha256', name: 'the qcow2 allocation' };
+  return { decode, from: 'the qcow2 image’s allocated clusters', mappedBytes: image.mappedBytes, ranges: image.mapped.length, imageSize: image.virtualSize };
+}
+
+async function readBmapFile(path: string, required: boolean): Promise<ChosenMap | null> {
   let bytes: Buffer;
   try {
     bytes = await readFile(path);
@@ -92,7 +117,7 @@ async function readBmapFile(path: string, required: boolean): Promise<{ map: Blo
     throw new SourceError('source-read-error', `The block map ${path} cannot be read: ${error instanceof Error ? error.message : String(error)}.`);
   }
   if (bytes.length > MAX_BMAP_BYTES) throw new SourceError('source-corrupt', `${path} is too large to be a block map.`);
-  return { map: parseBmap(bytes.toString('utf8'), basename(path)), file: path };
+  return fromBmap(parseBmap(bytes.toString('utf8'), basename(path)), path);
 }
 
 function fileReader(image: OpenedImage): ReadAt {
@@ -117,10 +142,6 @@ async function withFilesystemLabels(table: PartitionTable, readImageAt: ReadAt |
     table.partitions.map(async (p) => (p.label !== null ? p : { ...p, label: filesystemLabel(await readImageAt(p.offset, FILESYSTEM_SNIFF_BYTES)) })),
   );
   return { ...table, partitions };
-}
-
-function decodeMap(map: BlockMap, file: string): DecodeMap {
-  return { extents: mappedExtents(map.ranges, map.imageSize), ranges: map.ranges, digestAlgorithm: map.digestAlgorithm, name: basename(file) };
 }
 
 /** bzip2 has no in-process decoder worth the name (pure-JS ones run at 8-18 MB/s): refuse before writing. */
@@ -179,31 +200,37 @@ async function prepareFile(request: ImageRequest): Promise<PreparedImage> {
         }
         if (bmap === null && request.bmap !== false && archive.bmapEntry !== null) {
           const xml = await readSmallEntry(readAt, archive.bmapEntry, MAX_BMAP_BYTES);
-          bmap = { map: parseBmap(xml.toString('utf8'), `${basename(path)}:${archive.bmapEntry.name}`), file: `${path}:${archive.bmapEntry.name}` };
+          bmap = fromBmap(parseBmap(xml.toString('utf8'), `${basename(path)}:${archive.bmapEntry.name}`), `${path}:${archive.bmapEntry.name}`);
         }
         break;
       }
-      case 'qcow2':
+      case 'qcow2': {
+        if (bmap !== null) throw new SourceError('unsupported-format', `A block map (--bmap) applies to raw images; ${path} is a qcow2 image, which maps its own clusters.`);
+        const qcow2 = await readQcow2(readAt, image.fileSize, basename(path));
+        size = qcow2.virtualSize;
+        if (request.bmap !== false) bmap = fromQcow2(qcow2);
+        break;
+      }
       case 'dmg':
         throw new SourceError('unsupported-format', `${path} is a ${format} image, which this version cannot write yet. Convert it to a raw image first (qemu-img convert -O raw).`);
     }
-    if (bmap === null && request.bmap === undefined) {
+    if (bmap === null && request.bmap === undefined && format !== 'qcow2') {
       for (const candidate of bmapCandidates(path)) {
         bmap = await readBmapFile(candidate, false);
         if (bmap !== null) break;
       }
     }
-    if (bmap !== null && size !== null && sizeExact && bmap.map.imageSize !== size) {
-      throw new SourceError('source-corrupt', `The block map ${bmap.file} does not match the image: it maps an image of ${bmap.map.imageSize} bytes, but ${path} holds ${size}.`);
+    if (bmap !== null && size !== null && sizeExact && bmap.imageSize !== size) {
+      throw new SourceError('source-corrupt', `The block map ${bmap.from} does not match the image: it maps an image of ${bmap.imageSize} bytes, but ${path} holds ${size}.`);
     }
     const checksum = await expectedChecksum(path, true, request.sha256);
     const plan: DecodePlan = {
       location: { kind: 'file', path },
       format,
-      imageSize: bmap?.map.imageSize ?? (sizeExact ? size : null),
+      imageSize: bmap?.imageSize ?? (sizeExact ? size : null),
       sha256: checksum?.sha256 ?? null,
       sha256From: checksum?.from ?? null,
-      map: bmap === null ? null : decodeMap(bmap.map, bmap.file),
+      map: bmap?.decode ?? null,
       zipEntry,
       sendImage: !(format === 'raw' && bmap === null),
       systemTools: request.systemTools ?? true,
@@ -216,11 +243,11 @@ async function prepareFile(request: ImageRequest): Promise<PreparedImage> {
         name: basename(path),
         format,
         sourceSize: image.fileSize,
-        size: bmap?.map.imageSize ?? size,
+        size: bmap?.imageSize ?? size,
         sizeExact: bmap !== null || (size !== null && sizeExact),
         partitionTable,
         entry,
-        bmap: bmap === null ? null : { file: bmap.file, mappedBytes: bmap.map.mappedBytes, ranges: bmap.map.ranges.length },
+        blockMap: bmap === null ? null : { from: bmap.from, mappedBytes: bmap.mappedBytes, ranges: bmap.ranges },
         checksum,
       },
       plan,
@@ -278,7 +305,7 @@ async function prepareUrl(request: ImageRequest): Promise<PreparedImage> {
       sizeExact: plan.imageSize !== null,
       partitionTable: format === 'raw' ? readPartitionTable(head) : null,
       entry: null,
-      bmap: null,
+      blockMap: null,
       checksum,
     },
     plan,

@@ -1,9 +1,5 @@
-import { frameHeaderBytes, parseFrameHeader } from './decode/zstd-frames.js';
+import { blockSpan, frameHeaderBytes, parseFrameHeader, SKIPPABLE_MAGIC, SKIPPABLE_MASK, ZSTD_MAGIC } from './decode/zstd-frames.js';
 import type { ReadAt } from './xz-index.js';
-
-const ZSTD_MAGIC = 0xfd2fb528;
-const SKIPPABLE_MASK = 0xfffffff0;
-const SKIPPABLE_MAGIC = 0x184d2a50;
 /** Walking a file of tiny frames block by block costs one read per block; past this many, give up. */
 const MAX_READS = 200_000;
 
@@ -33,12 +29,11 @@ export async function readZstdSize(readAt: ReadAt, fileSize: number): Promise<nu
     at += frameHeaderBytes(start[4] ?? 0);
     for (let last = false; !last; ) {
       if (++reads > MAX_READS) return null;
-      const block = await readAt(at, 3);
-      if (block.length < 3) return null;
-      const value = block.readUIntLE(0, 3);
-      last = (value & 1) !== 0;
-      const type = (value >> 1) & 3;
-      at += 3 + (type === 1 ? 1 : value >>> 3);
+      const header = await readAt(at, 3);
+      if (header.length < 3) return null;
+      const block = blockSpan(header.readUIntLE(0, 3));
+      last = block.last;
+      at += block.bytes;
     }
     if (header.hasChecksum) at += 4;
   }

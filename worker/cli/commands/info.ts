@@ -20,7 +20,8 @@ function describe(info: ImageInfo): string {
       lines.push(`    ${String(p.number).padStart(2)}  ${formatBytes(p.size).padStart(8)} at ${p.offset}  ${p.type}${p.label === null ? '' : `  "${p.label}"`}`);
     }
   }
-  lines.push(`  block map:        ${info.bmap === null ? 'none' : `${info.bmap.file}: ${formatBytes(info.bmap.mappedBytes)} mapped in ${info.bmap.ranges} ranges; only those are written and verified`}`);
+  const map = info.blockMap;
+  lines.push(`  block map:        ${map === null ? 'none' : `${map.from}: ${formatBytes(map.mappedBytes)} mapped in ${map.ranges} ranges; only those are written and verified`}`);
   lines.push(`  checksum:         ${info.checksum === null ? 'none' : `SHA-256 ${info.checksum.sha256} (from ${info.checksum.from})`}`);
   return lines.join('\n');
 }

@@ -5,6 +5,7 @@ import { pipeline, finished } from 'node:stream/promises';
 import { gunzip, unzipEntry, unzstd } from './in-process.js';
 import { ImageSink } from './image-sink.js';
 import { openInput, SOURCE_CHUNK, type SourceInput } from './input.js';
+import { decodeQcow2 } from './qcow2-decode.js';
 import type { DecodePlan } from './plan.js';
 import { SourceError } from './source-error.js';
 import { runDecoderTool, systemDecoder, type ToolCommand } from './system-tool.js';
@@ -99,7 +100,13 @@ export async function decodeImage(plan: DecodePlan, events: DecodeEvents): Promi
     }
     case 'bzip2':
       throw new SourceError('unsupported-format', 'bzip2 images need lbzip2 or bzip2 on this computer.');
-    case 'qcow2':
+    case 'qcow2': {
+      if (plan.location.kind !== 'file') throw new SourceError('unsupported-format', 'qcow2 images must be local files.');
+      const path = plan.location.path;
+      events.started('qcow2, clusters decoded in parallel');
+      await decodeQcow2(path, sink);
+      return { bytes: sink.sent, sourceDigest: null };
+    }
     case 'dmg':
       throw new SourceError('unsupported-format', `${plan.format} images cannot be decoded yet.`);
   }

@@ -1,10 +1,10 @@
 import { Transform, type TransformCallback } from 'node:stream';
 import { SourceError } from './source-error.js';
 
-const ZSTD_MAGIC = 0xfd2fb528;
+export const ZSTD_MAGIC = 0xfd2fb528;
 /** Skippable frames carry user data (seek tables, metadata): magic 0x184D2A50-5F, then a 4-byte size. */
-const SKIPPABLE_MASK = 0xfffffff0;
-const SKIPPABLE_MAGIC = 0x184d2a50;
+export const SKIPPABLE_MASK = 0xfffffff0;
+export const SKIPPABLE_MAGIC = 0x184d2a50;
 const BLOCK_HEADER_BYTES = 3;
 const CHECKSUM_BYTES = 4;
 
@@ -39,6 +39,28 @@ export function parseFrameHeader(bytes: Buffer, at: number): FrameHeader | null 
   else if (fcsBytes === 4) contentSize = bytes.readUInt32LE(fcsAt);
   else if (fcsBytes === 8) contentSize = Number(bytes.readBigUInt64LE(fcsAt));
   return { headerBytes, contentSize, hasChecksum: (descriptor & 0x04) !== 0 };
+}
+
+/** A block's length on disk, its 3-byte header included, and whether it ends its frame. */
+export function blockSpan(header: number): { bytes: number; last: boolean } {
+  const type = (header >> 1) & 3;
+  // An RLE block stores its one repeated byte; the size field is how often it repeats.
+  return { bytes: BLOCK_HEADER_BYTES + (type === 1 ? 1 : header >>> 3), last: (header & 1) !== 0 };
+}
+
+/** The length of the zstd frame at the start of `bytes` (which may be followed by padding), or null if it does not fit. */
+export function frameLength(bytes: Buffer): number | null {
+  const header = parseFrameHeader(bytes, 0);
+  if (header === null || bytes.readUInt32LE(0) !== ZSTD_MAGIC) return null;
+  let at = header.headerBytes;
+  for (let last = false; !last; ) {
+    if (at + BLOCK_HEADER_BYTES > bytes.length) return null;
+    const block = blockSpan(bytes.readUIntLE(at, 3));
+    at += block.bytes;
+    last = block.last;
+  }
+  at += header.hasChecksum ? CHECKSUM_BYTES : 0;
+  return at <= bytes.length ? at : null;
 }
 
 /** Events of the frame splitter: a new frame starts, or bytes of the current frame. */
@@ -149,14 +171,13 @@ export class ZstdFrameSplitter extends Transform {
       default:
         break;
     }
-    const block = bytes.readUIntLE(0, 3);
+    const header = bytes.readUIntLE(0, 3);
     this.push(bytes);
     this.pending = Buffer.alloc(0);
-    this.lastBlock = (block & 1) !== 0;
-    const type = (block >> 1) & 3;
-    if (type === 3) throw new SourceError('source-corrupt', `The zstd data is corrupt: a reserved block type at byte ${this.consumed - 3} of the file.`);
-    // An RLE block stores its one repeated byte; the size field is how often it repeats.
-    this.left = (type === 1 ? 1 : block >>> 3) + (this.lastBlock && this.hasChecksum ? CHECKSUM_BYTES : 0);
+    if (((header >> 1) & 3) === 3) throw new SourceError('source-corrupt', `The zstd data is corrupt: a reserved block type at byte ${this.consumed - 3} of the file.`);
+    const block = blockSpan(header);
+    this.lastBlock = block.last;
+    this.left = block.bytes - BLOCK_HEADER_BYTES + (this.lastBlock && this.hasChecksum ? CHECKSUM_BYTES : 0);
     this.state = this.left > 0 ? 'content' : this.lastBlock ? 'magic' : 'block-header';
   }
 }

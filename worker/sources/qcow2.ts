@@ -1,0 +1,131 @@
+/**
+ * QEMU's qcow2 disk images (versions 2 and 3): the header, and where each guest cluster's data is
+ * in the file. Read from the header and the L1/L2 tables only; the data is read by the decoder
+ * (decode/qcow2-decode.ts). Specification: qemu/docs/interop/qcow2.txt.
+ */
+import { SourceError } from './decode/source-error.js';
+import type { ReadAt } from './xz-index.js';
+
+const MAGIC = 0x514649fb; // "QFI\xfb"
+const HEADER_V2_BYTES = 72;
+/** Incompatible feature bits (v3) Sluice understands; any other one it must refuse. */
+const DIRTY = 1n << 0n;
+const CORRUPT = 1n << 1n;
+const EXTERNAL_DATA_FILE = 1n << 2n;
+const COMPRESSION_TYPE = 1n << 3n;
+const EXTENDED_L2 = 1n << 4n;
+const OFFSET_MASK = 0x00fffffffffffe00n;
+const COMPRESSED = 1n << 62n;
+/** v3: the cluster reads as zeros whatever its offset says. */
+const ZERO = 1n;
+/** Cluster sizes qemu allows: 512 B to 2 MiB. */
+const MIN_CLUSTER_BITS = 9;
+const MAX_CLUSTER_BITS = 21;
+/** More guest clusters than this (512 TiB of 64 KiB clusters... or a hostile header) are refused. */
+const MAX_CLUSTERS = 64 * 1024 * 1024;
+
+/** What one guest cluster is. */
+export type ClusterKind = 'unallocated' | 'zero' | 'data' | 'compressed';
+
+export interface Qcow2Image {
+  version: number;
+  clusterSize: number;
+  /** The guest disk's size in bytes: what gets written. */
+  virtualSize: number;
+  compression: 'zlib' | 'zstd';
+  /** The L2 entry of every guest cluster (0 where the L1 entry has no L2 table). */
+  entries: BigUint64Array;
+  /** Guest byte ranges that hold data (allocated or compressed clusters), merged. */
+  mapped: { offset: number; length: number }[];
+  mappedBytes: number;
+}
+
+export function clusterKind(entry: bigint, version: number): ClusterKind {
+  if ((entry & COMPRESSED) !== 0n) return 'compressed';
+  if (version >= 3 && (entry & ZERO) !== 0n) return 'zero';
+  return (entry & OFFSET_MASK) === 0n ? 'unallocated' : 'data';
+}
+
+/** Where a data cluster is in the file. */
+export function dataOffset(entry: bigint): number {
+  return Number(entry & OFFSET_MASK);
+}
+
+/** Where a compressed cluster's bytes are in the file, and how many to read (the last sector may hold less). */
+export function compressedExtent(entry: bigint, clusterBits: number): { offset: number; length: number } {
+  const shift = BigInt(62 - (clusterBits - 8));
+  const offset = Number(entry & ((1n << shift) - 1n));
+  const sectors = Number((entry >> shift) & ((1n << BigInt(clusterBits - 8)) - 1n)) + 1;
+  return { offset, length: sectors * 512 - (offset % 512) };
+}
+
+function refuse(name: string, why: string): SourceError {
+  return new SourceError('unsupported-format', `${name} is a qcow2 image ${why}`);
+}
+
+/**
+ * Reads a qcow2 image's header and cluster tables. Refuses what cannot be written on its own or
+ * correctly: a backing file (the image holds only its differences from another), encryption,
+ * an external data file, extended L2 entries, and an image qemu marked corrupt.
+ */
+export async function readQcow2(readAt: ReadAt, fileSize: number, name: string): Promise<Qcow2Image> {
+  const header = await readAt(0, 112);
+  if (header.length < HEADER_V2_BYTES || header.readUInt32BE(0) !== MAGIC) throw new SourceError('source-corrupt', `${name} has no qcow2 header.`);
+  const version = header.readUInt32BE(4);
+  if (version !== 2 && version !== 3) throw refuse(name, `of version ${version}; Sluice reads versions 2 and 3.`);
+  const backingOffset = Number(header.readBigUInt64BE(8));
+  if (backingOffset !== 0) {
+    const backingSize = Math.min(header.readUInt32BE(16), 1023);
+    const backing = (await readAt(backingOffset, backingSize)).toString('utf8');
+    throw refuse(name, `that depends on a backing file (${backing}): it holds only the changes to that image. Make a standalone copy first: qemu-img convert -O qcow2 ${name} standalone.qcow2`);
+  }
+  const clusterBits = header.readUInt32BE(20);
+  if (clusterBits < MIN_CLUSTER_BITS || clusterBits > MAX_CLUSTER_BITS) throw new SourceError('source-corrupt', `${name}: its qcow2 cluster size (2^${clusterBits}) is impossible.`);
+  if (header.readUInt32BE(32) !== 0) throw refuse(name, 'that is encrypted. Decrypt it with qemu-img convert first.');
+  let compression: Qcow2Image['compression'] = 'zlib';
+  if (version === 3) {
+    const incompatible = header.readBigUInt64BE(72);
+    if ((incompatible & CORRUPT) !== 0n) throw new SourceError('source-corrupt', `${name} is marked corrupt by qemu. Check it with qemu-img check ${name}.`);
+    if ((incompatible & EXTERNAL_DATA_FILE) !== 0n) throw refuse(name, 'whose data is in an external file.');
+    if ((incompatible & EXTENDED_L2) !== 0n) throw refuse(name, 'with extended L2 entries (subclusters). Convert it with qemu-img convert -O qcow2 first.');
+    const unknown = incompatible & ~(DIRTY | CORRUPT | EXTERNAL_DATA_FILE | COMPRESSION_TYPE | EXTENDED_L2);
+    if (unknown !== 0n) throw refuse(name, `with features this version does not know (0x${unknown.toString(16)}).`);
+    const headerLength = header.readUInt32BE(100);
+    if ((incompatible & COMPRESSION_TYPE) !== 0n && headerLength > 104) {
+      const type = header[104];
+      if (type === 1) compression = 'zstd';
+      else if (type !== 0) throw refuse(name, `compressed with method ${type}.`);
+    }
+  }
+  const clusterSize = 2 ** clusterBits;
+  const virtualSize = Number(header.readBigUInt64BE(24));
+  const clusters = Math.ceil(virtualSize / clusterSize);
+  if (clusters > MAX_CLUSTERS) throw refuse(name, `of ${virtualSize} bytes, more than Sluice can map.`);
+  const l1Size = header.readUInt32BE(36);
+  const l1Offset = Number(header.readBigUInt64BE(40));
+  const l2Entries = clusterSize / 8;
+  if (l1Size < Math.ceil(clusters / l2Entries) || l1Offset + l1Size * 8 > fileSize) throw new SourceError('source-corrupt', `${name}: its qcow2 L1 table is truncated or lies outside the file.`);
+  const l1 = await readAt(l1Offset, l1Size * 8);
+  const entries = new BigUint64Array(clusters);
+  for (let i = 0; i * l2Entries < clusters; i++) {
+    const l2Offset = Number(l1.readBigUInt64BE(i * 8) & OFFSET_MASK);
+    if (l2Offset === 0) continue;
+    if (l2Offset + clusterSize > fileSize) throw new SourceError('source-truncated', `${name}: an L2 table lies past the end of the file (byte ${l2Offset}); it is truncated.`);
+    const l2 = await readAt(l2Offset, clusterSize);
+    const count = Math.min(l2Entries, clusters - i * l2Entries);
+    for (let j = 0; j < count; j++) entries[i * l2Entries + j] = l2.readBigUInt64BE(j * 8);
+  }
+  const mapped: Qcow2Image['mapped'] = [];
+  let mappedBytes = 0;
+  for (let c = 0; c < clusters; c++) {
+    const kind = clusterKind(entries[c] ?? 0n, version);
+    if (kind === 'unallocated' || kind === 'zero') continue;
+    const offset = c * clusterSize;
+    const length = Math.min(clusterSize, virtualSize - offset);
+    const last = mapped[mapped.length - 1];
+    if (last !== undefined && last.offset + last.length === offset) last.length += length;
+    else mapped.push({ offset, length });
+    mappedBytes += length;
+  }
+  return { version, clusterSize, virtualSize, compression, entries, mapped, mappedBytes };
+}
