@@ -10,6 +10,7 @@ import { readFully } from '../engine/io.js';
 import { MAX_BMAP_BYTES, parseBmap, type BlockMap } from './bmap.js';
 import { expectedChecksum, type ExpectedChecksum } from './checksums.js';
 import type { DecodeMap, DecodePlan, SourceLocation, ZipEntryPlan } from './decode/plan.js';
+import { dmgSize, openDmg } from './dmg.js';
 import { readQcow2, type Qcow2Image } from './qcow2.js';
 import { SourceError } from './decode/source-error.js';
 import { systemDecoder } from './decode/system-tool.js';
@@ -212,7 +213,8 @@ async function prepareFile(request: ImageRequest): Promise<PreparedImage> {
         break;
       }
       case 'dmg':
-        throw new SourceError('unsupported-format', `${path} is a ${format} image, which this version cannot write yet. Convert it to a raw image first (qemu-img convert -O raw).`);
+        size = await dmgSize(await openDmg(path, image.fileSize, basename(path)));
+        break;
     }
     if (bmap === null && request.bmap === undefined && format !== 'qcow2') {
       for (const candidate of bmapCandidates(path)) {

@@ -5,6 +5,7 @@ import { pipeline, finished } from 'node:stream/promises';
 import { gunzip, unzipEntry, unzstd } from './in-process.js';
 import { ImageSink } from './image-sink.js';
 import { openInput, SOURCE_CHUNK, type SourceInput } from './input.js';
+import { decodeDmg } from './dmg-decode.js';
 import { decodeQcow2 } from './qcow2-decode.js';
 import type { DecodePlan } from './plan.js';
 import { SourceError } from './source-error.js';
@@ -107,7 +108,12 @@ export async function decodeImage(plan: DecodePlan, events: DecodeEvents): Promi
       await decodeQcow2(path, sink);
       return { bytes: sink.sent, sourceDigest: null };
     }
-    case 'dmg':
-      throw new SourceError('unsupported-format', `${plan.format} images cannot be decoded yet.`);
+    case 'dmg': {
+      if (plan.location.kind !== 'file') throw new SourceError('unsupported-format', 'dmg images must be local files.');
+      const path = plan.location.path;
+      events.started('@balena/udif');
+      await decodeDmg(path, sink);
+      return { bytes: sink.sent, sourceDigest: null };
+    }
   }
 }
