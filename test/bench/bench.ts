@@ -12,9 +12,14 @@ import { allocateJobMemory } from '../../worker/engine/aligned-buffer.js';
 import { CLI } from '../helpers/cli.js';
 import { assertOwnedLoop, cleanupLoops, createLoop, scratchDir, writeRandomFile } from '../helpers/loop-device.js';
 import { throttledGroup } from '../helpers/throttle.js';
+import { formatSections } from './formats.js';
 import { measure, medianOf, type Measurement } from './measure.js';
 
 const RUNS = Number(process.env['BENCH_RUNS'] ?? 3);
+/** Which sections to run (comma-separated: startup, raw, slow, formats); all by default. */
+const SECTIONS = process.env['BENCH_SECTIONS']?.split(',') ?? ['startup', 'raw', 'slow', 'formats'];
+/** The 1 GiB OS-like image and its compressed forms, kept between runs: making them takes minutes. */
+const FIXTURES = process.env['BENCH_FIXTURES'] ?? '/var/tmp/sluice-bench-fixtures';
 const RAW_IMAGE_BYTES = 1 * GiB;
 const SLOW_IMAGE_BYTES = 128 * MiB;
 const SD_CARD_BYTES_PER_SECOND = 20 * 1000 * 1000;
@@ -150,10 +155,14 @@ async function main(): Promise<void> {
     const sections = [
       `## Sluice benchmark — ${new Date().toISOString().slice(0, 10)}, Node ${process.version}, ${cpus} cores, Linux ${execFileSync('uname', ['-r'], { encoding: 'utf8' }).trim()}`,
       `XXH64 (WebAssembly, in place, 4 MiB blocks): ${(hashThroughput() / 1e9).toFixed(1)} GB/s on one core.`,
-      await startupSection(),
-      await rawSection(dir),
-      await slowCardSection(dir),
     ];
+    if (SECTIONS.includes('startup')) sections.push(await startupSection());
+    if (SECTIONS.includes('raw')) sections.push(await rawSection(dir));
+    if (SECTIONS.includes('slow')) sections.push(await slowCardSection(dir));
+    if (SECTIONS.includes('formats')) {
+      const etcher = (image: string, device: string) => measure(`${ETCHER_NODE} ${ETCHER} ${image} ${device}`);
+      sections.push(...(await formatSections(dir, FIXTURES, RUNS, etcher, `etcher-sdk 10 (decompressThenFlash, verify; Node ${etcherNodeVersion()})`)));
+    }
     process.stdout.write(`${sections.join('\n\n')}\n`);
   } finally {
     cleanupLoops();

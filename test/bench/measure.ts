@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 
 /** One timed run of a whole command, as GNU time saw it (children included). */
 export interface Measurement {
@@ -8,19 +9,65 @@ export interface Measurement {
   peakRssBytes: number;
   exitCode: number;
   output: string;
+  /** Peak RSS in bytes of the watched processes, by label (see MeasureOptions.watch). */
+  peaks: Map<string, number>;
+}
+
+/** How often the processes of a run are looked at for their peak RSS (VmHWM is kept by the kernel). */
+const WATCH_INTERVAL_MS = 25;
+
+export interface MeasureOptions {
+  cgroup?: string;
+  /** Label → test on a process's command line; each matching descendant's peak RSS is recorded. */
+  watch?: Record<string, (argv: string[]) => boolean>;
+}
+
+function readProc(pid: string): { ppid: number; argv: string[]; hwm: number } | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
+    const hwm = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+    return { ppid, argv, hwm: Number(hwm ?? 0) * 1024 };
+  } catch {
+    return null; // gone between listing and reading
+  }
+}
+
+/** Records the peak RSS of `root`'s descendants that match the watch list. */
+function watchPeaks(root: number, watch: NonNullable<MeasureOptions['watch']>, peaks: Map<string, number>): () => void {
+  const timer = setInterval(() => {
+    const procs = new Map<number, { ppid: number; argv: string[]; hwm: number }>();
+    for (const pid of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
+      const info = readProc(pid);
+      if (info !== null) procs.set(Number(pid), info);
+    }
+    for (const [pid, info] of procs) {
+      let ancestor = info.ppid;
+      for (let depth = 0; ancestor > 1 && ancestor !== root && depth < 16; depth++) ancestor = procs.get(ancestor)?.ppid ?? 0;
+      if (ancestor !== root && pid !== root) continue;
+      for (const [label, matches] of Object.entries(watch)) {
+        if (matches(info.argv)) peaks.set(label, Math.max(peaks.get(label) ?? 0, info.hwm));
+      }
+    }
+  }, WATCH_INTERVAL_MS);
+  return () => clearInterval(timer);
 }
 
 /** Runs `sh -c script` under /usr/bin/time. The script may be a pipeline. */
-export function measure(script: string, options: { cgroup?: string } = {}): Promise<Measurement> {
+export function measure(script: string, options: MeasureOptions = {}): Promise<Measurement> {
   const join = options.cgroup === undefined ? '' : `echo $$ > '${options.cgroup}/cgroup.procs' && `;
   const full = `${join}exec /usr/bin/time -f 'bench-time %e %U %S %M' sh -c '${script.replace(/'/g, `'\\''`)}'`;
   return new Promise((resolve, reject) => {
     const child = spawn('sh', ['-c', full], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const peaks = new Map<string, number>();
+    const stopWatching = options.watch !== undefined && child.pid !== undefined ? watchPeaks(child.pid, options.watch, peaks) : () => undefined;
     let output = '';
     child.stdout.on('data', (d: Buffer) => (output += d.toString()));
     child.stderr.on('data', (d: Buffer) => (output += d.toString()));
     child.on('error', reject);
     child.on('close', (code) => {
+      stopWatching();
       const m = /bench-time ([\d.]+) ([\d.]+) ([\d.]+) (\d+)/.exec(output);
       if (!m) return reject(new Error(`no timing from: ${script}\n${output}`));
       resolve({
@@ -29,6 +76,7 @@ export function measure(script: string, options: { cgroup?: string } = {}): Prom
         peakRssBytes: Number(m[4]) * 1024,
         exitCode: code ?? -1,
         output,
+        peaks,
       });
     });
   });

@@ -1,0 +1,147 @@
+/**
+ * The image-format rows of `npm run bench`: each format written and verified to the same loop
+ * device on /dev/shm by its reference command (the system decoder into dd, then an O_DIRECT
+ * read-back compared with cmp; qemu-img convert for qcow2), by sluice (system decoder where it
+ * uses one, and its own), and by etcher-sdk where it supports the format. Peak RSS is given for
+ * the largest process and separately for Sluice's helper, its decoder process, and the system
+ * tool the decoder runs.
+ */
+import { execFileSync } from 'node:child_process';
+import { basename } from 'node:path';
+import { CLI } from '../helpers/cli.js';
+import { assertOwnedLoop, createLoop } from '../helpers/loop-device.js';
+import { medianOf, measure, type Measurement } from './measure.js';
+import { compressedFixture, OS_IMAGE_BYTES, osLikeImage } from './os-like-image.js';
+
+const NODE = process.execPath;
+
+interface Format {
+  name: string;
+  file: string;
+  /** Makes the fixture from os.img with the reference tool, into FILE.partial. */
+  make: string;
+  /** The reference: a command that writes the decoded image to $DEV (verification follows). */
+  reference: string;
+  referenceName: string;
+  /** Also run sluice with --builtin-decoders (it uses a system tool by default). */
+  builtin?: boolean;
+  etcher?: boolean;
+}
+
+export const FORMATS: Format[] = [
+  {
+    name: 'xz (multi-block, xz -T2)',
+    file: 'os.img.xz',
+    make: 'xz -6 -T2 -c os.img > os.img.xz.partial',
+    reference: 'xz -dc -T2 os.img.xz | dd of=$DEV bs=4M iflag=fullblock oflag=direct conv=fsync status=none',
+    referenceName: '`xz -dc -T2 | dd oflag=direct`',
+    builtin: true,
+    etcher: true,
+  },
+  {
+    name: 'gz',
+    file: 'os.img.gz',
+    make: 'gzip -6 -c os.img > os.img.gz.partial',
+    reference: 'gzip -dc os.img.gz | dd of=$DEV bs=4M iflag=fullblock oflag=direct conv=fsync status=none',
+    referenceName: '`gzip -dc | dd oflag=direct`',
+    etcher: true,
+  },
+  {
+    name: 'zstd',
+    file: 'os.img.zst',
+    make: 'zstd -q -3 -c os.img > os.img.zst.partial',
+    reference: 'zstd -dc os.img.zst | dd of=$DEV bs=4M iflag=fullblock oflag=direct conv=fsync status=none',
+    referenceName: '`zstd -dc | dd oflag=direct`',
+    builtin: true,
+  },
+  {
+    name: 'zip (deflate)',
+    file: 'os.zip',
+    make: 'zip -q -6 os.zip.partial os.img',
+    reference: 'unzip -p os.zip os.img | dd of=$DEV bs=4M iflag=fullblock oflag=direct conv=fsync status=none',
+    referenceName: '`unzip -p | dd oflag=direct`',
+    etcher: true,
+  },
+  {
+    name: 'bz2',
+    file: 'os.img.bz2',
+    make: 'bzip2 -9 -c os.img > os.img.bz2.partial',
+    reference: 'bzip2 -dc os.img.bz2 | dd of=$DEV bs=4M iflag=fullblock oflag=direct conv=fsync status=none',
+    referenceName: '`bzip2 -dc | dd oflag=direct`',
+  },
+  {
+    name: 'qcow2 (zlib-compressed clusters)',
+    file: 'os.qcow2',
+    make: 'qemu-img convert -c -O qcow2 os.img os.qcow2.partial',
+    reference: 'qemu-img convert -n -t none -O raw os.qcow2 $DEV && sync',
+    referenceName: '`qemu-img convert -n -t none -O raw`',
+  },
+];
+
+/** Sluice's processes, told apart by their command lines. */
+const WATCH: Record<string, (argv: string[]) => boolean> = {
+  helper: (argv) => argv.some((a) => a.endsWith('helper/main.js')),
+  decoder: (argv) => argv.some((a) => a.endsWith('decode/main.js')),
+  tool: (argv) => ['xz', 'zstd', 'lbzip2', 'bzip2'].includes(basename(argv[0] ?? '')),
+};
+
+interface Row {
+  name: string;
+  m: Measurement;
+  reference?: Measurement;
+}
+
+const mb = (bytes: number | undefined) => (bytes === undefined ? '' : (bytes / 1e6).toFixed(0));
+
+function table(title: string, rows: Row[]): string {
+  const lines = [
+    `### ${title}`,
+    '',
+    '| run | wall s | MB/s | peak RSS MB (largest process) | helper MB | decoder MB | system tool MB | CPU s | CPU % of a core | speed vs reference |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+  ];
+  for (const { name, m, reference } of rows) {
+    const ratio = reference === undefined ? '' : `${(reference.wallSeconds / m.wallSeconds).toFixed(2)}×`;
+    lines.push(
+      `| ${name} | ${m.wallSeconds.toFixed(2)} | ${mb(OS_IMAGE_BYTES / m.wallSeconds)} | ${mb(m.peakRssBytes)} | ${mb(m.peaks.get('helper'))} | ${mb(m.peaks.get('decoder'))} | ${mb(m.peaks.get('tool'))} | ${m.cpuSeconds.toFixed(2)} | ${((100 * m.cpuSeconds) / m.wallSeconds).toFixed(1)} | ${ratio} |`,
+    );
+  }
+  return lines.join('\n');
+}
+
+/** The formats to run: all, or those named in BENCH_FORMATS (comma-separated file names, "os.img.xz"). */
+function selected(): Format[] {
+  const only = process.env['BENCH_FORMATS']?.split(',');
+  return only === undefined ? FORMATS : FORMATS.filter((f) => only.includes(f.file));
+}
+
+/**
+ * One table per format. `fixtures` keeps the 1 GiB image and its compressed forms between runs
+ * (BENCH_FIXTURES, default /var/tmp/sluice-bench-fixtures); `etcher` runs etcher-sdk.
+ */
+export async function formatSections(scratch: string, fixtures: string, runs: number, etcher: (image: string, device: string) => Promise<Measurement>, etcherName: string): Promise<string[]> {
+  const raw = osLikeImage(fixtures);
+  const loop = createLoop({ size: OS_IMAGE_BYTES + 64 * 1024 * 1024, dir: scratch, fill: 'allocated' });
+  assertOwnedLoop(loop.path);
+  const verify = `dd if=${loop.path} bs=4M iflag=direct,count_bytes count=${OS_IMAGE_BYTES} status=none | cmp - ${raw}`;
+  const sections: string[] = [];
+  for (const format of selected()) {
+    const image = compressedFixture(fixtures, format.file, format.make);
+    const reference = () => measure(`cd ${fixtures} && ${format.reference.replaceAll('$DEV', loop.path)} && ${verify}`);
+    const sluice = (flags: string) => measure(`${NODE} ${CLI} flash --yes --no-eject ${flags} ${image} ${loop.path}`, { watch: WATCH });
+    const ref = await medianOf(runs, reference);
+    const rows: Row[] = [{ name: format.referenceName, m: ref }];
+    rows.push({ name: '**sluice flash**', m: await medianOf(runs, () => sluice('')), reference: ref });
+    if (format.builtin === true) rows.push({ name: 'sluice flash --builtin-decoders', m: await medianOf(runs, () => sluice('--builtin-decoders')), reference: ref });
+    if (format.etcher === true) {
+      try {
+        rows.push({ name: etcherName, m: await medianOf(1, () => etcher(image, loop.path)), reference: ref });
+      } catch (error) {
+        rows.push({ name: `${etcherName}: failed (${error instanceof Error ? error.message.split('\n')[0] : String(error)})`, m: ref });
+      }
+    }
+    const load = execFileSync('cat', ['/proc/loadavg'], { encoding: 'utf8' }).split(' ').slice(0, 3).join(' ');
+    sections.push(table(`${format.name}: ${format.file}, 1 GiB OS-like image, write + verify, loop device on /dev/shm (median of ${runs}; load average after: ${load})`, rows));
+  }
+  return sections;
+}
