@@ -103,7 +103,7 @@ function table(title: string, rows: Row[]): string {
   for (const { name, m, reference } of rows) {
     const ratio = reference === undefined ? '' : `${(reference.wallSeconds / m.wallSeconds).toFixed(2)}×`;
     lines.push(
-      `| ${name} | ${m.wallSeconds.toFixed(2)} | ${mb(OS_IMAGE_BYTES / m.wallSeconds)} | ${mb(m.peakRssBytes)} | ${mb(m.peaks.get('helper'))} | ${mb(m.peaks.get('decoder'))} | ${mb(m.peaks.get('tool'))} | ${m.cpuSeconds.toFixed(2)} | ${((100 * m.cpuSeconds) / m.wallSeconds).toFixed(1)} | ${ratio} |`,
+      `| ${name.replaceAll('|', '\\|')} | ${m.wallSeconds.toFixed(2)} | ${mb(OS_IMAGE_BYTES / m.wallSeconds)} | ${mb(m.peakRssBytes)} | ${mb(m.peaks.get('helper'))} | ${mb(m.peaks.get('decoder'))} | ${mb(m.peaks.get('tool'))} | ${m.cpuSeconds.toFixed(2)} | ${((100 * m.cpuSeconds) / m.wallSeconds).toFixed(1)} | ${ratio} |`,
     );
   }
   return lines.join('\n');

@@ -42,7 +42,7 @@ async function confirmErase(info: ImageInfo, judged: readonly JudgedTarget[]): P
 
 /** `sluice flash IMAGE DEVICE... [--sha256 HEX] [--bmap FILE | --no-bmap] [--no-verify] [--no-eject] [--yes] [--json] [--elevate sudo|pkexec]` */
 export async function flashCommand(args: FlashArgs): Promise<number> {
-  const prepared = await prepareCliImage({ image: args.image, sha256: args.sha256, bmap: args.bmap, systemTools: args.systemTools });
+  const prepared = await prepareCliImage({ image: args.image, sha256: args.sha256, bmap: args.bmap, systemTools: args.systemTools, partitions: false });
   if (typeof prepared === 'number') return prepared;
   const { info } = prepared;
   const interactive = process.stdin.isTTY === true;

@@ -10,7 +10,7 @@ import { prepareCliImage } from './prepare-cli-image.js';
  * if it is compressed; writes nothing. Every byte is compared (a block map is not applied).
  */
 export async function verifyCommand(imagePath: string, target: string, json: boolean): Promise<number> {
-  const prepared = await prepareCliImage({ image: imagePath, bmap: false });
+  const prepared = await prepareCliImage({ image: imagePath, bmap: false, partitions: false });
   if (typeof prepared === 'number') return prepared;
   const feed = await openSourceFeed(prepared);
   if (typeof feed.source !== 'number') {
