@@ -160,7 +160,7 @@ async function main(): Promise<void> {
     if (SECTIONS.includes('raw')) sections.push(await rawSection(dir));
     if (SECTIONS.includes('slow')) sections.push(await slowCardSection(dir));
     if (SECTIONS.includes('formats')) {
-      const etcher = (image: string, device: string) => measure(`${ETCHER_NODE} ${ETCHER} ${image} ${device}`);
+      const etcher = (image: string, device: string, bytes: number) => measure(`${ETCHER_NODE} ${ETCHER} ${image} ${device} ${bytes}`);
       sections.push(...(await formatSections(dir, FIXTURES, RUNS, etcher, `etcher-sdk 10 (decompressThenFlash, verify; Node ${etcherNodeVersion()})`)));
     }
     process.stdout.write(`${sections.join('\n\n')}\n`);

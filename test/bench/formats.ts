@@ -119,7 +119,13 @@ function selected(): Format[] {
  * One table per format. `fixtures` keeps the 1 GiB image and its compressed forms between runs
  * (BENCH_FIXTURES, default /var/tmp/sluice-bench-fixtures); `etcher` runs etcher-sdk.
  */
-export async function formatSections(scratch: string, fixtures: string, runs: number, etcher: (image: string, device: string) => Promise<Measurement>, etcherName: string): Promise<string[]> {
+export async function formatSections(
+  scratch: string,
+  fixtures: string,
+  runs: number,
+  etcher: (image: string, device: string, bytes: number) => Promise<Measurement>,
+  etcherName: string,
+): Promise<string[]> {
   const raw = osLikeImage(fixtures);
   const loop = createLoop({ size: OS_IMAGE_BYTES + 64 * 1024 * 1024, dir: scratch, fill: 'allocated' });
   assertOwnedLoop(loop.path);
@@ -135,7 +141,7 @@ export async function formatSections(scratch: string, fixtures: string, runs: nu
     if (format.builtin === true) rows.push({ name: 'sluice flash --builtin-decoders', m: await medianOf(runs, () => sluice('--builtin-decoders')), reference: ref });
     if (format.etcher === true) {
       try {
-        rows.push({ name: etcherName, m: await medianOf(1, () => etcher(image, loop.path)), reference: ref });
+        rows.push({ name: etcherName, m: await medianOf(1, () => etcher(image, loop.path, OS_IMAGE_BYTES)), reference: ref });
       } catch (error) {
         rows.push({ name: `${etcherName}: failed (${error instanceof Error ? error.message.split('\n')[0] : String(error)})`, m: ref });
       }

@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, expect, it } from 'vitest';
 import { MiB } from '../../worker/common/units.js';
-import { flashCli, resultsOf } from '../helpers/cli.js';
+import { flashCli, resultsOf, verifyCli } from '../helpers/cli.js';
 import { describeDevices } from '../helpers/device-suite.js';
 import { createLoop, readBytes, scratchDir, type LoopDevice } from '../helpers/loop-device.js';
 import { osImage, sh } from '../helpers/os-image.js';
@@ -100,6 +100,17 @@ describeDevices('sluice flash: every format, to a real device, byte for byte', (
       });
     }
   }
+
+  it('sluice verify decodes a compressed image to compare it, and finds a changed byte', async () => {
+    expect((await flashCli(join(dir, 'blocks.img.xz'), [loop.path], ['--no-eject'])).code).toBe(0);
+    expect(resultsOf(await verifyCli(join(dir, 'blocks.img.xz'), loop.path)).get(loop.path)).toMatchObject({ status: 'ok', bytes: IMAGE_SIZE });
+    const at = 5 * MiB + 3;
+    const changed = Buffer.from([(readBytes(loop.backing, at, 1)[0] ?? 0) ^ 0xff]);
+    const fd = openSync(loop.backing, 'r+');
+    writeSync(fd, changed, 0, 1, at);
+    closeSync(fd);
+    expect(resultsOf(await verifyCli(join(dir, 'blocks.img.xz'), loop.path)).get(loop.path)).toMatchObject({ status: 'failed', code: 'verify-mismatch', offset: at });
+  });
 
   it('bzip2, with the system’s decoder', async () => {
     sh(dir, 'bzip2 -9 -c os.img > os.img.bz2');

@@ -45,12 +45,12 @@ describe('readZstdSize', () => {
     writeFileSync(join(dir, 'a.bin'), data);
     execFileSync('zstd', ['-q', '-f', join(dir, 'a.bin'), '-o', join(dir, 'a.zst')]);
     const file = Buffer.concat([readFileSync(join(dir, 'a.zst')), readFileSync(join(dir, 'a.zst'))]);
-    expect(await readZstdSize(reader(file), file.length)).toBe(2 * data.length);
+    expect(readZstdSize((position, length) => file.subarray(position, position + length), file.length)).toBe(2 * data.length);
   });
 
   it('says it does not know when a frame does not record its size (zstd from a pipe)', async () => {
     const file = execFileSync('zstd', ['-q', '-c'], { input: data });
-    expect(await readZstdSize(reader(file), file.length)).toBeNull();
+    expect(readZstdSize((position, length) => file.subarray(position, position + length), file.length)).toBeNull();
   });
 });
 

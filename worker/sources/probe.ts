@@ -4,25 +4,25 @@
  * `sluice info`, `sluice flash` and the app's main process (which shows it to the user); it reads
  * only headers, indexes and directories, and the image's first few KiB.
  */
-import { readFile } from 'node:fs/promises';
+import { readSync } from 'node:fs';
 import { basename } from 'node:path';
 import { readFully } from '../engine/io.js';
-import { MAX_BMAP_BYTES, parseBmap, type BlockMap } from './bmap.js';
+import { MAX_BMAP_BYTES, parseBmap } from './bmap.js';
+import { bmapCandidates, fromBmap, fromQcow2, readBmapFile } from './block-maps.js';
 import { expectedChecksum, type ExpectedChecksum } from './checksums.js';
-import type { DecodeMap, DecodePlan, SourceLocation, ZipEntryPlan } from './decode/plan.js';
+import type { DecodePlan, SourceLocation, ZipEntryPlan } from './decode/plan.js';
 import { dmgSize, openDmg } from './dmg.js';
-import { readQcow2, type Qcow2Image } from './qcow2.js';
+import { readQcow2 } from './qcow2.js';
 import { SourceError } from './decode/source-error.js';
 import { systemDecoder } from './decode/system-tool.js';
 import { readDecodedHead } from './decoded-head.js';
 import { detectFormat, SNIFF_BYTES, type ImageFormat } from './detect-format.js';
-import { mappedExtents } from './extents.js';
 import { isUrl, openHttp } from './http-source.js';
 import { ImageError, openImage, type OpenedImage } from './open-image.js';
 import { filesystemLabel, FILESYSTEM_SNIFF_BYTES, PARTITION_TABLE_BYTES, readPartitionTable, type PartitionTable } from './partition-table.js';
 import { readXzIndex, type ReadAt } from './xz-index.js';
 import { entryPlan, readSmallEntry, readZipArchive } from './zip-directory.js';
-import { readZstdSize } from './zstd-size.js';
+import { readZstdSize, type ReadAtSync } from './zstd-size.js';
 
 /** What a person (or the app) is told about an image. JSON-safe. */
 export interface ImageInfo {
@@ -83,47 +83,11 @@ export interface ImageRequest {
 /** Formats whose bytes must be decoded from the start: only a download or a random-access reader can say more. */
 const STREAMED: ReadonlySet<ImageFormat> = new Set(['gzip', 'xz', 'bzip2', 'zstd']);
 
-/** Names a compressed image's block map may have: bmaptool puts `foo.img.bmap` next to `foo.img.xz`. */
-function bmapCandidates(path: string): string[] {
-  const candidates = [`${path}.bmap`];
-  const stripped = path.replace(/\.(xz|gz|bz2|zst|zip)$/i, '');
-  if (stripped !== path) candidates.push(`${stripped}.bmap`);
-  const bare = stripped.replace(/\.(img|raw|wic|bin|iso)$/i, '');
-  if (bare !== stripped) candidates.push(`${bare}.bmap`);
-  return candidates;
-}
-
-/** A block map for the decoder (what to send and check) and for the user (where it came from). */
-interface ChosenMap {
-  decode: DecodeMap;
-  from: string;
-  mappedBytes: number;
-  /** Ranges as the map gives them, before alignment and merging. */
-  ranges: number;
-  imageSize: number;
-}
-
-function fromBmap(map: BlockMap, file: string): ChosenMap {
-  const decode: DecodeMap = { extents: mappedExtents(map.ranges, map.imageSize), ranges: map.ranges, digestAlgorithm: map.digestAlgorithm, name: basename(file) };
-  return { decode, from: file, mappedBytes: map.mappedBytes, ranges: map.ranges.length, imageSize: map.imageSize };
-}
-
-/** A qcow2 image maps itself: its unallocated and zero clusters are left alone on the drive. */
-function fromQcow2(image: Qcow2Image): ChosenMap {
-  const decode: DecodeMap = { extents: mappedExtents(image.mapped, image.virtualSize), ranges: [], digestAlgorithm: 'sha256', name: 'the qcow2 allocation' };
-  return { decode, from: 'the qcow2 image’s allocated clusters', mappedBytes: image.mappedBytes, ranges: image.mapped.length, imageSize: image.virtualSize };
-}
-
-async function readBmapFile(path: string, required: boolean): Promise<ChosenMap | null> {
-  let bytes: Buffer;
-  try {
-    bytes = await readFile(path);
-  } catch (error) {
-    if (!required) return null;
-    throw new SourceError('source-read-error', `The block map ${path} cannot be read: ${error instanceof Error ? error.message : String(error)}.`);
-  }
-  if (bytes.length > MAX_BMAP_BYTES) throw new SourceError('source-corrupt', `${path} is too large to be a block map.`);
-  return fromBmap(parseBmap(bytes.toString('utf8'), basename(path)), path);
+function fileReaderSync(image: OpenedImage): ReadAtSync {
+  return (position, length) => {
+    const buffer = Buffer.alloc(Math.max(0, Math.min(length, image.fileSize - position)));
+    return buffer.subarray(0, readSync(image.fd, buffer, 0, buffer.length, position));
+  };
 }
 
 function fileReader(image: OpenedImage): ReadAt {
@@ -186,7 +150,7 @@ async function prepareFile(request: ImageRequest): Promise<PreparedImage> {
         size = (await readXzIndex(readAt, image.fileSize)).uncompressedSize;
         break;
       case 'zstd':
-        size = await readZstdSize(readAt, image.fileSize);
+        size = readZstdSize(fileReaderSync(image), image.fileSize);
         break;
       case 'gzip':
         size = await gzipSizeHint(readAt, image.fileSize);

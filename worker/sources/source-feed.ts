@@ -1,7 +1,7 @@
 import type { Readable } from 'node:stream';
 import type { StartMessage } from '../common/protocol.js';
 import { REFUSAL_CODES, type Failure, type SourceEnd, type TargetResult } from '../common/result.js';
-import { startDecoder, type RunningDecoder } from './decoder-launch.js';
+import { startDecoder, type DecoderOutput, type RunningDecoder } from './decoder-launch.js';
 import { openImage } from './open-image.js';
 import type { PreparedImage } from './probe.js';
 
@@ -36,11 +36,11 @@ export function withSourceFailure(results: readonly TargetResult[], failure: Fai
 }
 
 /** Opens the prepared image for a flash: the file itself, a decoder, or both (a checksum to check alongside). */
-export async function openSourceFeed(prepared: PreparedImage): Promise<SourceFeed> {
+export async function openSourceFeed(prepared: PreparedImage, output: DecoderOutput = 'stream'): Promise<SourceFeed> {
   const file = prepared.direct && prepared.plan.location.kind === 'file' ? await openImage(prepared.plan.location.path) : null;
   let decoder: RunningDecoder | null = null;
   try {
-    decoder = file === null || prepared.plan.sha256 !== null ? await startDecoder(prepared.plan) : null;
+    decoder = file === null || prepared.plan.sha256 !== null ? await startDecoder(prepared.plan, output) : null;
   } catch (error) {
     await file?.close();
     throw error;

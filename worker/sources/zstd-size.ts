@@ -1,5 +1,7 @@
 import { blockSpan, frameHeaderBytes, parseFrameHeader, SKIPPABLE_MAGIC, SKIPPABLE_MASK, ZSTD_MAGIC } from './decode/zstd-frames.js';
-import type { ReadAt } from './xz-index.js';
+
+/** Reads `length` bytes at `position`, synchronously; fewer only at the end. */
+export type ReadAtSync = (position: number, length: number) => Buffer;
 /** Walking a file of tiny frames block by block costs one read per block; past this many, give up. */
 const MAX_READS = 200_000;
 
@@ -8,14 +10,17 @@ const MAX_READS = 200_000;
  * one (zstd does when it knows its input's size: files, not pipes). Walks frame and block headers
  * only, skipping the data. Null when a frame does not say, or the walk fails (the decoder will
  * then name the problem).
+ *
+ * The reads are synchronous: one 3-byte read per 128 KiB block, 8193 for a 1 GiB image, took
+ * 45 ms this way and 697 ms through the thread pool (measured here).
  */
-export async function readZstdSize(readAt: ReadAt, fileSize: number): Promise<number | null> {
+export function readZstdSize(readAt: ReadAtSync, fileSize: number): number | null {
   let at = 0;
   let total = 0;
   let reads = 0;
   while (at < fileSize) {
     if (++reads > MAX_READS) return null;
-    const start = await readAt(at, 18);
+    const start = readAt(at, 18);
     if (start.length < 8) return null;
     const magic = start.readUInt32LE(0);
     if ((magic & SKIPPABLE_MASK) >>> 0 === SKIPPABLE_MAGIC) {
@@ -29,7 +34,7 @@ export async function readZstdSize(readAt: ReadAt, fileSize: number): Promise<nu
     at += frameHeaderBytes(start[4] ?? 0);
     for (let last = false; !last; ) {
       if (++reads > MAX_READS) return null;
-      const header = await readAt(at, 3);
+      const header = readAt(at, 3);
       if (header.length < 3) return null;
       const block = blockSpan(header.readUIntLE(0, 3));
       last = block.last;

@@ -12,7 +12,8 @@ import { prepareCliImage } from './prepare-cli-image.js';
 export async function verifyCommand(imagePath: string, target: string, json: boolean): Promise<number> {
   const prepared = await prepareCliImage({ image: imagePath, bmap: false, partitions: false });
   if (typeof prepared === 'number') return prepared;
-  const feed = await openSourceFeed(prepared);
+  // verifyImage reads a descriptor: a kernel pipe from the decoder rather than the flash's socket.
+  const feed = await openSourceFeed(prepared, 'descriptor');
   if (typeof feed.source !== 'number') {
     await feed.close();
     process.stderr.write(`sluice: verifying a ${prepared.info.format} image is not supported on this system; decompress it first.\n`);

@@ -12,12 +12,6 @@ import { SourceError } from './source-error.js';
 import { runDecoderTool, systemDecoder, type ToolCommand } from './system-tool.js';
 import { unxz } from './xz-in-process.js';
 
-/**
- * The pipe that is the helper's fd 0, as the decoder's fd 3. Not fd 1: Node makes its stdout
- * non-blocking as soon as anything touches process.stdout (stream.pipeline does), and a blocking
- * write from the thread pool then fails with EAGAIN whenever the helper is behind.
- */
-export const IMAGE_OUT_FD = 3;
 
 /** What the decoder did, for its end message. */
 export interface Decoded {
@@ -42,12 +36,12 @@ export async function hashFile(path: string): Promise<string> {
 }
 
 /** Runs a system tool on the source; straight from the file into the pipe when nothing needs to see the bytes. */
-async function viaTool(tool: ToolCommand, plan: DecodePlan, sink: ImageSink, events: DecodeEvents): Promise<Decoded> {
+async function viaTool(tool: ToolCommand, plan: DecodePlan, outFd: number, sink: ImageSink, events: DecodeEvents): Promise<Decoded> {
   events.started(tool.label);
   if (plan.location.kind === 'file' && plan.map === null) {
     const file = await open(plan.location.path, 'r');
     try {
-      await runDecoderTool(tool, plan.format, file.fd, IMAGE_OUT_FD);
+      await runDecoderTool(tool, plan.format, file.fd, outFd);
     } finally {
       await file.close();
     }
@@ -80,11 +74,14 @@ async function inProcess(name: string, plan: DecodePlan, sink: ImageSink, events
   return { bytes: sink.sent, sourceDigest: input.digest() };
 }
 
-/** Decodes the source into the helper's pipe, the fastest way this system offers. */
-export async function decodeImage(plan: DecodePlan, events: DecodeEvents): Promise<Decoded> {
-  const sink = new ImageSink(IMAGE_OUT_FD, plan.imageSize, plan.map, plan.format);
+/**
+ * Decodes the source into `outFd` (what the helper reads, see decoder-launch.ts DecoderOutput),
+ * the fastest way this system offers.
+ */
+export async function decodeImage(plan: DecodePlan, outFd: number, events: DecodeEvents): Promise<Decoded> {
+  const sink = new ImageSink(outFd, plan.imageSize, plan.map, plan.format);
   const tool = plan.systemTools && (plan.format === 'xz' || plan.format === 'zstd' || plan.format === 'bzip2') ? await systemDecoder(plan.format) : null;
-  if (tool !== null) return viaTool(tool, plan, sink, events);
+  if (tool !== null) return viaTool(tool, plan, outFd, sink, events);
   switch (plan.format) {
     case 'raw':
       return inProcess(plan.map === null ? 'copy' : 'copy of the mapped ranges', plan, sink, events, (input) => pipeline(input.stream, sink));

@@ -4,6 +4,15 @@ import { Writable } from 'node:stream';
 import type { DecodeMap, MappedRange } from './plan.js';
 import { SourceError, errorCode } from './source-error.js';
 
+/**
+ * Decoders hand over a fresh Buffer per output chunk (1 MiB from node:zlib). V8 counts their
+ * memory as external and collects it only once about 64 MB have piled up, so a gunzip decoder
+ * peaked at 125-136 MB RSS. A scavenge after every 16 MiB sent keeps it near 90 MB, and cost
+ * nothing measurable (1 GiB gzip into a pipe: 2.20 s against 2.41 s without).
+ */
+const GC_EVERY_BYTES = 16 * 1024 * 1024;
+const collectGarbage = (globalThis as { gc?: (options: { type: 'minor' }) => void }).gc;
+
 /** The helper went away (it failed, or was cancelled): not a fault of the source. */
 export class ReaderGone extends Error {
   constructor() {
@@ -15,7 +24,7 @@ export class ReaderGone extends Error {
 function writevAll(fd: number, buffers: Buffer[]): Promise<void> {
   return new Promise((resolve, reject) => {
     writev(fd, buffers, (error, written) => {
-      if (error) return reject(errorCode(error) === 'EPIPE' ? new ReaderGone() : error);
+      if (error) return reject(errorCode(error) === 'EPIPE' || errorCode(error) === 'ECONNRESET' ? new ReaderGone() : error);
       const total = buffers.reduce((sum, b) => sum + b.length, 0);
       if (written === total) return resolve();
       // A signal can cut a pipe write short; send the rest.
@@ -84,7 +93,7 @@ class RangeChecker {
 }
 
 /**
- * Where decoded image bytes go: the pipe the helper reads (IMAGE_OUT_FD). Counts what it sends, keeps to the
+ * Where decoded image bytes go: the descriptor the helper reads. Counts what it sends, keeps to the
  * announced size, and with a block map sends only the mapped extents while checking the map's
  * digests. Every decoder writes through one of these, so these checks exist once.
  */
@@ -94,6 +103,7 @@ export class ImageSink extends Writable {
   /** Bytes sent to the helper. */
   sent = 0;
   private extentIndex = 0;
+  private sinceCollection = 0;
   private readonly ranges: RangeChecker | null;
 
   constructor(
@@ -123,6 +133,11 @@ export class ImageSink extends Writable {
     if (bytes === 0) return callback();
     writevAll(this.fd, out).then(() => {
       this.sent += bytes;
+      this.sinceCollection += bytes;
+      if (this.sinceCollection >= GC_EVERY_BYTES && collectGarbage !== undefined) {
+        this.sinceCollection = 0;
+        collectGarbage({ type: 'minor' });
+      }
       callback();
     }, callback);
   }

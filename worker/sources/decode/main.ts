@@ -1,6 +1,9 @@
 /**
  * The decoder process: turns an image source (a file or a download, compressed or in a
- * container) into raw image bytes on its fd 3, the pipe the privileged helper reads as its fd 0.
+ * container) into raw image bytes on the descriptor named by its argument (see
+ * decoder-launch.ts DecoderOutput), which the privileged helper reads as its fd 0. That is fd 0
+ * itself on Linux and macOS: nothing here may touch process.stdin, which would make it
+ * non-blocking (and start reading it).
  * It runs with the user's rights, in its own process, so that parsing files from the internet
  * never happens as root and a decoder's memory or crash never touches the helper.
  *
@@ -33,6 +36,9 @@ function endMessage(error: unknown): DecoderMessage {
   return { type: 'end', ok: false, code: 'source-read-error', message: `Reading the image failed: ${errorText(error)}.` };
 }
 
+/** Where the image goes; see decoder-launch.ts. */
+const OUT_FD = Number(process.argv[2]);
+
 async function run(plan: DecodePlan): Promise<void> {
   // A local file's checksum is taken in a second read alongside the decoding (the page cache
   // serves both); a download's is taken on the way, since it can be read only once.
@@ -45,7 +51,7 @@ async function run(plan: DecodePlan): Promise<void> {
   let message: DecoderMessage;
   try {
     const decoded = plan.sendImage
-      ? await decodeImage(plan, {
+      ? await decodeImage(plan, OUT_FD, {
           started: (decoder) => void send({ type: 'started', decoder }),
           input: (opened) => (input = opened),
         })
