@@ -112,6 +112,8 @@ export function createAppService(deps: AppServiceDeps): AppService {
       return ok(drives);
     },
     startFlash: async (request) => {
+      // Targets are checked against the app's own scan; right after start-up that is the first one.
+      await watcher.ready;
       const chosen = image;
       if (chosen === null) return fail('no-image', 'Choose an image first.');
       const refusal = refuseRequest(request, chosen);

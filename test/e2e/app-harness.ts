@@ -9,6 +9,7 @@ import { join, resolve } from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import type { SettingsPatch } from '../../electron/common/settings.js';
 import type { HelperLauncher } from '../../electron/core/flash-session.js';
+import type * as HelperLaunch from '../../worker/helper/launch.js';
 import { assertTestTarget } from '../helpers/cli.js';
 import { startBridge, type Bridge } from './bridge/bridge-server.js';
 
@@ -20,7 +21,7 @@ export const ARTIFACTS = resolve('test-artifacts/app');
  * which have no main.js next to launch.ts). `npm test` builds first.
  */
 async function builtStartHelper(): Promise<HelperLauncher> {
-  const launch = (await import(resolve('out/worker/helper/launch.js'))) as typeof import('../../worker/helper/launch.js');
+  const launch = (await import(resolve('out/worker/helper/launch.js'))) as typeof HelperLaunch;
   return launch.startHelper;
 }
 

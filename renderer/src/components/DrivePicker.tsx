@@ -104,8 +104,13 @@ export function DrivePicker({ drives, selected, confirmedSystem, onDone, onCance
           <button type="button" className="button" onClick={onCancel}>
             Cancel
           </button>
-          <button type="button" className="button primary" onClick={() => onDone(stillChosen, confirmed.filter((d) => stillChosen.includes(d)))}>
-            {stillChosen.length === 0 ? 'Select none' : `Select ${stillChosen.length} drive${stillChosen.length === 1 ? '' : 's'}`}
+          <button
+            type="button"
+            className="button primary"
+            disabled={stillChosen.length === 0 && selected.length === 0}
+            onClick={() => onDone(stillChosen, confirmed.filter((d) => stillChosen.includes(d)))}
+          >
+            {stillChosen.length === 0 ? (selected.length === 0 ? 'Select' : 'Clear selection') : `Select ${stillChosen.length} drive${stillChosen.length === 1 ? '' : 's'}`}
           </button>
         </>
       }
@@ -113,7 +118,8 @@ export function DrivePicker({ drives, selected, confirmedSystem, onDone, onCance
       {hidden > 0 && (
         <label className="toggle">
           <input type="checkbox" checked={showAll} onChange={(event) => setShowAll(event.target.checked)} />
-          Show all drives ({hidden} system drive{hidden === 1 ? '' : 's'} hidden)
+          Show all drives ({hidden} system drive{hidden === 1 ? '' : 's'}
+          {showAll ? '' : ' hidden'})
         </label>
       )}
       {visible.length === 0 ? (
