@@ -12,7 +12,7 @@ function senderOf(event: IpcMainInvokeEvent): SenderFrame | null {
 /** One ipcMain handler per channel: the sender must be the app's top-level page, the arguments must match the schema. */
 export function registerIpcHandlers(service: AppService): void {
   for (const method of Object.keys(INVOKE_CHANNELS) as InvokeMethod[]) {
-    ipcMain.handle(INVOKE_CHANNELS[method], (event, ...args: unknown[]) => {
+    ipcMain.handle(INVOKE_CHANNELS[method], async (event, ...args: unknown[]) => {
       if (!isTrustedSender(senderOf(event))) return fail('untrusted-sender', 'Only the Sluice window may ask for this.');
       return service.invoke(method, args);
     });
