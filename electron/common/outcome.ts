@@ -75,7 +75,7 @@ export function summarizeFlash(end: FlashEnd): { tone: Tone; title: string; body
     case 'unverified':
       return { tone, title: 'Written, not verified', body: `${drives} written. Verification was turned off, so nothing was read back.` };
     case 'cancelled':
-      return { tone, title: 'Flash cancelled', body: 'The drive is incomplete; flash it again before using it.' };
+      return { tone, title: 'Flash cancelled', body: 'The drive was not completely written and verified; flash it again before using it.' };
     case 'failure': {
       const failed = end.results.filter((r): r is FailedResult => r.status === 'failed');
       const first = failed[0];

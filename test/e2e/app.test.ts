@@ -12,16 +12,8 @@ import { createLoop, detachLoop, readBytes, scratchDir, writeRandomFile } from '
 import { throttledGroup } from '../helpers/throttle.js';
 import { launchBrowser, openApp, recordPercents, type AppUnderTest } from './app-harness.js';
 
-let browser: Awaited<ReturnType<typeof launchBrowser>>;
+let browser: Awaited<ReturnType<typeof launchBrowser>> | undefined;
 let context: BrowserContext;
-
-beforeAll(async () => {
-  browser = await launchBrowser();
-  context = browser.context;
-});
-afterAll(async () => {
-  await browser?.close();
-});
 
 /** Step 2: opens the picker, ticks exactly this loop device, and closes the picker. */
 async function chooseDrive(page: Page, device: string): Promise<void> {
@@ -79,6 +71,11 @@ const IN_PAGE = {
   },
 };
 
+/** "7:3" for /dev/loop3: how blkio throttle rules name a device. */
+function majorMinor(device: string): string {
+  return execFileSync('lsblk', ['--nodeps', '--noheadings', '--output', 'MAJ:MIN', device], { encoding: 'utf8' }).trim();
+}
+
 async function shownPercent(page: Page): Promise<number> {
   return parseInt((await page.getByTestId('percent').textContent()) ?? '', 10) || 0;
 }
@@ -88,6 +85,14 @@ function endScreen(page: Page, tone: 'success' | 'unverified' | 'cancelled' | 'f
 }
 
 describeDevices('the desktop app, in Chromium, against the real core and helper', () => {
+  beforeAll(async () => {
+    browser = await launchBrowser();
+    context = browser.context;
+  });
+  afterAll(async () => {
+    await browser?.close();
+  });
+
   it('chooses an image, picks the loop drive, flashes with visible progress, ends verified; the device equals the image', async () => {
     const dir = scratchDir();
     const image = join(dir, 'raspios-lite.img');
@@ -95,7 +100,7 @@ describeDevices('the desktop app, in Chromium, against the real core and helper'
     const loop = createLoop({ size: 64 * MiB, dir });
     // A slow card: writing takes about 2 s and reading back about 1.5 s, long enough to watch.
     const group = throttledGroup(loop.path, 24 * 1000 * 1000);
-    writeFileSync(`${group.dir}/blkio.throttle.read_bps_device`, `${execFileSync('lsblk', ['-dno', 'MAJ:MIN', loop.path], { encoding: 'utf8' }).trim()} ${32 * 1000 * 1000}`);
+    writeFileSync(`${group.dir}/blkio.throttle.read_bps_device`, `${majorMinor(loop.path)} ${32 * 1000 * 1000}`);
     const app = await openApp(context, { dropDir: dir, settings: { showVirtual: true }, cgroupDir: group.dir });
     try {
       const { page, bridge } = app;
@@ -209,6 +214,71 @@ describeDevices('the desktop app, in Chromium, against the real core and helper'
       await expect(page.getByRole('heading', { name: 'Flash cancelled' }).isVisible()).resolves.toBe(true);
       expect(readBytes(loop.backing, 0, MiB).every((b) => b === 0)).toBe(true);
       expect(bridge.effects).toMatchObject({ sleepBlocks: 1, sleepReleases: 1 });
+    } finally {
+      await app.close();
+      group.remove();
+    }
+  });
+
+  it('writes two drives at once, with a progress row for each, and verifies both', async () => {
+    const dir = scratchDir();
+    const image = join(dir, 'image.img');
+    writeRandomFile(image, 24 * MiB);
+    const first = createLoop({ size: 32 * MiB, dir });
+    const second = createLoop({ size: 40 * MiB, dir });
+    const group = throttledGroup(first.path, 16 * 1000 * 1000);
+    writeFileSync(`${group.dir}/blkio.throttle.write_bps_device`, `${majorMinor(second.path)} ${16 * 1000 * 1000}`);
+    const app = await openApp(context, { dropDir: dir, settings: { showVirtual: true }, cgroupDir: group.dir });
+    try {
+      const { page, bridge } = app;
+      bridge.answerDialog(image);
+      await page.getByRole('button', { name: 'Choose image…' }).click();
+      await page.getByRole('button', { name: 'Select target…' }).click();
+      for (const loop of [first, second]) {
+        const row = page.locator(`li[data-device="${loop.path}"]`);
+        await row.waitFor();
+        await row.getByRole('checkbox').check();
+      }
+      await page.getByRole('button', { name: 'Select 2 drives' }).click();
+      [first, second].forEach((loop) => assertTestTarget(loop.path));
+      await page.getByRole('button', { name: 'Flash!' }).click();
+      const dialog = page.getByRole('dialog', { name: 'Erase these 2 drives?' });
+      await expect(dialog.textContent()).resolves.toMatch(new RegExp(`${first.path}.*${second.path}`));
+      await dialog.getByRole('button', { name: 'Erase and flash' }).click();
+
+      const rows = page.getByRole('list', { name: 'Drives' }).getByRole('listitem');
+      await expect.poll(() => rows.count()).toBe(2);
+      await expect.poll(() => shownPercent(page), { timeout: 30_000 }).toBeGreaterThanOrEqual(10);
+      await app.screenshot('19-two-drives-writing');
+      await endScreen(page, 'success').waitFor({ timeout: 60_000 });
+      await expect(page.locator('li.result.ok').count()).resolves.toBe(2);
+      await app.screenshot('20-two-drives-success');
+      for (const loop of [first, second]) execFileSync('cmp', ['-n', String(24 * MiB), image, loop.path]);
+    } finally {
+      await app.close();
+      group.remove();
+    }
+  });
+
+  it('cancel during verification lands on "cancelled", not on success', async () => {
+    const dir = scratchDir();
+    const image = join(dir, 'image.img');
+    writeRandomFile(image, 32 * MiB);
+    const loop = createLoop({ size: 48 * MiB, dir });
+    const group = throttledGroup(loop.path, 8 * 1000 * 1000, 'read');
+    const app = await openApp(context, { dropDir: dir, settings: { showVirtual: true }, cgroupDir: group.dir });
+    try {
+      const { page, bridge } = app;
+      bridge.answerDialog(image);
+      await page.getByRole('button', { name: 'Choose image…' }).click();
+      await chooseDrive(page, loop.path);
+      await flashAfterConfirming(app, loop.path);
+      await page.getByTestId('phase').filter({ hasText: 'Verifying' }).waitFor({ timeout: 30_000 });
+      const cancelledAt = performance.now();
+      await page.getByRole('button', { name: 'Cancel' }).click();
+      await endScreen(page, 'cancelled').waitFor({ timeout: 10_000 });
+      expect((performance.now() - cancelledAt) / 1000).toBeLessThan(2);
+      expect(bridge.effects.notifications).toEqual([{ title: 'Flash cancelled', body: expect.stringContaining('not completely written and verified') }]);
     } finally {
       await app.close();
       group.remove();

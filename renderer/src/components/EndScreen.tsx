@@ -51,7 +51,7 @@ function ResultRow({ result, name, onOpenLink }: { result: TargetResult; name: s
       return (
         <li className="result cancelled">
           <strong>{name}</strong> <span className="muted">{result.target}</span>
-          <p>Stopped after {formatBytes(result.bytes)}. The drive is incomplete: flash it again before using it.</p>
+          <p>Stopped after {formatBytes(result.bytes)}, before the drive was completely written and verified. Flash it again before using it.</p>
         </li>
       );
     case 'failed':
