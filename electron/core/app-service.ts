@@ -5,9 +5,8 @@ import type { InvokeMethod } from '../common/ipc-channels.js';
 import { INVOKE_ARGS, type ApiHandlers, type EmitEvent } from '../common/ipc-contract.js';
 import { isAllowedExternalUrl } from '../common/links.js';
 import { VERDICT_EFFECT, type DriveInfo, type FlashRequest } from '../common/models.js';
-import type { ScanDrives } from './drive-source.js';
 import { toDriveInfos } from './drive-view.js';
-import { DRIVE_POLL_MS, watchDrives } from './drive-watcher.js';
+import type { WatchDrives } from './drive-watcher.js';
 import { startFlashSession, type DesktopEffects, type FlashSession, type HelperLauncher } from './flash-session.js';
 import { ImageProbeError, openImageForApp, probeImage, type FileIdentity, type ProbedImage } from './image-probe.js';
 import type { SettingsStore } from './settings-store.js';
@@ -15,7 +14,9 @@ import type { SettingsStore } from './settings-store.js';
 /** Everything the app's logic needs from the outside world; the composition root (Electron or the test bridge) provides it. */
 export interface AppServiceDeps {
   settings: SettingsStore;
-  scanDrives: ScanDrives;
+  /** Seam: the drives scanner (issue 4) provides this; pollingDriveWatcher() until then. */
+  watchDrives: WatchDrives;
+  /** Seam: the elevated launch (issue 5) provides this; worker/helper/launch.ts startHelper until then. */
   launchHelper: HelperLauncher;
   /** The native open dialog; null when the user closed it. */
   pickImage(): Promise<string | null>;
@@ -23,7 +24,6 @@ export interface AppServiceDeps {
   effects: DesktopEffects;
   ejectDrive(device: string): Promise<void>;
   emit: EmitEvent;
-  drivePollMs?: number | undefined;
 }
 
 export interface AppService {
@@ -57,7 +57,7 @@ export function createAppService(deps: AppServiceDeps): AppService {
     drives = toDriveInfos(watcher.current(), image);
     deps.emit('drivesChanged', drives);
   };
-  const watcher = watchDrives(deps.scanDrives, () => ({ includeVirtual: deps.settings.get().showVirtual }), publishDrives, deps.drivePollMs ?? DRIVE_POLL_MS);
+  const watcher = deps.watchDrives(() => ({ includeVirtual: deps.settings.get().showVirtual }), publishDrives);
 
   const selectImage = async (path: string): Promise<ApiResult<ProbedImage['info']>> => {
     if (session !== null) return fail('busy', 'A flash is running; wait for it to end or cancel it before choosing another image.');

@@ -9,16 +9,16 @@ import { app, BrowserWindow, protocol, shell } from 'electron';
 import { startHelper } from '../../worker/helper/launch.js';
 import { EVENT_CHANNELS } from '../common/ipc-channels.js';
 import { createAppService } from '../core/app-service.js';
-import { scanDrives } from '../core/drive-source.js';
+import { pollingDriveWatcher } from '../core/drive-watcher.js';
 import { ejectDrive } from '../core/eject.js';
 import { APP_ENTRY_URL, APP_SCHEME } from '../core/security.js';
 import { SettingsStore } from '../core/settings-store.js';
 import { registerAppProtocol } from './app-protocol.js';
 import { electronDesktopEffects } from './desktop-effects.js';
+import { reloadOnRendererRebuild } from './dev-reload.js';
 import { pickImageWithDialog } from './image-dialog.js';
 import { registerIpcHandlers } from './ipc.js';
 import { guardQuitDuringFlash } from './quit-guard.js';
-import { reloadOnRendererRebuild } from './dev-reload.js';
 import { createMainWindow, denyAllPermissions, lockDownWebContents } from './window.js';
 
 const UI_DIR = fileURLToPath(new URL('../../ui/', import.meta.url));
@@ -38,8 +38,8 @@ async function openWindow(): Promise<void> {
   const window = createMainWindow(PRELOAD);
   const service = createAppService({
     settings,
-    // Seam: the drives scanner (worker/drives, issue 4) replaces scanDrives.
-    scanDrives,
+    // Seam: the drives scanner (worker/drives, issue 4) replaces the polling watcher.
+    watchDrives: pollingDriveWatcher(),
     // Seam: the elevated launch (issue 5) replaces startHelper; same options, same HelperJob.
     launchHelper: startHelper,
     pickImage: () => pickImageWithDialog(window),

@@ -8,7 +8,7 @@ import type { EventPayloads } from '../../electron/common/ipc-contract.js';
 import { EXTERNAL_LINKS } from '../../electron/common/links.js';
 import type { DriveInfo } from '../../electron/common/models.js';
 import { createAppService, type AppService } from '../../electron/core/app-service.js';
-import { scanDrives } from '../../electron/core/drive-source.js';
+import { pollingDriveWatcher } from '../../electron/core/drive-watcher.js';
 import { SettingsStore } from '../../electron/core/settings-store.js';
 import { MiB } from '../../worker/common/units.js';
 import { describeDevices } from '../helpers/device-suite.js';
@@ -36,7 +36,7 @@ async function harness(dir: string, settings: Parameters<SettingsStore['update']
   const h: Harness = { service: undefined as never, events: { drivesChanged: [], flashProgress: [], flashEnd: [] }, effects: [], ejected: [], opened: [] };
   h.service = createAppService({
     settings: store,
-    scanDrives,
+    watchDrives: pollingDriveWatcher(200),
     launchHelper: await testLauncher(),
     pickImage: async () => null,
     openExternal: async (url) => void h.opened.push(url),
@@ -50,7 +50,6 @@ async function harness(dir: string, settings: Parameters<SettingsStore['update']
     },
     ejectDrive: async (device) => void h.ejected.push(device),
     emit: (event, payload) => void (h.events[event] as unknown[]).push(payload),
-    drivePollMs: 200,
   });
   current = h;
   return h;

@@ -16,7 +16,7 @@ import type { ApiResult } from '../../../electron/common/api-result.js';
 import type { EmitEvent } from '../../../electron/common/ipc-contract.js';
 import type { SettingsPatch } from '../../../electron/common/settings.js';
 import { createAppService, type AppService } from '../../../electron/core/app-service.js';
-import { scanDrives as defaultScanDrives, type ScanDrives } from '../../../electron/core/drive-source.js';
+import type { WatchDrives } from '../../../electron/core/drive-watcher.js';
 import { ejectDrive } from '../../../electron/core/eject.js';
 import type { HelperLauncher } from '../../../electron/core/flash-session.js';
 import { rendererHeaders, resolveRendererFile } from '../../../electron/core/renderer-files.js';
@@ -35,8 +35,7 @@ export interface BridgeOptions {
   settingsFile: string;
   initialSettings?: SettingsPatch | undefined;
   launchHelper: HelperLauncher;
-  scanDrives?: ScanDrives | undefined;
-  drivePollMs?: number | undefined;
+  watchDrives: WatchDrives;
 }
 
 /** What the Electron glue would have done, for the tests to check. */
@@ -96,7 +95,7 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
   };
   const service = createAppService({
     settings,
-    scanDrives: options.scanDrives ?? defaultScanDrives,
+    watchDrives: options.watchDrives,
     launchHelper: options.launchHelper,
     pickImage: async () => dialogAnswer,
     openExternal: async (url) => void openedLinks.push(url),
@@ -110,7 +109,6 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
     },
     ejectDrive,
     emit,
-    drivePollMs: options.drivePollMs,
   });
 
   const shim = `const SLUICE_BRIDGE = ${JSON.stringify({ dropDir: options.dropDir })};\n${await readFile(options.shimFile, 'utf8')}`;
