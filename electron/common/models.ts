@@ -46,6 +46,15 @@ export const VERDICT_EFFECT: Readonly<Record<Verdict, 'blocks' | 'confirm-name' 
   large: 'warns',
 };
 
+/** Each verdict in words: a badge for the picker, and the reason, for people and for refusals. */
+export const VERDICT_TEXT: Readonly<Record<Verdict, { badge: string; reason: string }>> = {
+  'too-small': { badge: 'Too small', reason: 'Smaller than the image.' },
+  source: { badge: 'Holds the image', reason: 'The image file is on this drive.' },
+  'read-only': { badge: 'Read-only', reason: 'Write-protected: on an SD card, slide the lock switch up.' },
+  system: { badge: 'System drive', reason: 'An internal or system disk. Type its name to choose it.' },
+  large: { badge: 'Large drive', reason: 'Larger than 128 GB: make sure it is not a backup disk.' },
+};
+
 /** A drive as the picker shows it. */
 export interface DriveInfo {
   /** The path the helper opens: /dev/sdb, /dev/disk4, \\.\PhysicalDrive2. */

@@ -4,9 +4,10 @@ import { fail, ok, type ApiResult } from '../common/api-result.js';
 import type { InvokeMethod } from '../common/ipc-channels.js';
 import { INVOKE_ARGS, type ApiHandlers, type EmitEvent } from '../common/ipc-contract.js';
 import { isAllowedExternalUrl } from '../common/links.js';
-import { VERDICT_EFFECT, type DriveInfo, type FlashRequest } from '../common/models.js';
+import { VERDICT_EFFECT, VERDICT_TEXT, type DriveInfo, type FlashRequest } from '../common/models.js';
 import { toDriveInfos } from './drive-view.js';
 import type { WatchDrives } from './drive-watcher.js';
+import type { ScannedDrive } from './scanned-drive.js';
 import { startFlashSession, type DesktopEffects, type FlashSession, type HelperLauncher } from './flash-session.js';
 import { ImageProbeError, openImageForApp, probeImage, type FileIdentity, type ProbedImage } from './image-probe.js';
 import type { SettingsStore } from './settings-store.js';
@@ -51,13 +52,21 @@ function isInvokeMethod(method: string): method is InvokeMethod {
 export function createAppService(deps: AppServiceDeps): AppService {
   let image: ProbedImage | null = null;
   let session: FlashSession | null = null;
+  let scanned: ScannedDrive[] = [];
   let drives: DriveInfo[] = [];
 
+  /** The picker's list depends on the drives and on the image (verdicts); either changing republishes it. */
   const publishDrives = (): void => {
-    drives = toDriveInfos(watcher.current(), image);
+    drives = toDriveInfos(scanned, image);
     deps.emit('drivesChanged', drives);
   };
-  const watcher = deps.watchDrives(() => ({ includeVirtual: deps.settings.get().showVirtual }), publishDrives);
+  const watcher = deps.watchDrives(
+    () => ({ includeVirtual: deps.settings.get().showVirtual }),
+    (list) => {
+      scanned = list;
+      publishDrives();
+    },
+  );
 
   const selectImage = async (path: string): Promise<ApiResult<ProbedImage['info']>> => {
     if (session !== null) return fail('busy', 'A flash is running; wait for it to end or cancel it before choosing another image.');
@@ -80,7 +89,7 @@ export function createAppService(deps: AppServiceDeps): AppService {
       const drive = drives.find((d) => d.device === device);
       if (drive === undefined) return fail('unknown-drive', `${device} is not among the drives Sluice sees now. Was it unplugged?`);
       const blocking = drive.verdicts.find((verdict) => VERDICT_EFFECT[verdict] === 'blocks');
-      if (blocking !== undefined) return fail('drive-blocked', `${drive.name} (${device}) cannot be written: ${blocking.replace('-', ' ')}.`);
+      if (blocking !== undefined) return fail('drive-blocked', `${drive.name} (${device}) cannot be written: ${VERDICT_TEXT[blocking].reason}`);
       if (drive.verdicts.includes('system') && !request.confirmedSystemDrives.includes(device)) {
         return fail('drive-blocked', `${drive.name} (${device}) is a system drive; confirm it by typing its name first.`);
       }

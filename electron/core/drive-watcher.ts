@@ -18,7 +18,6 @@ export type WatchDrives = (options: () => ScanOptions, onChange: (drives: Scanne
 export interface DriveWatcher {
   /** Resolves once the first scan is in. */
   readonly ready: Promise<void>;
-  current(): ScannedDrive[];
   /** Scans now (after a setting changed) instead of waiting for the next tick. */
   refresh(): Promise<void>;
   stop(): void;
@@ -30,7 +29,6 @@ export interface DriveWatcher {
  * The drives scanner (issue 4) emits added/removed/changed events itself and replaces this.
  */
 export function pollDrives(scan: ScanDrives, options: () => ScanOptions, onChange: (drives: ScannedDrive[]) => void, intervalMs = DRIVE_POLL_MS): DriveWatcher {
-  let drives: ScannedDrive[] = [];
   let fingerprint = '';
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
@@ -41,7 +39,6 @@ export function pollDrives(scan: ScanDrives, options: () => ScanOptions, onChang
       const next = await scan(options());
       const nextFingerprint = JSON.stringify(next);
       if (nextFingerprint !== fingerprint && !stopped) {
-        drives = next;
         fingerprint = nextFingerprint;
         onChange(next);
       }
@@ -63,7 +60,6 @@ export function pollDrives(scan: ScanDrives, options: () => ScanOptions, onChang
   const ready = tick();
   return {
     ready,
-    current: () => drives,
     refresh: async () => {
       // A scan already under way may have used the old options; run one more after it.
       if (running !== null) await running;

@@ -1,8 +1,7 @@
 import { useId, useState } from 'react';
-import { VERDICT_EFFECT, type DriveInfo } from '../../../electron/common/models.js';
+import { VERDICT_EFFECT, VERDICT_TEXT, type DriveInfo } from '../../../electron/common/models.js';
 import { formatBytes } from '../../../worker/common/units.js';
 import { isSelectable } from '../flow.js';
-import { VERDICT_LABEL } from '../labels.js';
 import { Modal } from './Modal.js';
 
 interface DrivePickerProps {
@@ -23,7 +22,7 @@ function Badges({ drive }: { drive: DriveInfo }) {
     <span className="badges">
       {drive.verdicts.map((verdict) => (
         <span key={verdict} className={`badge ${VERDICT_EFFECT[verdict]}`}>
-          {VERDICT_LABEL[verdict].badge}
+          {VERDICT_TEXT[verdict].badge}
         </span>
       ))}
       {drive.virtual && <span className="badge neutral">Virtual</span>}
@@ -132,7 +131,7 @@ export function DrivePicker({ drives, selected, confirmedSystem, onDone, onCance
             const selectable = isSelectable(drive);
             const inputId = `${listId}-${drive.device}`;
             const reasonId = `${inputId}-reason`;
-            const reasons = drive.verdicts.map((v) => VERDICT_LABEL[v].reason).join(' ');
+            const reasons = drive.verdicts.map((v) => VERDICT_TEXT[v].reason).join(' ');
             return (
               <li key={drive.device} className={`drive-row ${selectable ? '' : 'blocked'}`} data-device={drive.device}>
                 <input
