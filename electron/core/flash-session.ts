@@ -1,0 +1,111 @@
+import type { Progress } from '../../worker/common/progress.js';
+import type { TargetResult } from '../../worker/common/result.js';
+import type { HelperJob, HelperJobOptions } from '../../worker/helper/launch.js';
+import type { OpenedImage } from '../../worker/sources/open-image.js';
+import { overallFraction } from '../common/flash-progress.js';
+import type { DriveInfo, FlashEnd } from '../common/models.js';
+import { summarizeFlash } from '../common/outcome.js';
+
+/**
+ * Starts the privileged helper for one job. Today that is worker/helper/launch.ts startHelper
+ * (a direct child: right when the app already runs as root); the elevated launch (pkexec, sudo,
+ * osascript, UAC) has the same shape and replaces it in the composition roots.
+ */
+export type HelperLauncher = (options: HelperJobOptions) => HelperJob;
+
+/**
+ * The desktop pieces a flash touches, by interface: Electron implements them (electron/main/
+ * desktop-effects.ts), tests pass a recorder, and this module runs under plain Node.
+ */
+export interface DesktopEffects {
+  /** Keeps the computer from sleeping mid-write; returns what lets it sleep again. */
+  preventSleep(): () => void;
+  /** Taskbar/dock progress, 0 to 1; null removes it. */
+  setProgress(fraction: number | null): void;
+  notify(title: string, body: string): void;
+}
+
+export interface FlashSessionJob {
+  /** Opened by the caller as the user; the session hands it to the helper as fd 0 and closes it at the end. */
+  image: OpenedImage;
+  targets: readonly DriveInfo[];
+  verify: boolean;
+  eject: boolean;
+  notify: boolean;
+}
+
+export interface FlashSessionDeps {
+  launch: HelperLauncher;
+  effects: DesktopEffects;
+  ejectDrive(device: string): Promise<void>;
+  onProgress(progress: Progress): void;
+}
+
+export interface FlashSession {
+  /** Asks the helper to stop; `done` then resolves with `cancelled` results. */
+  cancel(): void;
+  /** How the job ended; never rejects. */
+  readonly done: Promise<FlashEnd>;
+}
+
+/** Ejects every drive that ended `ok` (virtual ones have nothing to eject); failures become notes. */
+async function ejectWritten(results: readonly TargetResult[], targets: readonly DriveInfo[], ejectDrive: (device: string) => Promise<void>): Promise<string[]> {
+  const notes: string[] = [];
+  for (const result of results) {
+    const drive = targets.find((t) => t.device === result.target);
+    if (result.status !== 'ok' || drive === undefined || drive.virtual) continue;
+    try {
+      await ejectDrive(drive.device);
+      notes.push(`${drive.name} (${drive.device}) was ejected; you can remove it now.`);
+    } catch (error) {
+      notes.push(error instanceof Error ? error.message : String(error));
+    }
+  }
+  return notes;
+}
+
+/** Runs one flash job through the helper, with the desktop effects around it. */
+export function startFlashSession(job: FlashSessionJob, deps: FlashSessionDeps): FlashSession {
+  const started = performance.now();
+  const devices = job.targets.map((t) => t.device);
+  const latest = new Map<string, Progress>();
+  const allowSleep = deps.effects.preventSleep();
+
+  let helper: HelperJob | null = null;
+  let launchFailure: string | null = null;
+  try {
+    helper = deps.launch({
+      source: job.image.fd,
+      start: { targets: devices, imageSize: job.image.fileSize, sourceSeekable: true, verify: job.verify },
+      onProgress: (progress) => {
+        latest.set(progress.target, progress);
+        deps.onProgress(progress);
+        deps.effects.setProgress(overallFraction(devices.map((d) => latest.get(d)), job.verify));
+      },
+    });
+  } catch (error) {
+    launchFailure = error instanceof Error ? error.message : String(error);
+  }
+
+  const finish = async (): Promise<FlashEnd> => {
+    try {
+      const results: TargetResult[] =
+        helper === null
+          ? devices.map((target) => ({ status: 'failed', target, bytes: 0, code: 'helper-died', message: `The writing process could not start: ${launchFailure ?? 'unknown error'}. Nothing was written.` }))
+          : await helper.result;
+      const notes = job.eject ? await ejectWritten(results, job.targets, deps.ejectDrive) : [];
+      const end: FlashEnd = { results, verify: job.verify, seconds: (performance.now() - started) / 1000, notes };
+      if (job.notify) {
+        const summary = summarizeFlash(end);
+        deps.effects.notify(summary.title, summary.body);
+      }
+      return end;
+    } finally {
+      allowSleep();
+      deps.effects.setProgress(null);
+      await job.image.close();
+    }
+  };
+
+  return { cancel: () => helper?.cancel(), done: finish() };
+}
