@@ -14,7 +14,6 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { build } from 'vite';
-import { pollingDriveWatcher } from '../../electron/core/drive-watcher.js';
 import { findElectron } from '../../electron/electron-binary.js';
 import { startBridge } from '../../test/e2e/bridge/bridge-server.js';
 import { startHelper } from '../../worker/helper/launch.js';
@@ -38,7 +37,6 @@ async function main(): Promise<void> {
     shimFile: resolve('out/test/e2e/bridge/page-shim.js'),
     dropDir: image === null ? process.cwd() : dirname(image),
     settingsFile: join(mkdtempSync(join(tmpdir(), 'sluice-dev-')), 'settings.json'),
-    watchDrives: pollingDriveWatcher(),
     launchHelper: startHelper,
   });
   bridge.answerDialog(image);

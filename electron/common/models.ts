@@ -3,10 +3,12 @@
  * schemas only: shared by the main process, the preload and the renderer.
  */
 import * as v from 'valibot';
+import type { Drive } from '../../worker/common/drive.js';
 import type { ImageFormat } from '../../worker/common/image-format.js';
 import type { Progress } from '../../worker/common/progress.js';
 import { MAX_TARGETS } from '../../worker/common/protocol.js';
 import type { TargetResult } from '../../worker/common/result.js';
+import type { Verdict } from '../../worker/common/verdict.js';
 
 export type PartitionTable = 'gpt' | 'mbr' | 'none';
 
@@ -28,49 +30,13 @@ export interface ImageInfo {
 }
 
 /**
- * Safety verdicts on a drive, relative to the chosen image. They decide what the drive picker lets
- * a person do; the privileged helper checks the device again on its own before writing.
+ * A drive as the picker shows it: the scanner's Drive (worker/common/drive.ts) and the verdicts
+ * on writing the chosen image to it (worker/common/verdict.ts), judged in the main process with
+ * the rules the CLI and the helper use. They decide what the picker lets a person do; the
+ * privileged helper checks the device again on its own before writing.
  */
-export const VERDICTS = ['too-small', 'source', 'read-only', 'system', 'large'] as const;
-export type Verdict = (typeof VERDICTS)[number];
-
-/**
- * `blocks`: the drive cannot be chosen. `confirm-name`: only after typing the drive's name.
- * `warns`: chosen freely, with a visible warning.
- */
-export const VERDICT_EFFECT: Readonly<Record<Verdict, 'blocks' | 'confirm-name' | 'warns'>> = {
-  'too-small': 'blocks',
-  source: 'blocks',
-  'read-only': 'blocks',
-  system: 'confirm-name',
-  large: 'warns',
-};
-
-/** Each verdict in words: a badge for the picker, and the reason, for people and for refusals. */
-export const VERDICT_TEXT: Readonly<Record<Verdict, { badge: string; reason: string }>> = {
-  'too-small': { badge: 'Too small', reason: 'Smaller than the image.' },
-  source: { badge: 'Holds the image', reason: 'The image file is on this drive.' },
-  'read-only': { badge: 'Read-only', reason: 'Write-protected: on an SD card, slide the lock switch up.' },
-  system: { badge: 'System drive', reason: 'An internal or system disk. Type its name to choose it.' },
-  large: { badge: 'Large drive', reason: 'Larger than 128 GB: make sure it is not a backup disk.' },
-};
-
-/** A drive as the picker shows it. */
-export interface DriveInfo {
-  /** The path the helper opens: /dev/sdb, /dev/disk4, \\.\PhysicalDrive2. */
-  device: string;
-  /** What its owner would call it: "SanDisk Ultra", or a fallback for drives without one. */
-  name: string;
-  /** Capacity in bytes; null when the OS does not say. */
-  size: number | null;
-  /** "USB", "SD", "SATA", "NVMe", "loop"...; null when unknown. */
-  bus: string | null;
-  removable: boolean;
-  virtual: boolean;
-  readOnly: boolean;
-  /** The OS considers it an internal or system disk. */
-  system: boolean;
-  mountpoints: string[];
+export interface DriveInfo extends Drive {
+  /** Most serious first; without a chosen image, none about its size or its file. */
   verdicts: Verdict[];
 }
 
@@ -88,7 +54,7 @@ export const FlashRequestSchema = v.strictObject({
     v.maxLength(MAX_TARGETS),
     v.check((targets) => new Set(targets).size === targets.length, 'each drive may be named once'),
   ),
-  /** System drives among the targets that the user confirmed by typing their name. */
+  /** Internal disks among the targets (verdict `system`, confirm-by-name) whose name the user typed to confirm. */
   confirmedSystemDrives: v.pipe(v.array(DevicePath), v.maxLength(MAX_TARGETS)),
 });
 export type FlashRequest = v.InferOutput<typeof FlashRequestSchema>;
@@ -104,6 +70,4 @@ export interface FlashEnd {
   verify: boolean;
   /** Wall-clock seconds from the start request to the end. */
   seconds: number;
-  /** Things worth saying that do not change the outcome, e.g. a drive that could not be ejected. */
-  notes: string[];
 }

@@ -28,6 +28,7 @@ const FAILURE_TEXT: Readonly<Record<FailureCode, FailureText>> = {
   'target-too-small': { title: 'Drive too small', advice: 'Use a drive at least as large as the image.' },
   'target-read-only': { title: 'Drive is read-only', advice: 'If it is an SD card, slide its lock switch up and insert it again.' },
   'target-system': { title: 'System drive refused', advice: 'Sluice never overwrites the disk this computer runs from. Choose another drive.' },
+  'target-is-source': { title: 'Drive holds the image', advice: 'Copy the image file to another drive (or this computer), choose it from there, then flash again.' },
   'target-mounted': { title: 'Drive in use', advice: 'Eject its volumes (or close what is using them), then try again.' },
   'target-busy': { title: 'Drive busy', advice: 'Another program has the drive open. Close it and try again.' },
   'target-no-direct-io': { title: 'Drive not supported', advice: 'This drive refuses direct writes. Try another card reader or port.' },
@@ -68,7 +69,7 @@ export function failureAdvice(code: FailureCode): string {
 /** One title and one sentence for the whole job, as a notification shows it. */
 export function summarizeFlash(end: FlashEnd): { tone: Tone; title: string; body: string } {
   const tone = flashTone(end);
-  const drives = end.results.length === 1 ? 'The drive' : `All ${end.results.length} drives`;
+  const drives = end.results.length === 1 ? 'The drive was' : `All ${end.results.length} drives were`;
   switch (tone) {
     case 'success':
       return { tone, title: 'Flash complete', body: `${drives} written and verified.` };

@@ -3,7 +3,7 @@ import type { TargetResult } from '../../worker/common/result.js';
 import type { HelperJob, HelperJobOptions } from '../../worker/helper/launch.js';
 import type { OpenedImage } from '../../worker/sources/open-image.js';
 import { overallFraction } from '../common/flash-progress.js';
-import type { DriveInfo, FlashEnd } from '../common/models.js';
+import type { FlashEnd } from '../common/models.js';
 import { summarizeFlash } from '../common/outcome.js';
 
 /**
@@ -28,8 +28,10 @@ export interface DesktopEffects {
 export interface FlashSessionJob {
   /** Opened by the caller as the user; the session hands it to the helper as fd 0 and closes it at the end. */
   image: OpenedImage;
-  targets: readonly DriveInfo[];
+  /** Device paths, in the order the results come back. */
+  targets: readonly string[];
   verify: boolean;
+  /** The helper ejects each drive it wrote and verified; a failure to eject comes back as a warning on its ok result. */
   eject: boolean;
   notify: boolean;
 }
@@ -37,7 +39,6 @@ export interface FlashSessionJob {
 export interface FlashSessionDeps {
   launch: HelperLauncher;
   effects: DesktopEffects;
-  ejectDrive(device: string): Promise<void>;
   onProgress(progress: Progress): void;
 }
 
@@ -48,26 +49,9 @@ export interface FlashSession {
   readonly done: Promise<FlashEnd>;
 }
 
-/** Ejects every drive that ended `ok` (virtual ones have nothing to eject); failures become notes. */
-async function ejectWritten(results: readonly TargetResult[], targets: readonly DriveInfo[], ejectDrive: (device: string) => Promise<void>): Promise<string[]> {
-  const notes: string[] = [];
-  for (const result of results) {
-    const drive = targets.find((t) => t.device === result.target);
-    if (result.status !== 'ok' || drive === undefined || drive.virtual) continue;
-    try {
-      await ejectDrive(drive.device);
-      notes.push(`${drive.name} (${drive.device}) was ejected; you can remove it now.`);
-    } catch (error) {
-      notes.push(error instanceof Error ? error.message : String(error));
-    }
-  }
-  return notes;
-}
-
 /** Runs one flash job through the helper, with the desktop effects around it. */
 export function startFlashSession(job: FlashSessionJob, deps: FlashSessionDeps): FlashSession {
   const started = performance.now();
-  const devices = job.targets.map((t) => t.device);
   const latest = new Map<string, Progress>();
   const allowSleep = deps.effects.preventSleep();
 
@@ -76,11 +60,11 @@ export function startFlashSession(job: FlashSessionJob, deps: FlashSessionDeps):
   try {
     helper = deps.launch({
       source: job.image.fd,
-      start: { targets: devices, imageSize: job.image.fileSize, sourceSeekable: true, verify: job.verify },
+      start: { targets: [...job.targets], imageSize: job.image.fileSize, sourceSeekable: true, verify: job.verify, eject: job.eject },
       onProgress: (progress) => {
         latest.set(progress.target, progress);
         deps.onProgress(progress);
-        deps.effects.setProgress(overallFraction(devices.map((d) => latest.get(d)), job.verify));
+        deps.effects.setProgress(overallFraction(job.targets.map((d) => latest.get(d)), job.verify));
       },
     });
   } catch (error) {
@@ -91,10 +75,9 @@ export function startFlashSession(job: FlashSessionJob, deps: FlashSessionDeps):
     try {
       const results: TargetResult[] =
         helper === null
-          ? devices.map((target) => ({ status: 'failed', target, bytes: 0, code: 'helper-died', message: `The writing process could not start: ${launchFailure ?? 'unknown error'}. Nothing was written.` }))
+          ? job.targets.map((target) => ({ status: 'failed', target, bytes: 0, code: 'helper-died', message: `The writing process could not start: ${launchFailure ?? 'unknown error'}. Nothing was written.` }))
           : await helper.result;
-      const notes = job.eject ? await ejectWritten(results, job.targets, deps.ejectDrive) : [];
-      const end: FlashEnd = { results, verify: job.verify, seconds: (performance.now() - started) / 1000, notes };
+      const end: FlashEnd = { results, verify: job.verify, seconds: (performance.now() - started) / 1000 };
       if (job.notify) {
         const summary = summarizeFlash(end);
         deps.effects.notify(summary.title, summary.body);

@@ -9,8 +9,6 @@ import { app, BrowserWindow, protocol, shell } from 'electron';
 import { startHelper } from '../../worker/helper/launch.js';
 import { EVENT_CHANNELS } from '../common/ipc-channels.js';
 import { createAppService } from '../core/app-service.js';
-import { pollingDriveWatcher } from '../core/drive-watcher.js';
-import { ejectDrive } from '../core/eject.js';
 import { APP_ENTRY_URL, APP_SCHEME } from '../core/security.js';
 import { SettingsStore } from '../core/settings-store.js';
 import { registerAppProtocol } from './app-protocol.js';
@@ -38,14 +36,11 @@ async function openWindow(): Promise<void> {
   const window = createMainWindow(PRELOAD);
   const service = createAppService({
     settings,
-    // Seam: the drives scanner (worker/drives, issue 4) replaces the polling watcher.
-    watchDrives: pollingDriveWatcher(),
     // Seam: the elevated launch (issue 5) replaces startHelper; same options, same HelperJob.
     launchHelper: startHelper,
     pickImage: () => pickImageWithDialog(window),
     openExternal: (url) => shell.openExternal(url),
     effects: electronDesktopEffects(window),
-    ejectDrive,
     emit: (event, payload) => {
       if (!window.isDestroyed()) window.webContents.send(EVENT_CHANNELS[event], payload);
     },

@@ -12,7 +12,7 @@ import { GearIcon, ImageIcon } from './components/Icons.js';
 import { ImageStep } from './components/ImageStep.js';
 import { ProgressView } from './components/ProgressView.js';
 import { SettingsDialog } from './components/SettingsDialog.js';
-import { canFlash, flowReducer, INITIAL_STATE, isSelectable, selectedDrives } from './flow.js';
+import { availableDrives, canFlash, defaultVisibility, flowReducer, INITIAL_STATE, selectedDrives } from './flow.js';
 import { useFileDrop } from './use-file-drop.js';
 
 type Dialog = 'drives' | 'confirm' | 'settings' | null;
@@ -90,7 +90,6 @@ export function App({ api }: { api: SluiceApi }) {
   };
 
   const targets = selectedDrives(state);
-  const available = state.drives.filter((d) => !d.system && isSelectable(d)).length;
 
   return (
     <div className="app">
@@ -113,7 +112,7 @@ export function App({ api }: { api: SluiceApi }) {
         ) : (
           <div className="steps" data-screen="steps">
             <ImageStep image={state.image} busy={state.imageBusy} error={state.imageError} onChoose={chooseImage} onClear={clearImage} />
-            <DriveStep selected={targets} available={available} notice={state.driveNotice} onOpenPicker={() => setDialog('drives')} />
+            <DriveStep selected={targets} available={availableDrives(state)} notice={state.driveNotice} onOpenPicker={() => setDialog('drives')} />
             <FlashStep ready={canFlash(state)} verify={state.settings?.verify ?? true} error={state.startError} onFlash={() => setDialog('confirm')} onOpenSettings={() => setDialog('settings')} />
           </div>
         )}
@@ -121,6 +120,7 @@ export function App({ api }: { api: SluiceApi }) {
       {dialog === 'drives' && (
         <DrivePicker
           drives={state.drives}
+          visibility={defaultVisibility(state.settings)}
           selected={state.selected}
           confirmedSystem={state.confirmedSystem}
           onCancel={() => setDialog(null)}

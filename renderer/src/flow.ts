@@ -2,8 +2,10 @@
  * The app's screen state and every way it can change, as one pure reducer: what the page shows
  * follows from this state alone, and the transitions are testable without a browser.
  */
-import { VERDICT_EFFECT, type DriveInfo, type FlashEnd, type FlashProgress, type ImageInfo } from '../../electron/common/models.js';
+import { isDriveShown, refusalOf, type DriveVisibility } from '../../worker/common/verdict.js';
+import type { DriveInfo, FlashEnd, FlashProgress, ImageInfo } from '../../electron/common/models.js';
 import type { Settings } from '../../electron/common/settings.js';
+import { driveName } from './labels.js';
 
 export interface RunningFlash {
   image: ImageInfo;
@@ -31,7 +33,7 @@ export interface FlowState {
   drives: DriveInfo[];
   /** Chosen target devices, in the order chosen. */
   selected: string[];
-  /** System drives whose name the user typed to confirm. */
+  /** Internal disks whose name the user typed to confirm. */
   confirmedSystem: string[];
   /** Said once, politely, when the list changed under the user (a chosen drive was unplugged). */
   driveNotice: string | null;
@@ -71,9 +73,20 @@ export type FlowAction =
   | { type: 'flash-ended'; end: FlashEnd }
   | { type: 'start-over'; keepImage: boolean };
 
-/** A drive the user may pick at all (a system drive still needs its name typed). */
+/** A drive the user may pick at all (an internal disk still needs its name typed). */
 export function isSelectable(drive: DriveInfo): boolean {
-  return drive.verdicts.every((verdict) => VERDICT_EFFECT[verdict] !== 'blocks');
+  return refusalOf(drive.verdicts) === undefined;
+}
+
+/** Which drives the picker lists before "show all drives" is ticked: cards and sticks, and virtual drives if the setting says so. */
+export function defaultVisibility(settings: Settings | null): DriveVisibility {
+  return { showAll: false, showVirtual: settings?.showVirtual ?? false };
+}
+
+/** How many drives a person could choose without ticking "show all drives". */
+export function availableDrives(state: Pick<FlowState, 'drives' | 'settings'>): number {
+  const visibility = defaultVisibility(state.settings);
+  return state.drives.filter((d) => isDriveShown(d, visibility) && isSelectable(d)).length;
 }
 
 export function selectedDrives(state: Pick<FlowState, 'drives' | 'selected'>): DriveInfo[] {
@@ -95,7 +108,7 @@ function reconcileSelection(state: FlowState, drives: DriveInfo[]): Pick<FlowSta
   const gone = lost.map((device) => {
     const before = state.drives.find((d) => d.device === device);
     const now = drives.find((d) => d.device === device);
-    const name = before === undefined ? device : `${before.name} (${device})`;
+    const name = before === undefined ? device : `${driveName(before)} (${device})`;
     return now === undefined ? `${name} was removed` : `${name} can no longer be used for this image`;
   });
   return {

@@ -1,6 +1,8 @@
-/** Words the screens use for formats, partition tables and phases (verdicts: VERDICT_TEXT in electron/common/models.ts). */
+/** Words the screens use for formats, partition tables, phases, buses and verdict badges (a verdict's sentence is its own message). */
+import type { Drive, DriveBus } from '../../worker/common/drive.js';
 import type { ImageFormat } from '../../worker/common/image-format.js';
 import type { Phase } from '../../worker/common/progress.js';
+import type { Verdict } from '../../worker/common/verdict.js';
 import type { PartitionTable } from '../../electron/common/models.js';
 
 export const FORMAT_LABEL: Readonly<Record<ImageFormat, string>> = {
@@ -26,3 +28,40 @@ export const PHASE_LABEL: Readonly<Record<Phase, string>> = {
   syncing: 'Syncing',
   verifying: 'Verifying',
 };
+
+export const BUS_LABEL: Readonly<Record<DriveBus, string>> = {
+  usb: 'USB',
+  sd: 'SD',
+  sata: 'SATA',
+  scsi: 'SCSI',
+  pcie: 'PCIe',
+  virtual: 'virtual',
+  other: '',
+};
+
+/** What its owner would call the drive: "SanDisk Ultra", or its bus for a drive that names nothing. */
+export function driveName(drive: Pick<Drive, 'description' | 'bus'>): string {
+  if (drive.description !== '') return drive.description;
+  const bus = BUS_LABEL[drive.bus];
+  return bus === '' ? 'Unnamed drive' : `Unnamed ${bus} drive`;
+}
+
+/** A verdict's badge in the drive picker. */
+export function verdictBadge(verdict: Verdict): string {
+  switch (verdict.kind) {
+    case 'system':
+      return verdict.running ? 'Running system' : 'System drive';
+    case 'source':
+      return 'Holds the image';
+    case 'too-small':
+      return 'Too small';
+    case 'read-only':
+      return 'Read-only';
+    case 'large':
+      return 'Large drive';
+    case 'mounted':
+      return 'Mounted';
+    case 'virtual':
+      return 'Virtual';
+  }
+}

@@ -8,7 +8,6 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import type { SettingsPatch } from '../../electron/common/settings.js';
-import { pollingDriveWatcher } from '../../electron/core/drive-watcher.js';
 import type { HelperLauncher } from '../../electron/core/flash-session.js';
 import type * as HelperLaunch from '../../worker/helper/launch.js';
 import { assertTestTarget } from '../helpers/cli.js';
@@ -84,8 +83,6 @@ export async function openApp(context: BrowserContext, options: OpenAppOptions):
     settingsFile: join(options.dropDir, 'settings.json'),
     initialSettings: options.settings,
     launchHelper: await testLauncher(options.cgroupDir),
-    // Faster than the app's 2 s, so hot-plug tests do not wait.
-    watchDrives: pollingDriveWatcher(300),
   });
   const page = await context.newPage();
   await page.emulateMedia({ colorScheme: options.colorScheme ?? 'light' });

@@ -8,7 +8,9 @@ import { EXTERNAL_LINKS } from '../../electron/common/links.js';
 import { KiB, MiB } from '../../worker/common/units.js';
 import { assertTestTarget } from '../helpers/cli.js';
 import { describeDevices } from '../helpers/device-suite.js';
-import { createLoop, detachLoop, readBytes, scratchDir, writeRandomFile } from '../helpers/loop-device.js';
+import { attachLoop, createLoop, detachLoop, readBytes, scratchDir, writeRandomFile } from '../helpers/loop-device.js';
+import { waitForPath } from '../helpers/partitions.js';
+import { rootDisk } from '../helpers/system-disk.js';
 import { throttledGroup } from '../helpers/throttle.js';
 import { launchBrowser, openApp, recordPercents, type AppUnderTest } from './app-harness.js';
 
@@ -260,6 +262,41 @@ describeDevices('the desktop app, in Chromium, against the real core and helper'
     }
   });
 
+  it('a problem after a verified write (a program holds an old partition open) is a warning on a green success screen', async () => {
+    const dir = scratchDir();
+    const image = join(dir, 'image.img');
+    writeRandomFile(image, 8 * MiB);
+    const backing = join(dir, 'card.img');
+    writeRandomFile(backing, 16 * MiB);
+    execFileSync('sfdisk', ['--quiet', backing], { input: 'label: dos\nstart=2048, type=83\n' });
+    const loop = attachLoop(backing, { partitions: true });
+    const partition = `${loop.path}p1`;
+    await waitForPath(partition);
+    assertTestTarget(partition);
+    // Open, not mounted: nothing stops the write, but the kernel cannot drop the old partition afterwards.
+    const holder = openSync(partition, 'r');
+    const app = await openApp(context, { dropDir: dir, settings: { showVirtual: true } });
+    try {
+      const { page, bridge } = app;
+      bridge.answerDialog(image);
+      await page.getByRole('button', { name: 'Choose image…' }).click();
+      await chooseDrive(page, loop.path);
+      await flashAfterConfirming(app, loop.path);
+
+      await endScreen(page, 'success').waitFor({ timeout: 30_000 });
+      await expect(page.getByTestId('result-warning').textContent()).resolves.toMatch(
+        new RegExp(`^${loop.path} is written and verified, but the system did not pick up its new partitions .*Unplug it and plug it back in`),
+      );
+      await expect(page.getByRole('heading', { name: 'Flash complete' }).isVisible()).resolves.toBe(true);
+      await app.screenshot('21-success-with-warning');
+      expect(bridge.effects.notifications).toEqual([{ title: 'Flash complete', body: 'The drive was written and verified.' }]);
+      execFileSync('cmp', ['-n', String(8 * MiB), image, loop.path]);
+    } finally {
+      closeSync(holder);
+      await app.close();
+    }
+  });
+
   it('cancel during verification lands on "cancelled", not on success', async () => {
     const dir = scratchDir();
     const image = join(dir, 'image.img');
@@ -310,7 +347,7 @@ describeDevices('the desktop app, in Chromium, against the real core and helper'
     }
   });
 
-  it('virtual drives are listed only with the setting on; system drives hide behind "show all" and need their name typed', async () => {
+  it('virtual drives are listed only with the setting on; the running system only behind "show all", and never selectable', async () => {
     const dir = scratchDir();
     const loop = createLoop({ size: 16 * MiB, dir });
     const app = await openApp(context, { dropDir: dir });
@@ -319,19 +356,23 @@ describeDevices('the desktop app, in Chromium, against the real core and helper'
       await page.getByRole('button', { name: 'Select target…' }).click();
       const picker = page.getByRole('dialog', { name: 'Select target drives' });
       await picker.waitFor();
-      await expect(picker.locator(`li[data-device="${loop.path}"]`).count()).resolves.toBe(0);
+      const loopRow = picker.locator(`li[data-device="${loop.path}"]`);
+      const systemRow = picker.locator(`li[data-device="${rootDisk()}"]`);
+      await expect(loopRow.count()).resolves.toBe(0);
+      await expect(systemRow.count()).resolves.toBe(0);
 
-      // This machine's own disk is a system drive: listed only on request, chosen only by typing its name.
+      // This machine's own disk holds the running system: listed only on request, and refused outright,
+      // with no name to type. "Show all" lists virtual drives too, as `sluice list --all` does.
       const showAll = picker.getByRole('checkbox', { name: /Show all drives/ });
       await showAll.check();
-      const system = picker.locator('li.drive-row').filter({ hasText: 'System drive' }).first();
-      // Ticking it asks for the name instead of choosing it.
-      await system.getByRole('checkbox').click();
-      const typed = system.getByRole('textbox');
-      await typed.waitFor();
-      await expect(system.getByRole('checkbox').isChecked()).resolves.toBe(false);
-      await app.screenshot('14-system-drive-confirmation');
-      await system.getByRole('button', { name: 'Keep it unselected' }).click();
+      await expect(systemRow.textContent()).resolves.toMatch(/Running system.*holds the running system/);
+      await expect(systemRow.getByRole('checkbox').isDisabled()).resolves.toBe(true);
+      await expect(systemRow.getByRole('textbox').count()).resolves.toBe(0);
+      await loopRow.waitFor();
+      await systemRow.scrollIntoViewIfNeeded();
+      await app.screenshot('14-running-system-refused');
+      await showAll.uncheck();
+      await expect(loopRow.count()).resolves.toBe(0);
       await picker.getByRole('button', { name: 'Cancel' }).click();
 
       await page.getByRole('button', { name: 'Settings' }).click();

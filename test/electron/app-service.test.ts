@@ -8,7 +8,6 @@ import type { EventPayloads } from '../../electron/common/ipc-contract.js';
 import { EXTERNAL_LINKS } from '../../electron/common/links.js';
 import type { DriveInfo } from '../../electron/common/models.js';
 import { createAppService, type AppService } from '../../electron/core/app-service.js';
-import { pollingDriveWatcher } from '../../electron/core/drive-watcher.js';
 import { SettingsStore } from '../../electron/core/settings-store.js';
 import { MiB } from '../../worker/common/units.js';
 import { describeDevices } from '../helpers/device-suite.js';
@@ -19,7 +18,6 @@ interface Harness {
   service: AppService;
   events: { [E in keyof EventPayloads]: EventPayloads[E][] };
   effects: string[];
-  ejected: string[];
   opened: string[];
 }
 
@@ -29,14 +27,13 @@ afterEach(async () => {
   current = null;
 });
 
-/** The core as Electron wires it, with the test launcher (own loop devices only) and recorders for the desktop effects. */
+/** The core as Electron wires it (the real drive scanner), with the test launcher (own loop devices only) and recorders for the desktop effects. */
 async function harness(dir: string, settings: Parameters<SettingsStore['update']>[0] = {}): Promise<Harness> {
   const store = await SettingsStore.open(join(dir, 'settings.json'));
   await store.update({ showVirtual: true, ...settings });
-  const h: Harness = { service: undefined as never, events: { drivesChanged: [], flashProgress: [], flashEnd: [] }, effects: [], ejected: [], opened: [] };
+  const h: Harness = { service: undefined as never, events: { drivesChanged: [], flashProgress: [], flashEnd: [] }, effects: [], opened: [] };
   h.service = createAppService({
     settings: store,
-    watchDrives: pollingDriveWatcher(200),
     launchHelper: await testLauncher(),
     pickImage: async () => null,
     openExternal: async (url) => void h.opened.push(url),
@@ -48,7 +45,6 @@ async function harness(dir: string, settings: Parameters<SettingsStore['update']
       setProgress: (fraction) => void h.effects.push(fraction === null ? 'progress cleared' : 'progress'),
       notify: (title) => void h.effects.push(`notified: ${title}`),
     },
-    ejectDrive: async (device) => void h.ejected.push(device),
     emit: (event, payload) => void (h.events[event] as unknown[]).push(payload),
   });
   current = h;
@@ -111,14 +107,20 @@ describeDevices('the main-process core (what Electron and the browser bridge bot
     expect(await start(['/dev/sdz'])).toBe('unknown-drive');
     expect(await start([tiny.path])).toBe('drive-blocked');
     expect(await start([locked.path])).toBe('drive-blocked');
-    // This machine's own disk: a system drive needs its typed confirmation (and the helper refuses it regardless).
-    const system = (await drives(service)).find((d) => d.verdicts.includes('system'));
+    // This machine's own disk holds the running system: refused, even with its name "typed" (and the helper refuses it regardless).
+    const system = (await drives(service)).find((d) => d.verdicts.some((v) => v.kind === 'system' && v.running));
     expect(system).toBeDefined();
     expect(await start([system?.device ?? ''])).toBe('drive-blocked');
+    expect(await start([system?.device ?? ''], image, [system?.device ?? ''])).toBe('drive-blocked');
+    expect(await service.handlers.startFlash({ imagePath: image, targets: [tiny.path], confirmedSystemDrives: [] })).toMatchObject({
+      ok: false,
+      error: { message: expect.stringMatching(new RegExp(`^${tiny.path} is too small: the image needs`)) as unknown },
+    });
 
     const listed = await drives(service);
-    expect(listed.find((d) => d.device === tiny.path)?.verdicts).toEqual(['too-small']);
-    expect(listed.find((d) => d.device === locked.path)?.verdicts).toEqual(['read-only']);
+    const kinds = (device: string) => listed.find((d) => d.device === device)?.verdicts.map((v) => v.kind);
+    expect(kinds(tiny.path)).toEqual(['too-small', 'virtual']);
+    expect(kinds(locked.path)).toEqual(['read-only', 'virtual']);
 
     const archive = join(dir, 'archive.img');
     writeFileSync(archive, gzipSync(Buffer.alloc(MiB)));
@@ -161,21 +163,23 @@ describeDevices('the main-process core (what Electron and the browser bridge bot
     expect(h.effects[0]).toBe('sleep blocked');
     expect(h.effects.filter((e) => e === 'progress').length).toBeGreaterThan(0);
     expect(h.effects.slice(h.effects.indexOf('notified: Flash complete'))).toEqual(['notified: Flash complete', 'sleep allowed', 'progress cleared']);
-    // A loop device is virtual: there is nothing to eject.
-    expect(h.ejected).toEqual([]);
+    // Ejecting is on by default and asked of the helper; a loop device has no hardware to power off, and that is no warning.
+    expect(end.results[0]).toMatchObject({ ejected: false });
+    expect(end.results[0]).not.toHaveProperty('warnings');
     expect(h.service.isFlashing()).toBe(false);
   });
 
-  it('with notifications off, nothing is notified; with verification off, the result says so', async () => {
+  it('with notifications off, nothing is notified; with verification off, the result says so; with ejecting off, nothing is ejected', async () => {
     const dir = scratchDir();
     const image = join(dir, 'image.img');
     writeRandomFile(image, 4 * MiB);
     const loop = createLoop({ size: 8 * MiB, dir });
-    const h = await harness(dir, { notifications: false, verify: false });
+    const h = await harness(dir, { notifications: false, verify: false, eject: false });
     value(await h.service.handlers.selectImage(image));
     value(await h.service.handlers.startFlash({ imagePath: image, targets: [loop.path], confirmedSystemDrives: [] }));
     const end = await flashEnded(h);
     expect(end).toMatchObject({ verify: false, results: [{ status: 'ok', verified: false }] });
+    expect(end.results[0]).not.toHaveProperty('ejected');
     expect(h.effects.some((e) => e.startsWith('notified'))).toBe(false);
   });
 });

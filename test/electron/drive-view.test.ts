@@ -1,53 +1,85 @@
+/**
+ * The main process's part in the verdicts: which image facts it judges with, and how a start
+ * request for a drive is refused. The rules themselves are worker/common/verdict.ts, tested in
+ * test/unit/verdicts.test.ts; the drives here are drivelist's captured output from Linux and
+ * Windows (test/fixtures/drivelist), since this machine has no internal disk but its running one.
+ */
+import { readFileSync } from 'node:fs';
+import type drivelist from 'drivelist';
+import { parse as parseLsblk } from 'drivelist/js/lsblk/json.js';
 import { describe, expect, it } from 'vitest';
-import { driveVerdicts, LARGE_DRIVE_BYTES, sourceDevice, toDriveInfos } from '../../electron/core/drive-view.js';
+import { judgeDrives, targetRefusal } from '../../electron/core/drive-view.js';
 import type { ProbedImage } from '../../electron/core/image-probe.js';
-import type { ScannedDrive } from '../../electron/core/scanned-drive.js';
+import { drivesFromDrivelist, runningSystemMountpoints } from '../../worker/drives/from-drivelist.js';
 
-function drive(overrides: Partial<ScannedDrive>): ScannedDrive {
-  return { device: '/dev/sdb', description: 'SanDisk Ultra', size: 32e9, bus: 'USB', removable: true, virtual: false, readOnly: false, system: false, mountpoints: [], ...overrides };
+const linux = drivesFromDrivelist(
+  [
+    ...(JSON.parse(readFileSync('test/fixtures/drivelist/linux-vm.json', 'utf8')) as drivelist.Drive[]),
+    ...parseLsblk(readFileSync('test/fixtures/drivelist/linux-lsblk-removable.json', 'utf8')),
+  ],
+  runningSystemMountpoints('linux', {}),
+);
+const windows = drivesFromDrivelist(JSON.parse(readFileSync('test/fixtures/drivelist/win32.json', 'utf8')) as drivelist.Drive[], runningSystemMountpoints('win32', { SystemDrive: 'C:' }));
+
+function image(realPath: string, uncompressedSize: number | null): ProbedImage {
+  return { info: { uncompressedSize }, realPath } as ProbedImage;
 }
 
-const system = drive({ device: '/dev/nvme0n1', description: 'Samsung SSD', size: 512e9, bus: 'NVME', removable: false, system: true, mountpoints: ['/', '/home'] });
-const media = drive({ device: '/dev/sdc', mountpoints: ['/media/user/USB'] });
+function kinds(drives: ReturnType<typeof judgeDrives>, device: string): string[] | undefined {
+  return drives.find((d) => d.device === device)?.verdicts.map((v) => v.kind);
+}
 
-describe('the drive that holds the image', () => {
-  it('is the one with the deepest mountpoint above the image', () => {
-    expect(sourceDevice([system, media], '/media/user/USB/os.img')).toBe('/dev/sdc');
-    expect(sourceDevice([system, media], '/home/user/os.img')).toBe('/dev/nvme0n1');
+function judged(drives: ReturnType<typeof judgeDrives>, device: string) {
+  const drive = drives.find((d) => d.device === device);
+  if (drive === undefined) throw new Error(`${device} is not in the fixture`);
+  return drive;
+}
+
+describe('the drives the picker gets', () => {
+  it('keep everything the scanner knows, and add the verdicts', () => {
+    const scanned = linux.find((d) => d.device === '/dev/vda');
+    const [vda] = judgeDrives(linux.filter((d) => d === scanned), null);
+    expect(vda).toEqual({ ...scanned, verdicts: [expect.objectContaining({ kind: 'system', running: true }), expect.objectContaining({ kind: 'large' })] });
   });
 
-  it('is not fooled by a mountpoint that is only a string prefix', () => {
-    expect(sourceDevice([system, media], '/media/user/USB2/os.img')).toBe('/dev/nvme0n1');
+  it('find the image’s own drive among all of them, the hidden system disk included', () => {
+    const fromHome = judgeDrives(linux, image('/home/me/raspios.img', 1e9));
+    expect(kinds(fromHome, '/dev/vda')).toEqual(['system', 'source', 'large']);
+    expect(kinds(fromHome, '/dev/sdb')).toEqual(['mounted']);
+
+    const fromCard = judgeDrives(linux, image('/media/pi/bootfs/raspios.img', 1e9));
+    expect(kinds(fromCard, '/dev/sdb')).toEqual(['source', 'mounted']);
+  });
+
+  it('say nothing about size without an image, or while its decoded size is unknown', () => {
+    for (const chosen of [null, image('/home/me/os.img.xz', null)]) {
+      expect(judgeDrives(linux, chosen).flatMap((d) => d.verdicts.map((v) => v.kind))).not.toContain('too-small');
+    }
+    expect(kinds(judgeDrives(linux, image('/home/me/big.img', 64e9)), '/dev/sdb')).toEqual(['too-small', 'mounted']);
   });
 });
 
-describe('verdicts', () => {
-  it('a card big enough for the image has none', () => {
-    expect(driveVerdicts(drive({}), 4e9, false)).toEqual([]);
+describe('a start request for a drive', () => {
+  it('is refused in the helper’s and the CLI’s words when the rules refuse the drive', () => {
+    const drives = judgeDrives(linux, image('/media/pi/bootfs/raspios.img', 64e9));
+    expect(targetRefusal(judged(drives, '/dev/sdb'), false)).toEqual({ code: 'target-is-source', message: expect.stringContaining('The image file is stored on /dev/sdb') as unknown });
+    expect(targetRefusal(judged(judgeDrives(linux, image('/home/me/big.img', 64e9)), '/dev/sdb'), false)?.code).toBe('target-too-small');
   });
 
-  it('too small, read-only, the image\'s own drive, system, large', () => {
-    expect(driveVerdicts(drive({ size: 2e9 }), 4e9, false)).toEqual(['too-small']);
-    expect(driveVerdicts(drive({ readOnly: true }), 4e9, false)).toEqual(['read-only']);
-    expect(driveVerdicts(drive({}), 4e9, true)).toEqual(['source']);
-    expect(driveVerdicts(system, 4e9, true)).toEqual(['source', 'system', 'large']);
-    expect(driveVerdicts(drive({ size: LARGE_DRIVE_BYTES }), null, false)).toEqual([]);
-    expect(driveVerdicts(drive({ size: LARGE_DRIVE_BYTES + 1 }), null, false)).toEqual(['large']);
+  it('is refused for the running system, whatever name was typed', () => {
+    expect(targetRefusal(judged(judgeDrives(linux, null), '/dev/vda'), true)).toMatchObject({ code: 'target-system', message: expect.stringContaining('holds the running system') as unknown });
+    expect(targetRefusal(judged(judgeDrives(windows, null), '\\\\.\\PhysicalDrive0'), true)?.code).toBe('target-system');
   });
 
-  it('without an image (or with an unknown size) nothing is too small', () => {
-    expect(driveVerdicts(drive({ size: 1 }), null, false)).toEqual([]);
+  it('needs an internal disk’s name typed, and then lets it through', () => {
+    const internal = judged(judgeDrives(windows, image('C:\\Users\\me\\os.img', 1e9)), '\\\\.\\PhysicalDrive5');
+    expect(targetRefusal(internal, false)).toEqual({ code: 'target-system', message: expect.stringContaining('internal disk of this computer') as unknown });
+    expect(targetRefusal(internal, true)).toBeNull();
   });
-});
 
-describe('the picker view', () => {
-  it('names drives, falling back to their bus, and applies the image', () => {
-    const image = { info: { uncompressedSize: 64e9 }, realPath: '/media/user/USB/os.img' } as ProbedImage;
-    const infos = toDriveInfos([system, media, drive({ device: '/dev/sdd', description: '', size: 128e9 })], image);
-    expect(infos.map((d) => [d.device, d.name, d.verdicts])).toEqual([
-      ['/dev/nvme0n1', 'Samsung SSD', ['system', 'large']],
-      ['/dev/sdc', 'SanDisk Ultra', ['too-small', 'source']],
-      ['/dev/sdd', 'Unnamed USB drive', []],
-    ]);
+  it('lets a card through, mounted or not: the helper unmounts it first', () => {
+    const drives = judgeDrives(windows, image('C:\\Users\\me\\os.img', 1e9));
+    expect(targetRefusal(judged(drives, '\\\\.\\PhysicalDrive1'), false)).toBeNull();
+    expect(targetRefusal(judged(drives, '\\\\.\\PhysicalDrive4'), false)).toBeNull();
   });
 });

@@ -7,7 +7,7 @@ import { FAILURE_CODES, type TargetResult } from '../../worker/common/result.js'
 const ok = (target: string, verified = true): TargetResult => ({ status: 'ok', target, bytes: 100, written: true, verified, seconds: 2 });
 const failed = (target: string): TargetResult => ({ status: 'failed', target, bytes: 40, code: 'verify-mismatch', message: 'differs', offset: 1234 });
 const cancelled = (target: string): TargetResult => ({ status: 'cancelled', target, bytes: 10 });
-const end = (results: TargetResult[], verify = true): FlashEnd => ({ results, verify, seconds: 3, notes: [] });
+const end = (results: TargetResult[], verify = true): FlashEnd => ({ results, verify, seconds: 3 });
 
 describe('the tone of an end screen', () => {
   it('is success (green) only when every drive was written and verified', () => {
@@ -48,7 +48,7 @@ describe('failure words', () => {
   });
 
   it('summarise a job for the notification', () => {
-    expect(summarizeFlash(end([ok('/dev/sdb')]))).toEqual({ tone: 'success', title: 'Flash complete', body: 'The drive written and verified.' });
+    expect(summarizeFlash(end([ok('/dev/sdb')]))).toEqual({ tone: 'success', title: 'Flash complete', body: 'The drive was written and verified.' });
     expect(summarizeFlash(end([ok('/dev/sdb'), failed('/dev/sdc')])).body).toBe('/dev/sdc: Verification failed at offset 1234: the card may be counterfeit or failing.');
   });
 });

@@ -1,19 +1,24 @@
 import { describe, expect, it } from 'vitest';
 import type { DriveInfo, FlashEnd, ImageInfo } from '../../electron/common/models.js';
 import { DEFAULT_SETTINGS } from '../../electron/common/settings.js';
-import { canFlash, flowReducer, INITIAL_STATE, type FlowState } from '../../renderer/src/flow.js';
+import { judgeDrive } from '../../worker/common/verdict.js';
+import { availableDrives, canFlash, flowReducer, INITIAL_STATE, isSelectable, type FlowState } from '../../renderer/src/flow.js';
 
 const image: ImageInfo = { path: '/home/u/os.img', name: 'os.img', fileSize: 4e9, format: 'raw', supported: true, uncompressedSize: 4e9, partitionTable: 'gpt' };
 const card = (device: string, overrides: Partial<DriveInfo> = {}): DriveInfo => ({
   device,
-  name: `Card ${device}`,
+  raw: device,
+  description: `Card ${device}`,
   size: 32e9,
-  bus: 'USB',
+  logicalBlockSize: 512,
+  physicalBlockSize: 512,
+  bus: 'usb',
   removable: true,
-  virtual: false,
   readOnly: false,
-  system: false,
+  virtual: false,
+  system: null,
   mountpoints: [],
+  partitionTable: null,
   verdicts: [],
   ...overrides,
 });
@@ -39,16 +44,32 @@ describe('the screen state', () => {
   });
 
   it('drops a drive that a new verdict blocks (a bigger image made it too small)', () => {
-    const state = flowReducer(ready(), { type: 'drives', drives: [card('/dev/sdb', { verdicts: ['too-small'] }), card('/dev/sdc')] });
+    const verdicts = judgeDrive(card('/dev/sdb'), { size: 64e9, storedOn: null });
+    const state = flowReducer(ready(), { type: 'drives', drives: [card('/dev/sdb', { verdicts }), card('/dev/sdc')] });
     expect(state.selected).toEqual(['/dev/sdc']);
     expect(state.driveNotice).toContain('can no longer be used');
+  });
+
+  it('counts a drive as available only if it is listed without "show all drives" and can be chosen', () => {
+    const judged = (drive: DriveInfo): DriveInfo => ({ ...drive, verdicts: judgeDrive(drive, { size: 4e9, storedOn: null }) });
+    const drives = [
+      judged(card('/dev/sdb')),
+      judged(card('/dev/sdc', { size: 2e9 })),
+      judged(card('/dev/loop3', { bus: 'virtual', virtual: true })),
+      judged(card('/dev/sda', { system: 'internal', removable: false })),
+      judged(card('/dev/vda', { system: 'running', removable: false, mountpoints: ['/'] })),
+    ];
+    expect(drives.map(isSelectable)).toEqual([true, false, true, true, false]);
+    const state = flowReducer(INITIAL_STATE, { type: 'drives', drives });
+    expect(availableDrives(flowReducer(state, { type: 'settings', settings: { ...DEFAULT_SETTINGS, showVirtual: false } }))).toBe(1);
+    expect(availableDrives(flowReducer(state, { type: 'settings', settings: { ...DEFAULT_SETTINGS, showVirtual: true } }))).toBe(2);
   });
 
   it('keeps the drives of a running flash even if they vanish from the live list', () => {
     let state = flowReducer(ready(), { type: 'flash-starting' });
     state = flowReducer(state, { type: 'drives', drives: [] });
     expect(state.flash?.targets.map((t) => t.device)).toEqual(['/dev/sdb', '/dev/sdc']);
-    const end: FlashEnd = { results: [{ status: 'failed', target: '/dev/sdb', bytes: 5, code: 'target-unplugged', message: 'gone' }], verify: true, seconds: 1, notes: [] };
+    const end: FlashEnd = { results: [{ status: 'failed', target: '/dev/sdb', bytes: 5, code: 'target-unplugged', message: 'gone' }], verify: true, seconds: 1 };
     state = flowReducer(state, { type: 'flash-ended', end });
     expect(state.flash).toBeNull();
     expect(state.finished?.end).toBe(end);
@@ -65,6 +86,6 @@ describe('the screen state', () => {
   it('ignores progress and ends that arrive with no flash running', () => {
     const state = ready();
     expect(flowReducer(state, { type: 'progress', progress: { phase: 'writing', target: '/dev/sdb', bytesDone: 1, bytesTotal: 2, speed: 1, eta: 1 } })).toBe(state);
-    expect(flowReducer(state, { type: 'flash-ended', end: { results: [], verify: true, seconds: 0, notes: [] } })).toBe(state);
+    expect(flowReducer(state, { type: 'flash-ended', end: { results: [], verify: true, seconds: 0 } })).toBe(state);
   });
 });

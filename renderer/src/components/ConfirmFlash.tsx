@@ -1,5 +1,7 @@
 import type { DriveInfo, ImageInfo } from '../../../electron/common/models.js';
 import { formatBytes } from '../../../worker/common/units.js';
+import { verdictEffect } from '../../../worker/common/verdict.js';
+import { driveName } from '../labels.js';
 import { WarningIcon } from './Icons.js';
 import { Modal } from './Modal.js';
 
@@ -13,7 +15,7 @@ interface ConfirmFlashProps {
 
 /** The last stop before erasing: names every drive, and Cancel has the focus. */
 export function ConfirmFlash({ image, targets, verify, onConfirm, onCancel }: ConfirmFlashProps) {
-  const large = targets.filter((t) => t.verdicts.includes('large'));
+  const warnings = targets.flatMap((t) => t.verdicts.filter((v) => verdictEffect(v) === 'warn'));
   return (
     <Modal
       title={targets.length === 1 ? 'Erase this drive?' : `Erase these ${targets.length} drives?`}
@@ -37,16 +39,16 @@ export function ConfirmFlash({ image, targets, verify, onConfirm, onCancel }: Co
       <ul className="confirm-list">
         {targets.map((t) => (
           <li key={t.device}>
-            <strong>{t.name}</strong> <span className="muted">{[t.device, t.size === null ? null : formatBytes(t.size)].filter(Boolean).join(' · ')}</span>
+            <strong>{driveName(t)}</strong> <span className="muted">{[t.device, t.size === null ? null : formatBytes(t.size)].filter(Boolean).join(' · ')}</span>
           </li>
         ))}
       </ul>
-      {large.length > 0 && (
-        <p className="message warning">
+      {warnings.map((warning) => (
+        <p key={warning.message} className="message warning">
           <WarningIcon />
-          {large.map((t) => t.name).join(', ')} {large.length === 1 ? 'is' : 'are'} larger than 128 GB. Make sure {large.length === 1 ? 'it is' : 'they are'} not a backup disk.
+          {warning.message}
         </p>
-      )}
+      ))}
       {!verify && <p className="message warning">Verification is off: Sluice will not read the drives back to check them.</p>}
     </Modal>
   );

@@ -1,11 +1,15 @@
 import { useId, useState } from 'react';
-import { VERDICT_EFFECT, VERDICT_TEXT, type DriveInfo } from '../../../electron/common/models.js';
+import type { DriveInfo } from '../../../electron/common/models.js';
 import { formatBytes } from '../../../worker/common/units.js';
+import { isDriveShown, verdictEffect, type DriveVisibility } from '../../../worker/common/verdict.js';
 import { isSelectable } from '../flow.js';
+import { BUS_LABEL, driveName, verdictBadge } from '../labels.js';
 import { Modal } from './Modal.js';
 
 interface DrivePickerProps {
   drives: DriveInfo[];
+  /** What is listed while "show all drives" is off. */
+  visibility: DriveVisibility;
   selected: string[];
   confirmedSystem: string[];
   onDone: (devices: string[], confirmedSystem: string[]) => void;
@@ -21,11 +25,10 @@ function Badges({ drive }: { drive: DriveInfo }) {
   return (
     <span className="badges">
       {drive.verdicts.map((verdict) => (
-        <span key={verdict} className={`badge ${VERDICT_EFFECT[verdict]}`}>
-          {VERDICT_TEXT[verdict].badge}
+        <span key={verdict.kind} className={`badge ${verdictEffect(verdict)}`}>
+          {verdictBadge(verdict)}
         </span>
       ))}
-      {drive.virtual && <span className="badge neutral">Virtual</span>}
     </span>
   );
 }
@@ -43,7 +46,7 @@ function SystemConfirm({ device, onConfirm, onCancel }: SystemConfirmProps) {
   return (
     <div className="typed-confirm">
       <label htmlFor={inputId}>
-        This is a system or internal drive. To choose it anyway, type <kbd>{expected}</kbd>:
+        This is an internal disk of this computer. To choose it anyway, type <kbd>{expected}</kbd>:
       </label>
       <div className="actions">
         <input
@@ -70,23 +73,24 @@ function SystemConfirm({ device, onConfirm, onCancel }: SystemConfirmProps) {
 }
 
 /** The drive list: live as drives come and go, several may be chosen, unsafe ones explain themselves. */
-export function DrivePicker({ drives, selected, confirmedSystem, onDone, onCancel }: DrivePickerProps) {
+export function DrivePicker({ drives, visibility, selected, confirmedSystem, onDone, onCancel }: DrivePickerProps) {
   const [chosen, setChosen] = useState(selected);
   const [confirmed, setConfirmed] = useState(confirmedSystem);
-  const [showAll, setShowAll] = useState(() => drives.some((d) => d.system && selected.includes(d.device)));
+  // Opened again with an internal disk chosen, the list shows it.
+  const [showAll, setShowAll] = useState(() => drives.some((d) => selected.includes(d.device) && !isDriveShown(d, visibility)));
   const [pendingSystem, setPendingSystem] = useState<string | null>(null);
   const listId = useId();
 
   // The list is live: a drive unplugged while the picker is open drops out of the choice too.
   const stillChosen = chosen.filter((device) => drives.some((d) => d.device === device && isSelectable(d)));
-  const hidden = drives.filter((d) => d.system).length;
-  const visible = showAll ? drives : drives.filter((d) => !d.system);
+  const hidden = drives.filter((d) => !isDriveShown(d, visibility)).length;
+  const visible = drives.filter((d) => isDriveShown(d, { ...visibility, showAll }));
 
   const toggle = (drive: DriveInfo, checked: boolean): void => {
     if (!checked) {
       setChosen((list) => list.filter((d) => d !== drive.device));
       setConfirmed((list) => list.filter((d) => d !== drive.device));
-    } else if (drive.verdicts.includes('system') && !confirmed.includes(drive.device)) {
+    } else if (drive.verdicts.some((v) => verdictEffect(v) === 'confirm-by-name') && !confirmed.includes(drive.device)) {
       setPendingSystem(drive.device);
     } else {
       setChosen((list) => [...list, drive.device]);
@@ -117,8 +121,7 @@ export function DrivePicker({ drives, selected, confirmedSystem, onDone, onCance
       {hidden > 0 && (
         <label className="toggle">
           <input type="checkbox" checked={showAll} onChange={(event) => setShowAll(event.target.checked)} />
-          Show all drives ({hidden} system drive{hidden === 1 ? '' : 's'}
-          {showAll ? '' : ' hidden'})
+          Show all drives ({hidden} more: this computer’s own disks{visibility.showVirtual ? '' : ' and virtual drives'})
         </label>
       )}
       {visible.length === 0 ? (
@@ -131,7 +134,7 @@ export function DrivePicker({ drives, selected, confirmedSystem, onDone, onCance
             const selectable = isSelectable(drive);
             const inputId = `${listId}-${drive.device}`;
             const reasonId = `${inputId}-reason`;
-            const reasons = drive.verdicts.map((v) => VERDICT_TEXT[v].reason).join(' ');
+            const reasons = drive.verdicts.map((v) => v.message).join(' ');
             return (
               <li key={drive.device} className={`drive-row ${selectable ? '' : 'blocked'}`} data-device={drive.device}>
                 <input
@@ -143,9 +146,9 @@ export function DrivePicker({ drives, selected, confirmedSystem, onDone, onCance
                   onChange={(event) => toggle(drive, event.target.checked)}
                 />
                 <label htmlFor={inputId}>
-                  <span className="drive-name">{drive.name}</span>
+                  <span className="drive-name">{driveName(drive)}</span>
                   <span className="muted">
-                    {[drive.size === null ? 'size unknown' : formatBytes(drive.size), drive.bus, drive.device].filter(Boolean).join(' · ')}
+                    {[drive.size === null ? 'no medium' : formatBytes(drive.size), BUS_LABEL[drive.bus], drive.device].filter(Boolean).join(' · ')}
                   </span>
                   <Badges drive={drive} />
                   {reasons !== '' && (

@@ -1,5 +1,6 @@
 import type { DriveInfo } from '../../../electron/common/models.js';
 import { formatBytes } from '../../../worker/common/units.js';
+import { driveName } from '../labels.js';
 import { DriveIcon } from './Icons.js';
 import { StepCard } from './StepCard.js';
 
@@ -26,7 +27,7 @@ export function DriveStep({ selected, available, notice, onOpenPicker }: DriveSt
           <ul className="chosen-drives" aria-label="Chosen drives">
             {selected.map((drive) => (
               <li key={drive.device}>
-                <span className="chosen-name">{drive.name}</span>
+                <span className="chosen-name">{driveName(drive)}</span>
                 <span className="muted">
                   {drive.device}
                   {drive.size === null ? '' : ` · ${formatBytes(drive.size)}`}

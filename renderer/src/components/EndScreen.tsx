@@ -4,6 +4,7 @@ import { failureAdvice, failureHeadline, flashTone, type Tone } from '../../../e
 import type { TargetResult } from '../../../worker/common/result.js';
 import { formatBytes, formatDuration } from '../../../worker/common/units.js';
 import type { FinishedFlash } from '../flow.js';
+import { driveName } from '../labels.js';
 import { CheckIcon, CrossIcon, StopIcon, WarningIcon } from './Icons.js';
 
 interface EndScreenProps {
@@ -44,6 +45,14 @@ function ResultRow({ result, name, onOpenLink }: { result: TargetResult; name: s
             {result.verified ? 'Written and verified' : 'Written, not verified'}: {formatBytes(result.bytes)} in {formatDuration(result.seconds)}
             {speed}
           </p>
+          {result.ejected === true && <p>Ejected: you can remove it now.</p>}
+          {/* After the image was safely written: worth saying, never a reason to call the flash failed. */}
+          {result.warnings?.map((warning) => (
+            <p key={warning} className="message warning" data-testid="result-warning">
+              <WarningIcon />
+              {warning}
+            </p>
+          ))}
         </li>
       );
     }
@@ -81,7 +90,10 @@ export function EndScreen({ finished, onFlashAnother, onFlashAgain, onOpenLink }
   const heading = useRef<HTMLHeadingElement>(null);
   // Move focus to the outcome so keyboard and screen-reader users land on it.
   useEffect(() => heading.current?.focus(), []);
-  const nameOf = (device: string) => targets.find((t) => t.device === device)?.name ?? device;
+  const nameOf = (device: string) => {
+    const drive = targets.find((t) => t.device === device);
+    return drive === undefined ? device : driveName(drive);
+  };
 
   return (
     <section className={`end-screen tone-${tone}`} aria-labelledby="end-title" data-screen={tone}>
@@ -98,13 +110,6 @@ export function EndScreen({ finished, onFlashAnother, onFlashAgain, onOpenLink }
           <ResultRow key={result.target} result={result} name={nameOf(result.target)} onOpenLink={onOpenLink} />
         ))}
       </ul>
-      {end.notes.length > 0 && (
-        <ul className="notes">
-          {end.notes.map((note) => (
-            <li key={note}>{note}</li>
-          ))}
-        </ul>
-      )}
       <div className="actions">
         <button type="button" className="button primary" onClick={onFlashAgain}>
           {tone === 'success' ? 'Flash another drive' : 'Try again'}

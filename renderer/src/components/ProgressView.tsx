@@ -2,7 +2,7 @@ import { overallFraction, targetFraction } from '../../../electron/common/flash-
 import type { FlashProgress } from '../../../electron/common/models.js';
 import { formatBytes, formatDuration } from '../../../worker/common/units.js';
 import type { RunningFlash } from '../flow.js';
-import { PHASE_LABEL } from '../labels.js';
+import { driveName, PHASE_LABEL } from '../labels.js';
 
 function percent(fraction: number | null): string {
   return fraction === null ? '' : `${Math.floor(fraction * 100)}%`;
@@ -53,7 +53,7 @@ export function ProgressView({ flash, onCancel }: { flash: RunningFlash; onCance
           const f = p === undefined ? null : targetFraction(p, flash.verify);
           return (
             <li key={t.device}>
-              <span className="drive-name">{t.name}</span>
+              <span className="drive-name">{driveName(t)}</span>
               <span className="muted">{t.device}</span>
               <span>{phaseText(p)}</span>
               <span className="numeric">{percent(f)}</span>

@@ -16,8 +16,6 @@ import type { ApiResult } from '../../../electron/common/api-result.js';
 import type { EmitEvent } from '../../../electron/common/ipc-contract.js';
 import type { SettingsPatch } from '../../../electron/common/settings.js';
 import { createAppService, type AppService } from '../../../electron/core/app-service.js';
-import type { WatchDrives } from '../../../electron/core/drive-watcher.js';
-import { ejectDrive } from '../../../electron/core/eject.js';
 import type { HelperLauncher } from '../../../electron/core/flash-session.js';
 import { rendererHeaders, resolveRendererFile } from '../../../electron/core/renderer-files.js';
 import { SettingsStore } from '../../../electron/core/settings-store.js';
@@ -35,7 +33,6 @@ export interface BridgeOptions {
   settingsFile: string;
   initialSettings?: SettingsPatch | undefined;
   launchHelper: HelperLauncher;
-  watchDrives: WatchDrives;
 }
 
 /** What the Electron glue would have done, for the tests to check. */
@@ -95,7 +92,6 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
   };
   const service = createAppService({
     settings,
-    watchDrives: options.watchDrives,
     launchHelper: options.launchHelper,
     pickImage: async () => dialogAnswer,
     openExternal: async (url) => void openedLinks.push(url),
@@ -107,7 +103,6 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
       setProgress: (fraction) => void effects.progress.push(fraction),
       notify: (title, body) => void effects.notifications.push({ title, body }),
     },
-    ejectDrive,
     emit,
   });
 
