@@ -17,6 +17,14 @@ import { launchBrowser, openApp, recordPercents, type AppUnderTest } from './app
 let browser: Awaited<ReturnType<typeof launchBrowser>> | undefined;
 let context: BrowserContext;
 
+/** A fresh folder holding a random image of `imageSize` bytes, and a loop device of `loopSize` bytes to write it to. */
+function imageAndLoop(imageSize: number, loopSize: number, name = 'image.img') {
+  const dir = scratchDir();
+  const image = join(dir, name);
+  writeRandomFile(image, imageSize);
+  return { dir, image, loop: createLoop({ size: loopSize, dir }) };
+}
+
 /** Step 2: opens the picker, ticks exactly this loop device, and closes the picker. */
 async function chooseDrive(page: Page, device: string): Promise<void> {
   await page.getByRole('button', { name: 'Select target…' }).click();
@@ -35,6 +43,14 @@ async function flashAfterConfirming(app: AppUnderTest, device: string, screensho
   await expect(dialog.textContent()).resolves.toContain(device);
   if (screenshot !== undefined) await app.screenshot(screenshot);
   await dialog.getByRole('button', { name: 'Erase and flash' }).click();
+}
+
+/** Steps 1 to 3 for one drive: the image through the (answered) file dialog, the drive, Flash! and the erase confirmation. */
+async function flashImageTo(app: AppUnderTest, image: string, device: string): Promise<void> {
+  app.bridge.answerDialog(image);
+  await app.page.getByRole('button', { name: 'Choose image…' }).click();
+  await chooseDrive(app.page, device);
+  await flashAfterConfirming(app, device);
 }
 
 /*
@@ -96,10 +112,7 @@ describeDevices('the desktop app, in Chromium, against the real core and helper'
   });
 
   it('chooses an image, picks the loop drive, flashes with visible progress, ends verified; the device equals the image', async () => {
-    const dir = scratchDir();
-    const image = join(dir, 'raspios-lite.img');
-    writeRandomFile(image, 48 * MiB);
-    const loop = createLoop({ size: 64 * MiB, dir });
+    const { dir, image, loop } = imageAndLoop(48 * MiB, 64 * MiB, 'raspios-lite.img');
     // A slow card: writing takes about 2 s and reading back about 1.5 s, long enough to watch.
     const group = throttledGroup(loop.path, 24 * 1000 * 1000);
     writeFileSync(`${group.dir}/blkio.throttle.read_bps_device`, `${majorMinor(loop.path)} ${32 * 1000 * 1000}`);
@@ -154,19 +167,13 @@ describeDevices('the desktop app, in Chromium, against the real core and helper'
   });
 
   it('a byte corrupted during verification lands on the failure screen naming its offset', async () => {
-    const dir = scratchDir();
-    const image = join(dir, 'image.img');
-    writeRandomFile(image, 32 * MiB);
-    const loop = createLoop({ size: 48 * MiB, dir });
+    const { dir, image, loop } = imageAndLoop(32 * MiB, 48 * MiB);
     // Writes are fast; reading back runs at 8 MB/s, so verification takes about 4 s.
     const group = throttledGroup(loop.path, 8 * 1000 * 1000, 'read');
     const app = await openApp(context, { dropDir: dir, settings: { showVirtual: true }, cgroupDir: group.dir });
     try {
       const { page, bridge } = app;
-      bridge.answerDialog(image);
-      await page.getByRole('button', { name: 'Choose image…' }).click();
-      await chooseDrive(page, loop.path);
-      await flashAfterConfirming(app, loop.path);
+      await flashImageTo(app, image, loop.path);
 
       await page.getByTestId('phase').filter({ hasText: 'Verifying' }).waitFor({ timeout: 30_000 });
       // Far ahead of the read-back: change one byte on the "card" behind the helper's back.
@@ -194,18 +201,12 @@ describeDevices('the desktop app, in Chromium, against the real core and helper'
   });
 
   it('cancel mid-write lands on "cancelled" within 2 s, and the drive is left without a partition table', async () => {
-    const dir = scratchDir();
-    const image = join(dir, 'image.img');
-    writeRandomFile(image, 96 * MiB);
-    const loop = createLoop({ size: 128 * MiB, dir });
+    const { dir, image, loop } = imageAndLoop(96 * MiB, 128 * MiB);
     const group = throttledGroup(loop.path, 20 * 1000 * 1000);
     const app = await openApp(context, { dropDir: dir, settings: { showVirtual: true }, cgroupDir: group.dir });
     try {
       const { page, bridge } = app;
-      bridge.answerDialog(image);
-      await page.getByRole('button', { name: 'Choose image…' }).click();
-      await chooseDrive(page, loop.path);
-      await flashAfterConfirming(app, loop.path);
+      await flashImageTo(app, image, loop.path);
       await expect.poll(() => shownPercent(page), { timeout: 30_000 }).toBeGreaterThanOrEqual(5);
 
       const cancelledAt = performance.now();
@@ -278,10 +279,7 @@ describeDevices('the desktop app, in Chromium, against the real core and helper'
     const app = await openApp(context, { dropDir: dir, settings: { showVirtual: true } });
     try {
       const { page, bridge } = app;
-      bridge.answerDialog(image);
-      await page.getByRole('button', { name: 'Choose image…' }).click();
-      await chooseDrive(page, loop.path);
-      await flashAfterConfirming(app, loop.path);
+      await flashImageTo(app, image, loop.path);
 
       await endScreen(page, 'success').waitFor({ timeout: 30_000 });
       await expect(page.getByTestId('result-warning').textContent()).resolves.toMatch(
@@ -298,18 +296,12 @@ describeDevices('the desktop app, in Chromium, against the real core and helper'
   });
 
   it('cancel during verification lands on "cancelled", not on success', async () => {
-    const dir = scratchDir();
-    const image = join(dir, 'image.img');
-    writeRandomFile(image, 32 * MiB);
-    const loop = createLoop({ size: 48 * MiB, dir });
+    const { dir, image, loop } = imageAndLoop(32 * MiB, 48 * MiB);
     const group = throttledGroup(loop.path, 8 * 1000 * 1000, 'read');
     const app = await openApp(context, { dropDir: dir, settings: { showVirtual: true }, cgroupDir: group.dir });
     try {
       const { page, bridge } = app;
-      bridge.answerDialog(image);
-      await page.getByRole('button', { name: 'Choose image…' }).click();
-      await chooseDrive(page, loop.path);
-      await flashAfterConfirming(app, loop.path);
+      await flashImageTo(app, image, loop.path);
       await page.getByTestId('phase').filter({ hasText: 'Verifying' }).waitFor({ timeout: 30_000 });
       const cancelledAt = performance.now();
       await page.getByRole('button', { name: 'Cancel' }).click();
@@ -419,10 +411,7 @@ describeDevices('the desktop app, in Chromium, against the real core and helper'
   });
 
   it('works from the keyboard alone; with verification off the end screen says "not verified" and is not green', async () => {
-    const dir = scratchDir();
-    const image = join(dir, 'small.img');
-    writeRandomFile(image, 6 * MiB + 512);
-    const loop = createLoop({ size: 16 * MiB, dir });
+    const { dir, image, loop } = imageAndLoop(6 * MiB + 512, 16 * MiB, 'small.img');
     const app = await openApp(context, { dropDir: dir, settings: { showVirtual: true, verify: false }, colorScheme: 'dark' });
     try {
       const { page, bridge } = app;

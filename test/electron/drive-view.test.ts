@@ -4,22 +4,10 @@
  * test/unit/verdicts.test.ts; the drives here are drivelist's captured output from Linux and
  * Windows (test/fixtures/drivelist), since this machine has no internal disk but its running one.
  */
-import { readFileSync } from 'node:fs';
-import type drivelist from 'drivelist';
-import { parse as parseLsblk } from 'drivelist/js/lsblk/json.js';
 import { describe, expect, it } from 'vitest';
 import { judgeDrives, targetRefusal } from '../../electron/core/drive-view.js';
 import type { ProbedImage } from '../../electron/core/image-probe.js';
-import { drivesFromDrivelist, runningSystemMountpoints } from '../../worker/drives/from-drivelist.js';
-
-const linux = drivesFromDrivelist(
-  [
-    ...(JSON.parse(readFileSync('test/fixtures/drivelist/linux-vm.json', 'utf8')) as drivelist.Drive[]),
-    ...parseLsblk(readFileSync('test/fixtures/drivelist/linux-lsblk-removable.json', 'utf8')),
-  ],
-  runningSystemMountpoints('linux', {}),
-);
-const windows = drivesFromDrivelist(JSON.parse(readFileSync('test/fixtures/drivelist/win32.json', 'utf8')) as drivelist.Drive[], runningSystemMountpoints('win32', { SystemDrive: 'C:' }));
+import { linuxDrives as linux, win32Drives as windows } from '../helpers/drive-fixtures.js';
 
 function image(realPath: string, uncompressedSize: number | null): ProbedImage {
   return { info: { uncompressedSize }, realPath } as ProbedImage;

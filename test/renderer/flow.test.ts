@@ -2,26 +2,11 @@ import { describe, expect, it } from 'vitest';
 import type { DriveInfo, FlashEnd, ImageInfo } from '../../electron/common/models.js';
 import { DEFAULT_SETTINGS } from '../../electron/common/settings.js';
 import { judgeDrive } from '../../worker/common/verdict.js';
+import { usbCard } from '../helpers/drive-fixtures.js';
 import { availableDrives, canFlash, flowReducer, INITIAL_STATE, isSelectable, type FlowState } from '../../renderer/src/flow.js';
 
 const image: ImageInfo = { path: '/home/u/os.img', name: 'os.img', fileSize: 4e9, format: 'raw', supported: true, uncompressedSize: 4e9, partitionTable: 'gpt' };
-const card = (device: string, overrides: Partial<DriveInfo> = {}): DriveInfo => ({
-  device,
-  raw: device,
-  description: `Card ${device}`,
-  size: 32e9,
-  logicalBlockSize: 512,
-  physicalBlockSize: 512,
-  bus: 'usb',
-  removable: true,
-  readOnly: false,
-  virtual: false,
-  system: null,
-  mountpoints: [],
-  partitionTable: null,
-  verdicts: [],
-  ...overrides,
-});
+const card = (device: string, overrides: Partial<DriveInfo> = {}): DriveInfo => ({ ...usbCard(device, { description: `Card ${device}` }), verdicts: [], ...overrides });
 
 function ready(): FlowState {
   let state = flowReducer(INITIAL_STATE, { type: 'settings', settings: { ...DEFAULT_SETTINGS } });
