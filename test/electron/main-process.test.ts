@@ -90,7 +90,7 @@ beforeAll(async () => {
 });
 
 afterAll(() => {
-  // Closing the window stops the core's drive watcher.
+  // Closing the window stops the core's drive scanner.
   for (const listener of record.windows[0]?.listeners.get('closed') ?? []) listener();
 });
 
