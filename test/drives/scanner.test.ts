@@ -107,6 +107,20 @@ describeDevices('the drive scanner', () => {
     await waitFor(about(loop.path, 'removed'), NOTICED_WITHIN_MS);
   });
 
+  it('resolves start() once the first listing is out, so "no drives" is never said before looking', async () => {
+    const size = uniqueSize();
+    const loop = createLoop({ size, fill: 'zero' });
+    const { scanner, events } = recordingScanner({ showAll: false, showVirtual: true });
+    running.push(scanner);
+    await scanner.start();
+    expect(scanner.drives.find((d) => d.device === loop.path)?.size).toBe(size);
+    expect(events.some((e) => arrived(loop.path, size)(e.event))).toBe(true);
+    // Started already: the same first listing, not another one.
+    const count = events.length;
+    await scanner.start();
+    expect(events.length).toBe(count);
+  });
+
   it('emits nothing after stop() resolves', async () => {
     const { scanner, events } = recordingScanner({ showAll: false, showVirtual: true });
     scanner.start();
