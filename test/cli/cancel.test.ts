@@ -1,20 +1,13 @@
-import { join } from 'node:path';
 import { expect, it } from 'vitest';
 import { MiB } from '../../worker/common/units.js';
 import { assertTestTarget, collect, spawnCli, waitForEvent } from '../helpers/cli.js';
 import { describeDevices } from '../helpers/device-suite.js';
-import { createLoop, readBytes, scratchDir, writeRandomFile } from '../helpers/loop-device.js';
-import { throttledGroup } from '../helpers/throttle.js';
-
-const SD_CARD_BYTES_PER_SECOND = 20 * 1000 * 1000;
+import { readBytes } from '../helpers/loop-device.js';
+import { slowCard } from '../helpers/throttle.js';
 
 describeDevices('cancelling on a slow card', () => {
   it('Ctrl-C during the write stops within 2 s with exit 130, and the partition table area is left blank', async () => {
-    const dir = scratchDir();
-    const image = join(dir, 'image.img');
-    writeRandomFile(image, 96 * MiB);
-    const loop = createLoop({ size: 128 * MiB, dir });
-    const group = throttledGroup(loop.path, SD_CARD_BYTES_PER_SECOND);
+    const { image, loop, group } = slowCard();
     try {
       assertTestTarget(loop.path);
       const child = spawnCli(['flash', '--yes', '--json', image, loop.path], { cgroup: group.dir });

@@ -30,15 +30,19 @@ export interface CliOptions {
   wrapper?: string[];
 }
 
-/** Starts the CLI. Device arguments must already have passed assertTestTarget. */
-export function spawnCli(args: string[], options: CliOptions = {}): ChildProcess {
-  const command = [...(options.wrapper ?? []), process.execPath, CLI, ...args];
-  if (options.cgroup === undefined) {
+/** Starts `command` with stdout and stderr piped, inside `cgroup` when given. */
+export function spawnCommand(command: readonly string[], cgroup?: string): ChildProcess {
+  if (cgroup === undefined) {
     return spawn(command[0] ?? '', command.slice(1), { stdio: ['ignore', 'pipe', 'pipe'] });
   }
-  // The shell joins the cgroup, then becomes the CLI, so every byte it writes is throttled.
-  const script = `echo $$ > '${options.cgroup}/cgroup.procs' && exec "$@"`;
+  // The shell joins the cgroup, then becomes the command, so every byte it (and any child) writes is throttled.
+  const script = `echo $$ > '${cgroup}/cgroup.procs' && exec "$@"`;
   return spawn('sh', ['-c', script, 'sh', ...command], { stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
+/** Starts the CLI. Device arguments must already have passed assertTestTarget. */
+export function spawnCli(args: string[], options: CliOptions = {}): ChildProcess {
+  return spawnCommand([...(options.wrapper ?? []), process.execPath, CLI, ...args], options.cgroup);
 }
 
 export function collect(child: ChildProcess): Promise<CliRun> {

@@ -7,8 +7,8 @@
  * A mistake anywhere else then fails a test instead of wiping this machine's disk.
  */
 import { execFileSync } from 'node:child_process';
-import { randomFillSync } from 'node:crypto';
-import { closeSync, mkdtempSync, openSync, readSync, rmSync, writeSync } from 'node:fs';
+import { createHash, randomFillSync } from 'node:crypto';
+import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, readSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 
 export const isRoot = process.getuid?.() === 0;
@@ -86,6 +86,30 @@ export function attachLoop(backing: string, options: Pick<LoopOptions, 'readOnly
   if (options.partitions) execFileSync('partx', ['--update', path]);
   const size = Number(execFileSync('blockdev', ['--getsize64', path], { encoding: 'utf8' }).trim());
   return { path, backing, size };
+}
+
+/**
+ * A loop device over `size` random bytes partitioned by `sfdiskScript`, once its first partition
+ * node (…p1) exists: the kernel adds partition nodes shortly after the table is scanned.
+ */
+export async function partitionedLoop(sfdiskScript: string, size = 16 * 1024 * 1024): Promise<LoopDevice> {
+  const backing = join(scratchDir(), 'partitioned.img');
+  writeRandomFile(backing, size);
+  execFileSync('sfdisk', ['--quiet', backing], { input: sfdiskScript });
+  const loop = attachLoop(backing, { partitions: true });
+  await waitForPath(`${loop.path}p1`);
+  return loop;
+}
+
+/** Waits up to 5 s for a device node to appear: partition nodes follow the kernel's scan. */
+export async function waitForPath(path: string): Promise<void> {
+  for (let tries = 0; tries < 50 && !existsSync(path); tries++) await new Promise((r) => setTimeout(r, 100));
+  if (!existsSync(path)) throw new Error(`${path} did not appear`);
+}
+
+/** A SHA-256 of a whole file: a backing file before and after, to prove nothing was written. */
+export function digestFile(path: string): string {
+  return createHash('sha256').update(readFileSync(path)).digest('hex');
 }
 
 /** Throws unless `path` is a loop device this process created, over the backing file it created. */

@@ -1,5 +1,8 @@
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, rmdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { MiB } from '../../worker/common/units.js';
+import { createLoop, scratchDir, writeRandomFile, type LoopDevice } from './loop-device.js';
 
 const BLKIO = '/sys/fs/cgroup/blkio';
 
@@ -22,4 +25,24 @@ export function throttledGroup(device: string, bytesPerSecond: number, direction
       }
     },
   };
+}
+
+/** What a typical SD card sustains for writes, in bytes per second. */
+export const SD_CARD_BYTES_PER_SECOND = 20 * 1000 * 1000;
+
+export interface SlowCard {
+  /** A 96 MiB image of random bytes: about 5 s of writing, time enough to interrupt it. */
+  image: string;
+  /** A 128 MiB loop device whose writes are throttled to SD-card speed for processes in `group`. */
+  loop: LoopDevice;
+  group: ReturnType<typeof throttledGroup>;
+}
+
+/** An image and a slow card to write it to; remove `group` when done. */
+export function slowCard(): SlowCard {
+  const dir = scratchDir();
+  const image = join(dir, 'image.img');
+  writeRandomFile(image, 96 * MiB);
+  const loop = createLoop({ size: 128 * MiB, dir });
+  return { image, loop, group: throttledGroup(loop.path, SD_CARD_BYTES_PER_SECOND) };
 }

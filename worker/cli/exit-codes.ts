@@ -9,6 +9,8 @@ export const EXIT = {
   unsupportedFormat: 3,
   /** A target was refused for safety before anything was written. */
   refused: 4,
+  /** Administrator rights were refused or the prompt was cancelled; nothing was written. */
+  notAuthorized: 5,
   /** 128 + SIGINT, as shells report a Ctrl-C. */
   cancelled: 130,
 } as const;
@@ -18,6 +20,7 @@ export function exitCodeFor(results: readonly TargetResult[]): number {
   if (results.some((r) => r.status === 'cancelled')) return EXIT.cancelled;
   const failures = results.filter((r) => r.status === 'failed');
   if (failures.some((r) => r.code === 'unsupported-format')) return EXIT.unsupportedFormat;
+  if (failures.some((r) => r.code === 'elevation-denied')) return EXIT.notAuthorized;
   if (failures.some((r) => !REFUSAL_CODES.has(r.code))) return EXIT.failed;
   if (failures.length > 0) return EXIT.refused;
   return results.length > 0 ? EXIT.ok : EXIT.failed;

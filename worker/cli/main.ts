@@ -6,15 +6,21 @@ import { verifyCommand } from './commands/verify.js';
 import { EXIT } from './exit-codes.js';
 
 const USAGE = `Usage:
-  sluice list [--json]                          list drives
+  sluice list [--all] [--virtual] [--json]      list the drives Sluice would offer (cards, sticks)
+      --all         also this computer's own disks, and virtual drives
+      --virtual     also loop devices, RAM disks and disk images
   sluice flash IMAGE DEVICE... [options]        write IMAGE to one or more drives, then verify
       --no-verify   skip reading the drive back (not recommended)
+      --no-eject    leave the drive attached afterwards (it is ejected by default)
       --yes         do not ask before erasing (required without a terminal)
       --json        progress and results as JSON lines on stdout
+      --elevate sudo|pkexec
+                    how to get root when not root already (default: sudo in a
+                    terminal, pkexec otherwise; only the writing process runs as root)
   sluice verify IMAGE DEVICE [--json]           compare a drive with IMAGE, writing nothing
 
 Exit codes: 0 success, 1 flash or verify failed, 2 usage error, 3 unsupported image format,
-4 target refused for safety, 130 cancelled.
+4 target refused for safety, 5 administrator rights not granted, 130 cancelled.
 `;
 
 function usageError(message: string): number {
@@ -32,6 +38,10 @@ export async function main(argv: readonly string[]): Promise<number> {
         json: { type: 'boolean', default: false },
         yes: { type: 'boolean', short: 'y', default: false },
         'no-verify': { type: 'boolean', default: false },
+        'no-eject': { type: 'boolean', default: false },
+        all: { type: 'boolean', default: false },
+        virtual: { type: 'boolean', default: false },
+        elevate: { type: 'string' },
         help: { type: 'boolean', short: 'h', default: false },
       },
     });
@@ -46,11 +56,13 @@ export async function main(argv: readonly string[]): Promise<number> {
   }
   switch (command) {
     case 'list':
-      return rest.length === 0 ? listCommand(values.json) : usageError('list takes no arguments');
+      return rest.length === 0 ? listCommand({ showAll: values.all, showVirtual: values.virtual }, values.json) : usageError('list takes no arguments');
     case 'flash': {
       const [image, ...targets] = rest;
       if (image === undefined || targets.length === 0) return usageError('flash needs an IMAGE and at least one DEVICE');
-      return flashCommand({ image, targets, verify: !values['no-verify'], yes: values.yes, json: values.json });
+      const { elevate } = values;
+      if (elevate !== undefined && elevate !== 'sudo' && elevate !== 'pkexec') return usageError(`--elevate takes sudo or pkexec, not "${elevate}"`);
+      return flashCommand({ image, targets, verify: !values['no-verify'], eject: !values['no-eject'], yes: values.yes, json: values.json, elevate });
     }
     case 'verify': {
       const [image, target, ...extra] = rest;

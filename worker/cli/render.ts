@@ -29,11 +29,14 @@ export function resultLine(r: TargetResult): string {
       const speed = r.seconds > 0 ? `, ${formatBytes(r.bytes / r.seconds)}/s` : '';
       if (!r.written) return `${r.target}: verified, ${formatBytes(r.bytes)} match the image (${formatDuration(r.seconds)}).`;
       const how = r.verified ? 'written and verified' : 'written, NOT verified (verification was turned off)';
-      return `${r.target}: ${how}, ${formatBytes(r.bytes)} in ${formatDuration(r.seconds)}${speed}.`;
+      const ejected = r.ejected === true ? ' Ejected: you can remove it now.' : '';
+      const warnings = (r.warnings ?? []).map((w) => `\n  warning: ${w}`).join('');
+      return `${r.target}: ${how}, ${formatBytes(r.bytes)} in ${formatDuration(r.seconds)}${speed}.${ejected}${warnings}`;
     }
     case 'cancelled':
       return `${r.target}: cancelled. The device is now incomplete; flash it again before using it.`;
     case 'failed':
-      return `${r.target}: ${r.message}`;
+      // Most messages name the device already; those about the image do not.
+      return r.message.includes(r.target) ? r.message : `${r.target}: ${r.message}`;
   }
 }

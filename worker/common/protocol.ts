@@ -24,6 +24,8 @@ export const StartMessage = v.strictObject({
   /** fd 0 is the image file itself, readable at any offset (lets a mismatch be pinned to a byte). */
   sourceSeekable: v.boolean(),
   verify: v.boolean(),
+  /** Eject (power off) each drive after it was written and verified; absent means no. */
+  eject: v.optional(v.boolean()),
 });
 export type StartMessage = v.InferOutput<typeof StartMessage>;
 
@@ -47,9 +49,20 @@ export const ProgressMessage = v.strictObject({
 const FailureCodeSchema = v.picklist(FAILURE_CODES);
 
 const Message = v.pipe(v.string(), v.maxLength(4096));
+/** Warnings on one ok result: eject and partition re-read give at most one each. */
+const MAX_WARNINGS = 4;
 
 export const TargetResultSchema = v.variant('status', [
-  v.strictObject({ status: v.literal('ok'), target: DevicePath, bytes: ByteCount, written: v.boolean(), verified: v.boolean(), seconds: v.pipe(v.number(), v.minValue(0)) }),
+  v.strictObject({
+    status: v.literal('ok'),
+    target: DevicePath,
+    bytes: ByteCount,
+    written: v.boolean(),
+    verified: v.boolean(),
+    seconds: v.pipe(v.number(), v.minValue(0)),
+    ejected: v.optional(v.boolean()),
+    warnings: v.optional(v.pipe(v.array(Message), v.maxLength(MAX_WARNINGS))),
+  }),
   v.strictObject({ status: v.literal('cancelled'), target: DevicePath, bytes: ByteCount }),
   v.strictObject({
     status: v.literal('failed'),
@@ -72,5 +85,12 @@ export const FatalMessage = v.strictObject({ type: v.literal('fatal'), code: Fai
 
 export const LogMessage = v.strictObject({ type: v.literal('log'), level: v.picklist(['info', 'warn']), message: Message });
 
-export const FromHelper = v.variant('type', [ProgressMessage, ResultMessage, FatalMessage, LogMessage]);
+/**
+ * The helper's first message: it is running (elevation, if any, succeeded) and its channel works.
+ * `pid` is the helper's own process id, which differs from the launched process under sudo or
+ * osascript.
+ */
+export const ReadyMessage = v.strictObject({ type: v.literal('ready'), pid: v.pipe(v.number(), v.integer(), v.minValue(1)) });
+
+export const FromHelper = v.variant('type', [ReadyMessage, ProgressMessage, ResultMessage, FatalMessage, LogMessage]);
 export type FromHelper = v.InferOutput<typeof FromHelper>;

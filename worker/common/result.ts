@@ -6,10 +6,13 @@ const REFUSALS = [
   'target-too-small',
   'target-read-only',
   'target-system',
+  'target-is-source',
   'target-mounted',
   'target-busy',
   'target-no-direct-io',
   'permission-denied',
+  // Authorization was refused or cancelled: the helper never started.
+  'elevation-denied',
 ] as const;
 
 /** Failures during a job: the device is left incomplete. */
@@ -25,7 +28,6 @@ const FAILURES_DURING_JOB = [
   'verify-read-error',
   'verify-mismatch',
   'helper-died',
-  'elevation-denied',
   'protocol-error',
   'internal',
 ] as const;
@@ -66,6 +68,13 @@ export type TargetResult =
       verified: boolean;
       /** Wall-clock seconds from opening the device to the end of verification. */
       seconds: number;
+      /** The drive was ejected (powered off) afterwards and can be pulled out; absent when ejecting was not asked for. */
+      ejected?: boolean | undefined;
+      /**
+       * What went wrong after the image was safely written and verified: ejecting, or making the
+       * OS see the new partitions. Never a reason to call the flash failed.
+       */
+      warnings?: string[] | undefined;
     }
   | { status: 'cancelled'; target: string; bytes: number }
   | ({ status: 'failed'; target: string; bytes: number } & Failure);

@@ -20,9 +20,11 @@ export function formatBytes(bytes: number): string {
   return `${value.toFixed(digits)} ${UNITS[unit]}`;
 }
 
-/** Formats a duration in seconds as "1 h 02 min", "3 min 05 s" or "42 s". */
+/** Formats a duration in seconds as "1 h 02 min", "3 min 05 s", "42 s" or "0.4 s". */
 export function formatDuration(seconds: number): string {
-  const s = Math.max(0, Math.round(seconds));
+  // A fast flash takes under a second; "0 s" would read as "nothing happened".
+  if (seconds < 9.95) return `${Math.max(0, seconds).toFixed(1)} s`;
+  const s = Math.round(seconds);
   if (s < 60) return `${s} s`;
   const m = Math.floor(s / 60);
   if (m < 60) return `${m} min ${String(s % 60).padStart(2, '0')} s`;

@@ -1,14 +1,25 @@
 import drivelist from 'drivelist';
+import type { Drive } from '../common/drive.js';
+import { isDriveShown, type DriveVisibility } from '../common/verdict.js';
+import { drivesFromDrivelist, runningSystemMountpoints } from './from-drivelist.js';
+import { listLoopDrives } from './linux-loops.js';
+import { recogniseSdCards } from './linux-sd-slots.js';
 
-export type SystemDrive = drivelist.Drive;
+/** Orders /dev/sdb before /dev/sdc and /dev/loop2 before /dev/loop10. */
+const byDevice = new Intl.Collator('en', { numeric: true }).compare;
 
-/** The drives the OS lists (drivelist: lsblk on Linux, DiskArbitration on macOS, SetupAPI on Windows). */
-export async function listSystemDrives(): Promise<SystemDrive[]> {
-  return drivelist.list();
-}
-
-/** A drive's human name, "SanDisk Ultra", or a fallback for drives that carry none (loop devices). */
-export function driveLabel(drive: SystemDrive | undefined): string {
-  const description = drive?.description.trim();
-  return description ? description : 'unnamed drive';
+/**
+ * The drives this machine has, as `visibility` shows them: drivelist's listing (lsblk on Linux,
+ * DiskArbitration on macOS, SetupAPI on Windows), plus, when virtual drives are shown on Linux,
+ * the loop devices drivelist leaves out.
+ */
+export async function listDrives(visibility: DriveVisibility): Promise<Drive[]> {
+  const running = runningSystemMountpoints(process.platform, process.env);
+  const [listed, loops] = await Promise.all([
+    drivelist.list(),
+    process.platform === 'linux' && (visibility.showVirtual || visibility.showAll) ? listLoopDrives() : Promise.resolve([]),
+  ]);
+  const fromDrivelist = drivesFromDrivelist(listed, running);
+  const drives = [...(process.platform === 'linux' ? await recogniseSdCards(fromDrivelist) : fromDrivelist), ...loops];
+  return drives.filter((d) => isDriveShown(d, visibility)).sort((a, b) => byDevice(a.device, b.device));
 }

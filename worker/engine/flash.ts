@@ -1,6 +1,8 @@
+import { fstat } from 'node:fs';
 import type { Progress } from '../common/progress.js';
 import type { TargetResult } from '../common/result.js';
 import { KiB, MiB } from '../common/units.js';
+import { settleTarget } from './after-write.js';
 import { alignDown, alignUp, allocateJobMemory } from './aligned-buffer.js';
 import { fail, FlashError, sourceReadFailure, targetWriteFailure, toFailure } from './errors.js';
 import { chooseGrain, GrainHashes } from './grain-hashes.js';
@@ -50,12 +52,19 @@ export interface FlashJob {
   targets: readonly string[];
   /** Read every target back and compare (default in every front end). */
   verify: boolean;
+  /** Eject each drive after a good write (the front ends default to it); off, the OS just re-reads its partitions. */
+  eject?: boolean | undefined;
   signal?: AbortSignal | undefined;
   onProgress?: ((progress: Progress) => void) | undefined;
   /** The OS seam; tests of other OSes' rules pass their own. */
   platform?: DevicePlatform | undefined;
   /** Override of the request size in bytes (a multiple of 1 MiB), for benchmarks. */
   chunkSize?: number | undefined;
+}
+
+/** The st_dev of the file behind `fd`, or null when it is not a regular file (a decoder's pipe). */
+function fileDevice(fd: number): Promise<number | null> {
+  return new Promise((resolve) => fstat(fd, (error, st) => resolve(error === null && st.isFile() ? st.dev : null)));
 }
 
 function chooseChunkSize(targets: readonly TargetDevice[], override: number | undefined): number {
@@ -78,9 +87,10 @@ export async function flash(job: FlashJob): Promise<TargetResult[]> {
   const platform = job.platform ?? (await currentPlatform());
   const results = new Map<string, TargetResult>();
   const active: TargetDevice[] = [];
+  const sourceDevice = await fileDevice(job.source);
   for (const path of job.targets) {
     try {
-      active.push(await TargetDevice.open(path, job.imageSize, platform));
+      active.push(await TargetDevice.open(path, job.imageSize, sourceDevice, platform));
     } catch (error) {
       results.set(path, { status: 'failed', target: path, bytes: 0, ...toFailure(error) });
     }
@@ -91,6 +101,12 @@ export async function flash(job: FlashJob): Promise<TargetResult[]> {
     } finally {
       await Promise.allSettled(active.map((t) => t.close()));
     }
+    await Promise.all(
+      active.map(async (t) => {
+        const result = results.get(t.path);
+        if (result !== undefined) results.set(t.path, await settleTarget(t.facts, result, job.eject ?? false, platform));
+      }),
+    );
   }
   return job.targets.map((path) => results.get(path) ?? { status: 'failed', target: path, bytes: 0, ...toFailure(new Error('no result')) });
 }

@@ -1,4 +1,4 @@
-import { close, fdatasync, open, read, write } from 'node:fs';
+import { close, fdatasync, fstat, open, read, write, type Stats } from 'node:fs';
 
 /**
  * Thin promise wrappers over read(2)/write(2) that take the job's own buffer and never allocate
@@ -80,4 +80,8 @@ export function closeFd(fd: number): Promise<void> {
 
 export function openFd(path: string, flags: number): Promise<number> {
   return new Promise((resolve, reject) => open(path, flags, (error, fd) => (error ? reject(error) : resolve(fd))));
+}
+
+export function fstatFd(fd: number): Promise<Stats> {
+  return new Promise((resolve, reject) => fstat(fd, (error, st) => (error ? reject(error) : resolve(st))));
 }

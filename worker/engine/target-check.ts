@@ -1,13 +1,31 @@
 import type { Failure } from '../common/result.js';
-import { formatBytes } from '../common/units.js';
+import { judgeDrive, refusalFailure, refusalOf, type SafetyFacts } from '../common/verdict.js';
 import type { DeviceFacts } from './platform/types.js';
 
 /**
- * Whether the engine may write an image of `imageSize` bytes (null: not known yet) to the device
- * described by `facts`. Returns the reason for refusing, or null. The facts must come from the
- * engine's own fresh look at the system, never from a caller's description of the drive.
+ * The engine's own facts in the shape the shared safety rules read (worker/common/verdict.ts), so
+ * the helper refuses exactly what the app and the CLI refuse, in the same words. Whether a drive
+ * is virtual only decides what lists show; a device named explicitly may be written.
  */
-export function refuseTarget(facts: DeviceFacts, imageSize: number | null): Failure | null {
+export function safetyFacts(facts: DeviceFacts): SafetyFacts {
+  return {
+    device: facts.path,
+    size: facts.size,
+    readOnly: facts.readOnly,
+    system: facts.isSystem ? 'running' : null,
+    virtual: false,
+    mountpoints: facts.mountpoints,
+  };
+}
+
+/**
+ * Whether the engine may write an image of `imageSize` bytes (null: not known yet) to the device
+ * described by `facts`. `sourceDevice` is the st_dev of the image file the engine reads (null when
+ * it reads a pipe): an image stored on the target itself is refused. Returns the reason for
+ * refusing, or null. A mounted device is not refused: it is unmounted before it is opened. The
+ * facts must come from the engine's own fresh look at the system, never from a caller.
+ */
+export function refuseTarget(facts: DeviceFacts, imageSize: number | null, sourceDevice: number | null): Failure | null {
   const { path } = facts;
   if (!facts.exists) {
     return { code: 'target-not-found', message: `${path} does not exist: was the drive unplugged?` };
@@ -18,20 +36,7 @@ export function refuseTarget(facts: DeviceFacts, imageSize: number | null): Fail
   if (facts.isPartition) {
     return { code: 'target-is-partition', message: `${path} is a partition, not a whole disk. Choose the disk it belongs to (for example /dev/sdb, not /dev/sdb1).` };
   }
-  if (facts.isSystem) {
-    return { code: 'target-system', message: `${path} holds the running system (${facts.mountpoints.join(', ')}). Sluice will not overwrite it.` };
-  }
-  if (facts.readOnly) {
-    return { code: 'target-read-only', message: `${path} is read-only. If it is an SD card, slide its lock switch up and reinsert it.` };
-  }
-  if (facts.mountpoints.length > 0) {
-    return { code: 'target-mounted', message: `${path} is in use: mounted at ${facts.mountpoints.join(', ')}. Unmount it first.` };
-  }
-  if (imageSize !== null && imageSize > facts.size) {
-    return {
-      code: 'target-too-small',
-      message: `${path} is too small: the image needs ${formatBytes(imageSize)} (${imageSize} bytes), the drive has ${formatBytes(facts.size)} (${facts.size} bytes).`,
-    };
-  }
-  return null;
+  const storedOn = sourceDevice !== null && facts.devices.includes(sourceDevice) ? path : null;
+  const refusal = refusalOf(judgeDrive(safetyFacts(facts), { size: imageSize, storedOn }));
+  return refusal === undefined ? null : refusalFailure(refusal);
 }

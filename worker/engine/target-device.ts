@@ -4,7 +4,7 @@ import { KiB, MiB } from '../common/units.js';
 import { alignDown, alignUp } from './aligned-buffer.js';
 import { fail, FlashError } from './errors.js';
 import { closeFd, openFd, readFully, syncData, writeFully } from './io.js';
-import type { DeviceFacts, DevicePlatform } from './platform/types.js';
+import type { DeviceFacts, DevicePlatform, VolumeHold } from './platform/types.js';
 import { refuseTarget } from './target-check.js';
 
 /** The largest logical block size the engine's regions are laid out for (they are MiB multiples). */
@@ -48,8 +48,10 @@ function openFailure(facts: DeviceFacts, error: unknown): Failure {
  */
 export class TargetDevice {
   private constructor(
+    /** As inspected before unmounting: its mountpoints are the ones that were unmounted. */
     readonly facts: DeviceFacts,
     private readonly fd: number,
+    private readonly hold: VolumeHold,
   ) {}
 
   get path(): string {
@@ -61,28 +63,33 @@ export class TargetDevice {
   }
 
   /**
-   * Inspects `path` afresh, refuses it if the rules say so, and opens it. The device number of
-   * the opened descriptor must match what was inspected, so a path swapped in between (a symlink
-   * race) is caught rather than written.
+   * Inspects `path` afresh, refuses it if the rules say so, unmounts its filesystems, and opens it.
+   * `sourceDevice` is the st_dev of the image file (null for a pipe), so an image stored on the
+   * target is refused. The device number of the opened descriptor must match what was inspected,
+   * so a path swapped in between (a symlink race) is caught rather than written.
    */
-  static async open(path: string, imageSize: number | null, platform: DevicePlatform): Promise<TargetDevice> {
+  static async open(path: string, imageSize: number | null, sourceDevice: number | null, platform: DevicePlatform): Promise<TargetDevice> {
     const facts = await platform.inspect(path);
-    const refusal = refuseTarget(facts, imageSize);
+    const refusal = refuseTarget(facts, imageSize, sourceDevice);
     if (refusal !== null) throw new FlashError(refusal);
     if (facts.logicalBlockSize > MAX_LOGICAL_BLOCK || MAX_LOGICAL_BLOCK % facts.logicalBlockSize !== 0) {
       throw fail('target-no-direct-io', `${path} reports a logical block size of ${facts.logicalBlockSize} bytes, which Sluice cannot align to.`);
     }
+    // Every platform is asked, mounted or not: Windows volumes without a drive letter are mounted too.
+    const hold = await platform.unmount(facts);
     let fd: number;
     try {
       fd = await openFd(facts.rawPath, platform.writeFlags);
     } catch (error) {
+      await hold.release();
       throw new FlashError(openFailure(facts, error));
     }
     if (facts.rdev !== 0 && (await fstatRdev(fd)) !== facts.rdev) {
       await closeFd(fd);
+      await hold.release();
       throw fail('target-not-found', `${path} changed between checking and opening it; refusing to write.`);
     }
-    return new TargetDevice(facts, fd);
+    return new TargetDevice(facts, fd, hold);
   }
 
   /**
@@ -137,7 +144,12 @@ export class TargetDevice {
     return syncData(this.fd);
   }
 
-  close(): Promise<void> {
-    return closeFd(this.fd);
+  /** Closes the device, then lets go of its volumes (Windows keeps them locked until now). */
+  async close(): Promise<void> {
+    try {
+      await closeFd(this.fd);
+    } finally {
+      await this.hold.release();
+    }
   }
 }

@@ -1,5 +1,6 @@
 import type { Progress } from '../common/progress.js';
 import type { TargetResult } from '../common/result.js';
+import { judgeDrive, refusalFailure } from '../common/verdict.js';
 import { DEFAULT_CHUNK } from './flash.js';
 import { alignUp, allocateJobMemory } from './aligned-buffer.js';
 import { sourceReadFailure, targetReadFailure, toFailure } from './errors.js';
@@ -7,6 +8,7 @@ import { closeFd, openFd, readFully } from './io.js';
 import { currentPlatform } from './platform/index.js';
 import type { DevicePlatform } from './platform/types.js';
 import { ProgressMeter } from './progress-meter.js';
+import { safetyFacts } from './target-check.js';
 
 /** A verify-only job: compare a device that was written earlier against the image, writing nothing. */
 export interface VerifyImageJob {
@@ -28,9 +30,8 @@ export async function verifyImage(job: VerifyImageJob): Promise<TargetResult> {
   const facts = await platform.inspect(job.target);
   const target = job.target;
   if (!facts.exists) return { status: 'failed', target, bytes: 0, code: 'target-not-found', message: `${target} does not exist: was the drive unplugged?` };
-  if (job.imageSize !== null && facts.isBlockDevice && job.imageSize > facts.size) {
-    return { status: 'failed', target, bytes: 0, code: 'target-too-small', message: `${target} (${facts.size} bytes) is smaller than the image (${job.imageSize} bytes), so it cannot hold it.` };
-  }
+  const tooSmall = judgeDrive(safetyFacts(facts), { size: job.imageSize, storedOn: null }).find((v) => v.kind === 'too-small');
+  if (facts.isBlockDevice && tooSmall !== undefined) return { status: 'failed', target, bytes: 0, ...refusalFailure(tooSmall) };
   let fd: number;
   try {
     fd = await openFd(facts.rawPath, platform.readFlags);

@@ -1,37 +1,50 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import type { Readable } from 'node:stream';
-import { fileURLToPath } from 'node:url';
+/**
+ * The app's side of one helper job: starts the helper (through an elevation tool when needed),
+ * gives it the image and its instructions, relays progress, and turns whatever happens into one
+ * result per target. It never rejects and never reports success it did not receive.
+ */
+import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process';
 import type { Socket } from 'node:net';
+import type { Readable } from 'node:stream';
 import type { Progress } from '../common/progress.js';
 import { FromHelper, type StartMessage, type ToHelper } from '../common/protocol.js';
 import type { Failure, TargetResult } from '../common/result.js';
-import { Channel } from './channel.js';
+import { Channel, type ChannelStreams } from './channel.js';
+import { createChannelDir, type ChannelDir } from './channel-dir.js';
+import { directLaunch } from './elevation/direct.js';
+import { lastLine, type Elevation, type LaunchCommand, type LaunchExit } from './elevation/types.js';
+import { helperArgv, type HelperTransport } from './helper-args.js';
+import { copyImage } from './image-feed.js';
+import { builtHelperProgram, type HelperProgram } from './helper-program.js';
+import { createPipeServers, newPipeName, type PipeServers } from './named-pipes.js';
 
-/**
- * V8 flags for the helper process, measured (1 GiB and 4 GiB raw images, loop device on /dev/shm):
- * the optimizing JIT tiers (Maglev, TurboFan) make an I/O-bound loop no faster but map several MB
- * more of the Node binary as a run gets longer, and a 1 MiB semi-space stops the young generation
- * from growing with the image. With them peak RSS no longer depends on the image size
- * (63.6 MB for 256 MiB, 63.9 MB for 4 GiB; without them 65.6 and 70.3 MB).
- */
-export const HELPER_V8_FLAGS = ['--max-semi-space-size=1', '--no-opt', '--no-maglev'] as const;
-
-/** The helper's entry point, next to this file in the build output. */
-export const HELPER_ENTRY = fileURLToPath(new URL('./main.js', import.meta.url));
+/** How much of the launched process's stderr is kept to explain a failure to start. */
+const STDERR_TAIL_BYTES = 4096;
 
 export interface HelperJobOptions {
-  /** What the helper reads image bytes from (its fd 0): an open image file, or a decoder's output. */
+  /** What the helper reads image bytes from: an open image file, or a decoder's output. */
   source: number | Readable;
   start: Omit<StartMessage, 'type'>;
+  /** How the helper gets root (elevation/choose.ts). Default: spawned directly, the caller being root. */
+  elevation?: Elevation | undefined;
+  /** What program the helper is (helper-program.ts). Default: this runtime on the built entry. */
+  program?: HelperProgram | undefined;
+  /** A person at a terminal can answer a password prompt. */
+  interactive?: boolean | undefined;
   onProgress?: ((progress: Progress) => void) | undefined;
+  /** The helper's log messages, and every line the elevation tool or the helper writes to stderr. */
   onLog?: ((level: 'info' | 'warn', message: string) => void) | undefined;
 }
 
 export interface HelperJob {
-  readonly pid: number | undefined;
+  /** The helper's own process id once it runs and its channel works; null if it never got there. */
+  readonly ready: Promise<number | null>;
   /** One result per target, in order; never rejects. */
   readonly result: Promise<TargetResult[]>;
-  /** Asks the helper to stop at its next block; it then syncs, closes the device and reports. */
+  /**
+   * Asks the helper to stop at its next block; it then syncs, closes the device and reports.
+   * While an authorization prompt is still open, closes the prompt instead.
+   */
   cancel(): void;
 }
 
@@ -43,68 +56,193 @@ function describeExit(code: number | null, signal: NodeJS.Signals | null): strin
   return signal !== null ? `killed by ${signal}` : `exit code ${code ?? 'unknown'}`;
 }
 
-/**
- * Starts the helper as a direct child (the caller is already privileged). Elevated launches wrap
- * the same process and channel; see the elevation modules.
- */
+/** Starts one helper job. */
 export function startHelper(options: HelperJobOptions): HelperJob {
-  const child: ChildProcess = spawn(process.execPath, [...HELPER_V8_FLAGS, HELPER_ENTRY], {
-    stdio: [options.source, 'inherit', 'inherit', 'pipe'],
-    // Inside Electron, process.execPath is the app binary; this makes it behave as plain Node.
-    env: { ...process.env, ELECTRON_RUN_AS_NODE: '1' },
-  });
-  const targets = options.start.targets;
-  let settled: TargetResult[] | null = null;
-  let resolveResult!: (results: TargetResult[]) => void;
-  const result = new Promise<TargetResult[]>((resolve) => (resolveResult = resolve));
-  const settle = (results: TargetResult[]) => {
-    settled ??= results;
-  };
-
-  const channel = new Channel<FromHelper, ToHelper>(child.stdio[3] as Socket, FromHelper, {
-    message: (message) => {
-      switch (message.type) {
-        case 'progress': {
-          const { type: _type, ...progress } = message;
-          options.onProgress?.(progress);
-          break;
-        }
-        case 'log':
-          options.onLog?.(message.level, message.message);
-          break;
-        case 'result':
-          settle(message.results);
-          break;
-        case 'fatal':
-          settle(failAll(targets, { code: message.code, message: message.message }));
-          break;
-      }
-    },
-    error: (error) => {
-      settle(failAll(targets, { code: 'protocol-error', message: `The writing process sent something invalid (${error.message}); the device may be incomplete.` }));
-      child.kill('SIGTERM');
-    },
-    close: () => undefined,
-  });
-
-  child.on('error', (error) => {
-    settle(failAll(targets, { code: 'helper-died', message: `The writing process could not start: ${error.message}` }));
-    resolveResult(settled ?? []);
-  });
-  child.on('exit', (code, signal) => {
-    resolveResult(
-      settled ??
-        failAll(targets, {
-          code: 'helper-died',
-          message: `The writing process stopped unexpectedly (${describeExit(code, signal)}). The device is incomplete; flash it again before use.`,
-        }),
-    );
-  });
-
-  void channel.send({ type: 'start', ...options.start });
-  return {
-    pid: child.pid,
-    result,
-    cancel: () => void channel.send({ type: 'cancel' }),
-  };
+  const job = new HelperLaunch(options);
+  void job.run();
+  return job;
 }
+
+class HelperLaunch implements HelperJob {
+  readonly ready: Promise<number | null>;
+  readonly result: Promise<TargetResult[]>;
+  private resolveReady!: (pid: number | null) => void;
+  private resolveResult!: (results: TargetResult[]) => void;
+  private readonly elevation: Elevation;
+  private readonly targets: readonly string[];
+  private settled: TargetResult[] | null = null;
+  private helperPid: number | null = null;
+  private cancelRequested = false;
+  private child: ChildProcess | null = null;
+  private channel: Channel<FromHelper, ToHelper> | null = null;
+  private stderrTail = '';
+  /** Ends the wait for a helper that never opens the image FIFO. */
+  private readonly stopFeeding = new AbortController();
+
+  constructor(private readonly options: HelperJobOptions) {
+    this.elevation = options.elevation ?? directLaunch;
+    this.targets = options.start.targets;
+    this.ready = new Promise((resolve) => (this.resolveReady = resolve));
+    this.result = new Promise((resolve) => (this.resolveResult = resolve));
+  }
+
+  cancel(): void {
+    if (this.settled === null) this.stop();
+  }
+
+  /** Tells the helper to stop at its next block; before it runs, closes the authorization prompt. */
+  private stop(): void {
+    this.cancelRequested = true;
+    void this.channel?.send({ type: 'cancel' });
+    // An open authorization prompt has no helper behind it yet: closing the tool closes the prompt.
+    // Once the helper runs as root this signal is refused (or sudo relays it, which the helper
+    // treats as a cancel), and the cancel message above does the work.
+    if (this.helperPid === null && this.elevation !== directLaunch) this.child?.kill('SIGTERM');
+  }
+
+  private settle(results: TargetResult[]): void {
+    this.settled ??= results;
+  }
+
+  private fail(failure: Failure): void {
+    this.settle(failAll(this.targets, failure));
+  }
+
+  /** The helper was never started: nothing can have been written. */
+  private notStarted(why: unknown): void {
+    this.fail({ code: 'helper-died', message: `The writing process could not be started (${why instanceof Error ? why.message : String(why)}). Nothing was written.` });
+    this.resolveReady(null);
+    this.resolveResult(this.settled ?? []);
+  }
+
+  async run(): Promise<void> {
+    const { elevation, options } = this;
+    const imageThroughChannel = !elevation.passesStdin;
+    let dir: ChannelDir | null = null;
+    let pipes: PipeServers | null = null;
+    let transport: HelperTransport;
+    try {
+      if (elevation.channel === 'fifo') {
+        dir = await createChannelDir(imageThroughChannel);
+        transport = { kind: 'fifo', dir: dir.dir, imageFifo: imageThroughChannel };
+      } else if (elevation.channel === 'named-pipe') {
+        const name = newPipeName();
+        pipes = createPipeServers(name, imageThroughChannel);
+        transport = { kind: 'named-pipe', name };
+      } else {
+        transport = { kind: 'inherited' };
+      }
+    } catch (error) {
+      return this.notStarted(`its channel could not be set up: ${error instanceof Error ? error.message : String(error)}`);
+    }
+
+    const program = options.program ?? builtHelperProgram();
+    const argv = helperArgv({ transport, parentPid: transport.kind === 'inherited' ? null : process.pid, targets: [...this.targets] });
+    let command: LaunchCommand;
+    try {
+      command = elevation.command(program.file, [...program.args, ...argv], {
+        reason: `write a disk image to ${this.targets.join(', ')}`,
+        interactive: options.interactive ?? false,
+      });
+    } catch (error) {
+      pipes?.close();
+      await dir?.remove();
+      return this.notStarted(error);
+    }
+    const stdio: StdioOptions = [elevation.passesStdin ? options.source : 'ignore', 'ignore', 'pipe', ...(transport.kind === 'inherited' ? ['pipe' as const] : [])];
+    const child = spawn(command.file, command.args, {
+      stdio,
+      env: transport.kind === 'inherited' ? { ...process.env, ...program.env } : process.env,
+    });
+    this.child = child;
+    child.stderr?.setEncoding('utf8').on('data', (text: string) => this.stderr(text));
+
+    const exited = new Promise<LaunchExit>((resolve) => {
+      child.on('error', (error) => resolve({ code: null, signal: null, stderr: `${command.file} could not be run: ${error.message}` }));
+      child.on('close', (code, signal) => resolve({ code, signal, stderr: this.stderrTail }));
+    });
+
+    const streams: Promise<ChannelStreams | null> =
+      transport.kind === 'inherited' ? Promise.resolve({ input: child.stdio[3] as Socket, output: child.stdio[3] as Socket }) : dir !== null ? Promise.resolve(dir.streams) : (pipes?.control ?? Promise.resolve(null));
+    // A helper that never connects to its pipes leaves only the exit to wait for.
+    void Promise.race([streams, exited.then(() => null)]).then((connected) => {
+      if (connected !== null) this.open(connected, dir, pipes);
+    });
+
+    const exit = await exited;
+    this.stopFeeding.abort();
+    pipes?.close();
+    await dir?.remove();
+    this.resolveReady(this.helperPid);
+    this.resolveResult(this.settled ?? this.explain(exit));
+  }
+
+  private open(streams: ChannelStreams, dir: ChannelDir | null, pipes: PipeServers | null): void {
+    const channel = new Channel<FromHelper, ToHelper>(streams, FromHelper, {
+      message: (message) => {
+        switch (message.type) {
+          case 'ready':
+            if (this.helperPid !== null) break;
+            this.helperPid = message.pid;
+            this.resolveReady(message.pid);
+            if (dir !== null && !this.elevation.passesStdin) void dir.feedImage(this.options.source, this.stopFeeding.signal).then((error) => this.imageFailed(error));
+            if (pipes?.image) void pipes.image.then(async (socket) => this.imageFailed(socket === null ? null : await copyImage(this.options.source, socket)));
+            break;
+          case 'progress': {
+            const { type: _type, ...progress } = message;
+            this.options.onProgress?.(progress);
+            break;
+          }
+          case 'log':
+            this.options.onLog?.(message.level, message.message);
+            break;
+          case 'result':
+            this.settle(message.results);
+            break;
+          case 'fatal':
+            this.fail({ code: message.code, message: message.message });
+            break;
+        }
+      },
+      error: (error) => {
+        this.fail({ code: 'protocol-error', message: `The writing process sent something invalid (${error.message}); the device may be incomplete.` });
+        this.stop();
+      },
+      close: () => undefined,
+    });
+    this.channel = channel;
+    void channel.send({ type: 'start', ...this.options.start, sourceSeekable: this.options.start.sourceSeekable && this.elevation.passesStdin });
+    if (this.cancelRequested) void channel.send({ type: 'cancel' });
+  }
+
+  /** The image could not be handed to the helper, which cannot tell a cut-off image from a short one. */
+  private imageFailed(error: Error | null): void {
+    if (error === null) return;
+    this.fail({ code: 'source-read-error', message: `The image could not be passed to the writing process (${error.message}). The device is incomplete; flash it again.` });
+    this.stop();
+  }
+
+  private stderr(text: string): void {
+    this.stderrTail = (this.stderrTail + text).slice(-STDERR_TAIL_BYTES);
+    for (const line of text.split('\n')) if (line.trim().length > 0) this.options.onLog?.('warn', line.trim());
+  }
+
+  /** The result when the launched process ended without the helper reporting one. */
+  private explain(exit: LaunchExit): TargetResult[] {
+    if (this.helperPid === null) {
+      if (this.cancelRequested) return this.targets.map((target) => ({ status: 'cancelled', target, bytes: 0 }));
+      const denial = this.elevation.denial(exit);
+      if (denial !== null) {
+        return failAll(this.targets, { code: 'elevation-denied', message: `Writing a disk needs administrator rights, and the ${denial}. Nothing was written.` });
+      }
+      const reason = lastLine(exit.stderr);
+      const why = exit.code === null && exit.signal === null ? reason : `${describeExit(exit.code, exit.signal)}${reason ? `: ${reason}` : ''}`;
+      return failAll(this.targets, { code: 'helper-died', message: `The writing process could not be started (${why}). Nothing was written.` });
+    }
+    return failAll(this.targets, {
+      code: 'helper-died',
+      message: `The writing process stopped unexpectedly (${describeExit(exit.code, exit.signal)}). The device is incomplete; flash it again before use.`,
+    });
+  }
+}
+

@@ -1,21 +1,39 @@
 /**
  * The privileged helper: runs exactly one flash job and exits.
  *
- * fd 0   image bytes: the image file itself, or a pipe from the unprivileged decoder. The helper
- *        opens no image path; it never parses an archive as root.
- * fd 3   the control channel to its parent: framed, schema-checked messages (see
- *        worker/common/protocol.ts). The helper only ever talks to the parent that started it;
- *        it binds and listens on nothing.
+ * Command line (helper-args.ts): how its channel arrives, the app's pid to watch, and the target
+ * drives the user authorized. Through the channel (helper-endpoints.ts), which it only ever
+ * opens as a client (an inherited socket on fd 3, FIFOs the unprivileged app made, or Windows
+ * named pipes the app created; it binds and listens on nothing), it receives one start message
+ * and possibly a cancel, and sends ready, progress, log and result (worker/common/protocol.ts).
  *
- * The only paths it opens are the target devices, and only after the engine's own fresh checks.
+ * Image bytes come from a descriptor: fd 0 (the image file itself, or a pipe from the
+ * unprivileged decoder) or an image FIFO when the elevation tool passes no descriptors. The
+ * helper opens no image path and never parses an archive as root. The only paths it opens are
+ * the target devices, after the engine's own fresh checks, and its channel FIFOs, after the
+ * checks in helper-fifos.ts.
  */
-import { Socket } from 'node:net';
 import { ToHelper, type FromHelper, type StartMessage } from '../common/protocol.js';
 import { flash } from '../engine/flash.js';
-import { Channel, type ProtocolError } from './channel.js';
+import { Channel, ProtocolError } from './channel.js';
+import { parseHelperArgv, type HelperArgs } from './helper-args.js';
+import { openHelperEndpoints, type HelperEndpoints } from './helper-endpoints.js';
+import { watchParent } from './parent-watch.js';
 
-const IMAGE_FD = 0;
-const CONTROL_FD = 3;
+/** How the helper exits when it never ran a job. 1 is sudo's, and 126 and 127 are pkexec's own. */
+const EXIT = {
+  done: 0,
+  badArguments: 2,
+  noChannel: 3,
+  /** The app went away, or a SIGTERM came, before the job ran. */
+  stopped: 4,
+  refused: 5,
+} as const;
+
+function die(code: number, message: string): never {
+  process.stderr.write(`sluice-helper: ${message}\n`);
+  process.exit(code);
+}
 
 async function finish(channel: Channel<ToHelper, FromHelper>, message: FromHelper, exitCode: number): Promise<never> {
   await channel.send(message);
@@ -23,56 +41,104 @@ async function finish(channel: Channel<ToHelper, FromHelper>, message: FromHelpe
   process.exit(exitCode);
 }
 
-function main(): void {
-  // A terminal's Ctrl-C reaches the whole process group. The parent decides what it means and
-  // says so with a cancel message; dying here would leave the device without a clean stop.
+function cancelledBeforeWriting(start: StartMessage): FromHelper {
+  return { type: 'result', results: start.targets.map((target) => ({ status: 'cancelled', target, bytes: 0 })) };
+}
+
+/** The start message must name exactly the drives on the command line, which is what the user authorized. */
+function targetsMismatch(authorized: readonly string[], requested: readonly string[]): string | null {
+  if (authorized.length === requested.length && authorized.every((t, i) => t === requested[i])) return null;
+  return `the start message names ${requested.join(', ')}, but the helper was started for ${authorized.join(', ')}`;
+}
+
+function runHelper(args: HelperArgs, endpoints: HelperEndpoints): void {
+  // A terminal's Ctrl-C reaches the whole process group, and sudo relays it. The parent decides
+  // what it means and says so with a cancel message; dying here would leave the device without
+  // a clean stop.
   process.on('SIGINT', () => undefined);
 
   const controller = new AbortController();
   let job: StartMessage | null = null;
+  /** Until the engine runs there is nothing on a device to stop cleanly. */
+  let flashing = false;
 
-  const run = async (start: StartMessage) => {
+  const run = async (start: StartMessage): Promise<void> => {
+    let source: number;
+    try {
+      source = await endpoints.image();
+    } catch (error) {
+      return finish(channel, { type: 'fatal', code: 'protocol-error', message: `The helper could not open the image stream: ${error instanceof Error ? error.message : String(error)}` }, EXIT.refused);
+    }
+    if (controller.signal.aborted) return finish(channel, cancelledBeforeWriting(start), EXIT.done);
+    flashing = true;
     const results = await flash({
-      source: IMAGE_FD,
+      source,
       imageSize: start.imageSize,
       sourceSeekable: start.sourceSeekable,
       targets: start.targets,
       verify: start.verify,
+      eject: start.eject === true,
       signal: controller.signal,
       onProgress: (p) => void channel.send({ type: 'progress', ...p }),
     });
-    await finish(channel, { type: 'result', results }, 0);
+    await finish(channel, { type: 'result', results }, EXIT.done);
   };
 
   const reject = (error: ProtocolError) => {
     if (job === null) {
       // Nothing has been opened yet, let alone written.
-      void finish(channel, { type: 'fatal', code: 'protocol-error', message: `The helper refused its instructions: ${error.message}` }, 2);
+      void finish(channel, { type: 'fatal', code: 'protocol-error', message: `The helper refused its instructions: ${error.message}` }, EXIT.refused);
     } else {
       void channel.send({ type: 'log', level: 'warn', message: `stopping: ${error.message}` });
       controller.abort();
     }
   };
 
-  const channel: Channel<ToHelper, FromHelper> = new Channel(new Socket({ fd: CONTROL_FD, readable: true, writable: true }), ToHelper, {
+  // The app is gone (it exited or was killed), or asked through a signal (sudo relays the ones
+  // it gets): stop at the next block, sync, close the device, report if anyone listens, exit.
+  const stop = () => {
+    controller.abort();
+    if (!flashing) process.exit(EXIT.stopped);
+  };
+  process.on('SIGTERM', stop);
+
+  const channel: Channel<ToHelper, FromHelper> = new Channel(endpoints, ToHelper, {
     message: (message) => {
       if (message.type === 'start') {
-        if (job !== null) return reject(new Error('a second start message') as ProtocolError);
+        if (job !== null) return reject(new ProtocolError('a second start message'));
+        const mismatch = targetsMismatch(args.targets, message.targets);
+        if (mismatch !== null) return reject(new ProtocolError(mismatch));
         job = message;
         void run(message);
       } else if (job === null) {
-        reject(new Error('cancel before start') as ProtocolError);
+        reject(new ProtocolError('cancel before start'));
       } else {
         controller.abort();
+        // Still waiting for the app to open the image FIFO: nothing is open, so report at once.
+        if (!flashing) void finish(channel, cancelledBeforeWriting(job), EXIT.done);
       }
     },
     error: reject,
-    // The parent is gone (it exited or was killed): stop at the next block, close the device, exit.
-    close: () => {
-      controller.abort();
-      if (job === null) process.exit(3);
-    },
+    close: stop,
   });
+  void channel.send({ type: 'ready', pid: process.pid });
+  if (args.parentPid !== null) watchParent(args.parentPid, stop);
 }
 
-main();
+async function main(): Promise<void> {
+  let args: HelperArgs;
+  try {
+    args = parseHelperArgv(process.argv.slice(2));
+  } catch (error) {
+    die(EXIT.badArguments, error instanceof Error ? error.message : String(error));
+  }
+  let endpoints: HelperEndpoints;
+  try {
+    endpoints = await openHelperEndpoints(args.transport);
+  } catch (error) {
+    die(EXIT.noChannel, `cannot open the channel to the app: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  runHelper(args, endpoints);
+}
+
+await main();

@@ -1,5 +1,4 @@
-import { fstat, type Stats } from 'node:fs';
-import { closeFd, openFd, readFully } from '../engine/io.js';
+import { closeFd, fstatFd, openFd, readFully } from '../engine/io.js';
 import { detectFormat, SNIFF_BYTES, type ImageFormat } from './detect-format.js';
 
 /** An image file opened with the invoking user's rights. */
@@ -10,10 +9,6 @@ export interface OpenedImage {
   /** Size of the file itself. */
   fileSize: number;
   close(): Promise<void>;
-}
-
-function fstatFd(fd: number): Promise<Stats> {
-  return new Promise((resolve, reject) => fstat(fd, (error, st) => (error ? reject(error) : resolve(st))));
 }
 
 export class ImageError extends Error {

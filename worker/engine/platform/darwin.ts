@@ -1,7 +1,10 @@
 import { constants } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import { holdsSystem } from '../../common/drive.js';
+import { ejectDarwin, rereadPartitionsDarwin, unmountDarwin } from './darwin-lifecycle.js';
 import { parsePlist, type PlistValue } from './plist.js';
 import { runTool } from './run.js';
-import { holdsSystem, type DeviceFacts, type DevicePlatform } from './types.js';
+import type { DeviceFacts, DevicePlatform } from './types.js';
 
 type Dict = { [key: string]: PlistValue };
 
@@ -26,17 +29,32 @@ function wholeDiskOf(identifier: string): string {
   return identifier.replace(/^(disk\d+).*$/, '$1');
 }
 
+/** The disk, its partitions and APFS volumes, from `diskutil list -plist diskN`. */
+function darwinEntries(list: Dict): Dict[] {
+  return asList(list['AllDisksAndPartitions']).flatMap((disk) => {
+    const d = asDict(disk);
+    return [d, ...asList(d['Partitions']).map(asDict), ...asList(d['APFSVolumes']).map(asDict)];
+  });
+}
+
 /** Every mountpoint on a disk, from `diskutil list -plist diskN`. */
 export function darwinMountpoints(list: Dict): string[] {
-  const points: string[] = [];
-  for (const disk of asList(list['AllDisksAndPartitions'])) {
-    const d = asDict(disk);
-    for (const part of [d, ...asList(d['Partitions']).map(asDict), ...asList(d['APFSVolumes']).map(asDict)]) {
-      const point = part['MountPoint'];
-      if (typeof point === 'string' && point !== '') points.push(point);
-    }
-  }
-  return points;
+  return darwinEntries(list)
+    .map((entry) => entry['MountPoint'])
+    .filter((point): point is string => typeof point === 'string' && point !== '');
+}
+
+/** The BSD names of the disk and everything on it ("disk4", "disk4s1"), from `diskutil list -plist diskN`. */
+export function darwinIdentifiers(list: Dict): string[] {
+  return darwinEntries(list)
+    .map((entry) => entry['DeviceIdentifier'])
+    .filter((id): id is string => typeof id === 'string' && /^disk\d+(s\d+)*$/.test(id));
+}
+
+/** The device numbers of those BSD names: a file whose st_dev is one of them is stored on this disk. */
+async function deviceNumbers(identifiers: readonly string[]): Promise<number[]> {
+  const stats = await Promise.all(identifiers.map((id) => stat(`/dev/${id}`).catch(() => null)));
+  return stats.filter((st) => st !== null).map((st) => st.rdev);
 }
 
 /**
@@ -64,6 +82,7 @@ export function darwinFacts(path: string, info: Dict, list: Dict, rootInfo: Dict
     readOnly: info['WritableMedia'] === false || info['ReadOnlyMedia'] === true,
     mountpoints,
     isSystem: systemDisks.has(identifier) || holdsSystem(mountpoints),
+    devices: [],
   };
 }
 
@@ -72,7 +91,7 @@ async function inspectDarwin(path: string): Promise<DeviceFacts> {
   const info = await plist(['info', '-plist', path]).catch(() => ({}) as Dict);
   if (info['DeviceIdentifier'] === undefined) return darwinFacts(path, {}, {}, {});
   const [list, rootInfo] = await Promise.all([plist(['list', '-plist', path]), plist(['info', '-plist', '/'])]);
-  return darwinFacts(path, info, list, rootInfo);
+  return { ...darwinFacts(path, info, list, rootInfo), devices: await deviceNumbers(darwinIdentifiers(list)) };
 }
 
 export const darwinPlatform: DevicePlatform = {
@@ -83,4 +102,7 @@ export const darwinPlatform: DevicePlatform = {
   writeFlags: constants.O_RDWR | O_EXLOCK,
   readFlags: constants.O_RDONLY,
   inspect: inspectDarwin,
+  unmount: unmountDarwin,
+  rereadPartitions: rereadPartitionsDarwin,
+  eject: ejectDarwin,
 };

@@ -1,45 +1,15 @@
 import { constants } from 'node:fs';
-import { readFile, readdir, stat } from 'node:fs/promises';
-import { basename, join } from 'node:path';
-import { holdsSystem, type DeviceFacts, type DevicePlatform } from './types.js';
+import { readdir, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { holdsSystem } from '../../common/drive.js';
+import { ejectLinux, rereadPartitionsLinux, unmountLinux } from './linux-lifecycle.js';
+import { devnoFromText, devnoText, partitionDirs, readMounts, readSysfs, readSysfsNumber, sysfsDir } from './linux-sysfs.js';
+import type { DeviceFacts, DevicePlatform } from './types.js';
+
+export { parseMountinfo, splitDevno } from './linux-sysfs.js';
 
 /** The kernel reports device sizes in 512-byte sectors regardless of the device's own block size. */
 const SYSFS_SECTOR = 512;
-
-async function readSysfs(path: string): Promise<string | null> {
-  try {
-    return (await readFile(path, 'utf8')).trim();
-  } catch {
-    return null;
-  }
-}
-
-async function readSysfsNumber(path: string): Promise<number> {
-  const text = await readSysfs(path);
-  return text === null ? 0 : Number(text);
-}
-
-/** A mounted device number ("8:1") and where it is mounted, from /proc/self/mountinfo. */
-interface Mount {
-  devno: string;
-  mountpoint: string;
-}
-
-/** Mountinfo escapes spaces and friends as \040-style octal. */
-function unescapeMountField(field: string): string {
-  return field.replace(/\\([0-7]{3})/g, (_, octal: string) => String.fromCharCode(parseInt(octal, 8)));
-}
-
-export function parseMountinfo(text: string): Mount[] {
-  const mounts: Mount[] = [];
-  for (const line of text.split('\n')) {
-    const fields = line.split(' ');
-    const devno = fields[2];
-    const mountpoint = fields[4];
-    if (devno !== undefined && mountpoint !== undefined) mounts.push({ devno, mountpoint: unescapeMountField(mountpoint) });
-  }
-  return mounts;
-}
 
 /** Device numbers of a disk, its partitions, and everything stacked on top of them (dm, md, LVM). */
 async function deviceTree(sysBlockDir: string): Promise<string[]> {
@@ -50,12 +20,7 @@ async function deviceTree(sysBlockDir: string): Promise<string[]> {
     if (devno === null || seen.has(devno)) return;
     seen.add(devno);
     devnos.push(devno);
-    const name = basename(dir);
-    const entries = await readdir(dir).catch(() => [] as string[]);
-    for (const entry of entries) {
-      // Partitions appear as subdirectories named after the disk ("sda1", "loop0p1", "mmcblk0p2").
-      if (entry.startsWith(name) && entry !== name) await visit(join(dir, entry));
-    }
+    for (const partition of await partitionDirs(dir)) await visit(partition);
     for (const holder of await readdir(join(dir, 'holders')).catch(() => [] as string[])) {
       await visit(join('/sys/class/block', holder));
     }
@@ -72,20 +37,9 @@ async function swapDevnos(): Promise<Set<string>> {
     const [file, type] = line.split(/\s+/);
     if (file === undefined || type !== 'partition') continue;
     const s = await stat(file).catch(() => null);
-    if (s?.isBlockDevice()) {
-      const { major, minor } = splitDevno(s.rdev);
-      devnos.add(`${major}:${minor}`);
-    }
+    if (s?.isBlockDevice()) devnos.add(devnoText(s.rdev));
   }
   return devnos;
-}
-
-/** Splits a Linux dev_t as glibc's gnu_dev_major/minor do. */
-export function splitDevno(rdev: number): { major: number; minor: number } {
-  const dev = BigInt(rdev);
-  const major = ((dev >> 8n) & 0xfffn) | ((dev >> 32n) & ~0xfffn);
-  const minor = (dev & 0xffn) | ((dev >> 12n) & ~0xffn);
-  return { major: Number(major), minor: Number(minor) };
 }
 
 async function inspectLinux(path: string): Promise<DeviceFacts> {
@@ -102,6 +56,7 @@ async function inspectLinux(path: string): Promise<DeviceFacts> {
     readOnly: false,
     mountpoints: [],
     isSystem: false,
+    devices: [],
   };
   const st = await stat(path).catch(() => null);
   if (st === null) return facts;
@@ -110,8 +65,7 @@ async function inspectLinux(path: string): Promise<DeviceFacts> {
   facts.isBlockDevice = true;
   facts.rdev = st.rdev;
 
-  const { major, minor } = splitDevno(st.rdev);
-  const sysDir = `/sys/dev/block/${major}:${minor}`;
+  const sysDir = sysfsDir(st.rdev);
   facts.isPartition = (await readSysfs(join(sysDir, 'partition'))) !== null;
   // A partition's queue limits live on its parent disk.
   const queueDir = facts.isPartition ? join(sysDir, '..', 'queue') : join(sysDir, 'queue');
@@ -121,7 +75,8 @@ async function inspectLinux(path: string): Promise<DeviceFacts> {
   facts.readOnly = (await readSysfs(join(sysDir, 'ro'))) === '1';
 
   const tree = new Set(await deviceTree(sysDir));
-  const mounts = parseMountinfo((await readSysfs('/proc/self/mountinfo')) ?? '');
+  facts.devices = [...tree].map(devnoFromText);
+  const mounts = await readMounts();
   facts.mountpoints = mounts.filter((m) => tree.has(m.devno)).map((m) => m.mountpoint);
   const swaps = await swapDevnos();
   if ([...tree].some((d) => swaps.has(d))) facts.mountpoints.push('[SWAP]');
@@ -137,4 +92,7 @@ export const linuxPlatform: DevicePlatform = {
   writeFlags: constants.O_RDWR | constants.O_DIRECT | constants.O_EXCL,
   readFlags: constants.O_RDONLY | constants.O_DIRECT,
   inspect: inspectLinux,
+  unmount: unmountLinux,
+  rereadPartitions: rereadPartitionsLinux,
+  eject: ejectLinux,
 };

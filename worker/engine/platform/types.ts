@@ -23,7 +23,21 @@ export interface DeviceFacts {
   mountpoints: string[];
   /** Mounted as /, /boot, /usr, /home, /var, or used as swap: this is the running system's disk. */
   isSystem: boolean;
+  /**
+   * Device numbers (dev_t, as stat() reports st_dev) of the disk, its partitions and anything
+   * stacked on them: a file whose st_dev is listed lives on this disk. Empty where the OS has no
+   * such numbers (Windows).
+   */
+  devices: number[];
 }
+
+/** Held by the job from unmounting until it is done with the disk (Windows keeps its volumes locked meanwhile). */
+export interface VolumeHold {
+  release(): Promise<void>;
+}
+
+/** For platforms where an unmounted volume stays unmounted by itself. */
+export const NOTHING_HELD: VolumeHold = { release: () => Promise.resolve() };
 
 /** The per-OS seam: how to find, describe and open a raw disk. */
 export interface DevicePlatform {
@@ -40,22 +54,17 @@ export interface DevicePlatform {
   readonly readFlags: number;
   /** Looks at the system afresh; never trusts a description handed in from outside. */
   inspect(path: string): Promise<DeviceFacts>;
-}
-
-/** Mountpoints that mean "the running system lives here". */
-export const SYSTEM_MOUNTPOINTS: ReadonlySet<string> = new Set([
-  '/',
-  '/boot',
-  '/boot/efi',
-  '/usr',
-  '/home',
-  '/var',
-  '/etc',
-  '/opt',
-  '/System/Volumes/Data',
-  '[SWAP]',
-]);
-
-export function holdsSystem(mountpoints: readonly string[]): boolean {
-  return mountpoints.some((m) => SYSTEM_MOUNTPOINTS.has(m));
+  /**
+   * Unmounts every filesystem on the disk so it can be opened exclusively. When one cannot be
+   * unmounted it throws a FlashError 'target-busy' naming the mountpoint and, where the OS can tell,
+   * the program holding it; where it can tell beforehand, it unmounts nothing in that case.
+   */
+  unmount(facts: DeviceFacts): Promise<VolumeHold>;
+  /** Makes the OS see the partition table now on the disk; throws with the tool's words when it cannot. */
+  rereadPartitions(facts: DeviceFacts): Promise<void>;
+  /**
+   * Ejects the drive (powers it off where the OS can) so it can be pulled out. Resolves false when
+   * there is nothing to eject (a loop device, a built-in card slot); throws when ejecting failed.
+   */
+  eject(facts: DeviceFacts): Promise<boolean>;
 }

@@ -1,6 +1,9 @@
 import { constants } from 'node:fs';
-import { runTool } from './run.js';
+import { physicalDriveNumber, runPowerShell } from './win32-disk.js';
+import { ejectWin32, rereadPartitionsWin32, unmountWin32 } from './win32-lifecycle.js';
 import type { DeviceFacts, DevicePlatform } from './types.js';
+
+export { physicalDriveNumber } from './win32-disk.js';
 
 /**
  * libuv's Windows-only open flags (uv/win.h). Node passes open flags to libuv unchanged, but does
@@ -9,14 +12,6 @@ import type { DeviceFacts, DevicePlatform } from './types.js';
  */
 export const UV_FS_O_DIRECT = 0x02000000;
 export const UV_FS_O_EXLOCK = 0x10000000;
-
-const PHYSICAL_DRIVE = /^\\\\\.\\PhysicalDrive(\d+)$/i;
-
-/** The disk number of \\.\PhysicalDriveN, or null for anything else (volumes, files). */
-export function physicalDriveNumber(path: string): number | null {
-  const match = PHYSICAL_DRIVE.exec(path);
-  return match?.[1] === undefined ? null : Number(match[1]);
-}
 
 /** What the PowerShell query prints, one JSON object. */
 export interface WindowsDiskQuery {
@@ -52,13 +47,15 @@ export function win32Facts(path: string, query: WindowsDiskQuery | null): Device
     readOnly: query?.IsReadOnly ?? false,
     mountpoints,
     isSystem: (query?.IsSystem ?? false) || (query?.IsBoot ?? false),
+    // Windows has no device numbers to match a file against; the app's and CLI's verdicts catch an image stored on the target.
+    devices: [],
   };
 }
 
 async function inspectWin32(path: string): Promise<DeviceFacts> {
   const disk = physicalDriveNumber(path);
   if (disk === null) return { ...win32Facts(path, null), exists: true };
-  const json = await runTool('powershell.exe', ['-NoProfile', '-NonInteractive', '-Command', windowsDiskQueryScript(disk)]).catch(() => '');
+  const json = await runPowerShell(windowsDiskQueryScript(disk)).catch(() => '');
   return win32Facts(path, json.trim() === '' ? null : (JSON.parse(json) as WindowsDiskQuery));
 }
 
@@ -68,4 +65,7 @@ export const win32Platform: DevicePlatform = {
   writeFlags: constants.O_RDWR | UV_FS_O_DIRECT | UV_FS_O_EXLOCK,
   readFlags: constants.O_RDONLY | UV_FS_O_DIRECT,
   inspect: inspectWin32,
+  unmount: unmountWin32,
+  rereadPartitions: rereadPartitionsWin32,
+  eject: ejectWin32,
 };

@@ -1,0 +1,97 @@
+/** Looking at real processes from the outside, through /proc: who is whose child, and who is gone. */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+interface ProcInfo {
+  pid: number;
+  ppid: number;
+  state: string;
+  argv: string[];
+}
+
+function readProc(pid: number): ProcInfo | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The command name is in parentheses and may itself contain spaces or parentheses.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter((a) => a.length > 0);
+    return { pid, ppid: Number(fields[1]), state: fields[0] ?? '?', argv };
+  } catch {
+    return null;
+  }
+}
+
+function allProcesses(): ProcInfo[] {
+  return readdirSync('/proc')
+    .filter((name) => /^\d+$/.test(name))
+    .map((name) => readProc(Number(name)))
+    .filter((p): p is ProcInfo => p !== null);
+}
+
+/** The first descendant of `ancestor` whose argv satisfies `match`, or null. */
+export function findDescendant(ancestor: number, match: (argv: string[]) => boolean): number | null {
+  const processes = allProcesses();
+  const children = new Map<number, ProcInfo[]>();
+  for (const p of processes) children.set(p.ppid, [...(children.get(p.ppid) ?? []), p]);
+  const queue = [...(children.get(ancestor) ?? [])];
+  for (let p = queue.shift(); p !== undefined; p = queue.shift()) {
+    if (match(p.argv)) return p.pid;
+    queue.push(...(children.get(p.pid) ?? []));
+  }
+  return null;
+}
+
+/** Waits until such a descendant exists, and returns its pid. */
+export async function waitForDescendant(ancestor: number, match: (argv: string[]) => boolean, timeoutMs = 10_000): Promise<number> {
+  const deadline = performance.now() + timeoutMs;
+  for (;;) {
+    const pid = findDescendant(ancestor, match);
+    if (pid !== null) return pid;
+    if (performance.now() > deadline) throw new Error(`no descendant of ${ancestor} matched within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** The process has exited: no longer in /proc, or a zombie nobody has reaped yet. */
+export function hasExited(pid: number): boolean {
+  const p = readProc(pid);
+  return p === null || p.state === 'Z' || p.state === 'X';
+}
+
+/** Polls until `pid` has exited; returns the milliseconds it took, or throws after `timeoutMs`. */
+export async function waitForExit(pid: number, timeoutMs: number): Promise<number> {
+  const started = performance.now();
+  while (!hasExited(pid)) {
+    if (performance.now() - started > timeoutMs) throw new Error(`process ${pid} still running after ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  return performance.now() - started;
+}
+
+/** The built helper, however it was started: Node running out/worker/helper/main.js. */
+export function isHelper(argv: string[]): boolean {
+  return argv[0] === process.execPath && argv.some((a) => a.endsWith('out/worker/helper/main.js'));
+}
+
+/**
+ * The lines of `ss -xlp`, `ss -tlp` and `ss -ulp` (listening Unix, TCP and UDP sockets with their
+ * owners) that name one of `pids`. The listing is first checked to show a listener this test
+ * process opens for the purpose, so an empty answer means "none", not "ss saw nothing".
+ */
+export async function listeningSocketsOf(pids: readonly number[]): Promise<string[]> {
+  const dir = mkdtempSync(join(tmpdir(), 'sluice-test-ss-'));
+  const probe = createServer().listen(join(dir, 'probe.sock'));
+  try {
+    await new Promise((resolve) => probe.once('listening', resolve));
+    const lines = ['-xlp', '-tlp', '-ulp'].flatMap((flags) => execFileSync('ss', [flags], { encoding: 'utf8' }).split('\n'));
+    const owned = (pid: number) => lines.filter((line) => line.includes(`pid=${pid},`));
+    if (owned(process.pid).length === 0) throw new Error('ss does not show this process’s own listening socket: the check cannot see listeners');
+    return pids.flatMap(owned);
+  } finally {
+    probe.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,29 @@
+/**
+ * How often an elevated helper checks that the app that asked for it still exists. The channel's
+ * end-of-file is the first sign that the app is gone; this catches the case where it never comes
+ * (a copy of the app's end of a FIFO kept open by some other process). Two checks a second keep
+ * "the parent died → the helper stops" well inside its 2 s bound, for the cost of one kill(pid, 0).
+ */
+const PARENT_POLL_MS = 500;
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: it exists but is not ours to signal (cannot happen as root, but is still "alive").
+    return typeof error === 'object' && error !== null && 'code' in error && error.code === 'EPERM';
+  }
+}
+
+/** Calls `gone` once, when process `pid` no longer exists. Returns a function that stops watching. */
+export function watchParent(pid: number, gone: () => void): () => void {
+  const timer = setInterval(() => {
+    if (alive(pid)) return;
+    clearInterval(timer);
+    gone();
+  }, PARENT_POLL_MS);
+  // The watch alone must not keep the helper running.
+  timer.unref();
+  return () => clearInterval(timer);
+}
