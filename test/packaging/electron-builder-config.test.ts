@@ -1,24 +1,22 @@
 /**
  * The packaging configuration cannot be run in full here (no Electron download, no macOS or
  * Windows), so this checks what can be checked without it: every target the issue asks for,
- * the fuses, the entitlements, the file associations on each OS, and the polkit action with the
- * launcher it names, which is run for real.
+ * the fuses, the entitlements, the file associations on each OS, and that each OS's installer
+ * puts the helper's launcher where the app and the polkit action look for it.
+ * (What the launchers and the polkit action themselves say is checked in test/unit/elevation.test.ts,
+ * and polkitd loads the action for real in test/helper/elevated.test.ts.)
  */
-import { execFileSync } from 'node:child_process';
-import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { basename, join, resolve } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
-import type { FileAssociation, TargetConfiguration } from 'electron-builder';
-import { HELPER_V8_FLAGS } from '../../worker/helper/launch.js';
-import { isRefusalBeforeStart, probeHelper } from '../../build/scripts/probe-helper.js';
+import { readFileSync } from 'node:fs';
+import { posix, resolve, win32 } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { FileAssociation, PlatformSpecificBuildOptions, TargetConfiguration } from 'electron-builder';
+import { packagedHelperProgram } from '../../worker/helper/helper-program.js';
 import { fpmFileMappings, loadBuilderConfig, parseXmlStrictly } from './builder-config.js';
 
 const config = loadBuilderConfig();
 const IMAGE_EXTENSIONS = ['img', 'iso', 'xz', 'gz', 'zst', 'zip', 'dmg', 'qcow2'];
-const POLKIT_ACTION_ID = 'org.sluice.flash';
-const POLICY_SOURCE = 'build/linux/org.sluice.flash.policy';
-const POLICY_DESTINATION = `/usr/share/polkit-1/actions/${POLKIT_ACTION_ID}.policy`;
+const POLICY_SOURCE = 'build/polkit/org.sluice.write-disk-image.policy';
+const POLICY_DESTINATION = '/usr/share/polkit-1/actions/org.sluice.write-disk-image.policy';
 
 /** Target name → arches, from electron-builder's `target` list (strings or objects). */
 function targets(list: unknown): Map<string, string[]> {
@@ -51,17 +49,18 @@ describe('electron-builder.yml', () => {
     expect(targets(config.win?.target)).toEqual(new Map([['nsis', ['x64']], ['portable', ['x64']]]));
   });
 
-  it('flips the fuses the security model asks for, with RunAsNode on exactly while the helper is launched through it', () => {
-    const helperRunsAsNode = readFileSync('worker/helper/launch.ts', 'utf8').includes("ELECTRON_RUN_AS_NODE: '1'");
+  it('flips the fuses the security model asks for (build/HELPER.md), RunAsNode on for the helper', () => {
     expect(config.electronFuses).toEqual({
-      runAsNode: helperRunsAsNode,
+      // The helper is the app binary with ELECTRON_RUN_AS_NODE=1 (build/helper/sluice-helper{,.cmd}).
+      runAsNode: true,
       enableCookieEncryption: true,
       enableNodeOptionsEnvironmentVariable: false,
       enableNodeCliInspectArguments: false,
       enableEmbeddedAsarIntegrityValidation: true,
       onlyLoadAppFromAsar: true,
       loadBrowserProcessSpecificV8Snapshot: false,
-      grantFileProtocolExtraPrivileges: true,
+      // The renderer comes from app:// (electron/main/app-protocol.ts), never file://.
+      grantFileProtocolExtraPrivileges: false,
       resetAdHocDarwinSignature: true,
     });
   });
@@ -104,54 +103,24 @@ describe('electron-builder.yml', () => {
     expect(config.rpm?.fpm).toEqual(expect.arrayContaining(['--depends', 'polkit']));
   });
 
-  it('ships a polkit action that is valid against polkit’s DTD and asks for an administrator every time', () => {
-    execFileSync('xmllint', ['--noout', '--nonet', '--dtdvalid', 'test/fixtures/polkit/policyconfig-1.dtd', POLICY_SOURCE]);
-    const actions = Array.from(parseXmlStrictly(resolve(POLICY_SOURCE)).getElementsByTagName('action'));
-    expect(actions.map((action) => action.getAttribute('id'))).toEqual([POLKIT_ACTION_ID]);
-    const action = actions[0]!;
-    const text = (tag: string) => Array.from(action.getElementsByTagName(tag), (element) => element.textContent?.trim());
-    expect(text('message')).toEqual(['Authentication is required to write a disk image to a drive']);
-    expect([...text('allow_any'), ...text('allow_inactive'), ...text('allow_active')]).toEqual(['auth_admin', 'auth_admin', 'auth_admin']);
+  it('puts each OS’s launcher in its resources folder, under the name the app starts', () => {
+    const launchers = [
+      { key: 'linux', platform: 'linux', source: 'build/helper/sluice-helper' },
+      { key: 'mac', platform: 'darwin', source: 'build/helper/sluice-helper' },
+      { key: 'win', platform: 'win32', source: 'build/helper/sluice-helper.cmd' },
+    ] as const;
+    for (const { key, platform, source } of launchers) {
+      const { file } = packagedHelperProgram('resources', platform);
+      const name = (platform === 'win32' ? win32 : posix).basename(file);
+      expect([(config[key] as PlatformSpecificBuildOptions).extraResources ?? []].flat(), key).toEqual([{ from: source, to: name }]);
+    }
   });
 
-  it('names, as the program pkexec may run, the launcher the Linux packages install', () => {
+  it('installs the Linux launcher at the path the polkit action names', () => {
     const annotation = Array.from(parseXmlStrictly(resolve(POLICY_SOURCE)).getElementsByTagName('annotate')).find(
       (element) => element.getAttribute('key') === 'org.freedesktop.policykit.exec.path',
     );
-    const extraFiles = [config.linux?.extraFiles ?? []].flat() as { from: string; to: string }[];
-    expect(extraFiles).toHaveLength(1);
-    const launcher = extraFiles[0]!;
     // deb and rpm install the app directory as /opt/<productName> (electron-builder's installPrefix).
-    expect(annotation?.textContent).toBe(`/opt/${config.productName}/${launcher.to}`);
-    expect(statSync(launcher.from).mode & 0o111).toBe(0o111);
-  });
-});
-
-describe('build/linux/sluice-helper, the launcher pkexec runs', () => {
-  const launcherSource = readFileSync('build/linux/sluice-helper', 'utf8');
-  const layout = mkdtempSync(join(tmpdir(), 'sluice-launcher-'));
-  afterAll(() => rmSync(layout, { recursive: true, force: true }));
-
-  it('passes the helper the V8 flags worker/helper/launch.ts uses', () => {
-    execFileSync('sh', ['-n', 'build/linux/sluice-helper']);
-    const flags = [...launcherSource.matchAll(/(?<=\s)--[a-z-]+(?:=\S+)?(?=\s)/g)].map((match) => match[0]);
-    expect(flags).toEqual([...HELPER_V8_FLAGS]);
-  });
-
-  it('starts the helper from the app’s asar, and the helper answers on its channel', async () => {
-    // The installed layout in miniature: /opt/Sluice/{sluice-helper, sluice, resources/app.asar}.
-    // Node stands in for the Electron binary in RunAsNode mode, which is what that mode makes it;
-    // the built project stands in for app.asar, which holds the same out/ tree.
-    const launcher = join(layout, basename('build/linux/sluice-helper'));
-    copyFileSync('build/linux/sluice-helper', launcher);
-    chmodSync(launcher, 0o755);
-    symlinkSync(process.execPath, join(layout, 'sluice'));
-    mkdirSync(join(layout, 'resources'));
-    symlinkSync(resolve('.'), join(layout, 'resources', 'app.asar'));
-    expect(existsSync(join(layout, 'resources', 'app.asar', 'out', 'worker', 'helper', 'main.js'))).toBe(true);
-
-    const result = await probeHelper(launcher, []);
-    expect(result.reply).toMatchObject({ type: 'fatal', code: 'protocol-error' });
-    expect(isRefusalBeforeStart(result)).toBe(true);
+    expect(annotation?.textContent).toBe(packagedHelperProgram(`/opt/${config.productName}/resources`, 'linux').file);
   });
 });
