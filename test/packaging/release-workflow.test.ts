@@ -17,6 +17,7 @@ interface Step {
 }
 interface MatrixEntry {
   os: string;
+  container?: { image: string; options: string };
   test: string;
   unpacked: string;
   artifacts: string;
@@ -24,7 +25,7 @@ interface MatrixEntry {
 interface Workflow {
   on: Record<string, unknown>;
   permissions: Record<string, string>;
-  jobs: Record<string, { 'runs-on': string; strategy: { matrix: { include: MatrixEntry[] } }; steps: Step[] }>;
+  jobs: Record<string, { 'runs-on': string; container: string; strategy: { matrix: { include: MatrixEntry[] } }; steps: Step[] }>;
 }
 
 const workflow = parseYamlStrictly(resolve('.github/workflows/release.yml')) as Workflow;
@@ -74,17 +75,25 @@ describe('.github/workflows/release.yml', () => {
 
   it('tests before it packages, probes the packaged helper, then uploads', () => {
     const test = stepIndex((step) => step.run === '${{ matrix.test }}', 'test step');
-    const dist = stepIndex((step) => step.run === 'npm run dist', 'package step');
+    const dist = stepIndex((step) => step.run?.startsWith('npm run dist') === true, 'package step');
     const probe = stepIndex((step) => step.run === 'node out/build/scripts/probe-helper.js ${{ matrix.unpacked }}', 'probe step');
     const upload = stepIndex((step) => step.uses?.startsWith('actions/upload-artifact@') === true, 'upload step');
     expect([test, dist, probe, upload]).toEqual([...[test, dist, probe, upload]].sort((a, b) => a - b));
+    // deb and rpm refuse to build without a project URL (see linux.maintainer in electron-builder.yml).
+    expect(job.steps[dist]!.run).toContain('-c.extraMetadata.homepage=${{ github.server_url }}/${{ github.repository }}');
     expect(job.steps[upload]!.with).toMatchObject({ path: '${{ matrix.artifacts }}', 'if-no-files-found': 'error' });
   });
 
-  it('runs the whole test suite as root on Linux, where the device tests can run', () => {
+  it('runs the project’s CI, the whole suite as root, on Linux, in the Debian it is written for', () => {
+    expect(job.container).toBe('${{ matrix.container }}');
     const linux = matrix.find((entry) => entry.os.startsWith('ubuntu-'))!;
-    expect(linux.test).toMatch(/^sudo .*\bnpm test\b/);
-    for (const entry of matrix) expect(entry.test, entry.os).toMatch(/\bnpm (test|run build)\b/);
+    expect(linux.test).toBe('.ci/run');
+    expect(linux.container).toEqual({ image: 'debian:bookworm', options: '--privileged' });
+    expect(readFileSync('.ci/run', 'utf8')).toMatch(/^npm test$/m);
+    for (const entry of matrix.filter((entry) => entry !== linux)) {
+      expect(entry.container, entry.os).toBeUndefined();
+      expect(entry.test, entry.os).toMatch(/\bnpm run build\b/);
+    }
   });
 
   it('uses the Node major the project pins', () => {
