@@ -218,6 +218,8 @@ describeDevices('the main-process core (what Electron and the browser bridge bot
     const end = await flashEnded(h);
     expect(end.results).toMatchObject([{ status: 'ok', target: loop.path, verified: true }]);
     execFileSync('cmp', ['-n', String(8 * MiB), image, loop.path]);
+    // The core still holds image.img: a request for other.img is not the chosen image.
+    expect(await h.service.handlers.startFlash({ imagePath: join(dir, 'other.img'), targets: [loop.path], confirmedSystemDrives: [] })).toMatchObject({ ok: false, error: { code: 'no-image' } });
 
     // After the flash it opens; a file that is not there is said so.
     h.handOff.openCommandLine(['/usr/bin/sluice', 'other.img'], dir);
