@@ -88,7 +88,7 @@ export function createAppService(deps: AppServiceDeps): AppService {
 
   const selectImage = async (path: string): Promise<ApiResult<ImageInfo>> => {
     // Refused, not queued for later: the image under a running flash never changes, and one that
-    // appeared once the flash ended would be what "Flash again" writes, unlike what the screen showed.
+    // appeared once the flash ended would be what "Flash another drive" writes, unlike what the screen showed.
     if (session !== null) return fail('busy', `${basename(path)} was not opened: a flash is running, and Sluice never changes the image under it. Open it again when the flash has ended.`);
     try {
       image = await probeImage(path);

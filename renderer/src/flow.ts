@@ -140,7 +140,7 @@ export function flowReducer(state: FlowState, action: FlowAction): FlowState {
     case 'image-opened': {
       // Mid-flash the main process refuses it: said on the progress screen, the flash goes on untouched.
       if (state.flash !== null && !action.result.ok) return { ...state, flash: { ...state.flash, notice: action.result.error.message } };
-      // Opening an image is asking for a new flash: from the end screen, back to the steps, as "Flash another" does.
+      // Opening an image is asking for a new flash: from the end screen, back to the steps, as "Flash another drive" does.
       const steps = state.finished === null ? state : flowReducer(state, { type: 'start-over', keepImage: true });
       return action.result.ok ? flowReducer(steps, { type: 'image-chosen', image: action.result.value }) : flowReducer(steps, { type: 'image-error', message: action.result.error.message });
     }
