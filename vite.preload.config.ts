@@ -11,7 +11,8 @@ export default defineConfig({
     outDir: 'out/electron/preload',
     emptyOutDir: false,
     minify: false,
-    // Electron 45 ships Chromium 142.
+    // A syntax floor, not Electron's version: Electron 45 runs Chromium 156 (electron-to-chromium's
+    // table; the electron npm package does not record it), and the renderer uses the same floor.
     target: 'chrome142',
     lib: { entry: 'electron/preload/preload.ts', formats: ['cjs'], fileName: () => 'preload.cjs' },
     rolldownOptions: { external: ['electron'] },

@@ -12,6 +12,7 @@ export const INVOKE_CHANNELS = {
   startFlash: 'sluice:flash:start',
   cancelFlash: 'sluice:flash:cancel',
   openExternal: 'sluice:shell:open-external',
+  pageReady: 'sluice:page:ready',
 } as const;
 
 export type InvokeMethod = keyof typeof INVOKE_CHANNELS;
@@ -21,6 +22,7 @@ export const EVENT_CHANNELS = {
   drivesChanged: 'sluice:drives:changed',
   flashProgress: 'sluice:flash:progress',
   flashEnd: 'sluice:flash:end',
+  imageOpened: 'sluice:image:opened',
 } as const;
 
 export type EventName = keyof typeof EVENT_CHANNELS;

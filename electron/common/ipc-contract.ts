@@ -33,11 +33,18 @@ export interface SluiceApi {
   cancelFlash(): Promise<ApiResult<null>>;
   /** Opens one of the app's own links (links.ts) in the browser. */
   openExternal(url: string): Promise<ApiResult<null>>;
+  /**
+   * The page has subscribed to the push events: an image the system handed over before this
+   * (a double-click that started Sluice) arrives now as imageOpened, later ones as they come.
+   */
+  pageReady(): Promise<ApiResult<null>>;
   /** The file's path on disk, or '' for a file that has none (dragged out of a web page). */
   pathForFile(file: DroppedFile): string;
   onDrivesChanged(listener: (drives: DriveInfo[]) => void): Unsubscribe;
   onFlashProgress(listener: (progress: FlashProgress) => void): Unsubscribe;
   onFlashEnd(listener: (end: FlashEnd) => void): Unsubscribe;
+  /** An image the system asked Sluice to open (double-click, "Open with", command line): chosen, or why not. */
+  onImageOpened(listener: (opened: ApiResult<ImageInfo>) => void): Unsubscribe;
 }
 
 /** What each push event carries. */
@@ -45,6 +52,8 @@ export interface EventPayloads {
   drivesChanged: DriveInfo[];
   flashProgress: FlashProgress;
   flashEnd: FlashEnd;
+  /** Chosen exactly as a dropped file is (selectImage), or refused: not found, unreadable, or `busy` while a flash runs. */
+  imageOpened: ApiResult<ImageInfo>;
 }
 
 /** Sends a push event to the page, whatever the transport (Electron IPC, or the test bridge). */
@@ -61,6 +70,7 @@ export const INVOKE_ARGS = {
   startFlash: v.strictTuple([FlashRequestSchema]),
   cancelFlash: v.strictTuple([]),
   openExternal: v.strictTuple([v.pipe(v.string(), v.maxLength(2048))]),
+  pageReady: v.strictTuple([]),
 } satisfies { [K in InvokeMethod]: v.GenericSchema<unknown, Parameters<SluiceApi[K]>> };
 
 /** The main process's side: every invoke method, called with already-validated arguments. */

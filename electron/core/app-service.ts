@@ -1,13 +1,15 @@
 import { fstat, type Stats } from 'node:fs';
+import { basename } from 'node:path';
 import * as v from 'valibot';
 import { DriveScanner, MAX_SCAN_INTERVAL_MS } from '../../worker/drives/scanner.js';
 import { fail, ok, type ApiResult } from '../common/api-result.js';
 import type { InvokeMethod } from '../common/ipc-channels.js';
 import { INVOKE_ARGS, type ApiHandlers, type EmitEvent } from '../common/ipc-contract.js';
 import { isAllowedExternalUrl } from '../common/links.js';
-import type { DriveInfo, FlashRequest } from '../common/models.js';
+import type { DriveInfo, FlashRequest, ImageInfo } from '../common/models.js';
 import { judgeDrives, targetRefusal } from './drive-view.js';
 import { startFlashSession, type DesktopEffects, type FlashSession, type HelperLauncher } from './flash-session.js';
+import type { ImageHandOff } from './image-hand-off.js';
 import { ImageProbeError, openImageForApp, probeImage, type FileIdentity, type ProbedImage } from './image-probe.js';
 import type { SettingsStore } from './settings-store.js';
 
@@ -21,6 +23,8 @@ export interface AppServiceDeps {
   openExternal(url: string): Promise<void>;
   effects: DesktopEffects;
   emit: EmitEvent;
+  /** Images the system hands over (double-click, "Open with", command line); the service takes them once the page is ready. */
+  handOff: ImageHandOff;
 }
 
 export interface AppService {
@@ -82,8 +86,10 @@ export function createAppService(deps: AppServiceDeps): AppService {
   });
   const firstListing = scanner.start();
 
-  const selectImage = async (path: string): Promise<ApiResult<ProbedImage['info']>> => {
-    if (session !== null) return fail('busy', 'A flash is running; wait for it to end or cancel it before choosing another image.');
+  const selectImage = async (path: string): Promise<ApiResult<ImageInfo>> => {
+    // Refused, not queued for later: the image under a running flash never changes, and one that
+    // appeared once the flash ended would be what "Flash another drive" writes, unlike what the screen showed.
+    if (session !== null) return fail('busy', `${basename(path)} was not opened: a flash is running, and Sluice never changes the image under it. Open it again when the flash has ended.`);
     try {
       image = await probeImage(path);
     } catch (error) {
@@ -172,6 +178,10 @@ export function createAppService(deps: AppServiceDeps): AppService {
       await deps.openExternal(url);
       return ok(null);
     },
+    pageReady: async () => {
+      deps.handOff.connect(openHandedOver);
+      return ok(null);
+    },
   };
 
   const invoke = async (method: string, args: unknown): Promise<ApiResult<unknown>> => {
@@ -186,6 +196,11 @@ export function createAppService(deps: AppServiceDeps): AppService {
       return fail('internal', `Something went wrong in Sluice: ${error instanceof Error ? error.message : String(error)}`);
     }
   };
+
+  /** A path the system handed over, checked and chosen exactly as a dropped file's; the page learns the outcome from imageOpened. */
+  function openHandedOver(path: string): void {
+    void invoke('selectImage', [path]).then((result) => deps.emit('imageOpened', result as ApiResult<ImageInfo>));
+  }
 
   return {
     handlers,

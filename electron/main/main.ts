@@ -11,6 +11,7 @@ import { builtHelperProgram, packagedHelperProgram } from '../../worker/helper/h
 import { startHelper } from '../../worker/helper/launch.js';
 import { EVENT_CHANNELS } from '../common/ipc-channels.js';
 import { createAppService } from '../core/app-service.js';
+import { ImageHandOff } from '../core/image-hand-off.js';
 import { APP_ENTRY_URL, APP_SCHEME } from '../core/security.js';
 import { SettingsStore } from '../core/settings-store.js';
 import { registerAppProtocol } from './app-protocol.js';
@@ -28,6 +29,16 @@ const PRELOAD = fileURLToPath(new URL('../preload/preload.cjs', import.meta.url)
 protocol.registerSchemesAsPrivileged([{ scheme: APP_SCHEME, privileges: { standard: true, secure: true, supportFetchAPI: true } }]);
 app.enableSandbox();
 app.on('web-contents-created', (_event, contents) => lockDownWebContents(contents));
+
+/** Images the system hands over: from the command line at start and from a second instance (Windows, Linux), from open-file (macOS). */
+const handOff = new ImageHandOff({ platform: process.platform, appInArguments: process.defaultApp === true }, (line) => process.stderr.write(`${line}\n`));
+
+function bringWindowForward(): void {
+  if (!app.isReady()) return;
+  const [window] = BrowserWindow.getAllWindows();
+  if (window?.isMinimized()) window.restore();
+  window?.focus();
+}
 
 async function openWindow(): Promise<void> {
   denyAllPermissions();
@@ -52,6 +63,7 @@ async function openWindow(): Promise<void> {
     emit: (event, payload) => {
       if (!window.isDestroyed()) window.webContents.send(EVENT_CHANNELS[event], payload);
     },
+    handOff,
   });
   registerIpcHandlers(service);
   guardQuitDuringFlash(window, service);
@@ -60,13 +72,21 @@ async function openWindow(): Promise<void> {
   await window.loadURL(APP_ENTRY_URL);
 }
 
+// One Sluice at a time: a second window would be a second drive scanner and could start a second
+// flash. A second start hands its command line (a double-clicked image) to this one and quits.
 if (!app.requestSingleInstanceLock()) {
   app.quit();
 } else {
-  app.on('second-instance', () => {
-    const [window] = BrowserWindow.getAllWindows();
-    if (window?.isMinimized()) window.restore();
-    window?.focus();
+  handOff.openCommandLine(process.argv, process.cwd());
+  app.on('second-instance', (_event, argv, workingDirectory) => {
+    bringWindowForward();
+    handOff.openCommandLine(argv, workingDirectory);
+  });
+  // macOS: before `ready` too, when a double-click is what starts Sluice.
+  app.on('open-file', (event, path) => {
+    event.preventDefault();
+    bringWindowForward();
+    handOff.openFile(path);
   });
   app.on('window-all-closed', () => app.quit());
   void app.whenReady().then(openWindow);

@@ -26,10 +26,12 @@ const api: SluiceApi = {
   startFlash: (request) => ipcRenderer.invoke(INVOKE_CHANNELS.startFlash, request),
   cancelFlash: () => ipcRenderer.invoke(INVOKE_CHANNELS.cancelFlash),
   openExternal: (url) => ipcRenderer.invoke(INVOKE_CHANNELS.openExternal, url),
+  pageReady: () => ipcRenderer.invoke(INVOKE_CHANNELS.pageReady),
   pathForFile: (file) => webUtils.getPathForFile(file as Parameters<typeof webUtils.getPathForFile>[0]),
   onDrivesChanged: (listener) => subscribe(EVENT_CHANNELS.drivesChanged, listener),
   onFlashProgress: (listener) => subscribe(EVENT_CHANNELS.flashProgress, listener),
   onFlashEnd: (listener) => subscribe(EVENT_CHANNELS.flashEnd, listener),
+  onImageOpened: (listener) => subscribe(EVENT_CHANNELS.imageOpened, listener),
 };
 
 contextBridge.exposeInMainWorld('sluice', api);

@@ -27,7 +27,10 @@ export function App({ api }: { api: SluiceApi }) {
       api.onDrivesChanged((drives) => dispatch({ type: 'drives', drives })),
       api.onFlashProgress((progress) => dispatch({ type: 'progress', progress })),
       api.onFlashEnd((end) => dispatch({ type: 'flash-ended', end })),
+      api.onImageOpened((result) => dispatch({ type: 'image-opened', result })),
     ];
+    // Only now, with every listener in place: an image handed over at start arrives in answer to this.
+    void api.pageReady();
     void api.getSettings().then((result) => (result.ok ? dispatch({ type: 'settings', settings: result.value }) : setLoadError(result.error.message)));
     void api.listDrives().then((result) => result.ok && dispatch({ type: 'drives', drives: result.value }));
     return () => unsubscribe.forEach((stop) => stop());

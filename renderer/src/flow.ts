@@ -3,6 +3,7 @@
  * follows from this state alone, and the transitions are testable without a browser.
  */
 import { isDriveShown, refusalOf, type DriveVisibility } from '../../worker/common/verdict.js';
+import type { ApiResult } from '../../electron/common/api-result.js';
 import type { DriveInfo, FlashEnd, FlashProgress, ImageInfo } from '../../electron/common/models.js';
 import type { Settings } from '../../electron/common/settings.js';
 import { driveName } from './labels.js';
@@ -16,6 +17,8 @@ export interface RunningFlash {
   progress: Record<string, FlashProgress>;
   /** The helper has been asked to stop and has not answered yet. */
   cancelling: boolean;
+  /** Why an image the system handed over meanwhile was not opened. */
+  notice: string | null;
 }
 
 export interface FinishedFlash {
@@ -64,6 +67,8 @@ export type FlowAction =
   | { type: 'image-dialog-closed' }
   | { type: 'image-error'; message: string }
   | { type: 'image-cleared' }
+  /** An image the system handed over (double-click, "Open with", command line), as the main process chose it or refused it. */
+  | { type: 'image-opened'; result: ApiResult<ImageInfo> }
   | { type: 'drives'; drives: DriveInfo[] }
   | { type: 'select'; devices: string[]; confirmedSystem: string[] }
   | { type: 'flash-starting' }
@@ -132,6 +137,13 @@ export function flowReducer(state: FlowState, action: FlowAction): FlowState {
       return { ...state, imageBusy: false, imageError: action.message };
     case 'image-cleared':
       return { ...state, image: null, imageError: null, startError: null };
+    case 'image-opened': {
+      // Mid-flash the main process refuses it: said on the progress screen, the flash goes on untouched.
+      if (state.flash !== null && !action.result.ok) return { ...state, flash: { ...state.flash, notice: action.result.error.message } };
+      // Opening an image is asking for a new flash: from the end screen, back to the steps, as "Flash another drive" does.
+      const steps = state.finished === null ? state : flowReducer(state, { type: 'start-over', keepImage: true });
+      return action.result.ok ? flowReducer(steps, { type: 'image-chosen', image: action.result.value }) : flowReducer(steps, { type: 'image-error', message: action.result.error.message });
+    }
     case 'drives':
       return { ...state, drives: action.drives, ...reconcileSelection(state, action.drives) };
     case 'select':
@@ -139,7 +151,7 @@ export function flowReducer(state: FlowState, action: FlowAction): FlowState {
     case 'flash-starting': {
       if (state.image === null || state.settings === null) return state;
       const targets = selectedDrives(state);
-      return { ...state, startError: null, finished: null, flash: { image: state.image, targets, verify: state.settings.verify, progress: {}, cancelling: false } };
+      return { ...state, startError: null, finished: null, flash: { image: state.image, targets, verify: state.settings.verify, progress: {}, cancelling: false, notice: null } };
     }
     case 'flash-refused':
       return { ...state, flash: null, startError: action.message };

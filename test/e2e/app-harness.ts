@@ -58,6 +58,11 @@ export interface OpenAppOptions {
   settings?: SettingsPatch;
   cgroupDir?: string;
   colorScheme?: 'light' | 'dark';
+  /**
+   * The command line Sluice is started with, as a double-click on an image starts it on Windows
+   * and Linux: handed to the core before the page loads, as electron/main/main.ts does at start.
+   */
+  startedWith?: { argv: string[]; workingDirectory: string };
 }
 
 export async function launchBrowser(): Promise<{ context: BrowserContext; close(): Promise<void> }> {
@@ -88,6 +93,7 @@ export async function openApp(context: BrowserContext, options: OpenAppOptions):
     initialSettings: options.settings,
     launchHelper: await testLauncher(options.cgroupDir),
   });
+  if (options.startedWith !== undefined) bridge.handOff.openCommandLine(options.startedWith.argv, options.startedWith.workingDirectory);
   const page = await context.newPage();
   await page.emulateMedia({ colorScheme: options.colorScheme ?? 'light' });
   const pageErrors: string[] = [];

@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { closeSync, openSync, readFileSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -453,6 +454,68 @@ describeDevices('the desktop app, in Chromium, against the real core and helper'
       execFileSync('cmp', ['-n', String(6 * MiB + 512), image, loop.path]);
     } finally {
       await app.close();
+    }
+  });
+
+  it('started by a double-click on an image, Sluice opens with it chosen; a second double-click chooses the next', async () => {
+    const dir = scratchDir();
+    const image = join(dir, 'debian-12-arm64.img');
+    writeRandomFile(image, 8 * MiB);
+    execFileSync('sfdisk', ['--quiet', image], { input: 'label: dos\nstart=2048, type=83\n' });
+    writeRandomFile(join(dir, 'second.img'), 2 * MiB);
+    // What a Linux file manager runs for the AppImage: its --no-sandbox, then the desktop file's %U.
+    const app = await openApp(context, {
+      dropDir: dir,
+      startedWith: { argv: ['/tmp/.mount_SluiceQ1w2e3/sluice', '--no-sandbox', pathToFileURL(image).href], workingDirectory: '/' },
+    });
+    try {
+      const { page, bridge } = app;
+      await expect.poll(() => page.getByTestId('image-name').textContent()).toBe('debian-12-arm64.img');
+      await expect(page.getByLabel('Image details').textContent()).resolves.toMatch(/Raw disk image.*MBR/);
+      await app.screenshot('22-opened-with');
+
+      // Sluice is running: the next double-click starts a second instance, which hands its command line over and quits.
+      bridge.handOff.openCommandLine(['/opt/Sluice/sluice', '--allow-file-access-from-files', 'second.img'], dir);
+      await expect.poll(() => page.getByTestId('image-name').textContent()).toBe('second.img');
+      expect(bridge.notes).toEqual([]);
+      expect(app.pageErrors).toEqual([]);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('an image opened mid-flash is refused with a notice on the progress screen; the flash writes the image it started with', async () => {
+    const { dir, image, loop } = imageAndLoop(48 * MiB, 64 * MiB, 'first.img');
+    writeRandomFile(join(dir, 'other.img'), 4 * MiB);
+    const group = throttledGroup(loop.path, 20 * 1000 * 1000);
+    const app = await openApp(context, { dropDir: dir, settings: { showVirtual: true }, cgroupDir: group.dir, startedWith: { argv: ['/opt/Sluice/sluice', image], workingDirectory: '/' } });
+    try {
+      const { page, bridge } = app;
+      await expect.poll(() => page.getByTestId('image-name').textContent()).toBe('first.img');
+      await chooseDrive(page, loop.path);
+      await flashAfterConfirming(app, loop.path);
+      await page.getByTestId('phase').filter({ hasText: 'Writing' }).waitFor({ timeout: 30_000 });
+
+      bridge.handOff.openCommandLine(['/opt/Sluice/sluice', 'other.img'], dir);
+      const notice = page.getByTestId('flash-notice');
+      await expect.poll(() => notice.textContent()).toBe('other.img was not opened: a flash is running, and Sluice never changes the image under it. Open it again when the flash has ended.');
+      await expect(page.getByRole('heading', { name: 'Flashing first.img' }).isVisible()).resolves.toBe(true);
+      await app.screenshot('23-opened-mid-flash');
+
+      await endScreen(page, 'success').waitFor({ timeout: 60_000 });
+      await expect(endScreen(page, 'success').textContent()).resolves.toContain('first.img');
+      execFileSync('cmp', ['-n', String(48 * MiB), image, loop.path]);
+      // The next drive gets the same image.
+      await page.getByRole('button', { name: 'Flash another drive' }).click();
+      await expect(page.getByTestId('image-name').textContent()).resolves.toBe('first.img');
+
+      // Opened again once the flash has ended, as the notice said: now it is chosen.
+      bridge.handOff.openCommandLine(['/opt/Sluice/sluice', 'other.img'], dir);
+      await expect.poll(() => page.getByTestId('image-name').textContent()).toBe('other.img');
+      expect(app.pageErrors).toEqual([]);
+    } finally {
+      await app.close();
+      group.remove();
     }
   });
 });

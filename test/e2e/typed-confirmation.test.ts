@@ -50,10 +50,12 @@ function installStandIn(fixture: Fixture): void {
     },
     cancelFlash: () => ok(null),
     openExternal: () => ok(null),
+    pageReady: () => ok(null),
     pathForFile: () => '',
     onDrivesChanged: never,
     onFlashProgress: never,
     onFlashEnd: never,
+    onImageOpened: never,
   };
   Object.defineProperty(globalThis, 'sluice', { value: api });
   Object.defineProperty(globalThis, 'startRequests', { value: startRequests });

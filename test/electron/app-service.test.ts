@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { appendFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { afterEach, expect, it } from 'vitest';
 import type { ApiResult } from '../../electron/common/api-result.js';
@@ -8,6 +9,7 @@ import type { EventPayloads } from '../../electron/common/ipc-contract.js';
 import { EXTERNAL_LINKS } from '../../electron/common/links.js';
 import type { DriveInfo } from '../../electron/common/models.js';
 import { createAppService, type AppService } from '../../electron/core/app-service.js';
+import { ImageHandOff } from '../../electron/core/image-hand-off.js';
 import { SettingsStore } from '../../electron/core/settings-store.js';
 import { MiB } from '../../worker/common/units.js';
 import { describeDevices } from '../helpers/device-suite.js';
@@ -16,6 +18,7 @@ import { testLauncher } from '../e2e/app-harness.js';
 
 interface Harness {
   service: AppService;
+  handOff: ImageHandOff;
   events: { [E in keyof EventPayloads]: EventPayloads[E][] };
   effects: string[];
   opened: string[];
@@ -31,7 +34,13 @@ afterEach(async () => {
 async function harness(dir: string, settings: Parameters<SettingsStore['update']>[0] = {}): Promise<Harness> {
   const store = await SettingsStore.open(join(dir, 'settings.json'));
   await store.update({ showVirtual: true, ...settings });
-  const h: Harness = { service: undefined as never, events: { drivesChanged: [], flashProgress: [], flashEnd: [] }, effects: [], opened: [] };
+  const h: Harness = {
+    service: undefined as never,
+    handOff: new ImageHandOff({ platform: 'linux', appInArguments: false }, () => undefined),
+    events: { drivesChanged: [], flashProgress: [], flashEnd: [], imageOpened: [] },
+    effects: [],
+    opened: [],
+  };
   h.service = createAppService({
     settings: store,
     launchHelper: await testLauncher(),
@@ -46,6 +55,7 @@ async function harness(dir: string, settings: Parameters<SettingsStore['update']
       notify: (title) => void h.effects.push(`notified: ${title}`),
     },
     emit: (event, payload) => void (h.events[event] as unknown[]).push(payload),
+    handOff: h.handOff,
   });
   current = h;
   return h;
@@ -181,5 +191,44 @@ describeDevices('the main-process core (what Electron and the browser bridge bot
     expect(end).toMatchObject({ verify: false, results: [{ status: 'ok', verified: false }] });
     expect(end.results[0]).not.toHaveProperty('ejected');
     expect(h.effects.some((e) => e.startsWith('notified'))).toBe(false);
+  });
+
+  it('an image the system hands over waits for the page, is chosen as a dropped file is, and is refused while a flash runs', async () => {
+    const dir = scratchDir();
+    const image = join(dir, 'image.img');
+    writeRandomFile(image, 8 * MiB);
+    writeRandomFile(join(dir, 'other.img'), MiB);
+    const loop = createLoop({ size: 16 * MiB, dir });
+    const h = await harness(dir);
+    // Started by a double-click in a Linux file manager: the AppImage's switch, the desktop file's %U URL.
+    h.handOff.openCommandLine(['/tmp/.mount_Sluice/sluice', '--no-sandbox', pathToFileURL(image).href], '/home/user');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(h.events.imageOpened).toEqual([]);
+
+    value(await h.service.invoke('pageReady', []));
+    await expect.poll(() => h.events.imageOpened.length).toBe(1);
+    expect(h.events.imageOpened[0]).toMatchObject({ ok: true, value: { path: image, name: 'image.img', format: 'raw', supported: true } });
+    // Chosen in the core, not only on the page: a flash of it starts.
+    value(await h.service.handlers.startFlash({ imagePath: image, targets: [loop.path], confirmedSystemDrives: [] }));
+
+    // A second instance started in the image's folder with a relative path, mid-flash.
+    h.handOff.openCommandLine(['/usr/bin/sluice', 'other.img'], dir);
+    await expect.poll(() => h.events.imageOpened.length).toBe(2);
+    expect(h.events.imageOpened[1]).toMatchObject({ ok: false, error: { code: 'busy', message: expect.stringMatching(/^other\.img was not opened: a flash is running/) as unknown } });
+    const end = await flashEnded(h);
+    expect(end.results).toMatchObject([{ status: 'ok', target: loop.path, verified: true }]);
+    execFileSync('cmp', ['-n', String(8 * MiB), image, loop.path]);
+    // The core still holds image.img: a request for other.img is not the chosen image.
+    expect(await h.service.handlers.startFlash({ imagePath: join(dir, 'other.img'), targets: [loop.path], confirmedSystemDrives: [] })).toMatchObject({ ok: false, error: { code: 'no-image' } });
+
+    // After the flash it opens; a file that is not there is said so.
+    h.handOff.openCommandLine(['/usr/bin/sluice', 'other.img'], dir);
+    await expect.poll(() => h.events.imageOpened.length).toBe(3);
+    h.handOff.openFile(join(dir, 'missing.img'));
+    await expect.poll(() => h.events.imageOpened.length).toBe(4);
+    expect(h.events.imageOpened.slice(2)).toMatchObject([
+      { ok: true, value: { path: join(dir, 'other.img') } },
+      { ok: false, error: { code: 'image-not-found', message: `${join(dir, 'missing.img')}: no such file.` } },
+    ]);
   });
 });

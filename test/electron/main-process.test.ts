@@ -4,13 +4,12 @@
  * wiring (window options, app:// protocol, IPC sender checks, navigation lock-down) rather than
  * Electron itself.
  */
-import { existsSync } from 'node:fs';
-import { mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { EXTERNAL_LINKS } from '../../electron/common/links.js';
-import { INVOKE_CHANNELS } from '../../electron/common/ipc-channels.js';
+import { EVENT_CHANNELS, INVOKE_CHANNELS } from '../../electron/common/ipc-channels.js';
 import { CONTENT_SECURITY_POLICY, mainWindowOptions } from '../../electron/core/security.js';
 
 type Listener = (...args: unknown[]) => unknown;
@@ -25,16 +24,28 @@ const fake = vi.hoisted(() => {
     windows: [] as { options: Record<string, unknown>; loaded: string[]; listeners: Map<string, Listener[]> }[],
     opened: [] as string[],
     userData: '',
+    /** app.on registrations and whenReady, in the order main.js made them. */
+    sequence: [] as string[],
+    ready: false,
+    /** What main sent the page: [channel, payload]. */
+    sent: [] as [string, unknown][],
+    focused: 0,
   };
   class BrowserWindow {
     readonly loaded: string[] = [];
     readonly listeners = new Map<string, Listener[]>();
-    readonly webContents = { send: () => undefined, reloadIgnoringCache: () => undefined };
+    readonly webContents = { send: (channel: string, payload: unknown) => void record.sent.push([channel, payload]), reloadIgnoringCache: () => undefined };
     constructor(readonly options: Record<string, unknown>) {
       record.windows.push(this);
     }
     static getAllWindows() {
-      return [];
+      return record.windows;
+    }
+    isMinimized() {
+      return false;
+    }
+    focus() {
+      record.focused += 1;
     }
     loadURL(url: string) {
       this.loaded.push(url);
@@ -56,8 +67,16 @@ const fake = vi.hoisted(() => {
     app: {
       isPackaged: false,
       enableSandbox: () => void (record.sandboxEnabled = true),
-      on: (event: string, listener: Listener) => void record.appListeners.set(event, listener),
-      whenReady: () => Promise.resolve(),
+      on: (event: string, listener: Listener) => {
+        record.sequence.push(event);
+        record.appListeners.set(event, listener);
+      },
+      whenReady: () => {
+        record.sequence.push('whenReady');
+        record.ready = true;
+        return Promise.resolve();
+      },
+      isReady: () => record.ready,
       requestSingleInstanceLock: () => true,
       getPath: () => record.userData,
       quit: () => undefined,
@@ -81,18 +100,39 @@ const fake = vi.hoisted(() => {
 vi.mock('electron', () => ({ ...fake.electron, default: fake.electron }));
 
 const PRELOAD = resolve('out/electron/preload/preload.cjs');
+const MAIN = resolve('out/electron/main/main.js');
 const { record } = fake;
+/** Images main.js is asked to open: on its own command line, by a second instance, by macOS. */
+const images = mkdtempSync(join(tmpdir(), 'sluice-open-with-'));
+const startArgv = process.argv;
 
 beforeAll(async () => {
   record.userData = mkdtempSync(join(tmpdir(), 'sluice-userdata-'));
-  await import(resolve('out/electron/main/main.js'));
+  for (const name of ['started-with.img', 'second.img', 'mac.img']) writeFileSync(join(images, name), Buffer.alloc(64 * 1024, name.length));
+  // As `electron . started-with.img` run in that folder: Electron's default app, the project, the file.
+  process.argv = ['/src/sluice/node_modules/electron/dist/electron', '/src/sluice', 'started-with.img'];
+  Object.defineProperty(process, 'defaultApp', { value: true, configurable: true });
+  const cwd = vi.spyOn(process, 'cwd').mockReturnValue(images);
+  try {
+    await import(MAIN);
+  } finally {
+    process.argv = startArgv;
+    cwd.mockRestore();
+  }
   await vi.waitFor(() => expect(record.windows[0]?.loaded).toHaveLength(1));
 });
 
 afterAll(() => {
   // Closing the window stops the core's drive scanner.
   for (const listener of record.windows[0]?.listeners.get('closed') ?? []) listener();
+  Reflect.deleteProperty(process, 'defaultApp');
 });
+
+const fromAppPage = { senderFrame: { url: 'app://sluice/index.html', parent: null } };
+
+function imagesOpened(): unknown[] {
+  return record.sent.filter(([channel]) => channel === EVENT_CHANNELS.imageOpened).map(([, payload]) => payload);
+}
 
 describe('the Electron main process, as built', () => {
   it('opens one sandboxed window with the locked webPreferences and the bundled CommonJS preload', () => {
@@ -148,5 +188,36 @@ describe('the Electron main process, as built', () => {
     let prevented = false;
     for (const listener of record.windows[0]?.listeners.get('close') ?? []) listener({ preventDefault: () => void (prevented = true) });
     expect(prevented).toBe(false);
+  });
+
+  it('takes the single-instance lock, and listens for open-file before `ready` (macOS sends it before, when a double-click starts Sluice)', () => {
+    expect(record.sequence.indexOf('open-file')).toBeGreaterThanOrEqual(0);
+    expect(record.sequence.indexOf('open-file')).toBeLessThan(record.sequence.indexOf('whenReady'));
+    expect(record.sequence).toContain('second-instance');
+  });
+
+  it('hands the image on its own command line to the page once the page says it listens, not before', async () => {
+    expect(imagesOpened()).toEqual([]);
+    const pageReady = record.ipcHandlers.get(INVOKE_CHANNELS.pageReady);
+    await expect(pageReady?.(fromAppPage)).resolves.toEqual({ ok: true, value: null });
+    await vi.waitFor(() => expect(imagesOpened()).toHaveLength(1));
+    expect(imagesOpened()[0]).toMatchObject({ ok: true, value: { path: join(images, 'started-with.img'), name: 'started-with.img', format: 'raw' } });
+  });
+
+  it('a second instance brings the window forward and hands over its file, relative to its own working directory', async () => {
+    const focused = record.focused;
+    const secondInstance = record.appListeners.get('second-instance');
+    secondInstance?.({}, ['/src/sluice/node_modules/electron/dist/electron', '--allow-file-access-from-files', '/src/sluice', 'second.img'], images, {});
+    expect(record.focused).toBe(focused + 1);
+    await vi.waitFor(() => expect(imagesOpened()).toHaveLength(2));
+    expect(imagesOpened()[1]).toMatchObject({ ok: true, value: { path: join(images, 'second.img') } });
+  });
+
+  it('open-file: handled (preventDefault) and handed over', async () => {
+    let prevented = false;
+    record.appListeners.get('open-file')?.({ preventDefault: () => void (prevented = true) }, join(images, 'mac.img'));
+    expect(prevented).toBe(true);
+    await vi.waitFor(() => expect(imagesOpened()).toHaveLength(3));
+    expect(imagesOpened()[2]).toMatchObject({ ok: true, value: { path: join(images, 'mac.img') } });
   });
 });

@@ -47,7 +47,7 @@ describe('the preload bundle', () => {
   it('exposes window.sluice and nothing else: one function per capability', () => {
     const { api, exposed } = loadPreload();
     expect([...exposed.keys()]).toEqual(['sluice']);
-    expect(Object.keys(api).sort()).toEqual([...Object.keys(INVOKE_CHANNELS), 'pathForFile', 'onDrivesChanged', 'onFlashProgress', 'onFlashEnd'].sort());
+    expect(Object.keys(api).sort()).toEqual([...Object.keys(INVOKE_CHANNELS), 'pathForFile', 'onDrivesChanged', 'onFlashProgress', 'onFlashEnd', 'onImageOpened'].sort());
     expect(Object.values(api).every((f) => typeof f === 'function')).toBe(true);
   });
 
@@ -56,10 +56,12 @@ describe('the preload bundle', () => {
     await api.selectImage('/home/user/os.img');
     await api.startFlash({ imagePath: '/home/user/os.img', targets: ['/dev/sdb'], confirmedSystemDrives: [] });
     await api.cancelFlash();
+    await api.pageReady();
     expect(invoked).toEqual([
       [INVOKE_CHANNELS.selectImage, '/home/user/os.img'],
       [INVOKE_CHANNELS.startFlash, { imagePath: '/home/user/os.img', targets: ['/dev/sdb'], confirmedSystemDrives: [] }],
       [INVOKE_CHANNELS.cancelFlash],
+      [INVOKE_CHANNELS.pageReady],
     ]);
     expect(api.pathForFile({ name: 'os.img' })).toBe('/home/user/Downloads/os.img');
   });
@@ -74,5 +76,13 @@ describe('the preload bundle', () => {
     send(EVENT_CHANNELS.flashProgress, { phase: 'verifying' });
     expect(received).toHaveLength(1);
     expect(listeners.get(EVENT_CHANNELS.flashProgress)?.size).toBe(0);
+
+    const opened: unknown[][] = [];
+    const stopOpened = api.onImageOpened((...args: unknown[]) => void opened.push(args));
+    const refused = { ok: false, error: { code: 'busy', message: 'os.img was not opened: a flash is running.' } };
+    send(EVENT_CHANNELS.imageOpened, refused);
+    expect(opened).toEqual([[refused]]);
+    stopOpened();
+    expect(listeners.get(EVENT_CHANNELS.imageOpened)?.size).toBe(0);
   });
 });

@@ -73,4 +73,39 @@ describe('the screen state', () => {
     expect(flowReducer(state, { type: 'progress', progress: { phase: 'writing', target: '/dev/sdb', bytesDone: 1, bytesTotal: 2, speed: 1, eta: 1 } })).toBe(state);
     expect(flowReducer(state, { type: 'flash-ended', end: { results: [], verify: true, seconds: 0 } })).toBe(state);
   });
+
+  describe('an image the system handed over (double-click, "Open with", command line)', () => {
+    const other: ImageInfo = { ...image, path: '/home/u/other.img', name: 'other.img' };
+    const busy = { ok: false, error: { code: 'busy', message: 'other.img was not opened: a flash is running.' } } as const;
+    const end: FlashEnd = { results: [{ status: 'ok', target: '/dev/sdb', bytes: 4e9, written: true, seconds: 60, verified: true }], verify: true, seconds: 60 };
+
+    it('is chosen on the steps, keeping the chosen drives (their verdicts follow from the main process)', () => {
+      const state = flowReducer(ready(), { type: 'image-opened', result: { ok: true, value: other } });
+      expect(state.image).toBe(other);
+      expect(state.selected).toEqual(['/dev/sdb', '/dev/sdc']);
+    });
+
+    it('that cannot be opened shows why on the image step and keeps the image there was', () => {
+      const state = flowReducer(ready(), { type: 'image-opened', result: { ok: false, error: { code: 'image-not-found', message: '/x.img: no such file.' } } });
+      expect(state.image).toBe(image);
+      expect(state.imageError).toBe('/x.img: no such file.');
+    });
+
+    it('refused mid-flash is a notice on the progress screen, and the flash keeps its image and drives', () => {
+      const flashing = flowReducer(ready(), { type: 'flash-starting' });
+      const state = flowReducer(flashing, { type: 'image-opened', result: busy });
+      expect(state.flash).toEqual({ ...flashing.flash, notice: busy.error.message });
+      expect(state.image).toBe(image);
+      // The notice goes with the flash it was about.
+      expect(flowReducer(state, { type: 'flash-ended', end }).finished).toMatchObject({ image, end });
+    });
+
+    it('on the end screen starts a new flash with it: back to the steps, no drive chosen', () => {
+      const finished = flowReducer(flowReducer(ready(), { type: 'flash-starting' }), { type: 'flash-ended', end });
+      const state = flowReducer(finished, { type: 'image-opened', result: { ok: true, value: other } });
+      expect(state).toMatchObject({ finished: null, flash: null, image: other, selected: [], imageError: null });
+      const failed = flowReducer(finished, { type: 'image-opened', result: { ok: false, error: { code: 'image-unreadable', message: 'cannot be read' } } });
+      expect(failed).toMatchObject({ finished: null, image, imageError: 'cannot be read' });
+    });
+  });
 });

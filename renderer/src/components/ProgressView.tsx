@@ -3,6 +3,7 @@ import type { FlashProgress } from '../../../electron/common/models.js';
 import { formatBytes, formatDuration } from '../../../worker/common/units.js';
 import type { RunningFlash } from '../flow.js';
 import { driveName, PHASE_LABEL } from '../labels.js';
+import { WarningIcon } from './Icons.js';
 
 function percent(fraction: number | null): string {
   return fraction === null ? '' : `${Math.floor(fraction * 100)}%`;
@@ -61,6 +62,12 @@ export function ProgressView({ flash, onCancel }: { flash: RunningFlash; onCance
           );
         })}
       </ul>
+      {flash.notice !== null && (
+        <p className="message warning" role="status" data-testid="flash-notice">
+          <WarningIcon />
+          {flash.notice}
+        </p>
+      )}
       <div className="actions">
         <button type="button" className="button" onClick={onCancel} disabled={flash.cancelling}>
           {flash.cancelling ? 'Cancelling…' : 'Cancel'}

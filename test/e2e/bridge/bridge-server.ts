@@ -17,6 +17,7 @@ import type { EmitEvent } from '../../../electron/common/ipc-contract.js';
 import type { SettingsPatch } from '../../../electron/common/settings.js';
 import { createAppService, type AppService } from '../../../electron/core/app-service.js';
 import type { HelperLauncher } from '../../../electron/core/flash-session.js';
+import { ImageHandOff } from '../../../electron/core/image-hand-off.js';
 import { rendererHeaders, resolveRendererFile } from '../../../electron/core/renderer-files.js';
 import { SettingsStore } from '../../../electron/core/settings-store.js';
 
@@ -53,6 +54,14 @@ export interface Bridge {
   openedLinks: string[];
   /** The path the next "Choose image…" dialog answers with (null: the user closed it). */
   answerDialog(path: string | null): void;
+  /**
+   * Where the system's hand-over arrives, as in electron/main/main.ts: openCommandLine is
+   * Sluice's own command line at start (call it before the page loads) or a second instance's
+   * (Windows, Linux); openFile is macOS's open-file.
+   */
+  handOff: ImageHandOff;
+  /** Lines the hand-off printed for arguments it cannot open (stderr under Electron). */
+  notes: string[];
   close(): Promise<void>;
 }
 
@@ -85,6 +94,9 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
   const openedLinks: string[] = [];
   const clients = new Set<ServerResponse>();
   let dialogAnswer: string | null = null;
+  const notes: string[] = [];
+  // This machine's command lines, from a packaged Sluice: no app path among the arguments.
+  const handOff = new ImageHandOff({ platform: process.platform, appInArguments: false }, (line) => void notes.push(line));
 
   const emit: EmitEvent = (event, payload) => {
     const frame = `data: ${JSON.stringify({ event, payload })}\n\n`;
@@ -104,6 +116,7 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
       notify: (title, body) => void effects.notifications.push({ title, body }),
     },
     emit,
+    handOff,
   });
 
   const shim = `const SLUICE_BRIDGE = ${JSON.stringify({ dropDir: options.dropDir })};\n${await readFile(options.shimFile, 'utf8')}`;
@@ -167,6 +180,8 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
     answerDialog: (path) => {
       dialogAnswer = path;
     },
+    handOff,
+    notes,
     close: async () => {
       await service.close();
       for (const client of clients) client.end();

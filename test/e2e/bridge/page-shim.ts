@@ -13,14 +13,21 @@ declare const SLUICE_BRIDGE: {
   dropDir: string;
 };
 
-function invoke(method: InvokeMethod, ...args: unknown[]): Promise<never> {
-  return fetch(`/__bridge/invoke/${method}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(args) }).then(
-    (response) => response.json() as Promise<never>,
-  );
-}
-
 const listeners = new Map<EventName, Set<(payload: never) => void>>();
 const events = new EventSource('/__bridge/events');
+/*
+ * Electron delivers a push to listeners registered before the call that caused it; over HTTP the
+ * event stream must be open first, or a push answering a call (imageOpened after pageReady) would
+ * go to no one. So calls wait for it.
+ */
+const streamOpen = new Promise<void>((resolve) => events.addEventListener('open', () => resolve(), { once: true }));
+
+async function invoke(method: InvokeMethod, ...args: unknown[]): Promise<never> {
+  await streamOpen;
+  const response = await fetch(`/__bridge/invoke/${method}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(args) });
+  return (await response.json()) as never;
+}
+
 events.onmessage = (message: { data: string }) => {
   const { event, payload } = JSON.parse(message.data) as { event: EventName; payload: never };
   for (const listener of listeners.get(event) ?? []) listener(payload);
@@ -45,10 +52,12 @@ const api: SluiceApi = {
   startFlash: (request) => invoke('startFlash', request),
   cancelFlash: () => invoke('cancelFlash'),
   openExternal: (url) => invoke('openExternal', url),
+  pageReady: () => invoke('pageReady'),
   pathForFile: (file) => `${SLUICE_BRIDGE.dropDir}/${file.name}`,
   onDrivesChanged: (listener) => subscribe('drivesChanged', listener),
   onFlashProgress: (listener) => subscribe('flashProgress', listener),
   onFlashEnd: (listener) => subscribe('flashEnd', listener),
+  onImageOpened: (listener) => subscribe('imageOpened', listener),
 };
 
 Object.defineProperty(globalThis, 'sluice', { value: Object.freeze(api), enumerable: true });
