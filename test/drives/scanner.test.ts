@@ -43,10 +43,11 @@ const about = (device: string, type: DriveEvent['type']) => (e: DriveEvent) => e
  * The scanner knows drives by path, and other tests on this machine attach loop devices all the
  * time: a freed /dev/loopN is handed to the next one at once. Within one listing interval that is
  * the same as a card swapped in a reader, and the scanner rightly says "changed". So the test's
- * device has a size no other test uses, and arriving means: listed with that size; leaving means:
- * gone, or listed with another size.
+ * device has a size no other test uses (every other test sizes its devices in whole MiB, these
+ * never are), and arriving means: listed with that size; leaving means: gone, or listed with
+ * another size.
  */
-const uniqueSize = () => 8 * MiB + Math.floor(1 + Math.random() * 1000) * 64 * KiB;
+const uniqueSize = () => 8 * MiB + Math.floor(Math.random() * 60) * MiB + Math.floor(1 + Math.random() * 15) * 64 * KiB;
 const arrived = (device: string, size: number) => (e: DriveEvent) => e.type !== 'removed' && e.drive.device === device && e.drive.size === size;
 const left = (device: string, size: number) => (e: DriveEvent) => e.drive.device === device && (e.type === 'removed' || e.drive.size !== size);
 
