@@ -2,6 +2,7 @@
 //   worker/common, electron/common  shared contracts: no Node, no Electron, no DOM
 //   worker/                         engine, helper, CLI: Node only; never electron/ or renderer/
 //   electron/                       main + preload: may use worker/; never renderer/
+//   electron/core                   the main process's logic: Node only, Electron by type at most
 //   renderer/                       the sandboxed UI: only the two common folders, no Node, no Electron
 import tseslint from 'typescript-eslint';
 
@@ -43,6 +44,19 @@ export default tseslint.config(
     ignores: ['electron/common/**'],
     rules: {
       'no-restricted-imports': ['error', { patterns: [{ group: ['**/renderer/**'], message: 'electron/ never imports the renderer.' }] }],
+    },
+  },
+  {
+    // The main process's logic runs (and is tested) under plain Node; Electron objects come in by interface.
+    files: ['electron/core/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [{ ...ELECTRON, message: 'electron/core runs under plain Node: take Electron objects by interface (see flash-session.ts DesktopEffects).', allowTypeImports: true }],
+          patterns: [{ group: ['**/renderer/**', '**/electron/main/**', '**/electron/preload/**'], message: 'electron/core depends on nothing above it.' }],
+        },
+      ],
     },
   },
   {

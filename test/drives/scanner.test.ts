@@ -43,10 +43,11 @@ const about = (device: string, type: DriveEvent['type']) => (e: DriveEvent) => e
  * The scanner knows drives by path, and other tests on this machine attach loop devices all the
  * time: a freed /dev/loopN is handed to the next one at once. Within one listing interval that is
  * the same as a card swapped in a reader, and the scanner rightly says "changed". So the test's
- * device has a size no other test uses, and arriving means: listed with that size; leaving means:
- * gone, or listed with another size.
+ * device has a size no other test uses (every other test sizes its devices in whole MiB, these
+ * never are), and arriving means: listed with that size; leaving means: gone, or listed with
+ * another size.
  */
-const uniqueSize = () => 8 * MiB + Math.floor(1 + Math.random() * 1000) * 64 * KiB;
+const uniqueSize = () => 8 * MiB + Math.floor(Math.random() * 60) * MiB + Math.floor(1 + Math.random() * 15) * 64 * KiB;
 const arrived = (device: string, size: number) => (e: DriveEvent) => e.type !== 'removed' && e.drive.device === device && e.drive.size === size;
 const left = (device: string, size: number) => (e: DriveEvent) => e.drive.device === device && (e.type === 'removed' || e.drive.size !== size);
 
@@ -105,6 +106,20 @@ describeDevices('the drive scanner', () => {
     await waitFor(about(loop.path, 'added'), NOTICED_WITHIN_MS);
     scanner.setVisibility({ showAll: false, showVirtual: false });
     await waitFor(about(loop.path, 'removed'), NOTICED_WITHIN_MS);
+  });
+
+  it('resolves start() once the first listing is out, so "no drives" is never said before looking', async () => {
+    const size = uniqueSize();
+    const loop = createLoop({ size, fill: 'zero' });
+    const { scanner, events } = recordingScanner({ showAll: false, showVirtual: true });
+    running.push(scanner);
+    await scanner.start();
+    expect(scanner.drives.find((d) => d.device === loop.path)?.size).toBe(size);
+    expect(events.some((e) => arrived(loop.path, size)(e.event))).toBe(true);
+    // Started already: the same first listing, not another one.
+    const count = events.length;
+    await scanner.start();
+    expect(events.length).toBe(count);
   });
 
   it('emits nothing after stop() resolves', async () => {

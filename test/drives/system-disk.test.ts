@@ -2,19 +2,12 @@
  * This machine's own disk, classified by the listing and the verdicts the app and the CLI use.
  * Only listing and judging run here: nothing that could open the disk for writing.
  */
-import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { judgeDrive, refusalFailure, refusalOf, isDriveShown } from '../../worker/common/verdict.js';
 import { MiB } from '../../worker/common/units.js';
 import { listDrives } from '../../worker/drives/list-drives.js';
 import { collect, spawnCli } from '../helpers/cli.js';
-
-/** The whole disk holding / (here /dev/vda). */
-function rootDisk(): string {
-  const root = execFileSync('findmnt', ['--noheadings', '--output', 'SOURCE', '/'], { encoding: 'utf8' }).trim();
-  const parent = execFileSync('lsblk', ['--noheadings', '--nodeps', '--output', 'PKNAME', root], { encoding: 'utf8' }).trim();
-  return parent === '' ? root : `/dev/${parent}`;
-}
+import { rootDisk } from '../helpers/system-disk.js';
 
 describe('the system disk', () => {
   it('is listed as the running system, hidden by default, and refused in the helper’s words', async () => {

@@ -2,26 +2,14 @@
  * The safety verdicts over drivelist's own output shapes: captured here for Linux, written from
  * drivelist's native listers for macOS and Windows (see test/fixtures/drivelist/README.md).
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type drivelist from 'drivelist';
-import { parse as parseLsblk } from 'drivelist/js/lsblk/json.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Drive } from '../../worker/common/drive.js';
 import { findImageDrive, isDriveShown, judgeDrive, LARGE_DRIVE_BYTES, refusalFailure, refusalOf, verdictEffect, type ImageFacts } from '../../worker/common/verdict.js';
 import { GiB } from '../../worker/common/units.js';
-import { drivesFromDrivelist, runningSystemMountpoints } from '../../worker/drives/from-drivelist.js';
 import { recogniseSdCards } from '../../worker/drives/linux-sd-slots.js';
-
-function fixture(name: string): drivelist.Drive[] {
-  return JSON.parse(readFileSync(`test/fixtures/drivelist/${name}`, 'utf8')) as drivelist.Drive[];
-}
-
-const posix = runningSystemMountpoints('linux', {});
-const windows = runningSystemMountpoints('win32', { SystemDrive: 'C:' });
-const linuxDrives = drivesFromDrivelist([...fixture('linux-vm.json'), ...parseLsblk(readFileSync('test/fixtures/drivelist/linux-lsblk-removable.json', 'utf8'))], posix);
-const darwinDrives = drivesFromDrivelist(fixture('darwin.json'), posix);
-const win32Drives = drivesFromDrivelist(fixture('win32.json'), windows);
+import { darwinDrives, drivelistFixture, linuxDrives, usbCard, win32Drives } from '../helpers/drive-fixtures.js';
 
 /** A 4 GB image stored on none of the drives. */
 const image: ImageFacts = { size: 4_000_000_000, storedOn: null };
@@ -73,7 +61,7 @@ describe('verdicts over drivelist output', () => {
     expect(table.filter(([os]) => os === 'Linux')).toHaveLength(linuxDrives.length);
     expect(table.filter(([os]) => os === 'macOS')).toHaveLength(darwinDrives.length);
     expect(table.filter(([os]) => os === 'Windows')).toHaveLength(win32Drives.length);
-    expect(fixture('win32.json')).toHaveLength(win32Drives.length + 1);
+    expect(drivelistFixture('win32.json')).toHaveLength(win32Drives.length + 1);
   });
 
   it('keeps what the UI shows: raw node, sizes, block sizes, mountpoints, partition table', () => {
@@ -103,21 +91,7 @@ describe('verdicts over drivelist output', () => {
 
 describe('the rules themselves', () => {
   const size = 32_000_000_000;
-  const card: Drive = {
-    device: '/dev/sdz',
-    raw: '/dev/sdz',
-    description: 'Card',
-    size,
-    logicalBlockSize: 512,
-    physicalBlockSize: 512,
-    bus: 'usb',
-    removable: true,
-    readOnly: false,
-    virtual: false,
-    system: null,
-    mountpoints: [],
-    partitionTable: null,
-  };
+  const card = usbCard('/dev/sdz', { size });
 
   it('accepts a card the image fits on exactly, and says nothing about it', () => {
     expect(judgeDrive(card, { size, storedOn: null })).toEqual([]);

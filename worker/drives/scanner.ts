@@ -50,6 +50,7 @@ export class DriveScanner {
   private readonly intervalMs: number;
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<void> | null = null;
+  private firstListing: Promise<void> = Promise.resolve();
   private stopped = true;
   private failing = false;
 
@@ -63,10 +64,17 @@ export class DriveScanner {
     return [...this.known.values()];
   }
 
-  start(): void {
-    if (!this.stopped) return;
-    this.stopped = false;
-    this.tick();
+  /**
+   * Starts listing. Resolves once the first listing's events are out (or it failed), so a caller
+   * can tell "no drives" from "not looked yet".
+   */
+  start(): Promise<void> {
+    if (this.stopped) {
+      this.stopped = false;
+      this.tick();
+      this.firstListing = this.running ?? Promise.resolve();
+    }
+    return this.firstListing;
   }
 
   /** Stops polling; resolves once a listing in progress has finished, so no event follows. */

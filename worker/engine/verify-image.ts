@@ -90,7 +90,7 @@ export async function verifyImage(job: VerifyImageJob): Promise<TargetResult> {
       target,
       bytes: position,
       code: 'verify-mismatch',
-      message: `${target} differs from the image: ${badBytes} byte${badBytes === 1 ? '' : 's'} differ, the first at byte offset ${firstBad}.`,
+      message: `${target} differs from the image: ${badBytes === 1 ? '1 byte differs' : `${badBytes} bytes differ`}, the first at byte offset ${firstBad}.`,
       offset: firstBad,
     };
   }

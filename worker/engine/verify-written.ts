@@ -93,7 +93,7 @@ export async function verifyWritten(args: VerifyWrittenArgs): Promise<Map<Target
         status: 'failed',
         failure: {
           code: 'verify-mismatch',
-          message: `Verification failed on ${target.path}: ${badGrains} block${badGrains === 1 ? '' : 's'} of ${formatBytes(hashes.grain)} differ from the image, the first at byte offset ${firstBad}. The card may be counterfeit or failing; try another card.`,
+          message: `Verification failed on ${target.path}: ${badGrains === 1 ? '1 block' : `${badGrains} blocks`} of ${formatBytes(hashes.grain)} ${badGrains === 1 ? 'differs' : 'differ'} from the image, the first at byte offset ${firstBad}. The card may be counterfeit or failing; try another card.`,
           offset: firstBad,
           badBlocks: badGrains,
         },

@@ -1,5 +1,6 @@
-/** Image container formats Sluice recognises, by their magic bytes. */
-export type ImageFormat = 'raw' | 'gzip' | 'xz' | 'bzip2' | 'zstd' | 'zip' | 'qcow2' | 'dmg';
+import type { ImageFormat } from '../common/image-format.js';
+
+export type { ImageFormat };
 
 /** Bytes of the image's start that detection needs. */
 export const SNIFF_BYTES = 512;

@@ -1,0 +1,28 @@
+/**
+ * IPC channel names, written once. Kept apart from the schemas so the sandboxed preload bundle
+ * carries the names and nothing else.
+ */
+export const INVOKE_CHANNELS = {
+  getSettings: 'sluice:settings:get',
+  updateSettings: 'sluice:settings:update',
+  chooseImage: 'sluice:image:choose',
+  selectImage: 'sluice:image:select',
+  clearImage: 'sluice:image:clear',
+  listDrives: 'sluice:drives:list',
+  startFlash: 'sluice:flash:start',
+  cancelFlash: 'sluice:flash:cancel',
+  openExternal: 'sluice:shell:open-external',
+  pageReady: 'sluice:page:ready',
+} as const;
+
+export type InvokeMethod = keyof typeof INVOKE_CHANNELS;
+
+/** Main → renderer pushes. */
+export const EVENT_CHANNELS = {
+  drivesChanged: 'sluice:drives:changed',
+  flashProgress: 'sluice:flash:progress',
+  flashEnd: 'sluice:flash:end',
+  imageOpened: 'sluice:image:opened',
+} as const;
+
+export type EventName = keyof typeof EVENT_CHANNELS;

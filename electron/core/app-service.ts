@@ -1,0 +1,224 @@
+import { fstat, type Stats } from 'node:fs';
+import { basename } from 'node:path';
+import * as v from 'valibot';
+import { DriveScanner, MAX_SCAN_INTERVAL_MS } from '../../worker/drives/scanner.js';
+import { fail, ok, type ApiResult } from '../common/api-result.js';
+import type { InvokeMethod } from '../common/ipc-channels.js';
+import { INVOKE_ARGS, type ApiHandlers, type EmitEvent } from '../common/ipc-contract.js';
+import { isAllowedExternalUrl } from '../common/links.js';
+import type { DriveInfo, FlashRequest, ImageInfo } from '../common/models.js';
+import { judgeDrives, targetRefusal } from './drive-view.js';
+import { startFlashSession, type DesktopEffects, type FlashSession, type HelperLauncher } from './flash-session.js';
+import type { ImageHandOff } from './image-hand-off.js';
+import { ImageProbeError, openImageForApp, probeImage, type FileIdentity, type ProbedImage } from './image-probe.js';
+import type { SettingsStore } from './settings-store.js';
+
+/** Everything the app's logic needs from the outside world; the composition root (Electron or the test bridge) provides it. */
+export interface AppServiceDeps {
+  settings: SettingsStore;
+  /** Starts the privileged helper: startHelper with the app's elevation (electron/main/main.ts); tests pass a loop-only launcher. */
+  launchHelper: HelperLauncher;
+  /** The native open dialog; null when the user closed it. */
+  pickImage(): Promise<string | null>;
+  openExternal(url: string): Promise<void>;
+  effects: DesktopEffects;
+  emit: EmitEvent;
+  /** Images the system hands over (double-click, "Open with", command line); the service takes them once the page is ready. */
+  handOff: ImageHandOff;
+}
+
+export interface AppService {
+  readonly handlers: ApiHandlers;
+  /** Checks `args` against the channel's schema, then calls its handler. Never throws. */
+  invoke(method: string, args: unknown): Promise<ApiResult<unknown>>;
+  isFlashing(): boolean;
+  /** Cancels a running flash and waits until the helper has stopped and closed the device. */
+  cancelFlashAndWait(): Promise<void>;
+  close(): Promise<void>;
+}
+
+function sameFile(a: FileIdentity, b: Stats): boolean {
+  return a.dev === b.dev && a.ino === b.ino && a.size === b.size && a.mtimeMs === b.mtimeMs;
+}
+
+function fstatFd(fd: number): Promise<Stats> {
+  return new Promise((resolve, reject) => fstat(fd, (error, st) => (error ? reject(error) : resolve(st))));
+}
+
+function isInvokeMethod(method: string): method is InvokeMethod {
+  return Object.hasOwn(INVOKE_ARGS, method);
+}
+
+export function createAppService(deps: AppServiceDeps): AppService {
+  let image: ProbedImage | null = null;
+  let session: FlashSession | null = null;
+
+  /** The drives with their verdicts, which depend on the chosen image too: either changing republishes them. */
+  const judgedDrives = (): DriveInfo[] => judgeDrives(scanner.drives, image);
+  const publishDrives = (): void => deps.emit('drivesChanged', judgedDrives());
+  // One listing's events arrive together; the page gets the new list once, after the last of them.
+  let publishQueued = false;
+  /*
+   * Every drive is listed, system disks and virtual drives too; which of them the picker shows is
+   * the page's business (isDriveShown, with its "show all drives" toggle and the showVirtual
+   * setting), so both act at once and a chosen internal disk stays listed while the toggle is off.
+   *
+   * Polled once a second, the slowest the scanner allows: a card inserted shows within 2 s (the
+   * issue; the scanner tests saw 91-845 ms). Measured here, 100 listings each, CPU with lsblk,
+   * 2-core VM shared with other jobs: 21 ms per listing of cards and disks, 28-33 ms with the loop
+   * devices (a second lsblk), so about 3% of one core. The interim watcher polled every 2 s for
+   * 1.3-1.7%, but a card plugged in just after a listing then showed only after 2 s plus the
+   * listing's own 25-50 ms.
+   */
+  const scanner = new DriveScanner({
+    showAll: true,
+    showVirtual: true,
+    intervalMs: MAX_SCAN_INTERVAL_MS,
+    onEvent: () => {
+      if (publishQueued) return;
+      publishQueued = true;
+      queueMicrotask(() => {
+        publishQueued = false;
+        publishDrives();
+      });
+    },
+    onError: (error) => process.stderr.write(`sluice: could not list the drives (${error.message}); showing the last list until it works again.\n`),
+  });
+  const firstListing = scanner.start();
+
+  const selectImage = async (path: string): Promise<ApiResult<ImageInfo>> => {
+    // Refused, not queued for later: the image under a running flash never changes, and one that
+    // appeared once the flash ended would be what "Flash another drive" writes, unlike what the screen showed.
+    if (session !== null) return fail('busy', `${basename(path)} was not opened: a flash is running, and Sluice never changes the image under it. Open it again when the flash has ended.`);
+    try {
+      image = await probeImage(path);
+    } catch (error) {
+      if (error instanceof ImageProbeError) return fail(error.code, error.message);
+      throw error;
+    }
+    publishDrives();
+    return ok(image.info);
+  };
+
+  /** Why the request cannot start, or null: the shared safety rules over the app's own listing. The helper checks every device again from its own look. */
+  const refuseRequest = (request: FlashRequest, chosen: ProbedImage): ApiResult<never> | null => {
+    if (session !== null) return fail('busy', 'A flash is already running.');
+    if (chosen.info.path !== request.imagePath) return fail('no-image', 'Choose the image again: it is not the one Sluice has open.');
+    if (!chosen.info.supported) return fail('image-unsupported', `${chosen.info.name} is a ${chosen.info.format} image; this version writes raw images only.`);
+    const drives = judgedDrives();
+    for (const device of request.targets) {
+      const drive = drives.find((d) => d.device === device);
+      if (drive === undefined) return fail('unknown-drive', `${device} is not among the drives Sluice sees now. Was it unplugged?`);
+      const refusal = targetRefusal(drive, request.confirmedSystemDrives.includes(device));
+      if (refusal !== null) return fail('drive-blocked', refusal.message);
+    }
+    return null;
+  };
+
+  const handlers: ApiHandlers = {
+    getSettings: async () => ok(deps.settings.get()),
+    updateSettings: async (patch) => ok(await deps.settings.update(patch)),
+    chooseImage: async () => {
+      const path = await deps.pickImage();
+      return path === null ? ok(null) : selectImage(path);
+    },
+    selectImage,
+    clearImage: async () => {
+      if (session !== null) return fail('busy', 'A flash is running.');
+      image = null;
+      publishDrives();
+      return ok(null);
+    },
+    listDrives: async () => {
+      await firstListing;
+      return ok(judgedDrives());
+    },
+    startFlash: async (request) => {
+      // Targets are checked against the app's own listing; right after start-up that is the first one.
+      await firstListing;
+      const chosen = image;
+      if (chosen === null) return fail('no-image', 'Choose an image first.');
+      const refusal = refuseRequest(request, chosen);
+      if (refusal !== null) return refusal;
+      let opened;
+      try {
+        opened = await openImageForApp(chosen.info.path);
+      } catch (error) {
+        if (error instanceof ImageProbeError) return fail(error.code, error.message);
+        throw error;
+      }
+      if (!sameFile(chosen.identity, await fstatFd(opened.fd))) {
+        await opened.close();
+        return fail('image-changed', `${chosen.info.name} changed on disk after it was chosen. Choose it again to check it.`);
+      }
+      const settings = deps.settings.get();
+      const current = session = startFlashSession(
+        {
+          image: opened,
+          targets: request.targets,
+          verify: settings.verify,
+          eject: settings.eject,
+          notify: settings.notifications,
+        },
+        { launch: deps.launchHelper, effects: deps.effects, onProgress: (progress) => deps.emit('flashProgress', progress) },
+      );
+      void current.done.then((end) => {
+        session = null;
+        deps.emit('flashEnd', end);
+      });
+      return ok(null);
+    },
+    cancelFlash: async () => {
+      if (session === null) return fail('not-flashing', 'No flash is running.');
+      session.cancel();
+      return ok(null);
+    },
+    openExternal: async (url) => {
+      if (!isAllowedExternalUrl(url)) return fail('link-not-allowed', 'Sluice opens only its own links.');
+      await deps.openExternal(url);
+      return ok(null);
+    },
+    pageReady: async () => {
+      deps.handOff.connect(openHandedOver);
+      return ok(null);
+    },
+  };
+
+  const invoke = async (method: string, args: unknown): Promise<ApiResult<unknown>> => {
+    if (!isInvokeMethod(method)) return fail('invalid-request', `No such call: ${method.slice(0, 64)}.`);
+    const parsed = v.safeParse(INVOKE_ARGS[method], args);
+    if (!parsed.success) return fail('invalid-request', `Invalid arguments for ${method}: ${parsed.issues.map((issue) => issue.message).join('; ')}`);
+    try {
+      // The schema's output is exactly this handler's parameter list (INVOKE_ARGS is checked against ApiHandlers).
+      const handler = handlers[method] as (...validated: unknown[]) => Promise<ApiResult<unknown>>;
+      return await handler(...(parsed.output as unknown[]));
+    } catch (error) {
+      return fail('internal', `Something went wrong in Sluice: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  };
+
+  /** A path the system handed over, checked and chosen exactly as a dropped file's; the page learns the outcome from imageOpened. */
+  function openHandedOver(path: string): void {
+    void invoke('selectImage', [path]).then((result) => deps.emit('imageOpened', result as ApiResult<ImageInfo>));
+  }
+
+  return {
+    handlers,
+    invoke,
+    isFlashing: () => session !== null,
+    cancelFlashAndWait: async () => {
+      const running = session;
+      if (running === null) return;
+      running.cancel();
+      await running.done;
+    },
+    close: async () => {
+      await scanner.stop();
+      const running = session;
+      if (running !== null) {
+        running.cancel();
+        await running.done;
+      }
+    },
+  };
+}

@@ -1,0 +1,26 @@
+import type { Drive } from '../../worker/common/drive.js';
+import type { Failure } from '../../worker/common/result.js';
+import { findImageDrive, judgeDrive, refusalFailure, refusalOf, type ImageFacts, type Verdict } from '../../worker/common/verdict.js';
+import type { DriveInfo } from '../common/models.js';
+import type { ProbedImage } from './image-probe.js';
+
+/**
+ * The picker's view of `drives`: each with the shared verdicts on writing `image` to it (none
+ * chosen: no verdicts about its size or its file). The image's own drive is looked for among all
+ * of `drives`, hidden ones included: it is usually this computer's system disk.
+ */
+export function judgeDrives(drives: readonly Drive[], image: ProbedImage | null): DriveInfo[] {
+  const facts: ImageFacts | null = image === null ? null : { size: image.info.uncompressedSize, storedOn: findImageDrive(image.realPath, drives) };
+  return drives.map((drive) => ({ ...drive, verdicts: judgeDrive(drive, facts) }));
+}
+
+type InternalDiskVerdict = Extract<Verdict, { kind: 'system' }>;
+
+/**
+ * Why `drive` may not be written, as the failure the helper and the CLI would report: what the
+ * shared rules refuse, or an internal disk whose name the user did not type. Null: it may be.
+ */
+export function targetRefusal(drive: DriveInfo, confirmedByName: boolean): Failure | null {
+  const refusal = refusalOf(drive.verdicts) ?? (confirmedByName ? undefined : drive.verdicts.find((v): v is InternalDiskVerdict => v.kind === 'system'));
+  return refusal === undefined ? null : refusalFailure(refusal);
+}

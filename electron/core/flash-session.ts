@@ -1,0 +1,93 @@
+import type { Progress } from '../../worker/common/progress.js';
+import type { TargetResult } from '../../worker/common/result.js';
+import type { HelperJob, HelperJobOptions } from '../../worker/helper/launch.js';
+import type { OpenedImage } from '../../worker/sources/open-image.js';
+import { overallFraction } from '../common/flash-progress.js';
+import type { FlashEnd } from '../common/models.js';
+import { summarizeFlash } from '../common/outcome.js';
+
+/**
+ * Starts the privileged helper for one job: worker/helper/launch.ts startHelper with the app's
+ * elevation (electron/main/main.ts), or the tests' launcher that only accepts their own loops.
+ */
+export type HelperLauncher = (options: HelperJobOptions) => HelperJob;
+
+/**
+ * The desktop pieces a flash touches, by interface: Electron implements them (electron/main/
+ * desktop-effects.ts), tests pass a recorder, and this module runs under plain Node.
+ */
+export interface DesktopEffects {
+  /** Keeps the computer from sleeping mid-write; returns what lets it sleep again. */
+  preventSleep(): () => void;
+  /** Taskbar/dock progress, 0 to 1; null removes it. */
+  setProgress(fraction: number | null): void;
+  notify(title: string, body: string): void;
+}
+
+export interface FlashSessionJob {
+  /** Opened by the caller as the user; the session hands it to the helper as fd 0 and closes it at the end. */
+  image: OpenedImage;
+  /** Device paths, in the order the results come back. */
+  targets: readonly string[];
+  verify: boolean;
+  /** The helper ejects each drive it wrote and verified; a failure to eject comes back as a warning on its ok result. */
+  eject: boolean;
+  notify: boolean;
+}
+
+export interface FlashSessionDeps {
+  launch: HelperLauncher;
+  effects: DesktopEffects;
+  onProgress(progress: Progress): void;
+}
+
+export interface FlashSession {
+  /** Asks the helper to stop; `done` then resolves with `cancelled` results. */
+  cancel(): void;
+  /** How the job ended; never rejects. */
+  readonly done: Promise<FlashEnd>;
+}
+
+/** Runs one flash job through the helper, with the desktop effects around it. */
+export function startFlashSession(job: FlashSessionJob, deps: FlashSessionDeps): FlashSession {
+  const started = performance.now();
+  const latest = new Map<string, Progress>();
+  const allowSleep = deps.effects.preventSleep();
+
+  let helper: HelperJob | null = null;
+  let launchFailure: string | null = null;
+  try {
+    helper = deps.launch({
+      source: job.image.fd,
+      start: { targets: [...job.targets], imageSize: job.image.fileSize, sourceSeekable: true, verify: job.verify, eject: job.eject },
+      onProgress: (progress) => {
+        latest.set(progress.target, progress);
+        deps.onProgress(progress);
+        deps.effects.setProgress(overallFraction(job.targets.map((d) => latest.get(d)), job.verify));
+      },
+    });
+  } catch (error) {
+    launchFailure = error instanceof Error ? error.message : String(error);
+  }
+
+  const finish = async (): Promise<FlashEnd> => {
+    try {
+      const results: TargetResult[] =
+        helper === null
+          ? job.targets.map((target) => ({ status: 'failed', target, bytes: 0, code: 'helper-died', message: `The writing process could not start: ${launchFailure ?? 'unknown error'}. Nothing was written.` }))
+          : await helper.result;
+      const end: FlashEnd = { results, verify: job.verify, seconds: (performance.now() - started) / 1000 };
+      if (job.notify) {
+        const summary = summarizeFlash(end);
+        deps.effects.notify(summary.title, summary.body);
+      }
+      return end;
+    } finally {
+      allowSleep();
+      deps.effects.setProgress(null);
+      await job.image.close();
+    }
+  };
+
+  return { cancel: () => helper?.cancel(), done: finish() };
+}

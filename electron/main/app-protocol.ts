@@ -1,0 +1,18 @@
+import { readFile } from 'node:fs/promises';
+import { protocol } from 'electron';
+import { rendererHeaders, resolveRendererFile } from '../core/renderer-files.js';
+import { APP_HOST, APP_SCHEME } from '../core/security.js';
+
+/** Serves the built renderer at app://sluice/, with the CSP on every response. */
+export function registerAppProtocol(root: string): void {
+  protocol.handle(APP_SCHEME, async (request) => {
+    const url = new URL(request.url);
+    const file = url.host === APP_HOST ? resolveRendererFile(root, url.pathname) : null;
+    if (file === null) return new Response('Not found', { status: 404 });
+    try {
+      return new Response(await readFile(file.path), { headers: rendererHeaders(file.contentType) });
+    } catch {
+      return new Response('Not found', { status: 404 });
+    }
+  });
+}

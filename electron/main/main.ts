@@ -1,0 +1,93 @@
+/**
+ * The Electron main process: the composition root. Everything with logic lives in electron/core
+ * (no Electron imports, tested under Node); this file and its neighbours only connect it to
+ * Electron's window, IPC, dialogs and desktop integration.
+ */
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { app, BrowserWindow, protocol, shell } from 'electron';
+import { chooseElevation, onPath } from '../../worker/helper/elevation/choose.js';
+import { builtHelperProgram, packagedHelperProgram } from '../../worker/helper/helper-program.js';
+import { startHelper } from '../../worker/helper/launch.js';
+import { EVENT_CHANNELS } from '../common/ipc-channels.js';
+import { createAppService } from '../core/app-service.js';
+import { ImageHandOff } from '../core/image-hand-off.js';
+import { APP_ENTRY_URL, APP_SCHEME } from '../core/security.js';
+import { SettingsStore } from '../core/settings-store.js';
+import { registerAppProtocol } from './app-protocol.js';
+import { electronDesktopEffects } from './desktop-effects.js';
+import { reloadOnRendererRebuild } from './dev-reload.js';
+import { pickImageWithDialog } from './image-dialog.js';
+import { registerIpcHandlers } from './ipc.js';
+import { guardQuitDuringFlash } from './quit-guard.js';
+import { createMainWindow, denyAllPermissions, lockDownWebContents } from './window.js';
+
+const UI_DIR = fileURLToPath(new URL('../../ui/', import.meta.url));
+/** Bundled to CommonJS by Vite (vite.preload.config.ts): a sandboxed preload cannot load ES modules. */
+const PRELOAD = fileURLToPath(new URL('../preload/preload.cjs', import.meta.url));
+
+protocol.registerSchemesAsPrivileged([{ scheme: APP_SCHEME, privileges: { standard: true, secure: true, supportFetchAPI: true } }]);
+app.enableSandbox();
+app.on('web-contents-created', (_event, contents) => lockDownWebContents(contents));
+
+/** Images the system hands over: from the command line at start and from a second instance (Windows, Linux), from open-file (macOS). */
+const handOff = new ImageHandOff({ platform: process.platform, appInArguments: process.defaultApp === true }, (line) => process.stderr.write(`${line}\n`));
+
+function bringWindowForward(): void {
+  if (!app.isReady()) return;
+  const [window] = BrowserWindow.getAllWindows();
+  if (window?.isMinimized()) window.restore();
+  window?.focus();
+}
+
+async function openWindow(): Promise<void> {
+  denyAllPermissions();
+  registerAppProtocol(UI_DIR);
+  const settings = await SettingsStore.open(join(app.getPath('userData'), 'settings.json'));
+  if (settings.problem !== null) process.stderr.write(`sluice: ${settings.problem}\n`);
+
+  const window = createMainWindow(PRELOAD);
+  const service = createAppService({
+    settings,
+    // The helper gets root through the system's own dialog (pkexec, osascript, UAC); packaged, it
+    // is the launcher script in resources (build/HELPER.md), otherwise this runtime on the build.
+    launchHelper: (options) =>
+      startHelper({
+        ...options,
+        elevation: chooseElevation({ platform: process.platform, isRoot: process.getuid?.() === 0, frontEnd: 'app', interactive: false, installed: onPath }),
+        program: app.isPackaged ? packagedHelperProgram(process.resourcesPath) : builtHelperProgram(),
+      }),
+    pickImage: () => pickImageWithDialog(window),
+    openExternal: (url) => shell.openExternal(url),
+    effects: electronDesktopEffects(window),
+    emit: (event, payload) => {
+      if (!window.isDestroyed()) window.webContents.send(EVENT_CHANNELS[event], payload);
+    },
+    handOff,
+  });
+  registerIpcHandlers(service);
+  guardQuitDuringFlash(window, service);
+  window.on('closed', () => void service.close());
+  if (!app.isPackaged && process.env['SLUICE_DEV'] === '1') reloadOnRendererRebuild(UI_DIR, window);
+  await window.loadURL(APP_ENTRY_URL);
+}
+
+// One Sluice at a time: a second window would be a second drive scanner and could start a second
+// flash. A second start hands its command line (a double-clicked image) to this one and quits.
+if (!app.requestSingleInstanceLock()) {
+  app.quit();
+} else {
+  handOff.openCommandLine(process.argv, process.cwd());
+  app.on('second-instance', (_event, argv, workingDirectory) => {
+    bringWindowForward();
+    handOff.openCommandLine(argv, workingDirectory);
+  });
+  // macOS: before `ready` too, when a double-click is what starts Sluice.
+  app.on('open-file', (event, path) => {
+    event.preventDefault();
+    bringWindowForward();
+    handOff.openFile(path);
+  });
+  app.on('window-all-closed', () => app.quit());
+  void app.whenReady().then(openWindow);
+}

@@ -1,0 +1,37 @@
+/**
+ * The page's only door to the main process: window.sluice, one function per capability. Runs
+ * sandboxed, so Vite bundles it to CommonJS (vite.preload.config.ts); it imports the channel
+ * names and types, nothing with logic.
+ */
+import { contextBridge, ipcRenderer, webUtils, type IpcRendererEvent } from 'electron';
+import { EVENT_CHANNELS, INVOKE_CHANNELS } from '../common/ipc-channels.js';
+import type { SluiceApi, Unsubscribe } from '../common/ipc-contract.js';
+
+/** Passes the payload on and nothing else: the IPC event would hand the page `sender`, i.e. ipcRenderer itself. */
+function subscribe<T>(channel: string, listener: (payload: T) => void): Unsubscribe {
+  const forward = (_event: IpcRendererEvent, payload: T): void => listener(payload);
+  ipcRenderer.on(channel, forward);
+  return () => {
+    ipcRenderer.removeListener(channel, forward);
+  };
+}
+
+const api: SluiceApi = {
+  getSettings: () => ipcRenderer.invoke(INVOKE_CHANNELS.getSettings),
+  updateSettings: (patch) => ipcRenderer.invoke(INVOKE_CHANNELS.updateSettings, patch),
+  chooseImage: () => ipcRenderer.invoke(INVOKE_CHANNELS.chooseImage),
+  selectImage: (path) => ipcRenderer.invoke(INVOKE_CHANNELS.selectImage, path),
+  clearImage: () => ipcRenderer.invoke(INVOKE_CHANNELS.clearImage),
+  listDrives: () => ipcRenderer.invoke(INVOKE_CHANNELS.listDrives),
+  startFlash: (request) => ipcRenderer.invoke(INVOKE_CHANNELS.startFlash, request),
+  cancelFlash: () => ipcRenderer.invoke(INVOKE_CHANNELS.cancelFlash),
+  openExternal: (url) => ipcRenderer.invoke(INVOKE_CHANNELS.openExternal, url),
+  pageReady: () => ipcRenderer.invoke(INVOKE_CHANNELS.pageReady),
+  pathForFile: (file) => webUtils.getPathForFile(file as Parameters<typeof webUtils.getPathForFile>[0]),
+  onDrivesChanged: (listener) => subscribe(EVENT_CHANNELS.drivesChanged, listener),
+  onFlashProgress: (listener) => subscribe(EVENT_CHANNELS.flashProgress, listener),
+  onFlashEnd: (listener) => subscribe(EVENT_CHANNELS.flashEnd, listener),
+  onImageOpened: (listener) => subscribe(EVENT_CHANNELS.imageOpened, listener),
+};
+
+contextBridge.exposeInMainWorld('sluice', api);

@@ -1,0 +1,148 @@
+import { useCallback, useEffect, useReducer, useState } from 'react';
+import type { ApiResult } from '../../electron/common/api-result.js';
+import type { SluiceApi } from '../../electron/common/ipc-contract.js';
+import type { ImageInfo } from '../../electron/common/models.js';
+import type { Settings } from '../../electron/common/settings.js';
+import { ConfirmFlash } from './components/ConfirmFlash.js';
+import { DrivePicker } from './components/DrivePicker.js';
+import { DriveStep } from './components/DriveStep.js';
+import { EndScreen } from './components/EndScreen.js';
+import { FlashStep } from './components/FlashStep.js';
+import { GearIcon, ImageIcon } from './components/Icons.js';
+import { ImageStep } from './components/ImageStep.js';
+import { ProgressView } from './components/ProgressView.js';
+import { SettingsDialog } from './components/SettingsDialog.js';
+import { availableDrives, canFlash, defaultVisibility, flowReducer, INITIAL_STATE, selectedDrives } from './flow.js';
+import { useFileDrop } from './use-file-drop.js';
+
+type Dialog = 'drives' | 'confirm' | 'settings' | null;
+
+export function App({ api }: { api: SluiceApi }) {
+  const [state, dispatch] = useReducer(flowReducer, INITIAL_STATE);
+  const [dialog, setDialog] = useState<Dialog>(null);
+  const [loadError, setLoadError] = useState<string | null>(null);
+
+  useEffect(() => {
+    const unsubscribe = [
+      api.onDrivesChanged((drives) => dispatch({ type: 'drives', drives })),
+      api.onFlashProgress((progress) => dispatch({ type: 'progress', progress })),
+      api.onFlashEnd((end) => dispatch({ type: 'flash-ended', end })),
+      api.onImageOpened((result) => dispatch({ type: 'image-opened', result })),
+    ];
+    // Only now, with every listener in place: an image handed over at start arrives in answer to this.
+    void api.pageReady();
+    void api.getSettings().then((result) => (result.ok ? dispatch({ type: 'settings', settings: result.value }) : setLoadError(result.error.message)));
+    void api.listDrives().then((result) => result.ok && dispatch({ type: 'drives', drives: result.value }));
+    return () => unsubscribe.forEach((stop) => stop());
+  }, [api]);
+
+  const imageChosen = useCallback((result: ApiResult<ImageInfo | null>) => {
+    if (!result.ok) dispatch({ type: 'image-error', message: result.error.message });
+    else if (result.value === null) dispatch({ type: 'image-dialog-closed' });
+    else dispatch({ type: 'image-chosen', image: result.value });
+  }, []);
+
+  const chooseImage = useCallback(() => {
+    dispatch({ type: 'image-busy' });
+    void api.chooseImage().then(imageChosen);
+  }, [api, imageChosen]);
+
+  const dropFile = useCallback(
+    (file: File) => {
+      const path = api.pathForFile(file);
+      if (path === '') {
+        dispatch({ type: 'image-error', message: `${file.name} has no place on disk (was it dragged from a web page?). Save it to a folder first, then drop it from there.` });
+        return;
+      }
+      dispatch({ type: 'image-busy' });
+      void api.selectImage(path).then(imageChosen);
+    },
+    [api, imageChosen],
+  );
+  const dragging = useFileDrop(state.flash === null && state.finished === null, dropFile);
+
+  const clearImage = () => {
+    dispatch({ type: 'image-cleared' });
+    void api.clearImage();
+  };
+
+  const startFlash = () => {
+    if (state.image === null) return;
+    setDialog(null);
+    dispatch({ type: 'flash-starting' });
+    void api
+      .startFlash({ imagePath: state.image.path, targets: state.selected, confirmedSystemDrives: state.confirmedSystem })
+      .then((result) => !result.ok && dispatch({ type: 'flash-refused', message: result.error.message }));
+  };
+
+  const cancelFlash = () => {
+    dispatch({ type: 'cancelling' });
+    void api.cancelFlash();
+  };
+
+  const startOver = (keepImage: boolean) => {
+    dispatch({ type: 'start-over', keepImage });
+    if (!keepImage) void api.clearImage();
+  };
+
+  const updateSettings = async (patch: Partial<Settings>): Promise<string | null> => {
+    const result = await api.updateSettings(patch);
+    if (!result.ok) return result.error.message;
+    dispatch({ type: 'settings', settings: result.value });
+    return null;
+  };
+
+  const targets = selectedDrives(state);
+
+  return (
+    <div className="app">
+      <header className="app-header">
+        <h1>Sluice</h1>
+        <button type="button" className="icon-button" aria-label="Settings" onClick={() => setDialog('settings')} disabled={state.settings === null}>
+          <GearIcon />
+        </button>
+      </header>
+      <main className="app-main">
+        {loadError !== null && (
+          <p className="message error" role="alert">
+            {loadError}
+          </p>
+        )}
+        {state.flash !== null ? (
+          <ProgressView flash={state.flash} onCancel={cancelFlash} />
+        ) : state.finished !== null ? (
+          <EndScreen finished={state.finished} onFlashAgain={() => startOver(true)} onFlashAnother={() => startOver(false)} onOpenLink={(url) => void api.openExternal(url)} />
+        ) : (
+          <div className="steps" data-screen="steps">
+            <ImageStep image={state.image} busy={state.imageBusy} error={state.imageError} onChoose={chooseImage} onClear={clearImage} />
+            <DriveStep selected={targets} available={availableDrives(state)} notice={state.driveNotice} onOpenPicker={() => setDialog('drives')} />
+            <FlashStep ready={canFlash(state)} verify={state.settings?.verify ?? true} error={state.startError} onFlash={() => setDialog('confirm')} onOpenSettings={() => setDialog('settings')} />
+          </div>
+        )}
+      </main>
+      {dialog === 'drives' && (
+        <DrivePicker
+          drives={state.drives}
+          visibility={defaultVisibility(state.settings)}
+          selected={state.selected}
+          confirmedSystem={state.confirmedSystem}
+          onCancel={() => setDialog(null)}
+          onDone={(devices, confirmedSystem) => {
+            dispatch({ type: 'select', devices, confirmedSystem });
+            setDialog(null);
+          }}
+        />
+      )}
+      {dialog === 'confirm' && state.image !== null && targets.length > 0 && (
+        <ConfirmFlash image={state.image} targets={targets} verify={state.settings?.verify ?? true} onConfirm={startFlash} onCancel={() => setDialog(null)} />
+      )}
+      {dialog === 'settings' && state.settings !== null && <SettingsDialog settings={state.settings} onChange={updateSettings} onClose={() => setDialog(null)} />}
+      {dragging && (
+        <div className="drop-overlay" aria-hidden="true">
+          <ImageIcon className="drop-icon" />
+          <p>Drop the image to choose it</p>
+        </div>
+      )}
+    </div>
+  );
+}

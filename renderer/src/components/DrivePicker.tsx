@@ -1,0 +1,178 @@
+import { useId, useState } from 'react';
+import type { DriveInfo } from '../../../electron/common/models.js';
+import { formatBytes } from '../../../worker/common/units.js';
+import { isDriveShown, verdictEffect, type DriveVisibility } from '../../../worker/common/verdict.js';
+import { isSelectable } from '../flow.js';
+import { BUS_LABEL, driveName, verdictBadge } from '../labels.js';
+import { Modal } from './Modal.js';
+
+interface DrivePickerProps {
+  drives: DriveInfo[];
+  /** What is listed while "show all drives" is off. */
+  visibility: DriveVisibility;
+  selected: string[];
+  confirmedSystem: string[];
+  onDone: (devices: string[], confirmedSystem: string[]) => void;
+  onCancel: () => void;
+}
+
+/** The name a person types to confirm a system drive: the last part of its path ("sda", "disk2", "PhysicalDrive1"). */
+export function typedName(device: string): string {
+  return device.split(/[\\/]/).pop() ?? device;
+}
+
+function Badges({ drive }: { drive: DriveInfo }) {
+  return (
+    <span className="badges">
+      {drive.verdicts.map((verdict) => (
+        <span key={verdict.kind} className={`badge ${verdictEffect(verdict)}`}>
+          {verdictBadge(verdict)}
+        </span>
+      ))}
+    </span>
+  );
+}
+
+interface SystemConfirmProps {
+  device: string;
+  onConfirm: () => void;
+  onCancel: () => void;
+}
+
+function SystemConfirm({ device, onConfirm, onCancel }: SystemConfirmProps) {
+  const [typed, setTyped] = useState('');
+  const inputId = useId();
+  const expected = typedName(device);
+  return (
+    <div className="typed-confirm">
+      <label htmlFor={inputId}>
+        This is an internal disk of this computer. To choose it anyway, type <kbd>{expected}</kbd>:
+      </label>
+      <div className="actions">
+        <input
+          id={inputId}
+          type="text"
+          autoComplete="off"
+          spellCheck={false}
+          value={typed}
+          onChange={(event) => setTyped(event.target.value)}
+          onKeyDown={(event) => {
+            if (event.key === 'Enter' && typed === expected) onConfirm();
+          }}
+          autoFocus
+        />
+        <button type="button" className="button danger" disabled={typed !== expected} onClick={onConfirm}>
+          Choose {expected}
+        </button>
+        <button type="button" className="button quiet" onClick={onCancel}>
+          Keep it unselected
+        </button>
+      </div>
+    </div>
+  );
+}
+
+/** The drive list: live as drives come and go, several may be chosen, unsafe ones explain themselves. */
+export function DrivePicker({ drives, visibility, selected, confirmedSystem, onDone, onCancel }: DrivePickerProps) {
+  const [chosen, setChosen] = useState(selected);
+  const [confirmed, setConfirmed] = useState(confirmedSystem);
+  // Opened again with an internal disk chosen, the list shows it.
+  const [showAll, setShowAll] = useState(() => drives.some((d) => selected.includes(d.device) && !isDriveShown(d, visibility)));
+  const [pendingSystem, setPendingSystem] = useState<string | null>(null);
+  const listId = useId();
+
+  // The list is live: a drive unplugged while the picker is open drops out of the choice too.
+  const stillChosen = chosen.filter((device) => drives.some((d) => d.device === device && isSelectable(d)));
+  const hidden = drives.filter((d) => !isDriveShown(d, visibility)).length;
+  const visible = drives.filter((d) => isDriveShown(d, { ...visibility, showAll }));
+
+  const toggle = (drive: DriveInfo, checked: boolean): void => {
+    if (!checked) {
+      setChosen((list) => list.filter((d) => d !== drive.device));
+      setConfirmed((list) => list.filter((d) => d !== drive.device));
+    } else if (drive.verdicts.some((v) => verdictEffect(v) === 'confirm-by-name') && !confirmed.includes(drive.device)) {
+      setPendingSystem(drive.device);
+    } else {
+      setChosen((list) => [...list, drive.device]);
+    }
+  };
+
+  return (
+    <Modal
+      title="Select target drives"
+      onClose={onCancel}
+      className="picker"
+      footer={
+        <>
+          <button type="button" className="button" onClick={onCancel}>
+            Cancel
+          </button>
+          <button
+            type="button"
+            className="button primary"
+            disabled={stillChosen.length === 0 && selected.length === 0}
+            onClick={() => onDone(stillChosen, confirmed.filter((d) => stillChosen.includes(d)))}
+          >
+            {stillChosen.length === 0 ? (selected.length === 0 ? 'Select' : 'Clear selection') : `Select ${stillChosen.length} drive${stillChosen.length === 1 ? '' : 's'}`}
+          </button>
+        </>
+      }
+    >
+      {hidden > 0 && (
+        <label className="toggle">
+          <input type="checkbox" checked={showAll} onChange={(event) => setShowAll(event.target.checked)} />
+          Show all drives ({hidden} more: this computer’s own disks{visibility.showVirtual ? '' : ' and virtual drives'})
+        </label>
+      )}
+      {visible.length === 0 ? (
+        <p className="empty" role="status">
+          No drives found. Plug in an SD card or a USB drive: it appears here by itself.
+        </p>
+      ) : (
+        <ul className="drive-list" id={listId} aria-label="Drives">
+          {visible.map((drive) => {
+            const selectable = isSelectable(drive);
+            const inputId = `${listId}-${drive.device}`;
+            const reasonId = `${inputId}-reason`;
+            const reasons = drive.verdicts.map((v) => v.message).join(' ');
+            return (
+              <li key={drive.device} className={`drive-row ${selectable ? '' : 'blocked'}`} data-device={drive.device}>
+                <input
+                  id={inputId}
+                  type="checkbox"
+                  checked={stillChosen.includes(drive.device)}
+                  disabled={!selectable}
+                  aria-describedby={reasons === '' ? undefined : reasonId}
+                  onChange={(event) => toggle(drive, event.target.checked)}
+                />
+                <label htmlFor={inputId}>
+                  <span className="drive-name">{driveName(drive)}</span>
+                  <span className="muted">
+                    {[drive.size === null ? 'no medium' : formatBytes(drive.size), BUS_LABEL[drive.bus], drive.device].filter(Boolean).join(' · ')}
+                  </span>
+                  <Badges drive={drive} />
+                  {reasons !== '' && (
+                    <span className="reason" id={reasonId}>
+                      {reasons}
+                    </span>
+                  )}
+                </label>
+                {pendingSystem === drive.device && (
+                  <SystemConfirm
+                    device={drive.device}
+                    onConfirm={() => {
+                      setConfirmed((list) => [...list, drive.device]);
+                      setChosen((list) => [...list, drive.device]);
+                      setPendingSystem(null);
+                    }}
+                    onCancel={() => setPendingSystem(null)}
+                  />
+                )}
+              </li>
+            );
+          })}
+        </ul>
+      )}
+    </Modal>
+  );
+}

@@ -1,0 +1,78 @@
+import { overallFraction, targetFraction } from '../../../electron/common/flash-progress.js';
+import type { FlashProgress } from '../../../electron/common/models.js';
+import { formatBytes, formatDuration } from '../../../worker/common/units.js';
+import type { RunningFlash } from '../flow.js';
+import { driveName, PHASE_LABEL } from '../labels.js';
+import { WarningIcon } from './Icons.js';
+
+function percent(fraction: number | null): string {
+  return fraction === null ? '' : `${Math.floor(fraction * 100)}%`;
+}
+
+function phaseText(progress: FlashProgress | undefined): string {
+  return progress === undefined ? 'Starting' : PHASE_LABEL[progress.phase];
+}
+
+function rate(progress: FlashProgress | undefined): string {
+  if (progress === undefined) return '';
+  const parts = [];
+  if (progress.speed > 0) parts.push(`${formatBytes(progress.speed)}/s`);
+  if (progress.eta !== null) parts.push(`${formatDuration(progress.eta)} left in this phase`);
+  return parts.join(' · ');
+}
+
+/** The running flash: phase, overall percent, speed and time left, and a row per drive. */
+export function ProgressView({ flash, onCancel }: { flash: RunningFlash; onCancel: () => void }) {
+  const reports = flash.targets.map((t) => flash.progress[t.device]);
+  const fraction = overallFraction(reports, flash.verify);
+  // The slowest drive decides when the job ends, so the headline follows it.
+  const lead = reports.reduce<FlashProgress | undefined>((slowest, p) => {
+    if (p === undefined) return slowest;
+    if (slowest === undefined) return p;
+    return (targetFraction(p, flash.verify) ?? 0) < (targetFraction(slowest, flash.verify) ?? 0) ? p : slowest;
+  }, undefined);
+  const phase = flash.cancelling ? 'Cancelling' : phaseText(lead);
+
+  return (
+    <section className="progress-view" aria-labelledby="progress-title" data-screen="flashing">
+      <h2 id="progress-title">
+        Flashing <span className="chosen-name">{flash.image.name}</span>
+      </h2>
+      <p className="phase" role="status" data-testid="phase">
+        {phase}…
+      </p>
+      <div className="bar-row">
+        <progress max={1} value={fraction ?? undefined} aria-label="Overall progress" aria-valuetext={percent(fraction)} />
+        <span className="percent" data-testid="percent">
+          {percent(fraction)}
+        </span>
+      </div>
+      <p className="muted">{lead === undefined ? 'Preparing the drive…' : `${formatBytes(lead.bytesDone)}${lead.bytesTotal === null ? '' : ` of ${formatBytes(lead.bytesTotal)}`} · ${rate(lead)}`}</p>
+      <ul className="target-rows" aria-label="Drives">
+        {flash.targets.map((t) => {
+          const p = flash.progress[t.device];
+          const f = p === undefined ? null : targetFraction(p, flash.verify);
+          return (
+            <li key={t.device}>
+              <span className="drive-name">{driveName(t)}</span>
+              <span className="muted">{t.device}</span>
+              <span>{phaseText(p)}</span>
+              <span className="numeric">{percent(f)}</span>
+            </li>
+          );
+        })}
+      </ul>
+      {flash.notice !== null && (
+        <p className="message warning" role="status" data-testid="flash-notice">
+          <WarningIcon />
+          {flash.notice}
+        </p>
+      )}
+      <div className="actions">
+        <button type="button" className="button" onClick={onCancel} disabled={flash.cancelling}>
+          {flash.cancelling ? 'Cancelling…' : 'Cancel'}
+        </button>
+      </div>
+    </section>
+  );
+}

@@ -1,0 +1,67 @@
+/** Words the screens use for formats, partition tables, phases, buses and verdict badges (a verdict's sentence is its own message). */
+import type { Drive, DriveBus } from '../../worker/common/drive.js';
+import type { ImageFormat } from '../../worker/common/image-format.js';
+import type { Phase } from '../../worker/common/progress.js';
+import type { Verdict } from '../../worker/common/verdict.js';
+import type { PartitionTable } from '../../electron/common/models.js';
+
+export const FORMAT_LABEL: Readonly<Record<ImageFormat, string>> = {
+  raw: 'Raw disk image',
+  gzip: 'gzip-compressed image',
+  xz: 'xz-compressed image',
+  bzip2: 'bzip2-compressed image',
+  zstd: 'Zstandard-compressed image',
+  zip: 'ZIP archive',
+  qcow2: 'QEMU disk image (qcow2)',
+  dmg: 'Apple disk image (dmg)',
+};
+
+export const PARTITION_TABLE_LABEL: Readonly<Record<PartitionTable, string>> = {
+  gpt: 'GPT',
+  mbr: 'MBR',
+  none: 'None found',
+};
+
+export const PHASE_LABEL: Readonly<Record<Phase, string>> = {
+  decompressing: 'Decompressing',
+  writing: 'Writing',
+  syncing: 'Syncing',
+  verifying: 'Verifying',
+};
+
+export const BUS_LABEL: Readonly<Record<DriveBus, string>> = {
+  usb: 'USB',
+  sd: 'SD',
+  sata: 'SATA',
+  scsi: 'SCSI',
+  pcie: 'PCIe',
+  virtual: 'virtual',
+  other: '',
+};
+
+/** What its owner would call the drive: "SanDisk Ultra", or its bus for a drive that names nothing. */
+export function driveName(drive: Pick<Drive, 'description' | 'bus'>): string {
+  if (drive.description !== '') return drive.description;
+  const bus = BUS_LABEL[drive.bus];
+  return bus === '' ? 'Unnamed drive' : `Unnamed ${bus} drive`;
+}
+
+/** A verdict's badge in the drive picker. */
+export function verdictBadge(verdict: Verdict): string {
+  switch (verdict.kind) {
+    case 'system':
+      return verdict.running ? 'Running system' : 'System drive';
+    case 'source':
+      return 'Holds the image';
+    case 'too-small':
+      return 'Too small';
+    case 'read-only':
+      return 'Read-only';
+    case 'large':
+      return 'Large drive';
+    case 'mounted':
+      return 'Mounted';
+    case 'virtual':
+      return 'Virtual';
+  }
+}

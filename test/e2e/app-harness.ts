@@ -1,0 +1,135 @@
+/**
+ * Runs the built renderer in Debian's Chromium against the real main-process core through the test
+ * bridge, with the real helper writing real loop devices. Everything a test flashes passes
+ * assertTestTarget first, inside the helper launcher, before the helper can open it.
+ */
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { SettingsPatch } from '../../electron/common/settings.js';
+import type { HelperLauncher } from '../../electron/core/flash-session.js';
+import type * as HelperProgram from '../../worker/helper/helper-program.js';
+import type * as HelperLaunch from '../../worker/helper/launch.js';
+import { assertTestTarget } from '../helpers/cli.js';
+import { startBridge, type Bridge } from './bridge/bridge-server.js';
+
+export const CHROMIUM = '/usr/bin/chromium';
+export const ARTIFACTS = resolve('test-artifacts/app');
+
+/**
+ * The helper as `npm start` runs it: the built out/worker/helper/main.js (vitest runs the sources,
+ * which have no main.js next to launch.ts). `npm test` builds first.
+ */
+async function builtStartHelper(): Promise<HelperLauncher> {
+  const launch = (await import(resolve('out/worker/helper/launch.js'))) as typeof HelperLaunch;
+  return launch.startHelper;
+}
+
+/**
+ * The helper launcher the app gets in tests: refuses any target that is not a loop device this
+ * test created, and optionally puts the helper into a blkio cgroup (a slow card).
+ */
+export async function testLauncher(cgroupDir?: string): Promise<HelperLauncher> {
+  const startHelper = await builtStartHelper();
+  const { builtHelperProgram } = (await import(resolve('out/worker/helper/helper-program.js'))) as typeof HelperProgram;
+  return (options) => {
+    options.start.targets.forEach(assertTestTarget);
+    if (cgroupDir === undefined) return startHelper(options);
+    // The helper joins the slow card's cgroup before it is the helper: a shell enters the group,
+    // then becomes it, so not one byte escapes the throttle.
+    const helper = builtHelperProgram();
+    const program = { ...helper, file: '/bin/sh', args: ['-c', `echo $$ > '${cgroupDir}/cgroup.procs' && exec "$@"`, 'sh', helper.file, ...helper.args] };
+    return startHelper({ ...options, program });
+  };
+}
+
+export interface AppUnderTest {
+  page: Page;
+  bridge: Bridge;
+  /** Console errors and CSP violations the page reported. */
+  pageErrors: string[];
+  screenshot(name: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface OpenAppOptions {
+  dropDir: string;
+  settings?: SettingsPatch;
+  cgroupDir?: string;
+  colorScheme?: 'light' | 'dark';
+  /**
+   * The command line Sluice is started with, as a double-click on an image starts it on Windows
+   * and Linux: handed to the core before the page loads, as electron/main/main.ts does at start.
+   */
+  startedWith?: { argv: string[]; workingDirectory: string };
+}
+
+export async function launchBrowser(): Promise<{ context: BrowserContext; close(): Promise<void> }> {
+  // A fresh profile per run: nothing cached or remembered from earlier runs.
+  const userDataDir = mkdtempSync(join(tmpdir(), 'sluice-chromium-'));
+  const context = await chromium.launchPersistentContext(userDataDir, {
+    executablePath: CHROMIUM,
+    headless: true,
+    viewport: { width: 960, height: 640 },
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+  return {
+    context,
+    close: async () => {
+      await context.close();
+      rmSync(userDataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export async function openApp(context: BrowserContext, options: OpenAppOptions): Promise<AppUnderTest> {
+  mkdirSync(ARTIFACTS, { recursive: true });
+  const bridge = await startBridge({
+    uiDir: resolve('out/ui'),
+    shimFile: resolve('out/test/e2e/bridge/page-shim.js'),
+    dropDir: options.dropDir,
+    settingsFile: join(options.dropDir, 'settings.json'),
+    initialSettings: options.settings,
+    launchHelper: await testLauncher(options.cgroupDir),
+  });
+  if (options.startedWith !== undefined) bridge.handOff.openCommandLine(options.startedWith.argv, options.startedWith.workingDirectory);
+  const page = await context.newPage();
+  await page.emulateMedia({ colorScheme: options.colorScheme ?? 'light' });
+  const pageErrors: string[] = [];
+  page.on('console', (message) => {
+    if (message.type() === 'error') pageErrors.push(message.text());
+  });
+  page.on('pageerror', (error) => pageErrors.push(error.message));
+  await page.goto(bridge.url);
+  await page.getByRole('heading', { name: 'Sluice' }).waitFor();
+  return {
+    page,
+    bridge,
+    pageErrors,
+    screenshot: async (name) => void (await page.screenshot({ path: join(ARTIFACTS, `${name}.png`) })),
+    close: async () => {
+      await page.close();
+      await bridge.close();
+    },
+  };
+}
+
+/** Reads the overall percent shown on the progress screen every 50 ms until `done` resolves. */
+export function recordPercents(page: Page, done: Promise<unknown>): Promise<number[]> {
+  const seen: number[] = [];
+  let finished = false;
+  void done.finally(() => (finished = true));
+  return (async () => {
+    while (!finished) {
+      const text = await page
+        .getByTestId('percent')
+        .textContent({ timeout: 50 })
+        .catch(() => null);
+      const value = text === null ? NaN : parseInt(text, 10);
+      if (!Number.isNaN(value) && seen[seen.length - 1] !== value) seen.push(value);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    return seen;
+  })();
+}

@@ -1,0 +1,126 @@
+/**
+ * Choosing an internal disk by typing its name, in Chromium. This machine has no internal disk
+ * but the one it runs from (refused outright: see app.test.ts), and none can be made without
+ * kernel modules. So the built renderer gets drivelist's captured Windows listing
+ * (test/fixtures/drivelist), judged by the main process's own code, through a stand-in for
+ * window.sluice that answers with it and records what the page asks for; the start request the
+ * page sends then goes through the core's own refusal check. On top of app.test.ts, not instead.
+ */
+import { readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ApiResult } from '../../electron/common/api-result.js';
+import type { SluiceApi } from '../../electron/common/ipc-contract.js';
+import type { DriveInfo, FlashRequest, ImageInfo } from '../../electron/common/models.js';
+import { DEFAULT_SETTINGS, type Settings } from '../../electron/common/settings.js';
+import { judgeDrives, targetRefusal } from '../../electron/core/drive-view.js';
+import type { ProbedImage } from '../../electron/core/image-probe.js';
+import { rendererHeaders, resolveRendererFile } from '../../electron/core/renderer-files.js';
+import { win32Drives } from '../helpers/drive-fixtures.js';
+import { ARTIFACTS, launchBrowser } from './app-harness.js';
+
+const ORIGIN = 'http://sluice.test';
+const INTERNAL = '\\\\.\\PhysicalDrive5';
+const RUNNING = '\\\\.\\PhysicalDrive0';
+
+const image: ImageInfo = { path: 'C:\\Users\\me\\raspios.img', name: 'raspios.img', fileSize: 2e9, format: 'raw', supported: true, uncompressedSize: 2e9, partitionTable: 'mbr' };
+const drives = judgeDrives(win32Drives, { info: image, realPath: image.path } as ProbedImage);
+
+interface Fixture {
+  settings: Settings;
+  image: ImageInfo;
+  drives: DriveInfo[];
+}
+
+/** Runs in the page before the renderer: window.sluice answering from the fixture, recording start requests in window.startRequests. */
+function installStandIn(fixture: Fixture): void {
+  const startRequests: FlashRequest[] = [];
+  const ok = <T,>(value: T): Promise<ApiResult<T>> => Promise.resolve({ ok: true, value });
+  const never = () => () => undefined;
+  const api: SluiceApi = {
+    getSettings: () => ok(fixture.settings),
+    updateSettings: () => ok(fixture.settings),
+    chooseImage: () => ok(fixture.image),
+    selectImage: () => ok(fixture.image),
+    clearImage: () => ok(null),
+    listDrives: () => ok(fixture.drives),
+    startFlash: (request) => {
+      startRequests.push(request);
+      return ok(null);
+    },
+    cancelFlash: () => ok(null),
+    openExternal: () => ok(null),
+    pageReady: () => ok(null),
+    pathForFile: () => '',
+    onDrivesChanged: never,
+    onFlashProgress: never,
+    onFlashEnd: never,
+    onImageOpened: never,
+  };
+  Object.defineProperty(globalThis, 'sluice', { value: api });
+  Object.defineProperty(globalThis, 'startRequests', { value: startRequests });
+}
+
+let browser: Awaited<ReturnType<typeof launchBrowser>>;
+beforeAll(async () => {
+  browser = await launchBrowser();
+});
+afterAll(async () => {
+  await browser.close();
+});
+
+describe('an internal disk in the drive picker', () => {
+  it('is chosen only after its name is typed, and the start request carries that confirmation to the core', async () => {
+    const page = await browser.context.newPage();
+    const uiDir = resolve('out/ui');
+    // The built renderer, with the headers (and CSP) the app serves it with.
+    await page.route(`${ORIGIN}/**`, (route) => {
+      const file = resolveRendererFile(uiDir, new URL(route.request().url()).pathname);
+      return file === null ? route.fulfill({ status: 404 }) : route.fulfill({ status: 200, headers: rendererHeaders(file.contentType), body: readFileSync(file.path) });
+    });
+    await page.addInitScript(installStandIn, { settings: { ...DEFAULT_SETTINGS }, image, drives } satisfies Fixture);
+    try {
+      await page.goto(`${ORIGIN}/index.html`);
+      await page.getByRole('button', { name: 'Choose image…' }).click();
+      await page.getByTestId('image-name').waitFor();
+      await page.getByRole('button', { name: 'Select target…' }).click();
+      const picker = page.getByRole('dialog', { name: 'Select target drives' });
+      const internal = picker.locator('li.drive-row').filter({ hasText: 'ST2000DM008' });
+      const running = picker.locator('li.drive-row').filter({ hasText: 'Samsung SSD 970' });
+      await expect(internal.count()).resolves.toBe(0);
+
+      await picker.getByRole('checkbox', { name: /Show all drives/ }).check();
+      await expect(running.getByRole('checkbox').isDisabled()).resolves.toBe(true);
+      await expect(running.textContent()).resolves.toContain('holds the running system');
+      // Ticking it asks for the name instead of choosing it.
+      await internal.getByRole('checkbox').click();
+      const typed = internal.getByRole('textbox');
+      await typed.waitFor();
+      await expect(internal.getByRole('checkbox').isChecked()).resolves.toBe(false);
+      const choose = internal.getByRole('button', { name: 'Choose PhysicalDrive5' });
+      await typed.fill('PhysicalDrive');
+      await expect(choose.isDisabled()).resolves.toBe(true);
+      await typed.fill('PhysicalDrive5');
+      await page.screenshot({ path: join(ARTIFACTS, '22-internal-disk-typed-name.png') });
+      await choose.click();
+      await expect(internal.getByRole('checkbox').isChecked()).resolves.toBe(true);
+      await picker.getByRole('button', { name: 'Select 1 drive' }).click();
+
+      await page.getByRole('button', { name: 'Flash!' }).click();
+      const confirm = page.getByRole('dialog', { name: 'Erase this drive?' });
+      // The 2 TB disk's "large" verdict, in its own words.
+      await expect(confirm.textContent()).resolves.toContain('more than SD cards and USB sticks usually do');
+      await confirm.getByRole('button', { name: 'Erase and flash' }).click();
+
+      const requests = await page.evaluate(() => (globalThis as unknown as { startRequests: FlashRequest[] }).startRequests);
+      expect(requests).toEqual([{ imagePath: image.path, targets: [INTERNAL], confirmedSystemDrives: [INTERNAL] }]);
+      const disk = drives.find((d) => d.device === INTERNAL);
+      if (disk === undefined) throw new Error('the fixture lost its internal disk');
+      expect(targetRefusal(disk, requests[0]?.confirmedSystemDrives.includes(INTERNAL) ?? false)).toBeNull();
+      expect(targetRefusal(disk, false)?.code).toBe('target-system');
+      expect(drives.find((d) => d.device === RUNNING)?.verdicts.map((v) => v.kind)).toContain('source');
+    } finally {
+      await page.close();
+    }
+  });
+});

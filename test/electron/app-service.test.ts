@@ -1,0 +1,234 @@
+import { execFileSync } from 'node:child_process';
+import { appendFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { gzipSync } from 'node:zlib';
+import { afterEach, expect, it } from 'vitest';
+import type { ApiResult } from '../../electron/common/api-result.js';
+import type { EventPayloads } from '../../electron/common/ipc-contract.js';
+import { EXTERNAL_LINKS } from '../../electron/common/links.js';
+import type { DriveInfo } from '../../electron/common/models.js';
+import { createAppService, type AppService } from '../../electron/core/app-service.js';
+import { ImageHandOff } from '../../electron/core/image-hand-off.js';
+import { SettingsStore } from '../../electron/core/settings-store.js';
+import { MiB } from '../../worker/common/units.js';
+import { describeDevices } from '../helpers/device-suite.js';
+import { createLoop, scratchDir, writeRandomFile } from '../helpers/loop-device.js';
+import { testLauncher } from '../e2e/app-harness.js';
+
+interface Harness {
+  service: AppService;
+  handOff: ImageHandOff;
+  events: { [E in keyof EventPayloads]: EventPayloads[E][] };
+  effects: string[];
+  opened: string[];
+}
+
+let current: Harness | null = null;
+afterEach(async () => {
+  await current?.service.close();
+  current = null;
+});
+
+/** The core as Electron wires it (the real drive scanner), with the test launcher (own loop devices only) and recorders for the desktop effects. */
+async function harness(dir: string, settings: Parameters<SettingsStore['update']>[0] = {}): Promise<Harness> {
+  const store = await SettingsStore.open(join(dir, 'settings.json'));
+  await store.update({ showVirtual: true, ...settings });
+  const h: Harness = {
+    service: undefined as never,
+    handOff: new ImageHandOff({ platform: 'linux', appInArguments: false }, () => undefined),
+    events: { drivesChanged: [], flashProgress: [], flashEnd: [], imageOpened: [] },
+    effects: [],
+    opened: [],
+  };
+  h.service = createAppService({
+    settings: store,
+    launchHelper: await testLauncher(),
+    pickImage: async () => null,
+    openExternal: async (url) => void h.opened.push(url),
+    effects: {
+      preventSleep: () => {
+        h.effects.push('sleep blocked');
+        return () => void h.effects.push('sleep allowed');
+      },
+      setProgress: (fraction) => void h.effects.push(fraction === null ? 'progress cleared' : 'progress'),
+      notify: (title) => void h.effects.push(`notified: ${title}`),
+    },
+    emit: (event, payload) => void (h.events[event] as unknown[]).push(payload),
+    handOff: h.handOff,
+  });
+  current = h;
+  return h;
+}
+
+function value<T>(result: ApiResult<T>): T {
+  if (!result.ok) throw new Error(`expected ok, got ${result.error.code}: ${result.error.message}`);
+  return result.value;
+}
+
+async function drives(service: AppService): Promise<DriveInfo[]> {
+  return value(await service.handlers.listDrives());
+}
+
+async function flashEnded(h: Harness): Promise<EventPayloads['flashEnd']> {
+  await expect.poll(() => h.events.flashEnd.length, { timeout: 30_000 }).toBe(1);
+  return h.events.flashEnd[0] as EventPayloads['flashEnd'];
+}
+
+describeDevices('the main-process core (what Electron and the browser bridge both run)', () => {
+  it('checks every call against its schema before any handler runs', async () => {
+    const { service } = await harness(scratchDir());
+    const refused = async (method: string, args: unknown) => {
+      const result = await service.invoke(method, args);
+      expect(result.ok, `${method} ${JSON.stringify(args)}`).toBe(false);
+      return result.ok ? '' : result.error.code;
+    };
+    expect(await refused('readFile', ['/etc/shadow'])).toBe('invalid-request');
+    expect(await refused('constructor', [])).toBe('invalid-request');
+    expect(await refused('getSettings', 'not a list')).toBe('invalid-request');
+    expect(await refused('getSettings', [1])).toBe('invalid-request');
+    expect(await refused('selectImage', [42])).toBe('invalid-request');
+    expect(await refused('selectImage', [''])).toBe('invalid-request');
+    expect(await refused('updateSettings', [{ verify: 'no' }])).toBe('invalid-request');
+    expect(await refused('updateSettings', [{ runAsRoot: true }])).toBe('invalid-request');
+    expect(await refused('startFlash', [{ imagePath: '/x.img', targets: ['/dev/loop9', '/dev/loop9'], confirmedSystemDrives: [] }])).toBe('invalid-request');
+    expect(await refused('startFlash', [{ imagePath: '/x.img', targets: [], confirmedSystemDrives: [] }])).toBe('invalid-request');
+    expect(await refused('openExternal', ['https://evil.example/'])).toBe('link-not-allowed');
+    expect(value(await service.invoke('openExternal', [EXTERNAL_LINKS.fakeCardTest]))).toBeNull();
+    expect(current?.opened).toEqual([EXTERNAL_LINKS.fakeCardTest]);
+  });
+
+  it('refuses to start a flash the app itself can see is wrong, before the helper is started', async () => {
+    const dir = scratchDir();
+    const image = join(dir, 'image.img');
+    writeRandomFile(image, 2 * MiB);
+    const tiny = createLoop({ size: 1 * MiB, dir });
+    const locked = createLoop({ size: 4 * MiB, dir, readOnly: true });
+    const h = await harness(dir);
+    const { service } = h;
+    const start = async (targets: string[], imagePath = image, confirmedSystemDrives: string[] = []) => {
+      const result = await service.handlers.startFlash({ imagePath, targets, confirmedSystemDrives });
+      return result.ok ? 'started' : result.error.code;
+    };
+
+    expect(await start([locked.path])).toBe('no-image');
+    value(await service.handlers.selectImage(image));
+    expect(await start([locked.path], join(dir, 'other.img'))).toBe('no-image');
+    expect(await start(['/dev/sdz'])).toBe('unknown-drive');
+    expect(await start([tiny.path])).toBe('drive-blocked');
+    expect(await start([locked.path])).toBe('drive-blocked');
+    // This machine's own disk holds the running system: refused, even with its name "typed" (and the helper refuses it regardless).
+    const system = (await drives(service)).find((d) => d.verdicts.some((v) => v.kind === 'system' && v.running));
+    expect(system).toBeDefined();
+    expect(await start([system?.device ?? ''])).toBe('drive-blocked');
+    expect(await start([system?.device ?? ''], image, [system?.device ?? ''])).toBe('drive-blocked');
+    expect(await service.handlers.startFlash({ imagePath: image, targets: [tiny.path], confirmedSystemDrives: [] })).toMatchObject({
+      ok: false,
+      error: { message: expect.stringMatching(new RegExp(`^${tiny.path} is too small: the image needs`)) as unknown },
+    });
+
+    const listed = await drives(service);
+    const kinds = (device: string) => listed.find((d) => d.device === device)?.verdicts.map((v) => v.kind);
+    expect(kinds(tiny.path)).toEqual(['too-small', 'virtual']);
+    expect(kinds(locked.path)).toEqual(['read-only', 'virtual']);
+
+    const archive = join(dir, 'archive.img');
+    writeFileSync(archive, gzipSync(Buffer.alloc(MiB)));
+    value(await service.handlers.selectImage(archive));
+    expect(await start([locked.path], archive)).toBe('image-unsupported');
+    expect(h.events.flashEnd).toEqual([]);
+    expect(h.effects).toEqual([]);
+  });
+
+  it('refuses an image that changed on disk after it was chosen', async () => {
+    const dir = scratchDir();
+    const image = join(dir, 'image.img');
+    writeRandomFile(image, 2 * MiB);
+    const loop = createLoop({ size: 4 * MiB, dir });
+    const { service } = await harness(dir);
+    value(await service.handlers.selectImage(image));
+    appendFileSync(image, 'more');
+    const result = await service.handlers.startFlash({ imagePath: image, targets: [loop.path], confirmedSystemDrives: [] });
+    expect(result).toMatchObject({ ok: false, error: { code: 'image-changed' } });
+  });
+
+  it('flashes a loop device through the helper: progress events, a verified end, the desktop effects in order', async () => {
+    const dir = scratchDir();
+    const image = join(dir, 'image.img');
+    writeRandomFile(image, 24 * MiB + 512);
+    const loop = createLoop({ size: 32 * MiB, dir });
+    const h = await harness(dir);
+    value(await h.service.handlers.selectImage(image));
+    value(await h.service.handlers.startFlash({ imagePath: image, targets: [loop.path], confirmedSystemDrives: [] }));
+    expect(await h.service.handlers.startFlash({ imagePath: image, targets: [loop.path], confirmedSystemDrives: [] })).toMatchObject({ ok: false, error: { code: 'busy' } });
+    expect(await h.service.handlers.selectImage(image)).toMatchObject({ ok: false, error: { code: 'busy' } });
+
+    const end = await flashEnded(h);
+    expect(end.results).toMatchObject([{ status: 'ok', target: loop.path, bytes: 24 * MiB + 512, verified: true }]);
+    expect(end.verify).toBe(true);
+    expect(new Set(h.events.flashProgress.map((p) => p.phase))).toEqual(new Set(['writing', 'syncing', 'verifying']));
+    execFileSync('cmp', ['-n', String(24 * MiB + 512), image, loop.path]);
+
+    // Kept awake first, progress while writing, then cleared, notified, and allowed to sleep again.
+    expect(h.effects[0]).toBe('sleep blocked');
+    expect(h.effects.filter((e) => e === 'progress').length).toBeGreaterThan(0);
+    expect(h.effects.slice(h.effects.indexOf('notified: Flash complete'))).toEqual(['notified: Flash complete', 'sleep allowed', 'progress cleared']);
+    // Ejecting is on by default and asked of the helper; a loop device has no hardware to power off, and that is no warning.
+    expect(end.results[0]).toMatchObject({ ejected: false });
+    expect(end.results[0]).not.toHaveProperty('warnings');
+    expect(h.service.isFlashing()).toBe(false);
+  });
+
+  it('with notifications off, nothing is notified; with verification off, the result says so; with ejecting off, nothing is ejected', async () => {
+    const dir = scratchDir();
+    const image = join(dir, 'image.img');
+    writeRandomFile(image, 4 * MiB);
+    const loop = createLoop({ size: 8 * MiB, dir });
+    const h = await harness(dir, { notifications: false, verify: false, eject: false });
+    value(await h.service.handlers.selectImage(image));
+    value(await h.service.handlers.startFlash({ imagePath: image, targets: [loop.path], confirmedSystemDrives: [] }));
+    const end = await flashEnded(h);
+    expect(end).toMatchObject({ verify: false, results: [{ status: 'ok', verified: false }] });
+    expect(end.results[0]).not.toHaveProperty('ejected');
+    expect(h.effects.some((e) => e.startsWith('notified'))).toBe(false);
+  });
+
+  it('an image the system hands over waits for the page, is chosen as a dropped file is, and is refused while a flash runs', async () => {
+    const dir = scratchDir();
+    const image = join(dir, 'image.img');
+    writeRandomFile(image, 8 * MiB);
+    writeRandomFile(join(dir, 'other.img'), MiB);
+    const loop = createLoop({ size: 16 * MiB, dir });
+    const h = await harness(dir);
+    // Started by a double-click in a Linux file manager: the AppImage's switch, the desktop file's %U URL.
+    h.handOff.openCommandLine(['/tmp/.mount_Sluice/sluice', '--no-sandbox', pathToFileURL(image).href], '/home/user');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(h.events.imageOpened).toEqual([]);
+
+    value(await h.service.invoke('pageReady', []));
+    await expect.poll(() => h.events.imageOpened.length).toBe(1);
+    expect(h.events.imageOpened[0]).toMatchObject({ ok: true, value: { path: image, name: 'image.img', format: 'raw', supported: true } });
+    // Chosen in the core, not only on the page: a flash of it starts.
+    value(await h.service.handlers.startFlash({ imagePath: image, targets: [loop.path], confirmedSystemDrives: [] }));
+
+    // A second instance started in the image's folder with a relative path, mid-flash.
+    h.handOff.openCommandLine(['/usr/bin/sluice', 'other.img'], dir);
+    await expect.poll(() => h.events.imageOpened.length).toBe(2);
+    expect(h.events.imageOpened[1]).toMatchObject({ ok: false, error: { code: 'busy', message: expect.stringMatching(/^other\.img was not opened: a flash is running/) as unknown } });
+    const end = await flashEnded(h);
+    expect(end.results).toMatchObject([{ status: 'ok', target: loop.path, verified: true }]);
+    execFileSync('cmp', ['-n', String(8 * MiB), image, loop.path]);
+    // The core still holds image.img: a request for other.img is not the chosen image.
+    expect(await h.service.handlers.startFlash({ imagePath: join(dir, 'other.img'), targets: [loop.path], confirmedSystemDrives: [] })).toMatchObject({ ok: false, error: { code: 'no-image' } });
+
+    // After the flash it opens; a file that is not there is said so.
+    h.handOff.openCommandLine(['/usr/bin/sluice', 'other.img'], dir);
+    await expect.poll(() => h.events.imageOpened.length).toBe(3);
+    h.handOff.openFile(join(dir, 'missing.img'));
+    await expect.poll(() => h.events.imageOpened.length).toBe(4);
+    expect(h.events.imageOpened.slice(2)).toMatchObject([
+      { ok: true, value: { path: join(dir, 'other.img') } },
+      { ok: false, error: { code: 'image-not-found', message: `${join(dir, 'missing.img')}: no such file.` } },
+    ]);
+  });
+});

@@ -1,0 +1,70 @@
+import { describe, expect, it } from 'vitest';
+import { overallFraction, targetFraction } from '../../electron/common/flash-progress.js';
+import type { FlashEnd, FlashProgress } from '../../electron/common/models.js';
+import { failureAdvice, failureHeadline, flashTone, summarizeFlash } from '../../electron/common/outcome.js';
+import { FAILURE_CODES, type TargetResult } from '../../worker/common/result.js';
+
+const ok = (target: string, verified = true): TargetResult => ({ status: 'ok', target, bytes: 100, written: true, verified, seconds: 2 });
+const failed = (target: string): TargetResult => ({ status: 'failed', target, bytes: 40, code: 'verify-mismatch', message: 'differs', offset: 1234 });
+const cancelled = (target: string): TargetResult => ({ status: 'cancelled', target, bytes: 10 });
+const end = (results: TargetResult[], verify = true): FlashEnd => ({ results, verify, seconds: 3 });
+
+describe('the tone of an end screen', () => {
+  it('is success (green) only when every drive was written and verified', () => {
+    expect(flashTone(end([ok('/dev/sdb'), ok('/dev/sdc')]))).toBe('success');
+  });
+
+  it('is "unverified" when a drive was not read back', () => {
+    expect(flashTone(end([ok('/dev/sdb', false)], false))).toBe('unverified');
+    expect(flashTone(end([ok('/dev/sdb'), ok('/dev/sdc', false)]))).toBe('unverified');
+  });
+
+  it('is failure when any drive failed, even if others succeeded or were cancelled', () => {
+    expect(flashTone(end([ok('/dev/sdb'), failed('/dev/sdc')]))).toBe('failure');
+    expect(flashTone(end([cancelled('/dev/sdb'), failed('/dev/sdc')]))).toBe('failure');
+  });
+
+  it('is cancelled when a drive was cancelled and none failed', () => {
+    expect(flashTone(end([ok('/dev/sdb'), cancelled('/dev/sdc')]))).toBe('cancelled');
+  });
+
+  it('is failure when there are no results at all', () => {
+    expect(flashTone(end([]))).toBe('failure');
+  });
+});
+
+describe('failure words', () => {
+  it('name the offset of a verification mismatch and what it likely means', () => {
+    expect(failureHeadline({ status: 'failed', target: '/dev/sdb', bytes: 0, code: 'verify-mismatch', message: '', offset: 31469625 })).toBe(
+      'Verification failed at offset 31469625: the card may be counterfeit or failing.',
+    );
+  });
+
+  it('exist for every failure code, with advice', () => {
+    for (const code of FAILURE_CODES) {
+      expect(failureHeadline({ status: 'failed', target: 't', bytes: 0, code, message: '' }), code).not.toBe('');
+      expect(failureAdvice(code), code).toMatch(/\.$/);
+    }
+  });
+
+  it('summarise a job for the notification', () => {
+    expect(summarizeFlash(end([ok('/dev/sdb')]))).toEqual({ tone: 'success', title: 'Flash complete', body: 'The drive was written and verified.' });
+    expect(summarizeFlash(end([ok('/dev/sdb'), failed('/dev/sdc')])).body).toBe('/dev/sdc: Verification failed at offset 1234: the card may be counterfeit or failing.');
+  });
+});
+
+describe('progress', () => {
+  const report = (phase: FlashProgress['phase'], bytesDone: number): FlashProgress => ({ phase, target: '/dev/sdb', bytesDone, bytesTotal: 100, speed: 1, eta: 1 });
+
+  it('counts writing and reading back as halves when verifying', () => {
+    expect(targetFraction(report('writing', 50), true)).toBe(0.25);
+    expect(targetFraction(report('syncing', 100), true)).toBe(0.5);
+    expect(targetFraction(report('verifying', 50), true)).toBe(0.75);
+    expect(targetFraction(report('writing', 50), false)).toBe(0.5);
+  });
+
+  it('averages over the targets, counting one not yet reporting as 0', () => {
+    expect(overallFraction([report('verifying', 100), undefined], true)).toBe(0.5);
+    expect(overallFraction([{ ...report('writing', 10), bytesTotal: null }], true)).toBeNull();
+  });
+});

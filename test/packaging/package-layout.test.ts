@@ -1,0 +1,189 @@
+/**
+ * Runs electron-builder on electron-builder.yml for real (the unpacked Linux app, `--dir`) and
+ * inspects what it packed: which files ship, that every module the entry points import ships
+ * with them (the helper's outside the archive), where the native addon lands, the fuses written
+ * into the binary, and that the helper's launcher, as installed, starts the helper.
+ *
+ * What cannot run here is replaced, and only that: the Electron runtime cannot be downloaded, so
+ * a stand-in directory holds an `electron` file carrying Electron's fuse wire (sentinel, version,
+ * Electron's default fuse states), which is all that electron-builder and @electron/fuses read or
+ * write in it; and native modules are not rebuilt (that needs Electron's headers from the network;
+ * drivelist is N-API, so the addon built by `npm install` is the one that ships on Linux x64).
+ * To run the launcher, Node takes the stand-in's place (see the last test).
+ */
+import { execFileSync } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { builtinModules, createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join, posix, resolve } from 'node:path';
+import { extractFile, listPackage } from '@electron/asar';
+import { FuseV1Options, getCurrentFuseWire } from '@electron/fuses';
+import ts from 'typescript';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isRefusalBeforeStart, probePackagedHelper } from '../../build/scripts/probe-helper.js';
+import { loadBuilderConfig } from './builder-config.js';
+
+const require = createRequire(import.meta.url);
+const config = loadBuilderConfig();
+const APP_MAIN = (require(resolve('package.json')) as { main: string }).main;
+const PRELOAD = 'out/electron/preload/preload.cjs';
+const HELPER_ENTRY = 'out/worker/helper/main.js';
+/** Electron's own fuse defaults, in FuseV1Options order: RunAsNode, cookie encryption, NODE_OPTIONS, inspect, asar integrity, only-asar, browser snapshot, file:// privileges. */
+const ELECTRON_DEFAULT_FUSES = '10110001';
+const FUSE_SENTINEL = 'dL7pKGdnNz796PbbjQWNKmHXBZaB9tsX';
+
+function writeStandInElectron(directory: string): void {
+  mkdirSync(join(directory, 'locales'), { recursive: true });
+  mkdirSync(join(directory, 'resources'));
+  const wire = Buffer.concat([Buffer.from(FUSE_SENTINEL), Buffer.from([1, ELECTRON_DEFAULT_FUSES.length]), Buffer.from(ELECTRON_DEFAULT_FUSES)]);
+  writeFileSync(join(directory, 'electron'), wire, { mode: 0o755 });
+  for (const locale of ['en-US', 'de', 'fr', 'ja']) writeFileSync(join(directory, 'locales', `${locale}.pak`), locale);
+  writeFileSync(join(directory, 'chrome-sandbox'), '');
+}
+
+/**
+ * A fresh directory with no node_modules in it or above it, as under /opt: Node would resolve a
+ * package the helper imports from any ancestor's node_modules, and hide one that did not ship.
+ */
+function isolatedDirectory(): string {
+  for (const base of [tmpdir(), '/var/tmp']) {
+    const ancestors = resolve(base).split('/').map((_, index, parts) => parts.slice(0, index + 1).join('/') || '/');
+    if (!ancestors.some((dir) => existsSync(join(dir, 'node_modules')))) return mkdtempSync(join(base, 'sluice-installed-'));
+  }
+  throw new Error(`${tmpdir()} and /var/tmp both have a node_modules folder above them; the helper could load packages from it that did not ship.`);
+}
+
+function packageName(specifier: string): string {
+  const parts = specifier.split('/');
+  return specifier.startsWith('@') ? `${parts[0]}/${parts[1]}` : parts[0]!;
+}
+
+/**
+ * Every file reachable from `entries` through relative imports (static, dynamic, require), as
+ * TypeScript's scanner sees them, and the packages they name; `read` returns null for a file
+ * that did not ship.
+ */
+function moduleGraph(entries: readonly string[], read: (file: string) => string | null): { missing: string[]; packages: Set<string> } {
+  const seen = new Set<string>();
+  const packages = new Set<string>();
+  const missing: string[] = [];
+  const queue = [...entries];
+  while (queue.length > 0) {
+    const file = queue.pop()!;
+    if (seen.has(file)) continue;
+    seen.add(file);
+    const source = read(file);
+    if (source === null) {
+      missing.push(file);
+      continue;
+    }
+    for (const { fileName: specifier } of ts.preProcessFile(source, true, true).importedFiles) {
+      if (specifier.startsWith('.')) queue.push(posix.normalize(posix.join(posix.dirname(file), specifier)));
+      else if (!specifier.startsWith('node:') && !builtinModules.includes(specifier) && specifier !== 'electron') packages.add(packageName(specifier));
+    }
+  }
+  return { missing, packages };
+}
+
+describe('the unpacked Linux app electron-builder makes from electron-builder.yml', () => {
+  const work = mkdtempSync(join(tmpdir(), 'sluice-package-'));
+  const appDir = join(work, 'dist', 'linux-unpacked');
+  const resources = join(appDir, 'resources');
+  const asarPath = join(resources, 'app.asar');
+  const unpacked = join(resources, 'app.asar.unpacked');
+  const cleanup = [work];
+  let files: Set<string>;
+
+  beforeAll(() => {
+    writeStandInElectron(join(work, 'electron'));
+    execFileSync(
+      process.execPath,
+      [
+        require.resolve('electron-builder/cli.js'),
+        '--linux', 'dir',
+        '--publish', 'never',
+        `-c.electronDist=${join(work, 'electron')}`,
+        '-c.npmRebuild=false',
+        `-c.directories.output=${join(work, 'dist')}`,
+      ],
+      { stdio: 'pipe', timeout: 180_000, env: { ...process.env, ELECTRON_SKIP_BINARY_DOWNLOAD: '1' } },
+    );
+    files = new Set(listPackage(asarPath, { isPack: false }).map((path) => path.replaceAll('\\', '/').replace(/^\//, '')));
+  }, 240_000);
+  afterAll(() => {
+    for (const dir of cleanup) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('holds the main process, its preload bundle and the built renderer, and none of the tests, build scripts, CLI, source maps or type declarations', () => {
+    expect(files).toContain('package.json');
+    expect(JSON.parse(extractFile(asarPath, 'package.json').toString())).toMatchObject({ main: APP_MAIN, type: 'module' });
+    for (const entry of [APP_MAIN, PRELOAD, HELPER_ENTRY, 'out/ui/index.html']) expect(files).toContain(entry);
+    const stray = [...files].filter((path) =>
+      /^out\/(test|build)\/|^out\/worker\/cli\/|^out\/electron\/(launch|electron-binary|preload\/preload)\.js$|\.map$|\.d\.[cm]?ts$/.test(path),
+    );
+    expect(stray).toEqual([]);
+    for (const entry of readdirSync('out/ui', { recursive: true, withFileTypes: true }).filter((entry) => entry.isFile())) {
+      expect(files).toContain(posix.join(resolve(entry.parentPath).slice(resolve('.').length + 1).replaceAll('\\', '/'), entry.name));
+    }
+  });
+
+  it('holds every module the main process and its preload import, and the packages they name', () => {
+    const { missing, packages } = moduleGraph([APP_MAIN, PRELOAD], (file) => (files.has(file) ? extractFile(asarPath, file).toString('utf8') : null));
+    expect(missing).toEqual([]);
+    for (const name of packages) expect(files, `package ${name}`).toContain(`node_modules/${name}/package.json`);
+  });
+
+  it('unpacks every module the helper imports, and the packages they name, where its launcher runs them', () => {
+    const read = (file: string) => (existsSync(join(unpacked, file)) ? readFileSync(join(unpacked, file), 'utf8') : null);
+    const { missing, packages } = moduleGraph([HELPER_ENTRY], read);
+    expect(missing).toEqual([]);
+    expect([...packages]).toEqual(['valibot']);
+    for (const name of packages) expect(existsSync(join(unpacked, 'node_modules', name, 'package.json')), `package ${name}`).toBe(true);
+  });
+
+  it('ships production dependencies only: no benchmark, build or UI libraries', () => {
+    const shipped = new Set([...files].filter((path) => path.startsWith('node_modules/')).map((path) => packageName(path.slice('node_modules/'.length))));
+    for (const name of ['etcher-sdk', 'mountutils', 'lzma-native', 'usb', 'typescript', 'react', 'electron', 'electron-builder', 'vite']) {
+      expect(shipped, name).not.toContain(name);
+    }
+  });
+
+  it('puts drivelist’s native addon outside the archive, where it can be loaded', () => {
+    const addon = 'node_modules/drivelist/build/Release/drivelist.node';
+    expect(statSync(join(unpacked, addon)).isFile()).toBe(true);
+  });
+
+  it('keeps Chromium’s English strings only', () => {
+    expect(readdirSync(join(appDir, 'locales'))).toEqual(['en-US.pak']);
+  });
+
+  it('writes the configured fuses into the binary', async () => {
+    const wire = await getCurrentFuseWire(join(appDir, 'sluice'));
+    const { resetAdHocDarwinSignature: _notAFuse, ...fuses } = config.electronFuses!;
+    for (const [name, enabled] of Object.entries(fuses)) {
+      const option = FuseV1Options[(name[0]!.toUpperCase() + name.slice(1)) as keyof typeof FuseV1Options];
+      expect(option, name).toBeDefined();
+      // The wire stores each fuse as the character '1' (on) or '0' (off).
+      expect(String.fromCharCode(wire[option] as number), name).toBe(enabled ? '1' : '0');
+    }
+  });
+
+  it('installs the helper’s launcher in resources, executable, and through it the helper starts and answers', async () => {
+    expect(statSync(join(resources, 'sluice-helper')).mode & 0o777).toBe(0o755);
+    // The same layout with Node in place of the Electron binary, which is what ELECTRON_RUN_AS_NODE
+    // makes of it (the stand-in has only a fuse wire and cannot run).
+    const installed = isolatedDirectory();
+    cleanup.push(installed);
+    cpSync(appDir, installed, { recursive: true });
+    rmSync(join(installed, 'sluice'));
+    symlinkSync(process.execPath, join(installed, 'sluice'));
+
+    const result = await probePackagedHelper(join(installed, 'resources'), 'linux');
+    expect(result.stderr).toBe('');
+    expect(result.messages).toEqual([
+      { type: 'ready', pid: expect.any(Number) },
+      { type: 'fatal', code: 'protocol-error', message: expect.stringContaining('cancel before start') },
+    ]);
+    expect(isRefusalBeforeStart(result)).toBe(true);
+  });
+});

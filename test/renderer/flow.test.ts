@@ -1,0 +1,111 @@
+import { describe, expect, it } from 'vitest';
+import type { DriveInfo, FlashEnd, ImageInfo } from '../../electron/common/models.js';
+import { DEFAULT_SETTINGS } from '../../electron/common/settings.js';
+import { judgeDrive } from '../../worker/common/verdict.js';
+import { usbCard } from '../helpers/drive-fixtures.js';
+import { availableDrives, canFlash, flowReducer, INITIAL_STATE, isSelectable, type FlowState } from '../../renderer/src/flow.js';
+
+const image: ImageInfo = { path: '/home/u/os.img', name: 'os.img', fileSize: 4e9, format: 'raw', supported: true, uncompressedSize: 4e9, partitionTable: 'gpt' };
+const card = (device: string, overrides: Partial<DriveInfo> = {}): DriveInfo => ({ ...usbCard(device, { description: `Card ${device}` }), verdicts: [], ...overrides });
+
+function ready(): FlowState {
+  let state = flowReducer(INITIAL_STATE, { type: 'settings', settings: { ...DEFAULT_SETTINGS } });
+  state = flowReducer(state, { type: 'image-chosen', image });
+  state = flowReducer(state, { type: 'drives', drives: [card('/dev/sdb'), card('/dev/sdc')] });
+  return flowReducer(state, { type: 'select', devices: ['/dev/sdb', '/dev/sdc'], confirmedSystem: [] });
+}
+
+describe('the screen state', () => {
+  it('can flash only with a supported image and a chosen drive', () => {
+    expect(canFlash(ready())).toBe(true);
+    expect(canFlash(flowReducer(ready(), { type: 'image-chosen', image: { ...image, format: 'xz', supported: false } }))).toBe(false);
+    expect(canFlash(flowReducer(ready(), { type: 'select', devices: [], confirmedSystem: [] }))).toBe(false);
+  });
+
+  it('drops an unplugged drive from the choice and says so', () => {
+    const state = flowReducer(ready(), { type: 'drives', drives: [card('/dev/sdc')] });
+    expect(state.selected).toEqual(['/dev/sdc']);
+    expect(state.driveNotice).toBe('Card /dev/sdb (/dev/sdb) was removed.');
+  });
+
+  it('drops a drive that a new verdict blocks (a bigger image made it too small)', () => {
+    const verdicts = judgeDrive(card('/dev/sdb'), { size: 64e9, storedOn: null });
+    const state = flowReducer(ready(), { type: 'drives', drives: [card('/dev/sdb', { verdicts }), card('/dev/sdc')] });
+    expect(state.selected).toEqual(['/dev/sdc']);
+    expect(state.driveNotice).toContain('can no longer be used');
+  });
+
+  it('counts a drive as available only if it is listed without "show all drives" and can be chosen', () => {
+    const judged = (drive: DriveInfo): DriveInfo => ({ ...drive, verdicts: judgeDrive(drive, { size: 4e9, storedOn: null }) });
+    const drives = [
+      judged(card('/dev/sdb')),
+      judged(card('/dev/sdc', { size: 2e9 })),
+      judged(card('/dev/loop3', { bus: 'virtual', virtual: true })),
+      judged(card('/dev/sda', { system: 'internal', removable: false })),
+      judged(card('/dev/vda', { system: 'running', removable: false, mountpoints: ['/'] })),
+    ];
+    expect(drives.map(isSelectable)).toEqual([true, false, true, true, false]);
+    const state = flowReducer(INITIAL_STATE, { type: 'drives', drives });
+    expect(availableDrives(flowReducer(state, { type: 'settings', settings: { ...DEFAULT_SETTINGS, showVirtual: false } }))).toBe(1);
+    expect(availableDrives(flowReducer(state, { type: 'settings', settings: { ...DEFAULT_SETTINGS, showVirtual: true } }))).toBe(2);
+  });
+
+  it('keeps the drives of a running flash even if they vanish from the live list', () => {
+    let state = flowReducer(ready(), { type: 'flash-starting' });
+    state = flowReducer(state, { type: 'drives', drives: [] });
+    expect(state.flash?.targets.map((t) => t.device)).toEqual(['/dev/sdb', '/dev/sdc']);
+    const end: FlashEnd = { results: [{ status: 'failed', target: '/dev/sdb', bytes: 5, code: 'target-unplugged', message: 'gone' }], verify: true, seconds: 1 };
+    state = flowReducer(state, { type: 'flash-ended', end });
+    expect(state.flash).toBeNull();
+    expect(state.finished?.end).toBe(end);
+    expect(state.finished?.targets).toHaveLength(2);
+  });
+
+  it('goes back to the steps when the start is refused, with the reason', () => {
+    let state = flowReducer(ready(), { type: 'flash-starting' });
+    state = flowReducer(state, { type: 'flash-refused', message: 'A flash is already running.' });
+    expect(state.flash).toBeNull();
+    expect(state.startError).toBe('A flash is already running.');
+  });
+
+  it('ignores progress and ends that arrive with no flash running', () => {
+    const state = ready();
+    expect(flowReducer(state, { type: 'progress', progress: { phase: 'writing', target: '/dev/sdb', bytesDone: 1, bytesTotal: 2, speed: 1, eta: 1 } })).toBe(state);
+    expect(flowReducer(state, { type: 'flash-ended', end: { results: [], verify: true, seconds: 0 } })).toBe(state);
+  });
+
+  describe('an image the system handed over (double-click, "Open with", command line)', () => {
+    const other: ImageInfo = { ...image, path: '/home/u/other.img', name: 'other.img' };
+    const busy = { ok: false, error: { code: 'busy', message: 'other.img was not opened: a flash is running.' } } as const;
+    const end: FlashEnd = { results: [{ status: 'ok', target: '/dev/sdb', bytes: 4e9, written: true, seconds: 60, verified: true }], verify: true, seconds: 60 };
+
+    it('is chosen on the steps, keeping the chosen drives (their verdicts follow from the main process)', () => {
+      const state = flowReducer(ready(), { type: 'image-opened', result: { ok: true, value: other } });
+      expect(state.image).toBe(other);
+      expect(state.selected).toEqual(['/dev/sdb', '/dev/sdc']);
+    });
+
+    it('that cannot be opened shows why on the image step and keeps the image there was', () => {
+      const state = flowReducer(ready(), { type: 'image-opened', result: { ok: false, error: { code: 'image-not-found', message: '/x.img: no such file.' } } });
+      expect(state.image).toBe(image);
+      expect(state.imageError).toBe('/x.img: no such file.');
+    });
+
+    it('refused mid-flash is a notice on the progress screen, and the flash keeps its image and drives', () => {
+      const flashing = flowReducer(ready(), { type: 'flash-starting' });
+      const state = flowReducer(flashing, { type: 'image-opened', result: busy });
+      expect(state.flash).toEqual({ ...flashing.flash, notice: busy.error.message });
+      expect(state.image).toBe(image);
+      // The notice goes with the flash it was about.
+      expect(flowReducer(state, { type: 'flash-ended', end }).finished).toMatchObject({ image, end });
+    });
+
+    it('on the end screen starts a new flash with it: back to the steps, no drive chosen', () => {
+      const finished = flowReducer(flowReducer(ready(), { type: 'flash-starting' }), { type: 'flash-ended', end });
+      const state = flowReducer(finished, { type: 'image-opened', result: { ok: true, value: other } });
+      expect(state).toMatchObject({ finished: null, flash: null, image: other, selected: [], imageError: null });
+      const failed = flowReducer(finished, { type: 'image-opened', result: { ok: false, error: { code: 'image-unreadable', message: 'cannot be read' } } });
+      expect(failed).toMatchObject({ finished: null, image, imageError: 'cannot be read' });
+    });
+  });
+});
