@@ -12,7 +12,16 @@ import type { Verdict } from '../../worker/common/verdict.js';
 
 export type PartitionTable = 'gpt' | 'mbr' | 'none';
 
-/** An image the user chose, as the main process found it on disk. */
+/** One partition of the image, for display. */
+export interface ImagePartition {
+  /** The GPT name or the filesystem's label; null when it has neither. */
+  label: string | null;
+  /** "FAT32 (LBA)", "Linux filesystem", ... */
+  type: string;
+  size: number;
+}
+
+/** An image the user chose, as the main process found it (worker/sources/probe.ts). */
 export interface ImageInfo {
   path: string;
   /** The file name, for display. */
@@ -21,12 +30,19 @@ export interface ImageInfo {
   fileSize: number;
   /** Detected from the content, never from the extension. */
   format: ImageFormat;
-  /** Whether this build can write the format. */
-  supported: boolean;
-  /** Bytes the drive will receive; null when that is unknown before decoding. */
+  /** Bytes the image has once decoded; null when that is unknown before decoding. */
   uncompressedSize: number | null;
-  /** From the image's first sectors; null when they cannot be read without decoding. */
+  /** False when uncompressedSize is only a hint (gzip records the size modulo 4 GiB). */
+  sizeExact: boolean;
+  /** From the image's first sectors (decoded for a compressed image); null when they could not be read. */
   partitionTable: PartitionTable | null;
+  partitions: ImagePartition[];
+  /** zip: the entry that is written, and why it was chosen among several. */
+  entry: { name: string; choice: string | null } | null;
+  /** The block map that applies: only its mapped bytes are written and verified. */
+  blockMap: { from: string; mappedBytes: number } | null;
+  /** The SHA-256 the image must have, and where it came from (a SHA256SUMS or IMAGE.sha256 next to it). */
+  checksumFrom: string | null;
 }
 
 /**

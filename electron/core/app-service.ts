@@ -1,4 +1,3 @@
-import { fstat, type Stats } from 'node:fs';
 import { basename } from 'node:path';
 import * as v from 'valibot';
 import { DriveScanner, MAX_SCAN_INTERVAL_MS } from '../../worker/drives/scanner.js';
@@ -10,7 +9,8 @@ import type { DriveInfo, FlashRequest, ImageInfo } from '../common/models.js';
 import { judgeDrives, targetRefusal } from './drive-view.js';
 import { startFlashSession, type DesktopEffects, type FlashSession, type HelperLauncher } from './flash-session.js';
 import type { ImageHandOff } from './image-hand-off.js';
-import { ImageProbeError, openImageForApp, probeImage, type FileIdentity, type ProbedImage } from './image-probe.js';
+import { openSourceFeed } from '../../worker/sources/source-feed.js';
+import { fileIdentity, ImageProbeError, probeImage, type FileIdentity, type ProbedImage } from './image-probe.js';
 import type { SettingsStore } from './settings-store.js';
 
 /** Everything the app's logic needs from the outside world; the composition root (Electron or the test bridge) provides it. */
@@ -37,12 +37,8 @@ export interface AppService {
   close(): Promise<void>;
 }
 
-function sameFile(a: FileIdentity, b: Stats): boolean {
+function sameFile(a: FileIdentity, b: FileIdentity): boolean {
   return a.dev === b.dev && a.ino === b.ino && a.size === b.size && a.mtimeMs === b.mtimeMs;
-}
-
-function fstatFd(fd: number): Promise<Stats> {
-  return new Promise((resolve, reject) => fstat(fd, (error, st) => (error ? reject(error) : resolve(st))));
 }
 
 function isInvokeMethod(method: string): method is InvokeMethod {
@@ -104,7 +100,6 @@ export function createAppService(deps: AppServiceDeps): AppService {
   const refuseRequest = (request: FlashRequest, chosen: ProbedImage): ApiResult<never> | null => {
     if (session !== null) return fail('busy', 'A flash is already running.');
     if (chosen.info.path !== request.imagePath) return fail('no-image', 'Choose the image again: it is not the one Sluice has open.');
-    if (!chosen.info.supported) return fail('image-unsupported', `${chosen.info.name} is a ${chosen.info.format} image; this version writes raw images only.`);
     const drives = judgedDrives();
     for (const device of request.targets) {
       const drive = drives.find((d) => d.device === device);
@@ -140,21 +135,19 @@ export function createAppService(deps: AppServiceDeps): AppService {
       if (chosen === null) return fail('no-image', 'Choose an image first.');
       const refusal = refuseRequest(request, chosen);
       if (refusal !== null) return refusal;
-      let opened;
+      const now = await fileIdentity(chosen.info.path).catch(() => null);
+      if (now === null) return fail('image-not-found', `${chosen.info.name} is no longer where it was chosen (${chosen.info.path}). Choose it again.`);
+      if (!sameFile(chosen.identity, now)) return fail('image-changed', `${chosen.info.name} changed on disk after it was chosen. Choose it again to check it.`);
+      let feed;
       try {
-        opened = await openImageForApp(chosen.info.path);
+        feed = await openSourceFeed(chosen.prepared);
       } catch (error) {
-        if (error instanceof ImageProbeError) return fail(error.code, error.message);
-        throw error;
-      }
-      if (!sameFile(chosen.identity, await fstatFd(opened.fd))) {
-        await opened.close();
-        return fail('image-changed', `${chosen.info.name} changed on disk after it was chosen. Choose it again to check it.`);
+        return fail('image-unreadable', `${chosen.info.name} could not be opened for writing: ${error instanceof Error ? error.message : String(error)}`);
       }
       const settings = deps.settings.get();
       const current = session = startFlashSession(
         {
-          image: opened,
+          feed,
           targets: request.targets,
           verify: settings.verify,
           eject: settings.eject,

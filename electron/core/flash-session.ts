@@ -1,7 +1,7 @@
 import type { Progress } from '../../worker/common/progress.js';
 import type { TargetResult } from '../../worker/common/result.js';
 import type { HelperJob, HelperJobOptions } from '../../worker/helper/launch.js';
-import type { OpenedImage } from '../../worker/sources/open-image.js';
+import type { SourceFeed } from '../../worker/sources/source-feed.js';
 import { overallFraction } from '../common/flash-progress.js';
 import type { FlashEnd } from '../common/models.js';
 import { summarizeFlash } from '../common/outcome.js';
@@ -25,8 +25,8 @@ export interface DesktopEffects {
 }
 
 export interface FlashSessionJob {
-  /** Opened by the caller as the user; the session hands it to the helper as fd 0 and closes it at the end. */
-  image: OpenedImage;
+  /** The image, opened or being decoded as the user; the session hands it to the helper as fd 0 and closes it at the end. */
+  feed: SourceFeed;
   /** Device paths, in the order the results come back. */
   targets: readonly string[];
   verify: boolean;
@@ -58,8 +58,8 @@ export function startFlashSession(job: FlashSessionJob, deps: FlashSessionDeps):
   let launchFailure: string | null = null;
   try {
     helper = deps.launch({
-      source: job.image.fd,
-      start: { targets: [...job.targets], imageSize: job.image.fileSize, sourceSeekable: true, verify: job.verify, eject: job.eject },
+      source: job.feed.source,
+      start: { targets: [...job.targets], ...job.feed.start, verify: job.verify, eject: job.eject },
       onProgress: (progress) => {
         latest.set(progress.target, progress);
         deps.onProgress(progress);
@@ -72,10 +72,15 @@ export function startFlashSession(job: FlashSessionJob, deps: FlashSessionDeps):
 
   const finish = async (): Promise<FlashEnd> => {
     try {
-      const results: TargetResult[] =
-        helper === null
-          ? job.targets.map((target) => ({ status: 'failed', target, bytes: 0, code: 'helper-died', message: `The writing process could not start: ${launchFailure ?? 'unknown error'}. Nothing was written.` }))
-          : await helper.result;
+      const running = helper;
+      let results: TargetResult[];
+      if (running === null) {
+        await job.feed.close();
+        results = job.targets.map((target) => ({ status: 'failed', target, bytes: 0, code: 'helper-died', message: `The writing process could not start: ${launchFailure ?? 'unknown error'}. Nothing was written.` }));
+      } else {
+        // The decoder's verdict reaches the helper, and a failed source is the reason a job failed.
+        results = await job.feed.finish(running.result, (end) => running.endSource(end));
+      }
       const end: FlashEnd = { results, verify: job.verify, seconds: (performance.now() - started) / 1000 };
       if (job.notify) {
         const summary = summarizeFlash(end);
@@ -85,7 +90,6 @@ export function startFlashSession(job: FlashSessionJob, deps: FlashSessionDeps):
     } finally {
       allowSleep();
       deps.effects.setProgress(null);
-      await job.image.close();
     }
   };
 

@@ -1,16 +1,9 @@
 import { realpath, stat } from 'node:fs/promises';
-import { basename } from 'node:path';
-import { readFully } from '../../worker/engine/io.js';
-import { ImageError, openImage, type OpenedImage } from '../../worker/sources/open-image.js';
-import { detectPartitionTable, PARTITION_SNIFF_BYTES } from '../../worker/sources/partition-table.js';
+import { SourceError } from '../../worker/sources/decode/source-error.js';
+import { ImageError, openImage } from '../../worker/sources/open-image.js';
+import { prepareImage, type PreparedImage } from '../../worker/sources/probe.js';
 import type { ApiErrorCode } from '../common/api-result.js';
 import type { ImageInfo } from '../common/models.js';
-
-/**
- * Formats this build writes. Compressed and disk-image containers are detected and named, and
- * refused until their decoders exist (the image sources issue); raw is handed to the helper as is.
- */
-const WRITABLE_FORMATS: ReadonlySet<ImageInfo['format']> = new Set(['raw']);
 
 /** What identifies the file that was probed, so a flash can tell that it changed in between. */
 export interface FileIdentity {
@@ -26,53 +19,66 @@ export interface ProbedImage {
   /** The path with symlinks resolved, for finding the drive the image lives on. */
   realPath: string;
   identity: FileIdentity;
+  /** How the flash reads it: the file itself, or a decoder (worker/sources/source-feed.ts). */
+  prepared: PreparedImage;
 }
 
 export class ImageProbeError extends Error {
   constructor(
-    readonly code: Extract<ApiErrorCode, 'image-not-found' | 'image-unreadable'>,
+    readonly code: Extract<ApiErrorCode, 'image-not-found' | 'image-unreadable' | 'image-unsupported'>,
     message: string,
   ) {
     super(message);
   }
 }
 
-/** Opens the image as the current user, names its format and partition table, and closes it. */
-export async function probeImage(path: string): Promise<ProbedImage> {
-  const image = await openImageForApp(path);
-  try {
-    const st = await stat(path);
-    const supported = WRITABLE_FORMATS.has(image.format);
-    let partitionTable: ImageInfo['partitionTable'] = null;
-    if (image.format === 'raw') {
-      const head = Buffer.alloc(Math.min(PARTITION_SNIFF_BYTES, image.fileSize));
-      await readFully(image.fd, head, 0, head.length, 0);
-      partitionTable = detectPartitionTable(head);
-    }
-    return {
-      info: {
-        path,
-        name: basename(path),
-        fileSize: image.fileSize,
-        format: image.format,
-        supported,
-        uncompressedSize: image.format === 'raw' ? image.fileSize : null,
-        partitionTable,
-      },
-      realPath: await realpath(path),
-      identity: { dev: st.dev, ino: st.ino, size: st.size, mtimeMs: st.mtimeMs },
-    };
-  } finally {
-    await image.close();
-  }
+/** The identity of the file at `path` now. */
+export async function fileIdentity(path: string): Promise<FileIdentity> {
+  const st = await stat(path);
+  return { dev: st.dev, ino: st.ino, size: st.size, mtimeMs: st.mtimeMs };
 }
 
-/** openImage with its errors turned into the app's codes. */
-export async function openImageForApp(path: string): Promise<OpenedImage> {
+/** Opening first tells a missing file from an unreadable one, which the probe's own errors do not. */
+async function checkReadable(path: string): Promise<void> {
   try {
-    return await openImage(path);
+    await (await openImage(path)).close();
   } catch (error) {
     if (error instanceof ImageError) throw new ImageProbeError(error.code === 'not-found' ? 'image-not-found' : 'image-unreadable', error.message);
     throw error;
   }
+}
+
+function appInfo(path: string, prepared: PreparedImage): ImageInfo {
+  const { info } = prepared;
+  return {
+    path,
+    name: info.name,
+    fileSize: info.sourceSize ?? 0,
+    format: info.format,
+    uncompressedSize: info.size,
+    sizeExact: info.sizeExact,
+    partitionTable: info.partitionTable?.type ?? null,
+    partitions: info.partitionTable?.partitions.map(({ label, type, size }) => ({ label, type, size })) ?? [],
+    entry: info.entry,
+    blockMap: info.blockMap === null ? null : { from: info.blockMap.from, mappedBytes: info.blockMap.mappedBytes },
+    checksumFrom: info.checksum?.from ?? null,
+  };
+}
+
+/**
+ * Probes the image as the current user: its format, size, partitions, block map and checksum,
+ * reading only headers and indexes (and, for a compressed image, a short decoder run for its
+ * partition table). Nothing is held open afterwards.
+ */
+export async function probeImage(path: string): Promise<ProbedImage> {
+  await checkReadable(path);
+  const identity = await fileIdentity(path);
+  let prepared: PreparedImage;
+  try {
+    prepared = await prepareImage({ image: path, partitions: true });
+  } catch (error) {
+    if (error instanceof SourceError) throw new ImageProbeError(error.code === 'unsupported-format' ? 'image-unsupported' : 'image-unreadable', error.message);
+    throw error;
+  }
+  return { info: appInfo(path, prepared), realPath: await realpath(path), identity, prepared };
 }

@@ -99,7 +99,7 @@ export function selectedDrives(state: Pick<FlowState, 'drives' | 'selected'>): D
 }
 
 export function canFlash(state: FlowState): boolean {
-  return state.settings !== null && state.image !== null && state.image.supported && state.selected.length > 0 && state.flash === null;
+  return state.settings !== null && state.image !== null && state.selected.length > 0 && state.flash === null;
 }
 
 /** Keeps only chosen drives that are still there and still allowed, and says which went away. */

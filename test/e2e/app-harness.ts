@@ -10,21 +10,12 @@ import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import type { SettingsPatch } from '../../electron/common/settings.js';
 import type { HelperLauncher } from '../../electron/core/flash-session.js';
 import type * as HelperProgram from '../../worker/helper/helper-program.js';
-import type * as HelperLaunch from '../../worker/helper/launch.js';
+import { builtStartHelper } from '../helpers/built-modules.js';
 import { assertTestTarget } from '../helpers/cli.js';
 import { startBridge, type Bridge } from './bridge/bridge-server.js';
 
 export const CHROMIUM = '/usr/bin/chromium';
 export const ARTIFACTS = resolve('test-artifacts/app');
-
-/**
- * The helper as `npm start` runs it: the built out/worker/helper/main.js (vitest runs the sources,
- * which have no main.js next to launch.ts). `npm test` builds first.
- */
-async function builtStartHelper(): Promise<HelperLauncher> {
-  const launch = (await import(resolve('out/worker/helper/launch.js'))) as typeof HelperLaunch;
-  return launch.startHelper;
-}
 
 /**
  * The helper launcher the app gets in tests: refuses any target that is not a loop device this

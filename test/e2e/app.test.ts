@@ -2,14 +2,14 @@ import { execFileSync } from 'node:child_process';
 import { closeSync, openSync, readFileSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { gzipSync } from 'node:zlib';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { EXTERNAL_LINKS } from '../../electron/common/links.js';
-import { KiB, MiB } from '../../worker/common/units.js';
+import { formatBytes, MiB } from '../../worker/common/units.js';
 import { assertTestTarget } from '../helpers/cli.js';
 import { describeDevices } from '../helpers/device-suite.js';
 import { attachLoop, createLoop, detachLoop, readBytes, scratchDir, waitForPath, writeRandomFile } from '../helpers/loop-device.js';
+import { osImage, sh } from '../helpers/os-image.js';
 import { rootDisk } from '../helpers/system-disk.js';
 import { throttledGroup } from '../helpers/throttle.js';
 import { launchBrowser, openApp, recordPercents, type AppUnderTest } from './app-harness.js';
@@ -380,11 +380,15 @@ describeDevices('the desktop app, in Chromium, against the real core and helper'
     }
   });
 
-  it('dropping a file anywhere selects it; a compressed one is named and refused as unsupported', async () => {
+  it('dropping a file anywhere selects it; a compressed OS image shows what it holds and flashes to the drive as decoded bytes; a zip without an image is refused', async () => {
     const dir = scratchDir();
     writeRandomFile(join(dir, 'dropped.img'), 4 * MiB);
-    writeFileSync(join(dir, 'archive.img.gz'), gzipSync(Buffer.alloc(256 * KiB)));
-    const app = await openApp(context, { dropDir: dir });
+    const raw = osImage(dir, 24 * MiB);
+    sh(dir, 'xz -T2 -3 -k os.img && mv os.img.xz os-image.img.xz');
+    writeFileSync(join(dir, 'readme.txt'), 'release notes\n');
+    sh(dir, 'zip -q notes.zip readme.txt');
+    const loop = createLoop({ size: 32 * MiB, dir });
+    const app = await openApp(context, { dropDir: dir, settings: { showVirtual: true } });
     try {
       const { page } = app;
       const drop = async (name: string, screenshot?: string) => {
@@ -399,12 +403,20 @@ describeDevices('the desktop app, in Chromium, against the real core and helper'
       await expect.poll(() => page.getByTestId('image-name').textContent()).toBe('dropped.img');
       await expect(page.getByTestId('image-format').textContent()).resolves.toBe('Raw disk image');
 
-      await drop('archive.img.gz');
-      await expect.poll(() => page.getByTestId('image-name').textContent()).toBe('archive.img.gz');
-      await expect(page.getByTestId('image-format').textContent()).resolves.toBe('gzip-compressed image');
-      await expect(page.getByRole('alert').textContent()).resolves.toContain('unsupported');
-      await expect(page.getByRole('button', { name: 'Flash!' }).isDisabled()).resolves.toBe(true);
-      await app.screenshot('17-unsupported-format');
+      await drop('notes.zip');
+      await expect.poll(() => page.getByRole('alert').textContent()).toContain('notes.zip holds no disk image');
+
+      await drop('os-image.img.xz');
+      await expect.poll(() => page.getByTestId('image-name').textContent()).toBe('os-image.img.xz');
+      await expect(page.getByTestId('image-format').textContent()).resolves.toBe('xz-compressed image');
+      await expect(page.getByTestId('image-writes').textContent()).resolves.toBe(formatBytes(24 * MiB));
+      await expect(page.getByTestId('image-partitions').textContent()).resolves.toMatch(/^GPT: boot \(.+\), root \(.+\)$/);
+      await app.screenshot('17-compressed-image');
+
+      await chooseDrive(page, loop.path);
+      await flashAfterConfirming(app, loop.path);
+      await endScreen(page, 'success').waitFor({ timeout: 60_000 });
+      execFileSync('cmp', ['-n', String(24 * MiB), raw, loop.path]);
     } finally {
       await app.close();
     }

@@ -16,6 +16,7 @@ import { DEFAULT_SETTINGS, type Settings } from '../../electron/common/settings.
 import { judgeDrives, targetRefusal } from '../../electron/core/drive-view.js';
 import type { ProbedImage } from '../../electron/core/image-probe.js';
 import { rendererHeaders, resolveRendererFile } from '../../electron/core/renderer-files.js';
+import { rawImageInfo } from '../helpers/image-fixtures.js';
 import { win32Drives } from '../helpers/drive-fixtures.js';
 import { ARTIFACTS, launchBrowser } from './app-harness.js';
 
@@ -23,7 +24,7 @@ const ORIGIN = 'http://sluice.test';
 const INTERNAL = '\\\\.\\PhysicalDrive5';
 const RUNNING = '\\\\.\\PhysicalDrive0';
 
-const image: ImageInfo = { path: 'C:\\Users\\me\\raspios.img', name: 'raspios.img', fileSize: 2e9, format: 'raw', supported: true, uncompressedSize: 2e9, partitionTable: 'mbr' };
+const image: ImageInfo = rawImageInfo('C:\\Users\\me\\raspios.img', 2e9, { partitionTable: 'mbr' });
 const drives = judgeDrives(win32Drives, { info: image, realPath: image.path } as ProbedImage);
 
 interface Fixture {

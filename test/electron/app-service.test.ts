@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { appendFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -8,12 +9,14 @@ import type { ApiResult } from '../../electron/common/api-result.js';
 import type { EventPayloads } from '../../electron/common/ipc-contract.js';
 import { EXTERNAL_LINKS } from '../../electron/common/links.js';
 import type { DriveInfo } from '../../electron/common/models.js';
-import { createAppService, type AppService } from '../../electron/core/app-service.js';
+import type { AppService } from '../../electron/core/app-service.js';
 import { ImageHandOff } from '../../electron/core/image-hand-off.js';
 import { SettingsStore } from '../../electron/core/settings-store.js';
 import { MiB } from '../../worker/common/units.js';
+import { builtCreateAppService } from '../helpers/built-modules.js';
 import { describeDevices } from '../helpers/device-suite.js';
 import { createLoop, scratchDir, writeRandomFile } from '../helpers/loop-device.js';
+import { osImage, sh } from '../helpers/os-image.js';
 import { testLauncher } from '../e2e/app-harness.js';
 
 interface Harness {
@@ -41,6 +44,7 @@ async function harness(dir: string, settings: Parameters<SettingsStore['update']
     effects: [],
     opened: [],
   };
+  const createAppService = await builtCreateAppService();
   h.service = createAppService({
     settings: store,
     launchHelper: await testLauncher(),
@@ -132,12 +136,51 @@ describeDevices('the main-process core (what Electron and the browser bridge bot
     expect(kinds(tiny.path)).toEqual(['too-small', 'virtual']);
     expect(kinds(locked.path)).toEqual(['read-only', 'virtual']);
 
-    const archive = join(dir, 'archive.img');
-    writeFileSync(archive, gzipSync(Buffer.alloc(MiB)));
-    value(await service.handlers.selectImage(archive));
-    expect(await start([locked.path], archive)).toBe('image-unsupported');
     expect(h.events.flashEnd).toEqual([]);
     expect(h.effects).toEqual([]);
+  });
+
+  it('a compressed image is probed (exact size, partition names) and flashed through a decoder; the device holds the decoded bytes', async () => {
+    const dir = scratchDir();
+    const raw = osImage(dir, 24 * MiB);
+    sh(dir, 'xz -T2 -3 -k os.img');
+    const loop = createLoop({ size: 32 * MiB, dir });
+    const h = await harness(dir);
+    const info = value(await h.service.handlers.selectImage(`${raw}.xz`));
+    expect(info).toMatchObject({ format: 'xz', uncompressedSize: 24 * MiB, sizeExact: true, partitionTable: 'gpt', entry: null, blockMap: null, checksumFrom: null });
+    expect(info.partitions.map((p) => p.label)).toEqual(['boot', 'root']);
+    // The drive's verdicts use the decoded size, not the file's.
+    expect((await drives(h.service)).find((d) => d.device === loop.path)?.verdicts.map((v) => v.kind)).toEqual(['virtual']);
+
+    value(await h.service.handlers.startFlash({ imagePath: `${raw}.xz`, targets: [loop.path], confirmedSystemDrives: [] }));
+    const end = await flashEnded(h);
+    expect(end.results).toMatchObject([{ status: 'ok', target: loop.path, bytes: 24 * MiB, verified: true }]);
+    execFileSync('cmp', ['-n', String(24 * MiB), raw, loop.path]);
+  });
+
+  it('a corrupt compressed image fails the flash with the decoder’s error, never a success', async () => {
+    const dir = scratchDir();
+    const image = join(dir, 'image.img.gz');
+    const packed = gzipSync(randomBytes(4 * MiB), { level: 1 });
+    const middle = Math.floor(packed.length / 2);
+    packed.writeUInt8(packed.readUInt8(middle) ^ 0xff, middle); // inside the deflate stream: the CRC or the stream itself fails
+    writeFileSync(image, packed);
+    const loop = createLoop({ size: 8 * MiB, dir });
+    const h = await harness(dir);
+    value(await h.service.handlers.selectImage(image));
+    value(await h.service.handlers.startFlash({ imagePath: image, targets: [loop.path], confirmedSystemDrives: [] }));
+    const end = await flashEnded(h);
+    expect(end.results).toMatchObject([{ status: 'failed', target: loop.path, code: expect.stringMatching(/^source-(corrupt|truncated)$/) as unknown }]);
+    expect(h.effects).toContain('notified: Flash failed');
+  });
+
+  it('an image Sluice cannot write is refused when chosen, with what is wrong', async () => {
+    const dir = scratchDir();
+    writeFileSync(join(dir, 'readme.txt'), 'not an image\n');
+    sh(dir, 'zip -q archive.zip readme.txt');
+    const { service } = await harness(dir);
+    const result = await service.handlers.selectImage(join(dir, 'archive.zip'));
+    expect(result).toMatchObject({ ok: false, error: { code: 'image-unreadable', message: expect.stringContaining('archive.zip holds no disk image') as unknown } });
   });
 
   it('refuses an image that changed on disk after it was chosen', async () => {
@@ -207,7 +250,7 @@ describeDevices('the main-process core (what Electron and the browser bridge bot
 
     value(await h.service.invoke('pageReady', []));
     await expect.poll(() => h.events.imageOpened.length).toBe(1);
-    expect(h.events.imageOpened[0]).toMatchObject({ ok: true, value: { path: image, name: 'image.img', format: 'raw', supported: true } });
+    expect(h.events.imageOpened[0]).toMatchObject({ ok: true, value: { path: image, name: 'image.img', format: 'raw' } });
     // Chosen in the core, not only on the page: a flash of it starts.
     value(await h.service.handlers.startFlash({ imagePath: image, targets: [loop.path], confirmedSystemDrives: [] }));
 

@@ -1,13 +1,15 @@
 import { execFileSync } from 'node:child_process';
-import { truncateSync, writeFileSync } from 'node:fs';
+import { readFileSync, truncateSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { MiB } from '../../worker/common/units.js';
-import { ImageProbeError, probeImage } from '../../electron/core/image-probe.js';
 import { detectPartitionTable, PARTITION_SNIFF_BYTES } from '../../worker/sources/partition-table.js';
+import { builtImageProbe } from '../helpers/built-modules.js';
+
+const { ImageProbeError, probeImage } = await builtImageProbe();
 
 let dir: string;
 beforeEach(async () => {
@@ -28,7 +30,19 @@ describe('probing an image', () => {
   it('names a raw image, its size and its GPT partition table', async () => {
     const path = partitioned('os.img', 'label: gpt\n,4MiB,L\n');
     const probed = await probeImage(path);
-    expect(probed.info).toEqual({ path, name: 'os.img', fileSize: 8 * MiB, format: 'raw', supported: true, uncompressedSize: 8 * MiB, partitionTable: 'gpt' });
+    expect(probed.info).toEqual({
+      path,
+      name: 'os.img',
+      fileSize: 8 * MiB,
+      format: 'raw',
+      uncompressedSize: 8 * MiB,
+      sizeExact: true,
+      partitionTable: 'gpt',
+      partitions: [{ label: null, type: 'Linux filesystem', size: 4 * MiB }],
+      entry: null,
+      blockMap: null,
+      checksumFrom: null,
+    });
     expect(probed.identity.size).toBe(8 * MiB);
   });
 
@@ -51,10 +65,11 @@ describe('probing an image', () => {
     expect((await probeImage(path)).info.partitionTable).toBe('none');
   });
 
-  it('names a compressed image by its content and marks it unsupported, size unknown', async () => {
-    const path = join(dir, 'os.img');
-    writeFileSync(path, gzipSync(Buffer.alloc(MiB)));
-    expect((await probeImage(path)).info).toMatchObject({ format: 'gzip', supported: false, uncompressedSize: null, partitionTable: null });
+  it('names a compressed image by its content, with the size gzip hints at and the partition table of its decoded start', async () => {
+    const raw = partitioned('os.img', 'label: dos\n,4MiB,c\n');
+    const path = join(dir, 'os.bin');
+    writeFileSync(path, gzipSync(readFileSync(raw)));
+    expect((await probeImage(path)).info).toMatchObject({ format: 'gzip', uncompressedSize: 8 * MiB, sizeExact: false, partitionTable: 'mbr', partitions: [{ type: 'FAT32 (LBA)', size: 4 * MiB }] });
   });
 
   it('says which file is missing', async () => {

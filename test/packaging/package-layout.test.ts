@@ -28,6 +28,7 @@ const config = loadBuilderConfig();
 const APP_MAIN = (require(resolve('package.json')) as { main: string }).main;
 const PRELOAD = 'out/electron/preload/preload.cjs';
 const HELPER_ENTRY = 'out/worker/helper/main.js';
+const DECODER_ENTRY = 'out/worker/sources/decode/main.js';
 /** Electron's own fuse defaults, in FuseV1Options order: RunAsNode, cookie encryption, NODE_OPTIONS, inspect, asar integrity, only-asar, browser snapshot, file:// privileges. */
 const ELECTRON_DEFAULT_FUSES = '10110001';
 const FUSE_SENTINEL = 'dL7pKGdnNz796PbbjQWNKmHXBZaB9tsX';
@@ -133,12 +134,18 @@ describe('the unpacked Linux app electron-builder makes from electron-builder.ym
     for (const name of packages) expect(files, `package ${name}`).toContain(`node_modules/${name}/package.json`);
   });
 
-  it('unpacks every module the helper imports, and the packages they name, where its launcher runs them', () => {
+  it('unpacks every module the helper and the decoder import, and the packages they name with all of theirs, where Node-mode processes run them', () => {
     const read = (file: string) => (existsSync(join(unpacked, file)) ? readFileSync(join(unpacked, file), 'utf8') : null);
-    const { missing, packages } = moduleGraph([HELPER_ENTRY], read);
+    const { missing, packages } = moduleGraph([HELPER_ENTRY, DECODER_ENTRY], read);
     expect(missing).toEqual([]);
-    expect([...packages]).toEqual(['valibot']);
-    for (const name of packages) expect(existsSync(join(unpacked, 'node_modules', name, 'package.json')), `package ${name}`).toBe(true);
+    expect([...packages].sort()).toEqual(['@balena/udif', 'valibot', 'xz-decompress']);
+    const needed = [...packages];
+    for (const name of needed) {
+      const manifest = read(`node_modules/${name}/package.json`);
+      expect(manifest, `package ${name}`).not.toBeNull();
+      const { dependencies = {} } = JSON.parse(manifest ?? '{}') as { dependencies?: Record<string, string> };
+      for (const dependency of Object.keys(dependencies)) if (!needed.includes(dependency)) needed.push(dependency);
+    }
   });
 
   it('ships production dependencies only: no benchmark, build or UI libraries', () => {

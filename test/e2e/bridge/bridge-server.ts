@@ -15,11 +15,12 @@ import type { AddressInfo } from 'node:net';
 import type { ApiResult } from '../../../electron/common/api-result.js';
 import type { EmitEvent } from '../../../electron/common/ipc-contract.js';
 import type { SettingsPatch } from '../../../electron/common/settings.js';
-import { createAppService, type AppService } from '../../../electron/core/app-service.js';
+import type { AppService } from '../../../electron/core/app-service.js';
 import type { HelperLauncher } from '../../../electron/core/flash-session.js';
 import { ImageHandOff } from '../../../electron/core/image-hand-off.js';
 import { rendererHeaders, resolveRendererFile } from '../../../electron/core/renderer-files.js';
 import { SettingsStore } from '../../../electron/core/settings-store.js';
+import { builtCreateAppService } from '../../helpers/built-modules.js';
 
 const COOKIE = 'sluice-bridge';
 const MAX_BODY_BYTES = 64 * 1024;
@@ -102,6 +103,7 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
     const frame = `data: ${JSON.stringify({ event, payload })}\n\n`;
     for (const client of clients) client.write(frame);
   };
+  const createAppService = await builtCreateAppService();
   const service = createAppService({
     settings,
     launchHelper: options.launchHelper,
