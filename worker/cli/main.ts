@@ -13,7 +13,8 @@ const USAGE = `Usage:
   sluice info IMAGE [--json]                    what IMAGE is: format, size, partitions, block map
   sluice flash IMAGE DEVICE... [options]        write IMAGE to one or more drives, then verify
                     IMAGE is a file or an http(s) URL: raw (.img .iso …), .gz, .xz,
-                    .bz2, .zst or .zip (the image inside), decoded on the way
+                    .bz2, .zst, .zip (the image inside), .qcow2 or .dmg, decoded on
+                    the way (qcow2 and dmg from files only)
       --sha256 HEX  the image file's SHA-256 (default: IMAGE.sha256 or SHA256SUMS
                     next to it, when one lists it); a mismatch fails the flash
       --bmap FILE   write and verify only the blocks this bmap maps (default:
