@@ -87,7 +87,8 @@ const WATCH: Record<string, (argv: string[]) => boolean> = {
 
 interface Row {
   name: string;
-  m: Measurement;
+  /** null: the run failed, and its name says why. */
+  m: Measurement | null;
   reference?: Measurement;
 }
 
@@ -101,6 +102,10 @@ function table(title: string, rows: Row[]): string {
     '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
   ];
   for (const { name, m, reference } of rows) {
+    if (m === null) {
+      lines.push(`| ${name.replaceAll('|', '\\|')} |  |  |  |  |  |  |  |  |  |`);
+      continue;
+    }
     const ratio = reference === undefined ? '' : `${(reference.wallSeconds / m.wallSeconds).toFixed(2)}×`;
     lines.push(
       `| ${name.replaceAll('|', '\\|')} | ${m.wallSeconds.toFixed(2)} | ${mb(OS_IMAGE_BYTES / m.wallSeconds)} | ${mb(m.peakRssBytes)} | ${mb(m.peaks.get('helper'))} | ${mb(m.peaks.get('decoder'))} | ${mb(m.peaks.get('tool'))} | ${m.cpuSeconds.toFixed(2)} | ${((100 * m.cpuSeconds) / m.wallSeconds).toFixed(1)} | ${ratio} |`,
@@ -143,7 +148,9 @@ export async function formatSections(
       try {
         rows.push({ name: etcherName, m: await medianOf(1, () => etcher(image, loop.path, OS_IMAGE_BYTES)), reference: ref });
       } catch (error) {
-        rows.push({ name: `${etcherName}: failed (${error instanceof Error ? error.message.split('\n')[0] : String(error)})`, m: ref });
+        // The last line the command printed is its own reason.
+        const why = (error instanceof Error ? error.message : String(error)).split('\n').filter((line) => line.trim() !== '' && !line.startsWith('bench-time')).pop();
+        rows.push({ name: `${etcherName}: failed: ${why ?? 'no reason given'}`, m: null });
       }
     }
     const load = execFileSync('cat', ['/proc/loadavg'], { encoding: 'utf8' }).split(' ').slice(0, 3).join(' ');
