@@ -8,9 +8,10 @@ import { describe, expect, it } from 'vitest';
 import { judgeDrives, targetRefusal } from '../../electron/core/drive-view.js';
 import type { ProbedImage } from '../../electron/core/image-probe.js';
 import { linuxDrives as linux, win32Drives as windows } from '../helpers/drive-fixtures.js';
+import { rawImageInfo } from '../helpers/image-fixtures.js';
 
-function image(realPath: string, uncompressedSize: number | null): ProbedImage {
-  return { info: { uncompressedSize }, realPath } as ProbedImage;
+function image(realPath: string, uncompressedSize: number | null, sizeExact = uncompressedSize !== null): ProbedImage {
+  return { info: rawImageInfo(realPath, 0, { uncompressedSize, sizeExact }), realPath } as ProbedImage;
 }
 
 function kinds(drives: ReturnType<typeof judgeDrives>, device: string): string[] | undefined {
@@ -39,8 +40,8 @@ describe('the drives the picker gets', () => {
     expect(kinds(fromCard, '/dev/sdb')).toEqual(['source', 'mounted']);
   });
 
-  it('say nothing about size without an image, or while its decoded size is unknown', () => {
-    for (const chosen of [null, image('/home/me/os.img.xz', null)]) {
+  it('say nothing about size without an image, or while its decoded size is unknown or only hinted (gzip)', () => {
+    for (const chosen of [null, image('/home/me/os.img.xz', null), image('/home/me/big.img.gz', 64e9, false)]) {
       expect(judgeDrives(linux, chosen).flatMap((d) => d.verdicts.map((v) => v.kind))).not.toContain('too-small');
     }
     expect(kinds(judgeDrives(linux, image('/home/me/big.img', 64e9)), '/dev/sdb')).toEqual(['too-small', 'mounted']);
