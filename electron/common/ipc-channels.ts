@@ -7,6 +7,7 @@ export const INVOKE_CHANNELS = {
   updateSettings: 'sluice:settings:update',
   chooseImage: 'sluice:image:choose',
   selectImage: 'sluice:image:select',
+  openImageUrl: 'sluice:image:open-url',
   clearImage: 'sluice:image:clear',
   listDrives: 'sluice:drives:list',
   startFlash: 'sluice:flash:start',

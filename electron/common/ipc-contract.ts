@@ -6,7 +6,7 @@
 import * as v from 'valibot';
 import type { ApiResult } from './api-result.js';
 import type { EventName, InvokeMethod } from './ipc-channels.js';
-import { FlashRequestSchema, ImagePathSchema, type DriveInfo, type FlashEnd, type FlashProgress, type FlashRequest, type ImageInfo } from './models.js';
+import { FlashRequestSchema, ImagePathSchema, ImageUrlSchema, type DriveInfo, type FlashEnd, type FlashProgress, type FlashRequest, type ImageInfo } from './models.js';
 import { SettingsPatchSchema, type Settings, type SettingsPatch } from './settings.js';
 
 /** A file from a drop event; the DOM's File in the renderer. */
@@ -25,6 +25,8 @@ export interface SluiceApi {
   chooseImage(): Promise<ApiResult<ImageInfo | null>>;
   /** Chooses the image at `path` (a dropped file). */
   selectImage(path: string): Promise<ApiResult<ImageInfo>>;
+  /** Chooses the image at an http(s) address: probed now, downloaded while it is written. */
+  openImageUrl(url: string): Promise<ApiResult<ImageInfo>>;
   clearImage(): Promise<ApiResult<null>>;
   listDrives(): Promise<ApiResult<DriveInfo[]>>;
   /** Starts writing the chosen image; progress and the end arrive as events. */
@@ -65,6 +67,7 @@ export const INVOKE_ARGS = {
   updateSettings: v.strictTuple([SettingsPatchSchema]),
   chooseImage: v.strictTuple([]),
   selectImage: v.strictTuple([ImagePathSchema]),
+  openImageUrl: v.strictTuple([ImageUrlSchema]),
   clearImage: v.strictTuple([]),
   listDrives: v.strictTuple([]),
   startFlash: v.strictTuple([FlashRequestSchema]),

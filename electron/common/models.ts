@@ -26,8 +26,10 @@ export interface ImageInfo {
   path: string;
   /** The file name, for display. */
   name: string;
-  /** Size of the file itself, in bytes. */
-  fileSize: number;
+  /** A local file, or an http(s) address the image is downloaded from while it is written. */
+  origin: 'file' | 'url';
+  /** Size of the file or the download itself, in bytes; null when a server does not say. */
+  fileSize: number | null;
   /** Detected from the content, never from the extension. */
   format: ImageFormat;
   /** Bytes the image has once decoded; null when that is unknown before decoding. */
@@ -58,8 +60,16 @@ export interface DriveInfo extends Drive {
 
 const DevicePath = v.pipe(v.string(), v.minLength(1), v.maxLength(256));
 
-/** A local file path, as a dialog or a drop hands it over. */
+/** A local file path, as a dialog or a drop hands it over (or, for a flash, the chosen image's URL). */
 export const ImagePathSchema = v.pipe(v.string(), v.minLength(1), v.maxLength(4096));
+
+/** An image's web address, typed by the user: http or https only, never file: or others. */
+export const ImageUrlSchema = v.pipe(
+  v.string(),
+  v.maxLength(4096),
+  v.url('That is not a web address.'),
+  v.check((url) => /^https?:\/\//i.test(url), 'Only http:// and https:// addresses can be downloaded.'),
+);
 
 export const FlashRequestSchema = v.strictObject({
   /** The image the renderer shows; refused if it is no longer the one the main process holds. */

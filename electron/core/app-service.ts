@@ -10,7 +10,7 @@ import { judgeDrives, targetRefusal } from './drive-view.js';
 import { startFlashSession, type DesktopEffects, type FlashSession, type HelperLauncher } from './flash-session.js';
 import type { ImageHandOff } from './image-hand-off.js';
 import { openSourceFeed } from '../../worker/sources/source-feed.js';
-import { fileIdentity, ImageProbeError, probeImage, type FileIdentity, type ProbedImage } from './image-probe.js';
+import { fileIdentity, ImageProbeError, probeImage, probeImageUrl, type FileIdentity, type ProbedImage } from './image-probe.js';
 import type { SettingsStore } from './settings-store.js';
 
 /** Everything the app's logic needs from the outside world; the composition root (Electron or the test bridge) provides it. */
@@ -82,12 +82,13 @@ export function createAppService(deps: AppServiceDeps): AppService {
   });
   const firstListing = scanner.start();
 
-  const selectImage = async (path: string): Promise<ApiResult<ImageInfo>> => {
+  /** Chooses the image `probe` finds at `where` (a path or a URL). */
+  const choose = async (where: string, probe: (where: string) => Promise<ProbedImage>): Promise<ApiResult<ImageInfo>> => {
     // Refused, not queued for later: the image under a running flash never changes, and one that
     // appeared once the flash ended would be what "Flash another drive" writes, unlike what the screen showed.
-    if (session !== null) return fail('busy', `${basename(path)} was not opened: a flash is running, and Sluice never changes the image under it. Open it again when the flash has ended.`);
+    if (session !== null) return fail('busy', `${basename(where)} was not opened: a flash is running, and Sluice never changes the image under it. Open it again when the flash has ended.`);
     try {
-      image = await probeImage(path);
+      image = await probe(where);
     } catch (error) {
       if (error instanceof ImageProbeError) return fail(error.code, error.message);
       throw error;
@@ -95,6 +96,7 @@ export function createAppService(deps: AppServiceDeps): AppService {
     publishDrives();
     return ok(image.info);
   };
+  const selectImage = (path: string) => choose(path, probeImage);
 
   /** Why the request cannot start, or null: the shared safety rules over the app's own listing. The helper checks every device again from its own look. */
   const refuseRequest = (request: FlashRequest, chosen: ProbedImage): ApiResult<never> | null => {
@@ -118,6 +120,7 @@ export function createAppService(deps: AppServiceDeps): AppService {
       return path === null ? ok(null) : selectImage(path);
     },
     selectImage,
+    openImageUrl: (url) => choose(url, probeImageUrl),
     clearImage: async () => {
       if (session !== null) return fail('busy', 'A flash is running.');
       image = null;
@@ -135,9 +138,11 @@ export function createAppService(deps: AppServiceDeps): AppService {
       if (chosen === null) return fail('no-image', 'Choose an image first.');
       const refusal = refuseRequest(request, chosen);
       if (refusal !== null) return refusal;
-      const now = await fileIdentity(chosen.info.path).catch(() => null);
-      if (now === null) return fail('image-not-found', `${chosen.info.name} is no longer where it was chosen (${chosen.info.path}). Choose it again.`);
-      if (!sameFile(chosen.identity, now)) return fail('image-changed', `${chosen.info.name} changed on disk after it was chosen. Choose it again to check it.`);
+      if (chosen.local !== null) {
+        const now = await fileIdentity(chosen.info.path).catch(() => null);
+        if (now === null) return fail('image-not-found', `${chosen.info.name} is no longer where it was chosen (${chosen.info.path}). Choose it again.`);
+        if (!sameFile(chosen.local.identity, now)) return fail('image-changed', `${chosen.info.name} changed on disk after it was chosen. Choose it again to check it.`);
+      }
       let feed;
       try {
         feed = await openSourceFeed(chosen.prepared);

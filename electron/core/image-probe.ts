@@ -16,9 +16,12 @@ export interface FileIdentity {
 /** An image as the main process knows it: what the page sees, plus what only main needs. */
 export interface ProbedImage {
   info: ImageInfo;
-  /** The path with symlinks resolved, for finding the drive the image lives on. */
-  realPath: string;
-  identity: FileIdentity;
+  /** A local file's place and identity; null for a download. */
+  local: {
+    /** The path with symlinks resolved, for finding the drive the image lives on. */
+    realPath: string;
+    identity: FileIdentity;
+  } | null;
   /** How the flash reads it: the file itself, or a decoder (worker/sources/source-feed.ts). */
   prepared: PreparedImage;
 }
@@ -48,12 +51,13 @@ async function checkReadable(path: string): Promise<void> {
   }
 }
 
-function appInfo(path: string, prepared: PreparedImage): ImageInfo {
+function appInfo(path: string, origin: ImageInfo['origin'], prepared: PreparedImage): ImageInfo {
   const { info } = prepared;
   return {
     path,
     name: info.name,
-    fileSize: info.sourceSize ?? 0,
+    origin,
+    fileSize: info.sourceSize,
     format: info.format,
     uncompressedSize: info.size,
     sizeExact: info.sizeExact,
@@ -73,12 +77,25 @@ function appInfo(path: string, prepared: PreparedImage): ImageInfo {
 export async function probeImage(path: string): Promise<ProbedImage> {
   await checkReadable(path);
   const identity = await fileIdentity(path);
-  let prepared: PreparedImage;
+  const prepared = await prepare(path);
+  return { info: appInfo(path, 'file', prepared), local: { realPath: await realpath(path), identity }, prepared };
+}
+
+/**
+ * Probes an image on the web: its first bytes name the format (and a raw image's partition table);
+ * the size is known when the server says it and the image is not compressed. A checksum file
+ * next to it (URL.sha256, SHA256SUMS) is fetched too.
+ */
+export async function probeImageUrl(url: string): Promise<ProbedImage> {
+  const prepared = await prepare(url);
+  return { info: appInfo(url, 'url', prepared), local: null, prepared };
+}
+
+async function prepare(image: string): Promise<PreparedImage> {
   try {
-    prepared = await prepareImage({ image: path, partitions: true });
+    return await prepareImage({ image, partitions: true });
   } catch (error) {
     if (error instanceof SourceError) throw new ImageProbeError(error.code === 'unsupported-format' ? 'image-unsupported' : 'image-unreadable', error.message);
     throw error;
   }
-  return { info: appInfo(path, prepared), realPath: await realpath(path), identity, prepared };
 }

@@ -21,6 +21,7 @@ const api: SluiceApi = {
   updateSettings: (patch) => ipcRenderer.invoke(INVOKE_CHANNELS.updateSettings, patch),
   chooseImage: () => ipcRenderer.invoke(INVOKE_CHANNELS.chooseImage),
   selectImage: (path) => ipcRenderer.invoke(INVOKE_CHANNELS.selectImage, path),
+  openImageUrl: (url) => ipcRenderer.invoke(INVOKE_CHANNELS.openImageUrl, url),
   clearImage: () => ipcRenderer.invoke(INVOKE_CHANNELS.clearImage),
   listDrives: () => ipcRenderer.invoke(INVOKE_CHANNELS.listDrives),
   startFlash: (request) => ipcRenderer.invoke(INVOKE_CHANNELS.startFlash, request),

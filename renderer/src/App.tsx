@@ -47,6 +47,14 @@ export function App({ api }: { api: SluiceApi }) {
     void api.chooseImage().then(imageChosen);
   }, [api, imageChosen]);
 
+  const openImageUrl = useCallback(
+    (url: string) => {
+      dispatch({ type: 'image-busy' });
+      void api.openImageUrl(url).then(imageChosen);
+    },
+    [api, imageChosen],
+  );
+
   const dropFile = useCallback(
     (file: File) => {
       const path = api.pathForFile(file);
@@ -114,7 +122,7 @@ export function App({ api }: { api: SluiceApi }) {
           <EndScreen finished={state.finished} onFlashAgain={() => startOver(true)} onFlashAnother={() => startOver(false)} onOpenLink={(url) => void api.openExternal(url)} />
         ) : (
           <div className="steps" data-screen="steps">
-            <ImageStep image={state.image} busy={state.imageBusy} error={state.imageError} onChoose={chooseImage} onClear={clearImage} />
+            <ImageStep image={state.image} busy={state.imageBusy} error={state.imageError} onChoose={chooseImage} onOpenUrl={openImageUrl} onClear={clearImage} />
             <DriveStep selected={targets} available={availableDrives(state)} notice={state.driveNotice} onOpenPicker={() => setDialog('drives')} />
             <FlashStep ready={canFlash(state)} verify={state.settings?.verify ?? true} error={state.startError} onFlash={() => setDialog('confirm')} onOpenSettings={() => setDialog('settings')} />
           </div>

@@ -9,6 +9,7 @@ import { formatBytes, MiB } from '../../worker/common/units.js';
 import { assertTestTarget } from '../helpers/cli.js';
 import { describeDevices } from '../helpers/device-suite.js';
 import { attachLoop, createLoop, detachLoop, readBytes, scratchDir, waitForPath, writeRandomFile } from '../helpers/loop-device.js';
+import { serveFiles } from '../helpers/file-server.js';
 import { osImage, sh } from '../helpers/os-image.js';
 import { rootDisk } from '../helpers/system-disk.js';
 import { throttledGroup } from '../helpers/throttle.js';
@@ -377,6 +378,35 @@ describeDevices('the desktop app, in Chromium, against the real core and helper'
       await picker.locator(`li[data-device="${loop.path}"]`).waitFor();
     } finally {
       await app.close();
+    }
+  });
+
+  it('an image at a web address is typed in, opened, downloaded while it is written, and the drive holds it', async () => {
+    const dir = scratchDir();
+    const raw = osImage(dir, 24 * MiB);
+    sh(dir, 'zstd -q -3 os.img');
+    const server = await serveFiles([`${raw}.zst`]);
+    const loop = createLoop({ size: 32 * MiB, dir });
+    const app = await openApp(context, { dropDir: dir, settings: { showVirtual: true } });
+    try {
+      const { page } = app;
+      await page.getByRole('button', { name: 'Flash from URL…' }).click();
+      await page.getByRole('textbox', { name: 'Image address' }).fill(`${server.base}/os.img.zst`);
+      await app.screenshot('24-image-address');
+      await page.getByRole('button', { name: 'Open' }).click();
+      await expect.poll(() => page.getByTestId('image-name').textContent()).toBe('os.img.zst');
+      await expect(page.getByTestId('image-format').textContent()).resolves.toBe('Zstandard-compressed image');
+      // A compressed download's size is known only once it is decoded: the progress then counts bytes without a percentage.
+      await expect(page.getByTestId('image-writes').textContent()).resolves.toBe('Known once decompressed');
+      await app.screenshot('25-image-from-url');
+
+      await chooseDrive(page, loop.path);
+      await flashAfterConfirming(app, loop.path);
+      await endScreen(page, 'success').waitFor({ timeout: 60_000 });
+      execFileSync('cmp', ['-n', String(24 * MiB), raw, loop.path]);
+    } finally {
+      await app.close();
+      await server.close();
     }
   });
 

@@ -25,7 +25,7 @@ const INTERNAL = '\\\\.\\PhysicalDrive5';
 const RUNNING = '\\\\.\\PhysicalDrive0';
 
 const image: ImageInfo = rawImageInfo('C:\\Users\\me\\raspios.img', 2e9, { partitionTable: 'mbr' });
-const drives = judgeDrives(win32Drives, { info: image, realPath: image.path } as ProbedImage);
+const drives = judgeDrives(win32Drives, { info: image, local: { realPath: image.path } } as ProbedImage);
 
 interface Fixture {
   settings: Settings;
@@ -43,6 +43,7 @@ function installStandIn(fixture: Fixture): void {
     updateSettings: () => ok(fixture.settings),
     chooseImage: () => ok(fixture.image),
     selectImage: () => ok(fixture.image),
+    openImageUrl: () => ok(fixture.image),
     clearImage: () => ok(null),
     listDrives: () => ok(fixture.drives),
     startFlash: (request) => {

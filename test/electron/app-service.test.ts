@@ -8,7 +8,7 @@ import { afterEach, expect, it } from 'vitest';
 import type { ApiResult } from '../../electron/common/api-result.js';
 import type { EventPayloads } from '../../electron/common/ipc-contract.js';
 import { EXTERNAL_LINKS } from '../../electron/common/links.js';
-import type { DriveInfo } from '../../electron/common/models.js';
+import type { DriveInfo, ImageInfo } from '../../electron/common/models.js';
 import type { AppService } from '../../electron/core/app-service.js';
 import { ImageHandOff } from '../../electron/core/image-hand-off.js';
 import { SettingsStore } from '../../electron/core/settings-store.js';
@@ -16,6 +16,7 @@ import { MiB } from '../../worker/common/units.js';
 import { builtCreateAppService } from '../helpers/built-modules.js';
 import { describeDevices } from '../helpers/device-suite.js';
 import { createLoop, scratchDir, writeRandomFile } from '../helpers/loop-device.js';
+import { serveFiles } from '../helpers/file-server.js';
 import { osImage, sh } from '../helpers/os-image.js';
 import { testLauncher } from '../e2e/app-harness.js';
 
@@ -172,6 +173,31 @@ describeDevices('the main-process core (what Electron and the browser bridge bot
     const end = await flashEnded(h);
     expect(end.results).toMatchObject([{ status: 'failed', target: loop.path, code: expect.stringMatching(/^source-(corrupt|truncated)$/) as unknown }]);
     expect(h.effects).toContain('notified: Flash failed');
+  });
+
+  it('an image at a web address is probed from its first bytes and downloaded while it is written; a 404 and a non-web address are refused when chosen', async () => {
+    const dir = scratchDir();
+    const raw = osImage(dir, 24 * MiB);
+    sh(dir, 'xz -T2 -3 -k os.img');
+    const server = await serveFiles([`${raw}.xz`]);
+    try {
+      const loop = createLoop({ size: 32 * MiB, dir });
+      const h = await harness(dir);
+      const url = `${server.base}/os.img.xz`;
+      const info = value(await h.service.invoke('openImageUrl', [url]) as ApiResult<ImageInfo>);
+      expect(info).toMatchObject({ path: url, name: 'os.img.xz', origin: 'url', format: 'xz', uncompressedSize: null, partitionTable: null });
+      value(await h.service.handlers.startFlash({ imagePath: url, targets: [loop.path], confirmedSystemDrives: [] }));
+      const end = await flashEnded(h);
+      expect(end.results).toMatchObject([{ status: 'ok', target: loop.path, bytes: 24 * MiB, verified: true }]);
+      execFileSync('cmp', ['-n', String(24 * MiB), raw, loop.path]);
+
+      expect(await h.service.invoke('openImageUrl', [`${server.base}/gone.img.xz`])).toMatchObject({ ok: false, error: { code: 'image-unreadable', message: expect.stringContaining('404') as unknown } });
+      for (const address of ['file:///etc/passwd', 'ftp://example.org/os.img', 'not a url']) {
+        expect(await h.service.invoke('openImageUrl', [address])).toMatchObject({ ok: false, error: { code: 'invalid-request' } });
+      }
+    } finally {
+      await server.close();
+    }
   });
 
   it('an image Sluice cannot write is refused when chosen, with what is wrong', async () => {

@@ -33,6 +33,7 @@ describe('probing an image', () => {
     expect(probed.info).toEqual({
       path,
       name: 'os.img',
+      origin: 'file',
       fileSize: 8 * MiB,
       format: 'raw',
       uncompressedSize: 8 * MiB,
@@ -43,7 +44,7 @@ describe('probing an image', () => {
       blockMap: null,
       checksumFrom: null,
     });
-    expect(probed.identity.size).toBe(8 * MiB);
+    expect(probed.local?.identity.size).toBe(8 * MiB);
   });
 
   it('finds a GPT on a 4Kn image too, where the header sits at byte 4096 (this sfdisk cannot make one, so the header is placed by hand)', () => {

@@ -1,3 +1,4 @@
+import { useState, type FormEvent } from 'react';
 import type { ImageInfo } from '../../../electron/common/models.js';
 import { formatBytes } from '../../../worker/common/units.js';
 import { FORMAT_LABEL, PARTITION_TABLE_LABEL } from '../labels.js';
@@ -9,6 +10,7 @@ interface ImageStepProps {
   busy: boolean;
   error: string | null;
   onChoose: () => void;
+  onOpenUrl: (url: string) => void;
   onClear: () => void;
 }
 
@@ -19,7 +21,7 @@ function writesText(image: ImageInfo): string {
 }
 
 function partitionsText(image: ImageInfo): string {
-  if (image.partitionTable === null) return 'Could not be read';
+  if (image.partitionTable === null) return image.origin === 'url' && image.format !== 'raw' ? 'Read once downloaded' : 'Could not be read';
   const names = image.partitions.map((p) => `${p.label ?? p.type} (${formatBytes(p.size)})`);
   return names.length === 0 ? PARTITION_TABLE_LABEL[image.partitionTable] : `${PARTITION_TABLE_LABEL[image.partitionTable]}: ${names.join(', ')}`;
 }
@@ -27,8 +29,8 @@ function partitionsText(image: ImageInfo): string {
 function ImageDetails({ image }: { image: ImageInfo }) {
   return (
     <dl className="facts" aria-label="Image details">
-      <dt>Size</dt>
-      <dd>{formatBytes(image.fileSize)}</dd>
+      <dt>{image.origin === 'url' ? 'Download' : 'Size'}</dt>
+      <dd>{image.fileSize === null ? 'Not given by the server' : formatBytes(image.fileSize)}</dd>
       <dt>Writes</dt>
       <dd data-testid="image-writes">{writesText(image)}</dd>
       <dt>Format</dt>
@@ -56,8 +58,26 @@ function ImageDetails({ image }: { image: ImageInfo }) {
   );
 }
 
-/** Step 1: the image, chosen with the native dialog or dropped anywhere on the window. */
-export function ImageStep({ image, busy, error, onChoose, onClear }: ImageStepProps) {
+/** An http(s) address to flash from; the main process checks it again and probes it. */
+function UrlForm({ busy, onOpenUrl }: { busy: boolean; onOpenUrl: (url: string) => void }) {
+  const [url, setUrl] = useState('');
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    if (url.trim() !== '') onOpenUrl(url.trim());
+  };
+  return (
+    <form className="url-form" onSubmit={submit}>
+      <input type="url" aria-label="Image address" placeholder="https://…/image.img.xz" value={url} onChange={(event) => setUrl(event.target.value)} disabled={busy} required />
+      <button type="submit" className="button" disabled={busy || url.trim() === ''}>
+        Open
+      </button>
+    </form>
+  );
+}
+
+/** Step 1: the image, chosen with the native dialog, dropped anywhere on the window, or given as a web address. */
+export function ImageStep({ image, busy, error, onChoose, onOpenUrl, onClear }: ImageStepProps) {
+  const [askingUrl, setAskingUrl] = useState(false);
   return (
     <StepCard number={1} title="Image" icon={<ImageIcon className="step-icon" />} done={image !== null}>
       {image === null ? (
@@ -66,6 +86,13 @@ export function ImageStep({ image, busy, error, onChoose, onClear }: ImageStepPr
             {busy ? 'Opening…' : 'Choose image…'}
           </button>
           <p className="hint">or drop an image file anywhere in this window</p>
+          {askingUrl ? (
+            <UrlForm busy={busy} onOpenUrl={onOpenUrl} />
+          ) : (
+            <button type="button" className="button quiet" onClick={() => setAskingUrl(true)} disabled={busy}>
+              Flash from URL…
+            </button>
+          )}
         </>
       ) : (
         <>

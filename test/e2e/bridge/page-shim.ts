@@ -47,6 +47,7 @@ const api: SluiceApi = {
   updateSettings: (patch) => invoke('updateSettings', patch),
   chooseImage: () => invoke('chooseImage'),
   selectImage: (path) => invoke('selectImage', path),
+  openImageUrl: (url) => invoke('openImageUrl', url),
   clearImage: () => invoke('clearImage'),
   listDrives: () => invoke('listDrives'),
   startFlash: (request) => invoke('startFlash', request),
