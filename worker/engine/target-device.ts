@@ -6,6 +6,7 @@ import { fail, FlashError } from './errors.js';
 import { closeFd, openFd, readFully, syncData, writeFully } from './io.js';
 import type { DeviceFacts, DevicePlatform, VolumeHold } from './platform/types.js';
 import { refuseTarget } from './target-check.js';
+import type { WriteTarget } from './write-target.js';
 
 /** The largest logical block size the engine's regions are laid out for (they are MiB multiples). */
 export const MAX_LOGICAL_BLOCK = 1 * MiB;
@@ -46,7 +47,7 @@ function openFailure(facts: DeviceFacts, error: unknown): Failure {
  * One target disk, opened for direct exclusive I/O after the engine's own checks passed. All
  * offsets are device byte offsets; the buffers handed in must be aligned (see aligned-buffer.ts).
  */
-export class TargetDevice {
+export class TargetDevice implements WriteTarget {
   private constructor(
     /** As inspected before unmounting: its mountpoints are the ones that were unmounted. */
     readonly facts: DeviceFacts,
@@ -60,6 +61,14 @@ export class TargetDevice {
 
   get blockSize(): number {
     return this.facts.logicalBlockSize;
+  }
+
+  get capacity(): number {
+    return this.facts.size;
+  }
+
+  get optimalIoSize(): number {
+    return this.facts.optimalIoSize;
   }
 
   /**
