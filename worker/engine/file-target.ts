@@ -194,8 +194,21 @@ export class FileTarget implements WriteTarget {
     } catch (error) {
       if (errnoCode(error) !== 'EINVAL') throw error;
     }
+    return this.uncachedReader();
+  }
+
+  /** The file's own descriptor, for a tool that writes it front to back from the start (a compressor). */
+  get descriptor(): number {
+    return this.fd;
+  }
+
+  /**
+   * A plain read-only descriptor on the file, opened after its data was synced and its cached
+   * pages dropped (posix_fadvise DONTNEED, through dd since Node cannot call it), so what is read
+   * comes from the disk: for a reader that cannot use direct I/O (a decompressor).
+   */
+  async uncachedReader(): Promise<number> {
     await syncData(this.fd);
-    // posix_fadvise(DONTNEED) through dd, which Node cannot call: the reads below come from the disk.
     await runOnDescriptor('dd', ['iflag=nocache', 'count=0', 'status=none'], this.fd).catch(() => undefined);
     return openFd(this.partial, constants.O_RDONLY | constants.O_NOFOLLOW);
   }

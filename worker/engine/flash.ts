@@ -76,9 +76,12 @@ export interface FlashJob {
   sourceEnd?: SourceEndSignal | undefined;
 }
 
-/** The st_dev of the file behind `fd`, or null when it is not a regular file (a decoder's pipe). */
-function fileDevice(fd: number): Promise<number | null> {
-  return new Promise((resolve) => fstat(fd, (error, st) => resolve(error === null && st.isFile() ? st.dev : null)));
+/**
+ * The device the image lives on: the st_dev of an image file, the disk itself for a clone's
+ * source (st_rdev), or null for a decoder's pipe. A target that holds it is refused.
+ */
+function sourceDeviceOf(fd: number): Promise<number | null> {
+  return new Promise((resolve) => fstat(fd, (error, st) => resolve(error !== null ? null : st.isFile() ? st.dev : st.isBlockDevice() ? st.rdev : null)));
 }
 
 function chooseChunkSize(targets: readonly WriteTarget[], override: number | undefined): number {
@@ -107,7 +110,7 @@ export async function flash(job: FlashJob): Promise<TargetResult[]> {
   const platform = job.platform ?? (await currentPlatform());
   const results = new Map<string, TargetResult>();
   const active: TargetDevice[] = [];
-  const sourceDevice = await fileDevice(job.source);
+  const sourceDevice = await sourceDeviceOf(job.source);
   for (const path of job.targets) {
     try {
       active.push(await TargetDevice.open(path, job.imageSize, sourceDevice, platform));

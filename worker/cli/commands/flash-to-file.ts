@@ -36,9 +36,26 @@ async function sameFile(image: string, target: string): Promise<boolean> {
   return a !== null && b !== null && a.dev === b.dev && a.ino === b.ino;
 }
 
-function report(json: boolean, result: TargetResult): number {
+/** Reports a result that ends a command before its job ran, and returns the exit code. */
+export function reportOne(json: boolean, result: TargetResult): number {
   createReporter(json).result(result);
   return exitCodeFor([result]);
+}
+
+/**
+ * An existing file is replaced only when the user says so (--yes, or yes at the terminal).
+ * Returns the exit code when it is not to be replaced, null when the job may go on.
+ */
+export async function confirmReplace(target: string, yes: boolean): Promise<number | null> {
+  const exists = (await lstat(target).catch(() => null)) !== null;
+  if (!exists || yes) return null;
+  if (process.stdin.isTTY !== true) {
+    process.stderr.write(`sluice: ${target} exists; pass --yes to replace it when running without a terminal.\n`);
+    return EXIT.usage;
+  }
+  if (await confirm(`Replace ${target}?`)) return null;
+  process.stderr.write('Nothing was written.\n');
+  return EXIT.cancelled;
 }
 
 /**
@@ -48,19 +65,10 @@ function report(json: boolean, result: TargetResult): number {
 export async function flashToFileCommand(prepared: PreparedImage, args: FileFlashArgs): Promise<number> {
   const { target } = args;
   if (await sameFile(args.image, target)) {
-    return report(args.json, { status: 'failed', target, bytes: 0, code: 'target-is-source', message: `${target} is the image itself; choose another file to write to.` });
+    return reportOne(args.json, { status: 'failed', target, bytes: 0, code: 'target-is-source', message: `${target} is the image itself; choose another file to write to.` });
   }
-  const exists = (await lstat(target).catch(() => null)) !== null;
-  if (exists && !args.yes) {
-    if (process.stdin.isTTY !== true) {
-      process.stderr.write(`sluice: ${target} exists; pass --yes to replace it when running without a terminal.\n`);
-      return EXIT.usage;
-    }
-    if (!(await confirm(`Replace ${target}?`))) {
-      process.stderr.write('Nothing was written.\n');
-      return EXIT.cancelled;
-    }
-  }
+  const refused = await confirmReplace(target, args.yes);
+  if (refused !== null) return refused;
   const feed = await openSourceFeed(prepared, 'descriptor');
   if (typeof feed.source !== 'number') {
     await feed.close();
