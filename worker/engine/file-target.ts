@@ -1,10 +1,10 @@
 import { spawn } from 'node:child_process';
 import { constants, copyFile } from 'node:fs';
-import { lstat, rename, statfs, unlink } from 'node:fs/promises';
+import { lstat, rename, stat, statfs, unlink } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { alignUp } from './aligned-buffer.js';
 import { fail, FlashError } from './errors.js';
-import { closeFd, fstatFd, openFd, readFully, syncData, writeFully } from './io.js';
+import { closeFd, openFd, readFully, syncData, writeFully } from './io.js';
 import type { WriteTarget } from './write-target.js';
 
 /**
@@ -138,21 +138,18 @@ export class FileTarget implements WriteTarget {
       // EXCL: created afresh, never through a link someone put in its place.
       copyFile(source, partial, constants.COPYFILE_EXCL | constants.COPYFILE_FICLONE, (error) => (error ? reject(error) : resolve())),
     );
-    const fd = await FileTarget.openPartial(path, partial, 0).catch(async (error: unknown) => {
-      await copying.catch(() => undefined);
-      throw error;
-    });
-    const target = new FileTarget(path, partial, fd);
-    const poll = setInterval(() => void fstatFd(fd).then((st) => onCopied(st.size), () => undefined), 100);
+    // Progress only: the size the copy has reached so far.
+    const poll = setInterval(() => void stat(partial).then((st) => onCopied(st.size), () => undefined), 100);
     try {
       await copying;
     } catch (error) {
-      await target.discard();
+      // EEXIST: something else made that name since; it is not ours to remove.
+      if (errnoCode(error) !== 'EEXIST') await unlink(partial).catch(() => undefined);
       throw fileWriteFailure(path, error);
     } finally {
       clearInterval(poll);
     }
-    return target;
+    return new FileTarget(path, partial, await FileTarget.openPartial(path, partial, 0));
   }
 
   /** Removes a leftover `PATH.incomplete` (a link is removed, not followed) and returns its name. */

@@ -1,0 +1,109 @@
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { expect, it } from 'vitest';
+import { MiB } from '../../worker/common/units.js';
+import { linuxPlatform } from '../../worker/engine/platform/linux.js';
+import { refuseSource } from '../../worker/engine/source-device.js';
+import { backupCli, collect, flashCli, resultsOf, spawnBackup, spawnCli, waitForEvent } from '../helpers/cli.js';
+import { describeDevices } from '../helpers/device-suite.js';
+import { assertOwnedLoop, createLoop, detachLoop, partitionedLoop, readBytes, scratchDir } from '../helpers/loop-device.js';
+import { rootDisk } from '../helpers/system-disk.js';
+import { throttledGroup } from '../helpers/throttle.js';
+
+function sha256(bytes: Buffer): string {
+  return createHash('sha256').update(bytes).digest('hex');
+}
+
+/** A 24 MiB drive of random bytes with an MBR whose partitions end at 11 MiB. */
+function partitionedDrive() {
+  return partitionedLoop('label: dos\n1M,4M,c\n,6M,83\n', 24 * MiB);
+}
+
+describeDevices('sluice backup', () => {
+  it('backs a drive up into a raw image that is the whole drive, and flashing it back gives an identical drive', async () => {
+    const source = await partitionedDrive();
+    const file = join(scratchDir(), 'backup.img');
+    const run = await backupCli(source.path, file);
+    expect(run.code, run.stdout + run.stderr).toBe(0);
+    expect(resultsOf(run).get(file)).toMatchObject({ status: 'ok', written: true, verified: true, bytes: 24 * MiB });
+    const drive = readFileSync(source.backing);
+    expect(sha256(readFileSync(file))).toBe(sha256(drive));
+    expect(existsSync(`${file}.incomplete`)).toBe(false);
+
+    const copy = createLoop({ size: 32 * MiB });
+    const back = await flashCli(file, [copy.path], ['--no-eject']);
+    expect(back.code, back.stderr).toBe(0);
+    expect(sha256(readBytes(copy.backing, 0, 24 * MiB))).toBe(sha256(drive));
+  });
+
+  it('backs a drive up compressed with zstd, verified by decoding it back, and it flashes back identical', async () => {
+    const source = await partitionedDrive();
+    const file = join(scratchDir(), 'backup.img.zst');
+    const run = await backupCli(source.path, file, ['--compress', 'zstd']);
+    expect(run.code, run.stdout + run.stderr).toBe(0);
+    expect(resultsOf(run).get(file)).toMatchObject({ status: 'ok', verified: true, bytes: 24 * MiB });
+    const drive = readFileSync(source.backing);
+    expect(sha256(execFileSync('zstd', ['-dc', file], { maxBuffer: 64 * MiB }))).toBe(sha256(drive));
+
+    const copy = createLoop({ size: 24 * MiB });
+    const back = await flashCli(file, [copy.path], ['--no-eject']);
+    expect(back.code, back.stderr).toBe(0);
+    expect(sha256(readFileSync(copy.backing))).toBe(sha256(drive));
+  });
+
+  it('stops at the end of the last partition with --trim-to-partitions', async () => {
+    const source = await partitionedDrive();
+    const file = join(scratchDir(), 'trimmed.img');
+    const run = await backupCli(source.path, file, ['--trim-to-partitions']);
+    expect(run.code, run.stdout + run.stderr).toBe(0);
+    // 1 MiB before the first partition, then 4 MiB and 6 MiB.
+    expect(statSync(file).size).toBe(11 * MiB);
+    expect(sha256(readFileSync(file))).toBe(sha256(readBytes(source.backing, 0, 11 * MiB)));
+  });
+
+  it('says the drive went away when it is removed mid-backup, and deletes the partial file', async () => {
+    const source = createLoop({ size: 64 * MiB });
+    // 8 MB/s of reads: the backup takes about 8 s, time enough to pull the drive.
+    const group = throttledGroup(source.path, 8_000_000, 'read');
+    const file = join(scratchDir(), 'pulled.img');
+    try {
+      const child = spawnBackup(source.path, file, [], { cgroup: group.dir });
+      const done = collect(child);
+      await waitForEvent(child, (e) => e.type === 'progress' && e['phase'] === 'writing' && Number(e['bytesDone']) >= 4 * MiB);
+      // Pulling a card: the device shrinks to nothing readable past 16 MiB, and is detached
+      // (the kernel keeps a detached loop until its last user closes it).
+      assertOwnedLoop(source.path);
+      execFileSync('truncate', ['-s', String(16 * MiB), source.backing]);
+      execFileSync('losetup', ['--set-capacity', source.path]);
+      detachLoop(source.path);
+      const run = await done;
+      expect(run.code).toBe(1);
+      const result = resultsOf(run).get(file);
+      expect(result).toMatchObject({ status: 'failed', code: 'source-read-error' });
+      expect(result?.message).toMatch(/stopped answering at byte offset \d+: was it unplugged\?/);
+      expect(result?.message).toMatch(/incomplete backup file was deleted/);
+      expect(existsSync(file)).toBe(false);
+      expect(existsSync(`${file}.incomplete`)).toBe(false);
+    } finally {
+      group.remove();
+    }
+  });
+
+  it('refuses a partition, and anything not a whole disk, before asking for rights or making a file', async () => {
+    const source = await partitionedDrive();
+    const file = join(scratchDir(), 'partition.img');
+    assertOwnedLoop(source.path);
+    const run = await collect(spawnCli(['backup', '--yes', '--json', `${source.path}p1`, file]));
+    expect(run.code).toBe(4);
+    expect(resultsOf(run).get(`${source.path}p1`)).toMatchObject({ status: 'failed', code: 'target-is-partition' });
+    expect(existsSync(file)).toBe(false);
+    expect(refuseSource(await linuxPlatform.inspect(source.backing))).toMatchObject({ code: 'target-not-block-device' });
+  });
+
+  it('refuses the system disk (checked by the rules only; nothing opens it)', async () => {
+    const facts = await linuxPlatform.inspect(rootDisk());
+    expect(refuseSource(facts)).toMatchObject({ code: 'target-system', message: expect.stringContaining('holds the running system') as unknown });
+  });
+});
