@@ -75,7 +75,7 @@ export async function fileSections(scratch: string, fixtures: string, runs: numb
       table(`Backup of a ${mib} drive (loop on /dev/shm) into a file, copy + check (median of ${runs})`, bytes, await rows(runs, out, [
         ['`dd iflag=direct` + `cmp`', `dd if=${drive.path} of=${out} bs=4M iflag=direct conv=fsync status=none && cmp ${drive.path} ${out}`],
         ['**sluice backup**', `${NODE} ${CLI} backup --yes ${drive.path} ${out}`],
-        ['`zstd -T0 -3` + `zstd -dc | cmp`', `zstd -q -T0 -3 -c ${drive.path} > ${out} && sync ${out} && zstd -q -dc ${out} | cmp - ${drive.path}`],
+        ['`zstd -T0 -3` + `zstd -dc | cmp`', `zstd -q -T0 -3 -c < ${drive.path} > ${out} && sync ${out} && zstd -q -dc ${out} | cmp - ${drive.path}`],
         ['**sluice backup --compress zstd**', `${NODE} ${CLI} backup --yes --compress zstd ${drive.path} ${out}`],
       ])),
       table(`Clone of a ${mib} drive onto another (loops on /dev/shm), copy + O_DIRECT compare (median of ${runs})`, bytes, await rows(runs, out, [

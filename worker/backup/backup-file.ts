@@ -12,6 +12,7 @@ import { DEFAULT_CHUNK, type FlashJob } from '../engine/flash.js';
 import { chooseGrain, GrainHashes } from '../engine/grain-hashes.js';
 import { closeFd, readFully, writeFully } from '../engine/io.js';
 import { ProgressMeter } from '../engine/progress-meter.js';
+import type { VerifyOutcome } from '../engine/verify-written.js';
 import { readPartitionTable } from '../sources/partition-table.js';
 import { startCompressor, startDecompressor, type BackupCompression, type RunningTool } from './compressor.js';
 
@@ -136,13 +137,11 @@ async function cancelled(file: FileTarget, compressor: RunningTool | null, targe
   return { status: 'cancelled', target, bytes };
 }
 
-type BackupOutcome = null | { status: 'cancelled' } | { status: 'failed'; failure: Failure };
-
 /**
  * Reads the file back past the page cache (decoded by the format's tool when compressed) and
  * compares it grain by grain with the hashes taken as the drive's bytes arrived.
  */
-async function verifyBackup(job: BackupJob, file: FileTarget, halves: readonly [Buffer, Buffer], hashes: GrainHashes, length: number): Promise<BackupOutcome> {
+async function verifyBackup(job: BackupJob, file: FileTarget, halves: readonly [Buffer, Buffer], hashes: GrainHashes, length: number): Promise<VerifyOutcome> {
   const { target } = job;
   let decoder: RunningTool | null = null;
   if (job.compress !== null) {

@@ -1,9 +1,9 @@
-import { fstat } from 'node:fs';
 import type { Failure, TargetResult } from '../common/result.js';
 import { DEFAULT_CHUNK } from './flash.js';
 import { allocateJobMemory } from './aligned-buffer.js';
 import { fail, FlashError, toFailure } from './errors.js';
-import { closeFd, openFd, PositionedError, readFully, writeFully } from './io.js';
+import { closeFd, PositionedError, readFully, writeFully } from './io.js';
+import { openInspectedDisk } from './open-device.js';
 import type { DeviceFacts, DevicePlatform, VolumeHold } from './platform/types.js';
 
 /**
@@ -24,10 +24,6 @@ export function refuseSource(facts: DeviceFacts): Failure | null {
 
 function errnoCode(error: unknown): string {
   return typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : '';
-}
-
-function fstatRdev(fd: number): Promise<number> {
-  return new Promise((resolve, reject) => fstat(fd, (error, st) => (error ? reject(error) : resolve(st.rdev))));
 }
 
 /**
@@ -51,23 +47,13 @@ export class SourceDevice {
     const facts = await platform.inspect(path);
     const refusal = refuseSource(facts);
     if (refusal !== null) throw new FlashError(refusal);
-    const hold = await platform.unmount(facts);
-    let fd: number;
-    try {
-      fd = await openFd(facts.rawPath, platform.sourceFlags);
-    } catch (error) {
-      await hold.release();
+    const { fd, hold } = await openInspectedDisk(facts, platform, platform.sourceFlags, (error): Failure => {
       const code = errnoCode(error);
-      if (code === 'EBUSY') throw fail('target-busy', `${path} is in use by another program (mounted, or open in a disk tool). Close it and try again.`);
-      if (code === 'EACCES' || code === 'EPERM') throw fail('permission-denied', `No permission to read ${path}. Reading a whole disk needs administrator rights.`);
-      if (code === 'ENOENT' || code === 'ENXIO' || code === 'ENODEV') throw fail('target-not-found', `${path} disappeared before it could be opened: was it unplugged?`);
-      throw fail('internal', `Opening ${path} failed: ${error instanceof Error ? error.message : String(error)}`);
-    }
-    if (facts.rdev !== 0 && (await fstatRdev(fd)) !== facts.rdev) {
-      await closeFd(fd);
-      await hold.release();
-      throw fail('target-not-found', `${path} changed between checking and opening it; refusing to read it.`);
-    }
+      if (code === 'EBUSY') return { code: 'target-busy', message: `${path} is in use by another program (mounted, or open in a disk tool). Close it and try again.` };
+      if (code === 'EACCES' || code === 'EPERM') return { code: 'permission-denied', message: `No permission to read ${path}. Reading a whole disk needs administrator rights.` };
+      if (code === 'ENOENT' || code === 'ENXIO' || code === 'ENODEV') return { code: 'target-not-found', message: `${path} disappeared before it could be opened: was it unplugged?` };
+      return { code: 'internal', message: `Opening ${path} failed: ${error instanceof Error ? error.message : String(error)}` };
+    });
     return new SourceDevice(facts, fd, hold, platform);
   }
 
