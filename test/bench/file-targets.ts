@@ -1,7 +1,7 @@
 /**
  * The file and whole-drive rows of `npm run bench` (section "files"): an image into a regular
  * file, a drive backed up into one, and a drive cloned onto another, each against the command a
- * careful user would type (including its own check of the result). Files are written on the
+ * careful user would type, checked as Sluice checks (read back from the disk, not the cache). Files are written on the
  * fixtures' filesystem (BENCH_FIXTURES, a real disk), drives are loop devices on /dev/shm.
  */
 import { execFileSync } from 'node:child_process';
@@ -26,6 +26,11 @@ function table(title: string, bytes: number, rows: Row[]): string {
     lines.push(`| ${name.replaceAll('|', '\\|')} | ${m.wallSeconds.toFixed(2)} | ${(bytes / m.wallSeconds / 1e6).toFixed(0)} | ${(m.peakRssBytes / 1e6).toFixed(0)} | ${m.cpuSeconds.toFixed(2)} | ${ratio} |`);
   }
   return lines.join('\n');
+}
+
+/** Reads a file back the way Sluice verifies it: from the disk, not from the page cache. */
+function readBack(file: string): string {
+  return `dd if=${file} bs=4M iflag=direct status=none`;
 }
 
 /**
@@ -58,12 +63,12 @@ export async function fileSections(scratch: string, fixtures: string, runs: numb
   try {
     sections.push(
       table(`Raw ${mib} image into a file on the fixtures' disk, copy + compare (median of ${runs})`, bytes, await rows(runs, out, [
-        ['`cp` (copy_file_range) + `cmp`', `cp ${image} ${out} && sync ${out} && cmp ${image} ${out}`],
-        ['`dd bs=2M` (read/write loop) + `cmp`', `dd if=${image} of=${out} bs=2M conv=fsync status=none && cmp ${image} ${out}`],
+        ['`cp` (copy_file_range) + O_DIRECT read-back `cmp`', `cp ${image} ${out} && sync ${out} && ${readBack(out)} | cmp - ${image}`],
+        ['`dd bs=2M` (read/write loop) + O_DIRECT read-back `cmp`', `dd if=${image} of=${out} bs=2M conv=fsync status=none && ${readBack(out)} | cmp - ${image}`],
         ['**sluice flash IMAGE FILE** (kernel copy)', `${NODE} ${CLI} flash --yes ${image} ${out}`],
       ])),
       table(`xz ${mib} image decoded into a file, write + compare (median of ${runs})`, bytes, await rows(runs, out, [
-        ['`xz -dc -T2 >` + `cmp`', `xz -dc -T2 ${xz} > ${out} && sync ${out} && cmp ${image} ${out}`],
+        ['`xz -dc -T2 >` + O_DIRECT read-back `cmp`', `xz -dc -T2 ${xz} > ${out} && sync ${out} && ${readBack(out)} | cmp - ${image}`],
         ['**sluice flash IMAGE.xz FILE**', `${NODE} ${CLI} flash --yes ${xz} ${out}`],
       ])),
     );
@@ -73,9 +78,9 @@ export async function fileSections(scratch: string, fixtures: string, runs: numb
     assertOwnedLoop(copy.path);
     sections.push(
       table(`Backup of a ${mib} drive (loop on /dev/shm) into a file, copy + check (median of ${runs})`, bytes, await rows(runs, out, [
-        ['`dd iflag=direct` + `cmp`', `dd if=${drive.path} of=${out} bs=4M iflag=direct conv=fsync status=none && cmp ${drive.path} ${out}`],
+        ['`dd iflag=direct` + O_DIRECT read-back `cmp`', `dd if=${drive.path} of=${out} bs=4M iflag=direct conv=fsync status=none && ${readBack(out)} | cmp - ${drive.path}`],
         ['**sluice backup**', `${NODE} ${CLI} backup --yes ${drive.path} ${out}`],
-        ['`zstd -T0 -3` + `zstd -dc | cmp`', `zstd -q -T0 -3 -c < ${drive.path} > ${out} && sync ${out} && zstd -q -dc ${out} | cmp - ${drive.path}`],
+        ['`zstd -T0 -3` + uncached `zstd -dc \| cmp`', `zstd -q -T0 -3 -c < ${drive.path} > ${out} && sync ${out} && dd if=${out} iflag=nocache count=0 status=none && zstd -q -dc ${out} | cmp - ${drive.path}`],
         ['**sluice backup --compress zstd**', `${NODE} ${CLI} backup --yes --compress zstd ${drive.path} ${out}`],
       ])),
       table(`Clone of a ${mib} drive onto another (loops on /dev/shm), copy + O_DIRECT compare (median of ${runs})`, bytes, await rows(runs, out, [

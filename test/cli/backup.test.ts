@@ -91,6 +91,27 @@ describeDevices('sluice backup', () => {
     }
   });
 
+  it('stops at Ctrl-C with exit 130 and deletes the partial file', async () => {
+    const source = createLoop({ size: 64 * MiB });
+    const group = throttledGroup(source.path, 8_000_000, 'read');
+    const file = join(scratchDir(), 'cancelled.img');
+    try {
+      const child = spawnBackup(source.path, file, [], { cgroup: group.dir });
+      const done = collect(child);
+      await waitForEvent(child, (e) => e.type === 'progress' && e['phase'] === 'writing' && Number(e['bytesDone']) >= 4 * MiB);
+      const cancelledAt = performance.now();
+      child.kill('SIGINT');
+      const run = await done;
+      expect(run.code, run.stdout + run.stderr).toBe(130);
+      expect((performance.now() - cancelledAt) / 1000).toBeLessThan(2);
+      expect(resultsOf(run).get(file)).toMatchObject({ status: 'cancelled' });
+      expect(existsSync(file)).toBe(false);
+      expect(existsSync(`${file}.incomplete`)).toBe(false);
+    } finally {
+      group.remove();
+    }
+  });
+
   it('refuses a partition, and anything not a whole disk, before asking for rights or making a file', async () => {
     const source = await partitionedDrive();
     const file = join(scratchDir(), 'partition.img');

@@ -99,6 +99,8 @@ export async function backupToFile(job: BackupJob): Promise<TargetResult> {
       meter.update(position);
       filled = got;
     }
+    // A cancel stops the helper too, so the stream ends early: that is the cancel, not a failure.
+    if (job.signal?.aborted) return await cancelled(file, compressor, target, position);
     if (position < length) {
       const why = await job.sourceFailure();
       throw new FlashError(why ?? { code: 'source-read-error', message: `${job.drive}'s bytes stopped at byte offset ${position} of ${length}: was it unplugged?`, offset: position });
