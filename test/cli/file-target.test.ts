@@ -41,6 +41,21 @@ describeDevices('flash to a regular file', () => {
     expect(sha256(readFileSync(target))).toBe(sha256(readFileSync(image)));
   });
 
+  it('writes only a block map’s ranges into a file, leaving holes elsewhere, and the file equals the image', async () => {
+    const dir = scratchDir();
+    const image = osImage(dir, 24 * MiB);
+    execFileSync('bmaptool', ['create', '-o', `${image}.bmap`, image], { stdio: 'ignore' });
+    const target = join(dir, 'mapped.img');
+    const run = await flashCli(image, [target]);
+    expect(run.code, run.stdout + run.stderr).toBe(0);
+    const blockMap = run.events.find((e) => e.type === 'source')?.['blockMap'] as { mappedBytes: number } | undefined;
+    expect(blockMap?.mappedBytes).toBeLessThan(24 * MiB);
+    expect(resultsOf(run).get(target)).toMatchObject({ status: 'ok', verified: true, bytes: blockMap?.mappedBytes });
+    expect(sha256(readFileSync(target))).toBe(sha256(readFileSync(image)));
+    // Sparse like the image itself: the unmapped ranges take no space.
+    expect(statSync(target).blocks * 512).toBeLessThan(0.8 * 24 * MiB);
+  });
+
   it('keeps nothing, under either name, of a file whose image turns out corrupt', async () => {
     const dir = scratchDir();
     osImage(dir, 16 * MiB);
