@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { closeSync, constants, existsSync, openSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
 import { MiB } from '../../worker/common/units.js';
@@ -9,6 +9,7 @@ import { refuseSource } from '../../worker/engine/source-device.js';
 import { backupCli, collect, flashCli, resultsOf, spawnBackup, spawnCli, waitForEvent } from '../helpers/cli.js';
 import { describeDevices } from '../helpers/device-suite.js';
 import { assertOwnedLoop, createLoop, detachLoop, partitionedLoop, readBytes, scratchDir } from '../helpers/loop-device.js';
+import { mountedCard, mountpointsOf } from '../helpers/partitions.js';
 import { rootDisk } from '../helpers/system-disk.js';
 import { throttledGroup } from '../helpers/throttle.js';
 
@@ -121,6 +122,34 @@ describeDevices('sluice backup', () => {
     expect(resultsOf(run).get(`${source.path}p1`)).toMatchObject({ status: 'failed', code: 'target-is-partition' });
     expect(existsSync(file)).toBe(false);
     expect(refuseSource(await linuxPlatform.inspect(source.backing))).toMatchObject({ code: 'target-not-block-device' });
+  });
+
+  it('refuses to store the backup on the drive being backed up (it is unmounted before it is read)', async () => {
+    const card = await mountedCard(scratchDir(), 48 * MiB);
+    const file = join(card.root, 'backup.img');
+    assertOwnedLoop(card.loop.path);
+    const run = await collect(spawnCli(['backup', '--yes', '--json', card.loop.path, file]));
+    expect(run.code).toBe(4);
+    expect(resultsOf(run).get(file)).toMatchObject({ status: 'failed', code: 'target-is-source', message: expect.stringContaining('the drive being backed up') as unknown });
+    expect(existsSync(file)).toBe(false);
+    expect(mountpointsOf(`${card.loop.path}p2`)).toEqual([card.root]);
+  });
+
+  it('gives the helper’s own reason when it cannot open the drive (held exclusively elsewhere), not a guess from the empty stream', async () => {
+    const source = await partitionedDrive();
+    const file = join(scratchDir(), 'busy.img');
+    assertOwnedLoop(source.path);
+    // Held the way a disk tool holds it: an exclusive open (read-only; nothing is written).
+    const held = openSync(source.path, constants.O_RDONLY | constants.O_EXCL);
+    try {
+      const run = await backupCli(source.path, file, ['--trim-to-partitions']);
+      expect(run.code).toBe(4);
+      expect(resultsOf(run).get(file)).toMatchObject({ status: 'failed', code: 'target-busy', message: expect.stringContaining('in use by another program') as unknown });
+      expect(existsSync(file)).toBe(false);
+      expect(existsSync(`${file}.incomplete`)).toBe(false);
+    } finally {
+      closeSync(held);
+    }
   });
 
   it('refuses the system disk (checked by the rules only; nothing opens it)', async () => {

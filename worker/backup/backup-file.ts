@@ -70,7 +70,10 @@ export async function backupToFile(job: BackupJob): Promise<TargetResult> {
   let compressor: RunningTool | null = null;
   let position = 0;
   try {
-    const first = await read(halves[0], Math.min(DEFAULT_CHUNK, job.driveSize), 0);
+    const wanted = Math.min(DEFAULT_CHUNK, job.driveSize);
+    const first = await read(halves[0], wanted, 0);
+    // Nothing or too little came: the helper refused the drive or lost it; its reason is the one to give.
+    if (first < wanted) throw new FlashError((await job.sourceFailure()) ?? { code: 'source-read-error', message: `${job.drive}'s bytes stopped at byte offset ${first}: was it unplugged?`, offset: first });
     const length = job.trimToPartitions ? partitionsEnd(halves[0].subarray(0, first), job.driveSize, job.drive) : job.driveSize;
     file = await FileTarget.create(target, job.compress === null ? length : null, false);
     const output = file;

@@ -1,3 +1,5 @@
+import { stat } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
 import type { Failure } from '../../common/result.js';
 import { backupToFile } from '../../backup/backup-file.js';
 import type { BackupCompression } from '../../backup/compressor.js';
@@ -40,6 +42,11 @@ export async function backupCommand(args: BackupArgs): Promise<number> {
   } catch (error) {
     if (!(error instanceof FlashError)) throw error;
     return reportOne(args.json, { status: 'failed', target: file, bytes: 0, ...error.failure });
+  }
+  // The drive is unmounted before it is read: a file on it would land in an empty mountpoint.
+  const folder = await stat(dirname(resolve(file))).catch(() => null);
+  if (folder !== null && facts.devices.includes(folder.dev)) {
+    return reportOne(args.json, { status: 'failed', target: file, bytes: 0, code: 'target-is-source', message: `${file} would be stored on ${drive}, the drive being backed up. Save the backup on another drive.` });
   }
   const refused = await confirmReplace(file, args.yes);
   if (refused !== null) return refused;
