@@ -1,10 +1,12 @@
+import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { expect, it } from 'vitest';
 import { MiB } from '../../worker/common/units.js';
-import { cloneCli, resultsOf } from '../helpers/cli.js';
+import { assertTestTarget, cloneCli, collect, resultsOf, spawnCli, waitForEvent } from '../helpers/cli.js';
 import { describeDevices } from '../helpers/device-suite.js';
-import { createLoop, digestFile, partitionedLoop, readBytes } from '../helpers/loop-device.js';
+import { assertOwnedLoop, createLoop, detachLoop, digestFile, partitionedLoop, readBytes } from '../helpers/loop-device.js';
+import { throttledGroup } from '../helpers/throttle.js';
 
 function sha256(bytes: Buffer): string {
   return createHash('sha256').update(bytes).digest('hex');
@@ -20,6 +22,31 @@ describeDevices('sluice clone', () => {
     expect(resultsOf(run).get(target.path)).toMatchObject({ status: 'ok', written: true, verified: true, bytes: 24 * MiB });
     expect(sha256(readBytes(target.backing, 0, 24 * MiB))).toBe(sha256(readFileSync(source.backing)));
     expect(sha256(readBytes(target.backing, 24 * MiB, 8 * MiB))).toBe(beyond);
+  });
+
+  it('says the source went away when it is removed mid-clone, and leaves the target’s partition table area blank', async () => {
+    const source = createLoop({ size: 64 * MiB });
+    const target = createLoop({ size: 64 * MiB });
+    // 8 MB/s of reads from the source: the clone takes about 8 s, time enough to pull the drive.
+    const group = throttledGroup(source.path, 8_000_000, 'read');
+    try {
+      assertOwnedLoop(source.path);
+      assertTestTarget(target.path);
+      const child = spawnCli(['clone', '--yes', '--json', '--no-eject', source.path, target.path], { cgroup: group.dir });
+      const done = collect(child);
+      await waitForEvent(child, (e) => e.type === 'progress' && e['phase'] === 'writing' && Number(e['bytesDone']) >= 4 * MiB);
+      execFileSync('truncate', ['-s', String(16 * MiB), source.backing]);
+      execFileSync('losetup', ['--set-capacity', source.path]);
+      detachLoop(source.path);
+      const run = await done;
+      expect(run.code).toBe(1);
+      const result = resultsOf(run).get(target.path);
+      expect(result).toMatchObject({ status: 'failed', code: 'source-read-error' });
+      expect(result?.message).toMatch(new RegExp(`${source.path} stopped answering at byte offset \\d+: was it unplugged\\?`));
+      expect(readBytes(target.backing, 0, 1 * MiB).every((b) => b === 0)).toBe(true);
+    } finally {
+      group.remove();
+    }
   });
 
   it('refuses the source as its own target, and a target smaller than the source, writing nothing', async () => {

@@ -76,6 +76,16 @@ function authorizationMismatch(args: HelperArgs, job: StartMessage | ReadMessage
   return `the ${job.type} message asks for ${describe(targets, source)}, but the helper was started for ${describe(authorized, args.source)}`;
 }
 
+/**
+ * The engine speaks of an image; a clone's image is a disk. A read of it that failed or ended
+ * early is said in the disk's terms: unplugged (it is gone or changed size), or failing.
+ */
+async function explainSourceDisk(disk: SourceDevice, result: TargetResult): Promise<TargetResult> {
+  if (result.status !== 'failed' || (result.code !== 'source-read-error' && result.code !== 'source-truncated')) return result;
+  const { failure } = await disk.readFailure(Object.assign(new Error(result.message), { code: 'EIO' }), result.offset ?? result.bytes);
+  return { ...result, ...failure };
+}
+
 function runHelper(args: HelperArgs, endpoints: HelperEndpoints): void {
   // A terminal's Ctrl-C reaches the whole process group, and sudo relays it. The parent decides
   // what it means and says so with a cancel message; dying here would leave the device without
@@ -140,8 +150,9 @@ function runHelper(args: HelperArgs, endpoints: HelperEndpoints): void {
       signal: controller.signal,
       onProgress: (p) => void channel.send({ type: 'progress', ...p }),
     });
+    const explained = disk === null ? results : await Promise.all(results.map((r) => explainSourceDisk(disk, r)));
     await disk?.close();
-    await finish(channel, { type: 'result', results }, EXIT.done);
+    await finish(channel, { type: 'result', results: explained }, EXIT.done);
   };
 
   /** A backup: the source disk's bytes out through fd 0; nothing is written here. */
