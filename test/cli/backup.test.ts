@@ -8,10 +8,10 @@ import { linuxPlatform } from '../../worker/engine/platform/linux.js';
 import { refuseSource } from '../../worker/engine/source-device.js';
 import { backupCli, collect, flashCli, resultsOf, spawnBackup, spawnCli, waitForEvent } from '../helpers/cli.js';
 import { describeDevices } from '../helpers/device-suite.js';
-import { assertOwnedLoop, createLoop, detachLoop, partitionedLoop, readBytes, scratchDir } from '../helpers/loop-device.js';
+import { assertOwnedLoop, createLoop, partitionedLoop, pullLoop, readBytes, scratchDir } from '../helpers/loop-device.js';
 import { mountedCard, mountpointsOf } from '../helpers/partitions.js';
 import { rootDisk } from '../helpers/system-disk.js';
-import { throttledGroup } from '../helpers/throttle.js';
+import { slowSourceDrive } from '../helpers/throttle.js';
 
 function sha256(bytes: Buffer): string {
   return createHash('sha256').update(bytes).digest('hex');
@@ -64,21 +64,20 @@ describeDevices('sluice backup', () => {
     expect(sha256(readFileSync(file))).toBe(sha256(readBytes(source.backing, 0, 11 * MiB)));
   });
 
+  /** A backup of a slow drive, once it is under way (4 MiB written). */
+  async function backupUnderway(name: string) {
+    const { loop, group } = slowSourceDrive();
+    const file = join(scratchDir(), name);
+    const child = spawnBackup(loop.path, file, [], { cgroup: group.dir });
+    const done = collect(child);
+    await waitForEvent(child, (e) => e.type === 'progress' && e['phase'] === 'writing' && Number(e['bytesDone']) >= 4 * MiB);
+    return { loop, group, file, child, done };
+  }
+
   it('says the drive went away when it is removed mid-backup, and deletes the partial file', async () => {
-    const source = createLoop({ size: 64 * MiB });
-    // 8 MB/s of reads: the backup takes about 8 s, time enough to pull the drive.
-    const group = throttledGroup(source.path, 8_000_000, 'read');
-    const file = join(scratchDir(), 'pulled.img');
+    const { loop, group, file, done } = await backupUnderway('pulled.img');
     try {
-      const child = spawnBackup(source.path, file, [], { cgroup: group.dir });
-      const done = collect(child);
-      await waitForEvent(child, (e) => e.type === 'progress' && e['phase'] === 'writing' && Number(e['bytesDone']) >= 4 * MiB);
-      // Pulling a card: the device shrinks to nothing readable past 16 MiB, and is detached
-      // (the kernel keeps a detached loop until its last user closes it).
-      assertOwnedLoop(source.path);
-      execFileSync('truncate', ['-s', String(16 * MiB), source.backing]);
-      execFileSync('losetup', ['--set-capacity', source.path]);
-      detachLoop(source.path);
+      pullLoop(loop);
       const run = await done;
       expect(run.code).toBe(1);
       const result = resultsOf(run).get(file);
@@ -93,13 +92,8 @@ describeDevices('sluice backup', () => {
   });
 
   it('stops at Ctrl-C with exit 130 and deletes the partial file', async () => {
-    const source = createLoop({ size: 64 * MiB });
-    const group = throttledGroup(source.path, 8_000_000, 'read');
-    const file = join(scratchDir(), 'cancelled.img');
+    const { group, file, child, done } = await backupUnderway('cancelled.img');
     try {
-      const child = spawnBackup(source.path, file, [], { cgroup: group.dir });
-      const done = collect(child);
-      await waitForEvent(child, (e) => e.type === 'progress' && e['phase'] === 'writing' && Number(e['bytesDone']) >= 4 * MiB);
       const cancelledAt = performance.now();
       child.kill('SIGINT');
       const run = await done;

@@ -1,12 +1,11 @@
-import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { expect, it } from 'vitest';
 import { MiB } from '../../worker/common/units.js';
 import { assertTestTarget, cloneCli, collect, resultsOf, spawnCli, waitForEvent } from '../helpers/cli.js';
 import { describeDevices } from '../helpers/device-suite.js';
-import { assertOwnedLoop, createLoop, detachLoop, digestFile, partitionedLoop, readBytes } from '../helpers/loop-device.js';
-import { throttledGroup } from '../helpers/throttle.js';
+import { assertOwnedLoop, createLoop, digestFile, partitionedLoop, pullLoop, readBytes } from '../helpers/loop-device.js';
+import { slowSourceDrive } from '../helpers/throttle.js';
 
 function sha256(bytes: Buffer): string {
   return createHash('sha256').update(bytes).digest('hex');
@@ -25,19 +24,15 @@ describeDevices('sluice clone', () => {
   });
 
   it('says the source went away when it is removed mid-clone, and leaves the target’s partition table area blank', async () => {
-    const source = createLoop({ size: 64 * MiB });
+    const { loop: source, group } = slowSourceDrive();
     const target = createLoop({ size: 64 * MiB });
-    // 8 MB/s of reads from the source: the clone takes about 8 s, time enough to pull the drive.
-    const group = throttledGroup(source.path, 8_000_000, 'read');
     try {
       assertOwnedLoop(source.path);
       assertTestTarget(target.path);
       const child = spawnCli(['clone', '--yes', '--json', '--no-eject', source.path, target.path], { cgroup: group.dir });
       const done = collect(child);
       await waitForEvent(child, (e) => e.type === 'progress' && e['phase'] === 'writing' && Number(e['bytesDone']) >= 4 * MiB);
-      execFileSync('truncate', ['-s', String(16 * MiB), source.backing]);
-      execFileSync('losetup', ['--set-capacity', source.path]);
-      detachLoop(source.path);
+      pullLoop(source);
       const run = await done;
       expect(run.code).toBe(1);
       const result = resultsOf(run).get(target.path);
