@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { closeSync, constants, existsSync, openSync, readFileSync, statSync } from 'node:fs';
+import { closeSync, constants, existsSync, openSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
 import { MiB } from '../../worker/common/units.js';
@@ -8,7 +8,7 @@ import { linuxPlatform } from '../../worker/engine/platform/linux.js';
 import { refuseSource } from '../../worker/engine/source-device.js';
 import { backupCli, collect, flashCli, resultsOf, spawnBackup, spawnCli, waitForEvent } from '../helpers/cli.js';
 import { describeDevices } from '../helpers/device-suite.js';
-import { assertOwnedLoop, createLoop, partitionedLoop, pullLoop, readBytes, scratchDir } from '../helpers/loop-device.js';
+import { assertOwnedLoop, createLoop, partitionedLoop, pullLoop, readBytes, scratchDir, smallTmpfs } from '../helpers/loop-device.js';
 import { mountedCard, mountpointsOf } from '../helpers/partitions.js';
 import { rootDisk } from '../helpers/system-disk.js';
 import { slowSourceDrive } from '../helpers/throttle.js';
@@ -149,5 +149,23 @@ describeDevices('sluice backup', () => {
   it('refuses the system disk (checked by the rules only; nothing opens it)', async () => {
     const facts = await linuxPlatform.inspect(rootDisk());
     expect(refuseSource(facts)).toMatchObject({ code: 'target-system', message: expect.stringContaining('holds the running system') as unknown });
+  });
+});
+
+describeDevices('a backup that does not fit', () => {
+  it('raw: says so before reading the drive; compressed: gives the compressor’s own words; nothing is left behind either way', async () => {
+    const source = await partitionedDrive();
+    const full = smallTmpfs(4 * MiB);
+    assertOwnedLoop(source.path);
+    const raw = join(full, 'raw.img');
+    const rawRun = await collect(spawnCli(['backup', '--yes', '--json', source.path, raw]));
+    expect(rawRun.code).toBe(1);
+    expect(resultsOf(rawRun).get(raw)).toMatchObject({ status: 'failed', code: 'target-full', message: expect.stringContaining('not enough free space') as unknown });
+    const packed = join(full, 'packed.img.zst');
+    // Random bytes do not compress: 24 MiB of them cannot fit in 4 MiB.
+    const packedRun = await collect(spawnCli(['backup', '--yes', '--json', '--compress', 'zstd', source.path, packed]));
+    expect(packedRun.code).toBe(1);
+    expect(resultsOf(packedRun).get(packed)).toMatchObject({ status: 'failed', code: 'target-full', message: expect.stringMatching(/zstd.*No space left/) as unknown });
+    expect(readdirSync(full)).toEqual([]);
   });
 });

@@ -96,6 +96,8 @@ export async function backupToFile(job: BackupJob): Promise<TargetResult> {
       hashes.record(current.subarray(0, n), at);
       const written = await writing;
       const got = await next;
+      // A compressor that stopped taking input has said why on its way out (a full disk, usually).
+      if (written !== null && sink !== null) await compressorFailure(sink, job.target);
       if (written !== null) throw written;
       if (typeof got !== 'number') throw got;
       position += n;
@@ -109,11 +111,7 @@ export async function backupToFile(job: BackupJob): Promise<TargetResult> {
       throw new FlashError(why ?? { code: 'source-read-error', message: `${job.drive}'s bytes stopped at byte offset ${position} of ${length}: was it unplugged?`, offset: position });
     }
     meter.finish();
-    try {
-      await compressor?.finish();
-    } catch (error) {
-      throw fail('write-error', `Compressing the backup failed: ${error instanceof Error ? error.message : String(error)}`);
-    }
+    if (compressor !== null) await compressorFailure(compressor, target);
     job.onProgress?.({ phase: 'syncing', target, bytesDone: length, bytesTotal: length, speed: 0, eta: null });
     await file.sync();
 
@@ -133,6 +131,16 @@ export async function backupToFile(job: BackupJob): Promise<TargetResult> {
     const failure = toFailure(error);
     const removed = file === null ? '' : ' The incomplete backup file was deleted.';
     return { status: 'failed', target, bytes: position, ...failure, message: `${failure.message}${removed}` };
+  }
+}
+
+/** Ends the compressor's input and waits for it; throws with its own words when it failed. */
+async function compressorFailure(compressor: RunningTool, target: string): Promise<void> {
+  try {
+    await compressor.finish();
+  } catch (error) {
+    const text = error instanceof Error ? error.message : String(error);
+    throw fail(/No space left/i.test(text) ? 'target-full' : 'write-error', `Compressing the backup into ${target} failed: ${text}`);
   }
 }
 
