@@ -1,14 +1,14 @@
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
 import { MiB } from '../../worker/common/units.js';
 import { isFileTarget } from '../../worker/cli/commands/flash-to-file.js';
 import { checkFileTargetPath } from '../../worker/engine/file-target.js';
-import { flashCli, resultsOf } from '../helpers/cli.js';
+import { collect, flashCli, resultsOf, spawnCli } from '../helpers/cli.js';
 import { describeDevices } from '../helpers/device-suite.js';
-import { createLoop, scratchDir, writeRandomFile } from '../helpers/loop-device.js';
+import { createLoop, scratchDir, smallTmpfs, writeRandomFile } from '../helpers/loop-device.js';
 import { osImage, sh } from '../helpers/os-image.js';
 
 function sha256(bytes: Buffer): string {
@@ -66,6 +66,18 @@ describeDevices('flash to a regular file', () => {
     expect(resultsOf(run).get(target)).toMatchObject({ status: 'failed', code: 'source-corrupt' });
     expect(existsSync(target)).toBe(false);
     expect(existsSync(`${target}.incomplete`)).toBe(false);
+  });
+
+  it('says a file that cannot fit does not fit before writing it, and leaves nothing behind', async () => {
+    const dir = scratchDir();
+    osImage(dir, 24 * MiB);
+    sh(dir, 'xz -T1 -c os.img > os.img.xz');
+    const full = smallTmpfs(4 * MiB);
+    const target = join(full, 'decoded.img');
+    const run = await collect(spawnCli(['flash', '--yes', '--json', join(dir, 'os.img.xz'), target]));
+    expect(run.code).toBe(1);
+    expect(resultsOf(run).get(target)).toMatchObject({ status: 'failed', code: 'target-full', message: expect.stringContaining('not enough free space') as unknown });
+    expect(readdirSync(full)).toEqual([]);
   });
 
   it('refuses the image itself as its target, and leaves it untouched', async () => {
