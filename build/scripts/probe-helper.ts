@@ -46,12 +46,12 @@ function startLauncher(resourcesPath: string, platform: NodeJS.Platform): { chil
   if (platform === 'win32') {
     const name = newPipeName();
     const pipes = createPipeServers(name, false);
-    const argv = helperArgv({ transport: { kind: 'named-pipe', name }, parentPid: null, targets: [PROBE_TARGET] });
+    const argv = helperArgv({ transport: { kind: 'named-pipe', name }, parentPid: null, targets: [PROBE_TARGET], source: null });
     // A .cmd runs only through cmd.exe; shell: true is Node's `cmd.exe /d /s /c "…"`.
     const child = spawn([launcher, ...argv].map(windowsArg).join(' '), { shell: true, stdio: ['ignore', 'ignore', 'pipe'] });
     return { child, streams: pipes.control, close: () => pipes.close() };
   }
-  const argv = helperArgv({ transport: { kind: 'inherited' }, parentPid: null, targets: [PROBE_TARGET] });
+  const argv = helperArgv({ transport: { kind: 'inherited' }, parentPid: null, targets: [PROBE_TARGET], source: null });
   const child = spawn(launcher, argv, { stdio: ['ignore', 'ignore', 'pipe', 'pipe'] });
   const socket = child.stdio[3] as Socket;
   return { child, streams: Promise.resolve({ input: socket, output: socket }), close: () => undefined };

@@ -12,12 +12,15 @@ import { allocateJobMemory } from '../../worker/engine/aligned-buffer.js';
 import { CLI } from '../helpers/cli.js';
 import { assertOwnedLoop, cleanupLoops, createLoop, scratchDir, writeRandomFile } from '../helpers/loop-device.js';
 import { throttledGroup } from '../helpers/throttle.js';
+import { fileSections } from './file-targets.js';
 import { formatSections } from './formats.js';
 import { measure, medianOf, type Measurement } from './measure.js';
 
 const RUNS = Number(process.env['BENCH_RUNS'] ?? 3);
-/** Which sections to run (comma-separated: startup, raw, slow, formats); all by default. */
-const SECTIONS = process.env['BENCH_SECTIONS']?.split(',') ?? ['startup', 'raw', 'slow', 'formats'];
+/** Which sections to run (comma-separated: startup, raw, slow, formats, files); all by default. */
+const SECTIONS = process.env['BENCH_SECTIONS']?.split(',') ?? ['startup', 'raw', 'slow', 'formats', 'files'];
+/** Bytes of the image and drives in the "files" section (BENCH_FILE_BYTES; default 1 GiB). */
+const FILE_BYTES = Number(process.env['BENCH_FILE_BYTES'] ?? GiB);
 /** The 1 GiB OS-like image and its compressed forms, kept between runs: making them takes minutes. */
 const FIXTURES = process.env['BENCH_FIXTURES'] ?? '/var/tmp/sluice-bench-fixtures';
 const RAW_IMAGE_BYTES = 1 * GiB;
@@ -163,6 +166,7 @@ async function main(): Promise<void> {
       const etcher = (image: string, device: string, bytes: number) => measure(`${ETCHER_NODE} ${ETCHER} ${image} ${device} ${bytes}`);
       sections.push(...(await formatSections(dir, FIXTURES, RUNS, etcher, `etcher-sdk 10 (decompressThenFlash, verify; Node ${etcherNodeVersion()})`)));
     }
+    if (SECTIONS.includes('files')) sections.push(...(await fileSections(dir, FIXTURES, RUNS, FILE_BYTES)));
     process.stdout.write(`${sections.join('\n\n')}\n`);
   } finally {
     cleanupLoops();

@@ -1,12 +1,15 @@
 import { execFileSync } from 'node:child_process';
+import { closeSync, openSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
 import { MiB } from '../../worker/common/units.js';
 import { linuxPlatform } from '../../worker/engine/platform/linux.js';
 import { refuseTarget } from '../../worker/engine/target-check.js';
-import { flashCli, resultsOf } from '../helpers/cli.js';
+import { startHelper } from '../../worker/helper/launch.js';
+import { assertTestTarget, flashCli, resultsOf } from '../helpers/cli.js';
 import { describeDevices } from '../helpers/device-suite.js';
 import { attachLoop, createLoop, digestFile, partitionedLoop, scratchDir, writeRandomFile } from '../helpers/loop-device.js';
+import { builtHelper } from '../helpers/unprivileged.js';
 
 /** Runs a flash that must be refused, and checks the code, the exit status and that nothing changed. */
 async function expectRefused(target: string, backing: string, code: string, imageSize = 2 * MiB): Promise<string> {
@@ -29,11 +32,22 @@ describeDevices('targets the engine refuses before writing a byte', () => {
     expect(message).toContain('too small');
   });
 
-  it('a regular file', async () => {
+  it('a regular file handed to the privileged writer itself (the CLI writes files on its own, as the user)', async () => {
     const dir = scratchDir();
     const file = join(dir, 'not-a-disk.img');
     writeRandomFile(file, 4 * MiB);
-    expect(await expectRefused(file, file, 'target-not-block-device')).toContain('not a disk');
+    const image = join(dir, 'image.img');
+    writeRandomFile(image, 2 * MiB);
+    const before = digestFile(file);
+    assertTestTarget(file);
+    const fd = openSync(image, 'r');
+    try {
+      const job = startHelper({ source: fd, start: { targets: [file], imageSize: 2 * MiB, sourceSeekable: true, verify: true }, program: builtHelper() });
+      expect(await job.result).toEqual([expect.objectContaining({ status: 'failed', code: 'target-not-block-device', message: expect.stringContaining('not a disk') as unknown })]);
+    } finally {
+      closeSync(fd);
+    }
+    expect(digestFile(file)).toBe(before);
   });
 
   it('a partition rather than the whole disk', async () => {

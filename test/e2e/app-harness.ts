@@ -18,14 +18,15 @@ export const CHROMIUM = '/usr/bin/chromium';
 export const ARTIFACTS = resolve('test-artifacts/app');
 
 /**
- * The helper launcher the app gets in tests: refuses any target that is not a loop device this
+ * The helper launcher the app gets in tests: refuses any drive that is not a loop device this
  * test created, and optionally puts the helper into a blkio cgroup (a slow card).
  */
 export async function testLauncher(cgroupDir?: string): Promise<HelperLauncher> {
   const startHelper = await builtStartHelper();
   const { builtHelperProgram } = (await import(resolve('out/worker/helper/helper-program.js'))) as typeof HelperProgram;
   return (options) => {
-    options.start.targets.forEach(assertTestTarget);
+    const { start } = options;
+    ('targets' in start ? [...start.targets, ...(start.sourceDevice === undefined ? [] : [start.sourceDevice])] : [start.source]).forEach(assertTestTarget);
     if (cgroupDir === undefined) return startHelper(options);
     // The helper joins the slow card's cgroup before it is the helper: a shell enters the group,
     // then becomes it, so not one byte escapes the throttle.

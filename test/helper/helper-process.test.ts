@@ -197,6 +197,9 @@ describeDevices('the helper refuses bad instructions and writes nothing', () => 
     ['a start with the wrong types', (t) => encodeFrame({ ...start(t), imageSize: '2 MiB' }), /invalid message/],
     ['cancel before start', () => encodeFrame({ type: 'cancel' }), /cancel before start/],
     ['a start naming a drive the helper was not started for', () => encodeFrame(start('/dev/loop999')), /started for/],
+    // Reading a drive (a clone's or a backup's source) needs its own authorization on the command line.
+    ['a clone of a drive the helper was not started to read', (t) => encodeFrame(start(t, { sourceDevice: '/dev/loop998' })), /asks for writing \/dev\/loop\d+ and reading \/dev\/loop998, but the helper was started for writing/],
+    ['a backup of a drive the helper was not started to read', (t) => encodeFrame({ type: 'read', source: t }), /asks for reading \/dev\/loop\d+, but the helper was started for writing/],
     // The app's own idea of the drive (size, model) has no place in the protocol: the helper looks for itself.
     ['a start carrying the app’s description of the drive', (t) => encodeFrame(start(t, { drives: [{ device: t, size: 1 << 40 }] })), /invalid message/],
   ];

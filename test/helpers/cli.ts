@@ -1,16 +1,19 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, lstatSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { assertOwnedLoop } from './loop-device.js';
 
 /** The built CLI, exactly what `npx sluice` runs. `npm test` builds it first. */
 export const CLI = resolve('out/worker/cli/main.js');
 
-/** A target a test may name: a loop device it created, or a partition of one, or a file it made in /dev/shm. */
+/**
+ * A target a test may name: a loop device it created, or a partition of one, or a regular file
+ * (existing or to be made) in its scratch space on /dev/shm.
+ */
 export function assertTestTarget(path: string): void {
   const partition = /^(\/dev\/loop\d+)p\d+$/.exec(path);
   if (partition?.[1] !== undefined) return assertOwnedLoop(partition[1]);
-  if (path.startsWith('/dev/shm/sluice-test-') && existsSync(path) && statSync(path).isFile()) return;
+  if (path.startsWith('/dev/shm/sluice-test-') && !path.includes('..') && (!existsSync(path) || lstatSync(path).isFile())) return;
   assertOwnedLoop(path);
 }
 
@@ -93,4 +96,26 @@ export function waitForEvent(child: ChildProcess, predicate: (event: CliRun['eve
     });
     child.on('close', () => reject(new Error('the CLI exited before the awaited event')));
   });
+}
+
+/**
+ * Runs `sluice backup --yes --json DRIVE FILE`. The drive is only read, but it must still be a
+ * loop device this test made; the file must be in the test's own scratch space.
+ */
+export function spawnBackup(drive: string, file: string, flags: string[] = [], options: CliOptions = {}): ChildProcess {
+  assertOwnedLoop(drive);
+  if (/^\/dev\/loop\d+$/.test(file)) throw new Error(`refusing to let a test back up into ${file}: a backup's target is a file`);
+  assertTestTarget(file);
+  return spawnCli(['backup', '--yes', '--json', ...flags, drive, file], options);
+}
+
+export function backupCli(drive: string, file: string, flags: string[] = [], options: CliOptions = {}): Promise<CliRun> {
+  return collect(spawnBackup(drive, file, flags, options));
+}
+
+/** Runs `sluice clone --yes --json SOURCE TARGET` after checking both are the test's own loop devices. */
+export function cloneCli(source: string, target: string, flags: string[] = []): Promise<CliRun> {
+  assertOwnedLoop(source);
+  assertTestTarget(target);
+  return collect(spawnCli(['clone', '--yes', '--json', ...flags, source, target]));
 }

@@ -177,3 +177,15 @@ export function cleanupLoops(): void {
   }
   for (const dir of tempDirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 }
+
+/**
+ * Pulls a drive out while it is being read, as far as a loop device can be: the kernel keeps a
+ * detached loop until its last user closes it, so the device first shrinks to `keep` bytes (reads
+ * past that fail at once), then is detached.
+ */
+export function pullLoop(loop: LoopDevice, keep = 16 * 1024 * 1024): void {
+  assertOwnedLoop(loop.path);
+  execFileSync('truncate', ['-s', String(keep), loop.backing]);
+  execFileSync('losetup', ['--set-capacity', loop.path]);
+  detachLoop(loop.path);
+}

@@ -46,3 +46,12 @@ export function slowCard(): SlowCard {
   const loop = createLoop({ size: 128 * MiB, dir });
   return { image, loop, group: throttledGroup(loop.path, SD_CARD_BYTES_PER_SECOND) };
 }
+
+/** Reads per second from a slow source drive: 64 MiB take about 8 s, time enough to pull it or cancel. */
+const SLOW_READ_BYTES_PER_SECOND = 8_000_000;
+
+/** A 64 MiB drive of random bytes whose reads are throttled for processes in `group`; remove `group` when done. */
+export function slowSourceDrive(): { loop: LoopDevice; group: ReturnType<typeof throttledGroup> } {
+  const loop = createLoop({ size: 64 * MiB });
+  return { loop, group: throttledGroup(loop.path, SLOW_READ_BYTES_PER_SECOND, 'read') };
+}

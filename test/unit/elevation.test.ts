@@ -181,16 +181,19 @@ describe('choosing how to get root', () => {
 
 describe('the helper command line', () => {
   const cases: HelperArgs[] = [
-    { transport: { kind: 'inherited' }, parentPid: null, targets: ['/dev/sdb'] },
-    { transport: { kind: 'fifo', dir: '/tmp/sluice-helper-x', imageFifo: false }, parentPid: 12, targets: ['/dev/sdb', '/dev/sdc'] },
-    { transport: { kind: 'fifo', dir: '/var/folders/x/T/sluice-helper-y', imageFifo: true }, parentPid: 12, targets: ['/dev/disk4'] },
-    { transport: { kind: 'named-pipe', name: 'sluice-0123456789abcdef0123456789abcdef' }, parentPid: 9, targets: ['\\\\.\\PhysicalDrive1'] },
+    { transport: { kind: 'inherited' }, parentPid: null, targets: ['/dev/sdb'], source: null },
+    { transport: { kind: 'fifo', dir: '/tmp/sluice-helper-x', imageFifo: false }, parentPid: 12, targets: ['/dev/sdb', '/dev/sdc'], source: null },
+    { transport: { kind: 'fifo', dir: '/var/folders/x/T/sluice-helper-y', imageFifo: true }, parentPid: 12, targets: ['/dev/disk4'], source: null },
+    { transport: { kind: 'named-pipe', name: 'sluice-0123456789abcdef0123456789abcdef' }, parentPid: 9, targets: ['\\\\.\\PhysicalDrive1'], source: null },
+    // A clone reads one drive and writes another; a backup reads one and writes none.
+    { transport: { kind: 'fifo', dir: '/tmp/sluice-helper-z', imageFifo: false }, parentPid: 12, targets: ['/dev/sdc'], source: '/dev/sdb' },
+    { transport: { kind: 'inherited' }, parentPid: null, targets: [], source: '/dev/sdb' },
   ];
 
   it('round-trips, with the targets last (the end of what a polkit prompt shows)', () => {
     for (const args of cases) {
       const argv = helperArgv(args);
-      expect(argv.slice(-args.targets.length)).toEqual(args.targets);
+      expect(argv.slice(argv.indexOf('--') + 1)).toEqual(args.targets);
       expect(parseHelperArgv(argv)).toEqual(args);
     }
   });

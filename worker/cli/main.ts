@@ -1,5 +1,8 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util';
+import { BACKUP_COMPRESSIONS, type BackupCompression } from '../backup/compressor.js';
+import { backupCommand } from './commands/backup.js';
+import { cloneCommand } from './commands/clone.js';
 import { flashCommand } from './commands/flash.js';
 import { infoCommand } from './commands/info.js';
 import { listCommand } from './commands/list.js';
@@ -12,6 +15,8 @@ const USAGE = `Usage:
       --virtual     also loop devices, RAM disks and disk images
   sluice info IMAGE [--json]                    what IMAGE is: format, size, partitions, block map
   sluice flash IMAGE DEVICE... [options]        write IMAGE to one or more drives, then verify
+  sluice flash IMAGE FILE [options]             write IMAGE, decoded, to a regular file (as you,
+                    no administrator rights); FILE appears only once verified
                     IMAGE is a file or an http(s) URL: raw (.img .iso …), .gz, .xz,
                     .bz2, .zst, .zip (the image inside), .qcow2 or .dmg, decoded on
                     the way (qcow2 and dmg from files only)
@@ -31,6 +36,16 @@ const USAGE = `Usage:
                     how to get root when not root already (default: sudo in a
                     terminal, pkexec otherwise; only the writing process runs as root)
   sluice verify IMAGE DEVICE [--json]           compare a drive with IMAGE, writing nothing
+  sluice backup DRIVE FILE [options]            copy a whole drive into an image file, then verify
+      --compress zstd|xz|gz
+                    compress the image with the system's zstd, xz or gzip
+      --trim-to-partitions
+                    stop after the end of the last partition (a GPT's backup
+                    header at the drive's end is left out)
+      --no-verify, --yes (replace FILE), --json, --elevate as for flash
+  sluice clone SOURCE_DRIVE TARGET_DRIVE [options]
+                                                copy a whole drive onto another, then verify
+      --no-verify, --no-eject, --yes, --json, --elevate as for flash
 
 Exit codes: 0 success, 1 flash or verify failed, 2 usage error, 3 unsupported image format,
 4 target refused for safety, 5 administrator rights not granted, 130 cancelled.
@@ -39,6 +54,10 @@ Exit codes: 0 success, 1 flash or verify failed, 2 usage error, 3 unsupported im
 function usageError(message: string): number {
   process.stderr.write(`sluice: ${message}\n\n${USAGE}`);
   return EXIT.usage;
+}
+
+function isCompression(value: string): value is BackupCompression {
+  return (BACKUP_COMPRESSIONS as readonly string[]).includes(value);
 }
 
 export async function main(argv: readonly string[]): Promise<number> {
@@ -59,6 +78,8 @@ export async function main(argv: readonly string[]): Promise<number> {
         bmap: { type: 'string' },
         'no-bmap': { type: 'boolean', default: false },
         'builtin-decoders': { type: 'boolean', default: false },
+        compress: { type: 'string' },
+        'trim-to-partitions': { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h', default: false },
       },
     });
@@ -75,6 +96,10 @@ export async function main(argv: readonly string[]): Promise<number> {
   if (sha256 !== undefined && !/^[0-9a-fA-F]{64}$/.test(sha256)) return usageError(`--sha256 takes the 64 hexadecimal digits of a SHA-256, not "${sha256}"`);
   if (values.bmap !== undefined && values['no-bmap']) return usageError('--bmap and --no-bmap exclude each other');
   const bmap = values['no-bmap'] ? false : values.bmap;
+  const { elevate, compress } = values;
+  if (elevate !== undefined && elevate !== 'sudo' && elevate !== 'pkexec') return usageError(`--elevate takes sudo or pkexec, not "${elevate}"`);
+  if (compress !== undefined && !isCompression(compress)) return usageError(`--compress takes ${BACKUP_COMPRESSIONS.join(', ')}, not "${compress}"`);
+  if (command !== 'backup' && (compress !== undefined || values['trim-to-partitions'])) return usageError('--compress and --trim-to-partitions are options of backup');
   switch (command) {
     case 'info': {
       const [image, ...extra] = rest;
@@ -86,14 +111,22 @@ export async function main(argv: readonly string[]): Promise<number> {
     case 'flash': {
       const [image, ...targets] = rest;
       if (image === undefined || targets.length === 0) return usageError('flash needs an IMAGE and at least one DEVICE');
-      const { elevate } = values;
-      if (elevate !== undefined && elevate !== 'sudo' && elevate !== 'pkexec') return usageError(`--elevate takes sudo or pkexec, not "${elevate}"`);
       return flashCommand({ image, targets, sha256, bmap, systemTools: !values['builtin-decoders'], verify: !values['no-verify'], eject: !values['no-eject'], yes: values.yes, json: values.json, elevate });
     }
     case 'verify': {
       const [image, target, ...extra] = rest;
       if (image === undefined || target === undefined || extra.length > 0) return usageError('verify needs exactly one IMAGE and one DEVICE');
       return verifyCommand(image, target, values.json);
+    }
+    case 'backup': {
+      const [drive, file, ...extra] = rest;
+      if (drive === undefined || file === undefined || extra.length > 0) return usageError('backup needs exactly one DRIVE and one FILE');
+      return backupCommand({ drive, file, compress: compress ?? null, trimToPartitions: values['trim-to-partitions'], verify: !values['no-verify'], yes: values.yes, json: values.json, elevate });
+    }
+    case 'clone': {
+      const [source, target, ...extra] = rest;
+      if (source === undefined || target === undefined || extra.length > 0) return usageError('clone needs exactly one SOURCE_DRIVE and one TARGET_DRIVE');
+      return cloneCommand({ source, target, verify: !values['no-verify'], eject: !values['no-eject'], yes: values.yes, json: values.json, elevate });
     }
     case undefined:
       return usageError('no command given');

@@ -42,8 +42,25 @@ export const StartMessage = v.strictObject({
    * source-end message before it writes the partition table, and fails the job if it says so.
    */
   awaitSourceEnd: v.optional(v.boolean()),
+  /**
+   * Clone: the image is this whole disk, which the helper opens read-only itself after its own
+   * checks (it must be the --source the helper was started with); fd 0 is not read.
+   */
+  sourceDevice: v.optional(DevicePath),
 });
 export type StartMessage = v.InferOutput<typeof StartMessage>;
+
+/**
+ * Parent → helper, instead of start: back up a whole disk. The helper opens it read-only after
+ * its own checks (it must be the --source the helper was started with) and writes its bytes, from
+ * the first to the last, to its fd 0, where the unprivileged side writes them to the user's file.
+ * The helper stops without complaint when that side stops reading (it has what it wanted).
+ */
+export const ReadMessage = v.strictObject({
+  type: v.literal('read'),
+  source: DevicePath,
+});
+export type ReadMessage = v.InferOutput<typeof ReadMessage>;
 
 export const CancelMessage = v.strictObject({ type: v.literal('cancel') });
 
@@ -57,7 +74,7 @@ export const SourceEndMessage = v.variant('ok', [
 ]);
 export type SourceEndMessage = v.InferOutput<typeof SourceEndMessage>;
 
-export const ToHelper = v.variant('type', [StartMessage, CancelMessage, SourceEndMessage]);
+export const ToHelper = v.variant('type', [StartMessage, ReadMessage, CancelMessage, SourceEndMessage]);
 export type ToHelper = v.InferOutput<typeof ToHelper>;
 
 const Phase = v.picklist(['decompressing', 'writing', 'syncing', 'verifying']);

@@ -14,6 +14,7 @@ import { waitForSourceEnd, type SourceEndSignal } from './source-end.js';
 import { StreamLayout, type Extent } from './stream-layout.js';
 import { TargetDevice } from './target-device.js';
 import { verifyWritten } from './verify-written.js';
+import type { WriteTarget } from './write-target.js';
 
 /**
  * The partition tables live in the first megabyte. It is written last, after everything else, and
@@ -75,19 +76,22 @@ export interface FlashJob {
   sourceEnd?: SourceEndSignal | undefined;
 }
 
-/** The st_dev of the file behind `fd`, or null when it is not a regular file (a decoder's pipe). */
-function fileDevice(fd: number): Promise<number | null> {
-  return new Promise((resolve) => fstat(fd, (error, st) => resolve(error === null && st.isFile() ? st.dev : null)));
+/**
+ * The device the image lives on: the st_dev of an image file, the disk itself for a clone's
+ * source (st_rdev), or null for a decoder's pipe. A target that holds it is refused.
+ */
+function sourceDeviceOf(fd: number): Promise<number | null> {
+  return new Promise((resolve) => fstat(fd, (error, st) => resolve(error !== null ? null : st.isFile() ? st.dev : st.isBlockDevice() ? st.rdev : null)));
 }
 
-function chooseChunkSize(targets: readonly TargetDevice[], override: number | undefined): number {
+function chooseChunkSize(targets: readonly WriteTarget[], override: number | undefined): number {
   if (override !== undefined) return alignUp(override, MiB);
-  const optimal = Math.max(0, ...targets.map((t) => t.facts.optimalIoSize));
+  const optimal = Math.max(0, ...targets.map((t) => t.optimalIoSize));
   return Math.min(MAX_CHUNK, Math.max(DEFAULT_CHUNK, alignUp(optimal * OPTIMAL_IO_FACTOR, MiB)));
 }
 
 /** Bytes reserved per target for read-modify-write of a partial last block. */
-function scratchBytes(targets: readonly TargetDevice[]): number {
+function scratchBytes(targets: readonly WriteTarget[]): number {
   return alignUp(Math.max(...targets.map((t) => t.blockSize)), 4 * KiB);
 }
 
@@ -106,7 +110,7 @@ export async function flash(job: FlashJob): Promise<TargetResult[]> {
   const platform = job.platform ?? (await currentPlatform());
   const results = new Map<string, TargetResult>();
   const active: TargetDevice[] = [];
-  const sourceDevice = await fileDevice(job.source);
+  const sourceDevice = await sourceDeviceOf(job.source);
   for (const path of job.targets) {
     try {
       active.push(await TargetDevice.open(path, job.imageSize, sourceDevice, platform));
@@ -116,7 +120,7 @@ export async function flash(job: FlashJob): Promise<TargetResult[]> {
   }
   if (active.length > 0) {
     try {
-      await runJob(job, layout, active, results);
+      for (const [path, result] of await writeTargets(job, layout, active)) results.set(path, result);
     } finally {
       await Promise.allSettled(active.map((t) => t.close()));
     }
@@ -130,16 +134,32 @@ export async function flash(job: FlashJob): Promise<TargetResult[]> {
   return job.targets.map((path) => results.get(path) ?? { status: 'failed', target: path, bytes: 0, ...toFailure(new Error('no result')) });
 }
 
-function streamLayoutOf(job: FlashJob): StreamLayout {
+/** The stream layout a job asks for: the whole image, or only its block map's ranges. */
+export function streamLayoutOf(job: Pick<FlashJob, 'extents' | 'imageSize'>): StreamLayout {
   if (job.extents === undefined) return StreamLayout.whole(job.imageSize);
   if (job.imageSize === null) throw fail('protocol-error', 'A block map came without the size of the image it maps.');
   return StreamLayout.mapped(job.extents, job.imageSize);
 }
 
-async function runJob(job: FlashJob, layout: StreamLayout, opened: TargetDevice[], results: Map<string, TargetResult>): Promise<void> {
+/** What writeTargets needs of a job: everything but how its targets are found and opened. */
+export type WriteJob = Omit<FlashJob, 'targets' | 'eject' | 'platform' | 'extents'>;
+
+/**
+ * The writing loop for targets that are already open (devices after their checks, or files):
+ * writes the stream to all of them at once, head last, and verifies each. Resolves with one
+ * result per target path; never rejects.
+ */
+export async function writeTargets(job: WriteJob, layout: StreamLayout, opened: readonly WriteTarget[]): Promise<Map<string, TargetResult>> {
+  const results = new Map<string, TargetResult>();
+  await runJob(job, layout, opened, results);
+  return results;
+}
+
+async function runJob(job: WriteJob, layout: StreamLayout, opened: readonly WriteTarget[], results: Map<string, TargetResult>): Promise<void> {
   const started = performance.now();
   const streamBytes = layout.streamBytes;
-  const maxBytes = streamBytes ?? Math.max(...opened.map((t) => t.facts.size));
+  // A file has no capacity: a stream of unknown length into one gets the largest grain.
+  const maxBytes = streamBytes ?? Math.max(...opened.map((t) => t.capacity ?? Number.MAX_SAFE_INTEGER));
   const grain = chooseGrain(maxBytes);
   // Verification gives each target its own two slices of the chunk region, at least a grain each.
   const request = Math.max(chooseChunkSize(opened, job.chunkSize), grain * opened.length);
@@ -163,9 +183,9 @@ async function runJob(job: FlashJob, layout: StreamLayout, opened: TargetDevice[
   }
 
   /** Runs `io` on every active target at once; a target whose I/O fails is dropped with its result. */
-  const onEachTarget = async (io: (t: TargetDevice) => Promise<void>, near: number): Promise<void> => {
+  const onEachTarget = async (io: (t: WriteTarget) => Promise<void>, near: number): Promise<void> => {
     const outcomes = await Promise.allSettled(active.map(io));
-    const survivors: TargetDevice[] = [];
+    const survivors: WriteTarget[] = [];
     outcomes.forEach((outcome, i) => {
       const target = active[i];
       if (target === undefined) return;
@@ -174,7 +194,7 @@ async function runJob(job: FlashJob, layout: StreamLayout, opened: TargetDevice[
     });
     active = survivors;
   };
-  const endAll = (make: (t: TargetDevice) => TargetResult): void => {
+  const endAll = (make: (t: WriteTarget) => TargetResult): void => {
     for (const t of active) results.set(t.path, make(t));
     active = [];
   };
@@ -183,7 +203,7 @@ async function runJob(job: FlashJob, layout: StreamLayout, opened: TargetDevice[
     endAll((t) => ({ status: 'cancelled', target: t.path, bytes: imageBytes }));
   };
   /** Writes `length` stream bytes from `buffer`, which start at stream offset `at`, where the layout puts them. */
-  const writeStream = async (t: TargetDevice, buffer: Buffer, length: number, at: number): Promise<void> => {
+  const writeStream = async (t: WriteTarget, buffer: Buffer, length: number, at: number): Promise<void> => {
     const scratch = scratchOf.get(t) ?? chunk;
     for (const piece of layout.pieces(at, length)) await t.write(buffer, piece.bufferOffset, piece.length, piece.deviceOffset, scratch);
   };

@@ -11,7 +11,7 @@ export function readAt(fd: number, buffer: Buffer, offset: number, length: numbe
   });
 }
 
-export function writeAt(fd: number, buffer: Buffer, offset: number, length: number, position: number): Promise<number> {
+export function writeAt(fd: number, buffer: Buffer, offset: number, length: number, position: number | null): Promise<number> {
   return new Promise((resolve, reject) => {
     write(fd, buffer, offset, length, position, (error, written) => (error ? reject(error) : resolve(written)));
   });
@@ -53,18 +53,21 @@ function positioned(error: unknown, position: number): PositionedError {
   return new PositionedError(error, code, position);
 }
 
-/** Writes all of `length`, resuming after short writes. Errors carry the device offset that failed. */
-export async function writeFully(fd: number, buffer: Buffer, offset: number, length: number, position: number): Promise<void> {
+/**
+ * Writes all of `length`, resuming after short writes. Errors carry the device offset that failed.
+ * `position` null writes at the descriptor's own offset (pipes).
+ */
+export async function writeFully(fd: number, buffer: Buffer, offset: number, length: number, position: number | null): Promise<void> {
   let done = 0;
   while (done < length) {
     let n: number;
     try {
-      n = await writeAt(fd, buffer, offset + done, length - done, position + done);
+      n = await writeAt(fd, buffer, offset + done, length - done, position === null ? null : position + done);
     } catch (error) {
-      throw positioned(error, position + done);
+      throw positioned(error, (position ?? 0) + done);
     }
     // A block device that accepts nothing more has reached its end.
-    if (n === 0) throw positioned(Object.assign(new Error('no space left on device'), { code: 'ENOSPC' }), position + done);
+    if (n === 0) throw positioned(Object.assign(new Error('no space left on device'), { code: 'ENOSPC' }), (position ?? 0) + done);
     done += n;
   }
 }

@@ -31,7 +31,7 @@ export function refuseTarget(facts: DeviceFacts, imageSize: number | null, sourc
     return { code: 'target-not-found', message: `${path} does not exist: was the drive unplugged?` };
   }
   if (!facts.isBlockDevice) {
-    return { code: 'target-not-block-device', message: `${path} is not a disk. Sluice writes whole disks only; to make an image file, copy the file instead.` };
+    return { code: 'target-not-block-device', message: `${path} is not a disk. The writer writes whole disks only (the command line writes an image file on its own, without administrator rights).` };
   }
   if (facts.isPartition) {
     return { code: 'target-is-partition', message: `${path} is a partition, not a whole disk. Choose the disk it belongs to (for example /dev/sdb, not /dev/sdb1).` };

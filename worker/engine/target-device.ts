@@ -1,11 +1,12 @@
-import { fstat } from 'node:fs';
 import type { Failure } from '../common/result.js';
 import { KiB, MiB } from '../common/units.js';
 import { alignDown, alignUp } from './aligned-buffer.js';
 import { fail, FlashError } from './errors.js';
-import { closeFd, openFd, readFully, syncData, writeFully } from './io.js';
+import { closeFd, readFully, syncData, writeFully } from './io.js';
+import { openInspectedDisk } from './open-device.js';
 import type { DeviceFacts, DevicePlatform, VolumeHold } from './platform/types.js';
 import { refuseTarget } from './target-check.js';
+import type { WriteTarget } from './write-target.js';
 
 /** The largest logical block size the engine's regions are laid out for (they are MiB multiples). */
 export const MAX_LOGICAL_BLOCK = 1 * MiB;
@@ -15,10 +16,6 @@ export const MAX_LOGICAL_BLOCK = 1 * MiB;
  * taking data: "failed at 16777216" tells a user more than "failed somewhere in these 4 MiB".
  */
 const LOCATE_PIECE = 64 * KiB;
-
-function fstatRdev(fd: number): Promise<number> {
-  return new Promise((resolve, reject) => fstat(fd, (error, st) => (error ? reject(error) : resolve(st.rdev))));
-}
 
 function openFailure(facts: DeviceFacts, error: unknown): Failure {
   const code = typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : '';
@@ -46,7 +43,7 @@ function openFailure(facts: DeviceFacts, error: unknown): Failure {
  * One target disk, opened for direct exclusive I/O after the engine's own checks passed. All
  * offsets are device byte offsets; the buffers handed in must be aligned (see aligned-buffer.ts).
  */
-export class TargetDevice {
+export class TargetDevice implements WriteTarget {
   private constructor(
     /** As inspected before unmounting: its mountpoints are the ones that were unmounted. */
     readonly facts: DeviceFacts,
@@ -62,11 +59,18 @@ export class TargetDevice {
     return this.facts.logicalBlockSize;
   }
 
+  get capacity(): number {
+    return this.facts.size;
+  }
+
+  get optimalIoSize(): number {
+    return this.facts.optimalIoSize;
+  }
+
   /**
    * Inspects `path` afresh, refuses it if the rules say so, unmounts its filesystems, and opens it.
    * `sourceDevice` is the st_dev of the image file (null for a pipe), so an image stored on the
-   * target is refused. The device number of the opened descriptor must match what was inspected,
-   * so a path swapped in between (a symlink race) is caught rather than written.
+   * target is refused. See openInspectedDisk for how it is opened.
    */
   static async open(path: string, imageSize: number | null, sourceDevice: number | null, platform: DevicePlatform): Promise<TargetDevice> {
     const facts = await platform.inspect(path);
@@ -75,20 +79,7 @@ export class TargetDevice {
     if (facts.logicalBlockSize > MAX_LOGICAL_BLOCK || MAX_LOGICAL_BLOCK % facts.logicalBlockSize !== 0) {
       throw fail('target-no-direct-io', `${path} reports a logical block size of ${facts.logicalBlockSize} bytes, which Sluice cannot align to.`);
     }
-    // Every platform is asked, mounted or not: Windows volumes without a drive letter are mounted too.
-    const hold = await platform.unmount(facts);
-    let fd: number;
-    try {
-      fd = await openFd(facts.rawPath, platform.writeFlags);
-    } catch (error) {
-      await hold.release();
-      throw new FlashError(openFailure(facts, error));
-    }
-    if (facts.rdev !== 0 && (await fstatRdev(fd)) !== facts.rdev) {
-      await closeFd(fd);
-      await hold.release();
-      throw fail('target-not-found', `${path} changed between checking and opening it; refusing to write.`);
-    }
+    const { fd, hold } = await openInspectedDisk(facts, platform, platform.writeFlags, (error) => openFailure(facts, error));
     return new TargetDevice(facts, fd, hold);
   }
 

@@ -9,6 +9,7 @@ import { currentPlatform } from './platform/index.js';
 import type { DevicePlatform } from './platform/types.js';
 import { ProgressMeter } from './progress-meter.js';
 import { safetyFacts } from './target-check.js';
+import type { WriteTarget } from './write-target.js';
 
 /** A verify-only job: compare a device that was written earlier against the image, writing nothing. */
 export interface VerifyImageJob {
@@ -38,6 +39,27 @@ export async function verifyImage(job: VerifyImageJob): Promise<TargetResult> {
   } catch (error) {
     return { status: 'failed', target, bytes: 0, ...targetReadFailure(target, error, 0).failure };
   }
+  const reader: TargetReader = {
+    path: target,
+    read: (buffer, offset, length, position) => readFully(fd, buffer, offset, alignUp(length, facts.logicalBlockSize), position).then((got) => Math.min(got, length)),
+  };
+  try {
+    return await compareWithImage({ ...job, started }, reader);
+  } finally {
+    await closeFd(fd);
+  }
+}
+
+/** What compareWithImage reads: a target's bytes, past any cache (see WriteTarget.read). */
+export type TargetReader = Pick<WriteTarget, 'path' | 'read'>;
+
+/**
+ * Reads the image and the target side by side and names the exact first byte that differs. The
+ * one buffer is split into an image half and a target half. Used by `sluice verify` and to verify
+ * a file that the kernel copied (file-flash.ts), whose bytes never passed through a hash.
+ */
+export async function compareWithImage(job: Pick<VerifyImageJob, 'source' | 'imageSize' | 'signal' | 'onProgress'> & { started: number }, reader: TargetReader): Promise<TargetResult> {
+  const target = reader.path;
   const memory = allocateJobMemory(2 * DEFAULT_CHUNK).bytes;
   const image = memory.subarray(0, DEFAULT_CHUNK);
   const device = memory.subarray(DEFAULT_CHUNK);
@@ -57,7 +79,7 @@ export async function verifyImage(job: VerifyImageJob): Promise<TargetResult> {
       if (n === 0) break;
       let got: number;
       try {
-        got = await readFully(fd, device, 0, alignUp(n, facts.logicalBlockSize), position);
+        got = await reader.read(device, 0, n, position);
       } catch (error) {
         throw targetReadFailure(target, error, position);
       }
@@ -77,8 +99,6 @@ export async function verifyImage(job: VerifyImageJob): Promise<TargetResult> {
     }
   } catch (error) {
     return { status: 'failed', target, bytes: position, ...toFailure(error) };
-  } finally {
-    await closeFd(fd);
   }
   meter.finish();
   if (job.imageSize !== null && position !== job.imageSize) {
@@ -94,5 +114,5 @@ export async function verifyImage(job: VerifyImageJob): Promise<TargetResult> {
       offset: firstBad,
     };
   }
-  return { status: 'ok', target, bytes: position, written: false, verified: true, seconds: (performance.now() - started) / 1000 };
+  return { status: 'ok', target, bytes: position, written: false, verified: true, seconds: (performance.now() - job.started) / 1000 };
 }

@@ -7,13 +7,13 @@ import type { GrainHashes } from './grain-hashes.js';
 import { readFully } from './io.js';
 import { ProgressMeter } from './progress-meter.js';
 import type { StreamLayout } from './stream-layout.js';
-import type { TargetDevice } from './target-device.js';
+import type { WriteTarget } from './write-target.js';
 
 /** How verification of one target ended: null when every byte matched. */
 export type VerifyOutcome = null | { status: 'cancelled' } | { status: 'failed'; failure: Failure };
 
 interface VerifyWrittenArgs {
-  targets: readonly TargetDevice[];
+  targets: readonly WriteTarget[];
   /** The job's chunk region; each target reads into its own slice of it. */
   chunk: Buffer;
   /** Stream bytes written; the hashes are keyed by stream offset. */
@@ -37,7 +37,7 @@ function firstDifference(a: Buffer, b: Buffer): number {
  * Targets are verified at the same time; each reads into one of its two slices of the buffer
  * while the other is being hashed.
  */
-export async function verifyWritten(args: VerifyWrittenArgs): Promise<Map<TargetDevice, VerifyOutcome>> {
+export async function verifyWritten(args: VerifyWrittenArgs): Promise<Map<WriteTarget, VerifyOutcome>> {
   const { targets, chunk, imageBytes, layout, hashes, job, emit } = args;
   const slice = alignDown(Math.floor(chunk.length / targets.length / 2), hashes.grain);
   const outcomes = await Promise.all(

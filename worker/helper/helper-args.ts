@@ -1,8 +1,10 @@
 /**
  * The helper's command line, built by the app and parsed by the helper: one definition for both.
  *
- *   main.js [--channel DIR [--image-fifo] | --pipe NAME] [--parent-pid PID] -- TARGET...
+ *   main.js [--channel DIR [--image-fifo] | --pipe NAME] [--parent-pid PID] [--source DISK] -- TARGET...
  *
+ * --source names the disk the helper reads (a backup, with no targets, or a clone's source),
+ * which the user authorized reading as well.
  * The targets come last, so that an authorization prompt showing the command line (pkexec's
  * `$(command_line)`, see build/polkit/) ends with the drive the user is about to erase. They are
  * also a promise: the helper refuses a start message naming any other drive.
@@ -27,8 +29,10 @@ export interface HelperArgs {
   transport: HelperTransport;
   /** The app's process id, when the helper is not its direct child: the helper stops if it disappears. */
   parentPid: number | null;
-  /** The drives the user authorized writing to, in the order of the start message. */
+  /** The drives the user authorized writing to, in the order of the start message; none for a backup. */
   targets: string[];
+  /** The disk the user authorized reading (backup, clone); null for a flash. */
+  source: string | null;
 }
 
 /** Why the helper refuses its command line. */
@@ -40,6 +44,7 @@ export function helperArgv(args: HelperArgs): string[] {
   if (transport.kind === 'fifo') argv.push('--channel', transport.dir, ...(transport.imageFifo ? ['--image-fifo'] : []));
   if (transport.kind === 'named-pipe') argv.push('--pipe', transport.name);
   if (args.parentPid !== null) argv.push('--parent-pid', String(args.parentPid));
+  if (args.source !== null) argv.push('--source', args.source);
   return [...argv, '--', ...args.targets];
 }
 
@@ -58,14 +63,18 @@ export function parseHelperArgv(argv: readonly string[]): HelperArgs {
         'image-fifo': { type: 'boolean', default: false },
         pipe: { type: 'string' },
         'parent-pid': { type: 'string' },
+        source: { type: 'string' },
       },
     });
   } catch (error) {
     throw new HelperArgsError(error instanceof Error ? error.message : String(error));
   }
   const { values, positionals: targets } = parsed;
-  if (targets.length === 0 || targets.length > MAX_TARGETS) throw new HelperArgsError(`expected 1 to ${MAX_TARGETS} target drives, got ${targets.length}`);
-  if (targets.some((t) => t.length === 0 || t.length > 256)) throw new HelperArgsError('a target drive path is empty or too long');
+  const source = values.source ?? null;
+  // A backup reads its source and writes no drive; everything else writes at least one.
+  const fewest = source === null ? 1 : 0;
+  if (targets.length < fewest || targets.length > MAX_TARGETS) throw new HelperArgsError(`expected ${fewest} to ${MAX_TARGETS} target drives, got ${targets.length}`);
+  if ([...targets, ...(source === null ? [] : [source])].some((t) => t.length === 0 || t.length > 256)) throw new HelperArgsError('a drive path is empty or too long');
 
   let transport: HelperTransport;
   if (values.channel !== undefined && values.pipe !== undefined) throw new HelperArgsError('--channel and --pipe are alternatives');
@@ -85,6 +94,6 @@ export function parseHelperArgv(argv: readonly string[]): HelperArgs {
     parentPid = Number(values['parent-pid']);
     if (!Number.isSafeInteger(parentPid) || parentPid < 1) throw new HelperArgsError('--parent-pid must be a process id');
   }
-  return { transport, parentPid, targets };
+  return { transport, parentPid, targets, source };
 }
 

@@ -7,7 +7,7 @@ import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process'
 import type { Socket } from 'node:net';
 import type { Readable } from 'node:stream';
 import type { Progress } from '../common/progress.js';
-import { FromHelper, type StartMessage, type ToHelper } from '../common/protocol.js';
+import { FromHelper, type ReadMessage, type StartMessage, type ToHelper } from '../common/protocol.js';
 import type { Failure, SourceEnd, TargetResult } from '../common/result.js';
 import { Channel, type ChannelStreams } from './channel.js';
 import { createChannelDir, type ChannelDir } from './channel-dir.js';
@@ -22,9 +22,14 @@ import { createPipeServers, newPipeName, type PipeServers } from './named-pipes.
 const STDERR_TAIL_BYTES = 4096;
 
 export interface HelperJobOptions {
-  /** What the helper reads image bytes from: an open image file, or a decoder's output. */
-  source: number | Readable;
-  start: Omit<StartMessage, 'type'>;
+  /**
+   * The helper's fd 0. A flash: what it reads image bytes from, an open image file or a decoder's
+   * output. A backup (a read request): the write end of the pipe it sends the disk's bytes into.
+   * None for a clone, whose source is a disk the helper opens itself.
+   */
+  source?: number | Readable | undefined;
+  /** The job: a flash or a clone (a start message), or a backup (a read message). */
+  start: Omit<StartMessage, 'type'> | Omit<ReadMessage, 'type'>;
   /** How the helper gets root (elevation/choose.ts). Default: spawned directly, the caller being root. */
   elevation?: Elevation | undefined;
   /** What program the helper is (helper-program.ts). Default: this runtime on the built entry. */
@@ -74,6 +79,7 @@ class HelperLaunch implements HelperJob {
   private resolveReady!: (pid: number | null) => void;
   private resolveResult!: (results: TargetResult[]) => void;
   private readonly elevation: Elevation;
+  /** The drives results are reported for: the targets, or a backup's source. */
   private readonly targets: readonly string[];
   private settled: TargetResult[] | null = null;
   private helperPid: number | null = null;
@@ -87,7 +93,7 @@ class HelperLaunch implements HelperJob {
 
   constructor(private readonly options: HelperJobOptions) {
     this.elevation = options.elevation ?? directLaunch;
-    this.targets = options.start.targets;
+    this.targets = 'targets' in options.start ? options.start.targets : [options.start.source];
     this.ready = new Promise((resolve) => (this.resolveReady = resolve));
     this.result = new Promise((resolve) => (this.resolveResult = resolve));
   }
@@ -156,11 +162,18 @@ class HelperLaunch implements HelperJob {
     }
 
     const program = options.program ?? builtHelperProgram();
-    const argv = helperArgv({ transport, parentPid: transport.kind === 'inherited' ? null : process.pid, targets: [...this.targets] });
+    const { start } = options;
+    const argv = helperArgv({
+      transport,
+      parentPid: transport.kind === 'inherited' ? null : process.pid,
+      targets: 'targets' in start ? [...start.targets] : [],
+      source: 'targets' in start ? (start.sourceDevice ?? null) : start.source,
+    });
     let command: LaunchCommand;
     try {
+      if (!('targets' in start) && !elevation.passesStdin) throw new Error(`backing up a drive needs an elevation tool that passes descriptors, and ${elevation.name} does not`);
       command = elevation.command(program.file, [...program.args, ...argv], {
-        reason: `write a disk image to ${this.targets.join(', ')}`,
+        reason: 'targets' in start ? `write ${start.sourceDevice === undefined ? 'a disk image' : `a copy of ${start.sourceDevice}`} to ${start.targets.join(', ')}` : `read ${start.source} to back it up`,
         interactive: options.interactive ?? false,
       });
     } catch (error) {
@@ -168,7 +181,7 @@ class HelperLaunch implements HelperJob {
       await dir?.remove();
       return this.notStarted(error);
     }
-    const stdio: StdioOptions = [elevation.passesStdin ? options.source : 'ignore', 'ignore', 'pipe', ...(transport.kind === 'inherited' ? ['pipe' as const] : [])];
+    const stdio: StdioOptions = [elevation.passesStdin ? (options.source ?? 'ignore') : 'ignore', 'ignore', 'pipe', ...(transport.kind === 'inherited' ? ['pipe' as const] : [])];
     const child = spawn(command.file, command.args, {
       stdio,
       env: transport.kind === 'inherited' ? { ...process.env, ...program.env } : process.env,
@@ -204,8 +217,7 @@ class HelperLaunch implements HelperJob {
             if (this.helperPid !== null) break;
             this.helperPid = message.pid;
             this.resolveReady(message.pid);
-            if (dir !== null && !this.elevation.passesStdin) void dir.feedImage(this.options.source, this.stopFeeding.signal).then((error) => this.imageFailed(error));
-            if (pipes?.image) void pipes.image.then(async (socket) => this.imageFailed(socket === null ? null : await copyImage(this.options.source, socket)));
+            this.feedImage(dir, pipes);
             break;
           case 'progress': {
             const { type: _type, ...progress } = message;
@@ -230,9 +242,18 @@ class HelperLaunch implements HelperJob {
       close: () => undefined,
     });
     this.channel = channel;
-    void channel.send({ type: 'start', ...this.options.start, sourceSeekable: this.options.start.sourceSeekable && this.elevation.passesStdin });
+    const { start } = this.options;
+    void channel.send('targets' in start ? { type: 'start', ...start, sourceSeekable: start.sourceSeekable && this.elevation.passesStdin } : { type: 'read', ...start });
     if (this.sourceEnd !== null) this.sendSourceEnd(this.sourceEnd);
     if (this.cancelRequested) void channel.send({ type: 'cancel' });
+  }
+
+  /** Where the elevation tool passes no descriptor, the image goes through the channel's own FIFO or pipe. */
+  private feedImage(dir: ChannelDir | null, pipes: PipeServers | null): void {
+    const { source } = this.options;
+    if (source === undefined || !('targets' in this.options.start)) return;
+    if (dir !== null && !this.elevation.passesStdin) void dir.feedImage(source, this.stopFeeding.signal).then((error) => this.imageFailed(error));
+    if (pipes?.image) void pipes.image.then(async (socket) => this.imageFailed(socket === null ? null : await copyImage(source, socket)));
   }
 
   /** The image could not be handed to the helper, which cannot tell a cut-off image from a short one. */

@@ -12,9 +12,17 @@
  * helper opens no image path and never parses an archive as root. The only paths it opens are
  * the target devices, after the engine's own fresh checks, and its channel FIFOs, after the
  * checks in helper-fifos.ts.
+ *
+ * Two jobs read a whole disk instead (--source, after the same kind of checks, read-only): a
+ * clone writes it to the targets as the image, and a backup (a read message) sends its bytes out
+ * through fd 0 to the unprivileged side, which writes the user's file: root never writes there.
  */
-import { ToHelper, type FromHelper, type StartMessage } from '../common/protocol.js';
+import { ToHelper, type FromHelper, type ReadMessage, type StartMessage } from '../common/protocol.js';
+import type { Failure, TargetResult } from '../common/result.js';
+import { toFailure } from '../engine/errors.js';
 import { flash } from '../engine/flash.js';
+import { currentPlatform } from '../engine/platform/index.js';
+import { sendDevice, SourceDevice } from '../engine/source-device.js';
 import { sourceEndSignal } from '../engine/source-end.js';
 import { Channel, ProtocolError } from './channel.js';
 import { parseHelperArgv, type HelperArgs } from './helper-args.js';
@@ -42,14 +50,40 @@ async function finish(channel: Channel<ToHelper, FromHelper>, message: FromHelpe
   process.exit(exitCode);
 }
 
-function cancelledBeforeWriting(start: StartMessage): FromHelper {
-  return { type: 'result', results: start.targets.map((target) => ({ status: 'cancelled', target, bytes: 0 })) };
+/** The drives a job's results are reported for: its targets, or a backup's source. */
+function reportedDrives(job: StartMessage | ReadMessage): string[] {
+  return job.type === 'start' ? job.targets : [job.source];
 }
 
-/** The start message must name exactly the drives on the command line, which is what the user authorized. */
-function targetsMismatch(authorized: readonly string[], requested: readonly string[]): string | null {
-  if (authorized.length === requested.length && authorized.every((t, i) => t === requested[i])) return null;
-  return `the start message names ${requested.join(', ')}, but the helper was started for ${authorized.join(', ')}`;
+function cancelledBeforeWriting(job: StartMessage | ReadMessage): FromHelper {
+  return { type: 'result', results: reportedDrives(job).map((target) => ({ status: 'cancelled', target, bytes: 0 })) };
+}
+
+function failedBeforeWriting(job: StartMessage | ReadMessage, failure: Failure): FromHelper {
+  return { type: 'result', results: reportedDrives(job).map((target): TargetResult => ({ status: 'failed', target, bytes: 0, ...failure })) };
+}
+
+/**
+ * The message must name exactly the drives on the command line, which is what the user
+ * authorized: the targets to write, and the drive to read (a clone's or a backup's source).
+ */
+function authorizationMismatch(args: HelperArgs, job: StartMessage | ReadMessage): string | null {
+  const targets = job.type === 'start' ? job.targets : [];
+  const source = job.type === 'start' ? (job.sourceDevice ?? null) : job.source;
+  const authorized = args.targets;
+  if (authorized.length === targets.length && authorized.every((t, i) => t === targets[i]) && source === args.source) return null;
+  const describe = (writes: readonly string[], reads: string | null) => [writes.length > 0 ? `writing ${writes.join(', ')}` : '', reads !== null ? `reading ${reads}` : ''].filter(Boolean).join(' and ');
+  return `the ${job.type} message asks for ${describe(targets, source)}, but the helper was started for ${describe(authorized, args.source)}`;
+}
+
+/**
+ * The engine speaks of an image; a clone's image is a disk. A read of it that failed or ended
+ * early is said in the disk's terms: unplugged (it is gone or changed size), or failing.
+ */
+async function explainSourceDisk(disk: SourceDevice, result: TargetResult): Promise<TargetResult> {
+  if (result.status !== 'failed' || (result.code !== 'source-read-error' && result.code !== 'source-truncated')) return result;
+  const { failure } = await disk.readFailure(Object.assign(new Error(result.message), { code: 'EIO' }), result.offset ?? result.bytes);
+  return { ...result, ...failure };
 }
 
 function runHelper(args: HelperArgs, endpoints: HelperEndpoints): void {
@@ -60,23 +94,54 @@ function runHelper(args: HelperArgs, endpoints: HelperEndpoints): void {
 
   const controller = new AbortController();
   const sourceEnd = sourceEndSignal();
-  let job: StartMessage | null = null;
+  let job: StartMessage | ReadMessage | null = null;
   /** Until the engine runs there is nothing on a device to stop cleanly. */
   let flashing = false;
 
+  /** A clone's source disk, opened after its checks; the targets may not include it. */
+  const openSourceDisk = async (start: StartMessage, path: string): Promise<SourceDevice | FromHelper> => {
+    const platform = await currentPlatform();
+    let disk: SourceDevice;
+    try {
+      disk = await SourceDevice.open(path, platform);
+    } catch (error) {
+      return failedBeforeWriting(start, toFailure(error));
+    }
+    for (const target of start.targets) {
+      const facts = await platform.inspect(target);
+      if (facts.exists && facts.rdev === disk.facts.rdev) {
+        await disk.close();
+        return failedBeforeWriting(start, { code: 'target-is-source', message: `${target} is the drive being copied; choose another drive to write to.` });
+      }
+    }
+    return disk;
+  };
+
   const run = async (start: StartMessage): Promise<void> => {
     let source: number;
-    try {
-      source = await endpoints.image();
-    } catch (error) {
-      return finish(channel, { type: 'fatal', code: 'protocol-error', message: `The helper could not open the image stream: ${error instanceof Error ? error.message : String(error)}` }, EXIT.refused);
+    let disk: SourceDevice | null = null;
+    if (start.sourceDevice !== undefined) {
+      const opened = await openSourceDisk(start, start.sourceDevice);
+      if (!(opened instanceof SourceDevice)) return finish(channel, opened, EXIT.done);
+      disk = opened;
+      source = disk.fd;
+    } else {
+      try {
+        source = await endpoints.image();
+      } catch (error) {
+        return finish(channel, { type: 'fatal', code: 'protocol-error', message: `The helper could not open the image stream: ${error instanceof Error ? error.message : String(error)}` }, EXIT.refused);
+      }
     }
-    if (controller.signal.aborted) return finish(channel, cancelledBeforeWriting(start), EXIT.done);
+    if (controller.signal.aborted) {
+      await disk?.close();
+      return finish(channel, cancelledBeforeWriting(start), EXIT.done);
+    }
     flashing = true;
     const results = await flash({
       source,
-      imageSize: start.imageSize,
-      sourceSeekable: start.sourceSeekable,
+      // A disk is as big as the helper's own look at it says, whatever the message claimed.
+      imageSize: disk?.facts.size ?? start.imageSize,
+      sourceSeekable: disk === null && start.sourceSeekable,
       targets: start.targets,
       verify: start.verify,
       eject: start.eject === true,
@@ -85,7 +150,26 @@ function runHelper(args: HelperArgs, endpoints: HelperEndpoints): void {
       signal: controller.signal,
       onProgress: (p) => void channel.send({ type: 'progress', ...p }),
     });
-    await finish(channel, { type: 'result', results }, EXIT.done);
+    const explained = disk === null ? results : await Promise.all(results.map((r) => explainSourceDisk(disk, r)));
+    await disk?.close();
+    await finish(channel, { type: 'result', results: explained }, EXIT.done);
+  };
+
+  /** A backup: the source disk's bytes out through fd 0; nothing is written here. */
+  const runRead = async (read: ReadMessage): Promise<void> => {
+    if (args.transport.kind === 'named-pipe' || (args.transport.kind === 'fifo' && args.transport.imageFifo)) {
+      return finish(channel, { type: 'fatal', code: 'protocol-error', message: 'A backup needs the helper started with a descriptor to send the drive through (its stdin).' }, EXIT.refused);
+    }
+    let disk: SourceDevice;
+    try {
+      disk = await SourceDevice.open(read.source, await currentPlatform());
+    } catch (error) {
+      return finish(channel, failedBeforeWriting(read, toFailure(error)), EXIT.done);
+    }
+    flashing = true;
+    const result = await sendDevice(disk, await endpoints.image(), controller.signal);
+    await disk.close();
+    await finish(channel, { type: 'result', results: [result] }, EXIT.done);
   };
 
   const reject = (error: ProtocolError) => {
@@ -108,12 +192,12 @@ function runHelper(args: HelperArgs, endpoints: HelperEndpoints): void {
 
   const channel: Channel<ToHelper, FromHelper> = new Channel(endpoints, ToHelper, {
     message: (message) => {
-      if (message.type === 'start') {
-        if (job !== null) return reject(new ProtocolError('a second start message'));
-        const mismatch = targetsMismatch(args.targets, message.targets);
+      if (message.type === 'start' || message.type === 'read') {
+        if (job !== null) return reject(new ProtocolError(`a second ${message.type} message`));
+        const mismatch = authorizationMismatch(args, message);
         if (mismatch !== null) return reject(new ProtocolError(mismatch));
         job = message;
-        void run(message);
+        void (message.type === 'start' ? run(message) : runRead(message));
       } else if (job === null) {
         reject(new ProtocolError(`${message.type} before start`));
       } else if (message.type === 'source-end') {

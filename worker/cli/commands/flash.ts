@@ -8,6 +8,7 @@ import { EXIT, exitCodeFor } from '../exit-codes.js';
 import { confirm } from '../prompt.js';
 import { createReporter } from '../reporter.js';
 import { describeSize } from '../render.js';
+import { flashToFileCommand, isFileTarget } from './flash-to-file.js';
 import { prepareCliImage } from './prepare-cli-image.js';
 import { judgeTargets, refuseTargets, type JudgedTarget } from './target-verdicts.js';
 
@@ -40,10 +41,17 @@ async function confirmErase(info: ImageInfo, judged: readonly JudgedTarget[]): P
   return confirm('Continue?');
 }
 
-/** `sluice flash IMAGE DEVICE... [--sha256 HEX] [--bmap FILE | --no-bmap] [--no-verify] [--no-eject] [--yes] [--json] [--elevate sudo|pkexec]` */
+/** `sluice flash IMAGE DEVICE... | FILE [--sha256 HEX] [--bmap FILE | --no-bmap] [--no-verify] [--no-eject] [--yes] [--json] [--elevate sudo|pkexec]` */
 export async function flashCommand(args: FlashArgs): Promise<number> {
+  const fileTargets = (await Promise.all(args.targets.map(isFileTarget))).filter(Boolean).length;
+  if (fileTargets > 0 && args.targets.length > 1) {
+    process.stderr.write('sluice: a file is written on its own: name either one file or one or more drives.\n');
+    return EXIT.usage;
+  }
   const prepared = await prepareCliImage({ image: args.image, sha256: args.sha256, bmap: args.bmap, systemTools: args.systemTools, partitions: false });
   if (typeof prepared === 'number') return prepared;
+  const [fileTarget] = fileTargets > 0 ? args.targets : [];
+  if (fileTarget !== undefined) return flashToFileCommand(prepared, { image: args.image, target: fileTarget, verify: args.verify, yes: args.yes, json: args.json });
   const { info } = prepared;
   const interactive = process.stdin.isTTY === true;
   if (!args.yes && !interactive) {

@@ -101,6 +101,7 @@ export const darwinPlatform: DevicePlatform = {
   // so macOS needs no F_NOCACHE here; O_EXLOCK makes the open exclusive.
   writeFlags: constants.O_RDWR | O_EXLOCK,
   readFlags: constants.O_RDONLY,
+  sourceFlags: constants.O_RDONLY,
   inspect: inspectDarwin,
   unmount: unmountDarwin,
   rereadPartitions: rereadPartitionsDarwin,

@@ -91,6 +91,7 @@ export const linuxPlatform: DevicePlatform = {
   // while anything has the disk or one of its partitions mounted or claimed.
   writeFlags: constants.O_RDWR | constants.O_DIRECT | constants.O_EXCL,
   readFlags: constants.O_RDONLY | constants.O_DIRECT,
+  sourceFlags: constants.O_RDONLY | constants.O_DIRECT | constants.O_EXCL,
   inspect: inspectLinux,
   unmount: unmountLinux,
   rereadPartitions: rereadPartitionsLinux,

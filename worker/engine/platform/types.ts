@@ -52,6 +52,11 @@ export interface DevicePlatform {
   readonly writeFlags: number;
   /** open(2) flags for reading a device back, bypassing the page cache. */
   readonly readFlags: number;
+  /**
+   * open(2) flags for reading a whole disk that is backed up or cloned: bypassing the page cache
+   * and, where the OS has it, exclusively, so nothing mounts it while it is read.
+   */
+  readonly sourceFlags: number;
   /** Looks at the system afresh; never trusts a description handed in from outside. */
   inspect(path: string): Promise<DeviceFacts>;
   /**

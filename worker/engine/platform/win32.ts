@@ -64,6 +64,7 @@ export const win32Platform: DevicePlatform = {
   rawPath: (path) => path,
   writeFlags: constants.O_RDWR | UV_FS_O_DIRECT | UV_FS_O_EXLOCK,
   readFlags: constants.O_RDONLY | UV_FS_O_DIRECT,
+  sourceFlags: constants.O_RDONLY | UV_FS_O_DIRECT,
   inspect: inspectWin32,
   unmount: unmountWin32,
   rereadPartitions: rereadPartitionsWin32,
