@@ -3,13 +3,16 @@
  * devices are virtual drives, so these scanners show virtual drives. Other tests on this machine
  * create loop devices too; every check here is about the test's own device.
  */
+import { execFileSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
 import type { Drive } from '../../worker/common/drive.js';
-import { KiB, MiB } from '../../worker/common/units.js';
+import { MiB } from '../../worker/common/units.js';
 import { DriveScanner, MAX_SCAN_INTERVAL_MS, type DriveEvent } from '../../worker/drives/scanner.js';
 import { collect, spawnCli } from '../helpers/cli.js';
 import { describeDevices } from '../helpers/device-suite.js';
-import { createLoop, detachLoop, mountDevice } from '../helpers/loop-device.js';
+import { attachLoop, createLoop, detachLoop, mountDevice, scratchDir, type LoopDevice } from '../helpers/loop-device.js';
 import { mkfsExt4 } from '../helpers/partitions.js';
 
 /** What the issue promises: a card inserted (or pulled) while the app is open shows within 2 s. */
@@ -43,13 +46,24 @@ const about = (device: string, type: DriveEvent['type']) => (e: DriveEvent) => e
  * The scanner knows drives by path, and other tests on this machine attach loop devices all the
  * time: a freed /dev/loopN is handed to the next one at once. Within one listing interval that is
  * the same as a card swapped in a reader, and the scanner rightly says "changed". So the test's
- * device has a size no other test uses (every other test sizes its devices in whole MiB, these
- * never are), and arriving means: listed with that size; leaving means: gone, or listed with
- * another size.
+ * device is known by its backing file's name, which no other test uses and which the scanner
+ * shows in the drive's description; arriving means: listed with that name; leaving means: gone,
+ * or listed with another name.
  */
-const uniqueSize = () => 8 * MiB + Math.floor(Math.random() * 60) * MiB + Math.floor(1 + Math.random() * 15) * 64 * KiB;
-const arrived = (device: string, size: number) => (e: DriveEvent) => e.type !== 'removed' && e.drive.device === device && e.drive.size === size;
-const left = (device: string, size: number) => (e: DriveEvent) => e.drive.device === device && (e.type === 'removed' || e.drive.size !== size);
+interface OwnLoop extends LoopDevice {
+  name: string;
+}
+
+function ownLoop(size: number): OwnLoop {
+  const name = `scanner-${randomUUID().slice(0, 8)}.img`;
+  const backing = join(scratchDir(), name);
+  execFileSync('truncate', ['-s', String(size), backing]);
+  return { ...attachLoop(backing), name };
+}
+
+const isOwn = (loop: OwnLoop, drive: Drive) => drive.device === loop.path && drive.description.includes(loop.name);
+const arrived = (loop: OwnLoop) => (e: DriveEvent) => e.type !== 'removed' && isOwn(loop, e.drive);
+const left = (loop: OwnLoop) => (e: DriveEvent) => e.drive.device === loop.path && (e.type === 'removed' || !isOwn(loop, e.drive));
 
 let running: DriveScanner[] = [];
 afterEach(async () => {
@@ -64,29 +78,28 @@ describeDevices('the drive scanner', () => {
     scanner.start();
     await new Promise((r) => setTimeout(r, MAX_SCAN_INTERVAL_MS + 200)); // the first listing is behind us
 
-    const size = uniqueSize();
+    const size = 24 * MiB;
     const attachedAt = performance.now();
-    const loop = createLoop({ size, fill: 'zero' });
-    const added = await waitFor(arrived(loop.path, size), NOTICED_WITHIN_MS + 1000);
+    const loop = ownLoop(size);
+    const added = await waitFor(arrived(loop), NOTICED_WITHIN_MS + 1000);
     expect(added.at - attachedAt).toBeLessThan(NOTICED_WITHIN_MS);
     expect(added.event.drive).toMatchObject({ device: loop.path, size, bus: 'virtual', virtual: true, system: null, mountpoints: [] });
     expect(scanner.drives.find((d) => d.device === loop.path)?.size).toBe(size);
 
     const detachedAt = performance.now();
     detachLoop(loop.path);
-    const removed = await waitFor(left(loop.path, size), NOTICED_WITHIN_MS + 1000);
+    const removed = await waitFor(left(loop), NOTICED_WITHIN_MS + 1000);
     expect(removed.at - detachedAt).toBeLessThan(NOTICED_WITHIN_MS);
-    expect(scanner.drives.find((d) => d.device === loop.path && d.size === size)).toBeUndefined();
+    expect(scanner.drives.find((d) => isOwn(loop, d))).toBeUndefined();
   });
 
   it('reports a drive that gets mounted as changed, with its new mountpoint', async () => {
-    const size = 16 * MiB + uniqueSize();
-    const loop = createLoop({ size, fill: 'zero' });
+    const loop = ownLoop(24 * MiB);
     mkfsExt4(loop.path, 'CHANGING');
     const { scanner, waitFor } = recordingScanner({ showAll: false, showVirtual: true });
     running.push(scanner);
     scanner.start();
-    await waitFor(arrived(loop.path, size), NOTICED_WITHIN_MS);
+    await waitFor(arrived(loop), NOTICED_WITHIN_MS);
 
     const mountpoint = mountDevice(loop.path);
     const changed = await waitFor((e) => about(loop.path, 'changed')(e) && e.drive.mountpoints.length > 0, NOTICED_WITHIN_MS + 1000);
@@ -109,13 +122,12 @@ describeDevices('the drive scanner', () => {
   });
 
   it('resolves start() once the first listing is out, so "no drives" is never said before looking', async () => {
-    const size = uniqueSize();
-    const loop = createLoop({ size, fill: 'zero' });
+    const loop = ownLoop(8 * MiB);
     const { scanner, events } = recordingScanner({ showAll: false, showVirtual: true });
     running.push(scanner);
     await scanner.start();
-    expect(scanner.drives.find((d) => d.device === loop.path)?.size).toBe(size);
-    expect(events.some((e) => arrived(loop.path, size)(e.event))).toBe(true);
+    expect(scanner.drives.find((d) => isOwn(loop, d))?.size).toBe(8 * MiB);
+    expect(events.some((e) => arrived(loop)(e.event))).toBe(true);
     // Started already: the same first listing, not another one.
     const count = events.length;
     await scanner.start();
