@@ -18,6 +18,9 @@ import { createOsPipe, type OsPipe } from './os-pipe.js';
  */
 const DECODER_V8_FLAGS = ['--max-semi-space-size=1', '--expose-gc'] as const;
 
+/** How long a decoder that has sent its end message may take to exit before it is killed. */
+const EXIT_GRACE_MS = 5000;
+
 /** The decoder's entry point, next to this file in the build output. */
 const DECODER_ENTRY = fileURLToPath(new URL('./decode/main.js', import.meta.url));
 
@@ -86,6 +89,15 @@ export async function startDecoder(plan: DecodePlan, output: DecoderOutput = 'st
   let resolveDecoder!: (name: string) => void;
   const decoder = new Promise<string>((resolve) => (resolveDecoder = resolve));
   child.stderr?.setEncoding('utf8').on('data', (text: string) => (stderr = (stderr + text).slice(-2048)));
+  // The end message comes after the last image byte was handed to the kernel, and the decoder
+  // exits right after it; the helper sees the end of the image only when it has. Once, under heavy
+  // load, a decoder hung in its exit (main thread in a futex wait, most threads gone) and the
+  // helper waited for it forever: a decoder that has said its last word gets a few seconds.
+  const killIfStuck = () => {
+    setTimeout(() => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    }, EXIT_GRACE_MS).unref();
+  };
   child.on('message', (message: DecoderMessage) => {
     switch (message.type) {
       case 'progress':
@@ -96,6 +108,7 @@ export async function startDecoder(plan: DecodePlan, output: DecoderOutput = 'st
         break;
       case 'end':
         end ??= message.ok ? { status: 'ok', bytes: message.bytes, sha256: message.sha256 } : { status: 'failed', failure: { code: message.code, message: message.message, offset: message.offset } };
+        killIfStuck();
         break;
       case 'abandoned':
         end ??= { status: 'abandoned' };
