@@ -54,6 +54,14 @@ async function flashImageTo(app: AppUnderTest, image: string, device: string): P
   await flashAfterConfirming(app, device);
 }
 
+/** Steps 2 and 3 for the image already chosen, to a verified end; then the drive must hold the first `bytes` of `raw`. */
+async function flashChosenImageAndCompare(app: AppUnderTest, device: string, raw: string, bytes: number): Promise<void> {
+  await chooseDrive(app.page, device);
+  await flashAfterConfirming(app, device);
+  await endScreen(app.page, 'success').waitFor({ timeout: 60_000 });
+  execFileSync('cmp', ['-n', String(bytes), raw, device]);
+}
+
 /*
  * The few DOM globals the in-page callbacks below use. This project type-checks against Node's
  * globals; Playwright serialises each callback and runs it in the page, where these are real.
@@ -400,10 +408,7 @@ describeDevices('the desktop app, in Chromium, against the real core and helper'
       await expect(page.getByTestId('image-writes').textContent()).resolves.toBe('Known once decompressed');
       await app.screenshot('25-image-from-url');
 
-      await chooseDrive(page, loop.path);
-      await flashAfterConfirming(app, loop.path);
-      await endScreen(page, 'success').waitFor({ timeout: 60_000 });
-      execFileSync('cmp', ['-n', String(24 * MiB), raw, loop.path]);
+      await flashChosenImageAndCompare(app, loop.path, raw, 24 * MiB);
     } finally {
       await app.close();
       await server.close();
@@ -443,10 +448,7 @@ describeDevices('the desktop app, in Chromium, against the real core and helper'
       await expect(page.getByTestId('image-partitions').textContent()).resolves.toMatch(/^GPT: boot \(.+\), root \(.+\)$/);
       await app.screenshot('17-compressed-image');
 
-      await chooseDrive(page, loop.path);
-      await flashAfterConfirming(app, loop.path);
-      await endScreen(page, 'success').waitFor({ timeout: 60_000 });
-      execFileSync('cmp', ['-n', String(24 * MiB), raw, loop.path]);
+      await flashChosenImageAndCompare(app, loop.path, raw, 24 * MiB);
     } finally {
       await app.close();
     }
