@@ -8,6 +8,7 @@ export const INVOKE_CHANNELS = {
   chooseImage: 'sluice:image:choose',
   selectImage: 'sluice:image:select',
   openImageUrl: 'sluice:image:open-url',
+  chooseSourceDrive: 'sluice:image:source-drive',
   clearImage: 'sluice:image:clear',
   listDrives: 'sluice:drives:list',
   startFlash: 'sluice:flash:start',

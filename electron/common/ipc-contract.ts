@@ -6,7 +6,7 @@
 import * as v from 'valibot';
 import type { ApiResult } from './api-result.js';
 import type { EventName, InvokeMethod } from './ipc-channels.js';
-import { FlashRequestSchema, ImagePathSchema, ImageUrlSchema, type DriveInfo, type FlashEnd, type FlashProgress, type FlashRequest, type ImageInfo } from './models.js';
+import { DevicePathSchema, FlashRequestSchema, ImagePathSchema, ImageUrlSchema, type DriveInfo, type FlashEnd, type FlashProgress, type FlashRequest, type ImageInfo } from './models.js';
 import { SettingsPatchSchema, type Settings, type SettingsPatch } from './settings.js';
 
 /** A file from a drop event; the DOM's File in the renderer. */
@@ -27,6 +27,8 @@ export interface SluiceApi {
   selectImage(path: string): Promise<ApiResult<ImageInfo>>;
   /** Chooses the image at an http(s) address: probed now, downloaded while it is written. */
   openImageUrl(url: string): Promise<ApiResult<ImageInfo>>;
+  /** Chooses a whole drive as what is written (a clone): copied by the helper, bit for bit. */
+  chooseSourceDrive(device: string): Promise<ApiResult<ImageInfo>>;
   clearImage(): Promise<ApiResult<null>>;
   listDrives(): Promise<ApiResult<DriveInfo[]>>;
   /** Starts writing the chosen image; progress and the end arrive as events. */
@@ -68,6 +70,7 @@ export const INVOKE_ARGS = {
   chooseImage: v.strictTuple([]),
   selectImage: v.strictTuple([ImagePathSchema]),
   openImageUrl: v.strictTuple([ImageUrlSchema]),
+  chooseSourceDrive: v.strictTuple([DevicePathSchema]),
   clearImage: v.strictTuple([]),
   listDrives: v.strictTuple([]),
   startFlash: v.strictTuple([FlashRequestSchema]),

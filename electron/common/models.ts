@@ -26,8 +26,11 @@ export interface ImageInfo {
   path: string;
   /** The file name, for display. */
   name: string;
-  /** A local file, or an http(s) address the image is downloaded from while it is written. */
-  origin: 'file' | 'url';
+  /**
+   * A local file, an http(s) address the image is downloaded from while it is written, or a
+   * whole drive that is copied (a clone; `path` is its device).
+   */
+  origin: 'file' | 'url' | 'drive';
   /** Size of the file or the download itself, in bytes; null when a server does not say. */
   fileSize: number | null;
   /** Detected from the content, never from the extension. */
@@ -58,7 +61,8 @@ export interface DriveInfo extends Drive {
   verdicts: Verdict[];
 }
 
-const DevicePath = v.pipe(v.string(), v.minLength(1), v.maxLength(256));
+/** A drive's device path, as the drive list names it. */
+export const DevicePathSchema = v.pipe(v.string(), v.minLength(1), v.maxLength(256));
 
 /** A local file path, as a dialog or a drop hands it over (or, for a flash, the chosen image's URL). */
 export const ImagePathSchema = v.pipe(v.string(), v.minLength(1), v.maxLength(4096));
@@ -75,13 +79,13 @@ export const FlashRequestSchema = v.strictObject({
   /** The image the renderer shows; refused if it is no longer the one the main process holds. */
   imagePath: ImagePathSchema,
   targets: v.pipe(
-    v.array(DevicePath),
+    v.array(DevicePathSchema),
     v.minLength(1),
     v.maxLength(MAX_TARGETS),
     v.check((targets) => new Set(targets).size === targets.length, 'each drive may be named once'),
   ),
   /** Internal disks among the targets (verdict `system`, confirm-by-name) whose name the user typed to confirm. */
-  confirmedSystemDrives: v.pipe(v.array(DevicePath), v.maxLength(MAX_TARGETS)),
+  confirmedSystemDrives: v.pipe(v.array(DevicePathSchema), v.maxLength(MAX_TARGETS)),
 });
 export type FlashRequest = v.InferOutput<typeof FlashRequestSchema>;
 

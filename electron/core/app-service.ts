@@ -7,10 +7,10 @@ import { INVOKE_ARGS, type ApiHandlers, type EmitEvent } from '../common/ipc-con
 import { isAllowedExternalUrl } from '../common/links.js';
 import type { DriveInfo, FlashRequest, ImageInfo } from '../common/models.js';
 import { judgeDrives, targetRefusal } from './drive-view.js';
-import { startFlashSession, type DesktopEffects, type FlashSession, type HelperLauncher } from './flash-session.js';
+import { startFlashSession, type DesktopEffects, type FlashSession, type FlashSessionJob, type HelperLauncher } from './flash-session.js';
 import type { ImageHandOff } from './image-hand-off.js';
 import { openSourceFeed } from '../../worker/sources/source-feed.js';
-import { fileIdentity, ImageProbeError, probeImage, probeImageUrl, type FileIdentity, type ProbedImage } from './image-probe.js';
+import { fileIdentity, ImageProbeError, probeImage, probeImageUrl, probeSourceDrive, type FileIdentity, type ProbedImage } from './image-probe.js';
 import type { SettingsStore } from './settings-store.js';
 
 /** Everything the app's logic needs from the outside world; the composition root (Electron or the test bridge) provides it. */
@@ -121,6 +121,12 @@ export function createAppService(deps: AppServiceDeps): AppService {
     },
     selectImage,
     openImageUrl: (url) => choose(url, probeImageUrl),
+    chooseSourceDrive: async (device) => {
+      await firstListing;
+      const drive = scanner.drives.find((d) => d.device === device);
+      if (drive === undefined) return fail('unknown-drive', `${device} is not among the drives Sluice sees now. Was it unplugged?`);
+      return choose(device, () => probeSourceDrive(drive));
+    },
     clearImage: async () => {
       if (session !== null) return fail('busy', 'A flash is running.');
       image = null;
@@ -143,16 +149,20 @@ export function createAppService(deps: AppServiceDeps): AppService {
         if (now === null) return fail('image-not-found', `${chosen.info.name} is no longer where it was chosen (${chosen.info.path}). Choose it again.`);
         if (!sameFile(chosen.local.identity, now)) return fail('image-changed', `${chosen.info.name} changed on disk after it was chosen. Choose it again to check it.`);
       }
-      let feed;
-      try {
-        feed = await openSourceFeed(chosen.prepared);
-      } catch (error) {
-        return fail('image-unreadable', `${chosen.info.name} could not be opened for writing: ${error instanceof Error ? error.message : String(error)}`);
+      let input: FlashSessionJob['input'];
+      if (chosen.source.kind === 'drive') {
+        input = { kind: 'drive', device: chosen.source.device, size: chosen.info.uncompressedSize ?? 0 };
+      } else {
+        try {
+          input = { kind: 'feed', feed: await openSourceFeed(chosen.source.prepared) };
+        } catch (error) {
+          return fail('image-unreadable', `${chosen.info.name} could not be opened for writing: ${error instanceof Error ? error.message : String(error)}`);
+        }
       }
       const settings = deps.settings.get();
       const current = session = startFlashSession(
         {
-          feed,
+          input,
           targets: request.targets,
           verify: settings.verify,
           eject: settings.eject,

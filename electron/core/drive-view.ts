@@ -10,8 +10,14 @@ import type { ProbedImage } from './image-probe.js';
  * of `drives`, hidden ones included: it is usually this computer's system disk.
  */
 export function judgeDrives(drives: readonly Drive[], image: ProbedImage | null): DriveInfo[] {
-  const facts: ImageFacts | null = image === null ? null : { size: image.info.sizeExact ? image.info.uncompressedSize : null, storedOn: image.local === null ? null : findImageDrive(image.local.realPath, drives) };
+  const facts: ImageFacts | null = image === null ? null : { size: image.info.sizeExact ? image.info.uncompressedSize : null, ...storage(image, drives) };
   return drives.map((drive) => ({ ...drive, verdicts: judgeDrive(drive, facts) }));
+}
+
+/** The drive the image is: a clone's source, or the drive whose filesystem holds the image file. */
+function storage(image: ProbedImage, drives: readonly Drive[]): Pick<ImageFacts, 'storedOn' | 'isDrive'> {
+  if (image.source.kind === 'drive') return { storedOn: image.source.device, isDrive: true };
+  return { storedOn: image.local === null ? null : findImageDrive(image.local.realPath, drives) };
 }
 
 type InternalDiskVerdict = Extract<Verdict, { kind: 'system' }>;

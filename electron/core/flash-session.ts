@@ -25,8 +25,11 @@ export interface DesktopEffects {
 }
 
 export interface FlashSessionJob {
-  /** The image, opened or being decoded as the user; the session hands it to the helper as fd 0 and closes it at the end. */
-  feed: SourceFeed;
+  /**
+   * What is written: an image opened or being decoded as the user (handed to the helper as its fd 0
+   * and closed at the end), or a whole drive the helper reads itself (a clone).
+   */
+  input: { kind: 'feed'; feed: SourceFeed } | { kind: 'drive'; device: string; size: number };
   /** Device paths, in the order the results come back. */
   targets: readonly string[];
   verify: boolean;
@@ -57,9 +60,15 @@ export function startFlashSession(job: FlashSessionJob, deps: FlashSessionDeps):
   let helper: HelperJob | null = null;
   let launchFailure: string | null = null;
   try {
+    const { input } = job;
     helper = deps.launch({
-      source: job.feed.source,
-      start: { targets: [...job.targets], ...job.feed.start, verify: job.verify, eject: job.eject },
+      ...(input.kind === 'feed' ? { source: input.feed.source } : {}),
+      start: {
+        targets: [...job.targets],
+        ...(input.kind === 'feed' ? input.feed.start : { imageSize: input.size, sourceSeekable: false, sourceDevice: input.device }),
+        verify: job.verify,
+        eject: job.eject,
+      },
       onProgress: (progress) => {
         latest.set(progress.target, progress);
         deps.onProgress(progress);
@@ -73,13 +82,14 @@ export function startFlashSession(job: FlashSessionJob, deps: FlashSessionDeps):
   const finish = async (): Promise<FlashEnd> => {
     try {
       const running = helper;
+      const feed = job.input.kind === 'feed' ? job.input.feed : null;
       let results: TargetResult[];
       if (running === null) {
-        await job.feed.close();
+        await feed?.close();
         results = job.targets.map((target) => ({ status: 'failed', target, bytes: 0, code: 'helper-died', message: `The writing process could not start: ${launchFailure ?? 'unknown error'}. Nothing was written.` }));
       } else {
         // The decoder's verdict reaches the helper, and a failed source is the reason a job failed.
-        results = await job.feed.finish(running.result, (end) => running.endSource(end));
+        results = feed === null ? await running.result : await feed.finish(running.result, (end) => running.endSource(end));
       }
       const end: FlashEnd = { results, verify: job.verify, seconds: (performance.now() - started) / 1000 };
       if (job.notify) {

@@ -1,4 +1,7 @@
 import { realpath, stat } from 'node:fs/promises';
+import type { Drive } from '../../worker/common/drive.js';
+import { currentPlatform } from '../../worker/engine/platform/index.js';
+import { refuseSource } from '../../worker/engine/source-device.js';
 import { SourceError } from '../../worker/sources/decode/source-error.js';
 import { ImageError, openImage } from '../../worker/sources/open-image.js';
 import { prepareImage, type PreparedImage } from '../../worker/sources/probe.js';
@@ -22,13 +25,16 @@ export interface ProbedImage {
     realPath: string;
     identity: FileIdentity;
   } | null;
-  /** How the flash reads it: the file itself, or a decoder (worker/sources/source-feed.ts). */
-  prepared: PreparedImage;
+  /**
+   * How the flash reads it: a prepared image (the file itself, or a decoder: see
+   * worker/sources/source-feed.ts), or a whole drive the helper opens and reads itself (a clone).
+   */
+  source: { kind: 'image'; prepared: PreparedImage } | { kind: 'drive'; device: string };
 }
 
 export class ImageProbeError extends Error {
   constructor(
-    readonly code: Extract<ApiErrorCode, 'image-not-found' | 'image-unreadable' | 'image-unsupported'>,
+    readonly code: Extract<ApiErrorCode, 'image-not-found' | 'image-unreadable' | 'image-unsupported' | 'drive-blocked'>,
     message: string,
   ) {
     super(message);
@@ -78,7 +84,7 @@ export async function probeImage(path: string): Promise<ProbedImage> {
   await checkReadable(path);
   const identity = await fileIdentity(path);
   const prepared = await prepare(path);
-  return { info: appInfo(path, 'file', prepared), local: { realPath: await realpath(path), identity }, prepared };
+  return { info: appInfo(path, 'file', prepared), local: { realPath: await realpath(path), identity }, source: { kind: 'image', prepared } };
 }
 
 /**
@@ -88,7 +94,7 @@ export async function probeImage(path: string): Promise<ProbedImage> {
  */
 export async function probeImageUrl(url: string): Promise<ProbedImage> {
   const prepared = await prepare(url);
-  return { info: appInfo(url, 'url', prepared), local: null, prepared };
+  return { info: appInfo(url, 'url', prepared), local: null, source: { kind: 'image', prepared } };
 }
 
 async function prepare(image: string): Promise<PreparedImage> {
@@ -98,4 +104,32 @@ async function prepare(image: string): Promise<PreparedImage> {
     if (error instanceof SourceError) throw new ImageProbeError(error.code === 'unsupported-format' ? 'image-unsupported' : 'image-unreadable', error.message);
     throw error;
   }
+}
+
+/**
+ * A whole drive as the image to copy (a clone), checked as the helper will check it: a whole disk
+ * that does not hold the running system. Its filesystems are unmounted by the helper when it opens it.
+ */
+export async function probeSourceDrive(drive: Drive): Promise<ProbedImage> {
+  const refusal = refuseSource(await (await currentPlatform()).inspect(drive.device));
+  if (refusal !== null) throw new ImageProbeError('drive-blocked', refusal.message);
+  if (drive.size === null || drive.size === 0) throw new ImageProbeError('image-unreadable', `${drive.device} reports no size: is there a card in the reader?`);
+  return {
+    info: {
+      path: drive.device,
+      name: `${drive.description || 'Unnamed drive'} (${drive.device})`,
+      origin: 'drive',
+      fileSize: drive.size,
+      format: 'raw',
+      uncompressedSize: drive.size,
+      sizeExact: true,
+      partitionTable: drive.partitionTable,
+      partitions: [],
+      entry: null,
+      blockMap: null,
+      checksumFrom: null,
+    },
+    local: null,
+    source: { kind: 'drive', device: drive.device },
+  };
 }

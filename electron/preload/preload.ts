@@ -22,6 +22,7 @@ const api: SluiceApi = {
   chooseImage: () => ipcRenderer.invoke(INVOKE_CHANNELS.chooseImage),
   selectImage: (path) => ipcRenderer.invoke(INVOKE_CHANNELS.selectImage, path),
   openImageUrl: (url) => ipcRenderer.invoke(INVOKE_CHANNELS.openImageUrl, url),
+  chooseSourceDrive: (device) => ipcRenderer.invoke(INVOKE_CHANNELS.chooseSourceDrive, device),
   clearImage: () => ipcRenderer.invoke(INVOKE_CHANNELS.clearImage),
   listDrives: () => ipcRenderer.invoke(INVOKE_CHANNELS.listDrives),
   startFlash: (request) => ipcRenderer.invoke(INVOKE_CHANNELS.startFlash, request),

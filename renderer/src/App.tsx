@@ -12,7 +12,7 @@ import { GearIcon, ImageIcon } from './components/Icons.js';
 import { ImageStep } from './components/ImageStep.js';
 import { ProgressView } from './components/ProgressView.js';
 import { SettingsDialog } from './components/SettingsDialog.js';
-import { availableDrives, canFlash, defaultVisibility, flowReducer, INITIAL_STATE, selectedDrives } from './flow.js';
+import { availableDrives, canFlash, copyableDrives, defaultVisibility, flowReducer, INITIAL_STATE, selectedDrives } from './flow.js';
 import { useFileDrop } from './use-file-drop.js';
 
 type Dialog = 'drives' | 'confirm' | 'settings' | null;
@@ -51,6 +51,14 @@ export function App({ api }: { api: SluiceApi }) {
     (url: string) => {
       dispatch({ type: 'image-busy' });
       void api.openImageUrl(url).then(imageChosen);
+    },
+    [api, imageChosen],
+  );
+
+  const chooseSourceDrive = useCallback(
+    (device: string) => {
+      dispatch({ type: 'image-busy' });
+      void api.chooseSourceDrive(device).then(imageChosen);
     },
     [api, imageChosen],
   );
@@ -122,7 +130,7 @@ export function App({ api }: { api: SluiceApi }) {
           <EndScreen finished={state.finished} onFlashAgain={() => startOver(true)} onFlashAnother={() => startOver(false)} onOpenLink={(url) => void api.openExternal(url)} />
         ) : (
           <div className="steps" data-screen="steps">
-            <ImageStep image={state.image} busy={state.imageBusy} error={state.imageError} onChoose={chooseImage} onOpenUrl={openImageUrl} onClear={clearImage} />
+            <ImageStep image={state.image} busy={state.imageBusy} error={state.imageError} onChoose={chooseImage} onOpenUrl={openImageUrl} sourceDrives={copyableDrives(state)} onChooseSourceDrive={chooseSourceDrive} onClear={clearImage} />
             <DriveStep selected={targets} available={availableDrives(state)} notice={state.driveNotice} onOpenPicker={() => setDialog('drives')} />
             <FlashStep ready={canFlash(state)} verify={state.settings?.verify ?? true} error={state.startError} onFlash={() => setDialog('confirm')} onOpenSettings={() => setDialog('settings')} />
           </div>

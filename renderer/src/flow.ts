@@ -89,9 +89,19 @@ export function defaultVisibility(settings: Settings | null): DriveVisibility {
 }
 
 /** How many drives a person could choose without ticking "show all drives". */
-export function availableDrives(state: Pick<FlowState, 'drives' | 'settings'>): number {
+/** Drives the picker shows with the current visibility settings. */
+function shownDrives(state: Pick<FlowState, 'drives' | 'settings'>): DriveInfo[] {
   const visibility = defaultVisibility(state.settings);
-  return state.drives.filter((d) => isDriveShown(d, visibility) && isSelectable(d)).length;
+  return state.drives.filter((d) => isDriveShown(d, visibility));
+}
+
+export function availableDrives(state: Pick<FlowState, 'drives' | 'settings'>): number {
+  return shownDrives(state).filter((d) => isSelectable(d)).length;
+}
+
+/** Drives that can be copied (a clone): shown, and not the running system. The main process and the helper check again. */
+export function copyableDrives(state: Pick<FlowState, 'drives' | 'settings'>): DriveInfo[] {
+  return shownDrives(state).filter((d) => d.system !== 'running');
 }
 
 export function selectedDrives(state: Pick<FlowState, 'drives' | 'selected'>): DriveInfo[] {

@@ -149,7 +149,7 @@ export async function formatSections(
         rows.push({ name: etcherName, m: await medianOf(1, () => etcher(image, loop.path, OS_IMAGE_BYTES)), reference: ref });
       } catch (error) {
         // The last line the command printed is its own reason.
-        const why = (error instanceof Error ? error.message : String(error)).split('\n').filter((line) => line.trim() !== '' && !line.startsWith('bench-time')).pop();
+        const why = (error instanceof Error ? error.message : String(error)).split('\n').filter((line) => line.trim() !== '' && !line.startsWith('bench-time') && !line.startsWith('Command exited')).pop();
         rows.push({ name: `${etcherName}: failed: ${why ?? 'no reason given'}`, m: null });
       }
     }

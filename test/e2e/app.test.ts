@@ -415,6 +415,26 @@ describeDevices('the desktop app, in Chromium, against the real core and helper'
     }
   });
 
+  it('a drive chosen to copy is cloned onto another, which then holds it bit for bit', async () => {
+    const dir = scratchDir();
+    const source = createLoop({ size: 16 * MiB, dir });
+    const target = createLoop({ size: 24 * MiB, dir });
+    const app = await openApp(context, { dropDir: dir, settings: { showVirtual: true } });
+    try {
+      const { page } = app;
+      await page.getByRole('button', { name: 'Clone a drive…' }).click();
+      const select = page.getByRole('combobox', { name: 'Drive to copy' });
+      await expect.poll(() => select.locator(`option[value="${source.path}"]`).count()).toBe(1);
+      await select.selectOption(source.path);
+      await app.screenshot('26-drive-to-copy');
+      await page.getByRole('button', { name: 'Copy' }).click();
+      await expect.poll(() => page.getByTestId('image-format').textContent()).toBe('Whole drive, copied bit for bit');
+      await flashChosenImageAndCompare(app, target.path, source.path, 16 * MiB);
+    } finally {
+      await app.close();
+    }
+  });
+
   it('dropping a file anywhere selects it; a compressed OS image shows what it holds and flashes to the drive as decoded bytes; a zip without an image is refused', async () => {
     const dir = scratchDir();
     writeRandomFile(join(dir, 'dropped.img'), 4 * MiB);

@@ -25,7 +25,7 @@ const INTERNAL = '\\\\.\\PhysicalDrive5';
 const RUNNING = '\\\\.\\PhysicalDrive0';
 
 const image: ImageInfo = rawImageInfo('C:\\Users\\me\\raspios.img', 2e9, { partitionTable: 'mbr' });
-const drives = judgeDrives(win32Drives, { info: image, local: { realPath: image.path } } as ProbedImage);
+const drives = judgeDrives(win32Drives, { info: image, local: { realPath: image.path }, source: { kind: 'image' } } as ProbedImage);
 
 interface Fixture {
   settings: Settings;
@@ -44,6 +44,7 @@ function installStandIn(fixture: Fixture): void {
     chooseImage: () => ok(fixture.image),
     selectImage: () => ok(fixture.image),
     openImageUrl: () => ok(fixture.image),
+    chooseSourceDrive: () => ok(fixture.image),
     clearImage: () => ok(null),
     listDrives: () => ok(fixture.drives),
     startFlash: (request) => {

@@ -200,6 +200,31 @@ describeDevices('the main-process core (what Electron and the browser bridge bot
     }
   });
 
+  it('a whole drive is copied onto another (a clone): refused as its own target, and the target holds it bit for bit; the system disk is never a source', async () => {
+    const dir = scratchDir();
+    const source = createLoop({ size: 16 * MiB, dir });
+    const target = createLoop({ size: 24 * MiB, dir });
+    const h = await harness(dir);
+    const info = value(await h.service.handlers.chooseSourceDrive(source.path));
+    expect(info).toMatchObject({ origin: 'drive', path: source.path, uncompressedSize: 16 * MiB, sizeExact: true });
+    const listed = await drives(h.service);
+    expect(listed.find((d) => d.device === source.path)?.verdicts.map((v) => v.kind)).toContain('source');
+    expect(await h.service.handlers.startFlash({ imagePath: source.path, targets: [source.path], confirmedSystemDrives: [] })).toMatchObject({
+      ok: false,
+      error: { code: 'drive-blocked', message: `${source.path} is the drive being copied; choose another drive to write to.` },
+    });
+
+    value(await h.service.handlers.startFlash({ imagePath: source.path, targets: [target.path], confirmedSystemDrives: [] }));
+    const end = await flashEnded(h);
+    expect(end.results).toMatchObject([{ status: 'ok', target: target.path, bytes: 16 * MiB, verified: true }]);
+    execFileSync('cmp', ['-n', String(16 * MiB), source.path, target.path]);
+
+    const system = listed.find((d) => d.verdicts.some((v) => v.kind === 'system' && v.running));
+    expect(system).toBeDefined();
+    expect(await h.service.handlers.chooseSourceDrive(system?.device ?? '')).toMatchObject({ ok: false, error: { code: 'drive-blocked', message: expect.stringContaining('holds the running system') as unknown } });
+    expect(await h.service.handlers.chooseSourceDrive('/dev/sluice-no-such-drive')).toMatchObject({ ok: false, error: { code: 'unknown-drive' } });
+  });
+
   it('an image Sluice cannot write is refused when chosen, with what is wrong', async () => {
     const dir = scratchDir();
     writeFileSync(join(dir, 'readme.txt'), 'not an image\n');

@@ -11,7 +11,7 @@ import { linuxDrives as linux, win32Drives as windows } from '../helpers/drive-f
 import { rawImageInfo } from '../helpers/image-fixtures.js';
 
 function image(realPath: string, uncompressedSize: number | null, sizeExact = uncompressedSize !== null): ProbedImage {
-  return { info: rawImageInfo(realPath, 0, { uncompressedSize, sizeExact }), local: { realPath } } as ProbedImage;
+  return { info: rawImageInfo(realPath, 0, { uncompressedSize, sizeExact }), local: { realPath }, source: { kind: 'image' } } as ProbedImage;
 }
 
 function kinds(drives: ReturnType<typeof judgeDrives>, device: string): string[] | undefined {

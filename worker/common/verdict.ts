@@ -22,6 +22,8 @@ export interface ImageFacts {
   size: number | null;
   /** The device (as Drive.device) whose filesystem stores the image file; null when none of them does, or unknown. */
   storedOn: string | null;
+  /** The image is that drive itself (a clone), not a file on it. */
+  isDrive?: boolean;
 }
 
 export type Verdict =
@@ -75,7 +77,8 @@ export function judgeDrive(drive: SafetyFacts, image: ImageFacts | null): Verdic
     verdicts.push({ kind: 'system', running: true, message: `${device} holds the running system${where}. Sluice will not overwrite it.` });
   }
   if (image?.storedOn === device) {
-    verdicts.push({ kind: 'source', message: `The image file is stored on ${device}: writing it would destroy the image while reading it. Copy the image to another drive first.` });
+    const message = image.isDrive === true ? `${device} is the drive being copied; choose another drive to write to.` : `The image file is stored on ${device}: writing it would destroy the image while reading it. Copy the image to another drive first.`;
+    verdicts.push({ kind: 'source', message });
   }
   if (image !== null && image.size !== null && image.size > size) {
     verdicts.push({

@@ -1,5 +1,5 @@
 import { useState, type FormEvent } from 'react';
-import type { ImageInfo } from '../../../electron/common/models.js';
+import type { DriveInfo, ImageInfo } from '../../../electron/common/models.js';
 import { formatBytes } from '../../../worker/common/units.js';
 import { FORMAT_LABEL, PARTITION_TABLE_LABEL } from '../labels.js';
 import { ImageIcon } from './Icons.js';
@@ -11,6 +11,9 @@ interface ImageStepProps {
   error: string | null;
   onChoose: () => void;
   onOpenUrl: (url: string) => void;
+  /** Drives that can be copied (a clone): those the picker would show. */
+  sourceDrives: DriveInfo[];
+  onChooseSourceDrive: (device: string) => void;
   onClear: () => void;
 }
 
@@ -35,7 +38,7 @@ function ImageDetails({ image }: { image: ImageInfo }) {
       <dd data-testid="image-writes">{writesText(image)}</dd>
       <dt>Format</dt>
       <dd data-testid="image-format">
-        {FORMAT_LABEL[image.format]}
+        {image.origin === 'drive' ? 'Whole drive, copied bit for bit' : FORMAT_LABEL[image.format]}
         {image.entry !== null && `: ${image.entry.name}${image.entry.choice === null ? '' : ` (${image.entry.choice})`}`}
       </dd>
       <dt>Partitions</dt>
@@ -75,9 +78,33 @@ function UrlForm({ busy, onOpenUrl }: { busy: boolean; onOpenUrl: (url: string) 
   );
 }
 
-/** Step 1: the image, chosen with the native dialog, dropped anywhere on the window, or given as a web address. */
-export function ImageStep({ image, busy, error, onChoose, onOpenUrl, onClear }: ImageStepProps) {
-  const [askingUrl, setAskingUrl] = useState(false);
+/** A drive to copy onto others (a clone). */
+function SourceDriveForm({ busy, drives, onChoose }: { busy: boolean; drives: DriveInfo[]; onChoose: (device: string) => void }) {
+  const [device, setDevice] = useState('');
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    if (device !== '') onChoose(device);
+  };
+  return (
+    <form className="url-form" onSubmit={submit}>
+      <select aria-label="Drive to copy" value={device} onChange={(event) => setDevice(event.target.value)} disabled={busy}>
+        <option value="">{drives.length === 0 ? 'No drives to copy' : 'Choose the drive to copy…'}</option>
+        {drives.map((d) => (
+          <option key={d.device} value={d.device}>
+            {`${d.description || 'Unnamed drive'}, ${d.size === null ? 'size unknown' : formatBytes(d.size)} (${d.device})`}
+          </option>
+        ))}
+      </select>
+      <button type="submit" className="button" disabled={busy || device === ''}>
+        Copy
+      </button>
+    </form>
+  );
+}
+
+/** Step 1: the image, chosen with the native dialog, dropped anywhere on the window, given as a web address, or a drive to clone. */
+export function ImageStep({ image, busy, error, onChoose, onOpenUrl, sourceDrives, onChooseSourceDrive, onClear }: ImageStepProps) {
+  const [asking, setAsking] = useState<'url' | 'drive' | null>(null);
   return (
     <StepCard number={1} title="Image" icon={<ImageIcon className="step-icon" />} done={image !== null}>
       {image === null ? (
@@ -86,12 +113,17 @@ export function ImageStep({ image, busy, error, onChoose, onOpenUrl, onClear }: 
             {busy ? 'Opening…' : 'Choose image…'}
           </button>
           <p className="hint">or drop an image file anywhere in this window</p>
-          {askingUrl ? (
-            <UrlForm busy={busy} onOpenUrl={onOpenUrl} />
-          ) : (
-            <button type="button" className="button quiet" onClick={() => setAskingUrl(true)} disabled={busy}>
-              Flash from URL…
-            </button>
+          {asking === 'url' && <UrlForm busy={busy} onOpenUrl={onOpenUrl} />}
+          {asking === 'drive' && <SourceDriveForm busy={busy} drives={sourceDrives} onChoose={onChooseSourceDrive} />}
+          {asking === null && (
+            <div className="actions">
+              <button type="button" className="button quiet" onClick={() => setAsking('url')} disabled={busy}>
+                Flash from URL…
+              </button>
+              <button type="button" className="button quiet" onClick={() => setAsking('drive')} disabled={busy}>
+                Clone a drive…
+              </button>
+            </div>
           )}
         </>
       ) : (

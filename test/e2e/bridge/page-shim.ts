@@ -48,6 +48,7 @@ const api: SluiceApi = {
   chooseImage: () => invoke('chooseImage'),
   selectImage: (path) => invoke('selectImage', path),
   openImageUrl: (url) => invoke('openImageUrl', url),
+  chooseSourceDrive: (device) => invoke('chooseSourceDrive', device),
   clearImage: () => invoke('clearImage'),
   listDrives: () => invoke('listDrives'),
   startFlash: (request) => invoke('startFlash', request),
