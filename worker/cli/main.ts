@@ -1,12 +1,6 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util';
 import { BACKUP_COMPRESSIONS, type BackupCompression } from '../backup/compressor.js';
-import { backupCommand } from './commands/backup.js';
-import { cloneCommand } from './commands/clone.js';
-import { flashCommand } from './commands/flash.js';
-import { infoCommand } from './commands/info.js';
-import { listCommand } from './commands/list.js';
-import { verifyCommand } from './commands/verify.js';
 import { EXIT } from './exit-codes.js';
 
 const USAGE = `Usage:
@@ -100,33 +94,34 @@ export async function main(argv: readonly string[]): Promise<number> {
   if (elevate !== undefined && elevate !== 'sudo' && elevate !== 'pkexec') return usageError(`--elevate takes sudo or pkexec, not "${elevate}"`);
   if (compress !== undefined && !isCompression(compress)) return usageError(`--compress takes ${BACKUP_COMPRESSIONS.join(', ')}, not "${compress}"`);
   if (command !== 'backup' && (compress !== undefined || values['trim-to-partitions'])) return usageError('--compress and --trim-to-partitions are options of backup');
+  // Each command's modules load only when it runs: `sluice --help` or a usage error need none of them.
   switch (command) {
     case 'info': {
       const [image, ...extra] = rest;
       if (image === undefined || extra.length > 0) return usageError('info needs exactly one IMAGE');
-      return infoCommand(image, { sha256, bmap, systemTools: !values['builtin-decoders'] }, values.json);
+      return (await import('./commands/info.js')).infoCommand(image, { sha256, bmap, systemTools: !values['builtin-decoders'] }, values.json);
     }
     case 'list':
-      return rest.length === 0 ? listCommand({ showAll: values.all, showVirtual: values.virtual }, values.json) : usageError('list takes no arguments');
+      return rest.length === 0 ? (await import('./commands/list.js')).listCommand({ showAll: values.all, showVirtual: values.virtual }, values.json) : usageError('list takes no arguments');
     case 'flash': {
       const [image, ...targets] = rest;
       if (image === undefined || targets.length === 0) return usageError('flash needs an IMAGE and at least one DEVICE');
-      return flashCommand({ image, targets, sha256, bmap, systemTools: !values['builtin-decoders'], verify: !values['no-verify'], eject: !values['no-eject'], yes: values.yes, json: values.json, elevate });
+      return (await import('./commands/flash.js')).flashCommand({ image, targets, sha256, bmap, systemTools: !values['builtin-decoders'], verify: !values['no-verify'], eject: !values['no-eject'], yes: values.yes, json: values.json, elevate });
     }
     case 'verify': {
       const [image, target, ...extra] = rest;
       if (image === undefined || target === undefined || extra.length > 0) return usageError('verify needs exactly one IMAGE and one DEVICE');
-      return verifyCommand(image, target, values.json);
+      return (await import('./commands/verify.js')).verifyCommand(image, target, values.json);
     }
     case 'backup': {
       const [drive, file, ...extra] = rest;
       if (drive === undefined || file === undefined || extra.length > 0) return usageError('backup needs exactly one DRIVE and one FILE');
-      return backupCommand({ drive, file, compress: compress ?? null, trimToPartitions: values['trim-to-partitions'], verify: !values['no-verify'], yes: values.yes, json: values.json, elevate });
+      return (await import('./commands/backup.js')).backupCommand({ drive, file, compress: compress ?? null, trimToPartitions: values['trim-to-partitions'], verify: !values['no-verify'], yes: values.yes, json: values.json, elevate });
     }
     case 'clone': {
       const [source, target, ...extra] = rest;
       if (source === undefined || target === undefined || extra.length > 0) return usageError('clone needs exactly one SOURCE_DRIVE and one TARGET_DRIVE');
-      return cloneCommand({ source, target, verify: !values['no-verify'], eject: !values['no-eject'], yes: values.yes, json: values.json, elevate });
+      return (await import('./commands/clone.js')).cloneCommand({ source, target, verify: !values['no-verify'], eject: !values['no-eject'], yes: values.yes, json: values.json, elevate });
     }
     case undefined:
       return usageError('no command given');
