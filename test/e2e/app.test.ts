@@ -8,7 +8,7 @@ import { EXTERNAL_LINKS } from '../../electron/common/links.js';
 import { formatBytes, MiB } from '../../worker/common/units.js';
 import { assertTestTarget } from '../helpers/cli.js';
 import { describeDevices } from '../helpers/device-suite.js';
-import { attachLoop, createLoop, detachLoop, readBytes, scratchDir, waitForPath, writeRandomFile } from '../helpers/loop-device.js';
+import { attachLoop, createLoop, detachLoop, readBytes, scratchDir, waitForPath, writeRandomFile, type LoopDevice } from '../helpers/loop-device.js';
 import { serveFiles } from '../helpers/file-server.js';
 import { osImage, sh } from '../helpers/os-image.js';
 import { rootDisk } from '../helpers/system-disk.js';
@@ -52,6 +52,25 @@ async function flashImageTo(app: AppUnderTest, image: string, device: string): P
   await app.page.getByRole('button', { name: 'Choose image…' }).click();
   await chooseDrive(app.page, device);
   await flashAfterConfirming(app, device);
+}
+
+/**
+ * A 32 MiB random image flashed to a 48 MiB card whose reads run at 8 MB/s: writing is fast and
+ * reading back takes about 4 s. `during` runs once the page shows the verifying phase; the app and
+ * the throttle are cleaned up after it.
+ */
+async function duringSlowVerification(during: (app: AppUnderTest, loop: LoopDevice) => Promise<void>): Promise<void> {
+  const { dir, image, loop } = imageAndLoop(32 * MiB, 48 * MiB);
+  const group = throttledGroup(loop.path, 8 * 1000 * 1000, 'read');
+  const app = await openApp(context, { dropDir: dir, settings: { showVirtual: true }, cgroupDir: group.dir });
+  try {
+    await flashImageTo(app, image, loop.path);
+    await app.page.getByTestId('phase').filter({ hasText: 'Verifying' }).waitFor({ timeout: 30_000 });
+    await during(app, loop);
+  } finally {
+    await app.close();
+    group.remove();
+  }
 }
 
 /** Steps 2 and 3 for the image already chosen, to a verified end; then the drive must hold the first `bytes` of `raw`. */
@@ -176,15 +195,8 @@ describeDevices('the desktop app, in Chromium, against the real core and helper'
   });
 
   it('a byte corrupted during verification lands on the failure screen naming its offset', async () => {
-    const { dir, image, loop } = imageAndLoop(32 * MiB, 48 * MiB);
-    // Writes are fast; reading back runs at 8 MB/s, so verification takes about 4 s.
-    const group = throttledGroup(loop.path, 8 * 1000 * 1000, 'read');
-    const app = await openApp(context, { dropDir: dir, settings: { showVirtual: true }, cgroupDir: group.dir });
-    try {
+    await duringSlowVerification(async (app, loop) => {
       const { page, bridge } = app;
-      await flashImageTo(app, image, loop.path);
-
-      await page.getByTestId('phase').filter({ hasText: 'Verifying' }).waitFor({ timeout: 30_000 });
       // Far ahead of the read-back: change one byte on the "card" behind the helper's back.
       const corruptAt = 30 * MiB + 12_345;
       const original = readBytes(loop.backing, corruptAt, 1)[0] ?? 0;
@@ -203,10 +215,7 @@ describeDevices('the desktop app, in Chromium, against the real core and helper'
       await page.getByRole('button', { name: 'How to test a card for fake capacity (F3)' }).click();
       await expect.poll(() => bridge.openedLinks).toEqual([EXTERNAL_LINKS.fakeCardTest]);
       expect(app.pageErrors).toEqual([]);
-    } finally {
-      await app.close();
-      group.remove();
-    }
+    });
   });
 
   it('cancel mid-write lands on "cancelled" within 2 s, and the drive is left without a partition table', async () => {
@@ -305,22 +314,13 @@ describeDevices('the desktop app, in Chromium, against the real core and helper'
   });
 
   it('cancel during verification lands on "cancelled", not on success', async () => {
-    const { dir, image, loop } = imageAndLoop(32 * MiB, 48 * MiB);
-    const group = throttledGroup(loop.path, 8 * 1000 * 1000, 'read');
-    const app = await openApp(context, { dropDir: dir, settings: { showVirtual: true }, cgroupDir: group.dir });
-    try {
-      const { page, bridge } = app;
-      await flashImageTo(app, image, loop.path);
-      await page.getByTestId('phase').filter({ hasText: 'Verifying' }).waitFor({ timeout: 30_000 });
+    await duringSlowVerification(async ({ page, bridge }) => {
       const cancelledAt = performance.now();
       await page.getByRole('button', { name: 'Cancel' }).click();
       await endScreen(page, 'cancelled').waitFor({ timeout: 10_000 });
       expect((performance.now() - cancelledAt) / 1000).toBeLessThan(2);
       expect(bridge.effects.notifications).toEqual([{ title: 'Flash cancelled', body: expect.stringContaining('not completely written and verified') }]);
-    } finally {
-      await app.close();
-      group.remove();
-    }
+    });
   });
 
   it('drives appear and disappear live: unplugging a chosen loop drops it from the list and from the selection', async () => {

@@ -74,6 +74,14 @@ async function inProcess(name: string, plan: DecodePlan, sink: ImageSink, events
   return { bytes: sink.sent, sourceDigest: input.digest() };
 }
 
+/** Runs a decoder that reads the image file out of order itself (qcow2, dmg): local files only. */
+async function fromLocalFile(kind: string, name: string, plan: DecodePlan, sink: ImageSink, events: DecodeEvents, decode: (path: string, sink: ImageSink) => Promise<void>): Promise<Decoded> {
+  if (plan.location.kind !== 'file') throw new SourceError('unsupported-format', `${kind} images must be local files.`);
+  events.started(name);
+  await decode(plan.location.path, sink);
+  return { bytes: sink.sent, sourceDigest: null };
+}
+
 /**
  * Decodes the source into `outFd` (what the helper reads, see decoder-launch.ts DecoderOutput),
  * the fastest way this system offers.
@@ -98,19 +106,9 @@ export async function decodeImage(plan: DecodePlan, outFd: number, events: Decod
     }
     case 'bzip2':
       throw new SourceError('unsupported-format', 'bzip2 images need lbzip2 or bzip2 on this computer.');
-    case 'qcow2': {
-      if (plan.location.kind !== 'file') throw new SourceError('unsupported-format', 'qcow2 images must be local files.');
-      const path = plan.location.path;
-      events.started('qcow2, clusters decoded in parallel');
-      await decodeQcow2(path, sink);
-      return { bytes: sink.sent, sourceDigest: null };
-    }
-    case 'dmg': {
-      if (plan.location.kind !== 'file') throw new SourceError('unsupported-format', 'dmg images must be local files.');
-      const path = plan.location.path;
-      events.started('@balena/udif');
-      await decodeDmg(path, sink);
-      return { bytes: sink.sent, sourceDigest: null };
-    }
+    case 'qcow2':
+      return fromLocalFile('qcow2', 'qcow2, clusters decoded in parallel', plan, sink, events, decodeQcow2);
+    case 'dmg':
+      return fromLocalFile('dmg', '@balena/udif', plan, sink, events, decodeDmg);
   }
 }
