@@ -19,8 +19,10 @@ export const API_ERROR_CODES = [
   'unknown-drive',
   /** A target carries a verdict that forbids writing to it (too small, read-only, the image's own drive). */
   'drive-blocked',
-  /** A flash is already running. */
+  /** A flash or a backup is already running. */
   'busy',
+  /** A backup was asked for without its file chosen in the save dialog, or for another file or drive. */
+  'no-backup-file',
   'not-flashing',
   'link-not-allowed',
   'internal',

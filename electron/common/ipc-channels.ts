@@ -12,6 +12,8 @@ export const INVOKE_CHANNELS = {
   clearImage: 'sluice:image:clear',
   listDrives: 'sluice:drives:list',
   startFlash: 'sluice:flash:start',
+  chooseBackupFile: 'sluice:backup:choose-file',
+  startBackup: 'sluice:backup:start',
   cancelFlash: 'sluice:flash:cancel',
   openExternal: 'sluice:shell:open-external',
   pageReady: 'sluice:page:ready',

@@ -6,7 +6,7 @@
 import * as v from 'valibot';
 import type { ApiResult } from './api-result.js';
 import type { EventName, InvokeMethod } from './ipc-channels.js';
-import { DevicePathSchema, FlashRequestSchema, ImagePathSchema, ImageUrlSchema, type DriveInfo, type FlashEnd, type FlashProgress, type FlashRequest, type ImageInfo } from './models.js';
+import { BackupCompressionSchema, BackupRequestSchema, DevicePathSchema, FlashRequestSchema, ImagePathSchema, ImageUrlSchema, type BackupRequest, type DriveInfo, type FlashEnd, type FlashProgress, type FlashRequest, type ImageInfo } from './models.js';
 import { SettingsPatchSchema, type Settings, type SettingsPatch } from './settings.js';
 
 /** A file from a drop event; the DOM's File in the renderer. */
@@ -33,7 +33,14 @@ export interface SluiceApi {
   listDrives(): Promise<ApiResult<DriveInfo[]>>;
   /** Starts writing the chosen image; progress and the end arrive as events. */
   startFlash(request: FlashRequest): Promise<ApiResult<null>>;
-  /** Asks the running flash to stop; its end arrives as a flashEnd event with `cancelled` results. */
+  /**
+   * Opens the native save dialog for a backup of `device`, suggesting a name that fits the
+   * compression; null when the user closed it. The main process keeps the answer for startBackup.
+   */
+  chooseBackupFile(device: string, compress: BackupRequest['compress']): Promise<ApiResult<string | null>>;
+  /** Starts saving the drive into the file chosen for it; progress and the end arrive as the flash events do. */
+  startBackup(request: BackupRequest): Promise<ApiResult<null>>;
+  /** Asks the running job (a flash or a backup) to stop; its end arrives as a flashEnd event with `cancelled` results. */
   cancelFlash(): Promise<ApiResult<null>>;
   /** Opens one of the app's own links (links.ts) in the browser. */
   openExternal(url: string): Promise<ApiResult<null>>;
@@ -74,6 +81,8 @@ export const INVOKE_ARGS = {
   clearImage: v.strictTuple([]),
   listDrives: v.strictTuple([]),
   startFlash: v.strictTuple([FlashRequestSchema]),
+  chooseBackupFile: v.strictTuple([DevicePathSchema, BackupCompressionSchema]),
+  startBackup: v.strictTuple([BackupRequestSchema]),
   cancelFlash: v.strictTuple([]),
   openExternal: v.strictTuple([v.pipe(v.string(), v.maxLength(2048))]),
   pageReady: v.strictTuple([]),

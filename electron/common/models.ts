@@ -3,6 +3,7 @@
  * schemas only: shared by the main process, the preload and the renderer.
  */
 import * as v from 'valibot';
+import { BACKUP_COMPRESSIONS } from '../../worker/common/backup-compression.js';
 import type { Drive } from '../../worker/common/drive.js';
 import type { ImageFormat } from '../../worker/common/image-format.js';
 import type { Progress } from '../../worker/common/progress.js';
@@ -89,11 +90,29 @@ export const FlashRequestSchema = v.strictObject({
 });
 export type FlashRequest = v.InferOutput<typeof FlashRequestSchema>;
 
+/** How a drive is saved: compressed by one of these, or raw (null). */
+export const BackupCompressionSchema = v.nullable(v.picklist(BACKUP_COMPRESSIONS));
+
+export const BackupRequestSchema = v.strictObject({
+  /** The drive to read. */
+  device: DevicePathSchema,
+  /** The file the save dialog returned; refused if it is not the one the main process holds for this drive. */
+  file: ImagePathSchema,
+  compress: BackupCompressionSchema,
+  /** Stop after the end of the last partition instead of reading the whole drive. */
+  trimToPartitions: v.boolean(),
+});
+export type BackupRequest = v.InferOutput<typeof BackupRequestSchema>;
+
 /** One progress report for one target (see worker/common/progress.ts). */
 export type FlashProgress = Progress;
 
-/** How a flash job ended. */
+/** What the app runs: an image written to drives, or a drive saved into a file (a backup). */
+export type JobKind = 'flash' | 'backup';
+
+/** How a job ended: a flash, or a backup (whose one result is the file's, or the drive's when it was refused). */
 export interface FlashEnd {
+  job: JobKind;
   /** One per target, in the order they were requested. */
   results: TargetResult[];
   /** Whether verification was asked for (the setting when the flash started). */

@@ -1,9 +1,10 @@
 /**
- * The words for how a flash ended, written once for the end screens and the desktop notification.
- * Green is for one case only: every drive written and verified.
+ * The words for how a job ended, written once for the end screens and the desktop notification.
+ * Green is for one case only: every drive written and verified (a backup: the file saved and
+ * read back).
  */
 import type { FailureCode, TargetResult } from '../../worker/common/result.js';
-import type { FlashEnd } from './models.js';
+import type { FlashEnd, JobKind } from './models.js';
 
 export type Tone = 'success' | 'unverified' | 'cancelled' | 'failure';
 
@@ -52,22 +53,73 @@ const FAILURE_TEXT: Readonly<Record<FailureCode, FailureText>> = {
   internal: { title: 'Internal error', advice: 'The drive may be incomplete. Flash it again; if this repeats, please report it.' },
 };
 
-type FailedResult = Extract<TargetResult, { status: 'failed' }>;
+/**
+ * A backup only reads the drive: what goes wrong is reading it, or saving the file. Where the
+ * flash's words would say the drive is damaged or counterfeit, these say what happened instead.
+ */
+const BACKUP_FAILURE_TEXT: Readonly<Partial<Record<FailureCode, FailureText>>> = {
+  'target-system': { title: 'Running system refused', advice: 'Sluice does not back up the disk this computer runs from: its files change while they are read.' },
+  'target-is-source': { title: 'Backup would be saved on the drive', advice: 'Save the backup on another drive: this one is unmounted while it is read.' },
+  'target-not-block-device': { title: 'Cannot save there', advice: 'Choose a new file name, or an existing regular file to replace.' },
+  'permission-denied': { title: 'Permission denied', advice: 'Reading a whole drive needs administrator rights. Try again and approve the request.' },
+  'unsupported-format': { title: 'No partitions to stop after', advice: 'Back up the whole drive instead (leave "only up to the last partition" unticked).' },
+  'source-read-error': { title: 'Could not read the drive', advice: 'Check that the drive is still plugged in and try again; if it happens again, the drive is failing.' },
+  'target-unplugged': { title: 'Drive removed', advice: 'The drive went away while it was read. Plug it in and back it up again.' },
+  'target-full': { title: 'Not enough space for the backup', advice: 'The disk the backup is saved on is full. Free some space, save it elsewhere, or choose a compressed format.' },
+  'write-error': { title: 'Could not save the backup', advice: 'Writing the file failed. Save it on another disk and try again.' },
+  'verify-read-error': { title: 'Could not read the backup back', advice: 'The saved file could not be read. Save it on another disk and try again.' },
+  'verify-mismatch': { title: 'Backup does not match the drive', advice: 'The file differs from what was read. The disk it is saved on may be failing: save it on another disk.' },
+  'helper-died': { title: 'Reading stopped unexpectedly', advice: 'Nothing was saved. Back the drive up again.' },
+  'elevation-denied': { title: 'Administrator rights refused', advice: 'Nothing was read. Try again and approve the request.' },
+  'protocol-error': { title: 'Internal error', advice: 'Nothing was saved. Back the drive up again; if this repeats, please report it.' },
+  internal: { title: 'Internal error', advice: 'Nothing was saved. Back the drive up again; if this repeats, please report it.' },
+};
 
-/** The headline for one failed drive; a verification mismatch names its exact offset. */
-export function failureHeadline(result: FailedResult): string {
-  if (result.code === 'verify-mismatch' && result.offset !== undefined) {
-    return `Verification failed at offset ${result.offset}: the card may be counterfeit or failing.`;
-  }
-  return FAILURE_TEXT[result.code].title;
+function failureText(code: FailureCode, job: JobKind): FailureText {
+  return (job === 'backup' ? BACKUP_FAILURE_TEXT[code] : undefined) ?? FAILURE_TEXT[code];
 }
 
-export function failureAdvice(code: FailureCode): string {
-  return FAILURE_TEXT[code].advice;
+type FailedResult = Extract<TargetResult, { status: 'failed' }>;
+
+/** The headline for one failed drive (or backup file); a verification mismatch names its exact offset. */
+export function failureHeadline(result: FailedResult, job: JobKind): string {
+  if (result.code === 'verify-mismatch' && result.offset !== undefined) {
+    return job === 'backup' ? `The backup differs from the drive at offset ${result.offset}.` : `Verification failed at offset ${result.offset}: the card may be counterfeit or failing.`;
+  }
+  return failureText(result.code, job).title;
+}
+
+export function failureAdvice(code: FailureCode, job: JobKind): string {
+  return failureText(code, job).advice;
 }
 
 /** One title and one sentence for the whole job, as a notification shows it. */
 export function summarizeFlash(end: FlashEnd): { tone: Tone; title: string; body: string } {
+  return end.job === 'backup' ? summarizeBackup(end) : summarizeWrite(end);
+}
+
+/** The first failure's target and headline; `none` when there are no results at all. */
+function firstFailure(end: FlashEnd, none: string): string {
+  const first = end.results.find((r): r is FailedResult => r.status === 'failed');
+  return first === undefined ? none : `${first.target}: ${failureHeadline(first, end.job)}`;
+}
+
+function summarizeBackup(end: FlashEnd): { tone: Tone; title: string; body: string } {
+  const tone = flashTone(end);
+  const file = end.results[0]?.target ?? '';
+  switch (tone) {
+    case 'success':
+      return { tone, title: 'Backup complete', body: `Saved and verified: ${file}.` };
+    case 'unverified':
+      return { tone, title: 'Backup saved, not verified', body: `Saved as ${file}. Verification was turned off, so the file was not read back.` };
+    case 'cancelled':
+      return { tone, title: 'Backup cancelled', body: 'The incomplete backup file was deleted; the drive is as it was.' };
+    case 'failure':
+      return { tone, title: 'Backup failed', body: firstFailure(end, 'Nothing was saved.') };
+  }
+}
+
+function summarizeWrite(end: FlashEnd): { tone: Tone; title: string; body: string } {
   const tone = flashTone(end);
   const drives = end.results.length === 1 ? 'The drive was' : `All ${end.results.length} drives were`;
   switch (tone) {
@@ -77,10 +129,7 @@ export function summarizeFlash(end: FlashEnd): { tone: Tone; title: string; body
       return { tone, title: 'Written, not verified', body: `${drives} written. Verification was turned off, so nothing was read back.` };
     case 'cancelled':
       return { tone, title: 'Flash cancelled', body: 'The drive was not completely written and verified; flash it again before using it.' };
-    case 'failure': {
-      const failed = end.results.filter((r): r is FailedResult => r.status === 'failed');
-      const first = failed[0];
-      return { tone, title: 'Flash failed', body: first === undefined ? 'No drive was written.' : `${first.target}: ${failureHeadline(first)}` };
-    }
+    case 'failure':
+      return { tone, title: 'Flash failed', body: firstFailure(end, 'No drive was written.') };
   }
 }

@@ -1,16 +1,19 @@
 import { basename } from 'node:path';
 import * as v from 'valibot';
+import { checkBackup } from '../../worker/backup/drive-backup.js';
 import { DriveScanner, MAX_SCAN_INTERVAL_MS } from '../../worker/drives/scanner.js';
 import { fail, ok, type ApiResult } from '../common/api-result.js';
 import type { InvokeMethod } from '../common/ipc-channels.js';
 import { INVOKE_ARGS, type ApiHandlers, type EmitEvent } from '../common/ipc-contract.js';
 import { isAllowedExternalUrl } from '../common/links.js';
-import type { DriveInfo, FlashRequest, ImageInfo } from '../common/models.js';
+import type { DriveInfo, FlashProgress, FlashRequest, ImageInfo, JobKind } from '../common/models.js';
+import { startBackupSession, suggestedBackupName } from './backup-session.js';
+import type { DesktopEffects, JobSession } from './desktop-job.js';
 import { judgeDrives, targetRefusal } from './drive-view.js';
-import { startFlashSession, type DesktopEffects, type FlashSession, type FlashSessionJob, type HelperLauncher } from './flash-session.js';
+import { startFlashSession, type FlashSessionJob, type HelperLauncher } from './flash-session.js';
 import type { ImageHandOff } from './image-hand-off.js';
 import { openSourceFeed } from '../../worker/sources/source-feed.js';
-import { fileIdentity, ImageProbeError, probeImage, probeImageUrl, probeSourceDrive, type FileIdentity, type ProbedImage } from './image-probe.js';
+import { checkSourceDrive, fileIdentity, ImageProbeError, probeImage, probeImageUrl, probeSourceDrive, type FileIdentity, type ProbedImage } from './image-probe.js';
 import type { SettingsStore } from './settings-store.js';
 
 /** Everything the app's logic needs from the outside world; the composition root (Electron or the test bridge) provides it. */
@@ -20,6 +23,8 @@ export interface AppServiceDeps {
   launchHelper: HelperLauncher;
   /** The native open dialog; null when the user closed it. */
   pickImage(): Promise<string | null>;
+  /** The native save dialog for a backup, offering `suggestedName`; null when the user closed it. */
+  pickBackupFile(suggestedName: string): Promise<string | null>;
   openExternal(url: string): Promise<void>;
   effects: DesktopEffects;
   emit: EmitEvent;
@@ -31,11 +36,14 @@ export interface AppService {
   readonly handlers: ApiHandlers;
   /** Checks `args` against the channel's schema, then calls its handler. Never throws. */
   invoke(method: string, args: unknown): Promise<ApiResult<unknown>>;
-  isFlashing(): boolean;
-  /** Cancels a running flash and waits until the helper has stopped and closed the device. */
+  /** What is running: a flash, a backup, or nothing. */
+  runningJob(): JobKind | null;
+  /** Cancels a running flash (or backup) and waits until the helper has stopped and closed the device. */
   cancelFlashAndWait(): Promise<void>;
   close(): Promise<void>;
 }
+
+const JOB_RUNNING = 'Sluice is already flashing or backing up a drive; wait for it to end.';
 
 function sameFile(a: FileIdentity, b: FileIdentity): boolean {
   return a.dev === b.dev && a.ino === b.ino && a.size === b.size && a.mtimeMs === b.mtimeMs;
@@ -47,7 +55,9 @@ function isInvokeMethod(method: string): method is InvokeMethod {
 
 export function createAppService(deps: AppServiceDeps): AppService {
   let image: ProbedImage | null = null;
-  let session: FlashSession | null = null;
+  let session: JobSession | null = null;
+  /** Where the user chose to save a backup of which drive; startBackup writes there and nowhere else. */
+  let backupFile: { device: string; path: string } | null = null;
 
   /** The drives with their verdicts, which depend on the chosen image too: either changing republishes them. */
   const judgedDrives = (): DriveInfo[] => judgeDrives(scanner.drives, image);
@@ -81,6 +91,30 @@ export function createAppService(deps: AppServiceDeps): AppService {
     onError: (error) => process.stderr.write(`sluice: could not list the drives (${error.message}); showing the last list until it works again.\n`),
   });
   const firstListing = scanner.start();
+
+  /** The drive at `device` in the app's own listing, or why it cannot be read whole. */
+  const sourceDrive = async (device: string): Promise<ApiResult<DriveInfo>> => {
+    await firstListing;
+    const drive = judgedDrives().find((d) => d.device === device);
+    if (drive === undefined) return fail('unknown-drive', `${device} is not among the drives Sluice sees now. Was it unplugged?`);
+    try {
+      await checkSourceDrive(drive);
+    } catch (error) {
+      if (error instanceof ImageProbeError) return fail(error.code, error.message);
+      throw error;
+    }
+    return ok(drive);
+  };
+
+  /** Runs a job (a flash or a backup) as the one running: its end goes to the page as flashEnd. */
+  const run = (started: JobSession): void => {
+    session = started;
+    void started.done.then((end) => {
+      session = null;
+      deps.emit('flashEnd', end);
+    });
+  };
+  const sessionDeps = () => ({ launch: deps.launchHelper, effects: deps.effects, onProgress: (progress: FlashProgress) => deps.emit('flashProgress', progress) });
 
   /** Chooses the image `probe` finds at `where` (a path or a URL). */
   const choose = async (where: string, probe: (where: string) => Promise<ProbedImage>): Promise<ApiResult<ImageInfo>> => {
@@ -127,6 +161,34 @@ export function createAppService(deps: AppServiceDeps): AppService {
       if (drive === undefined) return fail('unknown-drive', `${device} is not among the drives Sluice sees now. Was it unplugged?`);
       return choose(device, () => probeSourceDrive(drive));
     },
+    chooseBackupFile: async (device, compress) => {
+      if (session !== null) return fail('busy', JOB_RUNNING);
+      const drive = await sourceDrive(device);
+      if (!drive.ok) return drive;
+      const path = await deps.pickBackupFile(suggestedBackupName(drive.value, compress, new Date()));
+      backupFile = path === null ? null : { device, path };
+      return ok(path);
+    },
+    startBackup: async (request) => {
+      if (session !== null) return fail('busy', JOB_RUNNING);
+      const chosen = backupFile;
+      if (chosen === null || chosen.device !== request.device || chosen.path !== request.file) return fail('no-backup-file', 'Choose where to save the backup again.');
+      const drive = await sourceDrive(request.device);
+      if (!drive.ok) return drive;
+      // The same checks `sluice backup` makes: the drive afresh, the file's path, the file not on the drive.
+      const checked = await checkBackup(request.device, request.file);
+      if ('refused' in checked) return fail('drive-blocked', checked.refused.message);
+      if (session !== null) return fail('busy', JOB_RUNNING);
+      backupFile = null;
+      const settings = deps.settings.get();
+      run(
+        startBackupSession(
+          { drive: request.device, file: request.file, driveSize: checked.driveSize, compress: request.compress, trimToPartitions: request.trimToPartitions, verify: settings.verify, notify: settings.notifications },
+          sessionDeps(),
+        ),
+      );
+      return ok(null);
+    },
     clearImage: async () => {
       if (session !== null) return fail('busy', 'A flash is running.');
       image = null;
@@ -160,24 +222,11 @@ export function createAppService(deps: AppServiceDeps): AppService {
         }
       }
       const settings = deps.settings.get();
-      const current = session = startFlashSession(
-        {
-          input,
-          targets: request.targets,
-          verify: settings.verify,
-          eject: settings.eject,
-          notify: settings.notifications,
-        },
-        { launch: deps.launchHelper, effects: deps.effects, onProgress: (progress) => deps.emit('flashProgress', progress) },
-      );
-      void current.done.then((end) => {
-        session = null;
-        deps.emit('flashEnd', end);
-      });
+      run(startFlashSession({ input, targets: request.targets, verify: settings.verify, eject: settings.eject, notify: settings.notifications }, sessionDeps()));
       return ok(null);
     },
     cancelFlash: async () => {
-      if (session === null) return fail('not-flashing', 'No flash is running.');
+      if (session === null) return fail('not-flashing', 'Nothing is running.');
       session.cancel();
       return ok(null);
     },
@@ -213,7 +262,7 @@ export function createAppService(deps: AppServiceDeps): AppService {
   return {
     handlers,
     invoke,
-    isFlashing: () => session !== null,
+    runningJob: () => session?.kind ?? null,
     cancelFlashAndWait: async () => {
       const running = session;
       if (running === null) return;

@@ -3,26 +3,13 @@ import type { TargetResult } from '../../worker/common/result.js';
 import type { HelperJob, HelperJobOptions } from '../../worker/helper/launch.js';
 import type { SourceFeed } from '../../worker/sources/source-feed.js';
 import { overallFraction } from '../common/flash-progress.js';
-import type { FlashEnd } from '../common/models.js';
-import { summarizeFlash } from '../common/outcome.js';
+import { runDesktopJob, type DesktopEffects, type JobSession } from './desktop-job.js';
 
 /**
  * Starts the privileged helper for one job: worker/helper/launch.ts startHelper with the app's
  * elevation (electron/main/main.ts), or the tests' launcher that only accepts their own loops.
  */
 export type HelperLauncher = (options: HelperJobOptions) => HelperJob;
-
-/**
- * The desktop pieces a flash touches, by interface: Electron implements them (electron/main/
- * desktop-effects.ts), tests pass a recorder, and this module runs under plain Node.
- */
-export interface DesktopEffects {
-  /** Keeps the computer from sleeping mid-write; returns what lets it sleep again. */
-  preventSleep(): () => void;
-  /** Taskbar/dock progress, 0 to 1; null removes it. */
-  setProgress(fraction: number | null): void;
-  notify(title: string, body: string): void;
-}
 
 export interface FlashSessionJob {
   /**
@@ -38,70 +25,45 @@ export interface FlashSessionJob {
   notify: boolean;
 }
 
-export interface FlashSessionDeps {
+/** What a session needs from the app: the helper launcher, the desktop, and where progress goes. */
+export interface SessionDeps {
   launch: HelperLauncher;
   effects: DesktopEffects;
   onProgress(progress: Progress): void;
 }
 
-export interface FlashSession {
-  /** Asks the helper to stop; `done` then resolves with `cancelled` results. */
-  cancel(): void;
-  /** How the job ended; never rejects. */
-  readonly done: Promise<FlashEnd>;
-}
-
 /** Runs one flash job through the helper, with the desktop effects around it. */
-export function startFlashSession(job: FlashSessionJob, deps: FlashSessionDeps): FlashSession {
-  const started = performance.now();
+export function startFlashSession(job: FlashSessionJob, deps: SessionDeps): JobSession {
   const latest = new Map<string, Progress>();
-  const allowSleep = deps.effects.preventSleep();
-
   let helper: HelperJob | null = null;
-  let launchFailure: string | null = null;
-  try {
-    const { input } = job;
-    helper = deps.launch({
-      ...(input.kind === 'feed' ? { source: input.feed.source } : {}),
-      start: {
-        targets: [...job.targets],
-        ...(input.kind === 'feed' ? input.feed.start : { imageSize: input.size, sourceSeekable: false, sourceDevice: input.device }),
-        verify: job.verify,
-        eject: job.eject,
-      },
-      onProgress: (progress) => {
-        latest.set(progress.target, progress);
-        deps.onProgress(progress);
-        deps.effects.setProgress(overallFraction(job.targets.map((d) => latest.get(d)), job.verify));
-      },
-    });
-  } catch (error) {
-    launchFailure = error instanceof Error ? error.message : String(error);
-  }
 
-  const finish = async (): Promise<FlashEnd> => {
+  const write = async (): Promise<TargetResult[]> => {
+    const { input } = job;
+    const feed = input.kind === 'feed' ? input.feed : null;
     try {
-      const running = helper;
-      const feed = job.input.kind === 'feed' ? job.input.feed : null;
-      let results: TargetResult[];
-      if (running === null) {
-        await feed?.close();
-        results = job.targets.map((target) => ({ status: 'failed', target, bytes: 0, code: 'helper-died', message: `The writing process could not start: ${launchFailure ?? 'unknown error'}. Nothing was written.` }));
-      } else {
-        // The decoder's verdict reaches the helper, and a failed source is the reason a job failed.
-        results = feed === null ? await running.result : await feed.finish(running.result, (end) => running.endSource(end));
-      }
-      const end: FlashEnd = { results, verify: job.verify, seconds: (performance.now() - started) / 1000 };
-      if (job.notify) {
-        const summary = summarizeFlash(end);
-        deps.effects.notify(summary.title, summary.body);
-      }
-      return end;
-    } finally {
-      allowSleep();
-      deps.effects.setProgress(null);
+      helper = deps.launch({
+        ...(feed === null ? {} : { source: feed.source }),
+        start: {
+          targets: [...job.targets],
+          ...(input.kind === 'feed' ? input.feed.start : { imageSize: input.size, sourceSeekable: false, sourceDevice: input.device }),
+          verify: job.verify,
+          eject: job.eject,
+        },
+        onProgress: (progress) => {
+          latest.set(progress.target, progress);
+          deps.onProgress(progress);
+          deps.effects.setProgress(overallFraction(job.targets.map((d) => latest.get(d)), job.verify));
+        },
+      });
+    } catch (error) {
+      await feed?.close();
+      const why = error instanceof Error ? error.message : String(error);
+      return job.targets.map((target) => ({ status: 'failed', target, bytes: 0, code: 'helper-died', message: `The writing process could not start: ${why}. Nothing was written.` }));
     }
+    const running = helper;
+    // The decoder's verdict reaches the helper, and a failed source is the reason a job failed.
+    return feed === null ? running.result : feed.finish(running.result, (end) => running.endSource(end));
   };
 
-  return { cancel: () => helper?.cancel(), done: finish() };
+  return { kind: 'flash', cancel: () => helper?.cancel(), done: runDesktopJob({ kind: 'flash', verify: job.verify, notify: job.notify }, deps.effects, write) };
 }

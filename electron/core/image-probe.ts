@@ -107,13 +107,19 @@ async function prepare(image: string): Promise<PreparedImage> {
 }
 
 /**
- * A whole drive as the image to copy (a clone), checked as the helper will check it: a whole disk
- * that does not hold the running system. Its filesystems are unmounted by the helper when it opens it.
+ * Whether `drive` may be read whole (copied or backed up), checked as the helper will check it: a
+ * whole disk that does not hold the running system. Throws why not. Its filesystems are unmounted
+ * by the helper when it opens it.
  */
-export async function probeSourceDrive(drive: Drive): Promise<ProbedImage> {
+export async function checkSourceDrive(drive: Drive): Promise<void> {
   const refusal = refuseSource(await (await currentPlatform()).inspect(drive.device));
   if (refusal !== null) throw new ImageProbeError('drive-blocked', refusal.message);
   if (drive.size === null || drive.size === 0) throw new ImageProbeError('image-unreadable', `${drive.device} reports no size: is there a card in the reader?`);
+}
+
+/** A whole drive as the image to copy (a clone). */
+export async function probeSourceDrive(drive: Drive): Promise<ProbedImage> {
+  await checkSourceDrive(drive);
   return {
     info: {
       path: drive.device,

@@ -1,7 +1,7 @@
 import { Notification, powerSaveBlocker, type BrowserWindow } from 'electron';
-import type { DesktopEffects } from '../core/flash-session.js';
+import type { DesktopEffects } from '../core/desktop-job.js';
 
-/** Keep-awake, taskbar/dock progress and notifications, for electron/core/flash-session.ts. */
+/** Keep-awake, taskbar/dock progress and notifications, for electron/core/desktop-job.ts. */
 export function electronDesktopEffects(window: BrowserWindow): DesktopEffects {
   return {
     preventSleep: () => {

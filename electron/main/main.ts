@@ -15,6 +15,7 @@ import { ImageHandOff } from '../core/image-hand-off.js';
 import { APP_ENTRY_URL, APP_SCHEME } from '../core/security.js';
 import { SettingsStore } from '../core/settings-store.js';
 import { registerAppProtocol } from './app-protocol.js';
+import { pickBackupFileWithDialog } from './backup-dialog.js';
 import { electronDesktopEffects } from './desktop-effects.js';
 import { reloadOnRendererRebuild } from './dev-reload.js';
 import { pickImageWithDialog } from './image-dialog.js';
@@ -58,6 +59,7 @@ async function openWindow(): Promise<void> {
         program: app.isPackaged ? packagedHelperProgram(process.resourcesPath) : builtHelperProgram(),
       }),
     pickImage: () => pickImageWithDialog(window),
+    pickBackupFile: (suggestedName) => pickBackupFileWithDialog(window, suggestedName),
     openExternal: (url) => shell.openExternal(url),
     effects: electronDesktopEffects(window),
     emit: (event, payload) => {

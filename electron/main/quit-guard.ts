@@ -1,21 +1,41 @@
 import { dialog, type BrowserWindow } from 'electron';
+import type { JobKind } from '../common/models.js';
 import type { AppService } from '../core/app-service.js';
 
+/** What stopping costs, said plainly: a half-written drive, or only the backup file. */
+const QUESTION: Readonly<Record<JobKind, { title: string; message: string; detail: string; keep: string }>> = {
+  flash: {
+    title: 'A flash is running',
+    message: 'Stop writing and quit?',
+    detail: 'The drive will be incomplete and must be flashed again before it can be used.',
+    keep: 'Keep flashing',
+  },
+  backup: {
+    title: 'A backup is running',
+    message: 'Stop the backup and quit?',
+    detail: 'The drive is left as it was; the incomplete backup file is deleted.',
+    keep: 'Keep backing up',
+  },
+};
+
 /**
- * Closing the window (or quitting) mid-flash asks first. Stopping cancels the helper and waits for
- * it to close the device, so the drive is left blank-headed rather than half written and bootable.
+ * Closing the window (or quitting) mid-job asks first. Stopping cancels the helper and waits for
+ * it to close the device, so a drive being flashed is left blank-headed rather than half written
+ * and bootable.
  */
 export function guardQuitDuringFlash(window: BrowserWindow, service: AppService): void {
   let confirmed = false;
   window.on('close', (event) => {
-    if (confirmed || !service.isFlashing()) return;
+    const running = service.runningJob();
+    if (confirmed || running === null) return;
     event.preventDefault();
+    const question = QUESTION[running];
     const choice = dialog.showMessageBoxSync(window, {
       type: 'warning',
-      title: 'A flash is running',
-      message: 'Stop writing and quit?',
-      detail: 'The drive will be incomplete and must be flashed again before it can be used.',
-      buttons: ['Keep flashing', 'Stop and quit'],
+      title: question.title,
+      message: question.message,
+      detail: question.detail,
+      buttons: [question.keep, 'Stop and quit'],
       defaultId: 0,
       cancelId: 0,
     });

@@ -1,8 +1,9 @@
 import { useCallback, useEffect, useReducer, useState } from 'react';
 import type { ApiResult } from '../../electron/common/api-result.js';
 import type { SluiceApi } from '../../electron/common/ipc-contract.js';
-import type { ImageInfo } from '../../electron/common/models.js';
+import type { BackupRequest, DriveInfo, ImageInfo } from '../../electron/common/models.js';
 import type { Settings } from '../../electron/common/settings.js';
+import { BackupDialog } from './components/BackupDialog.js';
 import { ConfirmFlash } from './components/ConfirmFlash.js';
 import { DrivePicker } from './components/DrivePicker.js';
 import { DriveStep } from './components/DriveStep.js';
@@ -15,12 +16,15 @@ import { SettingsDialog } from './components/SettingsDialog.js';
 import { availableDrives, canFlash, copyableDrives, defaultVisibility, flowReducer, INITIAL_STATE, selectedDrives } from './flow.js';
 import { useFileDrop } from './use-file-drop.js';
 
-type Dialog = 'drives' | 'confirm' | 'settings' | null;
+type Dialog = 'drives' | 'confirm' | 'settings' | { backup: DriveInfo } | null;
 
 export function App({ api }: { api: SluiceApi }) {
   const [state, dispatch] = useReducer(flowReducer, INITIAL_STATE);
   const [dialog, setDialog] = useState<Dialog>(null);
   const [loadError, setLoadError] = useState<string | null>(null);
+  /** The backup dialog's own state: waiting for the save dialog, or why the backup could not start. */
+  const [backupBusy, setBackupBusy] = useState(false);
+  const [backupError, setBackupError] = useState<string | null>(null);
 
   useEffect(() => {
     const unsubscribe = [
@@ -91,6 +95,25 @@ export function App({ api }: { api: SluiceApi }) {
       .then((result) => !result.ok && dispatch({ type: 'flash-refused', message: result.error.message }));
   };
 
+  const openBackup = (drive: DriveInfo) => {
+    setBackupError(null);
+    setDialog({ backup: drive });
+  };
+
+  const startBackup = async (drive: DriveInfo, compress: BackupRequest['compress'], trimToPartitions: boolean) => {
+    setBackupBusy(true);
+    setBackupError(null);
+    const chosen = await api.chooseBackupFile(drive.device, compress);
+    setBackupBusy(false);
+    if (!chosen.ok) return setBackupError(chosen.error.message);
+    if (chosen.value === null) return;
+    setDialog(null);
+    // The progress screen first, as for a flash: the job's events may arrive before the answer does.
+    dispatch({ type: 'backup-starting', drive, file: chosen.value });
+    const started = await api.startBackup({ device: drive.device, file: chosen.value, compress, trimToPartitions });
+    if (!started.ok) dispatch({ type: 'flash-refused', message: started.error.message });
+  };
+
   const cancelFlash = () => {
     dispatch({ type: 'cancelling' });
     void api.cancelFlash();
@@ -127,7 +150,13 @@ export function App({ api }: { api: SluiceApi }) {
         {state.flash !== null ? (
           <ProgressView flash={state.flash} onCancel={cancelFlash} />
         ) : state.finished !== null ? (
-          <EndScreen finished={state.finished} onFlashAgain={() => startOver(true)} onFlashAnother={() => startOver(false)} onOpenLink={(url) => void api.openExternal(url)} />
+          <EndScreen
+            finished={state.finished}
+            onFlashAgain={() => startOver(true)}
+            onFlashAnother={() => startOver(false)}
+            onDone={() => dispatch({ type: 'back-to-steps' })}
+            onOpenLink={(url) => void api.openExternal(url)}
+          />
         ) : (
           <div className="steps" data-screen="steps">
             <ImageStep image={state.image} busy={state.imageBusy} error={state.imageError} onChoose={chooseImage} onOpenUrl={openImageUrl} sourceDrives={copyableDrives(state)} onChooseSourceDrive={chooseSourceDrive} onClear={clearImage} />
@@ -143,6 +172,7 @@ export function App({ api }: { api: SluiceApi }) {
           selected={state.selected}
           confirmedSystem={state.confirmedSystem}
           onCancel={() => setDialog(null)}
+          onBackup={openBackup}
           onDone={(devices, confirmedSystem) => {
             dispatch({ type: 'select', devices, confirmedSystem });
             setDialog(null);
@@ -151,6 +181,16 @@ export function App({ api }: { api: SluiceApi }) {
       )}
       {dialog === 'confirm' && state.image !== null && targets.length > 0 && (
         <ConfirmFlash image={state.image} targets={targets} verify={state.settings?.verify ?? true} onConfirm={startFlash} onCancel={() => setDialog(null)} />
+      )}
+      {typeof dialog === 'object' && dialog !== null && (
+        <BackupDialog
+          drive={state.drives.find((d) => d.device === dialog.backup.device) ?? dialog.backup}
+          verify={state.settings?.verify ?? true}
+          busy={backupBusy}
+          error={backupError}
+          onStart={(compress, trim) => void startBackup(dialog.backup, compress, trim)}
+          onCancel={() => setDialog(null)}
+        />
       )}
       {dialog === 'settings' && state.settings !== null && <SettingsDialog settings={state.settings} onChange={updateSettings} onClose={() => setDialog(null)} />}
       {dragging && (

@@ -8,10 +8,31 @@ import type { DriveInfo, FlashEnd, FlashProgress, ImageInfo } from '../../electr
 import type { Settings } from '../../electron/common/settings.js';
 import { driveName } from './labels.js';
 
+/**
+ * What a job works on: an image written to drives (as they were when it started; the live list
+ * may lose them mid-write), or a drive saved into a file (a backup).
+ */
+export type JobSubject = { kind: 'flash'; image: ImageInfo; targets: DriveInfo[] } | { kind: 'backup'; drive: DriveInfo; file: string };
+
+/** One line per thing being written, as progress and results are keyed: a drive's device, or the backup file's path. */
+export interface JobRow {
+  key: string;
+  name: string;
+  detail: string;
+}
+
+/** The last part of a path, whichever separator the system uses. */
+export function fileName(path: string): string {
+  return path.split(/[\\/]/).pop() ?? path;
+}
+
+export function jobRows(subject: JobSubject): JobRow[] {
+  if (subject.kind === 'flash') return subject.targets.map((t) => ({ key: t.device, name: driveName(t), detail: t.device }));
+  return [{ key: subject.file, name: fileName(subject.file), detail: subject.file }];
+}
+
 export interface RunningFlash {
-  image: ImageInfo;
-  /** The drives as they were when the flash started; the live list may lose them mid-write. */
-  targets: DriveInfo[];
+  subject: JobSubject;
   verify: boolean;
   /** Latest report per target device. */
   progress: Record<string, FlashProgress>;
@@ -22,8 +43,7 @@ export interface RunningFlash {
 }
 
 export interface FinishedFlash {
-  image: ImageInfo;
-  targets: DriveInfo[];
+  subject: JobSubject;
   end: FlashEnd;
 }
 
@@ -72,11 +92,15 @@ export type FlowAction =
   | { type: 'drives'; drives: DriveInfo[] }
   | { type: 'select'; devices: string[]; confirmedSystem: string[] }
   | { type: 'flash-starting' }
+  /** A backup of `drive` into `file` (the path the save dialog returned) is being started. */
+  | { type: 'backup-starting'; drive: DriveInfo; file: string }
   | { type: 'flash-refused'; message: string }
   | { type: 'progress'; progress: FlashProgress }
   | { type: 'cancelling' }
   | { type: 'flash-ended'; end: FlashEnd }
-  | { type: 'start-over'; keepImage: boolean };
+  | { type: 'start-over'; keepImage: boolean }
+  /** From a backup's end screen back to the steps, as they were. */
+  | { type: 'back-to-steps' };
 
 /** A drive the user may pick at all (an internal disk still needs its name typed). */
 export function isSelectable(drive: DriveInfo): boolean {
@@ -88,20 +112,25 @@ export function defaultVisibility(settings: Settings | null): DriveVisibility {
   return { showAll: false, showVirtual: settings?.showVirtual ?? false };
 }
 
-/** How many drives a person could choose without ticking "show all drives". */
 /** Drives the picker shows with the current visibility settings. */
 function shownDrives(state: Pick<FlowState, 'drives' | 'settings'>): DriveInfo[] {
   const visibility = defaultVisibility(state.settings);
   return state.drives.filter((d) => isDriveShown(d, visibility));
 }
 
+/** How many drives a person could choose without ticking "show all drives". */
 export function availableDrives(state: Pick<FlowState, 'drives' | 'settings'>): number {
   return shownDrives(state).filter((d) => isSelectable(d)).length;
 }
 
-/** Drives that can be copied (a clone): shown, and not the running system. The main process and the helper check again. */
+/** A drive that can be read whole (cloned or backed up): a medium in it, and not the running system. The main process and the helper check again. */
+export function isCopyable(drive: DriveInfo): boolean {
+  return drive.system !== 'running' && drive.size !== null && drive.size > 0;
+}
+
+/** Drives that can be copied (a clone), among those the picker shows. */
 export function copyableDrives(state: Pick<FlowState, 'drives' | 'settings'>): DriveInfo[] {
-  return shownDrives(state).filter((d) => d.system !== 'running');
+  return shownDrives(state).filter(isCopyable);
 }
 
 export function selectedDrives(state: Pick<FlowState, 'drives' | 'selected'>): DriveInfo[] {
@@ -160,9 +189,10 @@ export function flowReducer(state: FlowState, action: FlowAction): FlowState {
       return { ...state, selected: action.devices, confirmedSystem: action.confirmedSystem, driveNotice: null, startError: null };
     case 'flash-starting': {
       if (state.image === null || state.settings === null) return state;
-      const targets = selectedDrives(state);
-      return { ...state, startError: null, finished: null, flash: { image: state.image, targets, verify: state.settings.verify, progress: {}, cancelling: false, notice: null } };
+      return startJob(state, { kind: 'flash', image: state.image, targets: selectedDrives(state) }, state.settings);
     }
+    case 'backup-starting':
+      return state.settings === null ? state : startJob(state, { kind: 'backup', drive: action.drive, file: action.file }, state.settings);
     case 'flash-refused':
       return { ...state, flash: null, startError: action.message };
     case 'progress':
@@ -172,7 +202,7 @@ export function flowReducer(state: FlowState, action: FlowAction): FlowState {
       return state.flash === null ? state : { ...state, flash: { ...state.flash, cancelling: true } };
     case 'flash-ended':
       if (state.flash === null) return state;
-      return { ...state, flash: null, finished: { image: state.flash.image, targets: state.flash.targets, end: action.end } };
+      return { ...state, flash: null, finished: { subject: state.flash.subject, end: action.end } };
     case 'start-over':
       return {
         ...state,
@@ -183,5 +213,11 @@ export function flowReducer(state: FlowState, action: FlowAction): FlowState {
         startError: null,
         image: action.keepImage ? state.image : null,
       };
+    case 'back-to-steps':
+      return { ...state, finished: null };
   }
+}
+
+function startJob(state: FlowState, subject: JobSubject, settings: Settings): FlowState {
+  return { ...state, startError: null, finished: null, flash: { subject, verify: settings.verify, progress: {}, cancelling: false, notice: null } };
 }

@@ -51,6 +51,8 @@ function installStandIn(fixture: Fixture): void {
       startRequests.push(request);
       return ok(null);
     },
+    chooseBackupFile: () => ok(null),
+    startBackup: () => ok(null),
     cancelFlash: () => ok(null),
     openExternal: () => ok(null),
     pageReady: () => ok(null),

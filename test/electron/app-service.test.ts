@@ -1,10 +1,10 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { appendFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { gzipSync } from 'node:zlib';
-import { afterEach, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import type { ApiResult } from '../../electron/common/api-result.js';
 import type { EventPayloads } from '../../electron/common/ipc-contract.js';
 import { EXTERNAL_LINKS } from '../../electron/common/links.js';
@@ -15,7 +15,8 @@ import { SettingsStore } from '../../electron/core/settings-store.js';
 import { MiB } from '../../worker/common/units.js';
 import { builtCreateAppService } from '../helpers/built-modules.js';
 import { describeDevices } from '../helpers/device-suite.js';
-import { createLoop, scratchDir, writeRandomFile } from '../helpers/loop-device.js';
+import { createLoop, digestFile, partitionedLoop, readBytes, scratchDir, writeRandomFile } from '../helpers/loop-device.js';
+import { slowSourceDrive } from '../helpers/throttle.js';
 import { serveFiles } from '../helpers/file-server.js';
 import { osImage, sh } from '../helpers/os-image.js';
 import { testLauncher } from '../e2e/app-harness.js';
@@ -26,6 +27,9 @@ interface Harness {
   events: { [E in keyof EventPayloads]: EventPayloads[E][] };
   effects: string[];
   opened: string[];
+  /** What the next backup save dialog answers, and the names it was offered. */
+  saveAs: string | null;
+  suggestedNames: string[];
 }
 
 let current: Harness | null = null;
@@ -34,8 +38,11 @@ afterEach(async () => {
   current = null;
 });
 
-/** The core as Electron wires it (the real drive scanner), with the test launcher (own loop devices only) and recorders for the desktop effects. */
-async function harness(dir: string, settings: Parameters<SettingsStore['update']>[0] = {}): Promise<Harness> {
+/**
+ * The core as Electron wires it (the real drive scanner), with the test launcher (own loop devices
+ * only, its helper in `cgroupDir` when given) and recorders for the desktop effects and dialogs.
+ */
+async function harness(dir: string, settings: Parameters<SettingsStore['update']>[0] = {}, cgroupDir?: string): Promise<Harness> {
   const store = await SettingsStore.open(join(dir, 'settings.json'));
   await store.update({ showVirtual: true, ...settings });
   const h: Harness = {
@@ -44,12 +51,18 @@ async function harness(dir: string, settings: Parameters<SettingsStore['update']
     events: { drivesChanged: [], flashProgress: [], flashEnd: [], imageOpened: [] },
     effects: [],
     opened: [],
+    saveAs: null,
+    suggestedNames: [],
   };
   const createAppService = await builtCreateAppService();
   h.service = createAppService({
     settings: store,
-    launchHelper: await testLauncher(),
+    launchHelper: await testLauncher(cgroupDir),
     pickImage: async () => null,
+    pickBackupFile: async (suggestedName) => {
+      h.suggestedNames.push(suggestedName);
+      return h.saveAs;
+    },
     openExternal: async (url) => void h.opened.push(url),
     effects: {
       preventSleep: () => {
@@ -270,7 +283,7 @@ describeDevices('the main-process core (what Electron and the browser bridge bot
     // Ejecting is on by default and asked of the helper; a loop device has no hardware to power off, and that is no warning.
     expect(end.results[0]).toMatchObject({ ejected: false });
     expect(end.results[0]).not.toHaveProperty('warnings');
-    expect(h.service.isFlashing()).toBe(false);
+    expect(h.service.runningJob()).toBeNull();
   });
 
   it('with notifications off, nothing is notified; with verification off, the result says so; with ejecting off, nothing is ejected', async () => {
@@ -324,5 +337,83 @@ describeDevices('the main-process core (what Electron and the browser bridge bot
       { ok: true, value: { path: join(dir, 'other.img') } },
       { ok: false, error: { code: 'image-not-found', message: `${join(dir, 'missing.img')}: no such file.` } },
     ]);
+  });
+
+  describe('"Back up this drive"', () => {
+    it('saves the drive into the file the save dialog returned (zstd), which decodes to the drive bit for bit, with the desktop effects of a flash', async () => {
+      const dir = scratchDir();
+      const source = await partitionedLoop('label: dos\n1M,4M,c\n,6M,83\n', 16 * MiB);
+      const h = await harness(dir);
+      const file = join(dir, 'card.img.zst');
+      const request = { device: source.path, file, compress: 'zstd', trimToPartitions: false } as const;
+      // Only the file the user chose in the dialog, for that drive, is ever written.
+      expect(await h.service.handlers.startBackup(request)).toMatchObject({ ok: false, error: { code: 'no-backup-file' } });
+      h.saveAs = null;
+      expect(value(await h.service.handlers.chooseBackupFile(source.path, 'zstd'))).toBeNull();
+      expect(await h.service.handlers.startBackup(request)).toMatchObject({ ok: false, error: { code: 'no-backup-file' } });
+      h.saveAs = file;
+      expect(value(await h.service.handlers.chooseBackupFile(source.path, 'zstd'))).toBe(file);
+      expect(h.suggestedNames.at(-1)).toMatch(/-\d{4}-\d{2}-\d{2}\.img\.zst$/);
+      expect(await h.service.handlers.startBackup({ ...request, file: join(dir, 'elsewhere.img') })).toMatchObject({ ok: false, error: { code: 'no-backup-file' } });
+
+      value(await h.service.handlers.startBackup(request));
+      expect(h.service.runningJob()).toBe('backup');
+      expect(await h.service.handlers.startBackup(request)).toMatchObject({ ok: false, error: { code: 'busy' } });
+      expect(await h.service.handlers.chooseSourceDrive(source.path)).toMatchObject({ ok: false, error: { code: 'busy' } });
+
+      const end = await flashEnded(h);
+      expect(end).toMatchObject({ job: 'backup', verify: true, results: [{ status: 'ok', target: file, bytes: 16 * MiB, written: true, verified: true }] });
+      expect(new Set(h.events.flashProgress.map((p) => p.target))).toEqual(new Set([file]));
+      expect(new Set(h.events.flashProgress.map((p) => p.phase))).toEqual(new Set(['writing', 'syncing', 'verifying']));
+      expect(execFileSync('zstd', ['-dc', file], { maxBuffer: 32 * MiB }).equals(readFileSync(source.backing))).toBe(true);
+      expect(existsSync(`${file}.incomplete`)).toBe(false);
+      expect(h.effects[0]).toBe('sleep blocked');
+      expect(h.effects.filter((e) => e === 'progress').length).toBeGreaterThan(0);
+      expect(h.effects.slice(h.effects.indexOf('notified: Backup complete'))).toEqual(['notified: Backup complete', 'sleep allowed', 'progress cleared']);
+      expect(h.service.runningJob()).toBeNull();
+      // The dialog's answer was for one backup: another needs the dialog again.
+      expect(await h.service.handlers.startBackup(request)).toMatchObject({ ok: false, error: { code: 'no-backup-file' } });
+    });
+
+    it('stops only after the last partition when asked, and refuses the running system before any dialog opens', async () => {
+      const dir = scratchDir();
+      const source = await partitionedLoop('label: dos\n1M,4M,c\n,6M,83\n', 24 * MiB);
+      const h = await harness(dir);
+      h.saveAs = join(dir, 'trimmed.img');
+      value(await h.service.handlers.chooseBackupFile(source.path, null));
+      value(await h.service.handlers.startBackup({ device: source.path, file: h.saveAs, compress: null, trimToPartitions: true }));
+      const end = await flashEnded(h);
+      expect(end.results).toMatchObject([{ status: 'ok', target: h.saveAs, bytes: 11 * MiB, verified: true }]);
+      expect(readFileSync(h.saveAs).equals(readBytes(source.backing, 0, 11 * MiB))).toBe(true);
+
+      const system = (await drives(h.service)).find((d) => d.system === 'running');
+      expect(system).toBeDefined();
+      const asked = h.suggestedNames.length;
+      expect(await h.service.handlers.chooseBackupFile(system?.device ?? '', 'zstd')).toMatchObject({ ok: false, error: { code: 'drive-blocked', message: expect.stringContaining('holds the running system') as unknown } });
+      expect(await h.service.handlers.chooseBackupFile('/dev/sluice-no-such-drive', 'zstd')).toMatchObject({ ok: false, error: { code: 'unknown-drive' } });
+      expect(h.suggestedNames.length).toBe(asked);
+    });
+
+    it('cancelled mid-way, ends as cancelled (never success), deletes the partial file and leaves the drive as it was', async () => {
+      const { loop, group } = slowSourceDrive();
+      try {
+        const dir = scratchDir();
+        const before = digestFile(loop.backing);
+        const h = await harness(dir, {}, group.dir);
+        h.saveAs = join(dir, 'slow.img');
+        value(await h.service.handlers.chooseBackupFile(loop.path, null));
+        value(await h.service.handlers.startBackup({ device: loop.path, file: h.saveAs, compress: null, trimToPartitions: false }));
+        await expect.poll(() => h.events.flashProgress.some((p) => p.phase === 'writing' && p.bytesDone >= 4 * MiB), { timeout: 20_000 }).toBe(true);
+        value(await h.service.handlers.cancelFlash());
+        const end = await flashEnded(h);
+        expect(end.results).toMatchObject([{ status: 'cancelled', target: h.saveAs }]);
+        expect(h.effects).toContain('notified: Backup cancelled');
+        expect(existsSync(h.saveAs)).toBe(false);
+        expect(existsSync(`${h.saveAs}.incomplete`)).toBe(false);
+        expect(digestFile(loop.backing)).toBe(before);
+      } finally {
+        group.remove();
+      }
+    });
   });
 });

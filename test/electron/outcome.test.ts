@@ -7,7 +7,7 @@ import { FAILURE_CODES, type TargetResult } from '../../worker/common/result.js'
 const ok = (target: string, verified = true): TargetResult => ({ status: 'ok', target, bytes: 100, written: true, verified, seconds: 2 });
 const failed = (target: string): TargetResult => ({ status: 'failed', target, bytes: 40, code: 'verify-mismatch', message: 'differs', offset: 1234 });
 const cancelled = (target: string): TargetResult => ({ status: 'cancelled', target, bytes: 10 });
-const end = (results: TargetResult[], verify = true): FlashEnd => ({ results, verify, seconds: 3 });
+const end = (results: TargetResult[], verify = true, job: FlashEnd['job'] = 'flash'): FlashEnd => ({ job, results, verify, seconds: 3 });
 
 describe('the tone of an end screen', () => {
   it('is success (green) only when every drive was written and verified', () => {
@@ -35,21 +35,36 @@ describe('the tone of an end screen', () => {
 
 describe('failure words', () => {
   it('name the offset of a verification mismatch and what it likely means', () => {
-    expect(failureHeadline({ status: 'failed', target: '/dev/sdb', bytes: 0, code: 'verify-mismatch', message: '', offset: 31469625 })).toBe(
+    expect(failureHeadline({ status: 'failed', target: '/dev/sdb', bytes: 0, code: 'verify-mismatch', message: '', offset: 31469625 }, 'flash')).toBe(
       'Verification failed at offset 31469625: the card may be counterfeit or failing.',
     );
   });
 
-  it('exist for every failure code, with advice', () => {
-    for (const code of FAILURE_CODES) {
-      expect(failureHeadline({ status: 'failed', target: 't', bytes: 0, code, message: '' }), code).not.toBe('');
-      expect(failureAdvice(code), code).toMatch(/\.$/);
+  it('exist for every failure code, with advice, for a flash and for a backup', () => {
+    for (const job of ['flash', 'backup'] as const) {
+      for (const code of FAILURE_CODES) {
+        expect(failureHeadline({ status: 'failed', target: 't', bytes: 0, code, message: '' }, job), code).not.toBe('');
+        expect(failureAdvice(code, job), code).toMatch(/\.$/);
+      }
     }
+  });
+
+  it('never blame the drive for what went wrong with a backup file, nor call it counterfeit', () => {
+    const mismatch: TargetResult = { status: 'failed', target: '/home/u/sd.img', bytes: 0, code: 'verify-mismatch', message: '', offset: 4096 };
+    expect(failureHeadline(mismatch, 'backup')).toBe('The backup differs from the drive at offset 4096.');
+    for (const code of ['target-full', 'write-error', 'verify-mismatch', 'helper-died', 'internal'] as const) {
+      const words = `${failureHeadline({ status: 'failed', target: 'f', bytes: 0, code, message: '' }, 'backup')} ${failureAdvice(code, 'backup')}`;
+      expect(words, code).not.toMatch(/counterfeit|incomplete|flash it again|smaller than it claims/i);
+    }
+    expect(failureAdvice('target-full', 'backup')).toContain('is full');
   });
 
   it('summarise a job for the notification', () => {
     expect(summarizeFlash(end([ok('/dev/sdb')]))).toEqual({ tone: 'success', title: 'Flash complete', body: 'The drive was written and verified.' });
     expect(summarizeFlash(end([ok('/dev/sdb'), failed('/dev/sdc')])).body).toBe('/dev/sdc: Verification failed at offset 1234: the card may be counterfeit or failing.');
+    expect(summarizeFlash(end([ok('/b/sd.img.zst')], true, 'backup'))).toEqual({ tone: 'success', title: 'Backup complete', body: 'Saved and verified: /b/sd.img.zst.' });
+    expect(summarizeFlash(end([cancelled('/b/sd.img')], true, 'backup'))).toMatchObject({ tone: 'cancelled', title: 'Backup cancelled' });
+    expect(summarizeFlash(end([failed('/b/sd.img')], true, 'backup'))).toEqual({ tone: 'failure', title: 'Backup failed', body: '/b/sd.img: The backup differs from the drive at offset 1234.' });
   });
 });
 

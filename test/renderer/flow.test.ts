@@ -4,7 +4,7 @@ import { DEFAULT_SETTINGS } from '../../electron/common/settings.js';
 import { judgeDrive } from '../../worker/common/verdict.js';
 import { usbCard } from '../helpers/drive-fixtures.js';
 import { rawImageInfo } from '../helpers/image-fixtures.js';
-import { availableDrives, canFlash, flowReducer, INITIAL_STATE, isSelectable, type FlowState } from '../../renderer/src/flow.js';
+import { availableDrives, canFlash, flowReducer, INITIAL_STATE, isSelectable, jobRows, type FlowState } from '../../renderer/src/flow.js';
 
 const image: ImageInfo = rawImageInfo('/home/u/os.img', 4e9);
 const card = (device: string, overrides: Partial<DriveInfo> = {}): DriveInfo => ({ ...usbCard(device, { description: `Card ${device}` }), verdicts: [], ...overrides });
@@ -54,12 +54,12 @@ describe('the screen state', () => {
   it('keeps the drives of a running flash even if they vanish from the live list', () => {
     let state = flowReducer(ready(), { type: 'flash-starting' });
     state = flowReducer(state, { type: 'drives', drives: [] });
-    expect(state.flash?.targets.map((t) => t.device)).toEqual(['/dev/sdb', '/dev/sdc']);
-    const end: FlashEnd = { results: [{ status: 'failed', target: '/dev/sdb', bytes: 5, code: 'target-unplugged', message: 'gone' }], verify: true, seconds: 1 };
+    expect(state.flash?.subject.kind === 'flash' && state.flash.subject.targets.map((t) => t.device)).toEqual(['/dev/sdb', '/dev/sdc']);
+    const end: FlashEnd = { job: 'flash', results: [{ status: 'failed', target: '/dev/sdb', bytes: 5, code: 'target-unplugged', message: 'gone' }], verify: true, seconds: 1 };
     state = flowReducer(state, { type: 'flash-ended', end });
     expect(state.flash).toBeNull();
     expect(state.finished?.end).toBe(end);
-    expect(state.finished?.targets).toHaveLength(2);
+    expect(state.finished?.subject.kind === 'flash' && state.finished.subject.targets).toHaveLength(2);
   });
 
   it('goes back to the steps when the start is refused, with the reason', () => {
@@ -69,16 +69,34 @@ describe('the screen state', () => {
     expect(state.startError).toBe('A flash is already running.');
   });
 
+  it('runs a backup like a flash, keyed by its file, and goes back to the steps as they were', () => {
+    const before = ready();
+    const [drive] = before.drives;
+    if (drive === undefined) throw new Error('no drive in the fixture');
+    let state = flowReducer(before, { type: 'backup-starting', drive, file: '/home/u/card.img.zst' });
+    expect(state.flash).toMatchObject({ subject: { kind: 'backup', drive, file: '/home/u/card.img.zst' }, progress: {}, cancelling: false });
+    expect(jobRows(state.flash?.subject ?? { kind: 'backup', drive, file: '' })).toEqual([{ key: '/home/u/card.img.zst', name: 'card.img.zst', detail: '/home/u/card.img.zst' }]);
+    state = flowReducer(state, { type: 'progress', progress: { phase: 'writing', target: '/home/u/card.img.zst', bytesDone: 1, bytesTotal: 2, speed: 1, eta: 1 } });
+    expect(Object.keys(state.flash?.progress ?? {})).toEqual(['/home/u/card.img.zst']);
+    const end: FlashEnd = { job: 'backup', results: [{ status: 'cancelled', target: '/home/u/card.img.zst', bytes: 1 }], verify: true, seconds: 1 };
+    state = flowReducer(state, { type: 'flash-ended', end });
+    expect(state.finished).toMatchObject({ subject: { kind: 'backup', drive }, end });
+    state = flowReducer(state, { type: 'back-to-steps' });
+    expect(state.finished).toBeNull();
+    expect(state.image).toBe(before.image);
+    expect(state.selected).toEqual(before.selected);
+  });
+
   it('ignores progress and ends that arrive with no flash running', () => {
     const state = ready();
     expect(flowReducer(state, { type: 'progress', progress: { phase: 'writing', target: '/dev/sdb', bytesDone: 1, bytesTotal: 2, speed: 1, eta: 1 } })).toBe(state);
-    expect(flowReducer(state, { type: 'flash-ended', end: { results: [], verify: true, seconds: 0 } })).toBe(state);
+    expect(flowReducer(state, { type: 'flash-ended', end: { job: 'flash', results: [], verify: true, seconds: 0 } })).toBe(state);
   });
 
   describe('an image the system handed over (double-click, "Open with", command line)', () => {
     const other: ImageInfo = { ...image, path: '/home/u/other.img', name: 'other.img' };
     const busy = { ok: false, error: { code: 'busy', message: 'other.img was not opened: a flash is running.' } } as const;
-    const end: FlashEnd = { results: [{ status: 'ok', target: '/dev/sdb', bytes: 4e9, written: true, seconds: 60, verified: true }], verify: true, seconds: 60 };
+    const end: FlashEnd = { job: 'flash', results: [{ status: 'ok', target: '/dev/sdb', bytes: 4e9, written: true, seconds: 60, verified: true }], verify: true, seconds: 60 };
 
     it('is chosen on the steps, keeping the chosen drives (their verdicts follow from the main process)', () => {
       const state = flowReducer(ready(), { type: 'image-opened', result: { ok: true, value: other } });
@@ -98,7 +116,7 @@ describe('the screen state', () => {
       expect(state.flash).toEqual({ ...flashing.flash, notice: busy.error.message });
       expect(state.image).toBe(image);
       // The notice goes with the flash it was about.
-      expect(flowReducer(state, { type: 'flash-ended', end }).finished).toMatchObject({ image, end });
+      expect(flowReducer(state, { type: 'flash-ended', end }).finished).toMatchObject({ subject: { kind: 'flash', image }, end });
     });
 
     it('on the end screen starts a new flash with it: back to the steps, no drive chosen', () => {

@@ -14,7 +14,8 @@ import { closeFd, readFully, writeFully } from '../engine/io.js';
 import { ProgressMeter } from '../engine/progress-meter.js';
 import type { VerifyOutcome } from '../engine/verify-written.js';
 import { readPartitionTable } from '../sources/partition-table.js';
-import { startCompressor, startDecompressor, type BackupCompression, type RunningTool } from './compressor.js';
+import type { BackupCompression } from '../common/backup-compression.js';
+import { startCompressor, startDecompressor, type RunningTool } from './compressor.js';
 
 export interface BackupJob {
   /** The pipe the helper sends the drive's bytes into, front to back. */

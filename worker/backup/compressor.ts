@@ -3,10 +3,7 @@ import { closeFd } from '../engine/io.js';
 import { fail } from '../engine/errors.js';
 import { findTool } from '../engine/platform/run.js';
 import { createOsPipe } from '../sources/os-pipe.js';
-
-/** The formats a backup can be compressed into, each by its system tool. */
-export const BACKUP_COMPRESSIONS = ['zstd', 'xz', 'gz'] as const;
-export type BackupCompression = (typeof BACKUP_COMPRESSIONS)[number];
+import type { BackupCompression } from '../common/backup-compression.js';
 
 /**
  * How each format is made and read back. zstd's default level on all cores is the sweet spot for

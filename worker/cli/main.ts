@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util';
-import { BACKUP_COMPRESSIONS, type BackupCompression } from '../backup/compressor.js';
+import { BACKUP_COMPRESSIONS, type BackupCompression } from '../common/backup-compression.js';
 import { EXIT } from './exit-codes.js';
 
 const USAGE = `Usage:

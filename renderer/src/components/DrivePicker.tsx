@@ -2,7 +2,7 @@ import { useId, useState } from 'react';
 import type { DriveInfo } from '../../../electron/common/models.js';
 import { formatBytes } from '../../../worker/common/units.js';
 import { isDriveShown, verdictEffect, type DriveVisibility } from '../../../worker/common/verdict.js';
-import { isSelectable } from '../flow.js';
+import { fileName, isCopyable, isSelectable } from '../flow.js';
 import { BUS_LABEL, driveName, verdictBadge } from '../labels.js';
 import { Modal } from './Modal.js';
 
@@ -14,11 +14,13 @@ interface DrivePickerProps {
   confirmedSystem: string[];
   onDone: (devices: string[], confirmedSystem: string[]) => void;
   onCancel: () => void;
+  /** "Back up…" on a drive's row: save it into an image file. */
+  onBackup: (drive: DriveInfo) => void;
 }
 
 /** The name a person types to confirm a system drive: the last part of its path ("sda", "disk2", "PhysicalDrive1"). */
 export function typedName(device: string): string {
-  return device.split(/[\\/]/).pop() ?? device;
+  return fileName(device);
 }
 
 function Badges({ drive }: { drive: DriveInfo }) {
@@ -73,7 +75,7 @@ function SystemConfirm({ device, onConfirm, onCancel }: SystemConfirmProps) {
 }
 
 /** The drive list: live as drives come and go, several may be chosen, unsafe ones explain themselves. */
-export function DrivePicker({ drives, visibility, selected, confirmedSystem, onDone, onCancel }: DrivePickerProps) {
+export function DrivePicker({ drives, visibility, selected, confirmedSystem, onDone, onCancel, onBackup }: DrivePickerProps) {
   const [chosen, setChosen] = useState(selected);
   const [confirmed, setConfirmed] = useState(confirmedSystem);
   // Opened again with an internal disk chosen, the list shows it.
@@ -157,6 +159,16 @@ export function DrivePicker({ drives, visibility, selected, confirmedSystem, onD
                     </span>
                   )}
                 </label>
+                <button
+                  type="button"
+                  className="button quiet row-action"
+                  aria-label={`Back up ${driveName(drive)} (${drive.device})`}
+                  title={isCopyable(drive) ? 'Save this drive into an image file' : drive.size === null ? 'There is no medium in it' : 'Sluice does not back up the running system'}
+                  disabled={!isCopyable(drive)}
+                  onClick={() => onBackup(drive)}
+                >
+                  Back up…
+                </button>
                 {pendingSystem === drive.device && (
                   <SystemConfirm
                     device={drive.device}

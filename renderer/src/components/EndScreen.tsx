@@ -1,9 +1,10 @@
 import { useEffect, useRef } from 'react';
 import { EXTERNAL_LINKS } from '../../../electron/common/links.js';
-import { failureAdvice, failureHeadline, flashTone, type Tone } from '../../../electron/common/outcome.js';
+import type { JobKind } from '../../../electron/common/models.js';
+import { failureAdvice, failureHeadline, summarizeFlash, type Tone } from '../../../electron/common/outcome.js';
 import type { TargetResult } from '../../../worker/common/result.js';
 import { formatBytes, formatDuration } from '../../../worker/common/units.js';
-import type { FinishedFlash } from '../flow.js';
+import { jobRows, type FinishedFlash, type JobSubject } from '../flow.js';
 import { driveName } from '../labels.js';
 import { CheckIcon, CrossIcon, StopIcon, WarningIcon } from './Icons.js';
 
@@ -11,15 +12,33 @@ interface EndScreenProps {
   finished: FinishedFlash;
   onFlashAnother: () => void;
   onFlashAgain: () => void;
+  /** A backup's end screen: back to the steps as they were. */
+  onDone: () => void;
   onOpenLink: (url: string) => void;
 }
 
-const HEADLINE: Readonly<Record<Tone, string>> = {
-  success: 'Flash complete',
-  unverified: 'Written, not verified',
-  cancelled: 'Flash cancelled',
-  failure: 'Flash failed',
+/** What each outcome says about the thing written, for a flash and for a backup. */
+const WORDS: Readonly<Record<JobKind, { ok: string; unverified: string; stopped: (done: string) => string; differ: string; notReadBack: string }>> = {
+  flash: {
+    ok: 'Written and verified',
+    unverified: 'Written, not verified',
+    stopped: (done) => `Stopped after ${done}, before the drive was completely written and verified. Flash it again before using it.`,
+    differ: 'blocks differ from the image.',
+    notReadBack: 'verification was turned off in Settings, so the drive was not read back',
+  },
+  backup: {
+    ok: 'Saved and verified',
+    unverified: 'Saved, not verified',
+    stopped: (done) => `Stopped after ${done}. The incomplete backup file was deleted; the drive is as it was.`,
+    differ: 'blocks differ from what was read from the drive.',
+    notReadBack: 'verification was turned off in Settings, so the file was not read back',
+  },
 };
+
+/** What the job was about: the image written, or the drive backed up. */
+function subjectName(subject: JobSubject): string {
+  return subject.kind === 'flash' ? subject.image.name : `${driveName(subject.drive)} (${subject.drive.device})`;
+}
 
 function ToneIcon({ tone }: { tone: Tone }) {
   switch (tone) {
@@ -34,7 +53,8 @@ function ToneIcon({ tone }: { tone: Tone }) {
   }
 }
 
-function ResultRow({ result, name, onOpenLink }: { result: TargetResult; name: string; onOpenLink: (url: string) => void }) {
+function ResultRow({ result, job, name, onOpenLink }: { result: TargetResult; job: JobKind; name: string; onOpenLink: (url: string) => void }) {
+  const words = WORDS[job];
   switch (result.status) {
     case 'ok': {
       const speed = result.seconds > 0 ? ` · ${formatBytes(result.bytes / result.seconds)}/s average` : '';
@@ -42,7 +62,7 @@ function ResultRow({ result, name, onOpenLink }: { result: TargetResult; name: s
         <li className="result ok">
           <strong>{name}</strong> <span className="muted">{result.target}</span>
           <p>
-            {result.verified ? 'Written and verified' : 'Written, not verified'}: {formatBytes(result.bytes)} in {formatDuration(result.seconds)}
+            {result.verified ? words.ok : words.unverified}: {formatBytes(result.bytes)} in {formatDuration(result.seconds)}
             {speed}
           </p>
           {result.ejected === true && <p>Ejected: you can remove it now.</p>}
@@ -60,7 +80,7 @@ function ResultRow({ result, name, onOpenLink }: { result: TargetResult; name: s
       return (
         <li className="result cancelled">
           <strong>{name}</strong> <span className="muted">{result.target}</span>
-          <p>Stopped after {formatBytes(result.bytes)}, before the drive was completely written and verified. Flash it again before using it.</p>
+          <p>{words.stopped(formatBytes(result.bytes))}</p>
         </li>
       );
     case 'failed':
@@ -68,12 +88,16 @@ function ResultRow({ result, name, onOpenLink }: { result: TargetResult; name: s
         <li className="result failed">
           <strong>{name}</strong> <span className="muted">{result.target}</span>
           <p className="failure-headline" data-testid="failure-headline">
-            {failureHeadline(result)}
+            {failureHeadline(result, job)}
           </p>
           <p>{result.message}</p>
-          {result.badBlocks !== undefined && result.badBlocks > 1 && <p>{result.badBlocks} blocks differ from the image.</p>}
-          <p className="advice">{failureAdvice(result.code)}</p>
-          {result.code === 'verify-mismatch' && (
+          {result.badBlocks !== undefined && result.badBlocks > 1 && (
+            <p>
+              {result.badBlocks} {words.differ}
+            </p>
+          )}
+          <p className="advice">{failureAdvice(result.code, job)}</p>
+          {job === 'flash' && result.code === 'verify-mismatch' && (
             <button type="button" className="link-button" onClick={() => onOpenLink(EXTERNAL_LINKS.fakeCardTest)}>
               How to test a card for fake capacity (F3)
             </button>
@@ -83,40 +107,48 @@ function ResultRow({ result, name, onOpenLink }: { result: TargetResult; name: s
   }
 }
 
-/** How the flash ended. Green only when every drive was written and verified. */
-export function EndScreen({ finished, onFlashAnother, onFlashAgain, onOpenLink }: EndScreenProps) {
-  const { end, targets, image } = finished;
-  const tone = flashTone(end);
+/** How the job ended. Green only when every drive was written and verified (a backup: saved and read back). */
+export function EndScreen({ finished, onFlashAnother, onFlashAgain, onDone, onOpenLink }: EndScreenProps) {
+  const { end, subject } = finished;
+  const { tone, title } = summarizeFlash(end);
+  const words = WORDS[subject.kind];
   const heading = useRef<HTMLHeadingElement>(null);
   // Move focus to the outcome so keyboard and screen-reader users land on it.
   useEffect(() => heading.current?.focus(), []);
-  const nameOf = (device: string) => {
-    const drive = targets.find((t) => t.device === device);
-    return drive === undefined ? device : driveName(drive);
-  };
+  // A refused backup reports on the drive, not the file.
+  const rows = subject.kind === 'backup' ? [...jobRows(subject), { key: subject.drive.device, name: driveName(subject.drive), detail: subject.drive.device }] : jobRows(subject);
+  const nameOf = (key: string) => rows.find((row) => row.key === key)?.name ?? key;
 
   return (
     <section className={`end-screen tone-${tone}`} aria-labelledby="end-title" data-screen={tone}>
       <ToneIcon tone={tone} />
       <h2 id="end-title" ref={heading} tabIndex={-1}>
-        {HEADLINE[tone]}
+        {title}
       </h2>
       <p className="summary">
-        {image.name} · {formatDuration(end.seconds)}
-        {tone === 'unverified' && ' · verification was turned off in Settings, so the drive was not read back'}
+        {subjectName(subject)} · {formatDuration(end.seconds)}
+        {tone === 'unverified' && ` · ${words.notReadBack}`}
       </p>
       <ul className="results">
         {end.results.map((result) => (
-          <ResultRow key={result.target} result={result} name={nameOf(result.target)} onOpenLink={onOpenLink} />
+          <ResultRow key={result.target} result={result} job={subject.kind} name={nameOf(result.target)} onOpenLink={onOpenLink} />
         ))}
       </ul>
       <div className="actions">
-        <button type="button" className="button primary" onClick={onFlashAgain}>
-          {tone === 'success' ? 'Flash another drive' : 'Try again'}
-        </button>
-        <button type="button" className="button" onClick={onFlashAnother}>
-          Start over
-        </button>
+        {subject.kind === 'backup' ? (
+          <button type="button" className="button primary" onClick={onDone}>
+            Done
+          </button>
+        ) : (
+          <>
+            <button type="button" className="button primary" onClick={onFlashAgain}>
+              {tone === 'success' ? 'Flash another drive' : 'Try again'}
+            </button>
+            <button type="button" className="button" onClick={onFlashAnother}>
+              Start over
+            </button>
+          </>
+        )}
       </div>
     </section>
   );

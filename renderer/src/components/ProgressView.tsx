@@ -1,7 +1,7 @@
 import { overallFraction, targetFraction } from '../../../electron/common/flash-progress.js';
 import type { FlashProgress } from '../../../electron/common/models.js';
 import { formatBytes, formatDuration } from '../../../worker/common/units.js';
-import type { RunningFlash } from '../flow.js';
+import { fileName, jobRows, type JobSubject, type RunningFlash } from '../flow.js';
 import { driveName, PHASE_LABEL } from '../labels.js';
 import { WarningIcon } from './Icons.js';
 
@@ -21,9 +21,25 @@ function rate(progress: FlashProgress | undefined): string {
   return parts.join(' · ');
 }
 
-/** The running flash: phase, overall percent, speed and time left, and a row per drive. */
+function Title({ subject }: { subject: JobSubject }) {
+  if (subject.kind === 'flash') {
+    return (
+      <>
+        Flashing <span className="chosen-name">{subject.image.name}</span>
+      </>
+    );
+  }
+  return (
+    <>
+      Backing up <span className="chosen-name">{driveName(subject.drive)}</span> to <span className="chosen-name">{fileName(subject.file)}</span>
+    </>
+  );
+}
+
+/** The running job: phase, overall percent, speed and time left, and a row per drive (or the backup file). */
 export function ProgressView({ flash, onCancel }: { flash: RunningFlash; onCancel: () => void }) {
-  const reports = flash.targets.map((t) => flash.progress[t.device]);
+  const rows = jobRows(flash.subject);
+  const reports = rows.map((row) => flash.progress[row.key]);
   const fraction = overallFraction(reports, flash.verify);
   // The slowest drive decides when the job ends, so the headline follows it.
   const lead = reports.reduce<FlashProgress | undefined>((slowest, p) => {
@@ -36,7 +52,7 @@ export function ProgressView({ flash, onCancel }: { flash: RunningFlash; onCance
   return (
     <section className="progress-view" aria-labelledby="progress-title" data-screen="flashing">
       <h2 id="progress-title">
-        Flashing <span className="chosen-name">{flash.image.name}</span>
+        <Title subject={flash.subject} />
       </h2>
       <p className="phase" role="status" data-testid="phase">
         {phase}…
@@ -47,15 +63,15 @@ export function ProgressView({ flash, onCancel }: { flash: RunningFlash; onCance
           {percent(fraction)}
         </span>
       </div>
-      <p className="muted">{lead === undefined ? 'Preparing the drive…' : `${formatBytes(lead.bytesDone)}${lead.bytesTotal === null ? '' : ` of ${formatBytes(lead.bytesTotal)}`} · ${rate(lead)}`}</p>
-      <ul className="target-rows" aria-label="Drives">
-        {flash.targets.map((t) => {
-          const p = flash.progress[t.device];
+      <p className="muted">{lead === undefined ? (flash.subject.kind === 'flash' ? 'Preparing the drive…' : 'Opening the drive…') : `${formatBytes(lead.bytesDone)}${lead.bytesTotal === null ? '' : ` of ${formatBytes(lead.bytesTotal)}`} · ${rate(lead)}`}</p>
+      <ul className="target-rows" aria-label={flash.subject.kind === 'flash' ? 'Drives' : 'Backup file'}>
+        {rows.map((row) => {
+          const p = flash.progress[row.key];
           const f = p === undefined ? null : targetFraction(p, flash.verify);
           return (
-            <li key={t.device}>
-              <span className="drive-name">{driveName(t)}</span>
-              <span className="muted">{t.device}</span>
+            <li key={row.key}>
+              <span className="drive-name">{row.name}</span>
+              <span className="muted">{row.detail}</span>
               <span>{phaseText(p)}</span>
               <span className="numeric">{percent(f)}</span>
             </li>

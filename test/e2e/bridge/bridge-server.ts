@@ -55,6 +55,9 @@ export interface Bridge {
   openedLinks: string[];
   /** The path the next "Choose image…" dialog answers with (null: the user closed it). */
   answerDialog(path: string | null): void;
+  /** The path the next backup save dialog answers with (null: the user closed it), and the names it was offered. */
+  answerSaveDialog(path: string | null): void;
+  suggestedNames: string[];
   /**
    * Where the system's hand-over arrives, as in electron/main/main.ts: openCommandLine is
    * Sluice's own command line at start (call it before the page loads) or a second instance's
@@ -95,6 +98,8 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
   const openedLinks: string[] = [];
   const clients = new Set<ServerResponse>();
   let dialogAnswer: string | null = null;
+  let saveDialogAnswer: string | null = null;
+  const suggestedNames: string[] = [];
   const notes: string[] = [];
   // This machine's command lines, from a packaged Sluice: no app path among the arguments.
   const handOff = new ImageHandOff({ platform: process.platform, appInArguments: false }, (line) => void notes.push(line));
@@ -108,6 +113,10 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
     settings,
     launchHelper: options.launchHelper,
     pickImage: async () => dialogAnswer,
+    pickBackupFile: async (suggestedName) => {
+      suggestedNames.push(suggestedName);
+      return saveDialogAnswer;
+    },
     openExternal: async (url) => void openedLinks.push(url),
     effects: {
       preventSleep: () => {
@@ -182,6 +191,10 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
     answerDialog: (path) => {
       dialogAnswer = path;
     },
+    answerSaveDialog: (path) => {
+      saveDialogAnswer = path;
+    },
+    suggestedNames,
     handOff,
     notes,
     close: async () => {

@@ -1,0 +1,46 @@
+import type { TargetResult } from '../../worker/common/result.js';
+import type { FlashEnd, JobKind } from '../common/models.js';
+import { summarizeFlash } from '../common/outcome.js';
+
+/**
+ * The desktop pieces a job touches, by interface: Electron implements them (electron/main/
+ * desktop-effects.ts), tests pass a recorder, and the sessions run under plain Node.
+ */
+export interface DesktopEffects {
+  /** Keeps the computer from sleeping mid-job; returns what lets it sleep again. */
+  preventSleep(): () => void;
+  /** Taskbar/dock progress, 0 to 1; null removes it. */
+  setProgress(fraction: number | null): void;
+  notify(title: string, body: string): void;
+}
+
+/** A job the app runs (a flash or a backup), as the app service holds it. */
+export interface JobSession {
+  readonly kind: JobKind;
+  /** Asks the job to stop; `done` then resolves with `cancelled` results. */
+  cancel(): void;
+  /** How the job ended; never rejects. */
+  readonly done: Promise<FlashEnd>;
+}
+
+/**
+ * Runs `work` with the computer kept awake, the taskbar progress removed at the end whatever
+ * happened, and a notification saying how it ended. The keep-awake block is taken before `work`
+ * starts (this function's synchronous part). `work` must not reject.
+ */
+export async function runDesktopJob(job: { kind: JobKind; verify: boolean; notify: boolean }, effects: DesktopEffects, work: () => Promise<TargetResult[]>): Promise<FlashEnd> {
+  const started = performance.now();
+  const allowSleep = effects.preventSleep();
+  try {
+    const results = await work();
+    const end: FlashEnd = { job: job.kind, results, verify: job.verify, seconds: (performance.now() - started) / 1000 };
+    if (job.notify) {
+      const summary = summarizeFlash(end);
+      effects.notify(summary.title, summary.body);
+    }
+    return end;
+  } finally {
+    allowSleep();
+    effects.setProgress(null);
+  }
+}

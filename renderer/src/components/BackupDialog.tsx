@@ -1,0 +1,84 @@
+import { useId, useState } from 'react';
+import type { BackupRequest, DriveInfo } from '../../../electron/common/models.js';
+import { formatBytes } from '../../../worker/common/units.js';
+import { driveName } from '../labels.js';
+import { WarningIcon } from './Icons.js';
+import { Modal } from './Modal.js';
+
+type Compression = BackupRequest['compress'];
+
+/** The formats offered, best first; the suffix is what the save dialog suggests. */
+const FORMATS: readonly { value: Compression; label: string; note: string }[] = [
+  { value: 'zstd', label: 'Zstandard (.img.zst)', note: 'fast; empty space costs almost nothing' },
+  { value: 'xz', label: 'xz (.img.xz)', note: 'smallest, several times slower' },
+  { value: 'gz', label: 'gzip (.img.gz)', note: 'for tools that know nothing newer' },
+  { value: null, label: 'Uncompressed (.img)', note: 'as large as the drive' },
+];
+
+interface BackupDialogProps {
+  drive: DriveInfo;
+  verify: boolean;
+  /** The save dialog is open, or the backup is being started. */
+  busy: boolean;
+  error: string | null;
+  onStart: (compress: Compression, trimToPartitions: boolean) => void;
+  onCancel: () => void;
+}
+
+/** "Back up this drive": how to save it, then the system's save dialog. The drive is only read. */
+export function BackupDialog({ drive, verify, busy, error, onStart, onCancel }: BackupDialogProps) {
+  const [compress, setCompress] = useState<Compression>('zstd');
+  const [trim, setTrim] = useState(false);
+  const groupId = useId();
+  const canTrim = drive.partitionTable !== null;
+  return (
+    <Modal
+      title="Back up this drive"
+      onClose={onCancel}
+      className="backup"
+      footer={
+        <>
+          <button type="button" className="button" onClick={onCancel}>
+            Cancel
+          </button>
+          <button type="button" className="button primary" disabled={busy} onClick={() => onStart(compress, trim && canTrim)}>
+            {busy ? 'Waiting for the save dialog…' : 'Choose where to save…'}
+          </button>
+        </>
+      }
+    >
+      <p>
+        Sluice reads <strong>{driveName(drive)}</strong> <span className="muted">({[drive.device, drive.size === null ? null : formatBytes(drive.size)].filter(Boolean).join(' · ')})</span> and saves it as an image
+        file that can be flashed back, bit for bit. The drive is only read; its volumes are unmounted while it is.
+      </p>
+      <fieldset className="choices" aria-labelledby={groupId}>
+        <legend id={groupId}>Format</legend>
+        {FORMATS.map((format) => (
+          <label key={format.label} className="choice">
+            <input type="radio" name="backup-format" checked={compress === format.value} onChange={() => setCompress(format.value)} />
+            <span>
+              {format.label} <span className="muted">· {format.note}</span>
+            </span>
+          </label>
+        ))}
+      </fieldset>
+      <label className="choice">
+        <input type="checkbox" checked={trim && canTrim} disabled={!canTrim} onChange={(event) => setTrim(event.target.checked)} />
+        <span>
+          Stop after the last partition <span className="muted">· {canTrim ? 'smaller when the partitions do not fill the drive' : 'this drive has no partition table'}</span>
+        </span>
+      </label>
+      {!verify && (
+        <p className="message warning">
+          <WarningIcon />
+          Verification is off: Sluice will not read the file back to check it.
+        </p>
+      )}
+      {error !== null && (
+        <p className="message error" role="alert">
+          {error}
+        </p>
+      )}
+    </Modal>
+  );
+}
