@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { closeSync, openSync, readFileSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readFileSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { BrowserContext, Page } from 'playwright-core';
@@ -8,7 +8,7 @@ import { EXTERNAL_LINKS } from '../../electron/common/links.js';
 import { formatBytes, MiB } from '../../worker/common/units.js';
 import { assertTestTarget } from '../helpers/cli.js';
 import { describeDevices } from '../helpers/device-suite.js';
-import { attachLoop, createLoop, detachLoop, readBytes, scratchDir, waitForPath, writeRandomFile, type LoopDevice } from '../helpers/loop-device.js';
+import { attachLoop, createLoop, detachLoop, partitionedLoop, readBytes, scratchDir, smallTmpfs, waitForPath, writeRandomFile, type LoopDevice } from '../helpers/loop-device.js';
 import { serveFiles } from '../helpers/file-server.js';
 import { osImage, sh } from '../helpers/os-image.js';
 import { rootDisk } from '../helpers/system-disk.js';
@@ -430,6 +430,51 @@ describeDevices('the desktop app, in Chromium, against the real core and helper'
       await page.getByRole('button', { name: 'Copy' }).click();
       await expect.poll(() => page.getByTestId('image-format').textContent()).toBe('Whole drive, copied bit for bit');
       await flashChosenImageAndCompare(app, target.path, source.path, 16 * MiB);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('"Back up…" on a drive saves it where the save dialog says, compressed, to a verified end, and the file decodes to the drive; a disk too small for it is said so and keeps no file', async () => {
+    const dir = scratchDir();
+    const source = await partitionedLoop('label: dos\n1M,4M,c\n,6M,83\n', 24 * MiB);
+    const app = await openApp(context, { dropDir: dir, settings: { showVirtual: true } });
+    const backUp = async (format: RegExp, file: string) => {
+      await page.getByRole('button', { name: 'Select target…' }).click();
+      const row = page.locator(`li[data-device="${source.path}"]`);
+      await row.waitFor();
+      await row.getByRole('button', { name: new RegExp(`^Back up .* \\(${source.path}\\)$`) }).click();
+      const dialog = page.getByRole('dialog', { name: 'Back up this drive' });
+      await dialog.waitFor();
+      await expect(dialog.textContent()).resolves.toContain(source.path);
+      await dialog.getByRole('radio', { name: format }).check();
+      app.bridge.answerSaveDialog(file);
+      return dialog;
+    };
+    const { page } = app;
+    try {
+      const file = join(dir, 'card.img.zst');
+      const dialog = await backUp(/^Zstandard/, file);
+      await app.screenshot('27-backup-dialog');
+      await dialog.getByRole('button', { name: 'Choose where to save…' }).click();
+      await page.locator('section[data-screen="flashing"]').getByText('card.img.zst').first().waitFor();
+      await endScreen(page, 'success').waitFor({ timeout: 60_000 });
+      await expect(page.getByRole('heading', { name: 'Backup complete' }).count()).resolves.toBe(1);
+      await expect(endScreen(page, 'success').textContent()).resolves.toContain(`Saved and verified: ${formatBytes(24 * MiB)}`);
+      await app.screenshot('28-backup-complete');
+      expect(execFileSync('zstd', ['-dc', file], { maxBuffer: 32 * MiB }).equals(readFileSync(source.backing))).toBe(true);
+      expect(app.bridge.suggestedNames[0]).toMatch(/\.img\.zst$/);
+      expect(app.bridge.effects.notifications.at(-1)).toEqual({ title: 'Backup complete', body: `Saved and verified: ${file}.` });
+      await page.getByRole('button', { name: 'Done' }).click();
+      await page.locator('[data-screen="steps"]').waitFor();
+
+      const full = join(smallTmpfs(4 * MiB), 'card.img');
+      await (await backUp(/^Uncompressed/, full)).getByRole('button', { name: 'Choose where to save…' }).click();
+      await endScreen(page, 'failure').waitFor({ timeout: 60_000 });
+      await expect(page.getByTestId('failure-headline').textContent()).resolves.toBe('Not enough space for the backup');
+      await app.screenshot('29-backup-disk-full');
+      expect(existsSync(full)).toBe(false);
+      expect(existsSync(`${full}.incomplete`)).toBe(false);
     } finally {
       await app.close();
     }

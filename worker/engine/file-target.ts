@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { constants, copyFile } from 'node:fs';
 import { lstat, rename, stat, statfs, unlink } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import { formatBytes } from '../common/units.js';
 import { alignUp } from './aligned-buffer.js';
 import { fail, FlashError } from './errors.js';
 import { closeFd, openFd, readFully, syncData, writeFully } from './io.js';
@@ -48,7 +49,7 @@ async function reserve(fd: number, path: string, bytes: number): Promise<void> {
     await runOnDescriptor('fallocate', ['--length', String(bytes), '/dev/stdin'], fd);
   } catch (error) {
     const text = errorText(error);
-    if (/No space left/i.test(text)) throw fail('target-full', `There is not enough free space for ${path}: the image needs ${bytes} bytes. Free some space or choose another place.`, { offset: 0 });
+    if (/No space left/i.test(text)) throw fail('target-full', `There is not enough free space for ${path}: it needs ${formatBytes(bytes)} (${bytes} bytes). Free some space or choose another place.`, { offset: 0 });
     // Not supported here (or no fallocate tool): the file grows as it is written.
   }
 }

@@ -30,7 +30,6 @@ export function BackupDialog({ drive, verify, busy, error, onStart, onCancel }: 
   const [compress, setCompress] = useState<Compression>('zstd');
   const [trim, setTrim] = useState(false);
   const groupId = useId();
-  const canTrim = drive.partitionTable !== null;
   return (
     <Modal
       title="Back up this drive"
@@ -41,7 +40,7 @@ export function BackupDialog({ drive, verify, busy, error, onStart, onCancel }: 
           <button type="button" className="button" onClick={onCancel}>
             Cancel
           </button>
-          <button type="button" className="button primary" disabled={busy} onClick={() => onStart(compress, trim && canTrim)}>
+          <button type="button" className="button primary" disabled={busy} onClick={() => onStart(compress, trim)}>
             {busy ? 'Waiting for the save dialog…' : 'Choose where to save…'}
           </button>
         </>
@@ -63,9 +62,9 @@ export function BackupDialog({ drive, verify, busy, error, onStart, onCancel }: 
         ))}
       </fieldset>
       <label className="choice">
-        <input type="checkbox" checked={trim && canTrim} disabled={!canTrim} onChange={(event) => setTrim(event.target.checked)} />
+        <input type="checkbox" checked={trim} onChange={(event) => setTrim(event.target.checked)} />
         <span>
-          Stop after the last partition <span className="muted">· {canTrim ? 'smaller when the partitions do not fill the drive' : 'this drive has no partition table'}</span>
+          Stop after the last partition <span className="muted">· smaller when the partitions do not fill the drive</span>
         </span>
       </label>
       {!verify && (
