@@ -15,6 +15,7 @@ import { ProgressView } from './components/ProgressView.js';
 import { SettingsDialog } from './components/SettingsDialog.js';
 import { availableDrives, canFlash, copyableDrives, defaultVisibility, flowReducer, INITIAL_STATE, selectedDrives } from './flow.js';
 import { useFileDrop } from './use-file-drop.js';
+import { ErrorMessage } from './components/ErrorMessage.js';
 
 type Dialog = 'drives' | 'confirm' | 'settings' | { backup: DriveInfo } | null;
 
@@ -142,11 +143,7 @@ export function App({ api }: { api: SluiceApi }) {
         </button>
       </header>
       <main className="app-main">
-        {loadError !== null && (
-          <p className="message error" role="alert">
-            {loadError}
-          </p>
-        )}
+        <ErrorMessage error={loadError} />
         {state.flash !== null ? (
           <ProgressView flash={state.flash} onCancel={cancelFlash} />
         ) : state.finished !== null ? (

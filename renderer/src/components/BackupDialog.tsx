@@ -4,6 +4,7 @@ import { formatBytes } from '../../../worker/common/units.js';
 import { driveName } from '../labels.js';
 import { WarningIcon } from './Icons.js';
 import { Modal } from './Modal.js';
+import { ErrorMessage } from './ErrorMessage.js';
 
 type Compression = BackupRequest['compress'];
 
@@ -73,11 +74,7 @@ export function BackupDialog({ drive, verify, busy, error, onStart, onCancel }: 
           Verification is off: Sluice will not read the file back to check it.
         </p>
       )}
-      {error !== null && (
-        <p className="message error" role="alert">
-          {error}
-        </p>
-      )}
+      <ErrorMessage error={error} />
     </Modal>
   );
 }

@@ -1,5 +1,6 @@
 import { FlashIcon } from './Icons.js';
 import { StepCard } from './StepCard.js';
+import { ErrorMessage } from './ErrorMessage.js';
 
 interface FlashStepProps {
   ready: boolean;
@@ -24,11 +25,7 @@ export function FlashStep({ ready, verify, error, onFlash, onOpenSettings }: Fla
           </button>
         )}
       </p>
-      {error !== null && (
-        <p className="message error" role="alert">
-          {error}
-        </p>
-      )}
+      <ErrorMessage error={error} />
     </StepCard>
   );
 }

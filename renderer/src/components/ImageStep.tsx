@@ -4,6 +4,7 @@ import { formatBytes } from '../../../worker/common/units.js';
 import { FORMAT_LABEL, PARTITION_TABLE_LABEL } from '../labels.js';
 import { ImageIcon } from './Icons.js';
 import { StepCard } from './StepCard.js';
+import { ErrorMessage } from './ErrorMessage.js';
 
 interface ImageStepProps {
   image: ImageInfo | null;
@@ -142,11 +143,7 @@ export function ImageStep({ image, busy, error, onChoose, onOpenUrl, sourceDrive
           </div>
         </>
       )}
-      {error !== null && (
-        <p className="message error" role="alert">
-          {error}
-        </p>
-      )}
+      <ErrorMessage error={error} />
     </StepCard>
   );
 }

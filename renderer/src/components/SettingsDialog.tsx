@@ -1,6 +1,7 @@
 import { useState } from 'react';
 import type { Settings } from '../../../electron/common/settings.js';
 import { Modal } from './Modal.js';
+import { ErrorMessage } from './ErrorMessage.js';
 
 const FIELDS: readonly { key: keyof Settings; label: string; help: string }[] = [
   { key: 'verify', label: 'Verify after writing', help: 'Read every drive back and compare it with the image. Turning this off means a bad card goes unnoticed.' },
@@ -51,11 +52,7 @@ export function SettingsDialog({ settings, onChange, onClose }: SettingsDialogPr
           </li>
         ))}
       </ul>
-      {error !== null && (
-        <p className="message error" role="alert">
-          {error}
-        </p>
-      )}
+      <ErrorMessage error={error} />
     </Modal>
   );
 }
