@@ -9,7 +9,9 @@ import { join, resolve } from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import type { SettingsPatch } from '../../electron/common/settings.js';
 import type { HelperLauncher } from '../../electron/core/flash-session.js';
+import { jobDrives } from '../../worker/common/protocol.js';
 import type * as HelperProgram from '../../worker/helper/helper-program.js';
+import { jobMessage } from '../../worker/helper/launch.js';
 import { builtStartHelper } from '../helpers/built-modules.js';
 import { assertTestTarget } from '../helpers/cli.js';
 import { startBridge, type Bridge } from './bridge/bridge-server.js';
@@ -26,7 +28,8 @@ export async function testLauncher(cgroupDir?: string): Promise<HelperLauncher> 
   const { builtHelperProgram } = (await import(resolve('out/worker/helper/helper-program.js'))) as typeof HelperProgram;
   return (options) => {
     const { start } = options;
-    ('targets' in start ? [...start.targets, ...(start.sourceDevice === undefined ? [] : [start.sourceDevice])] : [start.source]).forEach(assertTestTarget);
+    const drives = jobDrives(jobMessage(start));
+    [...drives.writes, ...(drives.reads === null ? [] : [drives.reads])].forEach(assertTestTarget);
     if (cgroupDir === undefined) return startHelper(options);
     // The helper joins the slow card's cgroup before it is the helper: a shell enters the group,
     // then becomes it, so not one byte escapes the throttle.

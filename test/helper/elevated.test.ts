@@ -5,7 +5,7 @@
  * that real arrangement.
  */
 import { execFileSync, type ChildProcess } from 'node:child_process';
-import { closeSync, constants, openSync, readFileSync, rmSync } from 'node:fs';
+import { closeSync, constants, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { MiB } from '../../worker/common/units.js';
@@ -95,6 +95,25 @@ describeDevices('through sudo, as an unprivileged user', () => {
     expect(run.code).toBe(0);
     expect(resultOf(run)).toMatchObject({ status: 'ok', target: loop.path, bytes: 6 * MiB + 123, verified: true });
     expectWritten(loop, image);
+  });
+
+  it('verify gets root the same way: the user cannot read the device, and sluice verify compares it through the helper', async () => {
+    const { image, loop } = imageAndLoop(3 * MiB + 5, 4 * MiB);
+    expect((await collect(flashAsUser(image, loop.path, 'sudo'))).code).toBe(0);
+    const [setpriv = '', ...asUser] = asTestUser();
+    expect(() => execFileSync(setpriv, [...asUser, 'test', '-r', loop.path])).toThrow();
+
+    const run = await collect(spawnCli(['verify', '--json', '--elevate', 'sudo', image, loop.path], { wrapper: asTestUser() }));
+    expect(run.code, run.stderr).toBe(0);
+    expect(resultOf(run)).toMatchObject({ status: 'ok', target: loop.path, written: false, verified: true, bytes: 3 * MiB + 5 });
+
+    // One byte changed behind Sluice's back: found at its offset, still as the user.
+    const backing = openSync(loop.backing, 'r+');
+    writeSync(backing, Buffer.from([(readBytes(loop.backing, 2 * MiB + 9, 1)[0] ?? 0) ^ 0x01]), 0, 1, 2 * MiB + 9);
+    closeSync(backing);
+    const bad = await collect(spawnCli(['verify', '--json', '--elevate', 'sudo', image, loop.path], { wrapper: asTestUser() }));
+    expect(bad.code).toBe(1);
+    expect(resultOf(bad)).toMatchObject({ status: 'failed', code: 'verify-mismatch', offset: 2 * MiB + 9 });
   });
 
   it('image bytes through a FIFO the app made, as osascript needs (sudo is the tool here that can carry it)', async () => {

@@ -1,14 +1,16 @@
 /**
- * The helper's own checks on a drive it is asked to read (a clone's or a backup's source), with
- * no CLI in front of it to catch mistakes first.
+ * The helper's own checks on a drive it is asked to read (a clone's or a backup's source, or a
+ * disk to compare with an image), with no CLI in front of it to catch mistakes first.
  */
+import { openSync, closeSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
 import { expect, it } from 'vitest';
 import { MiB } from '../../worker/common/units.js';
 import { startHelper } from '../../worker/helper/launch.js';
 import { createOsPipe } from '../../worker/sources/os-pipe.js';
 import { closeFd } from '../../worker/engine/io.js';
 import { describeDevices } from '../helpers/device-suite.js';
-import { assertOwnedLoop, createLoop, digestFile, partitionedLoop } from '../helpers/loop-device.js';
+import { assertOwnedLoop, createLoop, digestFile, partitionedLoop, readBytes, scratchDir, writeRandomFile } from '../helpers/loop-device.js';
 import { builtHelper } from '../helpers/unprivileged.js';
 
 describeDevices('the helper reading a drive', () => {
@@ -30,5 +32,27 @@ describeDevices('the helper reading a drive', () => {
     await closeFd(pipe.writeFd);
     expect(await job.result).toEqual([expect.objectContaining({ status: 'failed', target: `${drive.path}p1`, code: 'target-is-partition' })]);
     await closeFd(pipe.readFd);
+  });
+
+  it('compares the disk it was started for with the image on fd 0 (a verify), naming the first differing byte; a file is not its to read', async () => {
+    const dir = scratchDir();
+    const image = join(dir, 'image.img');
+    writeRandomFile(image, 3 * MiB);
+    const drive = createLoop({ size: 4 * MiB, dir });
+    assertOwnedLoop(drive.path);
+    const backing = openSync(drive.backing, 'r+');
+    writeSync(backing, readBytes(image, 0, 3 * MiB), 0, 3 * MiB, 0);
+    writeSync(backing, Buffer.from([(readBytes(image, MiB + 7, 1)[0] ?? 0) ^ 0x80]), 0, 1, MiB + 7);
+    closeSync(backing);
+    const compare = async (device: string) => {
+      const fd = openSync(image, 'r');
+      try {
+        return await startHelper({ source: fd, start: { device, imageSize: 3 * MiB }, program: builtHelper() }).result;
+      } finally {
+        closeSync(fd);
+      }
+    };
+    expect(await compare(drive.path)).toEqual([expect.objectContaining({ status: 'failed', target: drive.path, code: 'verify-mismatch', offset: MiB + 7 })]);
+    expect(await compare(drive.backing)).toEqual([expect.objectContaining({ status: 'failed', target: drive.backing, code: 'target-not-block-device' })]);
   });
 });

@@ -29,7 +29,8 @@ const USAGE = `Usage:
       --elevate sudo|pkexec
                     how to get root when not root already (default: sudo in a
                     terminal, pkexec otherwise; only the writing process runs as root)
-  sluice verify IMAGE DEVICE [--json]           compare a drive with IMAGE, writing nothing
+  sluice verify IMAGE DEVICE [--json] [--elevate sudo|pkexec]
+                                                compare a drive (or a file) with IMAGE, writing nothing
   sluice backup DRIVE FILE [options]            copy a whole drive into an image file, then verify
       --compress zstd|xz|gz
                     compress the image with the system's zstd, xz or gzip
@@ -111,7 +112,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     case 'verify': {
       const [image, target, ...extra] = rest;
       if (image === undefined || target === undefined || extra.length > 0) return usageError('verify needs exactly one IMAGE and one DEVICE');
-      return (await import('./commands/verify.js')).verifyCommand(image, target, values.json);
+      return (await import('./commands/verify.js')).verifyCommand({ image, target, json: values.json, elevate });
     }
     case 'backup': {
       const [drive, file, ...extra] = rest;

@@ -62,6 +62,32 @@ export const ReadMessage = v.strictObject({
 });
 export type ReadMessage = v.InferOutput<typeof ReadMessage>;
 
+/**
+ * Parent → helper, instead of start: compare a disk written earlier with the image on fd 0
+ * (`sluice verify`). The disk is only read; it must be the --source the helper was started with.
+ */
+export const VerifyMessage = v.strictObject({
+  type: v.literal('verify'),
+  device: DevicePath,
+  imageSize: v.nullable(ByteCount),
+});
+export type VerifyMessage = v.InferOutput<typeof VerifyMessage>;
+
+/** The one job a helper runs: what it writes, reads out, or compares. */
+export type JobMessage = StartMessage | ReadMessage | VerifyMessage;
+
+/** The drives a job reports results for, and which it writes and reads (the helper's command line authorizes exactly these). */
+export function jobDrives(job: JobMessage): { reported: string[]; writes: string[]; reads: string | null } {
+  switch (job.type) {
+    case 'start':
+      return { reported: job.targets, writes: job.targets, reads: job.sourceDevice ?? null };
+    case 'read':
+      return { reported: [job.source], writes: [], reads: job.source };
+    case 'verify':
+      return { reported: [job.device], writes: [], reads: job.device };
+  }
+}
+
 export const CancelMessage = v.strictObject({ type: v.literal('cancel') });
 
 const FailureCodeSchema = v.picklist(FAILURE_CODES);
@@ -74,7 +100,7 @@ export const SourceEndMessage = v.variant('ok', [
 ]);
 export type SourceEndMessage = v.InferOutput<typeof SourceEndMessage>;
 
-export const ToHelper = v.variant('type', [StartMessage, ReadMessage, CancelMessage, SourceEndMessage]);
+export const ToHelper = v.variant('type', [StartMessage, ReadMessage, VerifyMessage, CancelMessage, SourceEndMessage]);
 export type ToHelper = v.InferOutput<typeof ToHelper>;
 
 const Phase = v.picklist(['decompressing', 'writing', 'syncing', 'verifying']);

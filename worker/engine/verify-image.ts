@@ -19,6 +19,8 @@ export interface VerifyImageJob {
   signal?: AbortSignal | undefined;
   onProgress?: ((progress: Progress) => void) | undefined;
   platform?: DevicePlatform | undefined;
+  /** Refuse anything but a disk: the helper reads as root, and a file is its owner's to compare. */
+  disksOnly?: boolean | undefined;
 }
 
 /**
@@ -31,6 +33,7 @@ export async function verifyImage(job: VerifyImageJob): Promise<TargetResult> {
   const facts = await platform.inspect(job.target);
   const target = job.target;
   if (!facts.exists) return { status: 'failed', target, bytes: 0, code: 'target-not-found', message: `${target} does not exist: was the drive unplugged?` };
+  if (job.disksOnly === true && !facts.isBlockDevice) return { status: 'failed', target, bytes: 0, code: 'target-not-block-device', message: `${target} is not a disk; compare a file without administrator rights.` };
   const tooSmall = judgeDrive(safetyFacts(facts), { size: job.imageSize, storedOn: null }).find((v) => v.kind === 'too-small');
   if (facts.isBlockDevice && tooSmall !== undefined) return { status: 'failed', target, bytes: 0, ...refusalFailure(tooSmall) };
   let fd: number;

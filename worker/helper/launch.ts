@@ -7,7 +7,7 @@ import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process'
 import type { Socket } from 'node:net';
 import type { Readable } from 'node:stream';
 import type { Progress } from '../common/progress.js';
-import { FromHelper, type ReadMessage, type StartMessage, type ToHelper } from '../common/protocol.js';
+import { FromHelper, jobDrives, type JobMessage, type ReadMessage, type StartMessage, type ToHelper, type VerifyMessage } from '../common/protocol.js';
 import type { Failure, SourceEnd, TargetResult } from '../common/result.js';
 import { Channel, type ChannelStreams } from './channel.js';
 import { createChannelDir, type ChannelDir } from './channel-dir.js';
@@ -28,8 +28,8 @@ export interface HelperJobOptions {
    * None for a clone, whose source is a disk the helper opens itself.
    */
   source?: number | Readable | undefined;
-  /** The job: a flash or a clone (a start message), or a backup (a read message). */
-  start: Omit<StartMessage, 'type'> | Omit<ReadMessage, 'type'>;
+  /** The job: a flash or a clone (a start message), a backup (a read message), or a comparison of a disk with the image (a verify message). */
+  start: Omit<StartMessage, 'type'> | Omit<ReadMessage, 'type'> | Omit<VerifyMessage, 'type'>;
   /** How the helper gets root (elevation/choose.ts). Default: spawned directly, the caller being root. */
   elevation?: Elevation | undefined;
   /** What program the helper is (helper-program.ts). Default: this runtime on the built entry. */
@@ -58,6 +58,25 @@ export interface HelperJob {
   endSource(end: SourceEnd): void;
 }
 
+/** The message for `start`, told apart by what each kind alone carries. */
+export function jobMessage(start: HelperJobOptions['start']): JobMessage {
+  if ('targets' in start) return { type: 'start', ...start };
+  if ('device' in start) return { type: 'verify', ...start };
+  return { type: 'read', ...start };
+}
+
+/** What the authorization prompt says the helper is for. */
+function jobReason(job: JobMessage): string {
+  switch (job.type) {
+    case 'start':
+      return `write ${job.sourceDevice === undefined ? 'a disk image' : `a copy of ${job.sourceDevice}`} to ${job.targets.join(', ')}`;
+    case 'read':
+      return `read ${job.source} to back it up`;
+    case 'verify':
+      return `read ${job.device} to compare it with a disk image`;
+  }
+}
+
 function failAll(targets: readonly string[], failure: Failure): TargetResult[] {
   return targets.map((target) => ({ status: 'failed', target, bytes: 0, ...failure }));
 }
@@ -79,7 +98,8 @@ class HelperLaunch implements HelperJob {
   private resolveReady!: (pid: number | null) => void;
   private resolveResult!: (results: TargetResult[]) => void;
   private readonly elevation: Elevation;
-  /** The drives results are reported for: the targets, or a backup's source. */
+  private readonly job: JobMessage;
+  /** The drives results are reported for: the targets, or the drive a backup or a verify reads. */
   private readonly targets: readonly string[];
   private settled: TargetResult[] | null = null;
   private helperPid: number | null = null;
@@ -93,7 +113,8 @@ class HelperLaunch implements HelperJob {
 
   constructor(private readonly options: HelperJobOptions) {
     this.elevation = options.elevation ?? directLaunch;
-    this.targets = 'targets' in options.start ? options.start.targets : [options.start.source];
+    this.job = jobMessage(options.start);
+    this.targets = jobDrives(this.job).reported;
     this.ready = new Promise((resolve) => (this.resolveReady = resolve));
     this.result = new Promise((resolve) => (this.resolveResult = resolve));
   }
@@ -162,18 +183,19 @@ class HelperLaunch implements HelperJob {
     }
 
     const program = options.program ?? builtHelperProgram();
-    const { start } = options;
+    const { job } = this;
+    const drives = jobDrives(job);
     const argv = helperArgv({
       transport,
       parentPid: transport.kind === 'inherited' ? null : process.pid,
-      targets: 'targets' in start ? [...start.targets] : [],
-      source: 'targets' in start ? (start.sourceDevice ?? null) : start.source,
+      targets: [...drives.writes],
+      source: drives.reads,
     });
     let command: LaunchCommand;
     try {
-      if (!('targets' in start) && !elevation.passesStdin) throw new Error(`backing up a drive needs an elevation tool that passes descriptors, and ${elevation.name} does not`);
+      if (job.type === 'read' && !elevation.passesStdin) throw new Error(`backing up a drive needs an elevation tool that passes descriptors, and ${elevation.name} does not`);
       command = elevation.command(program.file, [...program.args, ...argv], {
-        reason: 'targets' in start ? `write ${start.sourceDevice === undefined ? 'a disk image' : `a copy of ${start.sourceDevice}`} to ${start.targets.join(', ')}` : `read ${start.source} to back it up`,
+        reason: jobReason(job),
         interactive: options.interactive ?? false,
       });
     } catch (error) {
@@ -242,8 +264,8 @@ class HelperLaunch implements HelperJob {
       close: () => undefined,
     });
     this.channel = channel;
-    const { start } = this.options;
-    void channel.send('targets' in start ? { type: 'start', ...start, sourceSeekable: start.sourceSeekable && this.elevation.passesStdin } : { type: 'read', ...start });
+    const { job } = this;
+    void channel.send(job.type === 'start' ? { ...job, sourceSeekable: job.sourceSeekable && this.elevation.passesStdin } : job);
     if (this.sourceEnd !== null) this.sendSourceEnd(this.sourceEnd);
     if (this.cancelRequested) void channel.send({ type: 'cancel' });
   }
@@ -251,7 +273,7 @@ class HelperLaunch implements HelperJob {
   /** Where the elevation tool passes no descriptor, the image goes through the channel's own FIFO or pipe. */
   private feedImage(dir: ChannelDir | null, pipes: PipeServers | null): void {
     const { source } = this.options;
-    if (source === undefined || !('targets' in this.options.start)) return;
+    if (source === undefined || this.job.type === 'read') return;
     if (dir !== null && !this.elevation.passesStdin) void dir.feedImage(source, this.stopFeeding.signal).then((error) => this.imageFailed(error));
     if (pipes?.image) void pipes.image.then(async (socket) => this.imageFailed(socket === null ? null : await copyImage(source, socket)));
   }
@@ -274,7 +296,8 @@ class HelperLaunch implements HelperJob {
       if (this.cancelRequested) return this.targets.map((target) => ({ status: 'cancelled', target, bytes: 0 }));
       const denial = this.elevation.denial(exit);
       if (denial !== null) {
-        return failAll(this.targets, { code: 'elevation-denied', message: `Writing a disk needs administrator rights, and the ${denial}. Nothing was written.` });
+        const message = this.job.type === 'start' ? `Writing a disk needs administrator rights, and the ${denial}. Nothing was written.` : `Reading a whole disk needs administrator rights, and the ${denial}. Nothing was read.`;
+        return failAll(this.targets, { code: 'elevation-denied', message });
       }
       const reason = lastLine(exit.stderr);
       const why = exit.code === null && exit.signal === null ? reason : `${describeExit(exit.code, exit.signal)}${reason ? `: ${reason}` : ''}`;

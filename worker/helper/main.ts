@@ -16,13 +16,16 @@
  * Two jobs read a whole disk instead (--source, after the same kind of checks, read-only): a
  * clone writes it to the targets as the image, and a backup (a read message) sends its bytes out
  * through fd 0 to the unprivileged side, which writes the user's file: root never writes there.
+ * A verify message also names its disk with --source: it is compared with the image on fd 0 and
+ * only read.
  */
-import { ToHelper, type FromHelper, type ReadMessage, type StartMessage } from '../common/protocol.js';
+import { jobDrives, ToHelper, type FromHelper, type JobMessage, type ReadMessage, type StartMessage, type VerifyMessage } from '../common/protocol.js';
 import type { Failure, TargetResult } from '../common/result.js';
 import { toFailure } from '../engine/errors.js';
 import { flash } from '../engine/flash.js';
 import { currentPlatform } from '../engine/platform/index.js';
 import { sendDevice, SourceDevice } from '../engine/source-device.js';
+import { verifyImage } from '../engine/verify-image.js';
 import { sourceEndSignal } from '../engine/source-end.js';
 import { Channel, ProtocolError } from './channel.js';
 import { parseHelperArgv, type HelperArgs } from './helper-args.js';
@@ -50,26 +53,21 @@ async function finish(channel: Channel<ToHelper, FromHelper>, message: FromHelpe
   process.exit(exitCode);
 }
 
-/** The drives a job's results are reported for: its targets, or a backup's source. */
-function reportedDrives(job: StartMessage | ReadMessage): string[] {
-  return job.type === 'start' ? job.targets : [job.source];
+function cancelledBeforeWriting(job: JobMessage): FromHelper {
+  return { type: 'result', results: jobDrives(job).reported.map((target) => ({ status: 'cancelled', target, bytes: 0 })) };
 }
 
-function cancelledBeforeWriting(job: StartMessage | ReadMessage): FromHelper {
-  return { type: 'result', results: reportedDrives(job).map((target) => ({ status: 'cancelled', target, bytes: 0 })) };
-}
-
-function failedBeforeWriting(job: StartMessage | ReadMessage, failure: Failure): FromHelper {
-  return { type: 'result', results: reportedDrives(job).map((target): TargetResult => ({ status: 'failed', target, bytes: 0, ...failure })) };
+function failedBeforeWriting(job: JobMessage, failure: Failure): FromHelper {
+  return { type: 'result', results: jobDrives(job).reported.map((target): TargetResult => ({ status: 'failed', target, bytes: 0, ...failure })) };
 }
 
 /**
  * The message must name exactly the drives on the command line, which is what the user
- * authorized: the targets to write, and the drive to read (a clone's or a backup's source).
+ * authorized: the targets to write, and the drive to read (a clone's or a backup's source, or
+ * the disk a verify compares).
  */
-function authorizationMismatch(args: HelperArgs, job: StartMessage | ReadMessage): string | null {
-  const targets = job.type === 'start' ? job.targets : [];
-  const source = job.type === 'start' ? (job.sourceDevice ?? null) : job.source;
+function authorizationMismatch(args: HelperArgs, job: JobMessage): string | null {
+  const { writes: targets, reads: source } = jobDrives(job);
   const authorized = args.targets;
   if (authorized.length === targets.length && authorized.every((t, i) => t === targets[i]) && source === args.source) return null;
   const describe = (writes: readonly string[], reads: string | null) => [writes.length > 0 ? `writing ${writes.join(', ')}` : '', reads !== null ? `reading ${reads}` : ''].filter(Boolean).join(' and ');
@@ -94,7 +92,7 @@ function runHelper(args: HelperArgs, endpoints: HelperEndpoints): void {
 
   const controller = new AbortController();
   const sourceEnd = sourceEndSignal();
-  let job: StartMessage | ReadMessage | null = null;
+  let job: JobMessage | null = null;
   /** Until the engine runs there is nothing on a device to stop cleanly. */
   let flashing = false;
 
@@ -172,6 +170,19 @@ function runHelper(args: HelperArgs, endpoints: HelperEndpoints): void {
     await finish(channel, { type: 'result', results: [result] }, EXIT.done);
   };
 
+  /** `sluice verify`: the disk compared with the image on fd 0; nothing is written. */
+  const runVerify = async (verify: VerifyMessage): Promise<void> => {
+    let source: number;
+    try {
+      source = await endpoints.image();
+    } catch (error) {
+      return finish(channel, { type: 'fatal', code: 'protocol-error', message: `The helper could not open the image stream: ${error instanceof Error ? error.message : String(error)}` }, EXIT.refused);
+    }
+    flashing = true;
+    const result = await verifyImage({ source, imageSize: verify.imageSize, target: verify.device, disksOnly: true, signal: controller.signal, onProgress: (p) => void channel.send({ type: 'progress', ...p }) });
+    await finish(channel, { type: 'result', results: [result] }, EXIT.done);
+  };
+
   const reject = (error: ProtocolError) => {
     if (job === null) {
       // Nothing has been opened yet, let alone written.
@@ -192,12 +203,12 @@ function runHelper(args: HelperArgs, endpoints: HelperEndpoints): void {
 
   const channel: Channel<ToHelper, FromHelper> = new Channel(endpoints, ToHelper, {
     message: (message) => {
-      if (message.type === 'start' || message.type === 'read') {
+      if (message.type === 'start' || message.type === 'read' || message.type === 'verify') {
         if (job !== null) return reject(new ProtocolError(`a second ${message.type} message`));
         const mismatch = authorizationMismatch(args, message);
         if (mismatch !== null) return reject(new ProtocolError(mismatch));
         job = message;
-        void (message.type === 'start' ? run(message) : runRead(message));
+        void (message.type === 'start' ? run(message) : message.type === 'read' ? runRead(message) : runVerify(message));
       } else if (job === null) {
         reject(new ProtocolError(`${message.type} before start`));
       } else if (message.type === 'source-end') {
