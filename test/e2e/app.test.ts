@@ -12,7 +12,7 @@ import { attachLoop, createLoop, detachLoop, partitionedLoop, readBytes, scratch
 import { serveFiles } from '../helpers/file-server.js';
 import { osImage, sh } from '../helpers/os-image.js';
 import { rootDisk } from '../helpers/system-disk.js';
-import { throttledGroup } from '../helpers/throttle.js';
+import { slowSourceDrive, throttledGroup } from '../helpers/throttle.js';
 import { launchBrowser, openApp, recordPercents, type AppUnderTest } from './app-harness.js';
 
 let browser: Awaited<ReturnType<typeof launchBrowser>> | undefined;
@@ -124,6 +124,21 @@ function majorMinor(device: string): string {
 
 async function shownPercent(page: Page): Promise<number> {
   return parseInt((await page.getByTestId('percent').textContent()) ?? '', 10) || 0;
+}
+
+/** Opens "Back up…" on the drive's row in the picker, picks the format and sets the save dialog's answer; returns the backup dialog. */
+async function openBackupDialog(app: AppUnderTest, device: string, format: RegExp, file: string) {
+  const { page } = app;
+  await page.getByRole('button', { name: 'Select target…' }).click();
+  const row = page.locator(`li[data-device="${device}"]`);
+  await row.waitFor();
+  await row.getByRole('button', { name: new RegExp(`^Back up .* \\(${device}\\)$`) }).click();
+  const dialog = page.getByRole('dialog', { name: 'Back up this drive' });
+  await dialog.waitFor();
+  await expect(dialog.textContent()).resolves.toContain(device);
+  await dialog.getByRole('radio', { name: format }).check();
+  app.bridge.answerSaveDialog(file);
+  return dialog;
 }
 
 function endScreen(page: Page, tone: 'success' | 'unverified' | 'cancelled' | 'failure') {
@@ -439,22 +454,10 @@ describeDevices('the desktop app, in Chromium, against the real core and helper'
     const dir = scratchDir();
     const source = await partitionedLoop('label: dos\n1M,4M,c\n,6M,83\n', 24 * MiB);
     const app = await openApp(context, { dropDir: dir, settings: { showVirtual: true } });
-    const backUp = async (format: RegExp, file: string) => {
-      await page.getByRole('button', { name: 'Select target…' }).click();
-      const row = page.locator(`li[data-device="${source.path}"]`);
-      await row.waitFor();
-      await row.getByRole('button', { name: new RegExp(`^Back up .* \\(${source.path}\\)$`) }).click();
-      const dialog = page.getByRole('dialog', { name: 'Back up this drive' });
-      await dialog.waitFor();
-      await expect(dialog.textContent()).resolves.toContain(source.path);
-      await dialog.getByRole('radio', { name: format }).check();
-      app.bridge.answerSaveDialog(file);
-      return dialog;
-    };
     const { page } = app;
     try {
       const file = join(dir, 'card.img.zst');
-      const dialog = await backUp(/^Zstandard/, file);
+      const dialog = await openBackupDialog(app, source.path, /^Zstandard/, file);
       await app.screenshot('27-backup-dialog');
       await dialog.getByRole('button', { name: 'Choose where to save…' }).click();
       await page.locator('section[data-screen="flashing"]').getByText('card.img.zst').first().waitFor();
@@ -469,7 +472,7 @@ describeDevices('the desktop app, in Chromium, against the real core and helper'
       await page.locator('[data-screen="steps"]').waitFor();
 
       const full = join(smallTmpfs(4 * MiB), 'card.img');
-      await (await backUp(/^Uncompressed/, full)).getByRole('button', { name: 'Choose where to save…' }).click();
+      await (await openBackupDialog(app, source.path, /^Uncompressed/, full)).getByRole('button', { name: 'Choose where to save…' }).click();
       await endScreen(page, 'failure').waitFor({ timeout: 60_000 });
       await expect(page.getByTestId('failure-headline').textContent()).resolves.toBe('Not enough space for the backup');
       await app.screenshot('29-backup-disk-full');
@@ -477,6 +480,33 @@ describeDevices('the desktop app, in Chromium, against the real core and helper'
       expect(existsSync(`${full}.incomplete`)).toBe(false);
     } finally {
       await app.close();
+    }
+  });
+
+  it('a backup under way shows the file and its progress; Cancel lands on "Backup cancelled", never green, and the partial file is gone', async () => {
+    const { loop, group } = slowSourceDrive();
+    const dir = scratchDir();
+    const app = await openApp(context, { dropDir: dir, settings: { showVirtual: true }, cgroupDir: group.dir });
+    try {
+      const { page } = app;
+      const file = join(dir, 'slow.img');
+      await (await openBackupDialog(app, loop.path, /^Uncompressed/, file)).getByRole('button', { name: 'Choose where to save…' }).click();
+      await expect.poll(() => shownPercent(page), { timeout: 30_000 }).toBeGreaterThanOrEqual(5);
+      const progress = page.locator('section[data-screen="flashing"]');
+      await expect(progress.getByRole('heading').textContent()).resolves.toMatch(/^Backing up .* to slow\.img$/);
+      await expect(progress.getByRole('list', { name: 'Backup file' }).textContent()).resolves.toContain(file);
+      await expect(page.getByTestId('phase').textContent()).resolves.toBe('Writing…');
+      await app.screenshot('30-backup-progress');
+      await page.getByRole('button', { name: 'Cancel' }).click();
+      await endScreen(page, 'cancelled').waitFor({ timeout: 10_000 });
+      await expect(page.getByRole('heading', { name: 'Backup cancelled' }).isVisible()).resolves.toBe(true);
+      await expect(endScreen(page, 'cancelled').textContent()).resolves.toContain('The incomplete backup file was deleted; the drive is as it was.');
+      expect(existsSync(file)).toBe(false);
+      expect(existsSync(`${file}.incomplete`)).toBe(false);
+      expect(app.bridge.effects).toMatchObject({ sleepBlocks: 1, sleepReleases: 1 });
+    } finally {
+      await app.close();
+      group.remove();
     }
   });
 
