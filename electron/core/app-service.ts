@@ -120,7 +120,10 @@ export function createAppService(deps: AppServiceDeps): AppService {
   const choose = async (where: string, probe: (where: string) => Promise<ProbedImage>): Promise<ApiResult<ImageInfo>> => {
     // Refused, not queued for later: the image under a running flash never changes, and one that
     // appeared once the flash ended would be what "Flash another drive" writes, unlike what the screen showed.
-    if (session !== null) return fail('busy', `${basename(where)} was not opened: a flash is running, and Sluice never changes the image under it. Open it again when the flash has ended.`);
+    if (session !== null) {
+      const why = session.kind === 'flash' ? 'a flash is running, and Sluice never changes the image under it. Open it again when the flash has ended.' : 'a backup is running. Open it again when the backup has ended.';
+      return fail('busy', `${basename(where)} was not opened: ${why}`);
+    }
     try {
       image = await probe(where);
     } catch (error) {
@@ -134,7 +137,7 @@ export function createAppService(deps: AppServiceDeps): AppService {
 
   /** Why the request cannot start, or null: the shared safety rules over the app's own listing. The helper checks every device again from its own look. */
   const refuseRequest = (request: FlashRequest, chosen: ProbedImage): ApiResult<never> | null => {
-    if (session !== null) return fail('busy', 'A flash is already running.');
+    if (session !== null) return fail('busy', JOB_RUNNING);
     if (chosen.info.path !== request.imagePath) return fail('no-image', 'Choose the image again: it is not the one Sluice has open.');
     const drives = judgedDrives();
     for (const device of request.targets) {
@@ -190,7 +193,7 @@ export function createAppService(deps: AppServiceDeps): AppService {
       return ok(null);
     },
     clearImage: async () => {
-      if (session !== null) return fail('busy', 'A flash is running.');
+      if (session !== null) return fail('busy', JOB_RUNNING);
       image = null;
       publishDrives();
       return ok(null);
@@ -220,6 +223,11 @@ export function createAppService(deps: AppServiceDeps): AppService {
         } catch (error) {
           return fail('image-unreadable', `${chosen.info.name} could not be opened for writing: ${error instanceof Error ? error.message : String(error)}`);
         }
+      }
+      // Another job may have started while this one was being prepared.
+      if (session !== null) {
+        if (input.kind === 'feed') await input.feed.close();
+        return fail('busy', JOB_RUNNING);
       }
       const settings = deps.settings.get();
       run(startFlashSession({ input, targets: request.targets, verify: settings.verify, eject: settings.eject, notify: settings.notifications }, sessionDeps()));

@@ -359,7 +359,7 @@ describeDevices('the main-process core (what Electron and the browser bridge bot
       value(await h.service.handlers.startBackup(request));
       expect(h.service.runningJob()).toBe('backup');
       expect(await h.service.handlers.startBackup(request)).toMatchObject({ ok: false, error: { code: 'busy' } });
-      expect(await h.service.handlers.chooseSourceDrive(source.path)).toMatchObject({ ok: false, error: { code: 'busy' } });
+      expect(await h.service.handlers.chooseSourceDrive(source.path)).toMatchObject({ ok: false, error: { code: 'busy', message: expect.stringContaining('was not opened: a backup is running') as unknown } });
 
       const end = await flashEnded(h);
       expect(end).toMatchObject({ job: 'backup', verify: true, results: [{ status: 'ok', target: file, bytes: 16 * MiB, written: true, verified: true }] });
