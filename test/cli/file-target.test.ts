@@ -4,7 +4,7 @@ import { existsSync, readdirSync, readFileSync, statSync, symlinkSync, writeFile
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
 import { MiB } from '../../worker/common/units.js';
-import { isFileTarget } from '../../worker/cli/commands/flash-to-file.js';
+import { isFileTarget, isWindowsDevicePath } from '../../worker/cli/commands/flash-to-file.js';
 import { checkFileTargetPath } from '../../worker/engine/file-target.js';
 import { collect, flashCli, resultsOf, spawnCli } from '../helpers/cli.js';
 import { describeDevices } from '../helpers/device-suite.js';
@@ -99,6 +99,11 @@ describeDevices('flash to a regular file', () => {
     expect(await isFileTarget(loop.path)).toBe(false);
     expect(await isFileTarget(link)).toBe(false);
     expect(await isFileTarget(join(dir, 'new.img'))).toBe(true);
+    // Windows disks are in the device namespace, where nothing exists for lstat to find.
+    expect(isWindowsDevicePath('\\\\.\\PhysicalDrive2', 'win32')).toBe(true);
+    expect(isWindowsDevicePath('\\\\?\\C:\\Users\\me\\pi.img', 'win32')).toBe(false);
+    expect(isWindowsDevicePath('C:\\Users\\me\\pi.img', 'win32')).toBe(false);
+    expect(isWindowsDevicePath('\\\\.\\PhysicalDrive2', 'linux')).toBe(false);
     // The file route itself refuses a link (it never follows one) and a missing name in /dev.
     await expect(checkFileTargetPath(link)).rejects.toMatchObject({ failure: { code: 'target-not-block-device' } });
     await expect(checkFileTargetPath('/dev/sluice-no-such-drive')).rejects.toMatchObject({ failure: { code: 'target-not-found' } });
