@@ -5,14 +5,14 @@
  * that real arrangement.
  */
 import { execFileSync, type ChildProcess } from 'node:child_process';
-import { closeSync, constants, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { chownSync, closeSync, constants, existsSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, writeSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { MiB } from '../../worker/common/units.js';
 import { shellQuote } from '../../worker/helper/elevation/osascript.js';
 import { assertTestTarget, CLI, collect, spawnCli, spawnCommand, waitForEvent, type CliRun } from '../helpers/cli.js';
 import { describeDevices } from '../helpers/device-suite.js';
-import { createLoop, digestFile, readBytes, scratchDir, writeRandomFile, type LoopDevice } from '../helpers/loop-device.js';
+import { createLoop, digestFile, partitionedLoop, readBytes, scratchDir, writeRandomFile, type LoopDevice } from '../helpers/loop-device.js';
 import { spawnWithPolkit, type PolkitAnswer } from '../helpers/polkit.js';
 import { findDescendant, isHelper, listeningSocketsOf, waitForDescendant, waitForExit } from '../helpers/processes.js';
 import { slowCard } from '../helpers/throttle.js';
@@ -124,6 +124,33 @@ describeDevices('through sudo, as an unprivileged user', () => {
     expect(run.events.find((e) => e.type === 'ready')?.['pid']).toBeGreaterThan(0);
     expect(resultOf(run)).toMatchObject({ status: 'ok', bytes: 5 * MiB + 77, verified: true });
     expectWritten(loop, image);
+  });
+
+  it('a backup through the image FIFO, as osascript needs: the bytes of the drive reach a file of the user, equal to the drive', async () => {
+    const drive = createLoop({ size: 12 * MiB + 4096 });
+    const dir = mkdtempSync('/dev/shm/sluice-test-backup-');
+    const { uid, gid } = ensureTestUser();
+    chownSync(dir, uid, gid);
+    try {
+      const file = join(dir, 'drive.img');
+      const spec = { imageThroughFifo: true, backup: { drive: drive.path, file } };
+      const run = await collect(spawnCommand([...asTestUser(), process.execPath, DRIVER, JSON.stringify(spec)]));
+      expect(resultOf(run), run.stderr).toMatchObject({ status: 'ok', target: file, bytes: 12 * MiB + 4096, verified: true });
+      expect(readFileSync(file).equals(readFileSync(drive.backing))).toBe(true);
+      expect(statSync(file).uid).toBe(uid);
+
+      // Refused by the helper itself, it never opens the FIFO: the app's wait for it ends with the helper.
+      const partitioned = await partitionedLoop('label: dos\n1M,4M,83\n', 8 * MiB);
+      const refused = join(dir, 'partition.img');
+      const started = performance.now();
+      const run2 = await collect(spawnCommand([...asTestUser(), process.execPath, DRIVER, JSON.stringify({ imageThroughFifo: true, backup: { drive: `${partitioned.path}p1`, file: refused, size: 4 * MiB } })]));
+      expect(resultOf(run2), run2.stderr).toMatchObject({ status: 'failed', code: 'target-is-partition' });
+      expect((performance.now() - started) / 1000).toBeLessThan(10);
+      expect(existsSync(refused)).toBe(false);
+      expect(existsSync(`${refused}.incomplete`)).toBe(false);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('nothing listens during a flash: ss shows no listening socket of the root helper or the app', async () => {

@@ -8,7 +8,7 @@ import { expect, it } from 'vitest';
 import { MiB } from '../../worker/common/units.js';
 import { startHelper } from '../../worker/helper/launch.js';
 import { createOsPipe } from '../../worker/sources/os-pipe.js';
-import { closeFd } from '../../worker/engine/io.js';
+import { closeFd, readFully } from '../../worker/engine/io.js';
 import { describeDevices } from '../helpers/device-suite.js';
 import { assertOwnedLoop, createLoop, digestFile, partitionedLoop, readBytes, scratchDir, writeRandomFile } from '../helpers/loop-device.js';
 import { builtHelper } from '../helpers/unprivileged.js';
@@ -27,9 +27,9 @@ describeDevices('the helper reading a drive', () => {
     const drive = await partitionedLoop('label: dos\n1M,4M,83\n', 8 * MiB);
     assertOwnedLoop(drive.path);
     const pipe = await createOsPipe();
+    // The launch owns the write end from here and closes it: this side reads end-of-file, nothing else.
     const job = startHelper({ source: pipe.writeFd, start: { source: `${drive.path}p1` }, program: builtHelper() });
-    await job.ready;
-    await closeFd(pipe.writeFd);
+    expect(await readFully(pipe.readFd, Buffer.alloc(4096), 0, 4096, null)).toBe(0);
     expect(await job.result).toEqual([expect.objectContaining({ status: 'failed', target: `${drive.path}p1`, code: 'target-is-partition' })]);
     await closeFd(pipe.readFd);
   });

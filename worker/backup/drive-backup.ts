@@ -65,6 +65,7 @@ export async function backupDrive(job: DriveBackup): Promise<TargetResult> {
   const pipe = await createOsPipe();
   let helper: HelperJob;
   try {
+    // From here the helper launch owns the write end (see HelperJobOptions.source).
     helper = job.launch({ source: pipe.writeFd, start: { source: job.drive } });
   } catch (error) {
     await closeFd(pipe.writeFd);
@@ -76,8 +77,6 @@ export async function backupDrive(job: DriveBackup): Promise<TargetResult> {
   if (job.signal?.aborted === true) stopHelper();
   try {
     const running = await helper.ready;
-    // The helper has its own copy of the write end now (or never will); ours would hide the end of the stream.
-    await closeFd(pipe.writeFd);
     if (running === null) {
       await closeFd(pipe.readFd);
       const [refused] = await helper.result;

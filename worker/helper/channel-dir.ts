@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { openFd } from '../engine/io.js';
+import { closeFd, openFd, readAt, writeFully } from '../engine/io.js';
 import { runTool } from '../engine/platform/run.js';
 import type { ChannelStreams } from './channel.js';
 import { FIFO_NAMES } from './fifo-layout.js';
@@ -22,6 +22,8 @@ import { copyImage } from './image-feed.js';
 
 /** How often the app looks whether the helper has opened the image FIFO yet. */
 const IMAGE_OPEN_POLL_MS = 20;
+/** Read size when the app passes a backup's bytes from the image FIFO on; the FIFO itself holds 64 KiB. */
+const DRAIN_COPY_BYTES = 1024 * 1024;
 
 export interface ChannelDir {
   readonly dir: string;
@@ -31,6 +33,13 @@ export interface ChannelDir {
    * wait for a helper that never does. Resolves with the error that kept the image from the helper.
    */
   feedImage(source: number | Readable, stop: AbortSignal): Promise<Error | null>;
+  /**
+   * A backup, the other way round: once the helper opens the image FIFO for writing, copies what
+   * it sends into `into` (the pipe the backup writer reads), then closes `into`. `stop` (the helper
+   * has exited) ends the wait for a helper that never opens it. Resolves with the error that kept
+   * the bytes from arriving; one that stopped because the reader stopped reading is no error.
+   */
+  drainImage(into: number, stop: AbortSignal): Promise<Error | null>;
   /** Closes the app's ends and deletes the directory. */
   remove(): Promise<void>;
 }
@@ -46,6 +55,56 @@ async function openWhenReaderArrives(path: string, stop: AbortSignal): Promise<n
     await sleep(IMAGE_OPEN_POLL_MS);
   }
   return null;
+}
+
+/**
+ * Opens the read end of a FIFO, which blocks a pool thread until a writer arrives. Once `stop`
+ * aborts, a writer is stood in briefly until the open returns, so no thread waits forever.
+ */
+async function openForReading(path: string, stop: AbortSignal): Promise<number | null> {
+  let opened = false;
+  const release = async (): Promise<void> => {
+    while (!opened) {
+      try {
+        await closeFd(await openFd(path, constants.O_WRONLY | constants.O_NONBLOCK));
+      } catch (error) {
+        // ENXIO until the blocked open counts as a reader: try again shortly. Anything else
+        // (the directory is gone) means there is nothing left to release.
+        if (!(typeof error === 'object' && error !== null && 'code' in error && error.code === 'ENXIO')) return;
+      }
+      await sleep(IMAGE_OPEN_POLL_MS);
+    }
+  };
+  stop.addEventListener('abort', () => void release(), { once: true });
+  try {
+    const fd = await openFd(path, constants.O_RDONLY);
+    if (!stop.aborted) return fd;
+    await closeFd(fd);
+    return null;
+  } finally {
+    opened = true;
+  }
+}
+
+/** Copies `from` into `to` until `from` ends or `to` stops taking bytes (its reader is done). */
+async function copyUntilEnd(from: number, to: number): Promise<Error | null> {
+  const buffer = Buffer.allocUnsafe(DRAIN_COPY_BYTES);
+  for (;;) {
+    let n: number;
+    try {
+      n = await readAt(from, buffer, 0, buffer.length, null);
+    } catch (error) {
+      return error instanceof Error ? error : new Error(String(error));
+    }
+    if (n === 0) return null;
+    try {
+      await writeFully(to, buffer, 0, n, null);
+    } catch (error) {
+      // The backup writer has what it wanted (a trimmed end) or gave up: not this copy's failure.
+      if (typeof error === 'object' && error !== null && 'code' in error && error.code === 'EPIPE') return null;
+      return error instanceof Error ? error : new Error(String(error));
+    }
+  }
 }
 
 export async function createChannelDir(withImageFifo: boolean): Promise<ChannelDir> {
@@ -73,6 +132,21 @@ export async function createChannelDir(withImageFifo: boolean): Promise<ChannelD
           return error instanceof Error ? error : new Error(String(error));
         }
         return fd === null ? null : copyImage(source, new Socket({ fd, readable: false, writable: true }));
+      },
+      drainImage: async (into, stop) => {
+        try {
+          const fd = await openForReading(join(dir, FIFO_NAMES.image), stop);
+          if (fd === null) return null;
+          try {
+            return await copyUntilEnd(fd, into);
+          } finally {
+            await closeFd(fd);
+          }
+        } catch (error) {
+          return error instanceof Error ? error : new Error(String(error));
+        } finally {
+          await closeFd(into);
+        }
       },
       remove: async () => {
         for (const socket of sockets) socket.destroy();

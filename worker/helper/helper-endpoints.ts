@@ -13,13 +13,18 @@ const IMAGE_FD = 0;
 export interface HelperEndpoints extends ChannelStreams {
   /** The descriptor the image bytes are read from. Opened on demand: a FIFO waits for its writer. */
   image(): Promise<number>;
+  /**
+   * The descriptor a backup sends the drive's bytes to: fd 0 (the app's pipe), or the image FIFO
+   * opened for writing, which waits for the app to open it for reading.
+   */
+  driveOut(): Promise<number>;
 }
 
 export function openHelperEndpoints(transport: HelperTransport): Promise<HelperEndpoints> {
   switch (transport.kind) {
     case 'inherited': {
       const socket = new Socket({ fd: CONTROL_FD, readable: true, writable: true });
-      return Promise.resolve({ input: socket, output: socket, image: () => Promise.resolve(IMAGE_FD) });
+      return Promise.resolve({ input: socket, output: socket, image: () => Promise.resolve(IMAGE_FD), driveOut: () => Promise.resolve(IMAGE_FD) });
     }
     case 'fifo':
       return openHelperFifos(transport.dir, transport.imageFifo);

@@ -87,5 +87,7 @@ export async function openHelperFifos(dir: string, imageFifo: boolean): Promise<
     // Blocking, because the engine reads the image with plain read(2) on the thread pool. It
     // returns as soon as the app opens its end, which it does once the helper reported ready.
     image: () => (imageFifo ? openChannelFifo(dir, FIFO_NAMES.image, owner, constants.O_RDONLY) : Promise.resolve(IMAGE_ON_STDIN)),
+    // The same FIFO the other way round: a backup's bytes go out to the app, never into a file.
+    driveOut: () => (imageFifo ? openChannelFifo(dir, FIFO_NAMES.image, owner, constants.O_WRONLY) : Promise.resolve(IMAGE_ON_STDIN)),
   };
 }

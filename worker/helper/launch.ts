@@ -9,6 +9,7 @@ import type { Readable } from 'node:stream';
 import type { Progress } from '../common/progress.js';
 import { FromHelper, jobDrives, type JobMessage, type ReadMessage, type StartMessage, type ToHelper, type VerifyMessage } from '../common/protocol.js';
 import type { Failure, SourceEnd, TargetResult } from '../common/result.js';
+import { closeFd } from '../engine/io.js';
 import { Channel, type ChannelStreams } from './channel.js';
 import { createChannelDir, type ChannelDir } from './channel-dir.js';
 import { directLaunch } from './elevation/direct.js';
@@ -24,7 +25,9 @@ const STDERR_TAIL_BYTES = 4096;
 export interface HelperJobOptions {
   /**
    * The helper's fd 0. A flash: what it reads image bytes from, an open image file or a decoder's
-   * output. A backup (a read request): the write end of the pipe it sends the disk's bytes into.
+   * output. A backup (a read request): the write end of the pipe it sends the disk's bytes into;
+   * startHelper closes it once the helper holds its own copy, or, where the elevation tool passes
+   * no descriptor, once it has passed on what the helper sent through the image FIFO.
    * None for a clone, whose source is a disk the helper opens itself.
    */
   source?: number | Readable | undefined;
@@ -110,10 +113,15 @@ class HelperLaunch implements HelperJob {
   private stderrTail = '';
   /** Ends the wait for a helper that never opens the image FIFO. */
   private readonly stopFeeding = new AbortController();
+  /** A backup's bytes being passed on from the image FIFO; it must end before the FIFO is deleted. */
+  private draining: Promise<unknown> | null = null;
+  /** A backup's pipe end (options.source), until it is closed or handed to the drain. */
+  private backupOut: number | null = null;
 
   constructor(private readonly options: HelperJobOptions) {
     this.elevation = options.elevation ?? directLaunch;
     this.job = jobMessage(options.start);
+    if (this.job.type === 'read' && typeof options.source === 'number') this.backupOut = options.source;
     this.targets = jobDrives(this.job).reported;
     this.ready = new Promise((resolve) => (this.resolveReady = resolve));
     this.result = new Promise((resolve) => (this.resolveResult = resolve));
@@ -157,8 +165,10 @@ class HelperLaunch implements HelperJob {
   /** The helper was never started: nothing can have been written. */
   private notStarted(why: unknown): void {
     this.fail({ code: 'helper-died', message: `The writing process could not be started (${why instanceof Error ? why.message : String(why)}). Nothing was written.` });
-    this.resolveReady(null);
-    this.resolveResult(this.settled ?? []);
+    void this.closeBackupOut().finally(() => {
+      this.resolveReady(null);
+      this.resolveResult(this.settled ?? []);
+    });
   }
 
   async run(): Promise<void> {
@@ -193,7 +203,7 @@ class HelperLaunch implements HelperJob {
     });
     let command: LaunchCommand;
     try {
-      if (job.type === 'read' && !elevation.passesStdin) throw new Error(`backing up a drive needs an elevation tool that passes descriptors, and ${elevation.name} does not`);
+      if (job.type === 'read' && !elevation.passesStdin && elevation.channel !== 'fifo') throw new Error(`backing up a drive through ${elevation.name} is not supported yet`);
       command = elevation.command(program.file, [...program.args, ...argv], {
         reason: jobReason(job),
         interactive: options.interactive ?? false,
@@ -209,6 +219,8 @@ class HelperLaunch implements HelperJob {
       env: transport.kind === 'inherited' ? { ...process.env, ...program.env } : process.env,
     });
     this.child = child;
+    // The helper (or the tool starting it) has its own copy now; ours would hide the end of the stream.
+    if (elevation.passesStdin) await this.closeBackupOut();
     child.stderr?.setEncoding('utf8').on('data', (text: string) => this.stderr(text));
 
     const exited = new Promise<LaunchExit>((resolve) => {
@@ -225,6 +237,8 @@ class HelperLaunch implements HelperJob {
 
     const exit = await exited;
     this.stopFeeding.abort();
+    await this.draining;
+    await this.closeBackupOut();
     pipes?.close();
     await dir?.remove();
     this.resolveReady(this.helperPid);
@@ -273,9 +287,24 @@ class HelperLaunch implements HelperJob {
   /** Where the elevation tool passes no descriptor, the image goes through the channel's own FIFO or pipe. */
   private feedImage(dir: ChannelDir | null, pipes: PipeServers | null): void {
     const { source } = this.options;
-    if (source === undefined || this.job.type === 'read') return;
+    if (this.job.type === 'read') {
+      const out = this.backupOut;
+      if (dir === null || out === null || this.elevation.passesStdin) return;
+      this.backupOut = null;
+      this.draining = dir.drainImage(out, this.stopFeeding.signal).then((error) => {
+        if (error !== null) this.fail({ code: 'source-read-error', message: `The drive's bytes could not be passed on from the reading process (${error.message}). Nothing usable was saved.` });
+      });
+      return;
+    }
+    if (source === undefined) return;
     if (dir !== null && !this.elevation.passesStdin) void dir.feedImage(source, this.stopFeeding.signal).then((error) => this.imageFailed(error));
     if (pipes?.image) void pipes.image.then(async (socket) => this.imageFailed(socket === null ? null : await copyImage(source, socket)));
+  }
+
+  private async closeBackupOut(): Promise<void> {
+    const out = this.backupOut;
+    this.backupOut = null;
+    if (out !== null) await closeFd(out);
   }
 
   /** The image could not be handed to the helper, which cannot tell a cut-off image from a short one. */

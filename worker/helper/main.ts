@@ -155,17 +155,21 @@ function runHelper(args: HelperArgs, endpoints: HelperEndpoints): void {
 
   /** A backup: the source disk's bytes out through fd 0; nothing is written here. */
   const runRead = async (read: ReadMessage): Promise<void> => {
-    if (args.transport.kind === 'named-pipe' || (args.transport.kind === 'fifo' && args.transport.imageFifo)) {
-      return finish(channel, { type: 'fatal', code: 'protocol-error', message: 'A backup needs the helper started with a descriptor to send the drive through (its stdin).' }, EXIT.refused);
-    }
     let disk: SourceDevice;
     try {
       disk = await SourceDevice.open(read.source, await currentPlatform());
     } catch (error) {
       return finish(channel, failedBeforeWriting(read, toFailure(error)), EXIT.done);
     }
+    let out: number;
+    try {
+      out = await endpoints.driveOut();
+    } catch (error) {
+      await disk.close();
+      return finish(channel, { type: 'fatal', code: 'protocol-error', message: `The helper could not open the way out to the app: ${error instanceof Error ? error.message : String(error)}` }, EXIT.refused);
+    }
     flashing = true;
-    const result = await sendDevice(disk, await endpoints.image(), controller.signal);
+    const result = await sendDevice(disk, out, controller.signal);
     await disk.close();
     await finish(channel, { type: 'result', results: [result] }, EXIT.done);
   };

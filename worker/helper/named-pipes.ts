@@ -73,7 +73,12 @@ export function connectPipes(name: string): Promise<HelperEndpoints> {
     socket.once('connect', () => {
       socket.off('error', reject);
       // A client handle on the image pipe is a plain file descriptor to the engine's read(2) loop.
-      resolve({ input: socket, output: socket, image: () => openFd(paths.image, constants.O_RDONLY) });
+      resolve({
+        input: socket,
+        output: socket,
+        image: () => openFd(paths.image, constants.O_RDONLY),
+        driveOut: () => Promise.reject(new Error('a backup through named pipes is not supported yet')),
+      });
     });
   });
 }
