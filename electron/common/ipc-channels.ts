@@ -14,6 +14,7 @@ export const INVOKE_CHANNELS = {
   startFlash: 'sluice:flash:start',
   chooseBackupFile: 'sluice:backup:choose-file',
   startBackup: 'sluice:backup:start',
+  showBackupFile: 'sluice:backup:show-file',
   cancelFlash: 'sluice:flash:cancel',
   openExternal: 'sluice:shell:open-external',
   pageReady: 'sluice:page:ready',

@@ -40,6 +40,8 @@ export interface SluiceApi {
   chooseBackupFile(device: string, compress: BackupRequest['compress']): Promise<ApiResult<string | null>>;
   /** Starts saving the drive into the file chosen for it; progress and the end arrive as the flash events do. */
   startBackup(request: BackupRequest): Promise<ApiResult<null>>;
+  /** Shows the file the last backup saved in the system's file manager. */
+  showBackupFile(): Promise<ApiResult<null>>;
   /** Asks the running job (a flash or a backup) to stop; its end arrives as a flashEnd event with `cancelled` results. */
   cancelFlash(): Promise<ApiResult<null>>;
   /** Opens one of the app's own links (links.ts) in the browser. */
@@ -83,6 +85,7 @@ export const INVOKE_ARGS = {
   startFlash: v.strictTuple([FlashRequestSchema]),
   chooseBackupFile: v.strictTuple([DevicePathSchema, BackupCompressionSchema]),
   startBackup: v.strictTuple([BackupRequestSchema]),
+  showBackupFile: v.strictTuple([]),
   cancelFlash: v.strictTuple([]),
   openExternal: v.strictTuple([v.pipe(v.string(), v.maxLength(2048))]),
   pageReady: v.strictTuple([]),

@@ -26,6 +26,8 @@ export interface AppServiceDeps {
   /** The native save dialog for a backup, offering `suggestedName`; null when the user closed it. */
   pickBackupFile(suggestedName: string): Promise<string | null>;
   openExternal(url: string): Promise<void>;
+  /** Opens the file manager at a file (a saved backup). */
+  showInFolder(path: string): void;
   effects: DesktopEffects;
   emit: EmitEvent;
   /** Images the system hands over (double-click, "Open with", command line); the service takes them once the page is ready. */
@@ -58,6 +60,8 @@ export function createAppService(deps: AppServiceDeps): AppService {
   let session: JobSession | null = null;
   /** Where the user chose to save a backup of which drive; startBackup writes there and nowhere else. */
   let backupFile: { device: string; path: string } | null = null;
+  /** The file the last backup saved and verified: the only path "Show in folder" opens. */
+  let savedBackup: string | null = null;
 
   /** The drives with their verdicts, which depend on the chosen image too: either changing republishes them. */
   const judgedDrives = (): DriveInfo[] => judgeDrives(scanner.drives, image);
@@ -111,6 +115,8 @@ export function createAppService(deps: AppServiceDeps): AppService {
     session = started;
     void started.done.then((end) => {
       session = null;
+      const [saved] = end.results;
+      if (end.job === 'backup' && saved?.status === 'ok') savedBackup = saved.target;
       deps.emit('flashEnd', end);
     });
   };
@@ -231,6 +237,11 @@ export function createAppService(deps: AppServiceDeps): AppService {
       }
       const settings = deps.settings.get();
       run(startFlashSession({ input, targets: request.targets, verify: settings.verify, eject: settings.eject, notify: settings.notifications }, sessionDeps()));
+      return ok(null);
+    },
+    showBackupFile: async () => {
+      if (savedBackup === null) return fail('no-backup-file', 'No backup has been saved yet.');
+      deps.showInFolder(savedBackup);
       return ok(null);
     },
     cancelFlash: async () => {

@@ -61,6 +61,7 @@ async function openWindow(): Promise<void> {
     pickImage: () => pickImageWithDialog(window),
     pickBackupFile: (suggestedName) => pickBackupFileWithDialog(window, suggestedName),
     openExternal: (url) => shell.openExternal(url),
+    showInFolder: (path) => shell.showItemInFolder(path),
     effects: electronDesktopEffects(window),
     emit: (event, payload) => {
       if (!window.isDestroyed()) window.webContents.send(EVENT_CHANNELS[event], payload);

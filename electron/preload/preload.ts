@@ -28,6 +28,7 @@ const api: SluiceApi = {
   startFlash: (request) => ipcRenderer.invoke(INVOKE_CHANNELS.startFlash, request),
   chooseBackupFile: (device, compress) => ipcRenderer.invoke(INVOKE_CHANNELS.chooseBackupFile, device, compress),
   startBackup: (request) => ipcRenderer.invoke(INVOKE_CHANNELS.startBackup, request),
+  showBackupFile: () => ipcRenderer.invoke(INVOKE_CHANNELS.showBackupFile),
   cancelFlash: () => ipcRenderer.invoke(INVOKE_CHANNELS.cancelFlash),
   openExternal: (url) => ipcRenderer.invoke(INVOKE_CHANNELS.openExternal, url),
   pageReady: () => ipcRenderer.invoke(INVOKE_CHANNELS.pageReady),

@@ -152,6 +152,7 @@ export function App({ api }: { api: SluiceApi }) {
             onFlashAgain={() => startOver(true)}
             onFlashAnother={() => startOver(false)}
             onDone={() => dispatch({ type: 'back-to-steps' })}
+            onShowFile={() => void api.showBackupFile()}
             onOpenLink={(url) => void api.openExternal(url)}
           />
         ) : (

@@ -465,6 +465,8 @@ describeDevices('the desktop app, in Chromium, against the real core and helper'
       await expect(page.getByRole('heading', { name: 'Backup complete' }).count()).resolves.toBe(1);
       await expect(endScreen(page, 'success').textContent()).resolves.toContain(`Saved and verified: ${formatBytes(24 * MiB)}`);
       await app.screenshot('28-backup-complete');
+      await page.getByRole('button', { name: 'Show in folder' }).click();
+      await expect.poll(() => app.bridge.shownFiles).toEqual([file]);
       expect(execFileSync('zstd', ['-dc', file], { maxBuffer: 32 * MiB }).equals(readFileSync(source.backing))).toBe(true);
       expect(app.bridge.suggestedNames[0]).toMatch(/\.img\.zst$/);
       expect(app.bridge.effects.notifications.at(-1)).toEqual({ title: 'Backup complete', body: `Saved and verified: ${file}.` });
@@ -501,6 +503,7 @@ describeDevices('the desktop app, in Chromium, against the real core and helper'
       await endScreen(page, 'cancelled').waitFor({ timeout: 10_000 });
       await expect(page.getByRole('heading', { name: 'Backup cancelled' }).isVisible()).resolves.toBe(true);
       await expect(endScreen(page, 'cancelled').textContent()).resolves.toContain('The incomplete backup file was deleted; the drive is as it was.');
+      await expect(page.getByRole('button', { name: 'Show in folder' }).count()).resolves.toBe(0);
       expect(existsSync(file)).toBe(false);
       expect(existsSync(`${file}.incomplete`)).toBe(false);
       expect(app.bridge.effects).toMatchObject({ sleepBlocks: 1, sleepReleases: 1 });

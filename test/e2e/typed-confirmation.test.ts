@@ -53,6 +53,7 @@ function installStandIn(fixture: Fixture): void {
     },
     chooseBackupFile: () => ok(null),
     startBackup: () => ok(null),
+    showBackupFile: () => ok(null),
     cancelFlash: () => ok(null),
     openExternal: () => ok(null),
     pageReady: () => ok(null),

@@ -27,6 +27,8 @@ interface Harness {
   events: { [E in keyof EventPayloads]: EventPayloads[E][] };
   effects: string[];
   opened: string[];
+  /** Files "Show in folder" opened. */
+  shown: string[];
   /** What the next backup save dialog answers, and the names it was offered. */
   saveAs: string | null;
   suggestedNames: string[];
@@ -51,6 +53,7 @@ async function harness(dir: string, settings: Parameters<SettingsStore['update']
     events: { drivesChanged: [], flashProgress: [], flashEnd: [], imageOpened: [] },
     effects: [],
     opened: [],
+    shown: [],
     saveAs: null,
     suggestedNames: [],
   };
@@ -64,6 +67,7 @@ async function harness(dir: string, settings: Parameters<SettingsStore['update']
       return h.saveAs;
     },
     openExternal: async (url) => void h.opened.push(url),
+    showInFolder: (path) => void h.shown.push(path),
     effects: {
       preventSleep: () => {
         h.effects.push('sleep blocked');
@@ -348,6 +352,7 @@ describeDevices('the main-process core (what Electron and the browser bridge bot
       const request = { device: source.path, file, compress: 'zstd', trimToPartitions: false } as const;
       // Only the file the user chose in the dialog, for that drive, is ever written.
       expect(await h.service.handlers.startBackup(request)).toMatchObject({ ok: false, error: { code: 'no-backup-file' } });
+      expect(await h.service.handlers.showBackupFile()).toMatchObject({ ok: false, error: { code: 'no-backup-file' } });
       h.saveAs = null;
       expect(value(await h.service.handlers.chooseBackupFile(source.path, 'zstd'))).toBeNull();
       expect(await h.service.handlers.startBackup(request)).toMatchObject({ ok: false, error: { code: 'no-backup-file' } });
@@ -371,6 +376,9 @@ describeDevices('the main-process core (what Electron and the browser bridge bot
       expect(h.effects.filter((e) => e === 'progress').length).toBeGreaterThan(0);
       expect(h.effects.slice(h.effects.indexOf('notified: Backup complete'))).toEqual(['notified: Backup complete', 'sleep allowed', 'progress cleared']);
       expect(h.service.runningJob()).toBeNull();
+      // "Show in folder" opens the saved file, and only that.
+      value(await h.service.handlers.showBackupFile());
+      expect(h.shown).toEqual([file]);
       // The dialog's answer was for one backup: another needs the dialog again.
       expect(await h.service.handlers.startBackup(request)).toMatchObject({ ok: false, error: { code: 'no-backup-file' } });
     });

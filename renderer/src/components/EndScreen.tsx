@@ -14,6 +14,8 @@ interface EndScreenProps {
   onFlashAgain: () => void;
   /** A backup's end screen: back to the steps as they were. */
   onDone: () => void;
+  /** A saved backup: show the file in the system's file manager. */
+  onShowFile: () => void;
   onOpenLink: (url: string) => void;
 }
 
@@ -108,7 +110,7 @@ function ResultRow({ result, job, name, onOpenLink }: { result: TargetResult; jo
 }
 
 /** How the job ended. Green only when every drive was written and verified (a backup: saved and read back). */
-export function EndScreen({ finished, onFlashAnother, onFlashAgain, onDone, onOpenLink }: EndScreenProps) {
+export function EndScreen({ finished, onFlashAnother, onFlashAgain, onDone, onShowFile, onOpenLink }: EndScreenProps) {
   const { end, subject } = finished;
   const { tone, title } = summarizeFlash(end);
   const words = WORDS[subject.kind];
@@ -136,9 +138,16 @@ export function EndScreen({ finished, onFlashAnother, onFlashAgain, onDone, onOp
       </ul>
       <div className="actions">
         {subject.kind === 'backup' ? (
-          <button type="button" className="button primary" onClick={onDone}>
-            Done
-          </button>
+          <>
+            <button type="button" className="button primary" onClick={onDone}>
+              Done
+            </button>
+            {end.results[0]?.status === 'ok' && (
+              <button type="button" className="button" onClick={onShowFile}>
+                Show in folder
+              </button>
+            )}
+          </>
         ) : (
           <>
             <button type="button" className="button primary" onClick={onFlashAgain}>

@@ -53,6 +53,8 @@ export interface Bridge {
   service: AppService;
   effects: RecordedEffects;
   openedLinks: string[];
+  /** Files "Show in folder" asked the file manager for. */
+  shownFiles: string[];
   /** The path the next "Choose image…" dialog answers with (null: the user closed it). */
   answerDialog(path: string | null): void;
   /** The path the next backup save dialog answers with (null: the user closed it), and the names it was offered. */
@@ -96,6 +98,7 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
   if (options.initialSettings !== undefined) await settings.update(options.initialSettings);
   const effects: RecordedEffects = { sleepBlocks: 0, sleepReleases: 0, progress: [], notifications: [] };
   const openedLinks: string[] = [];
+  const shownFiles: string[] = [];
   const clients = new Set<ServerResponse>();
   let dialogAnswer: string | null = null;
   let saveDialogAnswer: string | null = null;
@@ -118,6 +121,7 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
       return saveDialogAnswer;
     },
     openExternal: async (url) => void openedLinks.push(url),
+    showInFolder: (path) => void shownFiles.push(path),
     effects: {
       preventSleep: () => {
         effects.sleepBlocks += 1;
@@ -188,6 +192,7 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
     service,
     effects,
     openedLinks,
+    shownFiles,
     answerDialog: (path) => {
       dialogAnswer = path;
     },

@@ -54,6 +54,7 @@ const api: SluiceApi = {
   startFlash: (request) => invoke('startFlash', request),
   chooseBackupFile: (device, compress) => invoke('chooseBackupFile', device, compress),
   startBackup: (request) => invoke('startBackup', request),
+  showBackupFile: () => invoke('showBackupFile'),
   cancelFlash: () => invoke('cancelFlash'),
   openExternal: (url) => invoke('openExternal', url),
   pageReady: () => invoke('pageReady'),
