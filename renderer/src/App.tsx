@@ -112,7 +112,11 @@ export function App({ api }: { api: SluiceApi }) {
     // The progress screen first, as for a flash: the job's events may arrive before the answer does.
     dispatch({ type: 'backup-starting', drive, file: chosen.value });
     const started = await api.startBackup({ device: drive.device, file: chosen.value, compress, trimToPartitions });
-    if (!started.ok) dispatch({ type: 'flash-refused', message: started.error.message });
+    if (!started.ok) {
+      dispatch({ type: 'backup-refused' });
+      setBackupError(started.error.message);
+      setDialog({ backup: drive });
+    }
   };
 
   const cancelFlash = () => {

@@ -94,6 +94,8 @@ export type FlowAction =
   | { type: 'flash-starting' }
   /** A backup of `drive` into `file` (the path the save dialog returned) is being started. */
   | { type: 'backup-starting'; drive: DriveInfo; file: string }
+  /** The backup did not start: back to the steps, where the backup dialog says why. */
+  | { type: 'backup-refused' }
   | { type: 'flash-refused'; message: string }
   | { type: 'progress'; progress: FlashProgress }
   | { type: 'cancelling' }
@@ -195,6 +197,8 @@ export function flowReducer(state: FlowState, action: FlowAction): FlowState {
       return state.settings === null ? state : startJob(state, { kind: 'backup', drive: action.drive, file: action.file }, state.settings);
     case 'flash-refused':
       return { ...state, flash: null, startError: action.message };
+    case 'backup-refused':
+      return { ...state, flash: null };
     case 'progress':
       if (state.flash === null) return state;
       return { ...state, flash: { ...state.flash, progress: { ...state.flash.progress, [action.progress.target]: action.progress } } };

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { closeSync, existsSync, openSync, readFileSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readFileSync, symlinkSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { BrowserContext, Page } from 'playwright-core';
@@ -472,6 +472,15 @@ describeDevices('the desktop app, in Chromium, against the real core and helper'
       expect(app.bridge.effects.notifications.at(-1)).toEqual({ title: 'Backup complete', body: `Saved and verified: ${file}.` });
       await page.getByRole('button', { name: 'Done' }).click();
       await page.locator('[data-screen="steps"]').waitFor();
+
+      // A name that is a link is refused when the backup starts: the backup dialog comes back and says why.
+      const link = join(dir, 'link.img');
+      symlinkSync(join(dir, 'elsewhere.img'), link);
+      const again = await openBackupDialog(app, source.path, /^Uncompressed/, link);
+      await again.getByRole('button', { name: 'Choose where to save…' }).click();
+      await expect.poll(() => again.getByRole('alert').textContent().catch(() => null)).toMatch(/link\.img is a symbolic link/);
+      await expect(page.locator('[data-screen="steps"]').getByRole('alert').count()).resolves.toBe(0);
+      await again.getByRole('button', { name: 'Cancel' }).click();
 
       const full = join(smallTmpfs(4 * MiB), 'card.img');
       await (await openBackupDialog(app, source.path, /^Uncompressed/, full)).getByRole('button', { name: 'Choose where to save…' }).click();

@@ -82,6 +82,10 @@ describe('the screen state', () => {
     state = flowReducer(state, { type: 'flash-ended', end });
     expect(state.finished).toMatchObject({ subject: { kind: 'backup', drive }, end });
     state = flowReducer(state, { type: 'back-to-steps' });
+    // Refused before it started: back to the steps, and no flash error there (the backup dialog says why).
+    const refused = flowReducer(flowReducer(state, { type: 'backup-starting', drive, file: '/x.img' }), { type: 'backup-refused' });
+    expect(refused.flash).toBeNull();
+    expect(refused.startError).toBeNull();
     expect(state.finished).toBeNull();
     expect(state.image).toBe(before.image);
     expect(state.selected).toEqual(before.selected);
