@@ -8,7 +8,7 @@
  * user can even look inside the directory.
  */
 import { constants } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { lstat, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -107,8 +107,38 @@ async function copyUntilEnd(from: number, to: number): Promise<Error | null> {
   }
 }
 
+/** Channel directories are named after the app process that made them: `sluice-helper-PID-XXXXXX`. */
+const CHANNEL_DIR = /^sluice-helper-(\d+)-/;
+
+function processExists(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: it exists, it is only someone else's.
+    return typeof error === 'object' && error !== null && 'code' in error && error.code === 'EPERM';
+  }
+}
+
+/**
+ * Deletes the channel directories of app processes that no longer exist: one killed outright
+ * (kill -9, a crash) could not delete its own. Only this user's own directories are touched.
+ */
+export async function removeStaleChannelDirs(): Promise<void> {
+  const uid = process.getuid?.();
+  for (const name of await readdir(tmpdir()).catch(() => [])) {
+    const pid = Number(CHANNEL_DIR.exec(name)?.[1] ?? NaN);
+    if (!Number.isSafeInteger(pid) || pid === process.pid || processExists(pid)) continue;
+    const path = join(tmpdir(), name);
+    const st = await lstat(path).catch(() => null);
+    if (st === null || !st.isDirectory() || st.uid !== uid) continue;
+    await rm(path, { recursive: true, force: true });
+  }
+}
+
 export async function createChannelDir(withImageFifo: boolean): Promise<ChannelDir> {
-  const dir = await mkdtemp(join(tmpdir(), 'sluice-helper-'));
+  await removeStaleChannelDirs();
+  const dir = await mkdtemp(join(tmpdir(), `sluice-helper-${process.pid}-`));
   const sockets: Socket[] = [];
   try {
     const names = [FIFO_NAMES.toHelper, FIFO_NAMES.fromHelper, ...(withImageFifo ? [FIFO_NAMES.image] : [])];
