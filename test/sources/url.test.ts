@@ -6,9 +6,9 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { MiB } from '../../worker/common/units.js';
 import { detectPartitionTable, PARTITION_TABLE_BYTES } from '../../worker/sources/partition-table.js';
-import { flashCli, resultsOf, type CliRun } from '../helpers/cli.js';
+import { collect, flashCli, resultsOf, spawnCli, type CliRun } from '../helpers/cli.js';
 import { describeDevices } from '../helpers/device-suite.js';
-import { createLoop, readBytes, scratchDir, type LoopDevice } from '../helpers/loop-device.js';
+import { createLoop, digestFile, readBytes, scratchDir, type LoopDevice } from '../helpers/loop-device.js';
 import { osImage, sh } from '../helpers/os-image.js';
 
 const IMAGE_SIZE = 16 * MiB;
@@ -31,11 +31,18 @@ describeDevices('sluice flash URL: streamed from a server, with its errors', () 
     // dies half-way through a body whose full length it announced.
     server = createServer((request, response) => {
       const url = request.url ?? '/';
-      const body = files.get(url.replace(/^\/(cut|moved)/, ''));
+      const body = files.get(url.replace(/^\/(cut|moved|ranged)/, ''));
       if (url === '/missing.img.xz') return response.writeHead(404, 'Not Found').end();
       if (url === '/broken.img.xz') return response.writeHead(500, 'Internal Server Error').end();
       if (body === undefined) return response.writeHead(404).end();
       if (url.startsWith('/moved/')) return response.writeHead(302, { Location: url.replace('/moved', '') }).end();
+      // Under /ranged/ the server answers range requests, as file servers and CDNs do.
+      const range = /^bytes=(\d+)-(\d+)$/.exec(request.headers.range ?? '');
+      if (url.startsWith('/ranged/') && range !== null) {
+        const start = Number(range[1]);
+        const end = Math.min(Number(range[2]), body.length - 1);
+        return response.writeHead(206, { 'Content-Range': `bytes ${start}-${end}/${body.length}`, 'Content-Length': end - start + 1 }).end(body.subarray(start, end + 1));
+      }
       response.writeHead(200, { 'Content-Length': body.length, 'Content-Type': 'application/octet-stream' });
       if (!url.startsWith('/cut/')) return response.end(body);
       // Enough for the probe's first bytes, then the connection drops mid-way.
@@ -97,6 +104,29 @@ describeDevices('sluice flash URL: streamed from a server, with its errors', () 
 
   it('HTTP 500 is named, and nothing is written', async () => {
     await expectFailure(`${base}/broken.img.xz`, 'source-read-error', /failed: the server answered 500 Internal Server Error\. The server has a problem/);
+  });
+
+  it('an .xz download is sized exactly from its index (range requests) when the server serves ranges: a card too small is refused before a byte is written', async () => {
+    const info = async (url: string) => {
+      const run = await collect(spawnCli(['info', '--json', url]));
+      expect(run.code, run.stderr).toBe(0);
+      return JSON.parse(run.stdout) as Record<string, unknown>;
+    };
+    expect(await info(`${base}/ranged/os.img.xz`)).toMatchObject({ format: 'xz', size: IMAGE_SIZE, sizeExact: true });
+    // A server that ignores ranges: the size is known only once decoded, and the image is written all the same.
+    expect(await info(`${base}/os.img.xz`)).toMatchObject({ format: 'xz', size: null, sizeExact: false });
+
+    const small = createLoop({ size: IMAGE_SIZE - 4 * MiB, dir });
+    const before = digestFile(small.backing);
+    const refused = await flashCli(`${base}/ranged/os.img.xz`, [small.path], ['--no-eject']);
+    expect(refused.code, refused.stderr).toBe(4);
+    expect(resultsOf(refused).get(small.path)).toMatchObject({ status: 'failed', code: 'target-too-small' });
+    expect(digestFile(small.backing)).toBe(before);
+
+    garbage();
+    const run = await flashCli(`${base}/ranged/os.img.xz`, [loop.path], ['--no-eject']);
+    expect(resultsOf(run).get(loop.path), run.stdout + run.stderr).toMatchObject({ status: 'ok', verified: true, bytes: IMAGE_SIZE });
+    expect(readBytes(loop.backing, 0, IMAGE_SIZE).equals(image)).toBe(true);
   });
 
   for (const name of ['os.img', 'os.img.xz']) {

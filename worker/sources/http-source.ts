@@ -8,6 +8,8 @@ export interface HttpBody {
   size: number | null;
   /** The address the body came from, after redirects. */
   finalUrl: string;
+  /** The server sent only the range asked for (206), not the whole file. */
+  partial: boolean;
 }
 
 /** fetch() follows this many redirects before it gives up, as browsers do. */
@@ -67,7 +69,41 @@ export async function openHttp(url: string, options: { range?: [number, number] 
   if (response.body === null) throw new SourceError('source-read-error', `Downloading ${url} failed: the server sent no data.`);
   const length = response.headers.get('content-length');
   const size = length !== null && /^\d+$/.test(length) && response.status === 200 ? Number(length) : null;
-  return { stream: checkedBody(Readable.fromWeb(response.body as never), url, size), size, finalUrl: response.url || url };
+  return { stream: checkedBody(Readable.fromWeb(response.body as never), url, size), size, finalUrl: response.url || url, partial: response.status === 206 };
+}
+
+/** How long one range request may take before the probe gives up on ranges. */
+const RANGE_TIMEOUT_MS = 10_000;
+
+/**
+ * Reads parts of a download with HTTP range requests, for what sits at the end of a file (an xz
+ * index). Rejects when the server does not answer with exactly the range asked for.
+ */
+export function httpRangeReader(url: string): (position: number, length: number) => Promise<Buffer> {
+  return async (position, length) => {
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(), RANGE_TIMEOUT_MS);
+    let body: HttpBody | null = null;
+    try {
+      body = await openHttp(url, { range: [position, position + length - 1], signal: controller.signal });
+      if (!body.partial) throw new SourceError('source-read-error', `${url}: the server does not send parts of files`);
+      const chunks: Buffer[] = [];
+      let received = 0;
+      for await (const chunk of body.stream) {
+        chunks.push(chunk as Buffer);
+        received += (chunk as Buffer).length;
+        if (received >= length) break;
+      }
+      const bytes = Buffer.concat(chunks).subarray(0, length);
+      if (bytes.length !== length) throw new SourceError('source-read-error', `${url}: the server sent ${bytes.length} of the ${length} bytes asked for`);
+      return bytes;
+    } finally {
+      clearTimeout(timer);
+      // Destroyed before the abort, so the abort finds nobody to tell: the answer is already given.
+      body?.stream.destroy();
+      controller.abort();
+    }
+  };
 }
 
 /** The body, with a break-off or a short body turned into a SourceError that says how far it got. */

@@ -17,7 +17,7 @@ import { SourceError } from './decode/source-error.js';
 import { systemDecoder } from './decode/system-tool.js';
 import { readDecodedHead } from './decoded-head.js';
 import { detectFormat, SNIFF_BYTES, type ImageFormat } from './detect-format.js';
-import { isUrl, openHttp } from './http-source.js';
+import { httpRangeReader, isUrl, openHttp } from './http-source.js';
 import { ImageError, openImage, type OpenedImage } from './open-image.js';
 import { filesystemLabel, FILESYSTEM_SNIFF_BYTES, PARTITION_TABLE_BYTES, readPartitionTable, type PartitionTable } from './partition-table.js';
 import { readXzIndex, type ReadAt } from './xz-index.js';
@@ -231,6 +231,21 @@ async function prepareFile(request: ImageRequest): Promise<PreparedImage> {
   }
 }
 
+/**
+ * The exact size of an .xz download, from the index at its end, read with range requests (most
+ * OS images are .img.xz, and their size decides which cards can take them). Null when the server
+ * does not say how long the file is or does not serve ranges, or the index cannot be read: the
+ * image is then written all the same, and the decoder judges the file.
+ */
+async function xzSizeOverHttp(url: string, fileSize: number | null): Promise<number | null> {
+  if (fileSize === null) return null;
+  try {
+    return (await readXzIndex(httpRangeReader(url), fileSize)).uncompressedSize;
+  } catch {
+    return null;
+  }
+}
+
 /** Probes a download: its first bytes say the format; only streamed formats can be written from a URL. */
 async function prepareUrl(request: ImageRequest): Promise<PreparedImage> {
   const url = request.image;
@@ -257,7 +272,7 @@ async function prepareUrl(request: ImageRequest): Promise<PreparedImage> {
   const plan: DecodePlan = {
     location,
     format,
-    imageSize: format === 'raw' ? body.size : null,
+    imageSize: format === 'raw' ? body.size : format === 'xz' ? await xzSizeOverHttp(body.finalUrl, body.size) : null,
     sha256: checksum?.sha256 ?? null,
     sha256From: checksum?.from ?? null,
     map: null,
