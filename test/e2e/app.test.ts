@@ -566,8 +566,9 @@ describeDevices('the desktop app, in Chromium, against the real core and helper'
     const app = await openApp(context, { dropDir: dir, settings: { showVirtual: true, verify: false }, colorScheme: 'dark' });
     try {
       const { page, bridge } = app;
+      // Every listed drive is two stops (its box and Back up…), and other tests' loop devices are listed too.
       const tabTo = async (name: string) => {
-        for (let i = 0; i < 30; i++) {
+        for (let i = 0; i < 200; i++) {
           await page.keyboard.press('Tab');
           if ((await page.evaluate(IN_PAGE.focusedText)) === name) return;
         }
