@@ -61,8 +61,11 @@ const BACKUP_FAILURE_TEXT: Readonly<Partial<Record<FailureCode, FailureText>>> =
   'target-system': { title: 'Running system refused', advice: 'Sluice does not back up the disk this computer runs from: its files change while they are read.' },
   'target-is-source': { title: 'Backup would be saved on the drive', advice: 'Save the backup on another drive: this one is unmounted while it is read.' },
   'target-not-block-device': { title: 'Cannot save there', advice: 'Choose a new file name, or an existing regular file to replace.' },
-  'permission-denied': { title: 'Permission denied', advice: 'Reading a whole drive needs administrator rights. Try again and approve the request.' },
-  'unsupported-format': { title: 'No partitions to stop after', advice: 'Back up the whole drive instead (leave "only up to the last partition" unticked).' },
+  // These come from the drive or from the file, whichever refused: the message above says which.
+  'permission-denied': { title: 'Permission denied', advice: 'Reading a whole drive needs administrator rights, and the backup needs a folder you may write to. See the message above.' },
+  'target-not-found': { title: 'Not found', advice: 'Check that the drive is still plugged in and that the folder chosen for the backup exists, then try again.' },
+  'target-read-only': { title: 'Cannot save there', advice: 'The place chosen for the backup is read-only. Save it somewhere else.' },
+  'unsupported-format': { title: 'Cannot make this backup', advice: 'See the message above: back up the whole drive (leave "Stop after the last partition" unticked), or choose another format.' },
   'source-read-error': { title: 'Could not read the drive', advice: 'Check that the drive is still plugged in and try again; if it happens again, the drive is failing.' },
   'target-unplugged': { title: 'Drive removed', advice: 'The drive went away while it was read. Plug it in and back it up again.' },
   'target-full': { title: 'Not enough space for the backup', advice: 'The disk the backup is saved on is full. Free some space, save it elsewhere, or choose a compressed format.' },

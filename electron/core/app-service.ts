@@ -6,7 +6,7 @@ import { fail, ok, type ApiResult } from '../common/api-result.js';
 import type { InvokeMethod } from '../common/ipc-channels.js';
 import { INVOKE_ARGS, type ApiHandlers, type EmitEvent } from '../common/ipc-contract.js';
 import { isAllowedExternalUrl } from '../common/links.js';
-import type { DriveInfo, FlashProgress, FlashRequest, ImageInfo, JobKind } from '../common/models.js';
+import type { BackupRequest, DriveInfo, FlashEnd, FlashProgress, FlashRequest, ImageInfo, JobKind } from '../common/models.js';
 import { startBackupSession, suggestedBackupName } from './backup-session.js';
 import type { DesktopEffects, JobSession } from './desktop-job.js';
 import { judgeDrives, targetRefusal } from './drive-view.js';
@@ -58,8 +58,15 @@ function isInvokeMethod(method: string): method is InvokeMethod {
 export function createAppService(deps: AppServiceDeps): AppService {
   let image: ProbedImage | null = null;
   let session: JobSession | null = null;
-  /** Where the user chose to save a backup of which drive; startBackup writes there and nowhere else. */
-  let backupFile: { device: string; path: string } | null = null;
+  /**
+   * Where the user chose to save a backup of which drive (as it was then: a card swapped in the
+   * same reader is another drive), in which format; startBackup writes there and nowhere else.
+   */
+  let backupFile: { device: string; path: string; compress: BackupRequest['compress']; size: number | null; description: string } | null = null;
+  /** Starts under way (checks before the job runs), and a cancel that arrived during one. */
+  let starting = 0;
+  let cancelWhileStarting = false;
+  let closed = false;
   /** The file the last backup saved and verified: the only path "Show in folder" opens. */
   let savedBackup: string | null = null;
 
@@ -113,12 +120,32 @@ export function createAppService(deps: AppServiceDeps): AppService {
   /** Runs a job (a flash or a backup) as the one running: its end goes to the page as flashEnd. */
   const run = (started: JobSession): void => {
     session = started;
-    void started.done.then((end) => {
+    // The page showed its progress screen at once, and Cancel on it came before the job existed.
+    if (cancelWhileStarting) started.cancel();
+    cancelWhileStarting = false;
+    // A session's end never rejects; were it to, the app must not stay busy for good.
+    const noEnd = (error: unknown): FlashEnd => {
+      process.stderr.write(`sluice: a ${started.kind} ended without a result: ${error instanceof Error ? error.message : String(error)}\n`);
+      return { job: started.kind, results: [], verify: false, seconds: 0 };
+    };
+    void started.done.catch(noEnd).then((end) => {
       session = null;
       const [saved] = end.results;
       if (end.job === 'backup' && saved?.status === 'ok') savedBackup = saved.target;
       deps.emit('flashEnd', end);
     });
+  };
+  /** Runs the checks of a start with the service marked as starting, so a cancel meanwhile is kept; refused once closing. */
+  const whileStarting = async (start: () => Promise<ApiResult<null>>): Promise<ApiResult<null>> => {
+    if (closed) return fail('busy', 'Sluice is closing.');
+    starting += 1;
+    try {
+      const result = await start();
+      if (!result.ok) cancelWhileStarting = false;
+      return result;
+    } finally {
+      starting -= 1;
+    }
   };
   const sessionDeps = () => ({ launch: deps.launchHelper, effects: deps.effects, onProgress: (progress: FlashProgress) => deps.emit('flashProgress', progress) });
 
@@ -175,29 +202,34 @@ export function createAppService(deps: AppServiceDeps): AppService {
       const drive = await sourceDrive(device);
       if (!drive.ok) return drive;
       const path = await deps.pickBackupFile(suggestedBackupName(drive.value, compress, new Date()));
-      backupFile = path === null ? null : { device, path };
+      backupFile = path === null ? null : { device, path, compress, size: drive.value.size, description: drive.value.description };
       return ok(path);
     },
-    startBackup: async (request) => {
-      if (session !== null) return fail('busy', JOB_RUNNING);
-      const chosen = backupFile;
-      if (chosen === null || chosen.device !== request.device || chosen.path !== request.file) return fail('no-backup-file', 'Choose where to save the backup again.');
-      const drive = await sourceDrive(request.device);
-      if (!drive.ok) return drive;
-      // The same checks `sluice backup` makes: the drive afresh, the file's path, the file not on the drive.
-      const checked = await checkBackup(request.device, request.file);
-      if ('refused' in checked) return fail('drive-blocked', checked.refused.message);
-      if (session !== null) return fail('busy', JOB_RUNNING);
-      backupFile = null;
-      const settings = deps.settings.get();
-      run(
-        startBackupSession(
-          { drive: request.device, file: request.file, driveSize: checked.driveSize, compress: request.compress, trimToPartitions: request.trimToPartitions, verify: settings.verify, notify: settings.notifications },
-          sessionDeps(),
-        ),
-      );
-      return ok(null);
-    },
+    startBackup: (request) =>
+      whileStarting(async () => {
+        if (session !== null) return fail('busy', JOB_RUNNING);
+        const chosen = backupFile;
+        if (chosen === null || chosen.device !== request.device || chosen.path !== request.file || chosen.compress !== request.compress) return fail('no-backup-file', 'Choose where to save the backup again.');
+        const drive = await sourceDrive(request.device);
+        if (!drive.ok) return drive;
+        if (drive.value.size !== chosen.size || drive.value.description !== chosen.description) {
+          backupFile = null;
+          return fail('unknown-drive', `${request.device} is not the drive that was chosen (another card in the same reader?). Choose Back up… on it again.`);
+        }
+        // The same checks `sluice backup` makes: the drive afresh, the file's path, the file not on the drive.
+        const checked = await checkBackup(request.device, request.file);
+        if ('refused' in checked) return fail('drive-blocked', checked.refused.message);
+        if (session !== null) return fail('busy', JOB_RUNNING);
+        backupFile = null;
+        const settings = deps.settings.get();
+        run(
+          startBackupSession(
+            { drive: request.device, file: request.file, driveSize: checked.driveSize, compress: request.compress, trimToPartitions: request.trimToPartitions, verify: settings.verify, notify: settings.notifications },
+            sessionDeps(),
+          ),
+        );
+        return ok(null);
+      }),
     clearImage: async () => {
       if (session !== null) return fail('busy', JOB_RUNNING);
       image = null;
@@ -208,43 +240,48 @@ export function createAppService(deps: AppServiceDeps): AppService {
       await firstListing;
       return ok(judgedDrives());
     },
-    startFlash: async (request) => {
-      // Targets are checked against the app's own listing; right after start-up that is the first one.
-      await firstListing;
-      const chosen = image;
-      if (chosen === null) return fail('no-image', 'Choose an image first.');
-      const refusal = refuseRequest(request, chosen);
-      if (refusal !== null) return refusal;
-      if (chosen.local !== null) {
-        const now = await fileIdentity(chosen.info.path).catch(() => null);
-        if (now === null) return fail('image-not-found', `${chosen.info.name} is no longer where it was chosen (${chosen.info.path}). Choose it again.`);
-        if (!sameFile(chosen.local.identity, now)) return fail('image-changed', `${chosen.info.name} changed on disk after it was chosen. Choose it again to check it.`);
-      }
-      let input: FlashSessionJob['input'];
-      if (chosen.source.kind === 'drive') {
-        input = { kind: 'drive', device: chosen.source.device, size: chosen.info.uncompressedSize ?? 0 };
-      } else {
-        try {
-          input = { kind: 'feed', feed: await openSourceFeed(chosen.source.prepared) };
-        } catch (error) {
-          return fail('image-unreadable', `${chosen.info.name} could not be opened for writing: ${error instanceof Error ? error.message : String(error)}`);
+    startFlash: (request) =>
+      whileStarting(async () => {
+        // Targets are checked against the app's own listing; right after start-up that is the first one.
+        await firstListing;
+        const chosen = image;
+        if (chosen === null) return fail('no-image', 'Choose an image first.');
+        const refusal = refuseRequest(request, chosen);
+        if (refusal !== null) return refusal;
+        if (chosen.local !== null) {
+          const now = await fileIdentity(chosen.info.path).catch(() => null);
+          if (now === null) return fail('image-not-found', `${chosen.info.name} is no longer where it was chosen (${chosen.info.path}). Choose it again.`);
+          if (!sameFile(chosen.local.identity, now)) return fail('image-changed', `${chosen.info.name} changed on disk after it was chosen. Choose it again to check it.`);
         }
-      }
-      // Another job may have started while this one was being prepared.
-      if (session !== null) {
-        if (input.kind === 'feed') await input.feed.close();
-        return fail('busy', JOB_RUNNING);
-      }
-      const settings = deps.settings.get();
-      run(startFlashSession({ input, targets: request.targets, verify: settings.verify, eject: settings.eject, notify: settings.notifications }, sessionDeps()));
-      return ok(null);
-    },
+        let input: FlashSessionJob['input'];
+        if (chosen.source.kind === 'drive') {
+          input = { kind: 'drive', device: chosen.source.device, size: chosen.info.uncompressedSize ?? 0 };
+        } else {
+          try {
+            input = { kind: 'feed', feed: await openSourceFeed(chosen.source.prepared) };
+          } catch (error) {
+            return fail('image-unreadable', `${chosen.info.name} could not be opened for writing: ${error instanceof Error ? error.message : String(error)}`);
+          }
+        }
+        // Another job may have started while this one was being prepared.
+        if (session !== null) {
+          if (input.kind === 'feed') await input.feed.close();
+          return fail('busy', JOB_RUNNING);
+        }
+        const settings = deps.settings.get();
+        run(startFlashSession({ input, targets: request.targets, verify: settings.verify, eject: settings.eject, notify: settings.notifications }, sessionDeps()));
+        return ok(null);
+      }),
     showBackupFile: async () => {
       if (savedBackup === null) return fail('no-backup-file', 'No backup has been saved yet.');
       deps.showInFolder(savedBackup);
       return ok(null);
     },
     cancelFlash: async () => {
+      if (session === null && starting > 0) {
+        cancelWhileStarting = true;
+        return ok(null);
+      }
       if (session === null) return fail('not-flashing', 'Nothing is running.');
       session.cancel();
       return ok(null);
@@ -289,6 +326,7 @@ export function createAppService(deps: AppServiceDeps): AppService {
       await running.done;
     },
     close: async () => {
+      closed = true;
       await scanner.stop();
       const running = session;
       if (running !== null) {

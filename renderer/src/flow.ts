@@ -191,10 +191,11 @@ export function flowReducer(state: FlowState, action: FlowAction): FlowState {
       return { ...state, selected: action.devices, confirmedSystem: action.confirmedSystem, driveNotice: null, startError: null };
     case 'flash-starting': {
       if (state.image === null || state.settings === null) return state;
-      return startJob(state, { kind: 'flash', image: state.image, targets: selectedDrives(state) }, state.settings);
+      return startJob(state, { kind: 'flash', image: state.image, targets: selectedDrives(state) }, state.settings.verify);
     }
     case 'backup-starting':
-      return state.settings === null ? state : startJob(state, { kind: 'backup', drive: action.drive, file: action.file }, state.settings);
+      // Shown even when the settings could not be loaded: the main process runs the backup regardless.
+      return startJob(state, { kind: 'backup', drive: action.drive, file: action.file }, state.settings?.verify ?? true);
     case 'flash-refused':
       return { ...state, flash: null, startError: action.message };
     case 'backup-refused':
@@ -222,6 +223,6 @@ export function flowReducer(state: FlowState, action: FlowAction): FlowState {
   }
 }
 
-function startJob(state: FlowState, subject: JobSubject, settings: Settings): FlowState {
-  return { ...state, startError: null, finished: null, flash: { subject, verify: settings.verify, progress: {}, cancelling: false, notice: null } };
+function startJob(state: FlowState, subject: JobSubject, verify: boolean): FlowState {
+  return { ...state, startError: null, finished: null, flash: { subject, verify, progress: {}, cancelling: false, notice: null } };
 }

@@ -402,6 +402,39 @@ describeDevices('the main-process core (what Electron and the browser bridge bot
       expect(h.suggestedNames.length).toBe(asked);
     });
 
+    it('a Cancel that arrives while the backup is still being checked is kept: the backup ends cancelled, nothing is saved', async () => {
+      const dir = scratchDir();
+      const source = createLoop({ size: 16 * MiB, dir });
+      const h = await harness(dir);
+      h.saveAs = join(dir, 'never.img');
+      value(await h.service.handlers.chooseBackupFile(source.path, null));
+      const starting = h.service.handlers.startBackup({ device: source.path, file: h.saveAs, compress: null, trimToPartitions: false });
+      // The page's progress screen has a Cancel button before the job exists.
+      value(await h.service.handlers.cancelFlash());
+      value(await starting);
+      const end = await flashEnded(h);
+      expect(end.results, JSON.stringify(end.results)).toMatchObject([{ status: 'cancelled' }]);
+      expect(h.effects).toContain('notified: Backup cancelled');
+      expect(existsSync(h.saveAs)).toBe(false);
+      expect(existsSync(`${h.saveAs}.incomplete`)).toBe(false);
+    });
+
+    it('a card swapped in the same reader after the save dialog is not backed up: another size is another drive', async () => {
+      const dir = scratchDir();
+      const source = createLoop({ size: 8 * MiB, dir });
+      const h = await harness(dir);
+      h.saveAs = join(dir, 'swapped.img');
+      value(await h.service.handlers.chooseBackupFile(source.path, null));
+      execFileSync('truncate', ['-s', String(12 * MiB), source.backing]);
+      execFileSync('losetup', ['--set-capacity', source.path]);
+      await expect.poll(async () => (await drives(h.service)).find((d) => d.device === source.path)?.size, { timeout: 10_000 }).toBe(12 * MiB);
+      expect(await h.service.handlers.startBackup({ device: source.path, file: h.saveAs, compress: null, trimToPartitions: false })).toMatchObject({
+        ok: false,
+        error: { code: 'unknown-drive', message: expect.stringContaining('is not the drive that was chosen') as unknown },
+      });
+      expect(existsSync(h.saveAs)).toBe(false);
+    });
+
     it('cancelled mid-way, ends as cancelled (never success), deletes the partial file and leaves the drive as it was', async () => {
       const { loop, group } = slowSourceDrive();
       try {

@@ -52,9 +52,9 @@ describe('failure words', () => {
   it('never blame the drive for what went wrong with a backup file, nor call it counterfeit', () => {
     const mismatch: TargetResult = { status: 'failed', target: '/home/u/sd.img', bytes: 0, code: 'verify-mismatch', message: '', offset: 4096 };
     expect(failureHeadline(mismatch, 'backup')).toBe('The backup differs from the drive at offset 4096.');
-    for (const code of ['target-full', 'write-error', 'verify-mismatch', 'helper-died', 'internal'] as const) {
+    for (const code of ['target-full', 'write-error', 'verify-mismatch', 'helper-died', 'internal', 'target-read-only', 'target-not-found', 'permission-denied', 'unsupported-format'] as const) {
       const words = `${failureHeadline({ status: 'failed', target: 'f', bytes: 0, code, message: '' }, 'backup')} ${failureAdvice(code, 'backup')}`;
-      expect(words, code).not.toMatch(/counterfeit|incomplete|flash it again|smaller than it claims/i);
+      expect(words, code).not.toMatch(/counterfeit|incomplete|flash it again|smaller than it claims|lock switch|--/i);
     }
     expect(failureAdvice('target-full', 'backup')).toContain('is full');
   });

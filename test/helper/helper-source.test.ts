@@ -34,6 +34,16 @@ describeDevices('the helper reading a drive', () => {
     await closeFd(pipe.readFd);
   });
 
+  it('refuses to back up a drive whose size is not the one the app checked (a card swapped during the password prompt), and sends nothing', async () => {
+    const drive = createLoop({ size: 8 * MiB });
+    assertOwnedLoop(drive.path);
+    const pipe = await createOsPipe();
+    const job = startHelper({ source: pipe.writeFd, start: { source: drive.path, size: 4 * MiB }, program: builtHelper() });
+    expect(await readFully(pipe.readFd, Buffer.alloc(4096), 0, 4096, null)).toBe(0);
+    expect(await job.result).toEqual([expect.objectContaining({ status: 'failed', target: drive.path, code: 'source-read-error', message: expect.stringContaining('is not the drive that was checked') as unknown })]);
+    await closeFd(pipe.readFd);
+  });
+
   it('compares the disk it was started for with the image on fd 0 (a verify), naming the first differing byte; a file is not its to read', async () => {
     const dir = scratchDir();
     const image = join(dir, 'image.img');

@@ -33,6 +33,6 @@ describe('where --trim-to-partitions stops', () => {
   });
 
   it('nowhere on a disk without a partition table: it says so', () => {
-    expect(() => partitionsEnd(head('blank.img', ''), SIZE, '/dev/sdz')).toThrow(/\/dev\/sdz has no partition table.*without --trim-to-partitions/);
+    expect(() => partitionsEnd(head('blank.img', ''), SIZE, '/dev/sdz')).toThrow(/\/dev\/sdz has no partition table.*back up the whole drive instead/);
   });
 });

@@ -47,7 +47,7 @@ export interface BackupJob {
 export function partitionsEnd(head: Uint8Array, driveSize: number, drive: string): number {
   const table = readPartitionTable(head);
   if (table.partitions.length === 0) {
-    throw fail('unsupported-format', `${drive} has ${table.type === 'none' ? 'no partition table' : 'no partitions'}, so there is nothing to trim to; back it up without --trim-to-partitions.`);
+    throw fail('unsupported-format', `${drive} has ${table.type === 'none' ? 'no partition table' : 'no partitions'}, so there is nothing to stop after; back up the whole drive instead (without trimming to the partitions).`);
   }
   return Math.min(driveSize, Math.max(...table.partitions.map((p) => p.offset + p.size)));
 }
@@ -73,6 +73,8 @@ export async function backupToFile(job: BackupJob): Promise<TargetResult> {
   try {
     const wanted = Math.min(DEFAULT_CHUNK, job.driveSize);
     const first = await read(halves[0], wanted, 0);
+    // Cancelled before the first bytes came: the helper stopped because it was asked to.
+    if (first < wanted && job.signal?.aborted === true) return { status: 'cancelled', target, bytes: 0 };
     // Nothing or too little came: the helper refused the drive or lost it; its reason is the one to give.
     if (first < wanted) throw new FlashError((await job.sourceFailure()) ?? { code: 'source-read-error', message: `${job.drive}'s bytes stopped at byte offset ${first}: was it unplugged?`, offset: first });
     const length = job.trimToPartitions ? partitionsEnd(halves[0].subarray(0, first), job.driveSize, job.drive) : job.driveSize;

@@ -46,7 +46,7 @@ function exitOf(child: ChildProcess, tool: string): Promise<void> {
 async function requireTool(format: BackupCompression): Promise<string> {
   const { tool } = TOOLS[format];
   const path = await findTool(tool);
-  if (path === null) throw fail('unsupported-format', `Compressing a backup as ${format} needs the ${tool} program, which is not installed. Install it, or back up without --compress.`);
+  if (path === null) throw fail('unsupported-format', `Compressing a backup as ${format} needs the ${tool} program, which is not installed. Install it, or back up uncompressed.`);
   return path;
 }
 

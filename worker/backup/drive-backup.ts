@@ -7,13 +7,13 @@ import { stat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import type { Progress } from '../common/progress.js';
 import type { Failure, TargetResult } from '../common/result.js';
-import { FlashError } from '../engine/errors.js';
+import { FlashError, toFailure } from '../engine/errors.js';
 import { checkFileTargetPath } from '../engine/file-target.js';
 import { closeFd } from '../engine/io.js';
 import { currentPlatform } from '../engine/platform/index.js';
 import { refuseSource } from '../engine/source-device.js';
 import type { HelperJob, HelperJobOptions } from '../helper/launch.js';
-import { createOsPipe } from '../sources/os-pipe.js';
+import { createOsPipe, type OsPipe } from '../sources/os-pipe.js';
 import { backupToFile } from './backup-file.js';
 import type { BackupCompression } from '../common/backup-compression.js';
 
@@ -62,11 +62,17 @@ export interface DriveBackup extends BackupOptions {
 
 /** Runs one backup after checkBackup; resolves with the file's result (or the drive's, when the helper refused it), never rejects. */
 export async function backupDrive(job: DriveBackup): Promise<TargetResult> {
-  const pipe = await createOsPipe();
+  const failed = (target: string, error: unknown): TargetResult => ({ status: 'failed', target, bytes: 0, ...toFailure(error) });
+  let pipe: OsPipe;
+  try {
+    pipe = await createOsPipe();
+  } catch (error) {
+    return failed(job.file, error);
+  }
   let helper: HelperJob;
   try {
     // From here the helper launch owns the write end (see HelperJobOptions.source).
-    helper = job.launch({ source: pipe.writeFd, start: { source: job.drive } });
+    helper = job.launch({ source: pipe.writeFd, start: { source: job.drive, size: job.driveSize } });
   } catch (error) {
     await closeFd(pipe.writeFd);
     await closeFd(pipe.readFd);
@@ -75,10 +81,15 @@ export async function backupDrive(job: DriveBackup): Promise<TargetResult> {
   const stopHelper = (): void => helper.cancel();
   job.signal?.addEventListener('abort', stopHelper, { once: true });
   if (job.signal?.aborted === true) stopHelper();
+  let readOpen = true;
+  const closeRead = async (): Promise<void> => {
+    if (readOpen) await closeFd(pipe.readFd);
+    readOpen = false;
+  };
   try {
     const running = await helper.ready;
     if (running === null) {
-      await closeFd(pipe.readFd);
+      await closeRead();
       const [refused] = await helper.result;
       return refused ?? { status: 'failed', target: job.drive, bytes: 0, code: 'helper-died', message: 'The reading process ended without a result. Nothing was saved.' };
     }
@@ -98,9 +109,15 @@ export async function backupDrive(job: DriveBackup): Promise<TargetResult> {
       onProgress: job.onProgress,
     });
     // Past the trimmed end the helper finds nobody reading, and stops.
-    await closeFd(pipe.readFd);
+    await closeRead();
     await helper.result;
     return result;
+  } catch (error) {
+    // Not reached by any failure backupToFile knows (it reports those); the helper must not be left
+    // blocked on a pipe nobody reads, with the drive unmounted.
+    helper.cancel();
+    await closeRead();
+    return failed(job.file, error);
   } finally {
     job.signal?.removeEventListener('abort', stopHelper);
   }

@@ -59,6 +59,8 @@ export type StartMessage = v.InferOutput<typeof StartMessage>;
 export const ReadMessage = v.strictObject({
   type: v.literal('read'),
   source: DevicePath,
+  /** The size the unprivileged side found: another size means another drive (a card swapped during the password prompt). */
+  size: v.optional(ByteCount),
 });
 export type ReadMessage = v.InferOutput<typeof ReadMessage>;
 

@@ -164,7 +164,7 @@ class HelperLaunch implements HelperJob {
 
   /** The helper was never started: nothing can have been written. */
   private notStarted(why: unknown): void {
-    this.fail({ code: 'helper-died', message: `The writing process could not be started (${why instanceof Error ? why.message : String(why)}). Nothing was written.` });
+    this.fail({ code: 'helper-died', message: `${this.words().process} could not be started (${why instanceof Error ? why.message : String(why)}). ${this.words().nothing}` });
     void this.closeBackupOut().finally(() => {
       this.resolveReady(null);
       this.resolveResult(this.settled ?? []);
@@ -301,6 +301,13 @@ class HelperLaunch implements HelperJob {
     if (pipes?.image) void pipes.image.then(async (socket) => this.imageFailed(socket === null ? null : await copyImage(source, socket)));
   }
 
+  /** How results speak of the helper: a flash writes a drive; a backup or a verify only reads one. */
+  private words(): { process: string; nothing: string; afterDeath: string } {
+    if (this.job.type === 'start') return { process: 'The writing process', nothing: 'Nothing was written.', afterDeath: 'The device is incomplete; flash it again before use.' };
+    const again = this.job.type === 'read' ? 'back it up again' : 'verify it again';
+    return { process: 'The reading process', nothing: 'Nothing was read.', afterDeath: `The drive was only read and is unchanged; ${again}.` };
+  }
+
   private async closeBackupOut(): Promise<void> {
     const out = this.backupOut;
     this.backupOut = null;
@@ -330,11 +337,11 @@ class HelperLaunch implements HelperJob {
       }
       const reason = lastLine(exit.stderr);
       const why = exit.code === null && exit.signal === null ? reason : `${describeExit(exit.code, exit.signal)}${reason ? `: ${reason}` : ''}`;
-      return failAll(this.targets, { code: 'helper-died', message: `The writing process could not be started (${why}). Nothing was written.` });
+      return failAll(this.targets, { code: 'helper-died', message: `${this.words().process} could not be started (${why}). ${this.words().nothing}` });
     }
     return failAll(this.targets, {
       code: 'helper-died',
-      message: `The writing process stopped unexpectedly (${describeExit(exit.code, exit.signal)}). The device is incomplete; flash it again before use.`,
+      message: `${this.words().process} stopped unexpectedly (${describeExit(exit.code, exit.signal)}). ${this.words().afterDeath}`,
     });
   }
 }

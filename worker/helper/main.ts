@@ -161,6 +161,11 @@ function runHelper(args: HelperArgs, endpoints: HelperEndpoints): void {
     } catch (error) {
       return finish(channel, failedBeforeWriting(read, toFailure(error)), EXIT.done);
     }
+    if (read.size !== undefined && disk.facts.size !== read.size) {
+      await disk.close();
+      const message = `${read.source} is not the drive that was checked: it holds ${disk.facts.size} bytes, not ${read.size} (another card in the same reader?). Nothing was read.`;
+      return finish(channel, failedBeforeWriting(read, { code: 'source-read-error', message }), EXIT.done);
+    }
     let out: number;
     try {
       out = await endpoints.driveOut();

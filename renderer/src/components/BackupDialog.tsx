@@ -34,11 +34,12 @@ export function BackupDialog({ drive, verify, busy, error, onStart, onCancel }: 
   return (
     <Modal
       title="Back up this drive"
-      onClose={onCancel}
+      // While the save dialog is open, closing this one would not take back the file chosen there.
+      onClose={() => !busy && onCancel()}
       className="backup"
       footer={
         <>
-          <button type="button" className="button" onClick={onCancel}>
+          <button type="button" className="button" onClick={onCancel} disabled={busy}>
             Cancel
           </button>
           <button type="button" className="button primary" disabled={busy} onClick={() => onStart(compress, trim)}>

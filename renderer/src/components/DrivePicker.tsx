@@ -163,7 +163,7 @@ export function DrivePicker({ drives, visibility, selected, confirmedSystem, onD
                   type="button"
                   className="button quiet row-action"
                   aria-label={`Back up ${driveName(drive)} (${drive.device})`}
-                  title={isCopyable(drive) ? 'Save this drive into an image file' : drive.size === null ? 'There is no medium in it' : 'Sluice does not back up the running system'}
+                  title={isCopyable(drive) ? 'Save this drive into an image file' : drive.system === 'running' ? 'Sluice does not back up the running system' : 'There is no medium in it'}
                   disabled={!isCopyable(drive)}
                   onClick={() => onBackup(drive)}
                 >
