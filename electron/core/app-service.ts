@@ -15,6 +15,7 @@ import type { ImageHandOff } from './image-hand-off.js';
 import { openSourceFeed } from '../../worker/sources/source-feed.js';
 import { checkSourceDrive, fileIdentity, ImageProbeError, probeImage, probeImageUrl, probeSourceDrive, type FileIdentity, type ProbedImage } from './image-probe.js';
 import type { SettingsStore } from './settings-store.js';
+import { errorText } from '../../worker/common/error-details.js';
 
 /** Everything the app's logic needs from the outside world; the composition root (Electron or the test bridge) provides it. */
 export interface AppServiceDeps {
@@ -125,7 +126,7 @@ export function createAppService(deps: AppServiceDeps): AppService {
     cancelWhileStarting = false;
     // A session's end never rejects; were it to, the app must not stay busy for good.
     const noEnd = (error: unknown): FlashEnd => {
-      process.stderr.write(`sluice: a ${started.kind} ended without a result: ${error instanceof Error ? error.message : String(error)}\n`);
+      process.stderr.write(`sluice: a ${started.kind} ended without a result: ${errorText(error)}\n`);
       return { job: started.kind, results: [], verify: false, seconds: 0 };
     };
     void started.done.catch(noEnd).then((end) => {
@@ -260,7 +261,7 @@ export function createAppService(deps: AppServiceDeps): AppService {
           try {
             input = { kind: 'feed', feed: await openSourceFeed(chosen.source.prepared) };
           } catch (error) {
-            return fail('image-unreadable', `${chosen.info.name} could not be opened for writing: ${error instanceof Error ? error.message : String(error)}`);
+            return fail('image-unreadable', `${chosen.info.name} could not be opened for writing: ${errorText(error)}`);
           }
         }
         // Another job may have started while this one was being prepared.
@@ -306,7 +307,7 @@ export function createAppService(deps: AppServiceDeps): AppService {
       const handler = handlers[method] as (...validated: unknown[]) => Promise<ApiResult<unknown>>;
       return await handler(...(parsed.output as unknown[]));
     } catch (error) {
-      return fail('internal', `Something went wrong in Sluice: ${error instanceof Error ? error.message : String(error)}`);
+      return fail('internal', `Something went wrong in Sluice: ${errorText(error)}`);
     }
   };
 

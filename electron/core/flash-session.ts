@@ -4,6 +4,7 @@ import type { HelperJob, HelperJobOptions } from '../../worker/helper/launch.js'
 import type { SourceFeed } from '../../worker/sources/source-feed.js';
 import { overallFraction } from '../common/flash-progress.js';
 import { runDesktopJob, type DesktopEffects, type JobSession } from './desktop-job.js';
+import { errorText } from '../../worker/common/error-details.js';
 
 /**
  * Starts the privileged helper for one job: worker/helper/launch.ts startHelper with the app's
@@ -57,7 +58,7 @@ export function startFlashSession(job: FlashSessionJob, deps: SessionDeps): JobS
       });
     } catch (error) {
       await feed?.close();
-      const why = error instanceof Error ? error.message : String(error);
+      const why = errorText(error);
       return job.targets.map((target) => ({ status: 'failed', target, bytes: 0, code: 'helper-died', message: `The writing process could not start: ${why}. Nothing was written.` }));
     }
     const running = helper;

@@ -1,6 +1,7 @@
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import * as v from 'valibot';
+import { errorCode, errorText } from '../../worker/common/error-details.js';
 import { DEFAULT_SETTINGS, SettingsSchema, type Settings, type SettingsPatch } from '../common/settings.js';
 
 /**
@@ -21,15 +22,15 @@ export class SettingsStore {
     try {
       text = await readFile(file, 'utf8');
     } catch (error) {
-      if (isNotFound(error)) return new SettingsStore(file, { ...DEFAULT_SETTINGS }, null);
-      return new SettingsStore(file, { ...DEFAULT_SETTINGS }, `${file} cannot be read (${errorMessage(error)}); using the defaults.`);
+      if (errorCode(error) === 'ENOENT') return new SettingsStore(file, { ...DEFAULT_SETTINGS }, null);
+      return new SettingsStore(file, { ...DEFAULT_SETTINGS }, `${file} cannot be read (${errorText(error)}); using the defaults.`);
     }
     let stored: unknown;
     try {
       stored = JSON.parse(text);
     } catch (error) {
       await rename(file, `${file}.invalid`);
-      return new SettingsStore(file, { ...DEFAULT_SETTINGS }, `${file} is not JSON (${errorMessage(error)}); kept it as ${file}.invalid and started from the defaults.`);
+      return new SettingsStore(file, { ...DEFAULT_SETTINGS }, `${file} is not JSON (${errorText(error)}); kept it as ${file}.invalid and started from the defaults.`);
     }
     const { settings, rejected } = mergeWithDefaults(stored);
     const problem = rejected.length === 0 ? null : `${file}: ignored invalid ${rejected.join(', ')}; using the defaults for ${rejected.length === 1 ? 'it' : 'them'}.`;
@@ -65,12 +66,4 @@ function mergeWithDefaults(stored: unknown): { settings: Settings; rejected: str
     else rejected.push(`"${key}"`);
   }
   return { settings, rejected };
-}
-
-function isNotFound(error: unknown): boolean {
-  return typeof error === 'object' && error !== null && 'code' in error && error.code === 'ENOENT';
-}
-
-function errorMessage(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

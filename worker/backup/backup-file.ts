@@ -16,6 +16,7 @@ import type { VerifyOutcome } from '../engine/verify-written.js';
 import { readPartitionTable } from '../sources/partition-table.js';
 import type { BackupCompression } from '../common/backup-compression.js';
 import { startCompressor, startDecompressor, type RunningTool } from './compressor.js';
+import { errorText } from '../common/error-details.js';
 
 export interface BackupJob {
   /** The pipe the helper sends the drive's bytes into, front to back. */
@@ -142,7 +143,7 @@ async function compressorFailure(compressor: RunningTool, target: string): Promi
   try {
     await compressor.finish();
   } catch (error) {
-    const text = error instanceof Error ? error.message : String(error);
+    const text = errorText(error);
     throw fail(/No space left/i.test(text) ? 'target-full' : 'write-error', `Compressing the backup into ${target} failed: ${text}`);
   }
 }
@@ -191,7 +192,7 @@ async function verifyBackup(job: BackupJob, file: FileTarget, halves: readonly [
     }
     await decoded?.finish();
   } catch (error) {
-    return { status: 'failed', failure: { code: 'verify-read-error', message: `Reading ${target} back failed: ${error instanceof Error ? error.message : String(error)}`} };
+    return { status: 'failed', failure: { code: 'verify-read-error', message: `Reading ${target} back failed: ${errorText(error)}`} };
   } finally {
     await decoded?.stop();
   }

@@ -16,6 +16,7 @@ import type { HelperJob, HelperJobOptions } from '../helper/launch.js';
 import { createOsPipe, type OsPipe } from '../sources/os-pipe.js';
 import { backupToFile } from './backup-file.js';
 import type { BackupCompression } from '../common/backup-compression.js';
+import { errorText } from '../common/error-details.js';
 
 type FailedResult = Extract<TargetResult, { status: 'failed' }>;
 
@@ -76,7 +77,7 @@ export async function backupDrive(job: DriveBackup): Promise<TargetResult> {
   } catch (error) {
     await closeFd(pipe.writeFd);
     await closeFd(pipe.readFd);
-    return { status: 'failed', target: job.drive, bytes: 0, code: 'helper-died', message: `The reading process could not start: ${error instanceof Error ? error.message : String(error)}. Nothing was saved.` };
+    return { status: 'failed', target: job.drive, bytes: 0, code: 'helper-died', message: `The reading process could not start: ${errorText(error)}. Nothing was saved.` };
   }
   const stopHelper = (): void => helper.cancel();
   job.signal?.addEventListener('abort', stopHelper, { once: true });

@@ -2,6 +2,7 @@
 import { parseArgs } from 'node:util';
 import { BACKUP_COMPRESSIONS, type BackupCompression } from '../common/backup-compression.js';
 import { EXIT } from './exit-codes.js';
+import { errorText } from '../common/error-details.js';
 
 const USAGE = `Usage:
   sluice list [--all] [--virtual] [--json]      list the drives Sluice would offer (cards, sticks)
@@ -79,7 +80,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       },
     });
   } catch (error) {
-    return usageError(error instanceof Error ? error.message : String(error));
+    return usageError(errorText(error));
   }
   const { values, positionals } = parsed;
   const [command, ...rest] = positionals;

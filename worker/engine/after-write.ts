@@ -1,9 +1,7 @@
 import type { TargetResult } from '../common/result.js';
 import type { DeviceFacts, DevicePlatform } from './platform/types.js';
+import { errorText } from '../common/error-details.js';
 
-function errorText(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
 
 /**
  * What happens to a disk once the job has closed it. After a good write with `eject` on, the drive

@@ -1,6 +1,7 @@
 import type { Failure, FailureCode } from '../common/result.js';
 import { formatBytes } from '../common/units.js';
 import { PositionedError } from './io.js';
+import { errorCode, errorText } from '../common/error-details.js';
 
 /** A failure with its typed description; thrown inside the engine, turned into a result at its edge. */
 export class FlashError extends Error {
@@ -16,13 +17,7 @@ export function fail(code: FailureCode, message: string, extra: Omit<Failure, 'c
   return new FlashError({ code, message, ...extra });
 }
 
-function errnoCode(error: unknown): string {
-  return typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : '';
-}
 
-function errorText(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
 
 /** The device offset an I/O error happened at, or `fallback` when the error does not say. */
 function offsetOf(error: unknown, fallback: number): number {
@@ -34,7 +29,7 @@ export function targetWriteFailure(target: string, error: unknown, near: number)
   if (error instanceof FlashError) return error;
   const offset = offsetOf(error, near);
   const at = `at byte offset ${offset} (${formatBytes(offset)} in)`;
-  switch (errnoCode(error)) {
+  switch (errorCode(error)) {
     case 'ENOSPC':
       return fail('target-full', `${target} ran out of space ${at}: the device is smaller than the image, or it failed to store more.`, { offset });
     case 'ENODEV':
@@ -56,7 +51,7 @@ export function targetWriteFailure(target: string, error: unknown, near: number)
 /** What a failed read-back of the target means. */
 export function targetReadFailure(target: string, error: unknown, near: number): FlashError {
   const offset = offsetOf(error, near);
-  const code = errnoCode(error);
+  const code = errorCode(error);
   if (code === 'ENODEV' || code === 'ENXIO' || code === 'ENOENT' || code === 'ENOMEDIUM') {
     return fail('target-unplugged', `${target} disappeared while being verified, at byte offset ${offset}: was it unplugged?`, { offset });
   }

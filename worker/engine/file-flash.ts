@@ -6,6 +6,7 @@ import { streamLayoutOf, writeTargets, type FlashJob, type WriteJob } from './fl
 import { ProgressMeter } from './progress-meter.js';
 import { waitForSourceEnd } from './source-end.js';
 import { compareWithImage } from './verify-image.js';
+import { errorText } from '../common/error-details.js';
 
 /** One image written to a regular file: decompressed, mapped or copied as it is. */
 export interface FileFlashJob extends WriteJob {
@@ -59,7 +60,7 @@ export async function flashToFile(job: FileFlashJob): Promise<TargetResult> {
     await file.commit();
   } catch (error) {
     await file.discard();
-    return failed(job.target, result.bytes, fail('write-error', `${job.target} was written and verified as ${FileTarget.partialPath(job.target)}, but could not be renamed: ${error instanceof Error ? error.message : String(error)}`));
+    return failed(job.target, result.bytes, fail('write-error', `${job.target} was written and verified as ${FileTarget.partialPath(job.target)}, but could not be renamed: ${errorText(error)}`));
   }
   return result;
 }

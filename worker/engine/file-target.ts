@@ -7,6 +7,7 @@ import { alignUp } from './aligned-buffer.js';
 import { fail, FlashError } from './errors.js';
 import { closeFd, openFd, readFully, syncData, writeFully } from './io.js';
 import type { WriteTarget } from './write-target.js';
+import { errorCode, errorText } from '../common/error-details.js';
 
 /**
  * Read-back requests of a file are laid out in pages: O_DIRECT on Linux filesystems wants at
@@ -17,13 +18,7 @@ const FILE_BLOCK = 4096;
 /** The suffix a file carries while it is written and verified; only a good result loses it. */
 export const INCOMPLETE_SUFFIX = '.incomplete';
 
-function errnoCode(error: unknown): string {
-  return typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : '';
-}
 
-function errorText(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
 
 /**
  * Runs a tool on an open descriptor, handed over as its stdin and named /dev/stdin: the tool
@@ -71,7 +66,7 @@ async function isDeviceFolder(dir: string): Promise<boolean> {
  */
 export async function checkFileTargetPath(path: string): Promise<void> {
   const st = await lstat(path).catch((error: unknown) => {
-    if (errnoCode(error) === 'ENOENT') return null;
+    if (errorCode(error) === 'ENOENT') return null;
     throw fail('target-not-found', `${path} cannot be examined: ${errorText(error)}`);
   });
   if (st === null) {
@@ -145,7 +140,7 @@ export class FileTarget implements WriteTarget {
       await copying;
     } catch (error) {
       // EEXIST: something else made that name since; it is not ours to remove.
-      if (errnoCode(error) !== 'EEXIST') await unlink(partial).catch(() => undefined);
+      if (errorCode(error) !== 'EEXIST') await unlink(partial).catch(() => undefined);
       throw fileWriteFailure(path, error);
     } finally {
       clearInterval(poll);
@@ -157,7 +152,7 @@ export class FileTarget implements WriteTarget {
   private static async fresh(path: string): Promise<string> {
     const partial = FileTarget.partialPath(path);
     await unlink(partial).catch((error: unknown) => {
-      if (errnoCode(error) !== 'ENOENT') throw fail('permission-denied', `${partial} is in the way and cannot be removed: ${errorText(error)}`);
+      if (errorCode(error) !== 'ENOENT') throw fail('permission-denied', `${partial} is in the way and cannot be removed: ${errorText(error)}`);
     });
     return partial;
   }
@@ -166,7 +161,7 @@ export class FileTarget implements WriteTarget {
     try {
       return await openFd(partial, constants.O_RDWR | constants.O_NOFOLLOW | flags);
     } catch (error) {
-      const code = errnoCode(error);
+      const code = errorCode(error);
       if (code === 'EACCES' || code === 'EPERM') throw fail('permission-denied', `No permission to create ${partial}: choose a folder you can write to.`);
       if (code === 'EROFS') throw fail('target-read-only', `${path} is on a read-only filesystem.`);
       if (code === 'ENOENT') throw fail('target-not-found', `The folder for ${path} does not exist.`);
@@ -190,7 +185,7 @@ export class FileTarget implements WriteTarget {
     try {
       return await openFd(this.partial, constants.O_RDONLY | constants.O_DIRECT | constants.O_NOFOLLOW);
     } catch (error) {
-      if (errnoCode(error) !== 'EINVAL') throw error;
+      if (errorCode(error) !== 'EINVAL') throw error;
     }
     return this.uncachedReader();
   }
@@ -240,7 +235,7 @@ export class FileTarget implements WriteTarget {
 /** A failed write to a file, in words. */
 export function fileWriteFailure(path: string, error: unknown): Error {
   if (error instanceof FlashError) return error;
-  const code = errnoCode(error);
+  const code = errorCode(error);
   if (code === 'ENOSPC') return fail('target-full', `The disk holding ${path} is full. Free some space or choose another place.`);
   if (code === 'EACCES' || code === 'EPERM') return fail('permission-denied', `No permission to write ${path}.`);
   return fail('write-error', `Writing ${path} failed: ${errorText(error)}`);

@@ -1,4 +1,5 @@
 import { close, fdatasync, fstat, open, read, write, type Stats } from 'node:fs';
+import { errorText } from '../common/error-details.js';
 
 /**
  * Thin promise wrappers over read(2)/write(2) that take the job's own buffer and never allocate
@@ -44,7 +45,7 @@ export class PositionedError extends Error {
     readonly code: string,
     readonly position: number,
   ) {
-    super(cause instanceof Error ? cause.message : String(cause));
+    super(errorText(cause));
   }
 }
 

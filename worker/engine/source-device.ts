@@ -5,6 +5,7 @@ import { fail, FlashError, toFailure } from './errors.js';
 import { closeFd, PositionedError, readFully, writeFully } from './io.js';
 import { openInspectedDisk } from './open-device.js';
 import type { DeviceFacts, DevicePlatform, VolumeHold } from './platform/types.js';
+import { errorCode, errorText } from '../common/error-details.js';
 
 /**
  * Whether the engine may read the whole disk described by `facts` for a backup or a clone: the
@@ -22,9 +23,6 @@ export function refuseSource(facts: DeviceFacts): Failure | null {
   return null;
 }
 
-function errnoCode(error: unknown): string {
-  return typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : '';
-}
 
 /**
  * A whole disk opened for reading after the engine's own checks: unmounted (a disk whose
@@ -48,11 +46,11 @@ export class SourceDevice {
     const refusal = refuseSource(facts);
     if (refusal !== null) throw new FlashError(refusal);
     const { fd, hold } = await openInspectedDisk(facts, platform, platform.sourceFlags, (error): Failure => {
-      const code = errnoCode(error);
+      const code = errorCode(error);
       if (code === 'EBUSY') return { code: 'target-busy', message: `${path} is in use by another program (mounted, or open in a disk tool). Close it and try again.` };
       if (code === 'EACCES' || code === 'EPERM') return { code: 'permission-denied', message: `No permission to read ${path}. Reading a whole disk needs administrator rights.` };
       if (code === 'ENOENT' || code === 'ENXIO' || code === 'ENODEV') return { code: 'target-not-found', message: `${path} disappeared before it could be opened: was it unplugged?` };
-      return { code: 'internal', message: `Opening ${path} failed: ${error instanceof Error ? error.message : String(error)}` };
+      return { code: 'internal', message: `Opening ${path} failed: ${errorText(error)}` };
     });
     return new SourceDevice(facts, fd, hold, platform);
   }
@@ -79,16 +77,16 @@ export class SourceDevice {
 /** A read of the source that failed: the drive went away, or it is failing. */
 function sourceDeviceFailure(path: string, error: unknown, near: number): FlashError {
   const offset = error instanceof PositionedError ? error.position : near;
-  const code = errnoCode(error);
+  const code = errorCode(error);
   if (code === 'ENODEV' || code === 'ENXIO' || code === 'ENOENT' || code === 'ENOMEDIUM') {
     return fail('source-read-error', `${path} stopped answering at byte offset ${offset}: was it unplugged? The copy is incomplete.`, { offset });
   }
-  return fail('source-read-error', `Reading ${path} failed at byte offset ${offset}: ${error instanceof Error ? error.message : String(error)}. The drive may be failing; the copy is incomplete.`, { offset });
+  return fail('source-read-error', `Reading ${path} failed at byte offset ${offset}: ${errorText(error)}. The drive may be failing; the copy is incomplete.`, { offset });
 }
 
 /** The reader on the other end went away: the unprivileged side has what it wanted, or stopped. */
 function readerGone(error: unknown): boolean {
-  const code = errnoCode(error);
+  const code = errorCode(error);
   return code === 'EPIPE' || code === 'ECONNRESET';
 }
 
@@ -131,7 +129,7 @@ export async function sendDevice(source: SourceDevice, out: number, signal: Abor
       const got = await next;
       if (sent !== null) {
         if (readerGone(sent)) return { status: 'cancelled', target, bytes: position };
-        throw fail('internal', `Passing ${target}'s bytes on failed: ${sent instanceof Error ? sent.message : String(sent)}`);
+        throw fail('internal', `Passing ${target}'s bytes on failed: ${errorText(sent)}`);
       }
       if (typeof got !== 'number') throw got;
       position += n;

@@ -7,6 +7,7 @@ import { openInspectedDisk } from './open-device.js';
 import type { DeviceFacts, DevicePlatform, VolumeHold } from './platform/types.js';
 import { refuseTarget } from './target-check.js';
 import type { WriteTarget } from './write-target.js';
+import { errorText } from '../common/error-details.js';
 
 /** The largest logical block size the engine's regions are laid out for (they are MiB multiples). */
 export const MAX_LOGICAL_BLOCK = 1 * MiB;
@@ -35,7 +36,7 @@ function openFailure(facts: DeviceFacts, error: unknown): Failure {
     case 'ENODEV':
       return { code: 'target-not-found', message: `${path} disappeared before it could be opened: was it unplugged?` };
     default:
-      return { code: 'internal', message: `Opening ${path} failed: ${error instanceof Error ? error.message : String(error)}` };
+      return { code: 'internal', message: `Opening ${path} failed: ${errorText(error)}` };
   }
 }
 

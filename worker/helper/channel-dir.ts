@@ -14,7 +14,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { errorCode } from '../common/error-details.js';
 import { closeFd, openFd, readAt, writeFully } from '../engine/io.js';
+import { processExists } from './parent-watch.js';
 import { runTool } from '../engine/platform/run.js';
 import type { ChannelStreams } from './channel.js';
 import { FIFO_NAMES } from './fifo-layout.js';
@@ -50,7 +52,7 @@ async function openWhenReaderArrives(path: string, stop: AbortSignal): Promise<n
     try {
       return await openFd(path, constants.O_WRONLY | constants.O_NONBLOCK);
     } catch (error) {
-      if (!(typeof error === 'object' && error !== null && 'code' in error && error.code === 'ENXIO')) throw error;
+      if (errorCode(error) !== 'ENXIO') throw error;
     }
     await sleep(IMAGE_OPEN_POLL_MS);
   }
@@ -70,7 +72,7 @@ async function openForReading(path: string, stop: AbortSignal): Promise<number |
       } catch (error) {
         // ENXIO until the blocked open counts as a reader: try again shortly. Anything else
         // (the directory is gone) means there is nothing left to release.
-        if (!(typeof error === 'object' && error !== null && 'code' in error && error.code === 'ENXIO')) return;
+        if (errorCode(error) !== 'ENXIO') return;
       }
       await sleep(IMAGE_OPEN_POLL_MS);
     }
@@ -101,7 +103,7 @@ async function copyUntilEnd(from: number, to: number): Promise<Error | null> {
       await writeFully(to, buffer, 0, n, null);
     } catch (error) {
       // The backup writer has what it wanted (a trimmed end) or gave up: not this copy's failure.
-      if (typeof error === 'object' && error !== null && 'code' in error && error.code === 'EPIPE') return null;
+      if (errorCode(error) === 'EPIPE') return null;
       return error instanceof Error ? error : new Error(String(error));
     }
   }
@@ -109,16 +111,6 @@ async function copyUntilEnd(from: number, to: number): Promise<Error | null> {
 
 /** Channel directories are named after the app process that made them: `sluice-helper-PID-XXXXXX`. */
 const CHANNEL_DIR = /^sluice-helper-(\d+)-/;
-
-function processExists(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: it exists, it is only someone else's.
-    return typeof error === 'object' && error !== null && 'code' in error && error.code === 'EPERM';
-  }
-}
 
 /**
  * Deletes the channel directories of app processes that no longer exist: one killed outright

@@ -11,6 +11,7 @@
  */
 import { parseArgs } from 'node:util';
 import { MAX_TARGETS } from '../common/protocol.js';
+import { errorText } from '../common/error-details.js';
 
 /** How the channel (and, when stdin cannot carry it, the image) reaches the helper. */
 export type HelperTransport =
@@ -67,7 +68,7 @@ export function parseHelperArgv(argv: readonly string[]): HelperArgs {
       },
     });
   } catch (error) {
-    throw new HelperArgsError(error instanceof Error ? error.message : String(error));
+    throw new HelperArgsError(errorText(error));
   }
   const { values, positionals: targets } = parsed;
   const source = values.source ?? null;

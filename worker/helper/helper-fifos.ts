@@ -18,6 +18,7 @@ import { join } from 'node:path';
 import { closeFd, fstatFd, openFd } from '../engine/io.js';
 import { FIFO_NAMES } from './fifo-layout.js';
 import type { HelperEndpoints } from './helper-endpoints.js';
+import { errorText } from '../common/error-details.js';
 
 /** sudo and pkexec keep the helper's stdin: the image file itself, or the decoder's pipe. */
 const IMAGE_ON_STDIN = 0;
@@ -45,7 +46,7 @@ function checkPrivate(path: string, st: Stats, owner: number): void {
 /** Checks the channel directory and returns the uid that must own everything in it. */
 export async function checkChannelDir(dir: string): Promise<number> {
   const st = await lstatPath(dir).catch((error: unknown) => {
-    throw new ChannelPathError(`channel directory ${dir}: ${error instanceof Error ? error.message : String(error)}`);
+    throw new ChannelPathError(`channel directory ${dir}: ${errorText(error)}`);
   });
   if (!st.isDirectory()) throw new ChannelPathError(`${dir} is not a directory`);
   if (st.uid === 0) throw new ChannelPathError(`${dir} belongs to root; the channel is made by the unprivileged app`);
@@ -59,7 +60,7 @@ export async function checkChannelDir(dir: string): Promise<number> {
 export async function openChannelFifo(dir: string, name: string, owner: number, flags: number): Promise<number> {
   const path = join(dir, name);
   const before = await lstatPath(path).catch((error: unknown) => {
-    throw new ChannelPathError(`${path}: ${error instanceof Error ? error.message : String(error)}`);
+    throw new ChannelPathError(`${path}: ${errorText(error)}`);
   });
   if (!before.isFIFO()) throw new ChannelPathError(`${path} is not a FIFO`);
   checkPrivate(path, before, owner);

@@ -18,6 +18,7 @@ import { helperArgv, type HelperTransport } from './helper-args.js';
 import { copyImage } from './image-feed.js';
 import { builtHelperProgram, type HelperProgram } from './helper-program.js';
 import { createPipeServers, newPipeName, type PipeServers } from './named-pipes.js';
+import { errorText } from '../common/error-details.js';
 
 /** How much of the launched process's stderr is kept to explain a failure to start. */
 const STDERR_TAIL_BYTES = 4096;
@@ -164,7 +165,7 @@ class HelperLaunch implements HelperJob {
 
   /** The helper was never started: nothing can have been written. */
   private notStarted(why: unknown): void {
-    this.fail({ code: 'helper-died', message: `${this.words().process} could not be started (${why instanceof Error ? why.message : String(why)}). ${this.words().nothing}` });
+    this.fail({ code: 'helper-died', message: `${this.words().process} could not be started (${errorText(why)}). ${this.words().nothing}` });
     void this.closeBackupOut().finally(() => {
       this.resolveReady(null);
       this.resolveResult(this.settled ?? []);
@@ -189,7 +190,7 @@ class HelperLaunch implements HelperJob {
         transport = { kind: 'inherited' };
       }
     } catch (error) {
-      return this.notStarted(`its channel could not be set up: ${error instanceof Error ? error.message : String(error)}`);
+      return this.notStarted(`its channel could not be set up: ${errorText(error)}`);
     }
 
     const program = options.program ?? builtHelperProgram();

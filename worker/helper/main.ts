@@ -31,6 +31,7 @@ import { Channel, ProtocolError } from './channel.js';
 import { parseHelperArgv, type HelperArgs } from './helper-args.js';
 import { openHelperEndpoints, type HelperEndpoints } from './helper-endpoints.js';
 import { watchParent } from './parent-watch.js';
+import { errorText } from '../common/error-details.js';
 
 /** How the helper exits when it never ran a job. 1 is sudo's, and 126 and 127 are pkexec's own. */
 const EXIT = {
@@ -127,7 +128,7 @@ function runHelper(args: HelperArgs, endpoints: HelperEndpoints): void {
       try {
         source = await endpoints.image();
       } catch (error) {
-        return finish(channel, { type: 'fatal', code: 'protocol-error', message: `The helper could not open the image stream: ${error instanceof Error ? error.message : String(error)}` }, EXIT.refused);
+        return finish(channel, { type: 'fatal', code: 'protocol-error', message: `The helper could not open the image stream: ${errorText(error)}` }, EXIT.refused);
       }
     }
     if (controller.signal.aborted) {
@@ -171,7 +172,7 @@ function runHelper(args: HelperArgs, endpoints: HelperEndpoints): void {
       out = await endpoints.driveOut();
     } catch (error) {
       await disk.close();
-      return finish(channel, { type: 'fatal', code: 'protocol-error', message: `The helper could not open the way out to the app: ${error instanceof Error ? error.message : String(error)}` }, EXIT.refused);
+      return finish(channel, { type: 'fatal', code: 'protocol-error', message: `The helper could not open the way out to the app: ${errorText(error)}` }, EXIT.refused);
     }
     flashing = true;
     const result = await sendDevice(disk, out, controller.signal);
@@ -185,7 +186,7 @@ function runHelper(args: HelperArgs, endpoints: HelperEndpoints): void {
     try {
       source = await endpoints.image();
     } catch (error) {
-      return finish(channel, { type: 'fatal', code: 'protocol-error', message: `The helper could not open the image stream: ${error instanceof Error ? error.message : String(error)}` }, EXIT.refused);
+      return finish(channel, { type: 'fatal', code: 'protocol-error', message: `The helper could not open the image stream: ${errorText(error)}` }, EXIT.refused);
     }
     flashing = true;
     const result = await verifyImage({ source, imageSize: verify.imageSize, target: verify.device, disksOnly: true, signal: controller.signal, onProgress: (p) => void channel.send({ type: 'progress', ...p }) });
@@ -240,13 +241,13 @@ async function main(): Promise<void> {
   try {
     args = parseHelperArgv(process.argv.slice(2));
   } catch (error) {
-    die(EXIT.badArguments, error instanceof Error ? error.message : String(error));
+    die(EXIT.badArguments, errorText(error));
   }
   let endpoints: HelperEndpoints;
   try {
     endpoints = await openHelperEndpoints(args.transport);
   } catch (error) {
-    die(EXIT.noChannel, `cannot open the channel to the app: ${error instanceof Error ? error.message : String(error)}`);
+    die(EXIT.noChannel, `cannot open the channel to the app: ${errorText(error)}`);
   }
   runHelper(args, endpoints);
 }

@@ -1,3 +1,5 @@
+import { errorCode } from '../common/error-details.js';
+
 /**
  * How often an elevated helper checks that the app that asked for it still exists. The channel's
  * end-of-file is the first sign that the app is gone; this catches the case where it never comes
@@ -6,20 +8,21 @@
  */
 const PARENT_POLL_MS = 500;
 
-function alive(pid: number): boolean {
+/** Whether process `pid` exists (ours or not). */
+export function processExists(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
   } catch (error) {
     // EPERM: it exists but is not ours to signal (cannot happen as root, but is still "alive").
-    return typeof error === 'object' && error !== null && 'code' in error && error.code === 'EPERM';
+    return errorCode(error) === 'EPERM';
   }
 }
 
 /** Calls `gone` once, when process `pid` no longer exists. Returns a function that stops watching. */
 export function watchParent(pid: number, gone: () => void): () => void {
   const timer = setInterval(() => {
-    if (alive(pid)) return;
+    if (processExists(pid)) return;
     clearInterval(timer);
     gone();
   }, PARENT_POLL_MS);

@@ -10,6 +10,7 @@ import type { DecodeMap } from './decode/plan.js';
 import { SourceError } from './decode/source-error.js';
 import { mappedExtents } from './extents.js';
 import type { Qcow2Image } from './qcow2.js';
+import { errorText } from '../common/error-details.js';
 
 /** Names a compressed image's block map may have: bmaptool puts `foo.img.bmap` next to `foo.img.xz`. */
 export function bmapCandidates(path: string): string[] {
@@ -49,7 +50,7 @@ async function readBmapFile(path: string, required: boolean): Promise<ChosenMap 
     bytes = await readFile(path);
   } catch (error) {
     if (!required) return null;
-    throw new SourceError('source-read-error', `The block map ${path} cannot be read: ${error instanceof Error ? error.message : String(error)}.`);
+    throw new SourceError('source-read-error', `The block map ${path} cannot be read: ${errorText(error)}.`);
   }
   if (bytes.length > MAX_BMAP_BYTES) throw new SourceError('source-corrupt', `${path} is too large to be a block map.`);
   return fromBmap(parseBmap(bytes.toString('utf8'), basename(path)), path);

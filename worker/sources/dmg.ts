@@ -5,7 +5,8 @@
  */
 import { createReadStream } from 'node:fs';
 import { BLOCK, Image } from '@balena/udif';
-import { SourceError, errorText } from './decode/source-error.js';
+import { SourceError } from './decode/source-error.js';
+import { errorText } from '../common/error-details.js';
 
 /** Block types @balena/udif cannot decode well: LZFSE it does not know; bzip2 goes through unbzip2-stream, which fails here. */
 const UNSUPPORTED_BLOCKS = new Map<number, string>([

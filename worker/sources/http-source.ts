@@ -1,5 +1,6 @@
 import { Readable } from 'node:stream';
-import { SourceError, errorCode, errorText } from './decode/source-error.js';
+import { SourceError } from './decode/source-error.js';
+import { errorCode, errorText } from '../common/error-details.js';
 
 /** An HTTP(S) response body being streamed. */
 export interface HttpBody {

@@ -1,5 +1,6 @@
 import { closeFd, fstatFd, openFd, readFully } from '../engine/io.js';
 import { detectFormat, SNIFF_BYTES, type ImageFormat } from './detect-format.js';
+import { errorText } from '../common/error-details.js';
 
 /** An image file opened with the invoking user's rights. */
 export interface OpenedImage {
@@ -28,7 +29,7 @@ export async function openImage(path: string): Promise<OpenedImage> {
   } catch (error) {
     const code = typeof error === 'object' && error !== null && 'code' in error ? error.code : '';
     if (code === 'ENOENT') throw new ImageError('not-found', `${path}: no such file.`);
-    throw new ImageError('unreadable', `${path} cannot be read: ${error instanceof Error ? error.message : String(error)}`);
+    throw new ImageError('unreadable', `${path} cannot be read: ${errorText(error)}`);
   }
   try {
     const st = await fstatFd(fd);

@@ -1,5 +1,6 @@
 import { crc32 } from 'node:zlib';
 import { SourceError } from './decode/source-error.js';
+import { errorText } from '../common/error-details.js';
 
 /** Reads `length` bytes at `position` of the source; fewer only at its end. */
 export type ReadAt = (position: number, length: number) => Promise<Buffer>;
@@ -76,7 +77,7 @@ export async function readXzIndex(readAt: ReadAt, fileSize: number): Promise<XzI
         blocks.push({ unpaddedSize, uncompressedSize });
       }
     } catch (error) {
-      throw badIndex(error instanceof Error ? error.message : String(error));
+      throw badIndex(errorText(error));
     }
     const blocksBytes = blocks.reduce((sum, b) => sum + Math.ceil(b.unpaddedSize / 4) * 4, 0);
     const streamStart = indexStart - blocksBytes - STREAM_HEADER_BYTES;

@@ -4,6 +4,7 @@ import { judgeDrive, refusalFailure, refusalOf, verdictEffect, type Verdict } fr
 import { imageFacts } from '../../drives/image-facts.js';
 import { listDrives } from '../../drives/list-drives.js';
 import { askText } from '../prompt.js';
+import { errorText } from '../../common/error-details.js';
 
 /** One named target, the drive the OS lists under that name (if any), and the verdicts on writing the image to it. */
 export interface JudgedTarget {
@@ -20,7 +21,7 @@ export interface JudgedTarget {
  */
 export async function judgeTargets(imagePath: string, imageSize: number | null, targets: readonly string[]): Promise<JudgedTarget[]> {
   const drives = await listDrives({ showAll: true, showVirtual: true }).catch((error: unknown) => {
-    process.stderr.write(`sluice: could not list drives (${error instanceof Error ? error.message : String(error)}); relying on the writer's own checks.\n`);
+    process.stderr.write(`sluice: could not list drives (${errorText(error)}); relying on the writer's own checks.\n`);
     return [] as Drive[];
   });
   const image = await imageFacts(imagePath, imageSize, drives);

@@ -6,6 +6,7 @@ import { basename } from 'node:path';
 import { fail } from '../errors.js';
 import { runTool } from './run.js';
 import { NOTHING_HELD, type DeviceFacts, type VolumeHold } from './types.js';
+import { errorText } from '../../common/error-details.js';
 
 /** The process that refused an unmount, as diskutil names it. */
 export interface Dissenter {
@@ -41,7 +42,7 @@ export async function unmountDarwin(facts: DeviceFacts): Promise<VolumeHold> {
   try {
     await runTool('diskutil', ['unmountDisk', facts.path]);
   } catch (error) {
-    throw fail('target-busy', darwinBusyMessage(facts, error instanceof Error ? error.message : String(error)));
+    throw fail('target-busy', darwinBusyMessage(facts, errorText(error)));
   }
   return NOTHING_HELD;
 }

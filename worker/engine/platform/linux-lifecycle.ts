@@ -11,10 +11,8 @@ import { describeHolders, findHolders, type Holder } from './linux-holders.js';
 import { devnoText, partitionDirs, readMounts, sysfsDir, type Mount } from './linux-sysfs.js';
 import { findTool, runTool } from './run.js';
 import { NOTHING_HELD, type DeviceFacts, type VolumeHold } from './types.js';
+import { errorText } from '../../common/error-details.js';
 
-function errorText(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
 
 function busyMessage(path: string, mount: Mount, holders: readonly Holder[], unmounted: readonly Mount[], umountSaid: string | null): string {
   const who = holders.length > 0 ? `is in use by ${describeHolders(holders)}` : `could not be unmounted (${umountSaid ?? 'busy'})`;

@@ -12,6 +12,7 @@ import { createInterface } from 'node:readline';
 import { fail } from '../errors.js';
 import { NOTHING_HELD, type DeviceFacts, type VolumeHold } from './types.js';
 import { physicalDriveNumber, powershellArgs, runPowerShell } from './win32-disk.js';
+import { errorText } from '../../common/error-details.js';
 
 /** winnt.h; interpolated as decimal, since PowerShell reads 0xC0000000 as a negative Int32. */
 const GENERIC_READ_WRITE = 0xc0000000;
@@ -122,7 +123,7 @@ export async function unmountWin32(facts: DeviceFacts): Promise<VolumeHold> {
     report = parseLockReport(await firstLine(child, LOCK_TIMEOUT_MS));
   } catch (error) {
     child.kill();
-    throw fail('target-busy', `Could not lock the volumes on ${facts.path}: ${error instanceof Error ? error.message : String(error)}. Nothing was written.`);
+    throw fail('target-busy', `Could not lock the volumes on ${facts.path}: ${errorText(error)}. Nothing was written.`);
   }
   if ('busy' in report) {
     await endHold(child);

@@ -4,7 +4,8 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { openDmg } from '../dmg.js';
 import { ReaderGone, type ImageSink } from './image-sink.js';
-import { SourceError, errorText } from './source-error.js';
+import { SourceError } from './source-error.js';
+import { errorText } from '../../common/error-details.js';
 
 /**
  * Decodes a dmg's blocks into the sink, and checks the data fork's CRC-32 (when the image records

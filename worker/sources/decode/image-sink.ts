@@ -2,7 +2,8 @@ import { createHash, type Hash } from 'node:crypto';
 import { writev } from 'node:fs';
 import { Writable } from 'node:stream';
 import type { DecodeMap, MappedRange } from './plan.js';
-import { SourceError, errorCode } from './source-error.js';
+import { SourceError } from './source-error.js';
+import { errorCode } from '../../common/error-details.js';
 
 /**
  * Decoders hand over a fresh Buffer per output chunk (1 MiB from node:zlib). V8 counts their

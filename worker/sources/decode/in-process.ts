@@ -9,7 +9,8 @@ import { finished, pipeline } from 'node:stream/promises';
 import { constants, createGunzip, createInflateRaw, createZstdDecompress, crc32, type ZstdDecompress } from 'node:zlib';
 import { MiB } from '../../common/units.js';
 import { ReaderGone, type ImageSink } from './image-sink.js';
-import { SourceError, errorCode, errorText } from './source-error.js';
+import { SourceError } from './source-error.js';
+import { errorCode, errorText } from '../../common/error-details.js';
 import { ZstdFrameSplitter, type FramePiece } from './zstd-frames.js';
 
 /** zlib's output chunk: 16 KiB by default, which costs 3x in per-chunk overhead (measured). */

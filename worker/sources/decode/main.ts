@@ -15,7 +15,8 @@ import { ReaderGone } from './image-sink.js';
 import { decodeImage, hashFile } from './decode-image.js';
 import type { SourceInput } from './input.js';
 import type { DecodePlan, DecoderMessage } from './plan.js';
-import { SourceError, errorCode, errorText } from './source-error.js';
+import { SourceError } from './source-error.js';
+import { errorCode, errorText } from '../../common/error-details.js';
 
 /** Progress reports about the source, at most this often. */
 const PROGRESS_INTERVAL_MS = 200;

@@ -5,7 +5,8 @@ import { MiB } from '../../common/units.js';
 import { readFully } from '../../engine/io.js';
 import { clusterKind, compressedExtent, dataOffset, readQcow2, type Qcow2Image } from '../qcow2.js';
 import type { ImageSink } from './image-sink.js';
-import { SourceError, errorText } from './source-error.js';
+import { SourceError } from './source-error.js';
+import { errorText } from '../../common/error-details.js';
 import { frameLength } from './zstd-frames.js';
 
 /** Clusters that lie close together in the file are read in one request of up to this much. */

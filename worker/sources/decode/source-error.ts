@@ -12,12 +12,3 @@ export class SourceError extends Error {
     this.name = 'SourceError';
   }
 }
-
-/** The error code of a Node error (ENOENT, Z_DATA_ERROR, …), or ''. */
-export function errorCode(error: unknown): string {
-  return typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : '';
-}
-
-export function errorText(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}

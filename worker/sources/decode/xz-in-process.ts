@@ -1,7 +1,8 @@
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { ReaderGone, type ImageSink } from './image-sink.js';
-import { SourceError, errorText } from './source-error.js';
+import { SourceError } from './source-error.js';
+import { errorText } from '../../common/error-details.js';
 
 /** xz-embedded's return codes (xz.h), as xz-decompress reports them: "… failed with error code N". */
 const XZ_ERRORS: Record<number, { code: 'source-corrupt' | 'source-truncated' | 'unsupported-format'; what: string }> = {
