@@ -104,18 +104,13 @@ export function createAppService(deps: AppServiceDeps): AppService {
   });
   const firstListing = scanner.start();
 
-  /** The drive at `device` in the app's own listing, or why it cannot be read whole. */
-  const sourceDrive = async (device: string): Promise<ApiResult<DriveInfo>> => {
+  const notListed = (device: string): ApiResult<never> => fail('unknown-drive', `${device} is not among the drives Sluice sees now. Was it unplugged?`);
+
+  /** The drive at `device` in the app's own listing; right after start-up, the first listing. */
+  const listedDrive = async (device: string): Promise<ApiResult<DriveInfo>> => {
     await firstListing;
     const drive = judgedDrives().find((d) => d.device === device);
-    if (drive === undefined) return fail('unknown-drive', `${device} is not among the drives Sluice sees now. Was it unplugged?`);
-    try {
-      await checkSourceDrive(drive);
-    } catch (error) {
-      if (error instanceof ImageProbeError) return fail(error.code, error.message);
-      throw error;
-    }
-    return ok(drive);
+    return drive === undefined ? notListed(device) : ok(drive);
   };
 
   /** Runs a job (a flash or a backup) as the one running: its end goes to the page as flashEnd. */
@@ -176,7 +171,7 @@ export function createAppService(deps: AppServiceDeps): AppService {
     const drives = judgedDrives();
     for (const device of request.targets) {
       const drive = drives.find((d) => d.device === device);
-      if (drive === undefined) return fail('unknown-drive', `${device} is not among the drives Sluice sees now. Was it unplugged?`);
+      if (drive === undefined) return notListed(device);
       const refusal = targetRefusal(drive, request.confirmedSystemDrives.includes(device));
       if (refusal !== null) return fail('drive-blocked', refusal.message);
     }
@@ -193,15 +188,19 @@ export function createAppService(deps: AppServiceDeps): AppService {
     selectImage,
     openImageUrl: (url) => choose(url, probeImageUrl),
     chooseSourceDrive: async (device) => {
-      await firstListing;
-      const drive = scanner.drives.find((d) => d.device === device);
-      if (drive === undefined) return fail('unknown-drive', `${device} is not among the drives Sluice sees now. Was it unplugged?`);
-      return choose(device, () => probeSourceDrive(drive));
+      const drive = await listedDrive(device);
+      return drive.ok ? choose(device, () => probeSourceDrive(drive.value)) : drive;
     },
     chooseBackupFile: async (device, compress) => {
       if (session !== null) return fail('busy', JOB_RUNNING);
-      const drive = await sourceDrive(device);
+      const drive = await listedDrive(device);
       if (!drive.ok) return drive;
+      try {
+        await checkSourceDrive(drive.value);
+      } catch (error) {
+        if (error instanceof ImageProbeError) return fail(error.code, error.message);
+        throw error;
+      }
       const path = await deps.pickBackupFile(suggestedBackupName(drive.value, compress, new Date()));
       backupFile = path === null ? null : { device, path, compress, size: drive.value.size, description: drive.value.description };
       return ok(path);
@@ -211,7 +210,8 @@ export function createAppService(deps: AppServiceDeps): AppService {
         if (session !== null) return fail('busy', JOB_RUNNING);
         const chosen = backupFile;
         if (chosen === null || chosen.device !== request.device || chosen.path !== request.file || chosen.compress !== request.compress) return fail('no-backup-file', 'Choose where to save the backup again.');
-        const drive = await sourceDrive(request.device);
+        // The drive as listed now must be the one chosen; checkBackup below looks at it afresh.
+        const drive = await listedDrive(request.device);
         if (!drive.ok) return drive;
         if (drive.value.size !== chosen.size || drive.value.description !== chosen.description) {
           backupFile = null;
