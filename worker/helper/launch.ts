@@ -8,6 +8,7 @@ import type { Socket } from 'node:net';
 import type { Readable } from 'node:stream';
 import type { Progress } from '../common/progress.js';
 import { FromHelper, jobDrives, type JobMessage, type ReadMessage, type StartMessage, type ToHelper, type VerifyMessage } from '../common/protocol.js';
+import { errorText } from '../common/error-details.js';
 import type { Failure, SourceEnd, TargetResult } from '../common/result.js';
 import { closeFd } from '../engine/io.js';
 import { Channel, type ChannelStreams } from './channel.js';
@@ -18,7 +19,6 @@ import { helperArgv, type HelperTransport } from './helper-args.js';
 import { copyImage } from './image-feed.js';
 import { builtHelperProgram, type HelperProgram } from './helper-program.js';
 import { createPipeServers, newPipeName, type PipeServers } from './named-pipes.js';
-import { errorText } from '../common/error-details.js';
 
 /** How much of the launched process's stderr is kept to explain a failure to start. */
 const STDERR_TAIL_BYTES = 4096;
@@ -303,10 +303,10 @@ class HelperLaunch implements HelperJob {
   }
 
   /** How results speak of the helper: a flash writes a drive; a backup or a verify only reads one. */
-  private words(): { process: string; nothing: string; afterDeath: string } {
-    if (this.job.type === 'start') return { process: 'The writing process', nothing: 'Nothing was written.', afterDeath: 'The device is incomplete; flash it again before use.' };
+  private words(): { process: string; needsRights: string; nothing: string; afterDeath: string } {
+    if (this.job.type === 'start') return { process: 'The writing process', needsRights: 'Writing a disk', nothing: 'Nothing was written.', afterDeath: 'The device is incomplete; flash it again before use.' };
     const again = this.job.type === 'read' ? 'back it up again' : 'verify it again';
-    return { process: 'The reading process', nothing: 'Nothing was read.', afterDeath: `The drive was only read and is unchanged; ${again}.` };
+    return { process: 'The reading process', needsRights: 'Reading a whole disk', nothing: 'Nothing was read.', afterDeath: `The drive was only read and is unchanged; ${again}.` };
   }
 
   private async closeBackupOut(): Promise<void> {
@@ -333,8 +333,8 @@ class HelperLaunch implements HelperJob {
       if (this.cancelRequested) return this.targets.map((target) => ({ status: 'cancelled', target, bytes: 0 }));
       const denial = this.elevation.denial(exit);
       if (denial !== null) {
-        const message = this.job.type === 'start' ? `Writing a disk needs administrator rights, and the ${denial}. Nothing was written.` : `Reading a whole disk needs administrator rights, and the ${denial}. Nothing was read.`;
-        return failAll(this.targets, { code: 'elevation-denied', message });
+        const words = this.words();
+        return failAll(this.targets, { code: 'elevation-denied', message: `${words.needsRights} needs administrator rights, and the ${denial}. ${words.nothing}` });
       }
       const reason = lastLine(exit.stderr);
       const why = exit.code === null && exit.signal === null ? reason : `${describeExit(exit.code, exit.signal)}${reason ? `: ${reason}` : ''}`;
