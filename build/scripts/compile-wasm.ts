@@ -1,5 +1,5 @@
 /**
- * Compiles worker/engine/xxh64.wat to the base64 module the engine embeds. The output is committed
+ * Compiles writer/xxh64.wat to the base64 module the engine embeds. The output is committed
  * so that installing Sluice needs no WebAssembly toolchain; test/unit/xxh64.test.ts fails if the
  * committed bytes and the source ever disagree.
  */
@@ -9,8 +9,8 @@ import { fileURLToPath } from 'node:url';
 import wabt from 'wabt';
 
 /** Paths from the package root, where npm runs scripts and vitest runs tests. */
-export const WAT_PATH = resolve('worker/engine/xxh64.wat');
-export const MODULE_PATH = resolve('worker/engine/xxh64-module.ts');
+export const WAT_PATH = resolve('writer/xxh64.wat');
+export const MODULE_PATH = resolve('writer/xxh64-module.ts');
 
 export async function compileXxh64(watPath: string): Promise<string> {
   const toolkit = await wabt();

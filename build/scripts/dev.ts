@@ -16,7 +16,7 @@ import { dirname, join, resolve } from 'node:path';
 import { build } from 'vite';
 import { findElectron } from '../../electron/electron-binary.js';
 import { startBridge } from '../../test/e2e/bridge/bridge-server.js';
-import { startHelper } from '../../worker/helper/launch.js';
+import { startHelper } from '../../user/launcher/launch.js';
 
 async function main(): Promise<void> {
   const watcher = await build({ configFile: resolve('vite.config.ts'), logLevel: 'info', build: { watch: {} } });

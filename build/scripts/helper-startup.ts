@@ -7,7 +7,7 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
-import { startHelper } from '../../worker/helper/launch.js';
+import { startHelper } from '../../user/launcher/launch.js';
 
 const runs = Number(process.argv[2] ?? 20);
 

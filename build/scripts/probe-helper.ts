@@ -16,12 +16,12 @@ import type { Socket } from 'node:net';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
-import { FromHelper, type ToHelper } from '../../worker/common/protocol.js';
-import { Channel, type ChannelStreams } from '../../worker/helper/channel.js';
-import { windowsArg } from '../../worker/helper/elevation/uac.js';
-import { helperArgv } from '../../worker/helper/helper-args.js';
-import { packagedHelperProgram } from '../../worker/helper/helper-program.js';
-import { createPipeServers, newPipeName } from '../../worker/helper/named-pipes.js';
+import { FromHelper, type ToHelper } from '../../common/contracts/helper-protocol.js';
+import { Channel, type ChannelStreams } from '../../node/channel.js';
+import { windowsArg } from '../../user/launcher/elevation/uac.js';
+import { helperArgv } from '../../node/helper-command-line.js';
+import { packagedHelperProgram } from '../../user/launcher/helper-program.js';
+import { createPipeServers, newPipeName } from '../../user/launcher/pipe-servers.js';
 
 /** How long the helper may take to start and answer: the runtime's start-up, not a job. */
 const ANSWER_TIMEOUT_MS = 30_000;
@@ -91,7 +91,7 @@ export function probePackagedHelper(resourcesPath: string, platform: NodeJS.Plat
 }
 
 /**
- * True when the helper said it was ready and then refused the stray cancel, as worker/helper/main.ts
+ * True when the helper said it was ready and then refused the stray cancel, as privileged/main.ts
  * does before any job, and exited by itself with a failure code.
  */
 export function isRefusalBeforeStart(result: ProbeResult): boolean {

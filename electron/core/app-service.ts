@@ -1,21 +1,21 @@
 import { basename } from 'node:path';
 import * as v from 'valibot';
-import { checkBackup } from '../../worker/backup/drive-backup.js';
-import { DriveScanner, MAX_SCAN_INTERVAL_MS } from '../../worker/drives/scanner.js';
-import { fail, ok, type ApiResult } from '../common/api-result.js';
-import type { InvokeMethod } from '../common/ipc-channels.js';
-import { INVOKE_ARGS, type ApiHandlers, type EmitEvent } from '../common/ipc-contract.js';
-import { isAllowedExternalUrl } from '../common/links.js';
-import type { BackupRequest, DriveInfo, FlashEnd, FlashProgress, FlashRequest, ImageInfo, JobKind } from '../common/models.js';
+import { checkBackup } from '../../user/backup/drive-backup.js';
+import { DriveScanner, MAX_SCAN_INTERVAL_MS } from '../../user/drives/scanner.js';
+import { fail, ok, type ApiResult } from '../../common/contracts/api-result.js';
+import type { InvokeMethod } from '../../common/contracts/ipc-channels.js';
+import { INVOKE_ARGS, type ApiHandlers, type EmitEvent } from '../../common/contracts/ipc-contract.js';
+import { isAllowedExternalUrl } from '../../common/app/links.js';
+import type { BackupRequest, DriveInfo, FlashEnd, FlashProgress, FlashRequest, ImageInfo, JobKind } from '../../common/contracts/app-models.js';
 import { startBackupSession, suggestedBackupName } from './backup-session.js';
 import type { DesktopEffects, JobSession } from './desktop-job.js';
 import { judgeDrives, targetRefusal } from './drive-view.js';
 import { startFlashSession, type FlashSessionJob, type HelperLauncher } from './flash-session.js';
 import type { ImageHandOff } from './image-hand-off.js';
-import { openSourceFeed } from '../../worker/sources/source-feed.js';
+import { openSourceFeed } from '../../user/images/source-feed.js';
 import { checkSourceDrive, fileIdentity, ImageProbeError, probeImage, probeImageUrl, probeSourceDrive, type FileIdentity, type ProbedImage } from './image-probe.js';
 import type { SettingsStore } from './settings-store.js';
-import { errorText } from '../../worker/common/error-details.js';
+import { errorText } from '../../common/domain/error-details.js';
 
 /** Everything the app's logic needs from the outside world; the composition root (Electron or the test bridge) provides it. */
 export interface AppServiceDeps {

@@ -1,7 +1,7 @@
-import type { Drive } from '../../worker/common/drive.js';
-import { compressionSuffix } from '../../worker/backup/compressor.js';
-import { backupDrive, type BackupOptions } from '../../worker/backup/drive-backup.js';
-import { targetFraction } from '../common/flash-progress.js';
+import type { Drive } from '../../common/domain/drive.js';
+import { compressionSuffix } from '../../user/backup/compressor.js';
+import { backupDrive, type BackupOptions } from '../../user/backup/drive-backup.js';
+import { targetFraction } from '../../common/app/job-progress.js';
 import { runDesktopJob, type JobSession } from './desktop-job.js';
 import type { SessionDeps } from './flash-session.js';
 

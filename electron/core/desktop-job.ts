@@ -1,6 +1,6 @@
-import type { TargetResult } from '../../worker/common/result.js';
-import type { FlashEnd, JobKind } from '../common/models.js';
-import { summarizeFlash } from '../common/outcome.js';
+import type { TargetResult } from '../../common/domain/result.js';
+import type { FlashEnd, JobKind } from '../../common/contracts/app-models.js';
+import { summarizeFlash } from '../../common/app/outcome.js';
 
 /**
  * The desktop pieces a job touches, by interface: Electron implements them (electron/main/

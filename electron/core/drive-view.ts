@@ -1,7 +1,7 @@
-import type { Drive } from '../../worker/common/drive.js';
-import type { Failure } from '../../worker/common/result.js';
-import { findImageDrive, judgeDrive, refusalFailure, refusalOf, type ImageFacts, type Verdict } from '../../worker/common/verdict.js';
-import type { DriveInfo } from '../common/models.js';
+import type { Drive } from '../../common/domain/drive.js';
+import type { Failure } from '../../common/domain/result.js';
+import { findImageDrive, judgeDrive, refusalFailure, refusalOf, type ImageFacts, type Verdict } from '../../common/domain/verdict.js';
+import type { DriveInfo } from '../../common/contracts/app-models.js';
 import type { ProbedImage } from './image-probe.js';
 
 /**

@@ -1,13 +1,13 @@
-import type { Progress } from '../../worker/common/progress.js';
-import type { TargetResult } from '../../worker/common/result.js';
-import type { HelperJob, HelperJobOptions } from '../../worker/helper/launch.js';
-import type { SourceFeed } from '../../worker/sources/source-feed.js';
-import { overallFraction } from '../common/flash-progress.js';
+import type { Progress } from '../../common/domain/progress.js';
+import type { TargetResult } from '../../common/domain/result.js';
+import type { HelperJob, HelperJobOptions } from '../../user/launcher/launch.js';
+import type { SourceFeed } from '../../user/images/source-feed.js';
+import { overallFraction } from '../../common/app/job-progress.js';
 import { runDesktopJob, type DesktopEffects, type JobSession } from './desktop-job.js';
-import { errorText } from '../../worker/common/error-details.js';
+import { errorText } from '../../common/domain/error-details.js';
 
 /**
- * Starts the privileged helper for one job: worker/helper/launch.ts startHelper with the app's
+ * Starts the privileged helper for one job: user/launcher/launch.ts startHelper with the app's
  * elevation (electron/main/main.ts), or the tests' launcher that only accepts their own loops.
  */
 export type HelperLauncher = (options: HelperJobOptions) => HelperJob;

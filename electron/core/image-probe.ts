@@ -1,12 +1,12 @@
 import { realpath, stat } from 'node:fs/promises';
-import type { Drive } from '../../worker/common/drive.js';
-import { currentPlatform } from '../../worker/engine/platform/index.js';
-import { refuseSource } from '../../worker/engine/source-device.js';
-import { SourceError } from '../../worker/sources/decode/source-error.js';
-import { ImageError, openImage } from '../../worker/sources/open-image.js';
-import { prepareImage, type PreparedImage } from '../../worker/sources/probe.js';
-import type { ApiErrorCode } from '../common/api-result.js';
-import type { ImageInfo } from '../common/models.js';
+import type { Drive } from '../../common/domain/drive.js';
+import { currentPlatform } from '../../writer/platform/index.js';
+import { refuseSource } from '../../writer/source-device.js';
+import { SourceError } from '../../user/images/decode/source-error.js';
+import { ImageError, openImage } from '../../user/images/open-image.js';
+import { prepareImage, type PreparedImage } from '../../user/images/probe.js';
+import type { ApiErrorCode } from '../../common/contracts/api-result.js';
+import type { ImageInfo } from '../../common/contracts/app-models.js';
 
 /** What identifies the file that was probed, so a flash can tell that it changed in between. */
 export interface FileIdentity {
@@ -27,7 +27,7 @@ export interface ProbedImage {
   } | null;
   /**
    * How the flash reads it: a prepared image (the file itself, or a decoder: see
-   * worker/sources/source-feed.ts), or a whole drive the helper opens and reads itself (a clone).
+   * user/images/source-feed.ts), or a whole drive the helper opens and reads itself (a clone).
    */
   source: { kind: 'image'; prepared: PreparedImage } | { kind: 'drive'; device: string };
 }

@@ -1,8 +1,8 @@
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import * as v from 'valibot';
-import { errorCode, errorText } from '../../worker/common/error-details.js';
-import { DEFAULT_SETTINGS, SettingsSchema, type Settings, type SettingsPatch } from '../common/settings.js';
+import { errorCode, errorText } from '../../common/domain/error-details.js';
+import { DEFAULT_SETTINGS, SettingsSchema, type Settings, type SettingsPatch } from '../../common/contracts/settings.js';
 
 /**
  * The settings file (settings.json in Electron's userData folder). Each field that is missing or

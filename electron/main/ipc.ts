@@ -1,6 +1,6 @@
 import { ipcMain, type IpcMainInvokeEvent } from 'electron';
-import { fail } from '../common/api-result.js';
-import { INVOKE_CHANNELS, type InvokeMethod } from '../common/ipc-channels.js';
+import { fail } from '../../common/contracts/api-result.js';
+import { INVOKE_CHANNELS, type InvokeMethod } from '../../common/contracts/ipc-channels.js';
 import type { AppService } from '../core/app-service.js';
 import { isTrustedSender, type SenderFrame } from '../core/security.js';
 

@@ -6,10 +6,10 @@
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { app, BrowserWindow, protocol, shell } from 'electron';
-import { chooseElevation, onPath } from '../../worker/helper/elevation/choose.js';
-import { builtHelperProgram, packagedHelperProgram } from '../../worker/helper/helper-program.js';
-import { startHelper } from '../../worker/helper/launch.js';
-import { EVENT_CHANNELS } from '../common/ipc-channels.js';
+import { chooseElevation, onPath } from '../../user/launcher/elevation/choose.js';
+import { builtHelperProgram, packagedHelperProgram } from '../../user/launcher/helper-program.js';
+import { startHelper } from '../../user/launcher/launch.js';
+import { EVENT_CHANNELS } from '../../common/contracts/ipc-channels.js';
 import { createAppService } from '../core/app-service.js';
 import { ImageHandOff } from '../core/image-hand-off.js';
 import { APP_ENTRY_URL, APP_SCHEME } from '../core/security.js';

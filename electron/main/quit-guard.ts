@@ -1,5 +1,5 @@
 import { dialog, type BrowserWindow } from 'electron';
-import type { JobKind } from '../common/models.js';
+import type { JobKind } from '../../common/contracts/app-models.js';
 import type { AppService } from '../core/app-service.js';
 
 /** What stopping costs, said plainly: a half-written drive, or only the backup file. */

@@ -1,5 +1,5 @@
 import { app, BrowserWindow, nativeTheme, session, shell, type WebContents } from 'electron';
-import { isAllowedExternalUrl } from '../common/links.js';
+import { isAllowedExternalUrl } from '../../common/app/links.js';
 import { mainWindowOptions } from '../core/security.js';
 
 /**

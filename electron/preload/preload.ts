@@ -4,8 +4,8 @@
  * names and types, nothing with logic.
  */
 import { contextBridge, ipcRenderer, webUtils, type IpcRendererEvent } from 'electron';
-import { EVENT_CHANNELS, INVOKE_CHANNELS } from '../common/ipc-channels.js';
-import type { SluiceApi, Unsubscribe } from '../common/ipc-contract.js';
+import { EVENT_CHANNELS, INVOKE_CHANNELS } from '../../common/contracts/ipc-channels.js';
+import type { SluiceApi, Unsubscribe } from '../../common/contracts/ipc-contract.js';
 
 /** Passes the payload on and nothing else: the IPC event would hand the page `sender`, i.e. ipcRenderer itself. */
 function subscribe<T>(channel: string, listener: (payload: T) => void): Unsubscribe {

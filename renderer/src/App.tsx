@@ -1,8 +1,8 @@
 import { useCallback, useEffect, useReducer, useState } from 'react';
-import type { ApiResult } from '../../electron/common/api-result.js';
-import type { SluiceApi } from '../../electron/common/ipc-contract.js';
-import type { BackupRequest, DriveInfo, ImageInfo } from '../../electron/common/models.js';
-import type { Settings } from '../../electron/common/settings.js';
+import type { ApiResult } from '../../common/contracts/api-result.js';
+import type { SluiceApi } from '../../common/contracts/ipc-contract.js';
+import type { BackupRequest, DriveInfo, ImageInfo } from '../../common/contracts/app-models.js';
+import type { Settings } from '../../common/contracts/settings.js';
 import { BackupDialog } from './components/BackupDialog.js';
 import { ConfirmFlash } from './components/ConfirmFlash.js';
 import { DrivePicker } from './components/DrivePicker.js';

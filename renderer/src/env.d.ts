@@ -1,5 +1,5 @@
 /// <reference types="vite/client" />
-import type { SluiceApi } from '../../electron/common/ipc-contract.js';
+import type { SluiceApi } from '../../common/contracts/ipc-contract.js';
 
 declare global {
   interface Window {

@@ -2,10 +2,10 @@
  * The app's screen state and every way it can change, as one pure reducer: what the page shows
  * follows from this state alone, and the transitions are testable without a browser.
  */
-import { isDriveShown, refusalOf, type DriveVisibility } from '../../worker/common/verdict.js';
-import type { ApiResult } from '../../electron/common/api-result.js';
-import type { DriveInfo, FlashEnd, FlashProgress, ImageInfo } from '../../electron/common/models.js';
-import type { Settings } from '../../electron/common/settings.js';
+import { isDriveShown, refusalOf, type DriveVisibility } from '../../common/domain/verdict.js';
+import type { ApiResult } from '../../common/contracts/api-result.js';
+import type { DriveInfo, FlashEnd, FlashProgress, ImageInfo } from '../../common/contracts/app-models.js';
+import type { Settings } from '../../common/contracts/settings.js';
 import { driveName } from './labels.js';
 
 /**

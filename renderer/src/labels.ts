@@ -1,9 +1,9 @@
 /** Words the screens use for formats, partition tables, phases, buses and verdict badges (a verdict's sentence is its own message). */
-import type { Drive, DriveBus } from '../../worker/common/drive.js';
-import type { ImageFormat } from '../../worker/common/image-format.js';
-import type { Phase } from '../../worker/common/progress.js';
-import type { Verdict } from '../../worker/common/verdict.js';
-import type { PartitionTable } from '../../electron/common/models.js';
+import type { Drive, DriveBus } from '../../common/domain/drive.js';
+import type { ImageFormat } from '../../common/domain/image-format.js';
+import type { Phase } from '../../common/domain/progress.js';
+import type { Verdict } from '../../common/domain/verdict.js';
+import type { PartitionTable } from '../../common/contracts/app-models.js';
 
 export const FORMAT_LABEL: Readonly<Record<ImageFormat, string>> = {
   raw: 'Raw disk image',

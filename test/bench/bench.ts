@@ -7,8 +7,8 @@
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { GiB, MiB } from '../../worker/common/units.js';
-import { allocateJobMemory } from '../../worker/engine/aligned-buffer.js';
+import { GiB, MiB } from '../../common/domain/units.js';
+import { allocateJobMemory } from '../../writer/job-memory.js';
 import { CLI } from '../helpers/cli.js';
 import { assertOwnedLoop, cleanupLoops, createLoop, scratchDir, writeRandomFile } from '../helpers/loop-device.js';
 import { throttledGroup } from '../helpers/throttle.js';

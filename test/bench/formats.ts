@@ -80,7 +80,7 @@ export const FORMATS: Format[] = [
 
 /** Sluice's processes, told apart by their command lines. */
 const WATCH: Record<string, (argv: string[]) => boolean> = {
-  helper: (argv) => argv.some((a) => a.endsWith('helper/main.js')),
+  helper: (argv) => argv.some((a) => a.endsWith('privileged/main.js')),
   decoder: (argv) => argv.some((a) => a.endsWith('decode/main.js')),
   tool: (argv) => ['xz', 'zstd', 'lbzip2', 'bzip2'].includes(basename(argv[0] ?? '')),
 };

@@ -1,5 +1,5 @@
 import { expect, it } from 'vitest';
-import { MiB } from '../../worker/common/units.js';
+import { MiB } from '../../common/domain/units.js';
 import { assertTestTarget, collect, spawnCli, waitForEvent } from '../helpers/cli.js';
 import { describeDevices } from '../helpers/device-suite.js';
 import { readBytes } from '../helpers/loop-device.js';

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { expect, it } from 'vitest';
-import { MiB } from '../../worker/common/units.js';
+import { MiB } from '../../common/domain/units.js';
 import { assertTestTarget, cloneCli, collect, resultsOf, spawnCli, waitForEvent } from '../helpers/cli.js';
 import { describeDevices } from '../helpers/device-suite.js';
 import { assertOwnedLoop, createLoop, digestFile, partitionedLoop, pullLoop, readBytes } from '../helpers/loop-device.js';

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
-import { MiB } from '../../worker/common/units.js';
+import { MiB } from '../../common/domain/units.js';
 import { flashCli, resultsOf } from '../helpers/cli.js';
 import { describeDevices } from '../helpers/device-suite.js';
 import { createLoop, scratchDir, smallTmpfs, writeRandomFile } from '../helpers/loop-device.js';

@@ -2,7 +2,7 @@ import { closeSync, openSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomFillSync } from 'node:crypto';
 import { expect, it } from 'vitest';
-import { GiB, MiB } from '../../worker/common/units.js';
+import { GiB, MiB } from '../../common/domain/units.js';
 import { collect, assertTestTarget, spawnCli } from '../helpers/cli.js';
 import { describeDevices } from '../helpers/device-suite.js';
 import { createLoop, scratchDir } from '../helpers/loop-device.js';

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { closeSync, openSync, readSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
-import { KiB, MiB } from '../../worker/common/units.js';
+import { KiB, MiB } from '../../common/domain/units.js';
 import { flashCli, resultsOf, verifyCli } from '../helpers/cli.js';
 import { describeDevices } from '../helpers/device-suite.js';
 import { createLoop, scratchDir, writeRandomFile } from '../helpers/loop-device.js';

@@ -3,9 +3,9 @@
  * Only listing and judging run here: nothing that could open the disk for writing.
  */
 import { describe, expect, it } from 'vitest';
-import { judgeDrive, refusalFailure, refusalOf, isDriveShown } from '../../worker/common/verdict.js';
-import { MiB } from '../../worker/common/units.js';
-import { listDrives } from '../../worker/drives/list-drives.js';
+import { judgeDrive, refusalFailure, refusalOf, isDriveShown } from '../../common/domain/verdict.js';
+import { MiB } from '../../common/domain/units.js';
+import { listDrives } from '../../user/drives/list-drives.js';
 import { collect, spawnCli } from '../helpers/cli.js';
 import { rootDisk } from '../helpers/system-disk.js';
 

@@ -7,11 +7,11 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
-import type { SettingsPatch } from '../../electron/common/settings.js';
+import type { SettingsPatch } from '../../common/contracts/settings.js';
 import type { HelperLauncher } from '../../electron/core/flash-session.js';
-import { jobDrives } from '../../worker/common/protocol.js';
-import type * as HelperProgram from '../../worker/helper/helper-program.js';
-import { jobMessage } from '../../worker/helper/launch.js';
+import { jobDrives } from '../../common/contracts/helper-protocol.js';
+import type * as HelperProgram from '../../user/launcher/helper-program.js';
+import { jobMessage } from '../../user/launcher/launch.js';
 import { builtStartHelper } from '../helpers/built-modules.js';
 import { assertTestTarget } from '../helpers/cli.js';
 import { startBridge, type Bridge } from './bridge/bridge-server.js';
@@ -25,7 +25,7 @@ export const ARTIFACTS = resolve('test-artifacts/app');
  */
 export async function testLauncher(cgroupDir?: string): Promise<HelperLauncher> {
   const startHelper = await builtStartHelper();
-  const { builtHelperProgram } = (await import(resolve('out/worker/helper/helper-program.js'))) as typeof HelperProgram;
+  const { builtHelperProgram } = (await import(resolve('out/user/launcher/helper-program.js'))) as typeof HelperProgram;
   return (options) => {
     const { start } = options;
     const drives = jobDrives(jobMessage(start));

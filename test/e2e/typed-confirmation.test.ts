@@ -9,10 +9,10 @@
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ApiResult } from '../../electron/common/api-result.js';
-import type { SluiceApi } from '../../electron/common/ipc-contract.js';
-import type { DriveInfo, FlashRequest, ImageInfo } from '../../electron/common/models.js';
-import { DEFAULT_SETTINGS, type Settings } from '../../electron/common/settings.js';
+import type { ApiResult } from '../../common/contracts/api-result.js';
+import type { SluiceApi } from '../../common/contracts/ipc-contract.js';
+import type { DriveInfo, FlashRequest, ImageInfo } from '../../common/contracts/app-models.js';
+import { DEFAULT_SETTINGS, type Settings } from '../../common/contracts/settings.js';
 import { judgeDrives, targetRefusal } from '../../electron/core/drive-view.js';
 import type { ProbedImage } from '../../electron/core/image-probe.js';
 import { rendererHeaders, resolveRendererFile } from '../../electron/core/renderer-files.js';

@@ -1,6 +1,6 @@
 /**
  * The main process's part in the verdicts: which image facts it judges with, and how a start
- * request for a drive is refused. The rules themselves are worker/common/verdict.ts, tested in
+ * request for a drive is refused. The rules themselves are common/domain/verdict.ts, tested in
  * test/unit/verdicts.test.ts; the drives here are drivelist's captured output from Linux and
  * Windows (test/fixtures/drivelist), since this machine has no internal disk but its running one.
  */

@@ -5,8 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { MiB } from '../../worker/common/units.js';
-import { detectPartitionTable, PARTITION_SNIFF_BYTES } from '../../worker/sources/partition-table.js';
+import { MiB } from '../../common/domain/units.js';
+import { detectPartitionTable, PARTITION_SNIFF_BYTES } from '../../user/images/partition-table.js';
 import { builtImageProbe } from '../helpers/built-modules.js';
 
 const { ImageProbeError, probeImage } = await builtImageProbe();

@@ -8,8 +8,8 @@ import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { EXTERNAL_LINKS } from '../../electron/common/links.js';
-import { EVENT_CHANNELS, INVOKE_CHANNELS } from '../../electron/common/ipc-channels.js';
+import { EXTERNAL_LINKS } from '../../common/app/links.js';
+import { EVENT_CHANNELS, INVOKE_CHANNELS } from '../../common/contracts/ipc-channels.js';
 import { CONTENT_SECURITY_POLICY, mainWindowOptions } from '../../electron/core/security.js';
 
 type Listener = (...args: unknown[]) => unknown;

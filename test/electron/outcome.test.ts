@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { overallFraction, targetFraction } from '../../electron/common/flash-progress.js';
-import type { FlashEnd, FlashProgress } from '../../electron/common/models.js';
-import { failureAdvice, failureHeadline, flashTone, summarizeFlash } from '../../electron/common/outcome.js';
-import { FAILURE_CODES, type TargetResult } from '../../worker/common/result.js';
+import { overallFraction, targetFraction } from '../../common/app/job-progress.js';
+import type { FlashEnd, FlashProgress } from '../../common/contracts/app-models.js';
+import { failureAdvice, failureHeadline, flashTone, summarizeFlash } from '../../common/app/outcome.js';
+import { FAILURE_CODES, type TargetResult } from '../../common/domain/result.js';
 
 const ok = (target: string, verified = true): TargetResult => ({ status: 'ok', target, bytes: 100, written: true, verified, seconds: 2 });
 const failed = (target: string): TargetResult => ({ status: 'failed', target, bytes: 40, code: 'verify-mismatch', message: 'differs', offset: 1234 });

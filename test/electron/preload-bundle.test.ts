@@ -7,8 +7,8 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
-import { EVENT_CHANNELS, INVOKE_CHANNELS } from '../../electron/common/ipc-channels.js';
-import type { SluiceApi } from '../../electron/common/ipc-contract.js';
+import { EVENT_CHANNELS, INVOKE_CHANNELS } from '../../common/contracts/ipc-channels.js';
+import type { SluiceApi } from '../../common/contracts/ipc-contract.js';
 
 const BUNDLE = resolve('out/electron/preload/preload.cjs');
 

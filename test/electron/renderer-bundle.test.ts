@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { expect, it } from 'vitest';
-import { KiB } from '../../worker/common/units.js';
+import { KiB } from '../../common/domain/units.js';
 
 const ASSETS = resolve('out/ui/assets');
 /** The budget for the renderer's JavaScript, gzipped. */

@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { EXTERNAL_LINKS, isAllowedExternalUrl } from '../../electron/common/links.js';
+import { EXTERNAL_LINKS, isAllowedExternalUrl } from '../../common/app/links.js';
 import { rendererHeaders, resolveRendererFile } from '../../electron/core/renderer-files.js';
 import { APP_ENTRY_URL, CONTENT_SECURITY_POLICY, isAppUrl, isTrustedSender, mainWindowOptions } from '../../electron/core/security.js';
 

@@ -3,7 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { DEFAULT_SETTINGS } from '../../electron/common/settings.js';
+import { DEFAULT_SETTINGS } from '../../common/contracts/settings.js';
 import { SettingsStore } from '../../electron/core/settings-store.js';
 
 let dir: string;

@@ -1,7 +1,7 @@
 import { copyFileSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
-import { MiB } from '../../worker/common/units.js';
+import { MiB } from '../../common/domain/units.js';
 import { describeDevices } from '../helpers/device-suite.js';
 import { flashFile } from '../helpers/engine.js';
 import { createLoop, scratchDir, writeRandomFile } from '../helpers/loop-device.js';

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
-import type { Progress } from '../../worker/common/progress.js';
-import { MiB } from '../../worker/common/units.js';
+import type { Progress } from '../../common/domain/progress.js';
+import { MiB } from '../../common/domain/units.js';
 import { describeDevices } from '../helpers/device-suite.js';
 import { flashFile } from '../helpers/engine.js';
 import { createLoop, scratchDir, smallTmpfs, writeRandomFile } from '../helpers/loop-device.js';

@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
-import { createChannelDir } from '../../worker/helper/channel-dir.js';
+import { createChannelDir } from '../../user/launcher/channel-dir.js';
 
 it('a new channel directory is named after this process, and those of app processes that are gone (killed with -9) are deleted first; a live one is kept', async () => {
   const gone = spawnSync('true').pid;

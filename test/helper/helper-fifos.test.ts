@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { chmodSync, chownSync, closeSync, constants, mkdtempSync, openSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ChannelPathError, checkChannelDir, openChannelFifo, openHelperFifos } from '../../worker/helper/helper-fifos.js';
+import { ChannelPathError, checkChannelDir, openChannelFifo, openHelperFifos } from '../../privileged/fifo-endpoints.js';
 import { isRoot } from '../helpers/loop-device.js';
 import { ensureTestUser } from '../helpers/unprivileged.js';
 

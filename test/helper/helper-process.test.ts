@@ -7,12 +7,12 @@ import { closeSync, copyFileSync, mkdirSync, openSync, readFileSync, symlinkSync
 import type { Socket } from 'node:net';
 import { join, resolve } from 'node:path';
 import { expect, it } from 'vitest';
-import type { Progress } from '../../worker/common/progress.js';
-import { MAX_FRAME_BYTES } from '../../worker/common/protocol.js';
-import { MiB } from '../../worker/common/units.js';
-import { encodeFrame, FrameReader } from '../../worker/helper/framing.js';
-import { packagedHelperProgram, type HelperProgram } from '../../worker/helper/helper-program.js';
-import { startHelper } from '../../worker/helper/launch.js';
+import type { Progress } from '../../common/domain/progress.js';
+import { MAX_FRAME_BYTES } from '../../common/contracts/helper-protocol.js';
+import { MiB } from '../../common/domain/units.js';
+import { encodeFrame, FrameReader } from '../../node/framing.js';
+import { packagedHelperProgram, type HelperProgram } from '../../user/launcher/helper-program.js';
+import { startHelper } from '../../user/launcher/launch.js';
 import { assertTestTarget, collect, spawnCli, waitForEvent } from '../helpers/cli.js';
 import { describeDevices } from '../helpers/device-suite.js';
 import { createLoop, digestFile, partitionedLoop, readBytes, scratchDir, writeRandomFile, type LoopDevice } from '../helpers/loop-device.js';

@@ -5,10 +5,10 @@
 import { openSync, closeSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
-import { MiB } from '../../worker/common/units.js';
-import { startHelper } from '../../worker/helper/launch.js';
-import { createOsPipe } from '../../worker/sources/os-pipe.js';
-import { closeFd, readFully } from '../../worker/engine/io.js';
+import { MiB } from '../../common/domain/units.js';
+import { startHelper } from '../../user/launcher/launch.js';
+import { createOsPipe } from '../../node/os-pipe.js';
+import { closeFd, readFully } from '../../node/io.js';
 import { describeDevices } from '../helpers/device-suite.js';
 import { assertOwnedLoop, createLoop, digestFile, partitionedLoop, readBytes, scratchDir, writeRandomFile } from '../helpers/loop-device.js';
 import { builtHelper } from '../helpers/unprivileged.js';

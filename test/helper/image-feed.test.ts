@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { copyImage } from '../../worker/helper/image-feed.js';
+import { copyImage } from '../../user/launcher/image-feed.js';
 
 describe('copyImage', () => {
   let dir: string;

@@ -6,9 +6,9 @@ import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync } fr
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { pkexecLaunch } from '../../worker/helper/elevation/pkexec.js';
-import { encodeFrame } from '../../worker/helper/framing.js';
-import { startHelper } from '../../worker/helper/launch.js';
+import { pkexecLaunch } from '../../user/launcher/elevation/pkexec.js';
+import { encodeFrame } from '../../node/framing.js';
+import { startHelper } from '../../user/launcher/launch.js';
 
 const START = { targets: ['/nonexistent/sluice-launch-test'], imageSize: 0, sourceSeekable: true, verify: true };
 

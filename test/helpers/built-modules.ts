@@ -6,10 +6,10 @@
 import { resolve } from 'node:path';
 import type * as AppServiceModule from '../../electron/core/app-service.js';
 import type * as ImageProbeModule from '../../electron/core/image-probe.js';
-import type * as HelperLaunch from '../../worker/helper/launch.js';
+import type * as HelperLaunch from '../../user/launcher/launch.js';
 
 export async function builtStartHelper(): Promise<typeof HelperLaunch.startHelper> {
-  return ((await import(resolve('out/worker/helper/launch.js'))) as typeof HelperLaunch).startHelper;
+  return ((await import(resolve('out/user/launcher/launch.js'))) as typeof HelperLaunch).startHelper;
 }
 
 /** The app's core as built: its flashes start the built decoder for compressed images. */

@@ -5,8 +5,8 @@
 import { readFileSync } from 'node:fs';
 import type drivelist from 'drivelist';
 import { parse as parseLsblk } from 'drivelist/js/lsblk/json.js';
-import type { Drive } from '../../worker/common/drive.js';
-import { drivesFromDrivelist, runningSystemMountpoints } from '../../worker/drives/from-drivelist.js';
+import type { Drive } from '../../common/domain/drive.js';
+import { drivesFromDrivelist, runningSystemMountpoints } from '../../user/drives/from-drivelist.js';
 
 /** One fixture file as drivelist.list() returns it. */
 export function drivelistFixture(name: string): drivelist.Drive[] {

@@ -1,7 +1,7 @@
 import { closeSync, openSync, statSync } from 'node:fs';
-import type { Progress } from '../../worker/common/progress.js';
-import type { TargetResult } from '../../worker/common/result.js';
-import { flash } from '../../worker/engine/flash.js';
+import type { Progress } from '../../common/domain/progress.js';
+import type { TargetResult } from '../../common/domain/result.js';
+import { flash } from '../../writer/flash.js';
 import { assertTestTarget } from './cli.js';
 
 /** Runs the engine in this process on an image file, after checking every target is the test's own. */

@@ -8,9 +8,9 @@
  * elevation tool this machine has that can carry it for real.
  */
 import { closeSync, openSync } from 'node:fs';
-import { backupDrive, checkBackup } from '../../worker/backup/drive-backup.js';
-import { sudoLaunch } from '../../worker/helper/elevation/sudo.js';
-import { startHelper, type HelperJobOptions } from '../../worker/helper/launch.js';
+import { backupDrive, checkBackup } from '../../user/backup/drive-backup.js';
+import { sudoLaunch } from '../../user/launcher/elevation/sudo.js';
+import { startHelper, type HelperJobOptions } from '../../user/launcher/launch.js';
 import { builtHelper } from './unprivileged.js';
 
 /** A backup's `size` skips this side's checks, so that only the helper's own can refuse the drive. */

@@ -1,4 +1,4 @@
-import type { ImageInfo } from '../../electron/common/models.js';
+import type { ImageInfo } from '../../common/contracts/app-models.js';
 
 /** A raw image as the main process describes it, for screens tested without probing a file. */
 export function rawImageInfo(path: string, size: number, overrides: Partial<ImageInfo> = {}): ImageInfo {

@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
-import { MiB } from '../../worker/common/units.js';
+import { MiB } from '../../common/domain/units.js';
 import { assertTestTarget } from './cli.js';
 import { attachLoop, mountDevice, waitForPath, writeRandomFile, type LoopDevice } from './loop-device.js';
 

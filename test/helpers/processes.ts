@@ -71,9 +71,9 @@ export async function waitForExit(pid: number, timeoutMs: number): Promise<numbe
   return performance.now() - started;
 }
 
-/** The built helper, however it was started: Node running out/worker/helper/main.js. */
+/** The built helper, however it was started: Node running out/privileged/main.js. */
 export function isHelper(argv: string[]): boolean {
-  return argv[0] === process.execPath && argv.some((a) => a.endsWith('out/worker/helper/main.js'));
+  return argv[0] === process.execPath && argv.some((a) => a.endsWith('out/privileged/main.js'));
 }
 
 /**

@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { MiB } from '../../worker/common/units.js';
+import { MiB } from '../../common/domain/units.js';
 import { createLoop, scratchDir, writeRandomFile, type LoopDevice } from './loop-device.js';
 
 const BLKIO = '/sys/fs/cgroup/blkio';

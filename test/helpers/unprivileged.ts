@@ -6,14 +6,14 @@
 import { execFileSync } from 'node:child_process';
 import { chmodSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { HELPER_V8_FLAGS, type HelperProgram } from '../../worker/helper/helper-program.js';
+import { HELPER_V8_FLAGS, type HelperProgram } from '../../user/launcher/helper-program.js';
 
 /** A system account with no home, no shell and no password: it can only do what a rule here allows. */
 export const TEST_USER = 'sluicetest';
 
 /** The built helper as the CLI runs it (vitest runs the TypeScript, whose own entry path is not the built one). */
 export function builtHelper(): HelperProgram {
-  return { file: process.execPath, args: [...HELPER_V8_FLAGS, resolve('out/worker/helper/main.js')], env: {} };
+  return { file: process.execPath, args: [...HELPER_V8_FLAGS, resolve('out/privileged/main.js')], env: {} };
 }
 
 /** Creates the test user if this machine does not have it yet; returns its ids. */

@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import { posix, resolve, win32 } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { FileAssociation, PlatformSpecificBuildOptions, TargetConfiguration } from 'electron-builder';
-import { packagedHelperProgram } from '../../worker/helper/helper-program.js';
+import { packagedHelperProgram } from '../../user/launcher/helper-program.js';
 import { fpmFileMappings, loadBuilderConfig, parseXmlStrictly } from './builder-config.js';
 
 const config = loadBuilderConfig();

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import type { DriveInfo, FlashEnd, ImageInfo } from '../../electron/common/models.js';
-import { DEFAULT_SETTINGS } from '../../electron/common/settings.js';
-import { judgeDrive } from '../../worker/common/verdict.js';
+import type { DriveInfo, FlashEnd, ImageInfo } from '../../common/contracts/app-models.js';
+import { DEFAULT_SETTINGS } from '../../common/contracts/settings.js';
+import { judgeDrive } from '../../common/domain/verdict.js';
 import { usbCard } from '../helpers/drive-fixtures.js';
 import { rawImageInfo } from '../helpers/image-fixtures.js';
 import { availableDrives, canFlash, flowReducer, INITIAL_STATE, isSelectable, jobRows, type FlowState } from '../../renderer/src/flow.js';

@@ -1,8 +1,8 @@
 import { closeSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, expect, it } from 'vitest';
-import { MiB } from '../../worker/common/units.js';
-import { detectPartitionTable, PARTITION_TABLE_BYTES } from '../../worker/sources/partition-table.js';
+import { MiB } from '../../common/domain/units.js';
+import { detectPartitionTable, PARTITION_TABLE_BYTES } from '../../user/images/partition-table.js';
 import { flashCli, resultsOf } from '../helpers/cli.js';
 import { describeDevices } from '../helpers/device-suite.js';
 import { createLoop, digestFile, readBytes, scratchDir, type LoopDevice } from '../helpers/loop-device.js';

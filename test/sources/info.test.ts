@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { MiB } from '../../worker/common/units.js';
+import { MiB } from '../../common/domain/units.js';
 import { collect, spawnCli } from '../helpers/cli.js';
 import { scratchDir } from '../helpers/loop-device.js';
 import { osImage, sh } from '../helpers/os-image.js';

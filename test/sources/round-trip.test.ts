@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { closeSync, openSync, readFileSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, expect, it } from 'vitest';
-import { MiB } from '../../worker/common/units.js';
+import { MiB } from '../../common/domain/units.js';
 import { flashCli, resultsOf, verifyCli } from '../helpers/cli.js';
 import { describeDevices } from '../helpers/device-suite.js';
 import { createLoop, readBytes, scratchDir, type LoopDevice } from '../helpers/loop-device.js';

@@ -4,10 +4,10 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { SourceError } from '../../worker/sources/decode/source-error.js';
-import { readXzIndex, type ReadAt } from '../../worker/sources/xz-index.js';
-import { entryPlan, readZipArchive } from '../../worker/sources/zip-directory.js';
-import { readZstdSize } from '../../worker/sources/zstd-size.js';
+import { SourceError } from '../../user/images/decode/source-error.js';
+import { readXzIndex, type ReadAt } from '../../user/images/xz-index.js';
+import { entryPlan, readZipArchive } from '../../user/images/zip-directory.js';
+import { readZstdSize } from '../../user/images/zstd-size.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'sluice-unit-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { parseBmap } from '../../worker/sources/bmap.js';
+import { parseBmap } from '../../user/images/bmap.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'sluice-unit-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

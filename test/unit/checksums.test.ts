@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checksumFor } from '../../worker/sources/checksums.js';
+import { checksumFor } from '../../user/images/checksums.js';
 
 const A = 'a'.repeat(64);
 const B = 'B'.repeat(64);

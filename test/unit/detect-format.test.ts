@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { detectFormat } from '../../worker/sources/detect-format.js';
+import { detectFormat } from '../../user/images/detect-format.js';
 
 const bytes = (...b: number[]) => Uint8Array.from(b);
 

@@ -7,15 +7,15 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { chooseElevation, type ElevationContext } from '../../worker/helper/elevation/choose.js';
-import { directLaunch } from '../../worker/helper/elevation/direct.js';
-import { appleScriptString, osascriptLaunch, shellQuote } from '../../worker/helper/elevation/osascript.js';
-import { pkexecLaunch } from '../../worker/helper/elevation/pkexec.js';
-import { sudoLaunch } from '../../worker/helper/elevation/sudo.js';
-import { AUTHORIZATION_CANCELLED, type LaunchExit } from '../../worker/helper/elevation/types.js';
-import { uacLaunch, uacScript, UAC_CANCELLED, windowsArg } from '../../worker/helper/elevation/uac.js';
-import { HelperArgsError, helperArgv, parseHelperArgv, type HelperArgs } from '../../worker/helper/helper-args.js';
-import { HELPER_V8_FLAGS, packagedHelperProgram } from '../../worker/helper/helper-program.js';
+import { chooseElevation, type ElevationContext } from '../../user/launcher/elevation/choose.js';
+import { directLaunch } from '../../user/launcher/elevation/direct.js';
+import { appleScriptString, osascriptLaunch, shellQuote } from '../../user/launcher/elevation/osascript.js';
+import { pkexecLaunch } from '../../user/launcher/elevation/pkexec.js';
+import { sudoLaunch } from '../../user/launcher/elevation/sudo.js';
+import { AUTHORIZATION_CANCELLED, type LaunchExit } from '../../user/launcher/elevation/types.js';
+import { uacLaunch, uacScript, UAC_CANCELLED, windowsArg } from '../../user/launcher/elevation/uac.js';
+import { HelperArgsError, helperArgv, parseHelperArgv, type HelperArgs } from '../../node/helper-command-line.js';
+import { HELPER_V8_FLAGS, packagedHelperProgram } from '../../user/launcher/helper-program.js';
 
 const PROGRAM = '/opt/Sluice/resources/sluice-helper';
 const ARGS = ['--channel', '/tmp/sluice-helper-AbC123', '--parent-pid', '4242', '--', '/dev/sdb'];
@@ -221,8 +221,8 @@ describe('what packaging ships', () => {
   it('the launchers run the entry with exactly the helper’s V8 flags', () => {
     const sh = readFileSync('build/helper/sluice-helper', 'utf8');
     const cmd = readFileSync('build/helper/sluice-helper.cmd', 'utf8');
-    expect(sh).toContain(`${HELPER_V8_FLAGS.join(' ')} \\\n  "$resources/app.asar.unpacked/out/worker/helper/main.js" "$@"`);
-    expect(cmd).toContain(`${HELPER_V8_FLAGS.join(' ')} "%~dp0app.asar.unpacked\\out\\worker\\helper\\main.js" %*`);
+    expect(sh).toContain(`${HELPER_V8_FLAGS.join(' ')} \\\n  "$resources/app.asar.unpacked/out/privileged/main.js" "$@"`);
+    expect(cmd).toContain(`${HELPER_V8_FLAGS.join(' ')} "%~dp0app.asar.unpacked\\out\\privileged\\main.js" %*`);
     expect(sh).toContain('ELECTRON_RUN_AS_NODE=1');
     expect(cmd).toContain('set ELECTRON_RUN_AS_NODE=1');
   });

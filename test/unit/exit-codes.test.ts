@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { TargetResult } from '../../worker/common/result.js';
-import { EXIT, exitCodeFor } from '../../worker/cli/exit-codes.js';
+import type { TargetResult } from '../../common/domain/result.js';
+import { EXIT, exitCodeFor } from '../../cli/exit-codes.js';
 
 const ok: TargetResult = { status: 'ok', target: 'a', bytes: 1, written: true, verified: true, seconds: 1 };
 const refused: TargetResult = { status: 'failed', target: 'b', bytes: 0, code: 'target-too-small', message: '' };

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_EXTENTS } from '../../worker/common/protocol.js';
-import { mappedExtents } from '../../worker/sources/extents.js';
+import { MAX_EXTENTS } from '../../common/contracts/helper-protocol.js';
+import { mappedExtents } from '../../user/images/extents.js';
 
 const K = 4096;
 

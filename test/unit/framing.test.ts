@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_FRAME_BYTES } from '../../worker/common/protocol.js';
-import { encodeFrame, FrameError, FrameReader } from '../../worker/helper/framing.js';
+import { MAX_FRAME_BYTES } from '../../common/contracts/helper-protocol.js';
+import { encodeFrame, FrameError, FrameReader } from '../../node/framing.js';
 
 describe('length-prefixed frames', () => {
   it('reassembles messages split across and packed into chunks', () => {

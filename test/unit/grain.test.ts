@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { GiB, KiB, MiB } from '../../worker/common/units.js';
-import { chooseGrain, MAX_GRAIN, MIN_GRAIN } from '../../worker/engine/grain-hashes.js';
+import { GiB, KiB, MiB } from '../../common/domain/units.js';
+import { chooseGrain, MAX_GRAIN, MIN_GRAIN } from '../../writer/grain-hashes.js';
 
 describe('chooseGrain', () => {
   it('stays at the minimum for card-sized images and grows for huge ones, within bounds', () => {

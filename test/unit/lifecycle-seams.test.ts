@@ -5,17 +5,17 @@
  */
 import { readFileSync, statSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import type { TargetResult } from '../../worker/common/result.js';
-import { settleTarget } from '../../worker/engine/after-write.js';
-import { darwinBusyMessage, parseDissenter } from '../../worker/engine/platform/darwin-lifecycle.js';
-import { darwinIdentifiers } from '../../worker/engine/platform/darwin.js';
-import { describeHolders, mappedDevnos, type Holder } from '../../worker/engine/platform/linux-holders.js';
-import { devnoText } from '../../worker/engine/platform/linux-sysfs.js';
-import { parsePlist, type PlistValue } from '../../worker/engine/platform/plist.js';
-import { linuxPlatform } from '../../worker/engine/platform/linux.js';
-import type { DeviceFacts, DevicePlatform } from '../../worker/engine/platform/types.js';
-import { powershellArgs } from '../../worker/engine/platform/win32-disk.js';
-import { ejectRefusal, ejectScript, parseLockReport, volumeLockScript } from '../../worker/engine/platform/win32-lifecycle.js';
+import type { TargetResult } from '../../common/domain/result.js';
+import { settleTarget } from '../../writer/after-write.js';
+import { darwinBusyMessage, parseDissenter } from '../../writer/platform/darwin-lifecycle.js';
+import { darwinIdentifiers } from '../../writer/platform/darwin.js';
+import { describeHolders, mappedDevnos, type Holder } from '../../writer/platform/linux-holders.js';
+import { devnoText } from '../../writer/platform/linux-sysfs.js';
+import { parsePlist, type PlistValue } from '../../writer/platform/plist.js';
+import { linuxPlatform } from '../../writer/platform/linux.js';
+import type { DeviceFacts, DevicePlatform } from '../../writer/platform/types.js';
+import { powershellArgs } from '../../writer/platform/win32-disk.js';
+import { ejectRefusal, ejectScript, parseLockReport, volumeLockScript } from '../../writer/platform/win32-lifecycle.js';
 
 const card: DeviceFacts = {
   path: '/dev/disk4',

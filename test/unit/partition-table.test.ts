@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { filesystemLabel, PARTITION_TABLE_BYTES, readPartitionTable } from '../../worker/sources/partition-table.js';
+import { filesystemLabel, PARTITION_TABLE_BYTES, readPartitionTable } from '../../user/images/partition-table.js';
 import { readBytes } from '../helpers/loop-device.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'sluice-unit-'));

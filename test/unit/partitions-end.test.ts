@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { partitionsEnd } from '../../worker/backup/backup-file.js';
+import { partitionsEnd } from '../../user/backup/backup-file.js';
 import { readBytes } from '../helpers/loop-device.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'sluice-unit-'));

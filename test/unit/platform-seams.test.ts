@@ -4,10 +4,10 @@
  */
 import { constants, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { darwinFacts, darwinPlatform, darwinRawPath, O_EXLOCK } from '../../worker/engine/platform/darwin.js';
-import { linuxPlatform, parseMountinfo, splitDevno } from '../../worker/engine/platform/linux.js';
-import { parsePlist, type PlistValue } from '../../worker/engine/platform/plist.js';
-import { physicalDriveNumber, UV_FS_O_DIRECT, UV_FS_O_EXLOCK, win32Facts, win32Platform, windowsDiskQueryScript } from '../../worker/engine/platform/win32.js';
+import { darwinFacts, darwinPlatform, darwinRawPath, O_EXLOCK } from '../../writer/platform/darwin.js';
+import { linuxPlatform, parseMountinfo, splitDevno } from '../../writer/platform/linux.js';
+import { parsePlist, type PlistValue } from '../../writer/platform/plist.js';
+import { physicalDriveNumber, UV_FS_O_DIRECT, UV_FS_O_EXLOCK, win32Facts, win32Platform, windowsDiskQueryScript } from '../../writer/platform/win32.js';
 
 function plistFixture(name: string): { [key: string]: PlistValue } {
   return parsePlist(readFileSync(`test/fixtures/darwin/${name}.plist`, 'utf8')) as { [key: string]: PlistValue };

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { Progress } from '../../worker/common/progress.js';
-import { PROGRESS_INTERVAL_MS, ProgressMeter } from '../../worker/engine/progress-meter.js';
+import type { Progress } from '../../common/domain/progress.js';
+import { PROGRESS_INTERVAL_MS, ProgressMeter } from '../../writer/progress-meter.js';
 
 function meter(total: number | null) {
   let now = 0;

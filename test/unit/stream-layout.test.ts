@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { FlashError } from '../../worker/engine/errors.js';
-import { StreamLayout } from '../../worker/engine/stream-layout.js';
+import { FlashError } from '../../writer/failures.js';
+import { StreamLayout } from '../../writer/stream-layout.js';
 
 const K = 4096;
 

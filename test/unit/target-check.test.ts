@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { DeviceFacts } from '../../worker/engine/platform/types.js';
-import { refuseTarget } from '../../worker/engine/target-check.js';
+import type { DeviceFacts } from '../../writer/platform/types.js';
+import { refuseTarget } from '../../writer/target-check.js';
 
 const card: DeviceFacts = {
   path: '/dev/sdz',

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatBytes, formatDuration } from '../../worker/common/units.js';
+import { formatBytes, formatDuration } from '../../common/domain/units.js';
 
 describe('formatBytes: powers of 1000, as printed on the card', () => {
   it.each<[number, string]>([

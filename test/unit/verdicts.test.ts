@@ -5,10 +5,10 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { Drive } from '../../worker/common/drive.js';
-import { findImageDrive, isDriveShown, judgeDrive, LARGE_DRIVE_BYTES, refusalFailure, refusalOf, verdictEffect, type ImageFacts } from '../../worker/common/verdict.js';
-import { GiB } from '../../worker/common/units.js';
-import { recogniseSdCards } from '../../worker/drives/linux-sd-slots.js';
+import type { Drive } from '../../common/domain/drive.js';
+import { findImageDrive, isDriveShown, judgeDrive, LARGE_DRIVE_BYTES, refusalFailure, refusalOf, verdictEffect, type ImageFacts } from '../../common/domain/verdict.js';
+import { GiB } from '../../common/domain/units.js';
+import { recogniseSdCards } from '../../user/drives/linux-sd-slots.js';
 import { darwinDrives, drivelistFixture, linuxDrives, usbCard, win32Drives } from '../helpers/drive-fixtures.js';
 
 /** A 4 GB image stored on none of the drives. */

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { compileXxh64, moduleSource, MODULE_PATH, WAT_PATH } from '../../build/scripts/compile-wasm.js';
-import { allocateJobMemory } from '../../worker/engine/aligned-buffer.js';
+import { allocateJobMemory } from '../../writer/job-memory.js';
 
 describe('xxh64 in WebAssembly over the job memory', () => {
   it('the committed module is exactly what xxh64.wat compiles to', async () => {

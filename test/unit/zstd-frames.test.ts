@@ -3,8 +3,8 @@ import { randomBytes } from 'node:crypto';
 import { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { describe, expect, it } from 'vitest';
-import { frameLength, ZstdFrameSplitter, type FramePiece } from '../../worker/sources/decode/zstd-frames.js';
-import { SourceError } from '../../worker/sources/decode/source-error.js';
+import { frameLength, ZstdFrameSplitter, type FramePiece } from '../../user/images/decode/zstd-frames.js';
+import { SourceError } from '../../user/images/decode/source-error.js';
 
 function zstd(data: Buffer, ...flags: string[]): Buffer {
   return execFileSync('zstd', ['-q', '-c', ...flags], { input: data, maxBuffer: 64 * 1024 * 1024 });

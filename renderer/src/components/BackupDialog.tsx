@@ -1,6 +1,6 @@
 import { useId, useState } from 'react';
-import type { BackupRequest, DriveInfo } from '../../../electron/common/models.js';
-import { formatBytes } from '../../../worker/common/units.js';
+import type { BackupRequest, DriveInfo } from '../../../common/contracts/app-models.js';
+import { formatBytes } from '../../../common/domain/units.js';
 import { driveName } from '../labels.js';
 import { WarningIcon } from './Icons.js';
 import { Modal } from './Modal.js';

@@ -1,6 +1,6 @@
-import type { DriveInfo, ImageInfo } from '../../../electron/common/models.js';
-import { formatBytes } from '../../../worker/common/units.js';
-import { verdictEffect } from '../../../worker/common/verdict.js';
+import type { DriveInfo, ImageInfo } from '../../../common/contracts/app-models.js';
+import { formatBytes } from '../../../common/domain/units.js';
+import { verdictEffect } from '../../../common/domain/verdict.js';
 import { driveName } from '../labels.js';
 import { WarningIcon } from './Icons.js';
 import { Modal } from './Modal.js';

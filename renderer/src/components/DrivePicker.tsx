@@ -1,7 +1,7 @@
 import { useId, useState } from 'react';
-import type { DriveInfo } from '../../../electron/common/models.js';
-import { formatBytes } from '../../../worker/common/units.js';
-import { isDriveShown, verdictEffect, type DriveVisibility } from '../../../worker/common/verdict.js';
+import type { DriveInfo } from '../../../common/contracts/app-models.js';
+import { formatBytes } from '../../../common/domain/units.js';
+import { isDriveShown, verdictEffect, type DriveVisibility } from '../../../common/domain/verdict.js';
 import { fileName, isCopyable, isSelectable } from '../flow.js';
 import { BUS_LABEL, driveName, verdictBadge } from '../labels.js';
 import { Modal } from './Modal.js';

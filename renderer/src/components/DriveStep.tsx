@@ -1,5 +1,5 @@
-import type { DriveInfo } from '../../../electron/common/models.js';
-import { formatBytes } from '../../../worker/common/units.js';
+import type { DriveInfo } from '../../../common/contracts/app-models.js';
+import { formatBytes } from '../../../common/domain/units.js';
 import { driveName } from '../labels.js';
 import { DriveIcon } from './Icons.js';
 import { StepCard } from './StepCard.js';

@@ -1,9 +1,9 @@
 import { useEffect, useRef } from 'react';
-import { EXTERNAL_LINKS } from '../../../electron/common/links.js';
-import type { JobKind } from '../../../electron/common/models.js';
-import { failureAdvice, failureHeadline, summarizeFlash, type Tone } from '../../../electron/common/outcome.js';
-import type { TargetResult } from '../../../worker/common/result.js';
-import { formatBytes, formatDuration } from '../../../worker/common/units.js';
+import { EXTERNAL_LINKS } from '../../../common/app/links.js';
+import type { JobKind } from '../../../common/contracts/app-models.js';
+import { failureAdvice, failureHeadline, summarizeFlash, type Tone } from '../../../common/app/outcome.js';
+import type { TargetResult } from '../../../common/domain/result.js';
+import { formatBytes, formatDuration } from '../../../common/domain/units.js';
 import { jobRows, type FinishedFlash, type JobSubject } from '../flow.js';
 import { driveName } from '../labels.js';
 import { CheckIcon, CrossIcon, StopIcon, WarningIcon } from './Icons.js';

@@ -1,6 +1,6 @@
 import { useState, type FormEvent } from 'react';
-import type { DriveInfo, ImageInfo } from '../../../electron/common/models.js';
-import { formatBytes } from '../../../worker/common/units.js';
+import type { DriveInfo, ImageInfo } from '../../../common/contracts/app-models.js';
+import { formatBytes } from '../../../common/domain/units.js';
 import { FORMAT_LABEL, PARTITION_TABLE_LABEL } from '../labels.js';
 import { ImageIcon } from './Icons.js';
 import { StepCard } from './StepCard.js';

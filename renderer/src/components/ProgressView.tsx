@@ -1,6 +1,6 @@
-import { overallFraction, targetFraction } from '../../../electron/common/flash-progress.js';
-import type { FlashProgress } from '../../../electron/common/models.js';
-import { formatBytes, formatDuration } from '../../../worker/common/units.js';
+import { overallFraction, targetFraction } from '../../../common/app/job-progress.js';
+import type { FlashProgress } from '../../../common/contracts/app-models.js';
+import { formatBytes, formatDuration } from '../../../common/domain/units.js';
 import { fileName, jobRows, type JobSubject, type RunningFlash } from '../flow.js';
 import { driveName, PHASE_LABEL } from '../labels.js';
 import { WarningIcon } from './Icons.js';

@@ -1,5 +1,5 @@
 import { useState } from 'react';
-import type { Settings } from '../../../electron/common/settings.js';
+import type { Settings } from '../../../common/contracts/settings.js';
 import { Modal } from './Modal.js';
 import { ErrorMessage } from './ErrorMessage.js';
 

@@ -5,8 +5,8 @@
  *
  * Runs in the browser. The server prepends `const SLUICE_BRIDGE = {...}` when it serves this file.
  */
-import type { EventPayloads, SluiceApi, Unsubscribe } from '../../../electron/common/ipc-contract.js';
-import type { EventName, InvokeMethod } from '../../../electron/common/ipc-channels.js';
+import type { EventPayloads, SluiceApi, Unsubscribe } from '../../../common/contracts/ipc-contract.js';
+import type { EventName, InvokeMethod } from '../../../common/contracts/ipc-channels.js';
 
 declare const SLUICE_BRIDGE: {
   /** Where dropped files live: the browser knows a dropped file's name, Electron's webUtils its path. */

@@ -1,0 +1,58 @@
+import type { BackupCompression } from '../../common/domain/backup-compression.js';
+import { backupDrive, checkBackup } from '../../user/backup/drive-backup.js';
+import { chooseElevation, onPath } from '../../user/launcher/elevation/choose.js';
+import { startHelper } from '../../user/launcher/launch.js';
+import { cancelOnSigint } from '../cancel.js';
+import { exitCodeFor } from '../exit-codes.js';
+import { createReporter } from '../reporter.js';
+import { confirmReplace, reportOne } from './flash-to-file.js';
+
+export interface BackupArgs {
+  drive: string;
+  file: string;
+  compress: BackupCompression | null;
+  trimToPartitions: boolean;
+  verify: boolean;
+  yes: boolean;
+  json: boolean;
+  elevate?: 'sudo' | 'pkexec' | undefined;
+}
+
+/**
+ * `sluice backup DRIVE FILE [--compress zstd|xz|gz] [--trim-to-partitions]`: the helper reads the
+ * drive (root, read-only, after its checks) into a pipe; this process writes the file as the user.
+ */
+export async function backupCommand(args: BackupArgs): Promise<number> {
+  const { drive, file } = args;
+  // Asked here first, the answer comes before any password prompt.
+  const checked = await checkBackup(drive, file);
+  if ('refused' in checked) return reportOne(args.json, checked.refused);
+  const refused = await confirmReplace(file, args.yes);
+  if (refused !== null) return refused;
+
+  const interactive = process.stdin.isTTY === true;
+  const reporter = createReporter(args.json);
+  const controller = new AbortController();
+  const stopListening = cancelOnSigint(() => controller.abort());
+  const result = await backupDrive({
+    drive,
+    file,
+    driveSize: checked.driveSize,
+    compress: args.compress,
+    trimToPartitions: args.trimToPartitions,
+    verify: args.verify,
+    launch: (options) =>
+      startHelper({
+        ...options,
+        elevation: chooseElevation({ platform: process.platform, isRoot: process.getuid?.() === 0, frontEnd: 'cli', interactive, prefer: args.elevate, installed: onPath }),
+        interactive,
+        onLog: (_level, message) => process.stderr.write(`sluice: ${message}\n`),
+      }),
+    signal: controller.signal,
+    onProgress: (p) => reporter.progress(p),
+  });
+  stopListening();
+  reporter.end();
+  reporter.result(result);
+  return exitCodeFor([result]);
+}

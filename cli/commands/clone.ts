@@ -1,0 +1,71 @@
+import { realpath } from 'node:fs/promises';
+import { formatBytes } from '../../common/domain/units.js';
+import { currentPlatform } from '../../writer/platform/index.js';
+import { refuseSource } from '../../writer/source-device.js';
+import { chooseElevation, onPath } from '../../user/launcher/elevation/choose.js';
+import { startHelper } from '../../user/launcher/launch.js';
+import { cancelOnSigint } from '../cancel.js';
+import { EXIT, exitCodeFor } from '../exit-codes.js';
+import { confirm } from '../prompt.js';
+import { createReporter } from '../reporter.js';
+import { reportOne } from './flash-to-file.js';
+import { judgeTargets, refuseTargets } from './target-verdicts.js';
+
+export interface CloneArgs {
+  source: string;
+  target: string;
+  verify: boolean;
+  eject: boolean;
+  yes: boolean;
+  json: boolean;
+  elevate?: 'sudo' | 'pkexec' | undefined;
+}
+
+/**
+ * `sluice clone SOURCE_DRIVE TARGET_DRIVE`: the helper reads the source (read-only, after its
+ * checks) and writes it to the target with the flash path's checks, head last, then reads the
+ * target back against the hashes of what it read. The bytes never leave the helper.
+ */
+export async function cloneCommand(args: CloneArgs): Promise<number> {
+  const { source, target } = args;
+  const facts = await (await currentPlatform()).inspect(source);
+  const refusal = refuseSource(facts);
+  if (refusal !== null) return reportOne(args.json, { status: 'failed', target: source, bytes: 0, ...refusal });
+  const [realSource, realTarget] = await Promise.all([realpath(source).catch(() => source), realpath(target).catch(() => target)]);
+  if (realSource === realTarget) {
+    return reportOne(args.json, { status: 'failed', target, bytes: 0, code: 'target-is-source', message: `${target} is the drive being copied; choose another drive to write to.` });
+  }
+  const interactive = process.stdin.isTTY === true;
+  if (!args.yes && !interactive) {
+    process.stderr.write('sluice: refusing to erase a drive without confirmation; pass --yes when running without a terminal.\n');
+    return EXIT.usage;
+  }
+  const judged = await judgeTargets(source, facts.size, [target]);
+  const refused = await refuseTargets(judged, interactive && !args.yes);
+  if (refused.length > 0) {
+    for (const r of refused) reportOne(args.json, r);
+    return exitCodeFor(refused);
+  }
+  if (!args.yes) {
+    const drive = judged[0]?.drive;
+    process.stderr.write(`This will ERASE everything on:\n  ${target}  ${drive?.description || 'unnamed drive'}\nand copy all of ${source} (${formatBytes(facts.size)}) onto it.\n`);
+    if (!(await confirm('Continue?'))) {
+      process.stderr.write('Nothing was written.\n');
+      return EXIT.cancelled;
+    }
+  }
+  const reporter = createReporter(args.json);
+  const job = startHelper({
+    start: { targets: [target], imageSize: facts.size, sourceSeekable: false, verify: args.verify, eject: args.eject, sourceDevice: source },
+    elevation: chooseElevation({ platform: process.platform, isRoot: process.getuid?.() === 0, frontEnd: 'cli', interactive, prefer: args.elevate, installed: onPath }),
+    interactive,
+    onProgress: (p) => reporter.progress(p),
+    onLog: (_level, message) => process.stderr.write(`sluice: ${message}\n`),
+  });
+  const stopListening = cancelOnSigint(() => job.cancel());
+  const results = await job.result;
+  stopListening();
+  reporter.end();
+  for (const r of results) reporter.result(r);
+  return exitCodeFor(results);
+}

@@ -1,0 +1,110 @@
+import { lstat, stat } from 'node:fs/promises';
+import type { TargetResult } from '../../common/domain/result.js';
+import { flashToFile } from '../../user/files/flash-to-file.js';
+import { sourceEndSignal } from '../../writer/source-end.js';
+import type { PreparedImage } from '../../user/images/probe.js';
+import { openSourceFeed } from '../../user/images/source-feed.js';
+import { cancelOnSigint } from '../cancel.js';
+import { EXIT, exitCodeFor } from '../exit-codes.js';
+import { confirm } from '../prompt.js';
+import { createReporter } from '../reporter.js';
+
+/**
+ * Windows names disks in the device namespace (\\.\PhysicalDrive2), where lstat finds nothing:
+ * such a name is a disk, never a new file. (\\?\ starts a long file path, not a device.)
+ */
+export function isWindowsDevicePath(path: string, platform: NodeJS.Platform): boolean {
+  return platform === 'win32' && path.startsWith('\\\\.\\');
+}
+
+/**
+ * Whether a target names a disk (the privileged helper's route, with all its checks) or a file.
+ * Anything that is or leads to a block device is a disk, so a device is never written through the
+ * file route by accident; a missing path is a new file (file-target.ts refuses one under /dev).
+ */
+export async function isFileTarget(path: string): Promise<boolean> {
+  if (isWindowsDevicePath(path, process.platform)) return false;
+  const st = await lstat(path).catch(() => null);
+  if (st === null) return true;
+  if (st.isBlockDevice()) return false;
+  if (st.isSymbolicLink()) return !((await stat(path).catch(() => null))?.isBlockDevice() ?? false);
+  return true;
+}
+
+export interface FileFlashArgs {
+  image: string;
+  target: string;
+  verify: boolean;
+  yes: boolean;
+  json: boolean;
+}
+
+/** The image file and the target are one file: writing would destroy the image as it is read. */
+async function sameFile(image: string, target: string): Promise<boolean> {
+  const [a, b] = await Promise.all([stat(image).catch(() => null), stat(target).catch(() => null)]);
+  return a !== null && b !== null && a.dev === b.dev && a.ino === b.ino;
+}
+
+/** Reports a result that ends a command before its job ran, and returns the exit code. */
+export function reportOne(json: boolean, result: TargetResult): number {
+  createReporter(json).result(result);
+  return exitCodeFor([result]);
+}
+
+/**
+ * An existing file is replaced only when the user says so (--yes, or yes at the terminal).
+ * Returns the exit code when it is not to be replaced, null when the job may go on.
+ */
+export async function confirmReplace(target: string, yes: boolean): Promise<number | null> {
+  const exists = (await lstat(target).catch(() => null)) !== null;
+  if (!exists || yes) return null;
+  if (process.stdin.isTTY !== true) {
+    process.stderr.write(`sluice: ${target} exists; pass --yes to replace it when running without a terminal.\n`);
+    return EXIT.usage;
+  }
+  if (await confirm(`Replace ${target}?`)) return null;
+  process.stderr.write('Nothing was written.\n');
+  return EXIT.cancelled;
+}
+
+/**
+ * `sluice flash IMAGE FILE`: the image decoded (or copied as it is) into a regular file, then
+ * read back and compared. Runs entirely as the invoking user: no helper, no root.
+ */
+export async function flashToFileCommand(prepared: PreparedImage, args: FileFlashArgs): Promise<number> {
+  const { target } = args;
+  if (await sameFile(args.image, target)) {
+    return reportOne(args.json, { status: 'failed', target, bytes: 0, code: 'target-is-source', message: `${target} is the image itself; choose another file to write to.` });
+  }
+  const refused = await confirmReplace(target, args.yes);
+  if (refused !== null) return refused;
+  const feed = await openSourceFeed(prepared, 'descriptor');
+  if (typeof feed.source !== 'number') {
+    await feed.close();
+    process.stderr.write(`sluice: writing a ${prepared.info.format} image to a file is not supported on this system.\n`);
+    return EXIT.unsupportedFormat;
+  }
+  const reporter = createReporter(args.json);
+  void feed.decoder.then((decoder) => reporter.source(prepared.info, decoder));
+  const controller = new AbortController();
+  const sourceEnd = sourceEndSignal();
+  const location = prepared.plan.location;
+  const stopListening = cancelOnSigint(() => controller.abort());
+  const result = flashToFile({
+    source: feed.source,
+    imageSize: prepared.imageSize,
+    sourceSeekable: feed.start.sourceSeekable,
+    target,
+    verify: args.verify,
+    extents: feed.start.extents,
+    sourcePath: prepared.direct && location.kind === 'file' && feed.start.extents === undefined ? location.path : null,
+    sourceEnd: feed.start.awaitSourceEnd === true ? sourceEnd.signal : undefined,
+    signal: controller.signal,
+    onProgress: (p) => reporter.progress(p),
+  }).then((r) => [r]);
+  const results = await feed.finish(result, (end) => sourceEnd.settle(end));
+  stopListening();
+  reporter.end();
+  for (const r of results) reporter.result(r);
+  return exitCodeFor(results);
+}

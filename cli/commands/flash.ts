@@ -1,0 +1,101 @@
+import { formatBytes } from '../../common/domain/units.js';
+import { chooseElevation, onPath } from '../../user/launcher/elevation/choose.js';
+import { startHelper } from '../../user/launcher/launch.js';
+import type { ImageInfo } from '../../user/images/probe.js';
+import { openSourceFeed } from '../../user/images/source-feed.js';
+import { cancelOnSigint } from '../cancel.js';
+import { EXIT, exitCodeFor } from '../exit-codes.js';
+import { confirm } from '../prompt.js';
+import { createReporter } from '../reporter.js';
+import { describeSize } from '../render.js';
+import { flashToFileCommand, isFileTarget } from './flash-to-file.js';
+import { prepareCliImage } from './prepare-cli-image.js';
+import { judgeTargets, refuseTargets, type JudgedTarget } from './target-verdicts.js';
+
+export interface FlashArgs {
+  /** A path or an http(s) URL. */
+  image: string;
+  /** --sha256 HEX: the checksum the image (as stored, before decoding) must have. */
+  sha256?: string | undefined;
+  /** --bmap FILE, or false for --no-bmap (ignore a map next to the image). */
+  bmap?: string | false | undefined;
+  /** Use the system's xz, zstd and bzip2 where present (off: --builtin-decoders). */
+  systemTools: boolean;
+  targets: string[];
+  verify: boolean;
+  /** Eject each drive after a good write (on unless --no-eject). */
+  eject: boolean;
+  yes: boolean;
+  json: boolean;
+  /** How to get root when not root already; default: sudo in a terminal, pkexec otherwise. */
+  elevate?: 'sudo' | 'pkexec' | undefined;
+}
+
+/** Asks before erasing, naming each drive the way its owner knows it. */
+async function confirmErase(info: ImageInfo, judged: readonly JudgedTarget[]): Promise<boolean> {
+  const names = judged.map(({ target, drive }) => {
+    const description = drive?.description || 'unnamed drive';
+    return `  ${target}  ${description}${drive?.size ? `, ${formatBytes(drive.size)}` : ''}`;
+  });
+  process.stderr.write(`This will ERASE everything on:\n${names.join('\n')}\nand write ${info.source} (${describeSize(info)}).\n`);
+  return confirm('Continue?');
+}
+
+/** `sluice flash IMAGE DEVICE... | FILE [--sha256 HEX] [--bmap FILE | --no-bmap] [--no-verify] [--no-eject] [--yes] [--json] [--elevate sudo|pkexec]` */
+export async function flashCommand(args: FlashArgs): Promise<number> {
+  const fileTargets = (await Promise.all(args.targets.map(isFileTarget))).filter(Boolean).length;
+  if (fileTargets > 0 && args.targets.length > 1) {
+    process.stderr.write('sluice: a file is written on its own: name either one file or one or more drives.\n');
+    return EXIT.usage;
+  }
+  const prepared = await prepareCliImage({ image: args.image, sha256: args.sha256, bmap: args.bmap, systemTools: args.systemTools, partitions: false });
+  if (typeof prepared === 'number') return prepared;
+  const [fileTarget] = fileTargets > 0 ? args.targets : [];
+  if (fileTarget !== undefined) return flashToFileCommand(prepared, { image: args.image, target: fileTarget, verify: args.verify, yes: args.yes, json: args.json });
+  const { info } = prepared;
+  const interactive = process.stdin.isTTY === true;
+  if (!args.yes && !interactive) {
+    process.stderr.write('sluice: refusing to erase a drive without confirmation; pass --yes when running without a terminal.\n');
+    return EXIT.usage;
+  }
+  const reporter = createReporter(args.json);
+  const judged = await judgeTargets(args.image, info.sizeExact ? info.size : null, args.targets);
+  const refused = await refuseTargets(judged, interactive && !args.yes);
+  if (refused.length > 0) {
+    // One refused drive stops the whole job: the user asked for all of them, and gets none half-done.
+    for (const r of refused) reporter.result(r);
+    if (refused.length < args.targets.length) process.stderr.write('sluice: nothing was written to any drive.\n');
+    return exitCodeFor(refused);
+  }
+  if (!args.yes && !(await confirmErase(info, judged))) {
+    process.stderr.write('Nothing was written.\n');
+    return EXIT.cancelled;
+  }
+  const feed = await openSourceFeed(prepared);
+  void feed.decoder.then((decoder) => reporter.source(info, decoder));
+  // The helper is its own process even when we are root: it runs with the V8 flags that keep its
+  // memory flat, and the CLI stays responsive to Ctrl-C while the helper does the I/O. When we
+  // are not root it is the only part that gets root; the image is still opened, decoded and
+  // downloaded as us.
+  const job = startHelper({
+    source: feed.source,
+    start: { targets: args.targets, ...feed.start, verify: args.verify, eject: args.eject },
+    elevation: chooseElevation({
+      platform: process.platform,
+      isRoot: process.getuid?.() === 0,
+      frontEnd: 'cli',
+      interactive,
+      prefer: args.elevate,
+      installed: onPath,
+    }),
+    interactive,
+    onProgress: (p) => reporter.progress(p),
+    onLog: (_level, message) => process.stderr.write(`sluice: ${message}\n`),
+  });
+  const stopListening = cancelOnSigint(() => job.cancel());
+  const results = await feed.finish(job.result, (end) => job.endSource(end));
+  stopListening();
+  reporter.end();
+  for (const r of results) reporter.result(r);
+  return exitCodeFor(results);
+}

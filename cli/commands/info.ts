@@ -1,0 +1,35 @@
+import { formatBytes } from '../../common/domain/units.js';
+import type { ImageInfo } from '../../user/images/probe.js';
+import { EXIT } from '../exit-codes.js';
+import { describeSize } from '../render.js';
+import { prepareCliImage } from './prepare-cli-image.js';
+
+function describe(info: ImageInfo): string {
+  const lines = [
+    `${info.name}`,
+    `  format:           ${info.format}`,
+    `  stored size:      ${info.sourceSize === null ? 'not given by the server' : `${formatBytes(info.sourceSize)} (${info.sourceSize} bytes)`}`,
+    `  image size:       ${describeSize(info)}${info.size === null ? '' : ` (${info.sizeExact ? '' : 'about '}${info.size} bytes${info.sizeExact ? '' : ', from the gzip trailer, which wraps at 4 GiB'})`}`,
+  ];
+  if (info.entry !== null) lines.push(`  zip entry:        ${info.entry.choice ?? info.entry.name}`);
+  const table = info.partitionTable;
+  if (table === null) lines.push('  partition table:  not readable without decoding');
+  else {
+    lines.push(`  partition table:  ${table.type === 'none' ? 'none found' : table.type.toUpperCase()}`);
+    for (const p of table.partitions) {
+      lines.push(`    ${String(p.number).padStart(2)}  ${formatBytes(p.size).padStart(8)} at ${p.offset}  ${p.type}${p.label === null ? '' : `  "${p.label}"`}`);
+    }
+  }
+  const map = info.blockMap;
+  lines.push(`  block map:        ${map === null ? 'none' : `${map.from}: ${formatBytes(map.mappedBytes)} mapped in ${map.ranges} ranges; only those are written and verified`}`);
+  lines.push(`  checksum:         ${info.checksum === null ? 'none' : `SHA-256 ${info.checksum.sha256} (from ${info.checksum.from})`}`);
+  return lines.join('\n');
+}
+
+/** `sluice info IMAGE [--sha256 HEX] [--bmap FILE | --no-bmap] [--json]`: what Sluice would write, without writing anything. */
+export async function infoCommand(image: string, options: { sha256?: string | undefined; bmap?: string | false | undefined; systemTools: boolean }, json: boolean): Promise<number> {
+  const prepared = await prepareCliImage({ image, ...options });
+  if (typeof prepared === 'number') return prepared;
+  process.stdout.write(`${json ? JSON.stringify(prepared.info) : describe(prepared.info)}\n`);
+  return EXIT.ok;
+}

@@ -1,0 +1,14 @@
+import { SourceError } from '../../user/images/decode/source-error.js';
+import { prepareImage, type ImageRequest, type PreparedImage } from '../../user/images/probe.js';
+import { EXIT } from '../exit-codes.js';
+
+/** Probes the image for a command, or says why it cannot be used and returns the exit code. */
+export async function prepareCliImage(request: ImageRequest): Promise<PreparedImage | number> {
+  try {
+    return await prepareImage(request);
+  } catch (error) {
+    if (!(error instanceof SourceError)) throw error;
+    process.stderr.write(`sluice: ${error.message}\n`);
+    return error.code === 'unsupported-format' ? EXIT.unsupportedFormat : EXIT.failed;
+  }
+}

@@ -1,0 +1,57 @@
+import type { Phase, Progress } from '../common/domain/progress.js';
+import type { TargetResult } from '../common/domain/result.js';
+import { formatBytes, formatDuration } from '../common/domain/units.js';
+import type { ImageInfo } from '../user/images/probe.js';
+
+const PHASE_LABEL: Record<Phase, string> = {
+  decompressing: 'Decompressing',
+  writing: 'Writing',
+  syncing: 'Syncing',
+  verifying: 'Verifying',
+};
+
+const BAR_WIDTH = 30;
+
+/** One line of a terminal progress bar: "Writing   [#######.......]  45%  123 MB/s  ETA 12 s". */
+export function progressLine(p: Progress): string {
+  const fraction = p.bytesTotal ? Math.min(1, p.bytesDone / p.bytesTotal) : null;
+  const filled = fraction === null ? 0 : Math.round(fraction * BAR_WIDTH);
+  const bar = fraction === null ? ''.padEnd(BAR_WIDTH, '?') : '#'.repeat(filled) + '.'.repeat(BAR_WIDTH - filled);
+  const percent = fraction === null ? formatBytes(p.bytesDone) : `${Math.floor(fraction * 100)}%`;
+  const speed = p.speed > 0 ? `${formatBytes(p.speed)}/s` : '';
+  const eta = p.eta === null ? '' : `ETA ${formatDuration(p.eta)}`;
+  return `${PHASE_LABEL[p.phase].padEnd(13)} [${bar}] ${percent.padStart(4)}  ${speed.padStart(10)}  ${eta}`.trimEnd();
+}
+
+/** The sentence that ends a job for one target. */
+export function resultLine(r: TargetResult): string {
+  switch (r.status) {
+    case 'ok': {
+      const speed = r.seconds > 0 ? `, ${formatBytes(r.bytes / r.seconds)}/s` : '';
+      if (!r.written) return `${r.target}: verified, ${formatBytes(r.bytes)} match the image (${formatDuration(r.seconds)}).`;
+      const how = r.verified ? 'written and verified' : 'written, NOT verified (verification was turned off)';
+      const ejected = r.ejected === true ? ' Ejected: you can remove it now.' : '';
+      const warnings = (r.warnings ?? []).map((w) => `\n  warning: ${w}`).join('');
+      return `${r.target}: ${how}, ${formatBytes(r.bytes)} in ${formatDuration(r.seconds)}${speed}.${ejected}${warnings}`;
+    }
+    case 'cancelled':
+      return `${r.target}: cancelled. The device is now incomplete; flash it again before using it.`;
+    case 'failed':
+      // Most messages name the device already; those about the image do not.
+      return r.message.includes(r.target) ? r.message : `${r.target}: ${r.message}`;
+  }
+}
+
+/** The image's size as far as it is known: "1.1 GB", "about 1.1 GB" (gzip) or that it shows only once decoded. */
+export function describeSize(info: ImageInfo): string {
+  if (info.size === null) return 'size known only once decoded';
+  return `${info.sizeExact ? '' : 'about '}${formatBytes(info.size)}`;
+}
+
+/** The line that says what is being written and how it is read: "image.img.xz: xz, 1.1 GB, decoded by xz -dc -T2 (system)". */
+export function sourceLine(info: ImageInfo, decoder: string): string {
+  const entry = info.entry === null ? '' : `, entry ${info.entry.choice ?? info.entry.name}`;
+  const bmap = info.blockMap === null ? '' : `, block map from ${info.blockMap.from} (${formatBytes(info.blockMap.mappedBytes)} mapped)`;
+  const checksum = info.checksum === null ? '' : `, SHA-256 from ${info.checksum.from}`;
+  return `${info.name}: ${info.format}, ${describeSize(info)}${entry}${bmap}${checksum}; ${decoder}`;
+}

@@ -1,0 +1,71 @@
+import type { Progress } from '../common/domain/progress.js';
+import type { TargetResult } from '../common/domain/result.js';
+import type { ImageInfo } from '../user/images/probe.js';
+import { progressLine, resultLine, sourceLine } from './render.js';
+
+/** Where a CLI job's events go: a live terminal display, JSON lines, or plain lines for logs. */
+export interface Reporter {
+  /** What is being written, and which decoder reads it. */
+  source(info: ImageInfo, decoder: string): void;
+  progress(progress: Progress): void;
+  result(result: TargetResult): void;
+  /** Ends the live display, if any, before other output follows. */
+  end(): void;
+}
+
+/** JSON lines on stdout, one object per event: for scripts and for the app's own tests. */
+function jsonReporter(): Reporter {
+  return {
+    source: (info, decoder) => process.stdout.write(`${JSON.stringify({ type: 'source', ...info, decoder })}\n`),
+    progress: (p) => process.stdout.write(`${JSON.stringify({ type: 'progress', ...p })}\n`),
+    result: (r) => process.stdout.write(`${JSON.stringify({ type: 'result', ...r })}\n`),
+    end: () => undefined,
+  };
+}
+
+/** A redrawn block of progress bars on stderr, one line per target. */
+function terminalReporter(): Reporter {
+  const lines = new Map<string, string>();
+  let drawn = 0;
+  const draw = () => {
+    const up = drawn > 0 ? `\x1b[${drawn}A` : '';
+    const body = [...lines].map(([target, line]) => `\x1b[2K${lines.size > 1 ? `${target}  ` : ''}${line}`).join('\n');
+    process.stderr.write(`${up}\r${body}\n`);
+    drawn = lines.size;
+  };
+  return {
+    source: (info, decoder) => {
+      process.stderr.write(`${sourceLine(info, decoder)}\n`);
+      // The bars continue below this line rather than overwrite it.
+      drawn = 0;
+    },
+    progress: (p) => {
+      lines.set(p.target, progressLine(p));
+      draw();
+    },
+    result: (r) => process.stdout.write(`${resultLine(r)}\n`),
+    end: () => {
+      drawn = 0;
+    },
+  };
+}
+
+/** Plain lines on stderr at each phase change: readable in CI logs, where redrawing is noise. */
+function plainReporter(): Reporter {
+  const phases = new Map<string, string>();
+  return {
+    source: (info, decoder) => process.stderr.write(`${sourceLine(info, decoder)}\n`),
+    progress: (p) => {
+      if (phases.get(p.target) === p.phase) return;
+      phases.set(p.target, p.phase);
+      process.stderr.write(`${p.target}: ${p.phase}…\n`);
+    },
+    result: (r) => process.stdout.write(`${resultLine(r)}\n`),
+    end: () => undefined,
+  };
+}
+
+export function createReporter(json: boolean): Reporter {
+  if (json) return jsonReporter();
+  return process.stderr.isTTY ? terminalReporter() : plainReporter();
+}

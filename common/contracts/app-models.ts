@@ -1,0 +1,122 @@
+/**
+ * What the app's processes tell each other about images, drives and flash jobs. Types and
+ * schemas only: shared by the main process, the preload and the renderer.
+ */
+import * as v from 'valibot';
+import { BACKUP_COMPRESSIONS } from '../domain/backup-compression.js';
+import type { Drive } from '../domain/drive.js';
+import type { ImageFormat } from '../domain/image-format.js';
+import type { Progress } from '../domain/progress.js';
+import { MAX_TARGETS } from './helper-protocol.js';
+import type { TargetResult } from '../domain/result.js';
+import type { Verdict } from '../domain/verdict.js';
+
+export type PartitionTable = 'gpt' | 'mbr' | 'none';
+
+/** One partition of the image, for display. */
+export interface ImagePartition {
+  /** The GPT name or the filesystem's label; null when it has neither. */
+  label: string | null;
+  /** "FAT32 (LBA)", "Linux filesystem", ... */
+  type: string;
+  size: number;
+}
+
+/** An image the user chose, as the main process found it (user/images/probe.ts). */
+export interface ImageInfo {
+  path: string;
+  /** The file name, for display. */
+  name: string;
+  /**
+   * A local file, an http(s) address the image is downloaded from while it is written, or a
+   * whole drive that is copied (a clone; `path` is its device).
+   */
+  origin: 'file' | 'url' | 'drive';
+  /** Size of the file or the download itself, in bytes; null when a server does not say. */
+  fileSize: number | null;
+  /** Detected from the content, never from the extension. */
+  format: ImageFormat;
+  /** Bytes the image has once decoded; null when that is unknown before decoding. */
+  uncompressedSize: number | null;
+  /** False when uncompressedSize is only a hint (gzip records the size modulo 4 GiB). */
+  sizeExact: boolean;
+  /** From the image's first sectors (decoded for a compressed image); null when they could not be read. */
+  partitionTable: PartitionTable | null;
+  partitions: ImagePartition[];
+  /** zip: the entry that is written, and why it was chosen among several. */
+  entry: { name: string; choice: string | null } | null;
+  /** The block map that applies: only its mapped bytes are written and verified. */
+  blockMap: { from: string; mappedBytes: number } | null;
+  /** The SHA-256 the image must have, and where it came from (a SHA256SUMS or IMAGE.sha256 next to it). */
+  checksumFrom: string | null;
+}
+
+/**
+ * A drive as the picker shows it: the scanner's Drive (common/domain/drive.ts) and the verdicts
+ * on writing the chosen image to it (common/domain/verdict.ts), judged in the main process with
+ * the rules the CLI and the helper use. They decide what the picker lets a person do; the
+ * privileged helper checks the device again on its own before writing.
+ */
+export interface DriveInfo extends Drive {
+  /** Most serious first; without a chosen image, none about its size or its file. */
+  verdicts: Verdict[];
+}
+
+/** A drive's device path, as the drive list names it. */
+export const DevicePathSchema = v.pipe(v.string(), v.minLength(1), v.maxLength(256));
+
+/** A local file path, as a dialog or a drop hands it over (or, for a flash, the chosen image's URL). */
+export const ImagePathSchema = v.pipe(v.string(), v.minLength(1), v.maxLength(4096));
+
+/** An image's web address, typed by the user: http or https only, never file: or others. */
+export const ImageUrlSchema = v.pipe(
+  v.string(),
+  v.maxLength(4096),
+  v.url('That is not a web address.'),
+  v.check((url) => /^https?:\/\//i.test(url), 'Only http:// and https:// addresses can be downloaded.'),
+);
+
+export const FlashRequestSchema = v.strictObject({
+  /** The image the renderer shows; refused if it is no longer the one the main process holds. */
+  imagePath: ImagePathSchema,
+  targets: v.pipe(
+    v.array(DevicePathSchema),
+    v.minLength(1),
+    v.maxLength(MAX_TARGETS),
+    v.check((targets) => new Set(targets).size === targets.length, 'each drive may be named once'),
+  ),
+  /** Internal disks among the targets (verdict `system`, confirm-by-name) whose name the user typed to confirm. */
+  confirmedSystemDrives: v.pipe(v.array(DevicePathSchema), v.maxLength(MAX_TARGETS)),
+});
+export type FlashRequest = v.InferOutput<typeof FlashRequestSchema>;
+
+/** How a drive is saved: compressed by one of these, or raw (null). */
+export const BackupCompressionSchema = v.nullable(v.picklist(BACKUP_COMPRESSIONS));
+
+export const BackupRequestSchema = v.strictObject({
+  /** The drive to read. */
+  device: DevicePathSchema,
+  /** The file the save dialog returned; refused if it is not the one the main process holds for this drive. */
+  file: ImagePathSchema,
+  compress: BackupCompressionSchema,
+  /** Stop after the end of the last partition instead of reading the whole drive. */
+  trimToPartitions: v.boolean(),
+});
+export type BackupRequest = v.InferOutput<typeof BackupRequestSchema>;
+
+/** One progress report for one target (see common/domain/progress.ts). */
+export type FlashProgress = Progress;
+
+/** What the app runs: an image written to drives, or a drive saved into a file (a backup). */
+export type JobKind = 'flash' | 'backup';
+
+/** How a job ended: a flash, or a backup (whose one result is the file's, or the drive's when it was refused). */
+export interface FlashEnd {
+  job: JobKind;
+  /** One per target, in the order they were requested. */
+  results: TargetResult[];
+  /** Whether verification was asked for (the setting when the flash started). */
+  verify: boolean;
+  /** Wall-clock seconds from the start request to the end. */
+  seconds: number;
+}

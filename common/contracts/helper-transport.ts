@@ -1,0 +1,21 @@
+/**
+ * How the channel between the app and the helper is laid out when the helper is not the app's
+ * direct child, shared by the side that makes it (user/launcher) and the side that opens it
+ * (privileged/): the helper takes only a directory or a pipe name from its command line, and
+ * these names are fixed.
+ */
+
+/** The FIFOs in a channel directory (Linux and macOS: sudo, pkexec, osascript). */
+export const FIFO_NAMES = {
+  /** App → helper: the job and cancel messages. */
+  toHelper: 'to-helper',
+  /** Helper → app: ready, progress, log, result. */
+  fromHelper: 'from-helper',
+  /** App → helper: the image bytes, when the elevation tool cannot pass a descriptor. */
+  image: 'image',
+} as const;
+
+/** The two named pipes of one job (Windows, UAC): control, and image bytes. */
+export function pipePaths(name: string): { control: string; image: string } {
+  return { control: `\\\\.\\pipe\\${name}`, image: `\\\\.\\pipe\\${name}-image` };
+}

@@ -1,0 +1,95 @@
+/**
+ * The app's IPC contract, typed once: the preload implements SluiceApi, the main process
+ * implements ApiHandlers and checks every call against INVOKE_ARGS, the renderer calls
+ * window.sluice. Channel names live in ipc-channels.ts.
+ */
+import * as v from 'valibot';
+import type { ApiResult } from './api-result.js';
+import type { EventName, InvokeMethod } from './ipc-channels.js';
+import { BackupCompressionSchema, BackupRequestSchema, DevicePathSchema, FlashRequestSchema, ImagePathSchema, ImageUrlSchema, type BackupRequest, type DriveInfo, type FlashEnd, type FlashProgress, type FlashRequest, type ImageInfo } from './app-models.js';
+import { SettingsPatchSchema, type Settings, type SettingsPatch } from './settings.js';
+
+/** A file from a drop event; the DOM's File in the renderer. */
+export interface DroppedFile {
+  readonly name: string;
+}
+
+export type Unsubscribe = () => void;
+
+/** window.sluice: one function per capability, nothing else. */
+export interface SluiceApi {
+  getSettings(): Promise<ApiResult<Settings>>;
+  /** Changes some settings and returns them all, as saved. */
+  updateSettings(patch: SettingsPatch): Promise<ApiResult<Settings>>;
+  /** Opens the native file dialog; null when the user closed it without choosing. */
+  chooseImage(): Promise<ApiResult<ImageInfo | null>>;
+  /** Chooses the image at `path` (a dropped file). */
+  selectImage(path: string): Promise<ApiResult<ImageInfo>>;
+  /** Chooses the image at an http(s) address: probed now, downloaded while it is written. */
+  openImageUrl(url: string): Promise<ApiResult<ImageInfo>>;
+  /** Chooses a whole drive as what is written (a clone): copied by the helper, bit for bit. */
+  chooseSourceDrive(device: string): Promise<ApiResult<ImageInfo>>;
+  clearImage(): Promise<ApiResult<null>>;
+  listDrives(): Promise<ApiResult<DriveInfo[]>>;
+  /** Starts writing the chosen image; progress and the end arrive as events. */
+  startFlash(request: FlashRequest): Promise<ApiResult<null>>;
+  /**
+   * Opens the native save dialog for a backup of `device`, suggesting a name that fits the
+   * compression; null when the user closed it. The main process keeps the answer for startBackup.
+   */
+  chooseBackupFile(device: string, compress: BackupRequest['compress']): Promise<ApiResult<string | null>>;
+  /** Starts saving the drive into the file chosen for it; progress and the end arrive as the flash events do. */
+  startBackup(request: BackupRequest): Promise<ApiResult<null>>;
+  /** Shows the file the last backup saved in the system's file manager. */
+  showBackupFile(): Promise<ApiResult<null>>;
+  /** Asks the running job (a flash or a backup) to stop; its end arrives as a flashEnd event with `cancelled` results. */
+  cancelFlash(): Promise<ApiResult<null>>;
+  /** Opens one of the app's own links (links.ts) in the browser. */
+  openExternal(url: string): Promise<ApiResult<null>>;
+  /**
+   * The page has subscribed to the push events: an image the system handed over before this
+   * (a double-click that started Sluice) arrives now as imageOpened, later ones as they come.
+   */
+  pageReady(): Promise<ApiResult<null>>;
+  /** The file's path on disk, or '' for a file that has none (dragged out of a web page). */
+  pathForFile(file: DroppedFile): string;
+  onDrivesChanged(listener: (drives: DriveInfo[]) => void): Unsubscribe;
+  onFlashProgress(listener: (progress: FlashProgress) => void): Unsubscribe;
+  onFlashEnd(listener: (end: FlashEnd) => void): Unsubscribe;
+  /** An image the system asked Sluice to open (double-click, "Open with", command line): chosen, or why not. */
+  onImageOpened(listener: (opened: ApiResult<ImageInfo>) => void): Unsubscribe;
+}
+
+/** What each push event carries. */
+export interface EventPayloads {
+  drivesChanged: DriveInfo[];
+  flashProgress: FlashProgress;
+  flashEnd: FlashEnd;
+  /** Chosen exactly as a dropped file is (selectImage), or refused: not found, unreadable, or `busy` while a flash runs. */
+  imageOpened: ApiResult<ImageInfo>;
+}
+
+/** Sends a push event to the page, whatever the transport (Electron IPC, or the test bridge). */
+export type EmitEvent = <E extends EventName>(event: E, payload: EventPayloads[E]) => void;
+
+/** The argument list each invoke channel accepts; anything else is refused before a handler runs. */
+export const INVOKE_ARGS = {
+  getSettings: v.strictTuple([]),
+  updateSettings: v.strictTuple([SettingsPatchSchema]),
+  chooseImage: v.strictTuple([]),
+  selectImage: v.strictTuple([ImagePathSchema]),
+  openImageUrl: v.strictTuple([ImageUrlSchema]),
+  chooseSourceDrive: v.strictTuple([DevicePathSchema]),
+  clearImage: v.strictTuple([]),
+  listDrives: v.strictTuple([]),
+  startFlash: v.strictTuple([FlashRequestSchema]),
+  chooseBackupFile: v.strictTuple([DevicePathSchema, BackupCompressionSchema]),
+  startBackup: v.strictTuple([BackupRequestSchema]),
+  showBackupFile: v.strictTuple([]),
+  cancelFlash: v.strictTuple([]),
+  openExternal: v.strictTuple([v.pipe(v.string(), v.maxLength(2048))]),
+  pageReady: v.strictTuple([]),
+} satisfies { [K in InvokeMethod]: v.GenericSchema<unknown, Parameters<SluiceApi[K]>> };
+
+/** The main process's side: every invoke method, called with already-validated arguments. */
+export type ApiHandlers = { [K in InvokeMethod]: (...args: Parameters<SluiceApi[K]>) => ReturnType<SluiceApi[K]> };

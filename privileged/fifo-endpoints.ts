@@ -1,0 +1,94 @@
+/**
+ * The helper's side of the FIFO transport: opens the FIFOs the unprivileged app made.
+ *
+ * These are the only paths besides the target devices that the helper opens, and it opens them
+ * as root, so each one is checked before and after opening:
+ * - the directory is a real directory (not a symlink), owned by the user who asked for root
+ *   (PKEXEC_UID / SUDO_UID when the elevation tool says who that is, never root), and closed to
+ *   everyone else (mode 0700);
+ * - each entry is a FIFO owned by that user and closed to others, opened with O_NOFOLLOW, and the
+ *   descriptor's own fstat must show the same FIFO (same device and inode) as the lstat before.
+ * A FIFO carries only what a process writes into it, so a swapped-in symlink or file is refused
+ * before a byte moves: root never reads /etc/shadow into a USB stick, never writes progress frames
+ * over a file, and never opens a device node or a system daemon's root-owned FIFO.
+ */
+import { constants, lstat, type Stats } from 'node:fs';
+import { Socket } from 'node:net';
+import { join } from 'node:path';
+import { closeFd, fstatFd, openFd } from '../node/io.js';
+import { FIFO_NAMES } from '../common/contracts/helper-transport.js';
+import type { HelperEndpoints } from './endpoints.js';
+import { errorText } from '../common/domain/error-details.js';
+
+/** sudo and pkexec keep the helper's stdin: the image file itself, or the decoder's pipe. */
+const IMAGE_ON_STDIN = 0;
+
+/** The channel directory or one of its FIFOs is not what the app should have made. */
+export class ChannelPathError extends Error {}
+
+function lstatPath(path: string): Promise<Stats> {
+  return new Promise((resolve, reject) => lstat(path, (error, st) => (error ? reject(error) : resolve(st))));
+}
+
+/** The user the elevation tool says started it, or null when it does not say (osascript). */
+function invokingUid(): number | null {
+  const raw = process.env['PKEXEC_UID'] ?? process.env['SUDO_UID'];
+  if (raw === undefined) return null;
+  const uid = Number(raw);
+  return Number.isSafeInteger(uid) ? uid : null;
+}
+
+function checkPrivate(path: string, st: Stats, owner: number): void {
+  if (st.uid !== owner) throw new ChannelPathError(`${path} belongs to uid ${st.uid}, not to uid ${owner} who made the channel`);
+  if ((st.mode & 0o077) !== 0) throw new ChannelPathError(`${path} can be opened by other users (mode ${(st.mode & 0o777).toString(8)})`);
+}
+
+/** Checks the channel directory and returns the uid that must own everything in it. */
+export async function checkChannelDir(dir: string): Promise<number> {
+  const st = await lstatPath(dir).catch((error: unknown) => {
+    throw new ChannelPathError(`channel directory ${dir}: ${errorText(error)}`);
+  });
+  if (!st.isDirectory()) throw new ChannelPathError(`${dir} is not a directory`);
+  if (st.uid === 0) throw new ChannelPathError(`${dir} belongs to root; the channel is made by the unprivileged app`);
+  const invoker = invokingUid();
+  if (invoker !== null && st.uid !== invoker) throw new ChannelPathError(`${dir} belongs to uid ${st.uid}, but uid ${invoker} asked for root`);
+  checkPrivate(dir, st, st.uid);
+  return st.uid;
+}
+
+/** Opens one FIFO of the channel directory with `flags`, after the checks above. */
+export async function openChannelFifo(dir: string, name: string, owner: number, flags: number): Promise<number> {
+  const path = join(dir, name);
+  const before = await lstatPath(path).catch((error: unknown) => {
+    throw new ChannelPathError(`${path}: ${errorText(error)}`);
+  });
+  if (!before.isFIFO()) throw new ChannelPathError(`${path} is not a FIFO`);
+  checkPrivate(path, before, owner);
+  const fd = await openFd(path, flags | constants.O_NOFOLLOW);
+  const after = await fstatFd(fd);
+  if (!after.isFIFO() || after.dev !== before.dev || after.ino !== before.ino) {
+    await closeFd(fd);
+    throw new ChannelPathError(`${path} was replaced while it was being opened`);
+  }
+  return fd;
+}
+
+/**
+ * Opens the channel FIFOs. Both control FIFOs are opened non-blocking, so a helper whose app has
+ * already gone never hangs here: reading finds end-of-file at once, and opening the reply FIFO
+ * fails with ENXIO when nobody holds it open for reading.
+ */
+export async function openHelperFifos(dir: string, imageFifo: boolean): Promise<HelperEndpoints> {
+  const owner = await checkChannelDir(dir);
+  const inFd = await openChannelFifo(dir, FIFO_NAMES.toHelper, owner, constants.O_RDONLY | constants.O_NONBLOCK);
+  const outFd = await openChannelFifo(dir, FIFO_NAMES.fromHelper, owner, constants.O_WRONLY | constants.O_NONBLOCK);
+  return {
+    input: new Socket({ fd: inFd, readable: true, writable: false }),
+    output: new Socket({ fd: outFd, readable: false, writable: true }),
+    // Blocking, because the engine reads the image with plain read(2) on the thread pool. It
+    // returns as soon as the app opens its end, which it does once the helper reported ready.
+    image: () => (imageFifo ? openChannelFifo(dir, FIFO_NAMES.image, owner, constants.O_RDONLY) : Promise.resolve(IMAGE_ON_STDIN)),
+    // The same FIFO the other way round: a backup's bytes go out to the app, never into a file.
+    driveOut: () => (imageFifo ? openChannelFifo(dir, FIFO_NAMES.image, owner, constants.O_WRONLY) : Promise.resolve(IMAGE_ON_STDIN)),
+  };
+}

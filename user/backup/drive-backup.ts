@@ -1,0 +1,125 @@
+/**
+ * A whole backup, as the CLI and the app both run it: the checks that can be made before anyone
+ * is asked for a password, then the root helper reading the drive into a pipe while this process
+ * (the user) writes and verifies the file.
+ */
+import { stat } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
+import type { Progress } from '../../common/domain/progress.js';
+import type { Failure, TargetResult } from '../../common/domain/result.js';
+import { FlashError, toFailure } from '../../writer/failures.js';
+import { checkFileTargetPath } from '../files/file-target.js';
+import { closeFd } from '../../node/io.js';
+import { currentPlatform } from '../../writer/platform/index.js';
+import { refuseSource } from '../../writer/source-device.js';
+import type { HelperJob, HelperJobOptions } from '../launcher/launch.js';
+import { createOsPipe, type OsPipe } from '../../node/os-pipe.js';
+import { backupToFile } from './backup-file.js';
+import type { BackupCompression } from '../../common/domain/backup-compression.js';
+import { errorText } from '../../common/domain/error-details.js';
+
+type FailedResult = Extract<TargetResult, { status: 'failed' }>;
+
+export interface BackupOptions {
+  drive: string;
+  file: string;
+  compress: BackupCompression | null;
+  trimToPartitions: boolean;
+  verify: boolean;
+}
+
+/**
+ * Whether `drive` may be backed up into `file`, from this process's own look (the helper checks
+ * the drive again on its own): the drive's size, or the failed result to report.
+ */
+export async function checkBackup(drive: string, file: string): Promise<{ driveSize: number } | { refused: FailedResult }> {
+  const refuse = (target: string, failure: Failure) => ({ refused: { status: 'failed', target, bytes: 0, ...failure } as const });
+  const facts = await (await currentPlatform()).inspect(drive);
+  const refusal = refuseSource(facts);
+  if (refusal !== null) return refuse(drive, refusal);
+  try {
+    await checkFileTargetPath(file);
+  } catch (error) {
+    if (!(error instanceof FlashError)) throw error;
+    return refuse(file, error.failure);
+  }
+  // The drive is unmounted before it is read: a file on it would land in an empty mountpoint.
+  const folder = await stat(dirname(resolve(file))).catch(() => null);
+  if (folder !== null && facts.devices.includes(folder.dev)) {
+    return refuse(file, { code: 'target-is-source', message: `${file} would be stored on ${drive}, the drive being backed up. Save the backup on another drive.` });
+  }
+  return { driveSize: facts.size };
+}
+
+export interface DriveBackup extends BackupOptions {
+  /** From checkBackup. */
+  driveSize: number;
+  /** Starts the helper with the front end's elevation; given the pipe to send the drive's bytes into and the read request. */
+  launch(options: Pick<HelperJobOptions, 'source' | 'start'>): HelperJob;
+  /** Stops the helper and the file writer; the result is then `cancelled` and the partial file gone. */
+  signal?: AbortSignal | undefined;
+  onProgress?: ((progress: Progress) => void) | undefined;
+}
+
+/** Runs one backup after checkBackup; resolves with the file's result (or the drive's, when the helper refused it), never rejects. */
+export async function backupDrive(job: DriveBackup): Promise<TargetResult> {
+  const failed = (target: string, error: unknown): TargetResult => ({ status: 'failed', target, bytes: 0, ...toFailure(error) });
+  let pipe: OsPipe;
+  try {
+    pipe = await createOsPipe();
+  } catch (error) {
+    return failed(job.file, error);
+  }
+  let helper: HelperJob;
+  try {
+    // From here the helper launch owns the write end (see HelperJobOptions.source).
+    helper = job.launch({ source: pipe.writeFd, start: { source: job.drive, size: job.driveSize } });
+  } catch (error) {
+    await closeFd(pipe.writeFd);
+    await closeFd(pipe.readFd);
+    return { status: 'failed', target: job.drive, bytes: 0, code: 'helper-died', message: `The reading process could not start: ${errorText(error)}. Nothing was saved.` };
+  }
+  const stopHelper = (): void => helper.cancel();
+  job.signal?.addEventListener('abort', stopHelper, { once: true });
+  if (job.signal?.aborted === true) stopHelper();
+  let readOpen = true;
+  const closeRead = async (): Promise<void> => {
+    if (readOpen) await closeFd(pipe.readFd);
+    readOpen = false;
+  };
+  try {
+    const running = await helper.ready;
+    if (running === null) {
+      await closeRead();
+      const [refused] = await helper.result;
+      return refused ?? { status: 'failed', target: job.drive, bytes: 0, code: 'helper-died', message: 'The reading process ended without a result. Nothing was saved.' };
+    }
+    const result = await backupToFile({
+      source: pipe.readFd,
+      drive: job.drive,
+      driveSize: job.driveSize,
+      target: job.file,
+      compress: job.compress,
+      trimToPartitions: job.trimToPartitions,
+      verify: job.verify,
+      sourceFailure: async (): Promise<Failure | null> => {
+        const [read] = await helper.result;
+        return read?.status === 'failed' ? { code: read.code, message: read.message, offset: read.offset } : null;
+      },
+      signal: job.signal,
+      onProgress: job.onProgress,
+    });
+    // Past the trimmed end the helper finds nobody reading, and stops.
+    await closeRead();
+    await helper.result;
+    return result;
+  } catch (error) {
+    // Not reached by any failure backupToFile knows (it reports those); the helper must not be left
+    // blocked on a pipe nobody reads, with the drive unmounted.
+    helper.cancel();
+    await closeRead();
+    return failed(job.file, error);
+  } finally {
+    job.signal?.removeEventListener('abort', stopHelper);
+  }
+}

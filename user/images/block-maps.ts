@@ -1,0 +1,57 @@
+/**
+ * The block map that applies to an image: a bmap file (given, next to the image, or inside a
+ * zip) or a qcow2 image's own allocation. Either way the result says what the decoder sends and
+ * checks, and what the user is told.
+ */
+import { readFile } from 'node:fs/promises';
+import { basename } from 'node:path';
+import { MAX_BMAP_BYTES, parseBmap, type BlockMap } from './bmap.js';
+import type { DecodeMap } from '../../common/contracts/decoder-protocol.js';
+import { SourceError } from './decode/source-error.js';
+import { mappedExtents } from './extents.js';
+import type { Qcow2Image } from './qcow2.js';
+import { errorText } from '../../common/domain/error-details.js';
+
+/** Names a compressed image's block map may have: bmaptool puts `foo.img.bmap` next to `foo.img.xz`. */
+export function bmapCandidates(path: string): string[] {
+  const candidates = [`${path}.bmap`];
+  const stripped = path.replace(/\.(xz|gz|bz2|zst|zip)$/i, '');
+  if (stripped !== path) candidates.push(`${stripped}.bmap`);
+  const bare = stripped.replace(/\.(img|raw|wic|bin|iso)$/i, '');
+  if (bare !== stripped) candidates.push(`${bare}.bmap`);
+  return candidates;
+}
+
+/** A block map for the decoder (what to send and check) and for the user (where it came from). */
+export interface ChosenMap {
+  decode: DecodeMap;
+  from: string;
+  mappedBytes: number;
+  /** Ranges as the map gives them, before alignment and merging. */
+  ranges: number;
+  imageSize: number;
+}
+
+export function fromBmap(map: BlockMap, file: string): ChosenMap {
+  const decode: DecodeMap = { extents: mappedExtents(map.ranges, map.imageSize), ranges: map.ranges, digestAlgorithm: map.digestAlgorithm, name: basename(file) };
+  return { decode, from: file, mappedBytes: map.mappedBytes, ranges: map.ranges.length, imageSize: map.imageSize };
+}
+
+/** A qcow2 image maps itself: its unallocated and zero clusters are left alone on the drive. */
+export function fromQcow2(image: Qcow2Image): ChosenMap {
+  const decode: DecodeMap = { extents: mappedExtents(image.mapped, image.virtualSize), ranges: [], digestAlgorithm: 'sha256', name: 'the qcow2 allocation' };
+  return { decode, from: 'the qcow2 image’s allocated clusters', mappedBytes: image.mappedBytes, ranges: image.mapped.length, imageSize: image.virtualSize };
+}
+
+export /** Reads a bmap file: null when an optional one is missing; an error when it is required, or damaged. */
+async function readBmapFile(path: string, required: boolean): Promise<ChosenMap | null> {
+  let bytes: Buffer;
+  try {
+    bytes = await readFile(path);
+  } catch (error) {
+    if (!required) return null;
+    throw new SourceError('source-read-error', `The block map ${path} cannot be read: ${errorText(error)}.`);
+  }
+  if (bytes.length > MAX_BMAP_BYTES) throw new SourceError('source-corrupt', `${path} is too large to be a block map.`);
+  return fromBmap(parseBmap(bytes.toString('utf8'), basename(path)), path);
+}

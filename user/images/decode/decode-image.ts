@@ -1,0 +1,114 @@
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { open } from 'node:fs/promises';
+import { pipeline, finished } from 'node:stream/promises';
+import { gunzip, unzipEntry, unzstd } from './in-process.js';
+import { ImageSink } from './image-sink.js';
+import { openInput, SOURCE_CHUNK, type SourceInput } from './input.js';
+import { decodeDmg } from './dmg-decode.js';
+import { decodeQcow2 } from './qcow2-decode.js';
+import type { DecodePlan } from '../../../common/contracts/decoder-protocol.js';
+import { SourceError } from './source-error.js';
+import { runDecoderTool, systemDecoder, type ToolCommand } from './system-tool.js';
+import { unxz } from './xz-in-process.js';
+
+
+/** What the decoder did, for its end message. */
+export interface Decoded {
+  /** Bytes sent to the helper; null when a system tool wrote them straight to the pipe uncounted. */
+  bytes: number | null;
+  /** SHA-256 of the source when it was hashed on the way (downloads). */
+  sourceDigest: string | null;
+}
+
+/** Reports from the decoder as it runs. */
+export interface DecodeEvents {
+  /** Which decoder runs ("node:zlib gunzip", "xz -dc -T2 … (system)"). */
+  started(decoder: string): void;
+  input(input: SourceInput): void;
+}
+
+/** SHA-256 of a whole file, read on its own alongside the decoding. */
+export async function hashFile(path: string): Promise<string> {
+  const hash = createHash('sha256');
+  await pipeline(createReadStream(path, { highWaterMark: SOURCE_CHUNK }), hash);
+  return hash.digest('hex');
+}
+
+/** Runs a system tool on the source; straight from the file into the pipe when nothing needs to see the bytes. */
+async function viaTool(tool: ToolCommand, plan: DecodePlan, outFd: number, sink: ImageSink, events: DecodeEvents): Promise<Decoded> {
+  events.started(tool.label);
+  if (plan.location.kind === 'file' && plan.map === null) {
+    const file = await open(plan.location.path, 'r');
+    try {
+      await runDecoderTool(tool, plan.format, file.fd, outFd);
+    } finally {
+      await file.close();
+    }
+    return { bytes: null, sourceDigest: null };
+  }
+  const input = await openSourceInput(plan);
+  events.input(input);
+  await runDecoderTool(tool, plan.format, input.stream, sink);
+  sink.end();
+  await finished(sink);
+  return { bytes: sink.sent, sourceDigest: input.digest() };
+}
+
+/** The source as a stream; a download is hashed on the way when a checksum is expected. */
+function openSourceInput(plan: DecodePlan): Promise<SourceInput> {
+  const entry = plan.zipEntry;
+  return openInput(plan.location, { hash: plan.sha256 !== null && plan.location.kind === 'url', ...(entry === null ? {} : zipDataRange(entry)) });
+}
+
+function zipDataRange(entry: NonNullable<DecodePlan['zipEntry']>): { start: number; end: number } {
+  return { start: entry.dataOffset, end: entry.dataOffset + entry.compressedSize };
+}
+
+/** Runs an in-process decoder from the source stream into the sink. */
+async function inProcess(name: string, plan: DecodePlan, sink: ImageSink, events: DecodeEvents, decode: (input: SourceInput) => Promise<void>): Promise<Decoded> {
+  events.started(name);
+  const input = await openSourceInput(plan);
+  events.input(input);
+  await decode(input);
+  return { bytes: sink.sent, sourceDigest: input.digest() };
+}
+
+/** Runs a decoder that reads the image file out of order itself (qcow2, dmg): local files only. */
+async function fromLocalFile(kind: string, name: string, plan: DecodePlan, sink: ImageSink, events: DecodeEvents, decode: (path: string, sink: ImageSink) => Promise<void>): Promise<Decoded> {
+  if (plan.location.kind !== 'file') throw new SourceError('unsupported-format', `${kind} images must be local files.`);
+  events.started(name);
+  await decode(plan.location.path, sink);
+  return { bytes: sink.sent, sourceDigest: null };
+}
+
+/**
+ * Decodes the source into `outFd` (what the helper reads, see decoder-launch.ts DecoderOutput),
+ * the fastest way this system offers.
+ */
+export async function decodeImage(plan: DecodePlan, outFd: number, events: DecodeEvents): Promise<Decoded> {
+  const sink = new ImageSink(outFd, plan.imageSize, plan.map, plan.format);
+  const tool = plan.systemTools && (plan.format === 'xz' || plan.format === 'zstd' || plan.format === 'bzip2') ? await systemDecoder(plan.format) : null;
+  if (tool !== null) return viaTool(tool, plan, outFd, sink, events);
+  switch (plan.format) {
+    case 'raw':
+      return inProcess(plan.map === null ? 'copy' : 'copy of the mapped ranges', plan, sink, events, (input) => pipeline(input.stream, sink));
+    case 'gzip':
+      return inProcess('node:zlib gunzip', plan, sink, events, (input) => gunzip(input.stream, sink));
+    case 'zstd':
+      return inProcess('node:zlib zstd, frame by frame', plan, sink, events, (input) => unzstd(input.stream, sink));
+    case 'xz':
+      return inProcess('xz-decompress (WebAssembly)', plan, sink, events, (input) => unxz(input.stream, sink));
+    case 'zip': {
+      const entry = plan.zipEntry;
+      if (entry === null) throw new SourceError('unsupported-format', 'No zip entry was chosen to decode.');
+      return inProcess(entry.method === 0 ? 'zip (stored)' : 'node:zlib inflateRaw', plan, sink, events, (input) => unzipEntry(input.stream, sink, entry.method, entry.crc32, entry.name));
+    }
+    case 'bzip2':
+      throw new SourceError('unsupported-format', 'bzip2 images need lbzip2 or bzip2 on this computer.');
+    case 'qcow2':
+      return fromLocalFile('qcow2', 'qcow2, clusters decoded in parallel', plan, sink, events, decodeQcow2);
+    case 'dmg':
+      return fromLocalFile('dmg', '@balena/udif', plan, sink, events, decodeDmg);
+  }
+}

@@ -1,0 +1,60 @@
+import { createHash, type Hash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { Transform, type Readable } from 'node:stream';
+import { MiB } from '../../../common/domain/units.js';
+import { openHttp } from '../http-source.js';
+import type { SourceLocation } from '../../../common/contracts/decoder-protocol.js';
+
+/** Read size for local sources: large enough that per-chunk costs vanish next to decoding. */
+export const SOURCE_CHUNK = 1 * MiB;
+
+/** The source's bytes as they are read, counted and optionally hashed on the way. */
+export interface SourceInput {
+  stream: Readable;
+  /** Total size when known: the file's, or the download's Content-Length. */
+  size: number | null;
+  bytesRead(): number;
+  /** Hex SHA-256 of every byte read, once the stream has ended; null when not hashing. */
+  digest(): string | null;
+}
+
+export interface InputOptions {
+  /** Hash what passes (SHA-256), for a checksum that can only be taken on the way (downloads). */
+  hash: boolean;
+  /** For files: read only bytes [start, end) (a zip entry's data). */
+  start?: number | undefined;
+  end?: number | undefined;
+  fileSize?: number | undefined;
+}
+
+/** Opens the source for reading front to back. */
+export async function openInput(location: SourceLocation, options: InputOptions): Promise<SourceInput> {
+  let raw: Readable;
+  let size: number | null;
+  if (location.kind === 'file') {
+    const start = options.start ?? 0;
+    raw = createReadStream(location.path, { highWaterMark: SOURCE_CHUNK, start, ...(options.end !== undefined ? { end: options.end - 1 } : {}) });
+    size = options.end !== undefined ? options.end - start : options.fileSize !== undefined ? options.fileSize - start : null;
+  } else {
+    const body = await openHttp(location.url);
+    raw = body.stream;
+    size = body.size;
+  }
+  const hash: Hash | null = options.hash ? createHash('sha256') : null;
+  let read = 0;
+  let digest: string | null = null;
+  const counted = new Transform({
+    transform(chunk: Buffer, _encoding, callback) {
+      read += chunk.length;
+      hash?.update(chunk);
+      callback(null, chunk);
+    },
+    flush(callback) {
+      digest = hash?.digest('hex') ?? null;
+      callback();
+    },
+  });
+  raw.on('error', (error) => counted.destroy(error));
+  raw.pipe(counted);
+  return { stream: counted, size, bytesRead: () => read, digest: () => digest };
+}

@@ -1,0 +1,36 @@
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { ReaderGone, type ImageSink } from './image-sink.js';
+import { SourceError } from './source-error.js';
+import { errorText } from '../../../common/domain/error-details.js';
+
+/** xz-embedded's return codes (xz.h), as xz-decompress reports them: "… failed with error code N". */
+const XZ_ERRORS: Record<number, { code: 'source-corrupt' | 'source-truncated' | 'unsupported-format'; what: string }> = {
+  2: { code: 'unsupported-format', what: 'it uses an integrity check this decoder does not know' },
+  3: { code: 'source-corrupt', what: 'the decoder ran out of memory' },
+  4: { code: 'unsupported-format', what: 'its dictionary is larger than the decoder allows' },
+  5: { code: 'source-corrupt', what: 'it is not xz data' },
+  6: { code: 'unsupported-format', what: 'it uses filters or options this decoder does not support' },
+  7: { code: 'source-corrupt', what: 'the compressed data is corrupt (a block or its CRC does not check out)' },
+  8: { code: 'source-truncated', what: 'it ends too early: the file is truncated (an incomplete download?)' },
+};
+
+/**
+ * xz without the system's xz tool (Windows, a Mac without Homebrew): xz-decompress, the
+ * xz-embedded decoder compiled to WebAssembly, so it runs wherever Node or Electron does with no
+ * native module to install. It checks every block's CRC32/CRC64 and reads multi-stream files.
+ * Measured on a 1 GiB image into a pipe: 14.6 s (73 MB/s, faster than SD cards write), against
+ * 8.4 s for `xz -dc -T1`, 10.4 s for @napi-rs/lzma (whose platform binaries npm skips under
+ * Node < 22) and 21 s for lzma-native (etcher-sdk's).
+ */
+export async function unxz(input: Readable, sink: ImageSink): Promise<void> {
+  // A CommonJS module, loaded only when needed: most systems decode xz with the xz tool.
+  const { XzReadableStream } = (await import('xz-decompress')).default;
+  const decoded = Readable.fromWeb(new XzReadableStream(Readable.toWeb(input) as ReadableStream<Uint8Array>) as never);
+  await pipeline(decoded, sink).catch((error: unknown) => {
+    if (error instanceof SourceError || error instanceof ReaderGone) throw error;
+    const known = XZ_ERRORS[Number(/error code (\d+)/.exec(errorText(error))?.[1])];
+    if (known === undefined) throw new SourceError('source-corrupt', `The xz data could not be decoded at image byte ${sink.position}: ${errorText(error)}.`, sink.position);
+    throw new SourceError(known.code, `The xz data cannot be decoded at image byte ${sink.position}: ${known.what}.`, sink.position);
+  });
+}

@@ -1,0 +1,146 @@
+/**
+ * The parent's side of the decoder process (decode/main.ts): starts it with the user's rights,
+ * connects its output to what will be the helper's fd 0, and turns whatever happens to it into
+ * one DecoderEnd.
+ */
+import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process';
+import type { Readable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import type { Failure } from '../../common/domain/result.js';
+import { closeFd } from '../../node/io.js';
+import type { DecodePlan, DecoderMessage } from '../../common/contracts/decoder-protocol.js';
+import { createOsPipe, type OsPipe } from '../../node/os-pipe.js';
+
+/**
+ * V8 flags for the decoder, as for the helper (user/launcher/helper-program.ts): a 1 MiB
+ * semi-space keeps the young generation from growing with the image, and --expose-gc lets the
+ * image sink collect spent chunks itself (see image-sink.ts GC_EVERY_BYTES).
+ */
+const DECODER_V8_FLAGS = ['--max-semi-space-size=1', '--expose-gc'] as const;
+
+/** How long a decoder that has sent its end message may take to exit before it is killed. */
+const EXIT_GRACE_MS = 5000;
+
+/** The decoder's entry point, next to this file in the build output. */
+const DECODER_ENTRY = fileURLToPath(new URL('./decode/main.js', import.meta.url));
+
+/** How the decoder ended. */
+export type DecoderEnd =
+  | { status: 'ok'; bytes: number | null; sha256: string | null }
+  | { status: 'failed'; failure: Failure }
+  /** The helper stopped reading first, or the decoder was stopped: the helper's result stands. */
+  | { status: 'abandoned' };
+
+/**
+ * How the decoded image leaves the decoder. 'stream': a Unix socket pair whose other end is handed
+ * to the helper as its fd 0 with no copy through this process; measured against a pipe (1 GiB
+ * from zstd -dc, read in 2 MiB buffers through Node's thread pool): 1.4-1.8 s against 2.8-2.9 s,
+ * because a socket holds about 200 KiB where a pipe holds 64 KiB, so the decoder runs further
+ * ahead and each read returns more. On Windows it is a named pipe this process reads.
+ * 'descriptor': a kernel pipe whose read end is a plain descriptor (verify-image reads an fd).
+ */
+export type DecoderOutput = 'stream' | 'descriptor';
+
+export interface RunningDecoder {
+  /**
+   * What the decoded image is read from ('stream': the socket, 'descriptor': the pipe's read end);
+   * null when the decoder only checks a file the helper reads itself.
+   */
+  readonly source: number | Readable | null;
+  readonly ended: Promise<DecoderEnd>;
+  /** Which decoder runs, once it has said so ("node:zlib gunzip", "xz -dc -T2 (system)"). */
+  readonly decoder: Promise<string>;
+  /** Source bytes read so far, for progress when the image size is not known. */
+  sourceBytes(): number;
+  /** Stops the decoder (the job is over) and closes this process's end of the pipe. */
+  stop(): Promise<void>;
+}
+
+/**
+ * The decoder's stdio and the descriptor it writes the image to. A socket pair made as the
+ * decoder's stdin: Node never reads a child's stdin end, so no image byte can land in this
+ * process; the decoder writes into its fd 0 (sockets go both ways). Windows' stdin pipes go one
+ * way, so there the image comes out on a fd 3 pipe that this process reads (and copies to the
+ * helper, which on Windows it must anyway: see user/launcher/launch.ts).
+ */
+function decoderStdio(plan: DecodePlan, output: DecoderOutput, pipe: OsPipe | null): { stdio: StdioOptions; outFd: number } {
+  if (!plan.sendImage) return { stdio: ['ignore', 'ignore', 'pipe', 'ignore', 'ipc'], outFd: -1 };
+  if (pipe !== null) return { stdio: ['ignore', 'ignore', 'pipe', pipe.writeFd, 'ipc'], outFd: 3 };
+  if (output === 'stream' && process.platform !== 'win32') return { stdio: ['pipe', 'ignore', 'pipe', 'ignore', 'ipc'], outFd: 0 };
+  return { stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'ipc'], outFd: 3 };
+}
+
+/** Starts decoding `plan`; see DecoderOutput for where the bytes go. */
+export async function startDecoder(plan: DecodePlan, output: DecoderOutput = 'stream'): Promise<RunningDecoder> {
+  const pipe = plan.sendImage && output === 'descriptor' && process.platform !== 'win32' ? await createOsPipe() : null;
+  const { stdio, outFd } = decoderStdio(plan, output, pipe);
+  let child: ChildProcess;
+  try {
+    child = spawn(process.execPath, [...DECODER_V8_FLAGS, DECODER_ENTRY, String(outFd)], { stdio, env: { ...process.env, ELECTRON_RUN_AS_NODE: '1' } });
+  } finally {
+    // The decoder has its own copy now; ours would keep the reader from ever seeing the end.
+    if (pipe !== null) await closeFd(pipe.writeFd);
+  }
+  const stream = outFd === 0 ? child.stdin : outFd === 3 && pipe === null ? (child.stdio[3] as Readable | null) : null;
+  let sourceBytes = 0;
+  let stderr = '';
+  let end: DecoderEnd | null = null;
+  let stopped = false;
+  let resolveDecoder!: (name: string) => void;
+  const decoder = new Promise<string>((resolve) => (resolveDecoder = resolve));
+  child.stderr?.setEncoding('utf8').on('data', (text: string) => (stderr = (stderr + text).slice(-2048)));
+  // The end message comes after the last image byte was handed to the kernel, and the decoder
+  // exits right after it; the helper sees the end of the image only when it has. Once, under heavy
+  // load, a decoder hung in its exit (main thread in a futex wait, most threads gone) and the
+  // helper waited for it forever: a decoder that has said its last word gets a few seconds.
+  const killIfStuck = () => {
+    setTimeout(() => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    }, EXIT_GRACE_MS).unref();
+  };
+  child.on('message', (message: DecoderMessage) => {
+    switch (message.type) {
+      case 'progress':
+        sourceBytes = message.sourceBytes;
+        break;
+      case 'started':
+        resolveDecoder(message.decoder);
+        break;
+      case 'end':
+        end ??= message.ok ? { status: 'ok', bytes: message.bytes, sha256: message.sha256 } : { status: 'failed', failure: { code: message.code, message: message.message, offset: message.offset } };
+        killIfStuck();
+        break;
+      case 'abandoned':
+        end ??= { status: 'abandoned' };
+        break;
+    }
+  });
+  const ended = new Promise<DecoderEnd>((resolve) => {
+    child.on('error', (error) => resolve(end ?? { status: 'failed', failure: { code: 'source-read-error', message: `The decoder could not be started: ${error.message}` } }));
+    child.on('close', (code, signal) => {
+      resolveDecoder('none');
+      if (end !== null) return resolve(end);
+      if (stopped) return resolve({ status: 'abandoned' });
+      const why = signal !== null ? `killed by ${signal}` : `exit code ${code ?? '?'}`;
+      const said = stderr.trim().split('\n').pop() ?? '';
+      resolve({ status: 'failed', failure: { code: 'source-read-error', message: `The decoder stopped unexpectedly (${why}${said ? `: ${said}` : ''}); the device is incomplete.` } });
+    });
+  });
+  child.send(plan);
+  let released = false;
+  return {
+    source: pipe !== null ? pipe.readFd : (stream as Readable | null),
+    ended,
+    decoder,
+    sourceBytes: () => sourceBytes,
+    stop: async () => {
+      stopped = true;
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      stream?.destroy();
+      if (pipe !== null && !released) {
+        released = true;
+        await closeFd(pipe.readFd);
+      }
+    },
+  };
+}

@@ -1,0 +1,307 @@
+/**
+ * What an image is, before anything is written: its format, exact (or approximate) size, its
+ * partition table, whether a block map and a checksum apply, and the decoder's plan. Used by
+ * `sluice info`, `sluice flash` and the app's main process (which shows it to the user); it reads
+ * only headers, indexes and directories, and the image's first few KiB.
+ */
+import { readSync } from 'node:fs';
+import { basename } from 'node:path';
+import { readFully } from '../../node/io.js';
+import { MAX_BMAP_BYTES, parseBmap } from './bmap.js';
+import { bmapCandidates, fromBmap, fromQcow2, readBmapFile } from './block-maps.js';
+import { expectedChecksum, type ExpectedChecksum } from './checksums.js';
+import type { DecodePlan, SourceLocation, ZipEntryPlan } from '../../common/contracts/decoder-protocol.js';
+import { dmgSize, openDmg } from './dmg.js';
+import { readQcow2 } from './qcow2.js';
+import { SourceError } from './decode/source-error.js';
+import { systemDecoder } from './decode/system-tool.js';
+import { readDecodedHead } from './decoded-head.js';
+import { detectFormat, SNIFF_BYTES, type ImageFormat } from './detect-format.js';
+import { httpRangeReader, isUrl, openHttp } from './http-source.js';
+import { ImageError, openImage, type OpenedImage } from './open-image.js';
+import { filesystemLabel, FILESYSTEM_SNIFF_BYTES, PARTITION_TABLE_BYTES, readPartitionTable, type PartitionTable } from './partition-table.js';
+import { readXzIndex, type ReadAt } from './xz-index.js';
+import { entryPlan, readSmallEntry, readZipArchive } from './zip-directory.js';
+import { readZstdSize, type ReadAtSync } from './zstd-size.js';
+
+/** What a person (or the app) is told about an image. JSON-safe. */
+export interface ImageInfo {
+  /** The path or URL as given. */
+  source: string;
+  name: string;
+  format: ImageFormat;
+  /** Bytes of the file or download as stored (compressed size); null when a server does not say. */
+  sourceSize: number | null;
+  /** Bytes the image has once decoded, when known before decoding. */
+  size: number | null;
+  /** The format records the size exactly; false means a hint (gzip's ISIZE is the size modulo 4 GiB). */
+  sizeExact: boolean;
+  /** Read from the image's first bytes; null when not asked for, or they could not be read. */
+  partitionTable: PartitionTable | null;
+  /** zip: the entry that is written, and why it was chosen when there were several. */
+  entry: { name: string; choice: string | null } | null;
+  /**
+   * The block map that applies, from a bmap file or the image's own allocation (qcow2): only its
+   * mapped bytes are written and verified, the rest of the drive is left as it is.
+   */
+  blockMap: { from: string; mappedBytes: number; ranges: number } | null;
+  checksum: ExpectedChecksum | null;
+}
+
+/** An image ready to flash: what it is, and how to turn it into the helper's input. */
+export interface PreparedImage {
+  info: ImageInfo;
+  /** The decoder's plan. */
+  plan: DecodePlan;
+  /**
+   * The helper reads the image file itself (a raw image without a block map): no copy through a
+   * pipe. A decoder then runs only if a checksum must be checked alongside.
+   */
+  direct: boolean;
+  /** Exact bytes the helper will write (image size, or the block map's image size); null when only the end tells. */
+  imageSize: number | null;
+  /** Block map extents for the helper's start message; null without a map. */
+  extents: [number, number][] | null;
+}
+
+export interface ImageRequest {
+  /** A path or an http(s) URL. */
+  image: string;
+  /** --sha256 HEX. */
+  sha256?: string | undefined;
+  /** --bmap FILE; false ignores a map next to the image. */
+  bmap?: string | false | undefined;
+  /** Use system decompressors where faster (default true). */
+  systemTools?: boolean | undefined;
+  /**
+   * Read the partition table (default true). A compressed image's needs a short decoder run
+   * (about 0.2 s for xz), which a flash can do without.
+   */
+  partitions?: boolean | undefined;
+}
+
+/** Formats whose bytes must be decoded from the start: only a download or a random-access reader can say more. */
+const STREAMED: ReadonlySet<ImageFormat> = new Set(['gzip', 'xz', 'bzip2', 'zstd']);
+
+function fileReaderSync(image: OpenedImage): ReadAtSync {
+  return (position, length) => {
+    const buffer = Buffer.alloc(Math.max(0, Math.min(length, image.fileSize - position)));
+    return buffer.subarray(0, readSync(image.fd, buffer, 0, buffer.length, position));
+  };
+}
+
+function fileReader(image: OpenedImage): ReadAt {
+  return async (position, length) => {
+    const buffer = Buffer.alloc(Math.max(0, Math.min(length, image.fileSize - position)));
+    const got = await readFully(image.fd, buffer, 0, buffer.length, position);
+    return buffer.subarray(0, got);
+  };
+}
+
+/** The size a gzip file announces in its last four bytes: the last member's size modulo 4 GiB. */
+async function gzipSizeHint(readAt: ReadAt, fileSize: number): Promise<number | null> {
+  if (fileSize < 18) return null;
+  const isize = (await readAt(fileSize - 4, 4)).readUInt32LE(0);
+  return isize === 0 ? null : isize;
+}
+
+/** Reads partition labels from each partition's first bytes, where the image can be read at any offset. */
+async function withFilesystemLabels(table: PartitionTable, readImageAt: ReadAt | null): Promise<PartitionTable> {
+  if (readImageAt === null) return table;
+  const partitions = await Promise.all(
+    table.partitions.map(async (p) => (p.label !== null ? p : { ...p, label: filesystemLabel(await readImageAt(p.offset, FILESYSTEM_SNIFF_BYTES)) })),
+  );
+  return { ...table, partitions };
+}
+
+/** bzip2 has no in-process decoder worth the name (pure-JS ones run at 8-18 MB/s): refuse before writing. */
+async function requireBzip2(request: ImageRequest): Promise<void> {
+  if (request.systemTools !== false && (await systemDecoder('bzip2')) !== null) return;
+  const why = request.systemTools === false ? 'Sluice has no bzip2 decoder of its own' : 'neither lbzip2 nor bzip2 is installed';
+  throw new SourceError('unsupported-format', `${request.image} is a bzip2 image, and ${why}. Install lbzip2 or bzip2, or decompress the image first.`);
+}
+
+/** Probes a local image file. */
+async function prepareFile(request: ImageRequest): Promise<PreparedImage> {
+  const path = request.image;
+  let image: OpenedImage;
+  try {
+    image = await openImage(path);
+  } catch (error) {
+    if (error instanceof ImageError) throw new SourceError('source-read-error', error.message);
+    throw error;
+  }
+  try {
+    const readAt = fileReader(image);
+    const format = image.format;
+    let size: number | null = null;
+    let sizeExact = true;
+    let zipEntry: ZipEntryPlan | null = null;
+    let entry: ImageInfo['entry'] = null;
+    let bmap = request.bmap === false ? null : request.bmap !== undefined ? await readBmapFile(request.bmap, true) : null;
+    /** Reads the decoded image at any offset, where the format allows it without decoding. */
+    let readImageAt: ReadAt | null = null;
+    switch (format) {
+      case 'raw':
+        size = image.fileSize;
+        readImageAt = readAt;
+        break;
+      case 'xz':
+        size = (await readXzIndex(readAt, image.fileSize)).uncompressedSize;
+        break;
+      case 'zstd':
+        size = readZstdSize(fileReaderSync(image), image.fileSize);
+        break;
+      case 'gzip':
+        size = await gzipSizeHint(readAt, image.fileSize);
+        sizeExact = false;
+        break;
+      case 'bzip2':
+        await requireBzip2(request);
+        break;
+      case 'zip': {
+        const archive = await readZipArchive(readAt, image.fileSize, basename(path));
+        zipEntry = await entryPlan(readAt, archive.image);
+        size = archive.image.uncompressedSize;
+        entry = { name: archive.image.name, choice: archive.choice };
+        if (zipEntry.method === 0) {
+          const dataOffset = zipEntry.dataOffset;
+          readImageAt = (position, length) => readAt(dataOffset + position, Math.min(length, (size ?? 0) - position));
+        }
+        if (bmap === null && request.bmap !== false && archive.bmapEntry !== null) {
+          const xml = await readSmallEntry(readAt, archive.bmapEntry, MAX_BMAP_BYTES);
+          bmap = fromBmap(parseBmap(xml.toString('utf8'), `${basename(path)}:${archive.bmapEntry.name}`), `${path}:${archive.bmapEntry.name}`);
+        }
+        break;
+      }
+      case 'qcow2': {
+        if (bmap !== null) throw new SourceError('unsupported-format', `A block map (--bmap) applies to raw images; ${path} is a qcow2 image, which maps its own clusters.`);
+        const qcow2 = await readQcow2(readAt, image.fileSize, basename(path));
+        size = qcow2.virtualSize;
+        if (request.bmap !== false) bmap = fromQcow2(qcow2);
+        break;
+      }
+      case 'dmg':
+        size = await dmgSize(await openDmg(path, image.fileSize, basename(path)));
+        break;
+    }
+    if (bmap === null && request.bmap === undefined && format !== 'qcow2') {
+      for (const candidate of bmapCandidates(path)) {
+        bmap = await readBmapFile(candidate, false);
+        if (bmap !== null) break;
+      }
+    }
+    if (bmap !== null && size !== null && sizeExact && bmap.imageSize !== size) {
+      throw new SourceError('source-corrupt', `The block map ${bmap.from} does not match the image: it maps an image of ${bmap.imageSize} bytes, but ${path} holds ${size}.`);
+    }
+    const checksum = await expectedChecksum(path, true, request.sha256);
+    const plan: DecodePlan = {
+      location: { kind: 'file', path },
+      format,
+      imageSize: bmap?.imageSize ?? (sizeExact ? size : null),
+      sha256: checksum?.sha256 ?? null,
+      sha256From: checksum?.from ?? null,
+      map: bmap?.decode ?? null,
+      zipEntry,
+      sendImage: !(format === 'raw' && bmap === null),
+      systemTools: request.systemTools ?? true,
+    };
+    const head = request.partitions === false ? null : readImageAt !== null ? await readImageAt(0, PARTITION_TABLE_BYTES) : await readDecodedHead(plan, PARTITION_TABLE_BYTES);
+    const partitionTable = head === null ? null : await withFilesystemLabels(readPartitionTable(head), readImageAt);
+    return {
+      info: {
+        source: path,
+        name: basename(path),
+        format,
+        sourceSize: image.fileSize,
+        size: bmap?.imageSize ?? size,
+        sizeExact: bmap !== null || (size !== null && sizeExact),
+        partitionTable,
+        entry,
+        blockMap: bmap === null ? null : { from: bmap.from, mappedBytes: bmap.mappedBytes, ranges: bmap.ranges },
+        checksum,
+      },
+      plan,
+      direct: !plan.sendImage,
+      imageSize: plan.imageSize,
+      extents: plan.map?.extents ?? null,
+    };
+  } finally {
+    await image.close();
+  }
+}
+
+/**
+ * The exact size of an .xz download, from the index at its end, read with range requests (most
+ * OS images are .img.xz, and their size decides which cards can take them). Null when the server
+ * does not say how long the file is or does not serve ranges, or the index cannot be read: the
+ * image is then written all the same, and the decoder judges the file.
+ */
+async function xzSizeOverHttp(url: string, fileSize: number | null): Promise<number | null> {
+  if (fileSize === null) return null;
+  try {
+    return (await readXzIndex(httpRangeReader(url), fileSize)).uncompressedSize;
+  } catch {
+    return null;
+  }
+}
+
+/** Probes a download: its first bytes say the format; only streamed formats can be written from a URL. */
+async function prepareUrl(request: ImageRequest): Promise<PreparedImage> {
+  const url = request.image;
+  const controller = new AbortController();
+  const body = await openHttp(url, { signal: controller.signal });
+  let head = Buffer.alloc(0);
+  try {
+    for await (const chunk of body.stream) {
+      head = Buffer.concat([head, chunk as Buffer]);
+      if (head.length >= SNIFF_BYTES) break;
+    }
+  } finally {
+    controller.abort();
+    body.stream.destroy();
+  }
+  const format = detectFormat(head, null);
+  if (!STREAMED.has(format) && format !== 'raw') {
+    throw new SourceError('unsupported-format', `${url} is a ${format} image, which cannot be written while downloading (it must be read out of order). Download it first, then flash the file.`);
+  }
+  if (request.bmap !== undefined && request.bmap !== false) throw new SourceError('unsupported-format', 'A block map (--bmap) applies to local images only.');
+  if (format === 'bzip2') await requireBzip2(request);
+  const checksum = await expectedChecksum(url, false, request.sha256);
+  const location: SourceLocation = { kind: 'url', url };
+  const plan: DecodePlan = {
+    location,
+    format,
+    imageSize: format === 'raw' ? body.size : format === 'xz' ? await xzSizeOverHttp(body.finalUrl, body.size) : null,
+    sha256: checksum?.sha256 ?? null,
+    sha256From: checksum?.from ?? null,
+    map: null,
+    zipEntry: null,
+    sendImage: true,
+    systemTools: request.systemTools ?? true,
+  };
+  const name = basename(new URL(body.finalUrl).pathname) || url;
+  return {
+    info: {
+      source: url,
+      name,
+      format,
+      sourceSize: body.size,
+      size: plan.imageSize,
+      sizeExact: plan.imageSize !== null,
+      partitionTable: format === 'raw' && request.partitions !== false ? readPartitionTable(head) : null,
+      entry: null,
+      blockMap: null,
+      checksum,
+    },
+    plan,
+    direct: false,
+    imageSize: plan.imageSize,
+    extents: null,
+  };
+}
+
+/** Probes an image (a path or an http(s) URL) and plans its decoding. Throws SourceError for bad input. */
+export function prepareImage(request: ImageRequest): Promise<PreparedImage> {
+  return isUrl(request.image) ? prepareUrl(request) : prepareFile(request);
+}

@@ -1,0 +1,77 @@
+import type { Readable } from 'node:stream';
+import type { StartMessage } from '../../common/contracts/helper-protocol.js';
+import { REFUSAL_CODES, type Failure, type SourceEnd, type TargetResult } from '../../common/domain/result.js';
+import { startDecoder, type DecoderOutput, type RunningDecoder } from './decoder-launch.js';
+import { openImage } from './open-image.js';
+import type { PreparedImage } from './probe.js';
+
+/** The image, flowing: what the helper reads, and what its start message must say about it. */
+export interface SourceFeed {
+  /** The helper's fd 0: the image file itself, or the decoder's pipe. */
+  readonly source: number | Readable;
+  readonly start: Pick<StartMessage, 'imageSize' | 'sourceSeekable' | 'extents' | 'awaitSourceEnd'>;
+  /** How the image is read: "read directly" or the decoder that runs. */
+  readonly decoder: Promise<string>;
+  /** Source bytes read so far (a download's progress). */
+  sourceBytes(): number;
+  /**
+   * Relays the decoder's verdict (to the helper job's endSource), waits for the job's results,
+   * stops the decoder, and returns the results with the source's own failure in place of what
+   * the job could see of it.
+   */
+  finish(results: Promise<TargetResult[]>, endSource: (end: SourceEnd) => void): Promise<TargetResult[]>;
+  /** For a job that never started: stops the decoder and closes the image. */
+  close(): Promise<void>;
+}
+
+/**
+ * A failed source is the reason for a failed job: the helper only sees a pipe that ended early
+ * (or not at all). Refusals and cancellations stand: nothing was written, or the user stopped it.
+ */
+export function withSourceFailure(results: readonly TargetResult[], failure: Failure): TargetResult[] {
+  return results.map((r) => {
+    if (r.status === 'cancelled' || (r.status === 'failed' && REFUSAL_CODES.has(r.code))) return r;
+    return { status: 'failed', target: r.target, bytes: r.bytes, ...failure };
+  });
+}
+
+/** Opens the prepared image for a flash: the file itself, a decoder, or both (a checksum to check alongside). */
+export async function openSourceFeed(prepared: PreparedImage, output: DecoderOutput = 'stream'): Promise<SourceFeed> {
+  const file = prepared.direct && prepared.plan.location.kind === 'file' ? await openImage(prepared.plan.location.path) : null;
+  let decoder: RunningDecoder | null = null;
+  try {
+    decoder = file === null || prepared.plan.sha256 !== null ? await startDecoder(prepared.plan, output) : null;
+  } catch (error) {
+    await file?.close();
+    throw error;
+  }
+  const source = file?.fd ?? decoder?.source;
+  if (source === undefined || source === null) throw new Error('no image source');
+  const running = decoder;
+  const close = async () => {
+    await running?.stop();
+    await file?.close();
+  };
+  return {
+    source,
+    start: {
+      imageSize: prepared.imageSize,
+      sourceSeekable: file !== null,
+      ...(prepared.extents !== null ? { extents: prepared.extents } : {}),
+      ...(running !== null ? { awaitSourceEnd: true } : {}),
+    },
+    decoder: running === null ? Promise.resolve('read directly') : file !== null ? Promise.resolve('read directly, SHA-256 checked alongside') : running.decoder,
+    sourceBytes: () => running?.sourceBytes() ?? 0,
+    finish: async (pending, endSource) => {
+      void running?.ended.then((end) => {
+        if (end.status === 'ok') endSource({ ok: true, bytes: end.bytes });
+        else if (end.status === 'failed') endSource({ ok: false, failure: end.failure });
+      });
+      const results = await pending;
+      await close();
+      const end = await running?.ended;
+      return end?.status === 'failed' ? withSourceFailure(results, end.failure) : results;
+    },
+    close,
+  };
+}

@@ -1,0 +1,183 @@
+/**
+ * The unprivileged app's side of the FIFO transport, for elevation tools that close every
+ * descriptor above 2 (sudo, pkexec) or pass none at all (osascript).
+ *
+ * The app makes a fresh directory with mode 0700 in its own temporary directory and FIFOs in it
+ * (mode 0600), and passes only the directory to the helper, which opens the FIFOs as a client
+ * after checking them (privileged/fifo-endpoints.ts). Nothing listens: a FIFO has no accept(), and no other
+ * user can even look inside the directory.
+ */
+import { constants } from 'node:fs';
+import { lstat, mkdtemp, readdir, rm } from 'node:fs/promises';
+import { Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Readable } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { errorCode } from '../../common/domain/error-details.js';
+import { closeFd, openFd, readAt, writeFully } from '../../node/io.js';
+import { processExists } from '../../node/processes.js';
+import { runTool } from '../../node/run-tool.js';
+import type { ChannelStreams } from '../../node/channel.js';
+import { FIFO_NAMES } from '../../common/contracts/helper-transport.js';
+import { copyImage } from './image-feed.js';
+
+/** How often the app looks whether the helper has opened the image FIFO yet. */
+const IMAGE_OPEN_POLL_MS = 20;
+/** Read size when the app passes a backup's bytes from the image FIFO on; the FIFO itself holds 64 KiB. */
+const DRAIN_COPY_BYTES = 1024 * 1024;
+
+export interface ChannelDir {
+  readonly dir: string;
+  readonly streams: ChannelStreams;
+  /**
+   * Copies the image into the image FIFO once the helper opens it (see copyImage); `stop` ends the
+   * wait for a helper that never does. Resolves with the error that kept the image from the helper.
+   */
+  feedImage(source: number | Readable, stop: AbortSignal): Promise<Error | null>;
+  /**
+   * A backup, the other way round: once the helper opens the image FIFO for writing, copies what
+   * it sends into `into` (the pipe the backup writer reads), then closes `into`. `stop` (the helper
+   * has exited) ends the wait for a helper that never opens it. Resolves with the error that kept
+   * the bytes from arriving; one that stopped because the reader stopped reading is no error.
+   */
+  drainImage(into: number, stop: AbortSignal): Promise<Error | null>;
+  /** Closes the app's ends and deletes the directory. */
+  remove(): Promise<void>;
+}
+
+/** Opens the write end of a FIFO without blocking a thread: ENXIO means no reader yet, so wait and retry. */
+async function openWhenReaderArrives(path: string, stop: AbortSignal): Promise<number | null> {
+  while (!stop.aborted) {
+    try {
+      return await openFd(path, constants.O_WRONLY | constants.O_NONBLOCK);
+    } catch (error) {
+      if (errorCode(error) !== 'ENXIO') throw error;
+    }
+    await sleep(IMAGE_OPEN_POLL_MS);
+  }
+  return null;
+}
+
+/**
+ * Opens the read end of a FIFO, which blocks a pool thread until a writer arrives. Once `stop`
+ * aborts, a writer is stood in briefly until the open returns, so no thread waits forever.
+ */
+async function openForReading(path: string, stop: AbortSignal): Promise<number | null> {
+  let opened = false;
+  const release = async (): Promise<void> => {
+    while (!opened) {
+      try {
+        await closeFd(await openFd(path, constants.O_WRONLY | constants.O_NONBLOCK));
+      } catch (error) {
+        // ENXIO until the blocked open counts as a reader: try again shortly. Anything else
+        // (the directory is gone) means there is nothing left to release.
+        if (errorCode(error) !== 'ENXIO') return;
+      }
+      await sleep(IMAGE_OPEN_POLL_MS);
+    }
+  };
+  stop.addEventListener('abort', () => void release(), { once: true });
+  try {
+    const fd = await openFd(path, constants.O_RDONLY);
+    if (!stop.aborted) return fd;
+    await closeFd(fd);
+    return null;
+  } finally {
+    opened = true;
+  }
+}
+
+/** Copies `from` into `to` until `from` ends or `to` stops taking bytes (its reader is done). */
+async function copyUntilEnd(from: number, to: number): Promise<Error | null> {
+  const buffer = Buffer.allocUnsafe(DRAIN_COPY_BYTES);
+  for (;;) {
+    let n: number;
+    try {
+      n = await readAt(from, buffer, 0, buffer.length, null);
+    } catch (error) {
+      return error instanceof Error ? error : new Error(String(error));
+    }
+    if (n === 0) return null;
+    try {
+      await writeFully(to, buffer, 0, n, null);
+    } catch (error) {
+      // The backup writer has what it wanted (a trimmed end) or gave up: not this copy's failure.
+      if (errorCode(error) === 'EPIPE') return null;
+      return error instanceof Error ? error : new Error(String(error));
+    }
+  }
+}
+
+/** Channel directories are named after the app process that made them: `sluice-helper-PID-XXXXXX`. */
+const CHANNEL_DIR = /^sluice-helper-(\d+)-/;
+
+/**
+ * Deletes the channel directories of app processes that no longer exist: one killed outright
+ * (kill -9, a crash) could not delete its own. Only this user's own directories are touched.
+ */
+export async function removeStaleChannelDirs(): Promise<void> {
+  const uid = process.getuid?.();
+  for (const name of await readdir(tmpdir()).catch(() => [])) {
+    const pid = Number(CHANNEL_DIR.exec(name)?.[1] ?? NaN);
+    if (!Number.isSafeInteger(pid) || pid === process.pid || processExists(pid)) continue;
+    const path = join(tmpdir(), name);
+    const st = await lstat(path).catch(() => null);
+    if (st === null || !st.isDirectory() || st.uid !== uid) continue;
+    await rm(path, { recursive: true, force: true });
+  }
+}
+
+export async function createChannelDir(withImageFifo: boolean): Promise<ChannelDir> {
+  await removeStaleChannelDirs();
+  const dir = await mkdtemp(join(tmpdir(), `sluice-helper-${process.pid}-`));
+  const sockets: Socket[] = [];
+  try {
+    const names = [FIFO_NAMES.toHelper, FIFO_NAMES.fromHelper, ...(withImageFifo ? [FIFO_NAMES.image] : [])];
+    await runTool('mkfifo', ['-m', '600', '--', ...names.map((name) => join(dir, name))]);
+    // The app holds both control FIFOs read-write. Opening read-write never blocks (Linux and
+    // macOS), so the app never waits on a helper that failed to start; and since the app is the
+    // only writer of to-helper, the helper reads end-of-file exactly when the app's process ends.
+    // The app itself learns that the helper ended from the launched process's exit, not from here.
+    const toHelper = new Socket({ fd: await openFd(join(dir, FIFO_NAMES.toHelper), constants.O_RDWR), readable: false, writable: true });
+    sockets.push(toHelper);
+    const fromHelper = new Socket({ fd: await openFd(join(dir, FIFO_NAMES.fromHelper), constants.O_RDWR), readable: true, writable: false });
+    sockets.push(fromHelper);
+    return {
+      dir,
+      streams: { input: fromHelper, output: toHelper },
+      feedImage: async (source, stop) => {
+        let fd: number | null;
+        try {
+          fd = await openWhenReaderArrives(join(dir, FIFO_NAMES.image), stop);
+        } catch (error) {
+          return error instanceof Error ? error : new Error(String(error));
+        }
+        return fd === null ? null : copyImage(source, new Socket({ fd, readable: false, writable: true }));
+      },
+      drainImage: async (into, stop) => {
+        try {
+          const fd = await openForReading(join(dir, FIFO_NAMES.image), stop);
+          if (fd === null) return null;
+          try {
+            return await copyUntilEnd(fd, into);
+          } finally {
+            await closeFd(fd);
+          }
+        } catch (error) {
+          return error instanceof Error ? error : new Error(String(error));
+        } finally {
+          await closeFd(into);
+        }
+      },
+      remove: async () => {
+        for (const socket of sockets) socket.destroy();
+        await rm(dir, { recursive: true, force: true });
+      },
+    };
+  } catch (error) {
+    for (const socket of sockets) socket.destroy();
+    await rm(dir, { recursive: true, force: true });
+    throw error;
+  }
+}

@@ -1,0 +1,206 @@
+/**
+ * Windows: what happens to a disk around a write. Since Vista, Windows refuses raw writes into a
+ * mounted volume's sectors unless the volume is locked or dismounted, and a dismounted volume
+ * mounts itself again at the next access (Explorer, an antivirus). So every volume on the disk is
+ * locked (FSCTL_LOCK_VOLUME, which also fails while any program has a file open there) and
+ * dismounted, and the locks are held until the job is done with the disk. Node cannot issue
+ * DeviceIoControl, so a PowerShell process does it and holds the locks: it lives until its
+ * standard input closes, which the helper does when it is done, or which happens when it dies.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { fail } from '../failures.js';
+import { NOTHING_HELD, type DeviceFacts, type VolumeHold } from './types.js';
+import { physicalDriveNumber, powershellArgs, runPowerShell } from './win32-disk.js';
+import { errorText } from '../../common/domain/error-details.js';
+
+/** winnt.h; interpolated as decimal, since PowerShell reads 0xC0000000 as a negative Int32. */
+const GENERIC_READ_WRITE = 0xc0000000;
+/** FILE_SHARE_READ | FILE_SHARE_WRITE: others may keep their handles, or the open itself would fail while the lock is what should. */
+const SHARE_READ_WRITE = 3;
+const OPEN_EXISTING = 3;
+/** winioctl.h */
+const FSCTL_LOCK_VOLUME = 0x00090018;
+const FSCTL_DISMOUNT_VOLUME = 0x00090020;
+/**
+ * A lock is retried this many times, 100 ms apart: Explorer and antivirus scanners open a new
+ * volume's files for a moment, and a lock taken a second later succeeds.
+ */
+const LOCK_ATTEMPTS = 20;
+/** PowerShell takes a second or two to start; a lock script that says nothing for this long is stuck. */
+const LOCK_TIMEOUT_MS = 60_000;
+
+const P_INVOKE_VOLUME = `Add-Type -Namespace Sluice -Name Volume -MemberDefinition @'
+[DllImport("kernel32.dll", CharSet = CharSet.Unicode, SetLastError = true)]
+public static extern Microsoft.Win32.SafeHandles.SafeFileHandle CreateFileW(string name, uint access, uint share, IntPtr security, uint disposition, uint flags, IntPtr template);
+[DllImport("kernel32.dll", SetLastError = true)]
+public static extern bool DeviceIoControl(Microsoft.Win32.SafeHandles.SafeFileHandle device, uint code, IntPtr input, uint inputSize, IntPtr output, uint outputSize, out uint returned, IntPtr overlapped);
+'@`;
+
+/**
+ * Locks and dismounts every volume on disk `disk`, prints one JSON line, {"Held":N} or
+ * {"Busy":"E:\\","Error":"..."}, then holds the locks until its standard input closes.
+ */
+export function volumeLockScript(disk: number): string {
+  return `$ErrorActionPreference = 'Stop'
+${P_INVOKE_VOLUME}
+$held = New-Object System.Collections.ArrayList
+foreach ($p in @(Get-Partition -DiskNumber ${disk} -ErrorAction SilentlyContinue)) {
+  $guid = @($p.AccessPaths) | Where-Object { $_ -like '\\\\?\\Volume*' } | Select-Object -First 1
+  if (-not $guid) { continue }
+  $name = if ($p.DriveLetter) { "$($p.DriveLetter):\\" } else { $guid }
+  $h = [Sluice.Volume]::CreateFileW($guid.TrimEnd('\\'), ${GENERIC_READ_WRITE}, ${SHARE_READ_WRITE}, [IntPtr]::Zero, ${OPEN_EXISTING}, 0, [IntPtr]::Zero)
+  if ($h.IsInvalid) {
+    [pscustomobject]@{ Busy = $name; Error = (New-Object ComponentModel.Win32Exception ([Runtime.InteropServices.Marshal]::GetLastWin32Error())).Message } | ConvertTo-Json -Compress
+    exit 1
+  }
+  $n = 0
+  $locked = $false
+  for ($i = 0; $i -lt ${LOCK_ATTEMPTS} -and -not $locked; $i++) {
+    $locked = [Sluice.Volume]::DeviceIoControl($h, ${FSCTL_LOCK_VOLUME}, [IntPtr]::Zero, 0, [IntPtr]::Zero, 0, [ref]$n, [IntPtr]::Zero)
+    if (-not $locked) { Start-Sleep -Milliseconds 100 }
+  }
+  if (-not $locked) {
+    [pscustomobject]@{ Busy = $name; Error = 'a program has files open on it' } | ConvertTo-Json -Compress
+    exit 1
+  }
+  [void][Sluice.Volume]::DeviceIoControl($h, ${FSCTL_DISMOUNT_VOLUME}, [IntPtr]::Zero, 0, [IntPtr]::Zero, 0, [ref]$n, [IntPtr]::Zero)
+  [void]$held.Add($h)
+}
+[pscustomobject]@{ Held = $held.Count } | ConvertTo-Json -Compress
+[Console]::Out.Flush()
+if ($held.Count -gt 0) { [void][Console]::In.ReadToEnd() }
+`;
+}
+
+export type LockReport = { held: number } | { busy: string; error: string };
+
+/** The lock script's one line of output. */
+export function parseLockReport(line: string): LockReport {
+  const report = JSON.parse(line) as { Held?: number; Busy?: string; Error?: string };
+  if (typeof report.Held === 'number') return { held: report.Held };
+  if (typeof report.Busy === 'string') return { busy: report.Busy, error: report.Error ?? '' };
+  throw new Error(`unexpected output from the volume lock script: ${line}`);
+}
+
+/** The first line `child` prints, or an error saying how it ended without one. */
+function firstLine(child: ChildProcess, timeoutMs: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let stderr = '';
+    child.stderr?.setEncoding('utf8').on('data', (text: string) => (stderr += text));
+    const lines = createInterface({ input: child.stdout ?? process.stdin });
+    const timer = setTimeout(() => reject(new Error(`PowerShell said nothing for ${timeoutMs / 1000} s`)), timeoutMs);
+    lines.once('line', (line) => {
+      clearTimeout(timer);
+      lines.close();
+      resolve(line);
+    });
+    child.once('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`PowerShell exited (code ${code ?? 'none'}) before locking the volumes: ${stderr.trim()}`));
+    });
+  });
+}
+
+function endHold(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    child.once('exit', () => resolve());
+    child.stdin?.end();
+  });
+}
+
+export async function unmountWin32(facts: DeviceFacts): Promise<VolumeHold> {
+  const disk = physicalDriveNumber(facts.path);
+  if (disk === null) return NOTHING_HELD;
+  const child = spawn('powershell.exe', powershellArgs(volumeLockScript(disk)), { stdio: ['pipe', 'pipe', 'pipe'], windowsHide: true });
+  let report: LockReport;
+  try {
+    report = parseLockReport(await firstLine(child, LOCK_TIMEOUT_MS));
+  } catch (error) {
+    child.kill();
+    throw fail('target-busy', `Could not lock the volumes on ${facts.path}: ${errorText(error)}. Nothing was written.`);
+  }
+  if ('busy' in report) {
+    await endHold(child);
+    throw fail('target-busy', `${report.busy} (on ${facts.path}) is in use: ${report.error}. Close the programs and windows using it, then try again. Nothing was written.`);
+  }
+  return { release: () => endHold(child) };
+}
+
+/** Asks Windows to read the disk's partition table again, so the new volumes appear. */
+export async function rereadPartitionsWin32(facts: DeviceFacts): Promise<void> {
+  const disk = physicalDriveNumber(facts.path);
+  if (disk !== null) await runPowerShell(`Update-Disk -Number ${disk}`);
+}
+
+/**
+ * Requests the eject the way "Safely Remove Hardware" does (CM_Request_Device_Eject). A USB
+ * stick or reader is ejected through its USB device node, which powers it off; anything else
+ * (an SD slot on the board) through the disk's own node, never its controller's.
+ */
+export function ejectScript(disk: number): string {
+  return `$ErrorActionPreference = 'Stop'
+Add-Type -Namespace Sluice -Name Cfg -MemberDefinition @'
+[DllImport("cfgmgr32.dll", CharSet = CharSet.Unicode)]
+public static extern int CM_Locate_DevNodeW(out uint devInst, string deviceId, uint flags);
+[DllImport("cfgmgr32.dll")]
+public static extern int CM_Get_Parent(out uint parent, uint devInst, uint flags);
+[DllImport("cfgmgr32.dll", CharSet = CharSet.Unicode)]
+public static extern int CM_Get_Device_IDW(uint devInst, System.Text.StringBuilder buffer, int length, uint flags);
+[DllImport("cfgmgr32.dll", CharSet = CharSet.Unicode)]
+public static extern int CM_Request_Device_EjectW(uint devInst, out int vetoType, System.Text.StringBuilder vetoName, int length, uint flags);
+'@
+$id = (Get-CimInstance -ClassName Win32_DiskDrive -Filter "Index = ${disk}").PNPDeviceID
+$node = 0
+$located = [Sluice.Cfg]::CM_Locate_DevNodeW([ref]$node, $id, 0)
+if ($located -ne 0) { [pscustomobject]@{ Result = $located; Veto = 0; VetoName = '' } | ConvertTo-Json -Compress; exit 0 }
+$parent = 0
+$parentId = New-Object System.Text.StringBuilder 512
+if ([Sluice.Cfg]::CM_Get_Parent([ref]$parent, $node, 0) -eq 0 -and [Sluice.Cfg]::CM_Get_Device_IDW($parent, $parentId, 512, 0) -eq 0 -and $parentId.ToString().StartsWith('USB\\')) { $node = $parent }
+$veto = 0
+$vetoName = New-Object System.Text.StringBuilder 512
+$result = [Sluice.Cfg]::CM_Request_Device_EjectW($node, [ref]$veto, $vetoName, 512, 0)
+[pscustomobject]@{ Result = $result; Veto = $veto; VetoName = $vetoName.ToString() } | ConvertTo-Json -Compress
+`;
+}
+
+/** PNP_VETO_TYPE (cfg.h): why Windows refused to eject. */
+const VETO_REASONS: Record<number, string> = {
+  1: 'a legacy device is in the way',
+  2: 'a removal is already pending',
+  3: 'an application is using it',
+  4: 'a service is using it',
+  5: 'a program has it open',
+  6: 'another device depends on it',
+  7: 'its driver refused',
+  8: 'the request was not valid for this device',
+  9: 'it is needed for power',
+  10: 'it cannot be disabled',
+  11: 'a legacy driver refused',
+  12: 'Windows needs more rights to eject it',
+  13: 'it was already removed',
+};
+
+/** CONFIGRET success. */
+const CR_SUCCESS = 0;
+
+/** What the eject script printed, as null (ejected) or the reason it was not. */
+export function ejectRefusal(output: string): string | null {
+  const report = JSON.parse(output) as { Result: number; Veto: number; VetoName: string };
+  if (report.Result === CR_SUCCESS && report.Veto === 0) return null;
+  const reason = VETO_REASONS[report.Veto] ?? `configuration manager error ${report.Result}`;
+  return report.VetoName === '' ? reason : `${reason} (${report.VetoName})`;
+}
+
+export async function ejectWin32(facts: DeviceFacts): Promise<boolean> {
+  const disk = physicalDriveNumber(facts.path);
+  if (disk === null) return false;
+  const refusal = ejectRefusal((await runPowerShell(ejectScript(disk))).trim());
+  if (refusal !== null) throw new Error(`Windows would not eject it: ${refusal}`);
+  return true;
+}

@@ -1,0 +1,142 @@
+import type { Failure, TargetResult } from '../common/domain/result.js';
+import { DEFAULT_CHUNK } from './flash.js';
+import { allocateJobMemory } from './job-memory.js';
+import { fail, FlashError, toFailure } from './failures.js';
+import { closeFd, PositionedError, readFully, writeFully } from '../node/io.js';
+import { openInspectedDisk } from './open-device.js';
+import type { DeviceFacts, DevicePlatform, VolumeHold } from './platform/types.js';
+import { errorCode, errorText } from '../common/domain/error-details.js';
+
+/**
+ * Whether the engine may read the whole disk described by `facts` for a backup or a clone: the
+ * same kind of checks it makes on a target, from its own fresh look at the system. Returns the
+ * reason for refusing, or null.
+ */
+export function refuseSource(facts: DeviceFacts): Failure | null {
+  const { path } = facts;
+  if (!facts.exists) return { code: 'target-not-found', message: `${path} does not exist: was the drive unplugged?` };
+  if (!facts.isBlockDevice) return { code: 'target-not-block-device', message: `${path} is not a disk. Sluice backs up and clones whole disks only; to copy a file, copy the file.` };
+  if (facts.isPartition) return { code: 'target-is-partition', message: `${path} is a partition, not a whole disk. Choose the disk it belongs to (for example /dev/sdb, not /dev/sdb1).` };
+  if (facts.isSystem) {
+    return { code: 'target-system', message: `${path} holds the running system (${facts.mountpoints.join(', ')}). Sluice does not copy it: its filesystems change while they are read, so the copy would not be consistent.` };
+  }
+  return null;
+}
+
+
+/**
+ * A whole disk opened for reading after the engine's own checks: unmounted (a disk whose
+ * filesystems are in use cannot be copied consistently) and held exclusively where the OS can.
+ */
+export class SourceDevice {
+  private constructor(
+    readonly facts: DeviceFacts,
+    readonly fd: number,
+    private readonly hold: VolumeHold,
+    private readonly platform: DevicePlatform,
+  ) {}
+
+  get path(): string {
+    return this.facts.path;
+  }
+
+  /** Inspects `path` afresh, refuses it if the rules say so, unmounts it and opens it read-only. */
+  static async open(path: string, platform: DevicePlatform): Promise<SourceDevice> {
+    const facts = await platform.inspect(path);
+    const refusal = refuseSource(facts);
+    if (refusal !== null) throw new FlashError(refusal);
+    const { fd, hold } = await openInspectedDisk(facts, platform, platform.sourceFlags, (error): Failure => {
+      const code = errorCode(error);
+      if (code === 'EBUSY') return { code: 'target-busy', message: `${path} is in use by another program (mounted, or open in a disk tool). Close it and try again.` };
+      if (code === 'EACCES' || code === 'EPERM') return { code: 'permission-denied', message: `No permission to read ${path}. Reading a whole disk needs administrator rights.` };
+      if (code === 'ENOENT' || code === 'ENXIO' || code === 'ENODEV') return { code: 'target-not-found', message: `${path} disappeared before it could be opened: was it unplugged?` };
+      return { code: 'internal', message: `Opening ${path} failed: ${errorText(error)}` };
+    });
+    return new SourceDevice(facts, fd, hold, platform);
+  }
+
+  /**
+   * What a failed or short read at `position` means. The system is asked again: a drive that is
+   * gone, or is suddenly another size, was unplugged (or swapped), whatever errno the read gave.
+   */
+  async readFailure(error: unknown, position: number): Promise<FlashError> {
+    const now = await this.platform.inspect(this.path).catch(() => null);
+    const gone = now === null || !now.exists || now.rdev !== this.facts.rdev || now.size !== this.facts.size;
+    return sourceDeviceFailure(this.path, gone ? Object.assign(new Error('gone'), { code: 'ENODEV' }) : error, position);
+  }
+
+  async close(): Promise<void> {
+    try {
+      await closeFd(this.fd);
+    } finally {
+      await this.hold.release();
+    }
+  }
+}
+
+/** A read of the source that failed: the drive went away, or it is failing. */
+function sourceDeviceFailure(path: string, error: unknown, near: number): FlashError {
+  const offset = error instanceof PositionedError ? error.position : near;
+  const code = errorCode(error);
+  if (code === 'ENODEV' || code === 'ENXIO' || code === 'ENOENT' || code === 'ENOMEDIUM') {
+    return fail('source-read-error', `${path} stopped answering at byte offset ${offset}: was it unplugged? The copy is incomplete.`, { offset });
+  }
+  return fail('source-read-error', `Reading ${path} failed at byte offset ${offset}: ${errorText(error)}. The drive may be failing; the copy is incomplete.`, { offset });
+}
+
+/** The reader on the other end went away: the unprivileged side has what it wanted, or stopped. */
+function readerGone(error: unknown): boolean {
+  const code = errorCode(error);
+  return code === 'EPIPE' || code === 'ECONNRESET';
+}
+
+/**
+ * Backup, the privileged half: copies every byte of `source`, front to back, to `out` (a pipe to
+ * the unprivileged side, which writes the user's file). One aligned buffer in two halves: one is
+ * written to the pipe while the next is read from the disk. Resolves with the source's result
+ * ('ok' once all of it was sent; 'cancelled' when the reader stopped or `signal` fired); never
+ * rejects.
+ */
+export async function sendDevice(source: SourceDevice, out: number, signal: AbortSignal): Promise<TargetResult> {
+  const started = performance.now();
+  const target = source.path;
+  const size = source.facts.size;
+  const memory = allocateJobMemory(2 * DEFAULT_CHUNK).bytes;
+  const halves: readonly [Buffer, Buffer] = [memory.subarray(0, DEFAULT_CHUNK), memory.subarray(DEFAULT_CHUNK)];
+  const read = async (into: Buffer, position: number): Promise<number> => {
+    const length = Math.min(DEFAULT_CHUNK, size - position);
+    let got: number;
+    try {
+      got = await readFully(source.fd, into, 0, length, position);
+    } catch (error) {
+      throw await source.readFailure(error, position);
+    }
+    if (got < length) throw await source.readFailure(Object.assign(new Error('the drive ended early'), { code: 'ENODEV' }), position + got);
+    return got;
+  };
+  let position = 0;
+  try {
+    let filled = size > 0 ? await read(halves[0], 0) : 0;
+    for (let turn: 0 | 1 = 0; filled > 0; turn = turn === 0 ? 1 : 0) {
+      if (signal.aborted) return { status: 'cancelled', target, bytes: position };
+      const n = filled;
+      const sending = writeFully(out, halves[turn], 0, n, null).then(
+        () => null,
+        (error: unknown) => error,
+      );
+      const next = position + n < size ? read(halves[turn === 0 ? 1 : 0], position + n).catch((error: unknown) => error as FlashError) : Promise.resolve(0);
+      const sent = await sending;
+      const got = await next;
+      if (sent !== null) {
+        if (readerGone(sent)) return { status: 'cancelled', target, bytes: position };
+        throw fail('internal', `Passing ${target}'s bytes on failed: ${errorText(sent)}`);
+      }
+      if (typeof got !== 'number') throw got;
+      position += n;
+      filled = got;
+    }
+  } catch (error) {
+    return { status: 'failed', target, bytes: position, ...toFailure(error) };
+  }
+  return { status: 'ok', target, bytes: position, written: false, verified: false, seconds: (performance.now() - started) / 1000 };
+}
