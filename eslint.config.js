@@ -10,10 +10,12 @@
 //   cli/          the `sluice` command.
 //   electron/     core (the app's logic, plain Node), main (Electron glue), preload.
 //   renderer/     the sandboxed UI.
+import { builtinModules } from 'node:module';
+import { dirname, relative, resolve } from 'node:path';
 import tseslint from 'typescript-eslint';
 
 /** Layer → the layers it may import. Anything not listed is refused, at error level. */
-const LAYERS = {
+export const LAYERS = {
   common: [],
   node: ['common'],
   writer: ['common', 'node'],
@@ -30,55 +32,72 @@ const LAYERS = {
 const ROOT_SIDE = new Set(['common', 'node', 'writer', 'privileged']);
 /** Layers that run without Node. */
 const NO_NODE = new Set(['common', 'renderer', 'electron/preload']);
-/** Where Electron may be imported (electron/core only by type: it runs under plain Node). */
-const ELECTRON_ALLOWED = new Set(['electron/main', 'electron/preload']);
+/** Where Electron may be imported; electron/core only by type, since it runs under plain Node. */
+const ELECTRON = { 'electron/main': 'yes', 'electron/preload': 'yes', 'electron/core': 'types' };
 
-const layerNames = Object.keys(LAYERS);
+const ROOT = import.meta.dirname;
+/** Longest first, so that electron/core is found before a shorter name could claim it. */
+const byLength = Object.keys(LAYERS).sort((a, b) => b.length - a.length);
 
-/** The import patterns one layer is refused. */
-function restrictionsFor(layer) {
-  const allowed = new Set([layer, ...LAYERS[layer]]);
-  // A layer nested in another (electron/core in electron/) is refused by its own name, so that
-  // electron/main may import electron/core without being allowed the whole of electron/.
-  const refused = layerNames.filter((other) => !allowed.has(other) && !layer.startsWith(`${other}/`));
-  const patterns = refused.map((other) => ({
-    regex: `(^|/)${other.replace('/', '\\/')}(/|$)`,
-    message: `${layer}/ may import only ${[...LAYERS[layer]].join(', ') || 'nothing outside itself'} (the layer table in eslint.config.js).`,
-  }));
-  if (NO_NODE.has(layer)) patterns.push({ regex: '^node:', message: `${layer}/ runs without Node.` });
-  if (ROOT_SIDE.has(layer)) {
-    patterns.push({ regex: '^(?!node:|\\.|valibot$)', message: `${layer}/ runs as root: no npm package but valibot.` });
-  }
-  const electron = { name: 'electron', message: 'Only electron/main and electron/preload import Electron.' };
-  const paths = ELECTRON_ALLOWED.has(layer) ? [] : layer === 'electron/core' ? [{ ...electron, message: 'electron/core runs under plain Node: take Electron objects by interface (see flash-session.ts DesktopEffects).', allowTypeImports: true }] : [electron];
-  return { paths, patterns };
+/** The layer a repository-relative path belongs to, or null (tests, build scripts, configs). */
+function layerOf(path) {
+  return byLength.find((layer) => path === layer || path.startsWith(`${layer}/`)) ?? null;
 }
+
+/** Why `layer` may not import `specifier` (from `file`), or null when it may. */
+function refusal(layer, file, specifier, typeOnly) {
+  if (specifier.startsWith('.')) {
+    const target = layerOf(relative(ROOT, resolve(dirname(file), specifier)).split('\\').join('/'));
+    if (target === null || target === layer || LAYERS[layer].includes(target)) return null;
+    return `${layer}/ may not import ${target}/: it may import only ${LAYERS[layer].join(', ') || 'itself'} (the layer table in eslint.config.js).`;
+  }
+  if (specifier === 'electron') {
+    const allowed = ELECTRON[layer];
+    if (allowed === 'yes' || (allowed === 'types' && typeOnly)) return null;
+    return allowed === 'types' ? `${layer}/ runs under plain Node: take Electron objects by interface (see electron/core/desktop-job.ts DesktopEffects).` : `${layer}/ may not import Electron.`;
+  }
+  if (specifier.startsWith('node:') || builtinModules.includes(specifier)) return NO_NODE.has(layer) ? `${layer}/ runs without Node.` : null;
+  if (ROOT_SIDE.has(layer) && specifier !== 'valibot') return `${layer}/ runs as root: it may import no npm package but valibot.`;
+  return null;
+}
+
+/** sluice/layers: every import (static, re-export, dynamic with a literal) checked against LAYERS. */
+const layersRule = {
+  meta: { type: 'problem', schema: [], messages: { refused: '{{why}}' } },
+  create(context) {
+    const file = context.filename;
+    const layer = layerOf(relative(ROOT, file).split('\\').join('/'));
+    if (layer === null) return {};
+    const check = (node, typeOnly) => {
+      if (node.source?.type !== 'Literal' || typeof node.source.value !== 'string') return;
+      const why = refusal(layer, file, node.source.value, typeOnly);
+      if (why !== null) context.report({ node: node.source, messageId: 'refused', data: { why } });
+    };
+    return {
+      ImportDeclaration: (node) => check(node, node.importKind === 'type' || (node.specifiers.length > 0 && node.specifiers.every((s) => s.importKind === 'type'))),
+      ExportNamedDeclaration: (node) => check(node, node.exportKind === 'type'),
+      ExportAllDeclaration: (node) => check(node, node.exportKind === 'type'),
+      ImportExpression: (node) => check(node, false),
+    };
+  },
+};
 
 export default tseslint.config(
   { ignores: ['out/**', 'dist/**', 'node_modules/**', 'test-artifacts/**', 'writer/xxh64-module.ts'] },
   ...tseslint.configs.recommended,
   {
+    plugins: { sluice: { rules: { layers: layersRule } } },
     rules: {
+      'sluice/layers': 'error',
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       '@typescript-eslint/consistent-type-imports': 'error',
       eqeqeq: ['error', 'always'],
       'no-console': 'error',
     },
   },
-  ...layerNames.map((layer) => {
-    // The most specific folder wins: electron/core's rules, not electron/'s.
-    const nested = layerNames.filter((other) => other.startsWith(`${layer}/`)).map((other) => `${other}/**`);
-    return {
-      files: [`${layer}/**/*.ts`, `${layer}/**/*.tsx`],
-      ignores: nested,
-      rules: { 'no-restricted-imports': ['error', restrictionsFor(layer)] },
-    };
-  }),
   {
     // The CLI talks to people through stdout/stderr directly; tests and build scripts may log.
     files: ['test/**/*.ts', 'build/scripts/**/*.ts'],
     rules: { 'no-console': 'off' },
   },
 );
-
-export { LAYERS };

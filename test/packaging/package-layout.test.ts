@@ -13,14 +13,14 @@
  */
 import { execFileSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
-import { builtinModules, createRequire } from 'node:module';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join, posix, resolve } from 'node:path';
 import { extractFile, listPackage } from '@electron/asar';
 import { FuseV1Options, getCurrentFuseWire } from '@electron/fuses';
-import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isRefusalBeforeStart, probePackagedHelper } from '../../build/scripts/probe-helper.js';
+import { moduleGraph, packageName } from '../helpers/module-graph.js';
 import { loadBuilderConfig } from './builder-config.js';
 
 const require = createRequire(import.meta.url);
@@ -52,38 +52,6 @@ function isolatedDirectory(): string {
     if (!ancestors.some((dir) => existsSync(join(dir, 'node_modules')))) return mkdtempSync(join(base, 'sluice-installed-'));
   }
   throw new Error(`${tmpdir()} and /var/tmp both have a node_modules folder above them; the helper could load packages from it that did not ship.`);
-}
-
-function packageName(specifier: string): string {
-  const parts = specifier.split('/');
-  return specifier.startsWith('@') ? `${parts[0]}/${parts[1]}` : parts[0]!;
-}
-
-/**
- * Every file reachable from `entries` through relative imports (static, dynamic, require), as
- * TypeScript's scanner sees them, and the packages they name; `read` returns null for a file
- * that did not ship.
- */
-function moduleGraph(entries: readonly string[], read: (file: string) => string | null): { missing: string[]; packages: Set<string> } {
-  const seen = new Set<string>();
-  const packages = new Set<string>();
-  const missing: string[] = [];
-  const queue = [...entries];
-  while (queue.length > 0) {
-    const file = queue.pop()!;
-    if (seen.has(file)) continue;
-    seen.add(file);
-    const source = read(file);
-    if (source === null) {
-      missing.push(file);
-      continue;
-    }
-    for (const { fileName: specifier } of ts.preProcessFile(source, true, true).importedFiles) {
-      if (specifier.startsWith('.')) queue.push(posix.normalize(posix.join(posix.dirname(file), specifier)));
-      else if (!specifier.startsWith('node:') && !builtinModules.includes(specifier) && specifier !== 'electron') packages.add(packageName(specifier));
-    }
-  }
-  return { missing, packages };
 }
 
 describe('the unpacked Linux app electron-builder makes from electron-builder.yml', () => {

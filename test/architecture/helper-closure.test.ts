@@ -1,0 +1,34 @@
+/**
+ * What root runs, computed rather than remembered: every module the built helper entry reaches.
+ * Root parses nothing from an image, so none of them may be an image parser (user/images and
+ * everything else under user/), the CLI or the app, and the only npm package among them may be
+ * the schema validator that checks the messages root is sent.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { expect, it } from 'vitest';
+import { moduleGraph } from '../helpers/module-graph.js';
+
+const HELPER_ENTRY = 'out/privileged/main.js';
+/** The layers root runs (eslint.config.js names them too). */
+const ROOT_LAYERS = ['out/common/', 'out/node/', 'out/writer/', 'out/privileged/'];
+
+function read(file: string): string | null {
+  return existsSync(file) ? readFileSync(file, 'utf8') : null;
+}
+
+it('the helper reaches only common, node, writer and privileged, and no npm package but valibot', () => {
+  const closure = moduleGraph([HELPER_ENTRY], read);
+  const files = [...closure.files].sort();
+  console.log(`helper closure: ${files.length} files of the built tree, packages: ${[...closure.packages].join(', ')}`);
+  expect(closure.missing).toEqual([]);
+  expect(files.filter((file) => !ROOT_LAYERS.some((layer) => file.startsWith(layer)))).toEqual([]);
+  expect([...closure.packages]).toEqual(['valibot']);
+  expect(closure.electron).toBe(false);
+});
+
+it('the walk would see a parser if one were imported: the decoder entry reaches the image parsers and their packages', () => {
+  // The same walk from the decoder's entry, which must find what the helper's must not.
+  const closure = moduleGraph(['out/user/images/decode/main.js'], read);
+  expect([...closure.files]).toContain('out/user/images/qcow2.js');
+  expect([...closure.packages].sort()).toEqual(['@balena/udif', 'xz-decompress']);
+});
