@@ -3,10 +3,11 @@ import type { Progress } from '../common/domain/progress.js';
 import type { TargetResult } from '../common/domain/result.js';
 import { KiB, MiB } from '../common/domain/units.js';
 import { settleTarget } from './after-write.js';
-import { alignDown, alignUp, allocateJobMemory } from './job-memory.js';
+import { alignDown, alignUp } from './job-memory.js';
 import { fail, FlashError, sourceReadFailure, targetWriteFailure, toFailure } from './failures.js';
 import { chooseGrain, GrainHashes } from './grain-hashes.js';
 import { readFully } from '../node/io.js';
+import { allocatePumpMemory, DEFAULT_REQUEST, pump } from './pump.js';
 import { currentPlatform } from './platform/index.js';
 import type { DevicePlatform } from './platform/types.js';
 import { ProgressMeter } from './progress-meter.js';
@@ -22,14 +23,7 @@ import type { WriteTarget } from './write-target.js';
  */
 export const HEAD_BYTES = 1 * MiB;
 
-/**
- * Bytes per read and write request; the chunk region holds two, written and refilled in turn.
- * Measured here, 1 GiB write + verify to a loop device on /dev/shm, whole process, alternating
- * runs: one 4 MiB buffer without overlap 1.20-1.27 s, 64 MB RSS; two halves of 4 MiB 0.97-1.17 s,
- * 68 MB; two of 2 MiB as fast or faster than 4 MiB under load, 64 MB; two of 1 MiB 1.55-2.5 s
- * (more syscalls). Devices that announce an optimal I/O size get OPTIMAL_IO_FACTOR times it.
- */
-export const DEFAULT_CHUNK = 2 * MiB;
+/** Devices that announce an optimal I/O size get requests of this many times it (DEFAULT_REQUEST at least). */
 const OPTIMAL_IO_FACTOR = 16;
 const MAX_CHUNK = 16 * MiB;
 
@@ -87,7 +81,7 @@ function sourceDeviceOf(fd: number): Promise<number | null> {
 function chooseChunkSize(targets: readonly WriteTarget[], override: number | undefined): number {
   if (override !== undefined) return alignUp(override, MiB);
   const optimal = Math.max(0, ...targets.map((t) => t.optimalIoSize));
-  return Math.min(MAX_CHUNK, Math.max(DEFAULT_CHUNK, alignUp(optimal * OPTIMAL_IO_FACTOR, MiB)));
+  return Math.min(MAX_CHUNK, Math.max(DEFAULT_REQUEST, alignUp(optimal * OPTIMAL_IO_FACTOR, MiB)));
 }
 
 /** Bytes reserved per target for read-modify-write of a partial last block. */
@@ -166,14 +160,13 @@ async function runJob(job: WriteJob, layout: StreamLayout, opened: readonly Writ
   const chunkSize = 2 * request;
   const scratchSize = scratchBytes(opened);
 
-  // The job's one buffer: [ chunk: two halves of one request each | head (first MiB) | one scratch
-  // block per target ]. Allocated once; nothing else on the data path allocates.
-  const jobMemory = allocateJobMemory(chunkSize + HEAD_BYTES + scratchSize * opened.length);
-  const memory = jobMemory.bytes;
-  const hashes = new GrainHashes(grain, streamBytes, jobMemory.hash);
-  const chunk = memory.subarray(0, chunkSize);
-  const head = memory.subarray(chunkSize, chunkSize + HEAD_BYTES);
-  const scratchOf = new Map(opened.map((t, i) => [t, memory.subarray(chunkSize + HEAD_BYTES + i * scratchSize, chunkSize + HEAD_BYTES + (i + 1) * scratchSize)]));
+  // The job's one buffer: [ chunk: the pump's two halves of one request each | head (first MiB) |
+  // one scratch block per target ]. Allocated once; nothing else on the data path allocates.
+  const memory = allocatePumpMemory(request, HEAD_BYTES + scratchSize * opened.length);
+  const hashes = new GrainHashes(grain, streamBytes, memory.hash);
+  const chunk = memory.bytes.subarray(0, chunkSize);
+  const head = memory.extra.subarray(0, HEAD_BYTES);
+  const scratchOf = new Map(opened.map((t, i) => [t, memory.extra.subarray(HEAD_BYTES + i * scratchSize, HEAD_BYTES + (i + 1) * scratchSize)]));
 
   let active = opened;
   let imageBytes = 0;
@@ -229,43 +222,36 @@ async function runJob(job: WriteJob, layout: StreamLayout, opened: readonly Writ
     // The chunk region is still all zeros here.
     await onEachTarget((t) => writeStream(t, chunk, alignDown(headLength, t.blockSize), 0), 0);
 
-    // 2. Everything after it, through the two halves of the chunk region in turn: while one half
-    //    is written (and hashed), the next bytes arrive in the other. That overlap is what lets a
-    //    decoder on the other end of a 64 KiB pipe keep working while the device writes.
-    const halves: readonly [Buffer, Buffer] = [chunk.subarray(0, request), chunk.subarray(request, chunkSize)];
+    // 2. Everything after it, through the pump: while one half of the chunk region is written
+    //    (and hashed), the next bytes arrive in the other.
     let lastSync = performance.now();
-    let filled = headLength === HEAD_BYTES ? await readSource(halves[0], request, imageBytes) : 0;
-    for (let turn: 0 | 1 = 0; filled > 0 && active.length > 0; turn = turn === 0 ? 1 : 0) {
-      if (job.signal?.aborted) return await cancelAll();
-      throwIfSourceFailed();
-      const current = halves[turn];
-      const n = filled;
-      const position = imageBytes;
-      if (streamBytes !== null && position + n > streamBytes) {
-        throw fail('source-corrupt', `The image has more data than the ${streamBytes} bytes it announced; it may be corrupt.`, { offset: streamBytes });
-      }
-      const writes = onEachTarget((t) => writeStream(t, current, n, position), position);
-      // A failed read is held until the writes it overlapped have settled, so no write is left in flight.
-      const nextRead =
-        n === request
-          ? readSource(halves[turn === 0 ? 1 : 0], request, position + n).then(
-              (bytes) => ({ bytes, error: null }),
-              (error: unknown) => ({ bytes: 0, error }),
-            )
-          : Promise.resolve({ bytes: 0, error: null });
+    const pumped = await pump({
+      halves: memory.halves,
+      from: headLength,
+      // A head shorter than its region was the whole image.
+      length: headLength === HEAD_BYTES ? null : 0,
+      read: readSource,
+      write: async (bytes, at) => {
+        throwIfSourceFailed();
+        if (streamBytes !== null && at + bytes.length > streamBytes) {
+          throw fail('source-corrupt', `The image has more data than the ${streamBytes} bytes it announced; it may be corrupt.`, { offset: streamBytes });
+        }
+        await onEachTarget((t) => writeStream(t, bytes, bytes.length, at), at);
+        if (performance.now() - lastSync >= SYNC_INTERVAL_MS) {
+          await onEachTarget((t) => t.sync(), at + bytes.length);
+          lastSync = performance.now();
+        }
+        return active.length > 0;
+      },
       // Hashing runs on this thread while the thread pool writes the same bytes: both only read them.
-      hashes.record(current.subarray(0, n), position);
-      await writes;
-      const next = await nextRead;
-      if (next.error !== null) throw next.error;
-      imageBytes += n;
-      for (const t of active) meters.get(t)?.update(imageBytes);
-      filled = next.bytes;
-      if (performance.now() - lastSync >= SYNC_INTERVAL_MS) {
-        await onEachTarget((t) => t.sync(), imageBytes);
-        lastSync = performance.now();
-      }
-    }
+      alongside: (bytes, at) => hashes.record(bytes, at),
+      advanced: (at) => {
+        imageBytes = at;
+        for (const t of active) meters.get(t)?.update(at);
+      },
+      signal: job.signal,
+    });
+    if (pumped.end === 'cancelled') return await cancelAll();
     if (active.length === 0) return;
     // 3. The source side's word on the stream comes before any verdict of our own: its reason
     //    (a corrupt archive, a checksum that does not match) is the real one, and a stream that

@@ -1,6 +1,5 @@
 import type { Failure, TargetResult } from '../common/domain/result.js';
-import { DEFAULT_CHUNK } from './flash.js';
-import { allocateJobMemory } from './job-memory.js';
+import { allocatePumpMemory, pump } from './pump.js';
 import { fail, FlashError, toFailure } from './failures.js';
 import { closeFd, PositionedError, readFully, writeFully } from '../node/io.js';
 import { openInspectedDisk } from './open-device.js';
@@ -91,52 +90,45 @@ function readerGone(error: unknown): boolean {
 }
 
 /**
- * Backup, the privileged half: copies every byte of `source`, front to back, to `out` (a pipe to
- * the unprivileged side, which writes the user's file). One aligned buffer in two halves: one is
- * written to the pipe while the next is read from the disk. Resolves with the source's result
- * ('ok' once all of it was sent; 'cancelled' when the reader stopped or `signal` fired); never
- * rejects.
+ * Backup, the privileged half: copies every byte of `source`, front to back, through the pump to
+ * `out` (a pipe to the unprivileged side, which writes the user's file). Resolves with the
+ * source's result ('ok' once all of it was sent; 'cancelled' when the reader stopped or `signal`
+ * fired); never rejects.
  */
 export async function sendDevice(source: SourceDevice, out: number, signal: AbortSignal): Promise<TargetResult> {
   const started = performance.now();
   const target = source.path;
-  const size = source.facts.size;
-  const memory = allocateJobMemory(2 * DEFAULT_CHUNK).bytes;
-  const halves: readonly [Buffer, Buffer] = [memory.subarray(0, DEFAULT_CHUNK), memory.subarray(DEFAULT_CHUNK)];
-  const read = async (into: Buffer, position: number): Promise<number> => {
-    const length = Math.min(DEFAULT_CHUNK, size - position);
-    let got: number;
-    try {
-      got = await readFully(source.fd, into, 0, length, position);
-    } catch (error) {
-      throw await source.readFailure(error, position);
-    }
-    if (got < length) throw await source.readFailure(Object.assign(new Error('the drive ended early'), { code: 'ENODEV' }), position + got);
-    return got;
-  };
-  let position = 0;
+  let sent = 0;
   try {
-    let filled = size > 0 ? await read(halves[0], 0) : 0;
-    for (let turn: 0 | 1 = 0; filled > 0; turn = turn === 0 ? 1 : 0) {
-      if (signal.aborted) return { status: 'cancelled', target, bytes: position };
-      const n = filled;
-      const sending = writeFully(out, halves[turn], 0, n, null).then(
-        () => null,
-        (error: unknown) => error,
-      );
-      const next = position + n < size ? read(halves[turn === 0 ? 1 : 0], position + n).catch((error: unknown) => error as FlashError) : Promise.resolve(0);
-      const sent = await sending;
-      const got = await next;
-      if (sent !== null) {
-        if (readerGone(sent)) return { status: 'cancelled', target, bytes: position };
-        throw fail('internal', `Passing ${target}'s bytes on failed: ${errorText(sent)}`);
-      }
-      if (typeof got !== 'number') throw got;
-      position += n;
-      filled = got;
-    }
+    const pumped = await pump({
+      halves: allocatePumpMemory().halves,
+      from: 0,
+      length: source.facts.size,
+      read: async (into, length, position) => {
+        let got: number;
+        try {
+          got = await readFully(source.fd, into, 0, length, position);
+        } catch (error) {
+          throw await source.readFailure(error, position);
+        }
+        if (got < length) throw await source.readFailure(Object.assign(new Error('the drive ended early'), { code: 'ENODEV' }), position + got);
+        return got;
+      },
+      write: async (bytes) => {
+        try {
+          await writeFully(out, bytes, 0, bytes.length, null);
+          return true;
+        } catch (error) {
+          if (readerGone(error)) return false;
+          throw fail('internal', `Passing ${target}'s bytes on failed: ${errorText(error)}`);
+        }
+      },
+      advanced: (at) => (sent = at),
+      signal,
+    });
+    if (pumped.end !== 'done') return { status: 'cancelled', target, bytes: pumped.at };
   } catch (error) {
-    return { status: 'failed', target, bytes: position, ...toFailure(error) };
+    return { status: 'failed', target, bytes: sent, ...toFailure(error) };
   }
-  return { status: 'ok', target, bytes: position, written: false, verified: false, seconds: (performance.now() - started) / 1000 };
+  return { status: 'ok', target, bytes: sent, written: false, verified: false, seconds: (performance.now() - started) / 1000 };
 }

@@ -1,9 +1,10 @@
 import type { Progress } from '../common/domain/progress.js';
 import type { TargetResult } from '../common/domain/result.js';
 import { judgeDrive, refusalFailure } from '../common/domain/verdict.js';
-import { DEFAULT_CHUNK } from './flash.js';
-import { alignUp, allocateJobMemory } from './job-memory.js';
-import { sourceReadFailure, targetReadFailure, toFailure } from './failures.js';
+import { alignUp } from './job-memory.js';
+import { compareRead, type Comparison } from './compare.js';
+import { allocatePumpMemory, DEFAULT_REQUEST } from './pump.js';
+import { fail, sourceReadFailure, targetReadFailure, toFailure } from './failures.js';
 import { closeFd, openFd, readFully } from '../node/io.js';
 import { currentPlatform } from './platform/index.js';
 import type { DevicePlatform } from './platform/types.js';
@@ -25,7 +26,7 @@ export interface VerifyImageJob {
 
 /**
  * Reads the image and the device side by side, bypassing the page cache on the device, and names
- * the exact first byte that differs. The one buffer is split into an image half and a device half.
+ * the exact first byte that differs (compareWithImage).
  */
 export async function verifyImage(job: VerifyImageJob): Promise<TargetResult> {
   const platform = job.platform ?? (await currentPlatform());
@@ -58,63 +59,64 @@ export type TargetReader = Pick<WriteTarget, 'path' | 'read'>;
 
 /**
  * Reads the image and the target side by side and names the exact first byte that differs. The
- * one buffer is split into an image half and a target half. Used by `sluice verify` and to verify
- * a file that the kernel copied (user/files/flash-to-file.ts), whose bytes never passed through a hash.
+ * image is read through the pump while the target's bytes at the same offset are read into a
+ * third region and compared. Used by `sluice verify` and to verify a file that the kernel copied
+ * (user/files/flash-to-file.ts), whose bytes never passed through a hash.
  */
 export async function compareWithImage(job: Pick<VerifyImageJob, 'source' | 'imageSize' | 'signal' | 'onProgress'> & { started: number }, reader: TargetReader): Promise<TargetResult> {
   const target = reader.path;
-  const memory = allocateJobMemory(2 * DEFAULT_CHUNK).bytes;
-  const image = memory.subarray(0, DEFAULT_CHUNK);
-  const device = memory.subarray(DEFAULT_CHUNK);
+  const memory = allocatePumpMemory(DEFAULT_REQUEST, DEFAULT_REQUEST);
+  const device = memory.extra;
   const meter = new ProgressMeter('verifying', target, job.imageSize, (p) => job.onProgress?.(p));
   let position = 0;
-  let badBytes = 0;
-  let firstBad = -1;
+  let compared: Comparison;
   try {
-    for (;;) {
-      if (job.signal?.aborted) return { status: 'cancelled', target, bytes: position };
-      let n: number;
-      try {
-        n = await readFully(job.source, image, 0, DEFAULT_CHUNK, null);
-      } catch (error) {
-        throw sourceReadFailure(position, error);
-      }
-      if (n === 0) break;
-      let got: number;
-      try {
-        got = await reader.read(device, 0, n, position);
-      } catch (error) {
-        throw targetReadFailure(target, error, position);
-      }
-      if (got < n) {
-        return { status: 'failed', target, bytes: position, code: 'verify-mismatch', message: `${target} ends at byte offset ${position + got}, before the image does.`, offset: position + got };
-      }
-      if (image.compare(device, 0, n, 0, n) !== 0) {
-        for (let i = 0; i < n; i++) {
-          if (image[i] !== device[i]) {
-            badBytes += 1;
-            if (firstBad < 0) firstBad = position + i;
-          }
+    compared = await compareRead({
+      halves: memory.halves,
+      from: 0,
+      length: null,
+      read: async (into, length, at) => {
+        try {
+          return await readFully(job.source, into, 0, length, null);
+        } catch (error) {
+          throw sourceReadFailure(at, error);
         }
-      }
-      position += n;
-      meter.update(position);
-    }
+      },
+      check: async (image, at, differences) => {
+        const n = image.length;
+        let got: number;
+        try {
+          got = await reader.read(device, 0, n, at);
+        } catch (error) {
+          throw targetReadFailure(target, error, at);
+        }
+        if (got < n) throw fail('verify-mismatch', `${target} ends at byte offset ${at + got}, before the image does.`, { offset: at + got });
+        if (image.compare(device, 0, n, 0, n) === 0) return;
+        for (let i = 0; i < n; i++) if (image[i] !== device[i]) differences.note(at + i);
+      },
+      advanced: (at) => {
+        position = at;
+        meter.update(at);
+      },
+      signal: job.signal,
+    });
   } catch (error) {
     return { status: 'failed', target, bytes: position, ...toFailure(error) };
   }
+  if (compared.end === 'cancelled') return { status: 'cancelled', target, bytes: compared.at };
   meter.finish();
   if (job.imageSize !== null && position !== job.imageSize) {
     return { status: 'failed', target, bytes: position, code: 'source-truncated', message: `The image ended after ${position} of its ${job.imageSize} bytes.`, offset: position };
   }
-  if (firstBad >= 0) {
+  const { count, first } = compared.differences;
+  if (count > 0) {
     return {
       status: 'failed',
       target,
       bytes: position,
       code: 'verify-mismatch',
-      message: `${target} differs from the image: ${badBytes === 1 ? '1 byte differs' : `${badBytes} bytes differ`}, the first at byte offset ${firstBad}.`,
-      offset: firstBad,
+      message: `${target} differs from the image: ${count === 1 ? '1 byte differs' : `${count} bytes differ`}, the first at byte offset ${first}.`,
+      offset: first,
     };
   }
   return { status: 'ok', target, bytes: position, written: false, verified: true, seconds: (performance.now() - job.started) / 1000 };

@@ -2,7 +2,8 @@ import type { Progress } from '../common/domain/progress.js';
 import type { Failure } from '../common/domain/result.js';
 import { formatBytes } from '../common/domain/units.js';
 import { alignDown } from './job-memory.js';
-import { targetReadFailure } from './failures.js';
+import { compareRead, grainCheck, type Comparison } from './compare.js';
+import { targetReadFailure, toFailure } from './failures.js';
 import type { GrainHashes } from './grain-hashes.js';
 import { readFully } from '../node/io.js';
 import { ProgressMeter } from './progress-meter.js';
@@ -32,70 +33,70 @@ function firstDifference(a: Buffer, b: Buffer): number {
 }
 
 /**
+ * Reads the device bytes of `length` stream bytes at `position` into `region`, piece by piece where
+ * the layout maps them; resolves to the bytes read, short only where the device ended.
+ */
+async function readSpan(target: WriteTarget, layout: StreamLayout, region: Buffer, length: number, position: number): Promise<number> {
+  let done = 0;
+  for (const piece of layout.pieces(position, length)) {
+    let got: number;
+    try {
+      got = await target.read(region, piece.bufferOffset, piece.length, piece.deviceOffset);
+    } catch (error) {
+      throw targetReadFailure(target.path, error, piece.deviceOffset);
+    }
+    done += got;
+    if (got < piece.length) break;
+  }
+  return done;
+}
+
+/**
  * Reads every target back with direct I/O (the page cache would only tell us what we wrote, not
  * what the card stored) and compares it grain by grain with the hashes taken while writing.
- * Targets are verified at the same time; each reads into one of its two slices of the buffer
- * while the other is being hashed.
+ * Targets are verified at the same time, each through its own two slices of the buffer.
  */
 export async function verifyWritten(args: VerifyWrittenArgs): Promise<Map<WriteTarget, VerifyOutcome>> {
   const { targets, chunk, imageBytes, layout, hashes, job, emit } = args;
   const slice = alignDown(Math.floor(chunk.length / targets.length / 2), hashes.grain);
+  const againstHashes = grainCheck(hashes);
   const outcomes = await Promise.all(
     targets.map(async (target, i): Promise<VerifyOutcome> => {
       const base = 2 * i * slice;
-      const regions: readonly [Buffer, Buffer] = [chunk.subarray(base, base + slice), chunk.subarray(base + slice, base + 2 * slice)];
       const meter = new ProgressMeter('verifying', target.path, imageBytes, emit);
-      /**
-       * Reads the device bytes of the stream span at `position` into `region`, piece by piece
-       * where the layout maps it; resolves to the bytes read (short only where the device ended)
-       * or the failure.
-       */
-      const readSpan = async (region: Buffer, position: number): Promise<number | VerifyOutcome> => {
-        let done = 0;
-        for (const piece of layout.pieces(position, Math.min(slice, imageBytes - position))) {
-          let got: number;
-          try {
-            got = await target.read(region, piece.bufferOffset, piece.length, piece.deviceOffset);
-          } catch (error) {
-            return { status: 'failed', failure: targetReadFailure(target.path, error, piece.deviceOffset).failure };
-          }
-          done += got;
-          if (got < piece.length) break;
-        }
-        return done;
-      };
-      let badGrains = 0;
-      let firstBad = -1;
-      let pending = imageBytes > 0 ? readSpan(regions[0], 0) : null;
-      let turn: 0 | 1 = 0;
-      for (let position = 0; pending !== null; position += slice, turn = turn === 0 ? 1 : 0) {
-        const got = await pending;
-        if (typeof got !== 'number') return got;
-        const length = Math.min(slice, imageBytes - position);
-        if (got < length) {
-          const end = layout.deviceOffset(position + got);
-          return { status: 'failed', failure: { code: 'verify-read-error', message: `${target.path} ended at byte ${end} while being verified.`, offset: end } };
-        }
-        if (job.signal?.aborted) return { status: 'cancelled' };
-        pending = position + slice < imageBytes ? readSpan(regions[turn === 0 ? 1 : 0], position + slice) : null;
-        const bytes = regions[turn].subarray(0, length);
-        let firstBadHere = -1;
-        hashes.compare(bytes, position, (grainOffset) => {
-          badGrains += 1;
-          if (firstBadHere < 0) firstBadHere = grainOffset;
+      let compared: Comparison;
+      try {
+        compared = await compareRead({
+          halves: [chunk.subarray(base, base + slice), chunk.subarray(base + slice, base + 2 * slice)],
+          from: 0,
+          length: imageBytes,
+          read: (region, length, position) => readSpan(target, layout, region, length, position),
+          check: async (bytes, position, differences) => {
+            const clean = differences.first < 0;
+            againstHashes(bytes, position, differences);
+            if (clean && differences.first >= 0) differences.first = await pinpoint(job, layout, bytes, position, differences.first, hashes.grain);
+          },
+          advanced: (at) => meter.update(at),
+          signal: job.signal,
         });
-        if (firstBad < 0 && firstBadHere >= 0) firstBad = await pinpoint(job, layout, bytes, position, firstBadHere, hashes.grain);
-        meter.update(position + length);
+      } catch (error) {
+        return { status: 'failed', failure: toFailure(error) };
+      }
+      if (compared.end === 'cancelled') return { status: 'cancelled' };
+      if (compared.at < imageBytes) {
+        const end = layout.deviceOffset(compared.at);
+        return { status: 'failed', failure: { code: 'verify-read-error', message: `${target.path} ended at byte ${end} while being verified.`, offset: end } };
       }
       meter.finish();
-      if (badGrains === 0) return null;
+      const { count, first } = compared.differences;
+      if (count === 0) return null;
       return {
         status: 'failed',
         failure: {
           code: 'verify-mismatch',
-          message: `Verification failed on ${target.path}: ${badGrains === 1 ? '1 block' : `${badGrains} blocks`} of ${formatBytes(hashes.grain)} ${badGrains === 1 ? 'differs' : 'differ'} from the image, the first at byte offset ${firstBad}. The card may be counterfeit or failing; try another card.`,
-          offset: firstBad,
-          badBlocks: badGrains,
+          message: `Verification failed on ${target.path}: ${count === 1 ? '1 block' : `${count} blocks`} of ${formatBytes(hashes.grain)} ${count === 1 ? 'differs' : 'differ'} from the image, the first at byte offset ${first}. The card may be counterfeit or failing; try another card.`,
+          offset: first,
+          badBlocks: count,
         },
       };
     }),

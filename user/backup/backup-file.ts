@@ -4,14 +4,15 @@
  * the user's files. Every byte is hashed on the way; the file is then read back (decoded back,
  * when compressed) and compared.
  */
+import type { Progress } from '../../common/domain/progress.js';
 import type { Failure, TargetResult } from '../../common/domain/result.js';
-import { allocateJobMemory } from '../../writer/job-memory.js';
 import { fail, FlashError, sourceReadFailure, toFailure } from '../../writer/failures.js';
 import { FileTarget, fileWriteFailure } from '../files/file-target.js';
-import { DEFAULT_CHUNK, type FlashJob } from '../../writer/flash.js';
 import { chooseGrain, GrainHashes } from '../../writer/grain-hashes.js';
 import { closeFd, readFully, writeFully } from '../../node/io.js';
 import { ProgressMeter } from '../../writer/progress-meter.js';
+import { allocatePumpMemory, pump } from '../../writer/pump.js';
+import { compareRead, grainCheck, type Comparison } from '../../writer/compare.js';
 import type { VerifyOutcome } from '../../writer/verify-written.js';
 import { readPartitionTable } from '../images/partition-table.js';
 import type { BackupCompression } from '../../common/domain/backup-compression.js';
@@ -38,7 +39,7 @@ export interface BackupJob {
    */
   sourceFailure: () => Promise<Failure | null>;
   signal?: AbortSignal | undefined;
-  onProgress?: FlashJob['onProgress'];
+  onProgress?: ((progress: Progress) => void) | undefined;
 }
 
 /**
@@ -57,8 +58,8 @@ export function partitionsEnd(head: Uint8Array, driveSize: number, drive: string
 export async function backupToFile(job: BackupJob): Promise<TargetResult> {
   const started = performance.now();
   const { target } = job;
-  const memory = allocateJobMemory(2 * DEFAULT_CHUNK);
-  const halves: readonly [Buffer, Buffer] = [memory.bytes.subarray(0, DEFAULT_CHUNK), memory.bytes.subarray(DEFAULT_CHUNK)];
+  const memory = allocatePumpMemory();
+  const { halves } = memory;
   const hashes = new GrainHashes(chooseGrain(job.driveSize), job.driveSize, memory.hash);
   const read = async (into: Buffer, length: number, at: number): Promise<number> => {
     try {
@@ -72,7 +73,7 @@ export async function backupToFile(job: BackupJob): Promise<TargetResult> {
   let compressor: RunningTool | null = null;
   let position = 0;
   try {
-    const wanted = Math.min(DEFAULT_CHUNK, job.driveSize);
+    const wanted = Math.min(halves[0].length, job.driveSize);
     const first = await read(halves[0], wanted, 0);
     // Cancelled before the first bytes came: the helper stopped because it was asked to.
     if (first < wanted && job.signal?.aborted === true) return { status: 'cancelled', target, bytes: 0 };
@@ -85,31 +86,32 @@ export async function backupToFile(job: BackupJob): Promise<TargetResult> {
     const sink = compressor;
     const meter = new ProgressMeter('writing', target, length, (p) => job.onProgress?.(p));
 
-    // The two halves in turn: one is written (and hashed) while the next bytes arrive in the other.
-    let filled = Math.min(first, length);
-    for (let turn: 0 | 1 = 0; filled > 0; turn = turn === 0 ? 1 : 0) {
-      if (job.signal?.aborted) return await cancelled(file, compressor, target, position);
-      const n = filled;
-      const at = position;
-      const current = halves[turn];
-      const writing = (sink === null ? output.write(current, 0, n, at) : writeFully(sink.fd, current, 0, n, null)).then(
-        () => null,
-        (error: unknown) => fileWriteFailure(target, error),
-      );
-      const next = at + n < length ? read(halves[turn === 0 ? 1 : 0], Math.min(DEFAULT_CHUNK, length - at - n), at + n).catch((error: unknown) => error as FlashError) : Promise.resolve(0);
-      hashes.record(current.subarray(0, n), at);
-      const written = await writing;
-      const got = await next;
-      // A compressor that stopped taking input has said why on its way out (a full disk, usually).
-      if (written !== null && sink !== null) await compressorFailure(sink, job.target);
-      if (written !== null) throw written;
-      if (typeof got !== 'number') throw got;
-      position += n;
-      meter.update(position);
-      filled = got;
-    }
-    // A cancel stops the helper too, so the stream ends early: that is the cancel, not a failure.
-    if (job.signal?.aborted) return await cancelled(file, compressor, target, position);
+    // Through the pump: one half is written (and hashed) while the next bytes arrive in the other.
+    const pumped = await pump({
+      halves,
+      from: 0,
+      length,
+      primed: Math.min(first, length),
+      read,
+      write: async (bytes, at) => {
+        try {
+          await (sink === null ? output.write(bytes, 0, bytes.length, at) : writeFully(sink.fd, bytes, 0, bytes.length, null));
+        } catch (error) {
+          // A compressor that stopped taking input has said why on its way out (a full disk, usually).
+          if (sink !== null) await compressorFailure(sink, job.target);
+          throw fileWriteFailure(target, error);
+        }
+        return true;
+      },
+      alongside: (bytes, at) => hashes.record(bytes, at),
+      advanced: (at) => {
+        position = at;
+        meter.update(at);
+      },
+      signal: job.signal,
+    });
+    // A cancel stops the helper too, so the stream may end early first: that is the cancel, not a failure.
+    if (pumped.end === 'cancelled' || job.signal?.aborted === true) return await cancelled(file, compressor, target, position);
     if (position < length) {
       const why = await job.sourceFailure();
       throw new FlashError(why ?? { code: 'source-read-error', message: `${job.drive}'s bytes stopped at byte offset ${position} of ${length}: was it unplugged?`, offset: position });
@@ -170,41 +172,41 @@ async function verifyBackup(job: BackupJob, file: FileTarget, halves: readonly [
     }
   }
   const decoded = decoder;
-  const readBack = (into: Buffer, want: number, at: number): Promise<number> => (decoded === null ? file.read(into, 0, want, at) : readFully(decoded.fd, into, 0, want, null));
   const meter = new ProgressMeter('verifying', target, length, (p) => job.onProgress?.(p));
-  let badGrains = 0;
-  let firstBad = -1;
+  let compared: Comparison;
   try {
-    for (let at = 0, turn: 0 | 1 = 0; at < length; at += DEFAULT_CHUNK, turn = turn === 0 ? 1 : 0) {
-      if (job.signal?.aborted) return { status: 'cancelled' };
-      const want = Math.min(DEFAULT_CHUNK, length - at);
-      const got = await readBack(halves[turn], want, at);
-      if (got < want) return { status: 'failed', failure: { code: 'verify-mismatch', message: `${target} holds only ${at + got} of the ${length} bytes read from ${job.drive}.`, offset: at + got } };
-      hashes.compare(halves[turn].subarray(0, want), at, (grainOffset) => {
-        badGrains += 1;
-        if (firstBad < 0) firstBad = grainOffset;
-      });
-      meter.update(at + want);
-    }
+    compared = await compareRead({
+      halves,
+      from: 0,
+      length,
+      // Past the page cache (FileTarget.read), or from the decoder reading the file back.
+      read: (into, want, at) => (decoded === null ? file.read(into, 0, want, at) : readFully(decoded.fd, into, 0, want, null)),
+      check: grainCheck(hashes),
+      advanced: (at) => meter.update(at),
+      signal: job.signal,
+    });
+    if (compared.end === 'cancelled') return { status: 'cancelled' };
+    if (compared.at < length) return { status: 'failed', failure: { code: 'verify-mismatch', message: `${target} holds only ${compared.at} of the ${length} bytes read from ${job.drive}.`, offset: compared.at } };
     // A compressed file that decodes to more than was written is not this backup either.
     if (decoded !== null && (await readFully(decoded.fd, halves[0], 0, 1, null)) > 0) {
       return { status: 'failed', failure: { code: 'verify-mismatch', message: `${target} decodes to more than the ${length} bytes read from ${job.drive}.`, offset: length } };
     }
     await decoded?.finish();
   } catch (error) {
-    return { status: 'failed', failure: { code: 'verify-read-error', message: `Reading ${target} back failed: ${errorText(error)}`} };
+    return { status: 'failed', failure: { code: 'verify-read-error', message: `Reading ${target} back failed: ${errorText(error)}` } };
   } finally {
     await decoded?.stop();
   }
   meter.finish();
-  if (badGrains === 0) return null;
+  const { count, first } = compared.differences;
+  if (count === 0) return null;
   return {
     status: 'failed',
     failure: {
       code: 'verify-mismatch',
-      message: `${target} differs from what was read from ${job.drive}: ${badGrains} block${badGrains === 1 ? '' : 's'} of ${hashes.grain} bytes, the first at byte offset ${firstBad}. The disk holding the file may be failing.`,
-      offset: firstBad,
-      badBlocks: badGrains,
+      message: `${target} differs from what was read from ${job.drive}: ${count} block${count === 1 ? '' : 's'} of ${hashes.grain} bytes, the first at byte offset ${first}. The disk holding the file may be failing.`,
+      offset: first,
+      badBlocks: count,
     },
   };
 }

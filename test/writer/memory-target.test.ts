@@ -1,0 +1,147 @@
+/**
+ * The writer against an in-memory disk (caligula's mock-disk test): every request the pump and
+ * the flash make is checked for the size and alignment direct I/O demands, and the sequence of
+ * events for the order a safe write needs. No root, no device: this runs anywhere, beside the
+ * loop-device tests that prove the same on a real block device.
+ */
+import { randomBytes } from 'node:crypto';
+import { closeSync, mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { TargetResult } from '../../common/domain/result.js';
+import { KiB, MiB } from '../../common/domain/units.js';
+import { HEAD_BYTES, streamLayoutOf, writeTargets } from '../../writer/flash.js';
+import { alignUp } from '../../writer/job-memory.js';
+import type { WriteTarget } from '../../writer/write-target.js';
+
+/** What O_DIRECT asks of a buffer's address: page-aligned is what the job memory promises. */
+const PAGE = 4 * KiB;
+/** What the disk holds before the job: any byte left so afterwards was never written. */
+const UNTOUCHED = 0xee;
+
+type Event = { kind: 'write' | 'read'; position: number; length: number; zeros?: boolean } | { kind: 'sync' } | { kind: 'close' };
+
+/** A disk in memory that refuses, as a test failure, any request a real device would refuse or a safe writer would not make. */
+class MemoryDisk implements WriteTarget {
+  readonly optimalIoSize = 0;
+  readonly bytes: Buffer;
+  readonly events: Event[] = [];
+  readonly problems: string[] = [];
+
+  constructor(
+    readonly path: string,
+    readonly blockSize: number,
+    readonly capacity: number,
+    /** Where the image ends: the only place a request may end inside a block. */
+    private readonly imageEnd: number,
+    /** Flips this byte as it is stored, like a card that keeps the wrong data. */
+    private readonly corruptAt: number | null = null,
+  ) {
+    this.bytes = Buffer.alloc(capacity, UNTOUCHED);
+  }
+
+  private check(kind: string, buffer: Buffer, offset: number, length: number, position: number): void {
+    const where = `${kind} of ${length} bytes at ${position}`;
+    if (position % this.blockSize !== 0) this.problems.push(`${where}: offset not a multiple of ${this.blockSize}`);
+    if ((buffer.byteOffset + offset) % PAGE !== 0) this.problems.push(`${where}: buffer address ${buffer.byteOffset + offset} not page-aligned`);
+    if (length % this.blockSize !== 0 && position + length !== this.imageEnd) this.problems.push(`${where}: length not whole blocks, and not the image's end`);
+    if (position + length > this.capacity) this.problems.push(`${where}: past the disk's end`);
+  }
+
+  async write(buffer: Buffer, offset: number, length: number, position: number): Promise<void> {
+    this.check('write', buffer, offset, length, position);
+    const data = buffer.subarray(offset, offset + length);
+    this.events.push({ kind: 'write', position, length, zeros: data.every((b) => b === 0) });
+    data.copy(this.bytes, position);
+    const flip = this.corruptAt;
+    if (flip !== null && flip >= position && flip < position + length) this.bytes[flip] = (this.bytes[flip] ?? 0) ^ 0x01;
+  }
+
+  async read(buffer: Buffer, offset: number, length: number, position: number): Promise<number> {
+    this.check('read', buffer, offset, length, position);
+    this.events.push({ kind: 'read', position, length });
+    return this.bytes.copy(buffer, offset, position, Math.min(this.capacity, position + length));
+  }
+
+  async sync(): Promise<void> {
+    this.events.push({ kind: 'sync' });
+  }
+
+  async close(): Promise<void> {
+    this.events.push({ kind: 'close' });
+  }
+}
+
+const scratch = mkdtempSync(join(tmpdir(), 'sluice-memory-target-'));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+/** Writes `image` to `disks` through the writer, verifying, reading the image from a file as the helper reads fd 0. */
+async function writeImage(image: Buffer, disks: MemoryDisk[], chunkSize?: number): Promise<TargetResult[]> {
+  const file = join(scratch, `image-${image.length}-${disks.length}-${chunkSize ?? 0}.img`);
+  writeFileSync(file, image);
+  const fd = openSync(file, 'r');
+  try {
+    const job = { source: fd, imageSize: image.length, sourceSeekable: true, verify: true, chunkSize };
+    const results = await writeTargets(job, streamLayoutOf(job), disks);
+    return disks.map((d) => results.get(d.path) ?? { status: 'cancelled', target: d.path, bytes: 0 });
+  } finally {
+    closeSync(fd);
+  }
+}
+
+const SIZES = [1, 511, 512, 4095, 4096 + 1, HEAD_BYTES - 1, HEAD_BYTES, HEAD_BYTES + 1, 3 * MiB + 12_345, 9 * MiB + 7];
+
+describe('the writer against an in-memory disk', () => {
+  for (const blockSize of [512, 4096]) {
+    for (const size of SIZES) {
+      for (const chunkSize of [1 * MiB, 4 * MiB]) {
+        it(`${size} bytes, ${blockSize}-byte blocks, ${chunkSize / MiB} MiB requests: aligned requests, head blanked first and written last, nothing past the image touched`, async () => {
+          const image = randomBytes(size);
+          const capacity = alignUp(size, blockSize) + 64 * KiB;
+          const disk = new MemoryDisk('/dev/memory0', blockSize, capacity, size);
+          const [result] = await writeImage(image, [disk], chunkSize);
+          expect(disk.problems).toEqual([]);
+          expect(result).toMatchObject({ status: 'ok', bytes: size, verified: true });
+          expect(disk.bytes.subarray(0, size).equals(image)).toBe(true);
+          expect(disk.bytes.subarray(size).every((b) => b === UNTOUCHED)).toBe(true);
+
+          const writes = disk.events.filter((e) => e.kind === 'write');
+          const headEnd = Math.min(size, HEAD_BYTES);
+          // The partition tables' megabyte is blanked before anything else, where it has whole blocks.
+          if (headEnd >= blockSize) expect(writes[0]).toMatchObject({ position: 0, length: headEnd - (headEnd % blockSize), zeros: true });
+          // ...and its real bytes are the last write, after everything else is on the disk.
+          expect(writes.at(-1)).toMatchObject({ position: 0, length: headEnd });
+          const lastWrite = disk.events.lastIndexOf(writes.at(-1)!);
+          expect(disk.events.slice(lastWrite + 1).find((e) => e.kind === 'sync')).toBeDefined();
+          // Verification reads everything back after the last write and its sync.
+          const reads = disk.events.slice(lastWrite).filter((e) => e.kind === 'read');
+          expect(reads.reduce((sum, e) => sum + ('length' in e ? Math.min(e.length, size - e.position) : 0), 0)).toBe(size);
+        });
+      }
+    }
+  }
+
+  it('writes two disks of different block sizes at once, each request aligned for its own disk', async () => {
+    const size = 5 * MiB + 333;
+    const image = randomBytes(size);
+    const disks = [new MemoryDisk('/dev/memory512', 512, 8 * MiB, size), new MemoryDisk('/dev/memory4k', 4096, 8 * MiB, size)];
+    const results = await writeImage(image, disks);
+    for (const disk of disks) {
+      expect(disk.problems).toEqual([]);
+      expect(disk.bytes.subarray(0, size).equals(image)).toBe(true);
+    }
+    expect(results.map((r) => r.status)).toEqual(['ok', 'ok']);
+  });
+
+  it('a bit flipped on the disk fails verification, naming the exact byte, on that disk only', async () => {
+    const size = 6 * MiB + 100;
+    const image = randomBytes(size);
+    const flipped = 4 * MiB + 4097;
+    const disks = [new MemoryDisk('/dev/good', 512, 8 * MiB, size), new MemoryDisk('/dev/bad', 512, 8 * MiB, size, flipped)];
+    const [good, bad] = await writeImage(image, disks);
+    expect(good).toMatchObject({ status: 'ok', verified: true });
+    expect(bad).toMatchObject({ status: 'failed', code: 'verify-mismatch', offset: flipped, badBlocks: 1 });
+    expect(bad?.status === 'failed' ? bad.message : '').toContain(`the first at byte offset ${flipped}`);
+  });
+});

@@ -1,0 +1,50 @@
+/**
+ * The one comparison core of the three verifications: a written device against the hashes taken
+ * while writing (verify-written.ts), a device or file against the image (verify-image.ts), and a
+ * backup file against the drive's hashes (user/backup/backup-file.ts). Each reads through the pump,
+ * so the next buffer is read while this one is checked, and counts what differs here; only its
+ * words are its own.
+ */
+import type { GrainHashes } from './grain-hashes.js';
+import { pump, type PumpEnd, type PumpOp } from './pump.js';
+
+/** What differs between what was read back and what it should be. */
+export class Differences {
+  /** Units that differ: grains where hashes are compared, bytes where bytes are. */
+  count = 0;
+  /** Offset of the first that differs, or -1; a check may narrow it down to a byte (verify-written.ts). */
+  first = -1;
+
+  note(offset: number): void {
+    this.count += 1;
+    if (this.first < 0) this.first = offset;
+  }
+}
+
+export interface Comparison extends PumpEnd {
+  differences: Differences;
+}
+
+export interface CompareOp extends Omit<PumpOp, 'write' | 'alongside'> {
+  /** Checks the bytes read back at `at`, noting what differs; throws the job's failure when it cannot. */
+  check(bytes: Buffer, at: number, differences: Differences): Promise<void> | void;
+}
+
+/** Reads what `op` reads, front to back, and checks every buffer while the next one is read. */
+export async function compareRead(op: CompareOp): Promise<Comparison> {
+  const differences = new Differences();
+  const { check, ...reading } = op;
+  const pumped = await pump({
+    ...reading,
+    write: async (bytes, at) => {
+      await check(bytes, at, differences);
+      return true;
+    },
+  });
+  return { ...pumped, differences };
+}
+
+/** A check against the hashes taken as the bytes went out: each grain that differs is noted at its offset. */
+export function grainCheck(hashes: GrainHashes): CompareOp['check'] {
+  return (bytes, at, differences) => hashes.compare(bytes, at, (grainOffset) => differences.note(grainOffset));
+}
