@@ -1,4 +1,5 @@
-import { REFUSAL_CODES, type TargetResult } from '../common/domain/result.js';
+import { type TargetResult } from '../common/domain/result.js';
+import { REFUSAL_CODES } from '../common/domain/failure.js';
 
 /** The CLI's exit codes; scripts depend on them, so they never change meaning. */
 export const EXIT = {

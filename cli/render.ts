@@ -1,7 +1,7 @@
 import type { Phase, Progress } from '../common/domain/progress.js';
 import type { TargetResult } from '../common/domain/result.js';
 import { formatBytes, formatDuration } from '../common/domain/units.js';
-import type { ImageInfo } from '../user/images/probe.js';
+import type { ImageInfo } from '../common/domain/image.js';
 
 const PHASE_LABEL: Record<Phase, string> = {
   decompressing: 'Decompressing',

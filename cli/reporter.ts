@@ -1,6 +1,6 @@
 import type { Progress } from '../common/domain/progress.js';
 import type { TargetResult } from '../common/domain/result.js';
-import type { ImageInfo } from '../user/images/probe.js';
+import type { ImageInfo } from '../common/domain/image.js';
 import { progressLine, resultLine, sourceLine } from './render.js';
 
 /** Where a CLI job's events go: a live terminal display, JSON lines, or plain lines for logs. */

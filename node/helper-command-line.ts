@@ -7,7 +7,7 @@
  * which the user authorized reading as well.
  * The targets come last, so that an authorization prompt showing the command line (pkexec's
  * `$(command_line)`, see build/polkit/) ends with the drive the user is about to erase. They are
- * also a promise: the helper refuses a start message naming any other drive.
+ * also a promise: the helper refuses a job message naming any other drive.
  */
 import { parseArgs } from 'node:util';
 import { MAX_TARGETS } from '../common/contracts/helper-protocol.js';
@@ -30,7 +30,7 @@ export interface HelperArgs {
   transport: HelperTransport;
   /** The app's process id, when the helper is not its direct child: the helper stops if it disappears. */
   parentPid: number | null;
-  /** The drives the user authorized writing to, in the order of the start message; none for a backup. */
+  /** The drives the user authorized writing to, in the order of the job message; none for a backup or a verify. */
   targets: string[];
   /** The disk the user authorized reading (backup, clone); null for a flash. */
   source: string | null;

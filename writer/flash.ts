@@ -4,7 +4,8 @@ import type { TargetResult } from '../common/domain/result.js';
 import { KiB, MiB } from '../common/domain/units.js';
 import { settleTarget } from './after-write.js';
 import { alignDown, alignUp } from './job-memory.js';
-import { fail, FlashError, sourceReadFailure, targetWriteFailure, toFailure } from './failures.js';
+import { sourceReadFailure, targetWriteFailure } from './failures.js';
+import { JobError, jobError, toFailure } from '../common/domain/failure.js';
 import { chooseGrain, GrainHashes } from './grain-hashes.js';
 import { readFully } from '../node/io.js';
 import { allocatePumpMemory, DEFAULT_REQUEST, pump } from './pump.js';
@@ -131,7 +132,7 @@ export async function flash(job: FlashJob): Promise<TargetResult[]> {
 /** The stream layout a job asks for: the whole image, or only its block map's ranges. */
 export function streamLayoutOf(job: Pick<FlashJob, 'extents' | 'imageSize'>): StreamLayout {
   if (job.extents === undefined) return StreamLayout.whole(job.imageSize);
-  if (job.imageSize === null) throw fail('protocol-error', 'A block map came without the size of the image it maps.');
+  if (job.imageSize === null) throw jobError('protocol-error', 'A block map came without the size of the image it maps.');
   return StreamLayout.mapped(job.extents, job.imageSize);
 }
 
@@ -203,7 +204,7 @@ async function runJob(job: WriteJob, layout: StreamLayout, opened: readonly Writ
   /** The source side's failure, as soon as it is known: nothing more it sends can be trusted. */
   const throwIfSourceFailed = (): void => {
     const end = job.sourceEnd?.current;
-    if (end?.ok === false) throw new FlashError(end.failure);
+    if (end?.ok === false) throw new JobError(end.failure);
   };
   /** Reads the image's next bytes, which start at stream offset `at`, into `into`. */
   const readSource = async (into: Buffer, length: number, at: number): Promise<number> => {
@@ -234,7 +235,7 @@ async function runJob(job: WriteJob, layout: StreamLayout, opened: readonly Writ
       write: async (bytes, at) => {
         throwIfSourceFailed();
         if (streamBytes !== null && at + bytes.length > streamBytes) {
-          throw fail('source-corrupt', `The image has more data than the ${streamBytes} bytes it announced; it may be corrupt.`, { offset: streamBytes });
+          throw jobError('source-corrupt', `The image has more data than the ${streamBytes} bytes it announced; it may be corrupt.`, { offset: streamBytes });
         }
         await onEachTarget((t) => writeStream(t, bytes, bytes.length, at), at);
         if (performance.now() - lastSync >= SYNC_INTERVAL_MS) {
@@ -259,14 +260,14 @@ async function runJob(job: WriteJob, layout: StreamLayout, opened: readonly Writ
     if (job.sourceEnd !== undefined) {
       const end = await waitForSourceEnd(job.sourceEnd, job.signal);
       if (end === null) return await cancelAll();
-      if (!end.ok) throw new FlashError(end.failure);
+      if (!end.ok) throw new JobError(end.failure);
       if (end.bytes !== null && end.bytes !== imageBytes) {
-        throw fail('source-read-error', `The image source sent ${end.bytes} bytes, but ${imageBytes} arrived; the device is incomplete.`, { offset: layout.deviceOffset(Math.min(end.bytes, imageBytes)) });
+        throw jobError('source-read-error', `The image source sent ${end.bytes} bytes, but ${imageBytes} arrived; the device is incomplete.`, { offset: layout.deviceOffset(Math.min(end.bytes, imageBytes)) });
       }
     }
     if (streamBytes !== null && imageBytes < streamBytes) {
       const offset = layout.deviceOffset(imageBytes);
-      throw fail('source-truncated', `The image ended after ${offset} of its ${job.imageSize ?? streamBytes} bytes: the file is truncated (an incomplete download?).`, { offset });
+      throw jobError('source-truncated', `The image ended after ${offset} of its ${job.imageSize ?? streamBytes} bytes: the file is truncated (an incomplete download?).`, { offset });
     }
     if (job.signal?.aborted) return await cancelAll();
 
@@ -289,7 +290,7 @@ async function runJob(job: WriteJob, layout: StreamLayout, opened: readonly Writ
     }
   } catch (error) {
     // A source failure ends the job for every target still being written.
-    const failure = error instanceof FlashError ? error.failure : toFailure(error);
+    const failure = error instanceof JobError ? error.failure : toFailure(error);
     endAll((t) => ({ status: 'failed', target: t.path, bytes: imageBytes, ...failure }));
   }
 }

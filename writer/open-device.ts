@@ -1,6 +1,6 @@
 import { fstat } from 'node:fs';
-import type { Failure } from '../common/domain/result.js';
-import { fail, FlashError } from './failures.js';
+import type { Failure } from '../common/domain/failure.js';
+import { JobError, jobError } from '../common/domain/failure.js';
 import { closeFd, openFd } from '../node/io.js';
 import type { DeviceFacts, DevicePlatform, VolumeHold } from './platform/types.js';
 
@@ -22,12 +22,12 @@ export async function openInspectedDisk(facts: DeviceFacts, platform: DevicePlat
     fd = await openFd(facts.rawPath, flags);
   } catch (error) {
     await hold.release();
-    throw new FlashError(openFailure(error));
+    throw new JobError(openFailure(error));
   }
   if (facts.rdev !== 0 && (await fstatRdev(fd)) !== facts.rdev) {
     await closeFd(fd);
     await hold.release();
-    throw fail('target-not-found', `${facts.path} changed between checking and opening it; refusing to use it.`);
+    throw jobError('target-not-found', `${facts.path} changed between checking and opening it; refusing to use it.`);
   }
   return { fd, hold };
 }

@@ -1,6 +1,7 @@
-import type { Failure, TargetResult } from '../common/domain/result.js';
+import type { TargetResult } from '../common/domain/result.js';
+import type { Failure } from '../common/domain/failure.js';
 import { allocatePumpMemory, pump } from './pump.js';
-import { fail, FlashError, toFailure } from './failures.js';
+import { JobError, jobError, toFailure } from '../common/domain/failure.js';
 import { closeFd, PositionedError, readFully, writeFully } from '../node/io.js';
 import { openInspectedDisk } from './open-device.js';
 import type { DeviceFacts, DevicePlatform, VolumeHold } from './platform/types.js';
@@ -43,7 +44,7 @@ export class SourceDevice {
   static async open(path: string, platform: DevicePlatform): Promise<SourceDevice> {
     const facts = await platform.inspect(path);
     const refusal = refuseSource(facts);
-    if (refusal !== null) throw new FlashError(refusal);
+    if (refusal !== null) throw new JobError(refusal);
     const { fd, hold } = await openInspectedDisk(facts, platform, platform.sourceFlags, (error): Failure => {
       const code = errorCode(error);
       if (code === 'EBUSY') return { code: 'target-busy', message: `${path} is in use by another program (mounted, or open in a disk tool). Close it and try again.` };
@@ -58,7 +59,7 @@ export class SourceDevice {
    * What a failed or short read at `position` means. The system is asked again: a drive that is
    * gone, or is suddenly another size, was unplugged (or swapped), whatever errno the read gave.
    */
-  async readFailure(error: unknown, position: number): Promise<FlashError> {
+  async readFailure(error: unknown, position: number): Promise<JobError> {
     const now = await this.platform.inspect(this.path).catch(() => null);
     const gone = now === null || !now.exists || now.rdev !== this.facts.rdev || now.size !== this.facts.size;
     return sourceDeviceFailure(this.path, gone ? Object.assign(new Error('gone'), { code: 'ENODEV' }) : error, position);
@@ -74,13 +75,13 @@ export class SourceDevice {
 }
 
 /** A read of the source that failed: the drive went away, or it is failing. */
-function sourceDeviceFailure(path: string, error: unknown, near: number): FlashError {
+function sourceDeviceFailure(path: string, error: unknown, near: number): JobError {
   const offset = error instanceof PositionedError ? error.position : near;
   const code = errorCode(error);
   if (code === 'ENODEV' || code === 'ENXIO' || code === 'ENOENT' || code === 'ENOMEDIUM') {
-    return fail('source-read-error', `${path} stopped answering at byte offset ${offset}: was it unplugged? The copy is incomplete.`, { offset });
+    return jobError('source-read-error', `${path} stopped answering at byte offset ${offset}: was it unplugged? The copy is incomplete.`, { offset });
   }
-  return fail('source-read-error', `Reading ${path} failed at byte offset ${offset}: ${errorText(error)}. The drive may be failing; the copy is incomplete.`, { offset });
+  return jobError('source-read-error', `Reading ${path} failed at byte offset ${offset}: ${errorText(error)}. The drive may be failing; the copy is incomplete.`, { offset });
 }
 
 /** The reader on the other end went away: the unprivileged side has what it wanted, or stopped. */
@@ -120,7 +121,7 @@ export async function sendDevice(source: SourceDevice, out: number, signal: Abor
           return true;
         } catch (error) {
           if (readerGone(error)) return false;
-          throw fail('internal', `Passing ${target}'s bytes on failed: ${errorText(error)}`);
+          throw jobError('internal', `Passing ${target}'s bytes on failed: ${errorText(error)}`);
         }
       },
       advanced: (at) => (sent = at),

@@ -1,5 +1,5 @@
 import { KiB } from '../common/domain/units.js';
-import { fail } from './failures.js';
+import { jobError } from '../common/domain/failure.js';
 
 /**
  * Mapped ranges (bmap, allocated qcow2 clusters) start and end on this boundary, except the one
@@ -49,7 +49,7 @@ export class StreamLayout {
     for (const [offset, length] of extents) {
       const aligned = offset % EXTENT_ALIGN === 0 && (length % EXTENT_ALIGN === 0 || offset + length === imageSize);
       if (length <= 0 || offset < end || offset + length > imageSize || !aligned) {
-        throw fail('protocol-error', `The block map is invalid at range ${offset}+${length}: ranges must be sorted, disjoint, inside the ${imageSize}-byte image and ${EXTENT_ALIGN}-byte aligned.`);
+        throw jobError('protocol-error', `The block map is invalid at range ${offset}+${length}: ranges must be sorted, disjoint, inside the ${imageSize}-byte image and ${EXTENT_ALIGN}-byte aligned.`);
       }
       starts.push(streamBytes);
       streamBytes += length;

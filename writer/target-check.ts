@@ -1,4 +1,4 @@
-import type { Failure } from '../common/domain/result.js';
+import type { Failure } from '../common/domain/failure.js';
 import { judgeDrive, refusalFailure, refusalOf, type SafetyFacts } from '../common/domain/verdict.js';
 import type { DeviceFacts } from './platform/types.js';
 

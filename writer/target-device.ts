@@ -1,7 +1,7 @@
-import type { Failure } from '../common/domain/result.js';
+import type { Failure } from '../common/domain/failure.js';
 import { KiB, MiB } from '../common/domain/units.js';
 import { alignDown, alignUp } from './job-memory.js';
-import { fail, FlashError } from './failures.js';
+import { JobError, jobError } from '../common/domain/failure.js';
 import { closeFd, readFully, syncData, writeFully } from '../node/io.js';
 import { openInspectedDisk } from './open-device.js';
 import type { DeviceFacts, DevicePlatform, VolumeHold } from './platform/types.js';
@@ -76,9 +76,9 @@ export class TargetDevice implements WriteTarget {
   static async open(path: string, imageSize: number | null, sourceDevice: number | null, platform: DevicePlatform): Promise<TargetDevice> {
     const facts = await platform.inspect(path);
     const refusal = refuseTarget(facts, imageSize, sourceDevice);
-    if (refusal !== null) throw new FlashError(refusal);
+    if (refusal !== null) throw new JobError(refusal);
     if (facts.logicalBlockSize > MAX_LOGICAL_BLOCK || MAX_LOGICAL_BLOCK % facts.logicalBlockSize !== 0) {
-      throw fail('target-no-direct-io', `${path} reports a logical block size of ${facts.logicalBlockSize} bytes, which Sluice cannot align to.`);
+      throw jobError('target-no-direct-io', `${path} reports a logical block size of ${facts.logicalBlockSize} bytes, which Sluice cannot align to.`);
     }
     const { fd, hold } = await openInspectedDisk(facts, platform, platform.writeFlags, (error) => openFailure(facts, error));
     return new TargetDevice(facts, fd, hold);

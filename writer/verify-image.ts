@@ -4,7 +4,8 @@ import { judgeDrive, refusalFailure } from '../common/domain/verdict.js';
 import { alignUp } from './job-memory.js';
 import { compareRead, type Comparison } from './compare.js';
 import { allocatePumpMemory, DEFAULT_REQUEST } from './pump.js';
-import { fail, sourceReadFailure, targetReadFailure, toFailure } from './failures.js';
+import { sourceReadFailure, targetReadFailure } from './failures.js';
+import { jobError, toFailure } from '../common/domain/failure.js';
 import { closeFd, openFd, readFully } from '../node/io.js';
 import { currentPlatform } from './platform/index.js';
 import type { DevicePlatform } from './platform/types.js';
@@ -90,7 +91,7 @@ export async function compareWithImage(job: Pick<VerifyImageJob, 'source' | 'ima
         } catch (error) {
           throw targetReadFailure(target, error, at);
         }
-        if (got < n) throw fail('verify-mismatch', `${target} ends at byte offset ${at + got}, before the image does.`, { offset: at + got });
+        if (got < n) throw jobError('verify-mismatch', `${target} ends at byte offset ${at + got}, before the image does.`, { offset: at + got });
         if (image.compare(device, 0, n, 0, n) === 0) return;
         for (let i = 0; i < n; i++) if (image[i] !== device[i]) differences.note(at + i);
       },

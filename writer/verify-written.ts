@@ -1,9 +1,10 @@
 import type { Progress } from '../common/domain/progress.js';
-import type { Failure } from '../common/domain/result.js';
+import type { Failure } from '../common/domain/failure.js';
 import { formatBytes } from '../common/domain/units.js';
 import { alignDown } from './job-memory.js';
 import { compareRead, grainCheck, type Comparison } from './compare.js';
-import { targetReadFailure, toFailure } from './failures.js';
+import { targetReadFailure } from './failures.js';
+import { toFailure } from '../common/domain/failure.js';
 import type { GrainHashes } from './grain-hashes.js';
 import { readFully } from '../node/io.js';
 import { ProgressMeter } from './progress-meter.js';

@@ -23,10 +23,10 @@ function timeCommand(args: string[]): number {
 }
 
 async function timeHelper(): Promise<number> {
-  // No target is ever opened: the start message names a path that does not exist.
+  // No target is ever opened: the job message names a path that does not exist.
   const image = openSync('/dev/null', 'r');
   const started = performance.now();
-  const job = startHelper({ source: image, start: { targets: ['/nonexistent/sluice-startup-probe'], imageSize: 0, sourceSeekable: true, verify: false } });
+  const job = startHelper({ source: image, job: { kind: 'flash', targets: ['/nonexistent/sluice-startup-probe'], imageSize: 0, sourceSeekable: true, verify: false } });
   await job.ready;
   const elapsed = performance.now() - started;
   await job.result;

@@ -5,7 +5,7 @@
  * the launcher finds the app binary, that the binary runs the helper as Node (the RunAsNode fuse,
  * with the other fuses flipped), and that the helper's whole module graph loads from
  * app.asar.unpacked. Nothing is opened but the helper's own channel; the target on its command
- * line is never touched (the helper opens targets only for a start message, and gets none).
+ * line is never touched (the helper opens targets only for a job message, and gets none).
  *
  * Usage (release workflow, after `npm run dist`): node out/build/scripts/probe-helper.js DIR
  * where DIR is the unpacked app electron-builder wrote (dist/linux-unpacked, dist/mac-arm64, ...).

@@ -56,7 +56,7 @@ export async function cloneCommand(args: CloneArgs): Promise<number> {
   }
   const reporter = createReporter(args.json);
   const job = startHelper({
-    start: { targets: [target], imageSize: facts.size, sourceSeekable: false, verify: args.verify, eject: args.eject, sourceDevice: source },
+    job: { kind: 'clone', source, targets: [target], verify: args.verify, eject: args.eject },
     elevation: chooseElevation({ platform: process.platform, isRoot: process.getuid?.() === 0, frontEnd: 'cli', interactive, prefer: args.elevate, installed: onPath }),
     interactive,
     onProgress: (p) => reporter.progress(p),

@@ -1,7 +1,7 @@
 import { formatBytes } from '../../common/domain/units.js';
 import { chooseElevation, onPath } from '../../user/launcher/elevation/choose.js';
 import { startHelper } from '../../user/launcher/launch.js';
-import type { ImageInfo } from '../../user/images/probe.js';
+import type { ImageInfo } from '../../common/domain/image.js';
 import { openSourceFeed } from '../../user/images/source-feed.js';
 import { cancelOnSigint } from '../cancel.js';
 import { EXIT, exitCodeFor } from '../exit-codes.js';
@@ -79,7 +79,7 @@ export async function flashCommand(args: FlashArgs): Promise<number> {
   // downloaded as us.
   const job = startHelper({
     source: feed.source,
-    start: { targets: args.targets, ...feed.start, verify: args.verify, eject: args.eject },
+    job: { kind: 'flash', targets: args.targets, ...feed.start, verify: args.verify, eject: args.eject },
     elevation: chooseElevation({
       platform: process.platform,
       isRoot: process.getuid?.() === 0,

@@ -1,5 +1,5 @@
 import { formatBytes } from '../../common/domain/units.js';
-import type { ImageInfo } from '../../user/images/probe.js';
+import type { ImageInfo } from '../../common/domain/image.js';
 import { EXIT } from '../exit-codes.js';
 import { describeSize } from '../render.js';
 import { prepareCliImage } from './prepare-cli-image.js';

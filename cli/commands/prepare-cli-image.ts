@@ -1,4 +1,4 @@
-import { SourceError } from '../../user/images/decode/source-error.js';
+import { JobError } from '../../common/domain/failure.js';
 import { prepareImage, type ImageRequest, type PreparedImage } from '../../user/images/probe.js';
 import { EXIT } from '../exit-codes.js';
 
@@ -7,8 +7,8 @@ export async function prepareCliImage(request: ImageRequest): Promise<PreparedIm
   try {
     return await prepareImage(request);
   } catch (error) {
-    if (!(error instanceof SourceError)) throw error;
+    if (!(error instanceof JobError)) throw error;
     process.stderr.write(`sluice: ${error.message}\n`);
-    return error.code === 'unsupported-format' ? EXIT.unsupportedFormat : EXIT.failed;
+    return error.failure.code === 'unsupported-format' ? EXIT.unsupportedFormat : EXIT.failed;
   }
 }

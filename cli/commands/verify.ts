@@ -57,7 +57,7 @@ async function verifyDriveInHelper(prepared: PreparedImage, args: VerifyArgs, re
   const interactive = process.stdin.isTTY === true;
   const job = startHelper({
     source: feed.source,
-    start: { device: args.target, imageSize: prepared.imageSize },
+    job: { kind: 'verify', target: args.target, imageSize: prepared.imageSize },
     elevation: chooseElevation({ platform: process.platform, isRoot: process.getuid?.() === 0, frontEnd: 'cli', interactive, prefer: args.elevate, installed: onPath }),
     interactive,
     onProgress: (p) => reporter.progress(p),

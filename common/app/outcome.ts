@@ -3,13 +3,15 @@
  * Green is for one case only: every drive written and verified (a backup: the file saved and
  * read back).
  */
-import type { FailureCode, TargetResult } from '../domain/result.js';
-import type { FlashEnd, JobKind } from '../contracts/app-models.js';
+import type { TargetResult } from '../domain/result.js';
+import { isJobFailureCode, type FailureCode, type JobFailureCode } from '../domain/failure.js';
+import type { JobKind } from '../domain/job.js';
+import type { JobEnd } from '../contracts/app-models.js';
 
 export type Tone = 'success' | 'unverified' | 'cancelled' | 'failure';
 
 /** The worst outcome wins: one failed drive makes the whole job a failure. */
-export function flashTone(end: FlashEnd): Tone {
+export function jobTone(end: JobEnd): Tone {
   const { results } = end;
   if (results.length === 0 || results.some((r) => r.status === 'failed')) return 'failure';
   if (results.some((r) => r.status === 'cancelled')) return 'cancelled';
@@ -22,7 +24,7 @@ interface FailureText {
   advice: string;
 }
 
-const FAILURE_TEXT: Readonly<Record<FailureCode, FailureText>> = {
+const FAILURE_TEXT: Readonly<Record<JobFailureCode, FailureText>> = {
   'target-not-found': { title: 'Drive not found', advice: 'Check that the drive is still plugged in, then choose it again.' },
   'target-not-block-device': { title: 'Not a drive', advice: 'Choose a whole drive from the list.' },
   'target-is-partition': { title: 'That is a partition', advice: 'Choose the whole drive it belongs to.' },
@@ -34,6 +36,7 @@ const FAILURE_TEXT: Readonly<Record<FailureCode, FailureText>> = {
   'target-busy': { title: 'Drive busy', advice: 'Another program has the drive open. Close it and try again.' },
   'target-no-direct-io': { title: 'Drive not supported', advice: 'This drive refuses direct writes. Try another card reader or port.' },
   'permission-denied': { title: 'Permission denied', advice: 'Writing a drive needs administrator rights. Try again and approve the request.' },
+  'source-not-found': { title: 'Image not found', advice: 'Check that the image file is still where it was chosen, then choose it again.' },
   'source-corrupt': { title: 'Image damaged', advice: 'Download the image again: the file is damaged.' },
   'source-truncated': { title: 'Image incomplete', advice: 'The image ends early, probably an interrupted download. Download it again.' },
   'source-read-error': { title: 'Could not read the image', advice: 'Check that the image file is still there and readable, then try again.' },
@@ -57,7 +60,7 @@ const FAILURE_TEXT: Readonly<Record<FailureCode, FailureText>> = {
  * A backup only reads the drive: what goes wrong is reading it, or saving the file. Where the
  * flash's words would say the drive is damaged or counterfeit, these say what happened instead.
  */
-const BACKUP_FAILURE_TEXT: Readonly<Partial<Record<FailureCode, FailureText>>> = {
+const BACKUP_FAILURE_TEXT: Readonly<Partial<Record<JobFailureCode, FailureText>>> = {
   'target-system': { title: 'Running system refused', advice: 'Sluice does not back up the disk this computer runs from: its files change while they are read.' },
   'target-is-source': { title: 'Backup would be saved on the drive', advice: 'Save the backup on another drive: this one is unmounted while it is read.' },
   'target-not-block-device': { title: 'Cannot save there', advice: 'Choose a new file name, or an existing regular file to replace.' },
@@ -79,7 +82,9 @@ const BACKUP_FAILURE_TEXT: Readonly<Partial<Record<FailureCode, FailureText>>> =
 };
 
 function failureText(code: FailureCode, job: JobKind): FailureText {
-  return (job === 'backup' ? BACKUP_FAILURE_TEXT[code] : undefined) ?? FAILURE_TEXT[code];
+  // A request's refusal is answered before any job runs; in a job's result it can only be a bug.
+  const known = isJobFailureCode(code) ? code : 'internal';
+  return (job === 'backup' ? BACKUP_FAILURE_TEXT[known] : undefined) ?? FAILURE_TEXT[known];
 }
 
 type FailedResult = Extract<TargetResult, { status: 'failed' }>;
@@ -97,18 +102,18 @@ export function failureAdvice(code: FailureCode, job: JobKind): string {
 }
 
 /** One title and one sentence for the whole job, as a notification shows it. */
-export function summarizeFlash(end: FlashEnd): { tone: Tone; title: string; body: string } {
-  return end.job === 'backup' ? summarizeBackup(end) : summarizeWrite(end);
+export function summarizeJob(end: JobEnd): { tone: Tone; title: string; body: string } {
+  return end.kind === 'backup' ? summarizeBackup(end) : summarizeWrite(end);
 }
 
 /** The first failure's target and headline; `none` when there are no results at all. */
-function firstFailure(end: FlashEnd, none: string): string {
+function firstFailure(end: JobEnd, none: string): string {
   const first = end.results.find((r): r is FailedResult => r.status === 'failed');
-  return first === undefined ? none : `${first.target}: ${failureHeadline(first, end.job)}`;
+  return first === undefined ? none : `${first.target}: ${failureHeadline(first, end.kind)}`;
 }
 
-function summarizeBackup(end: FlashEnd): { tone: Tone; title: string; body: string } {
-  const tone = flashTone(end);
+function summarizeBackup(end: JobEnd): { tone: Tone; title: string; body: string } {
+  const tone = jobTone(end);
   const file = end.results[0]?.target ?? '';
   switch (tone) {
     case 'success':
@@ -122,8 +127,8 @@ function summarizeBackup(end: FlashEnd): { tone: Tone; title: string; body: stri
   }
 }
 
-function summarizeWrite(end: FlashEnd): { tone: Tone; title: string; body: string } {
-  const tone = flashTone(end);
+function summarizeWrite(end: JobEnd): { tone: Tone; title: string; body: string } {
+  const tone = jobTone(end);
   const drives = end.results.length === 1 ? 'The drive was' : `All ${end.results.length} drives were`;
   switch (tone) {
     case 'success':

@@ -5,51 +5,10 @@
 import * as v from 'valibot';
 import { BACKUP_COMPRESSIONS } from '../domain/backup-compression.js';
 import type { Drive } from '../domain/drive.js';
-import type { ImageFormat } from '../domain/image-format.js';
-import type { Progress } from '../domain/progress.js';
+import type { JobKind } from '../domain/job.js';
 import { MAX_TARGETS } from './helper-protocol.js';
 import type { TargetResult } from '../domain/result.js';
 import type { Verdict } from '../domain/verdict.js';
-
-export type PartitionTable = 'gpt' | 'mbr' | 'none';
-
-/** One partition of the image, for display. */
-export interface ImagePartition {
-  /** The GPT name or the filesystem's label; null when it has neither. */
-  label: string | null;
-  /** "FAT32 (LBA)", "Linux filesystem", ... */
-  type: string;
-  size: number;
-}
-
-/** An image the user chose, as the main process found it (user/images/probe.ts). */
-export interface ImageInfo {
-  path: string;
-  /** The file name, for display. */
-  name: string;
-  /**
-   * A local file, an http(s) address the image is downloaded from while it is written, or a
-   * whole drive that is copied (a clone; `path` is its device).
-   */
-  origin: 'file' | 'url' | 'drive';
-  /** Size of the file or the download itself, in bytes; null when a server does not say. */
-  fileSize: number | null;
-  /** Detected from the content, never from the extension. */
-  format: ImageFormat;
-  /** Bytes the image has once decoded; null when that is unknown before decoding. */
-  uncompressedSize: number | null;
-  /** False when uncompressedSize is only a hint (gzip records the size modulo 4 GiB). */
-  sizeExact: boolean;
-  /** From the image's first sectors (decoded for a compressed image); null when they could not be read. */
-  partitionTable: PartitionTable | null;
-  partitions: ImagePartition[];
-  /** zip: the entry that is written, and why it was chosen among several. */
-  entry: { name: string; choice: string | null } | null;
-  /** The block map that applies: only its mapped bytes are written and verified. */
-  blockMap: { from: string; mappedBytes: number } | null;
-  /** The SHA-256 the image must have, and where it came from (a SHA256SUMS or IMAGE.sha256 next to it). */
-  checksumFrom: string | null;
-}
 
 /**
  * A drive as the picker shows it: the scanner's Drive (common/domain/drive.ts) and the verdicts
@@ -77,8 +36,8 @@ export const ImageUrlSchema = v.pipe(
 );
 
 export const FlashRequestSchema = v.strictObject({
-  /** The image the renderer shows; refused if it is no longer the one the main process holds. */
-  imagePath: ImagePathSchema,
+  /** The image the renderer shows (its ImageInfo.source); refused if it is no longer the one the main process holds. */
+  image: ImagePathSchema,
   targets: v.pipe(
     v.array(DevicePathSchema),
     v.minLength(1),
@@ -104,15 +63,9 @@ export const BackupRequestSchema = v.strictObject({
 });
 export type BackupRequest = v.InferOutput<typeof BackupRequestSchema>;
 
-/** One progress report for one target (see common/domain/progress.ts). */
-export type FlashProgress = Progress;
-
-/** What the app runs: an image written to drives, or a drive saved into a file (a backup). */
-export type JobKind = 'flash' | 'backup';
-
-/** How a job ended: a flash, or a backup (whose one result is the file's, or the drive's when it was refused). */
-export interface FlashEnd {
-  job: JobKind;
+/** How a job ended: a flash or a clone (one result per drive), or a backup (whose one result is the file's, or the drive's when it was refused). */
+export interface JobEnd {
+  kind: JobKind;
   /** One per target, in the order they were requested. */
   results: TargetResult[];
   /** Whether verification was asked for (the setting when the flash started). */

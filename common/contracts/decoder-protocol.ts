@@ -1,3 +1,4 @@
+import type { Failure } from '../domain/failure.js';
 import type { ImageFormat } from '../domain/image-format.js';
 
 /** Where the image's bytes come from, as the user named it. */
@@ -66,9 +67,6 @@ export type DecoderMessage =
   | { type: 'progress'; sourceBytes: number }
   | { type: 'started'; decoder: string }
   | { type: 'end'; ok: true; bytes: number | null; sha256: string | null }
-  | { type: 'end'; ok: false; code: SourceFailureCode; message: string; offset?: number | undefined }
+  | ({ type: 'end'; ok: false } & Failure)
   /** The helper stopped reading (it failed or was cancelled): its result is the one that counts. */
   | { type: 'abandoned' };
-
-/** The failure codes a decoder can end with (a subset of FAILURE_CODES). */
-export type SourceFailureCode = 'source-corrupt' | 'source-truncated' | 'source-read-error' | 'source-checksum-mismatch' | 'unsupported-format';

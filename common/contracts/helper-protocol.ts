@@ -5,26 +5,28 @@
  * beyond what the schema allows.
  */
 import * as v from 'valibot';
-import { FAILURE_CODES } from '../domain/result.js';
+import { FailureSchema } from '../domain/failure.js';
+import { ProgressSchema } from '../domain/progress.js';
+import { TargetResultSchema } from '../domain/result.js';
+import { ByteCount, DevicePath, Message } from '../domain/wire.js';
 
 /** No honest message comes near this; a bigger frame means a confused or hostile peer. */
 export const MAX_FRAME_BYTES = 64 * 1024;
 /** A job writes to at most this many drives at once. */
 export const MAX_TARGETS = 16;
 /**
- * A block map's ranges ride in the start message, so they must fit a frame: about 25 bytes each
- * as JSON. The source side merges the closest ranges of a longer map (writing the image's own
- * bytes in between) until it fits.
+ * A block map's ranges ride in the job message, so they must fit a frame: about 25 bytes each as
+ * JSON. The source side merges the closest ranges of a longer map (writing the image's own bytes
+ * in between) until it fits.
  */
 export const MAX_EXTENTS = 2000;
 
-const DevicePath = v.pipe(v.string(), v.minLength(1), v.maxLength(256));
-const ByteCount = v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(Number.MAX_SAFE_INTEGER));
+const Targets = v.pipe(v.array(DevicePath), v.minLength(1), v.maxLength(MAX_TARGETS));
 
-/** Parent → helper: the one job this helper will run. */
-export const StartMessage = v.strictObject({
-  type: v.literal('start'),
-  targets: v.pipe(v.array(DevicePath), v.minLength(1), v.maxLength(MAX_TARGETS)),
+/** A flash: the image on fd 0 written to the targets, then read back. */
+const FlashJob = v.strictObject({
+  kind: v.literal('flash'),
+  targets: Targets,
   /** Image bytes the helper will read from fd 0; null when the length is only known at the end. */
   imageSize: v.nullable(ByteCount),
   /** fd 0 is the image file itself, readable at any offset (lets a mismatch be pinned to a byte). */
@@ -42,106 +44,77 @@ export const StartMessage = v.strictObject({
    * source-end message before it writes the partition table, and fails the job if it says so.
    */
   awaitSourceEnd: v.optional(v.boolean()),
-  /**
-   * Clone: the image is this whole disk, which the helper opens read-only itself after its own
-   * checks (it must be the --source the helper was started with); fd 0 is not read.
-   */
-  sourceDevice: v.optional(DevicePath),
 });
-export type StartMessage = v.InferOutput<typeof StartMessage>;
 
 /**
- * Parent → helper, instead of start: back up a whole disk. The helper opens it read-only after
- * its own checks (it must be the --source the helper was started with) and writes its bytes, from
- * the first to the last, to its fd 0, where the unprivileged side writes them to the user's file.
- * The helper stops without complaint when that side stops reading (it has what it wanted).
+ * A clone: the whole `source` disk written to the targets, then read back. The helper opens the
+ * disk read-only itself, after its own checks, and takes its size from its own look; fd 0 is not read.
  */
-export const ReadMessage = v.strictObject({
-  type: v.literal('read'),
+const CloneJob = v.strictObject({
+  kind: v.literal('clone'),
+  source: DevicePath,
+  targets: Targets,
+  verify: v.boolean(),
+  eject: v.optional(v.boolean()),
+});
+
+/**
+ * A backup: the whole `source` disk, opened read-only after the helper's own checks, sent from
+ * its first byte to its last to fd 0, where the unprivileged side writes the user's file: root
+ * never writes there. The helper stops without complaint when that side stops reading.
+ */
+const BackupJob = v.strictObject({
+  kind: v.literal('backup'),
   source: DevicePath,
   /** The size the unprivileged side found: another size means another drive (a card swapped during the password prompt). */
   size: v.optional(ByteCount),
 });
-export type ReadMessage = v.InferOutput<typeof ReadMessage>;
 
-/**
- * Parent → helper, instead of start: compare a disk written earlier with the image on fd 0
- * (`sluice verify`). The disk is only read; it must be the --source the helper was started with.
- */
-export const VerifyMessage = v.strictObject({
-  type: v.literal('verify'),
-  device: DevicePath,
+/** A verify (`sluice verify`): the `target` disk, written earlier, compared with the image on fd 0; only read. */
+const VerifyJob = v.strictObject({
+  kind: v.literal('verify'),
+  target: DevicePath,
   imageSize: v.nullable(ByteCount),
 });
-export type VerifyMessage = v.InferOutput<typeof VerifyMessage>;
 
-/** The one job a helper runs: what it writes, reads out, or compares. */
-export type JobMessage = StartMessage | ReadMessage | VerifyMessage;
+/** The one job a helper runs, told apart by its kind (common/domain/job.ts). */
+export const HelperJob = v.variant('kind', [FlashJob, CloneJob, BackupJob, VerifyJob]);
+export type HelperJob = v.InferOutput<typeof HelperJob>;
+export type HelperJobOf<K extends HelperJob['kind']> = Extract<HelperJob, { kind: K }>;
 
-/** The drives a job reports results for, and which it writes and reads (the helper's command line authorizes exactly these). */
-export function jobDrives(job: JobMessage): { reported: string[]; writes: string[]; reads: string | null } {
-  switch (job.type) {
-    case 'start':
-      return { reported: job.targets, writes: job.targets, reads: job.sourceDevice ?? null };
-    case 'read':
+/**
+ * The drives a job reports results for, writes, and reads. The helper's command line authorizes
+ * exactly the drives it writes and reads, and results come back for the reported ones.
+ */
+export function jobDrives(job: HelperJob): { reported: string[]; writes: string[]; reads: string | null } {
+  switch (job.kind) {
+    case 'flash':
+      return { reported: job.targets, writes: job.targets, reads: null };
+    case 'clone':
+      return { reported: job.targets, writes: job.targets, reads: job.source };
+    case 'backup':
       return { reported: [job.source], writes: [], reads: job.source };
     case 'verify':
-      return { reported: [job.device], writes: [], reads: job.device };
+      return { reported: [job.target], writes: [], reads: job.target };
   }
 }
 
-export const CancelMessage = v.strictObject({ type: v.literal('cancel') });
+/** Parent → helper, first: the one job this helper will run. */
+export const JobMessage = v.strictObject({ type: v.literal('job'), job: HelperJob });
 
-const FailureCodeSchema = v.picklist(FAILURE_CODES);
-const Message = v.pipe(v.string(), v.maxLength(4096));
+export const CancelMessage = v.strictObject({ type: v.literal('cancel') });
 
 /** Parent → helper: how the image stream ended on the unprivileged side (see SourceEnd). */
 export const SourceEndMessage = v.variant('ok', [
   v.strictObject({ type: v.literal('source-end'), ok: v.literal(true), bytes: v.nullable(ByteCount) }),
-  v.strictObject({ type: v.literal('source-end'), ok: v.literal(false), code: FailureCodeSchema, message: Message, offset: v.optional(ByteCount) }),
+  v.strictObject({ type: v.literal('source-end'), ok: v.literal(false), ...FailureSchema.entries }),
 ]);
 export type SourceEndMessage = v.InferOutput<typeof SourceEndMessage>;
 
-export const ToHelper = v.variant('type', [StartMessage, ReadMessage, VerifyMessage, CancelMessage, SourceEndMessage]);
+export const ToHelper = v.variant('type', [JobMessage, CancelMessage, SourceEndMessage]);
 export type ToHelper = v.InferOutput<typeof ToHelper>;
 
-const Phase = v.picklist(['decompressing', 'writing', 'syncing', 'verifying']);
-
-export const ProgressMessage = v.strictObject({
-  type: v.literal('progress'),
-  phase: Phase,
-  target: DevicePath,
-  bytesDone: ByteCount,
-  bytesTotal: v.nullable(ByteCount),
-  speed: v.pipe(v.number(), v.minValue(0)),
-  eta: v.nullable(v.pipe(v.number(), v.minValue(0))),
-});
-
-/** Warnings on one ok result: eject and partition re-read give at most one each. */
-const MAX_WARNINGS = 4;
-
-export const TargetResultSchema = v.variant('status', [
-  v.strictObject({
-    status: v.literal('ok'),
-    target: DevicePath,
-    bytes: ByteCount,
-    written: v.boolean(),
-    verified: v.boolean(),
-    seconds: v.pipe(v.number(), v.minValue(0)),
-    ejected: v.optional(v.boolean()),
-    warnings: v.optional(v.pipe(v.array(Message), v.maxLength(MAX_WARNINGS))),
-  }),
-  v.strictObject({ status: v.literal('cancelled'), target: DevicePath, bytes: ByteCount }),
-  v.strictObject({
-    status: v.literal('failed'),
-    target: DevicePath,
-    bytes: ByteCount,
-    code: FailureCodeSchema,
-    message: Message,
-    offset: v.optional(ByteCount),
-    badBlocks: v.optional(ByteCount),
-  }),
-]);
+export const ProgressMessage = v.strictObject({ type: v.literal('progress'), ...ProgressSchema.entries });
 
 export const ResultMessage = v.strictObject({
   type: v.literal('result'),
@@ -149,7 +122,7 @@ export const ResultMessage = v.strictObject({
 });
 
 /** The helper could not run a job at all (a bad request); nothing was written. */
-export const FatalMessage = v.strictObject({ type: v.literal('fatal'), code: FailureCodeSchema, message: Message });
+export const FatalMessage = v.strictObject({ type: v.literal('fatal'), code: FailureSchema.entries.code, message: Message });
 
 export const LogMessage = v.strictObject({ type: v.literal('log'), level: v.picklist(['info', 'warn']), message: Message });
 

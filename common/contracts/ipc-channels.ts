@@ -15,7 +15,7 @@ export const INVOKE_CHANNELS = {
   chooseBackupFile: 'sluice:backup:choose-file',
   startBackup: 'sluice:backup:start',
   showBackupFile: 'sluice:backup:show-file',
-  cancelFlash: 'sluice:flash:cancel',
+  cancelJob: 'sluice:job:cancel',
   openExternal: 'sluice:shell:open-external',
   pageReady: 'sluice:page:ready',
 } as const;
@@ -25,8 +25,8 @@ export type InvokeMethod = keyof typeof INVOKE_CHANNELS;
 /** Main → renderer pushes. */
 export const EVENT_CHANNELS = {
   drivesChanged: 'sluice:drives:changed',
-  flashProgress: 'sluice:flash:progress',
-  flashEnd: 'sluice:flash:end',
+  jobProgress: 'sluice:job:progress',
+  jobEnd: 'sluice:job:end',
   imageOpened: 'sluice:image:opened',
 } as const;
 

@@ -6,7 +6,9 @@
 import * as v from 'valibot';
 import type { ApiResult } from './api-result.js';
 import type { EventName, InvokeMethod } from './ipc-channels.js';
-import { BackupCompressionSchema, BackupRequestSchema, DevicePathSchema, FlashRequestSchema, ImagePathSchema, ImageUrlSchema, type BackupRequest, type DriveInfo, type FlashEnd, type FlashProgress, type FlashRequest, type ImageInfo } from './app-models.js';
+import type { ImageInfo } from '../domain/image.js';
+import type { Progress } from '../domain/progress.js';
+import { BackupCompressionSchema, BackupRequestSchema, DevicePathSchema, FlashRequestSchema, ImagePathSchema, ImageUrlSchema, type BackupRequest, type DriveInfo, type FlashRequest, type JobEnd } from './app-models.js';
 import { SettingsPatchSchema, type Settings, type SettingsPatch } from './settings.js';
 
 /** A file from a drop event; the DOM's File in the renderer. */
@@ -42,8 +44,8 @@ export interface SluiceApi {
   startBackup(request: BackupRequest): Promise<ApiResult<null>>;
   /** Shows the file the last backup saved in the system's file manager. */
   showBackupFile(): Promise<ApiResult<null>>;
-  /** Asks the running job (a flash or a backup) to stop; its end arrives as a flashEnd event with `cancelled` results. */
-  cancelFlash(): Promise<ApiResult<null>>;
+  /** Asks the running job (a flash or a backup) to stop; its end arrives as a jobEnd event with `cancelled` results. */
+  cancelJob(): Promise<ApiResult<null>>;
   /** Opens one of the app's own links (links.ts) in the browser. */
   openExternal(url: string): Promise<ApiResult<null>>;
   /**
@@ -54,8 +56,8 @@ export interface SluiceApi {
   /** The file's path on disk, or '' for a file that has none (dragged out of a web page). */
   pathForFile(file: DroppedFile): string;
   onDrivesChanged(listener: (drives: DriveInfo[]) => void): Unsubscribe;
-  onFlashProgress(listener: (progress: FlashProgress) => void): Unsubscribe;
-  onFlashEnd(listener: (end: FlashEnd) => void): Unsubscribe;
+  onJobProgress(listener: (progress: Progress) => void): Unsubscribe;
+  onJobEnd(listener: (end: JobEnd) => void): Unsubscribe;
   /** An image the system asked Sluice to open (double-click, "Open with", command line): chosen, or why not. */
   onImageOpened(listener: (opened: ApiResult<ImageInfo>) => void): Unsubscribe;
 }
@@ -63,8 +65,8 @@ export interface SluiceApi {
 /** What each push event carries. */
 export interface EventPayloads {
   drivesChanged: DriveInfo[];
-  flashProgress: FlashProgress;
-  flashEnd: FlashEnd;
+  jobProgress: Progress;
+  jobEnd: JobEnd;
   /** Chosen exactly as a dropped file is (selectImage), or refused: not found, unreadable, or `busy` while a flash runs. */
   imageOpened: ApiResult<ImageInfo>;
 }
@@ -86,7 +88,7 @@ export const INVOKE_ARGS = {
   chooseBackupFile: v.strictTuple([DevicePathSchema, BackupCompressionSchema]),
   startBackup: v.strictTuple([BackupRequestSchema]),
   showBackupFile: v.strictTuple([]),
-  cancelFlash: v.strictTuple([]),
+  cancelJob: v.strictTuple([]),
   openExternal: v.strictTuple([v.pipe(v.string(), v.maxLength(2048))]),
   pageReady: v.strictTuple([]),
 } satisfies { [K in InvokeMethod]: v.GenericSchema<unknown, Parameters<SluiceApi[K]>> };

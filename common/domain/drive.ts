@@ -2,6 +2,7 @@
  * A drive as Sluice shows it: the one shape the scanner emits, the CLI lists and the renderer
  * displays. Built in user/drives from the OS's listing; plain data, so it crosses IPC as is.
  */
+import type { PartitionTableType } from './image.js';
 
 /** How the drive is attached. `sd` covers SD/MMC slots and readers that say so; `virtual` loop devices, RAM disks, disk images. */
 export type DriveBus = 'usb' | 'sd' | 'sata' | 'scsi' | 'pcie' | 'virtual' | 'other';
@@ -38,7 +39,8 @@ export interface Drive {
   system: SystemRole;
   /** Where its filesystems are mounted (/media/me/boot, /Volumes/bootfs, E:\); Sluice unmounts them before writing. */
   mountpoints: string[];
-  partitionTable: 'mbr' | 'gpt' | null;
+  /** The table on the drive now; null when it has none, or the listing could not tell. */
+  partitionTable: Exclude<PartitionTableType, 'none'> | null;
 }
 
 /**

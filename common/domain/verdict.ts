@@ -4,7 +4,7 @@
  * the facts it gathered itself (writer/target-check.ts) and never the app's drive object.
  */
 import type { Drive } from './drive.js';
-import type { Failure, FailureCode } from './result.js';
+import type { Failure, FailureCode } from './failure.js';
 import { formatBytes, GiB } from './units.js';
 
 /**

@@ -1,6 +1,7 @@
 import type { TargetResult } from '../../common/domain/result.js';
-import type { FlashEnd, JobKind } from '../../common/contracts/app-models.js';
-import { summarizeFlash } from '../../common/app/outcome.js';
+import type { JobKind } from '../../common/domain/job.js';
+import type { JobEnd } from '../../common/contracts/app-models.js';
+import { summarizeJob } from '../../common/app/outcome.js';
 
 /**
  * The desktop pieces a job touches, by interface: Electron implements them (electron/main/
@@ -20,7 +21,7 @@ export interface JobSession {
   /** Asks the job to stop; `done` then resolves with `cancelled` results. */
   cancel(): void;
   /** How the job ended; never rejects. */
-  readonly done: Promise<FlashEnd>;
+  readonly done: Promise<JobEnd>;
 }
 
 /**
@@ -28,14 +29,14 @@ export interface JobSession {
  * happened, and a notification saying how it ended. The keep-awake block is taken before `work`
  * starts (this function's synchronous part). `work` must not reject.
  */
-export async function runDesktopJob(job: { kind: JobKind; verify: boolean; notify: boolean }, effects: DesktopEffects, work: () => Promise<TargetResult[]>): Promise<FlashEnd> {
+export async function runDesktopJob(job: { kind: JobKind; verify: boolean; notify: boolean }, effects: DesktopEffects, work: () => Promise<TargetResult[]>): Promise<JobEnd> {
   const started = performance.now();
   const allowSleep = effects.preventSleep();
   try {
     const results = await work();
-    const end: FlashEnd = { job: job.kind, results, verify: job.verify, seconds: (performance.now() - started) / 1000 };
+    const end: JobEnd = { kind: job.kind, results, verify: job.verify, seconds: (performance.now() - started) / 1000 };
     if (job.notify) {
-      const summary = summarizeFlash(end);
+      const summary = summarizeJob(end);
       effects.notify(summary.title, summary.body);
     }
     return end;

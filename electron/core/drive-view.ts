@@ -1,5 +1,5 @@
 import type { Drive } from '../../common/domain/drive.js';
-import type { Failure } from '../../common/domain/result.js';
+import type { Failure } from '../../common/domain/failure.js';
 import { findImageDrive, judgeDrive, refusalFailure, refusalOf, type ImageFacts, type Verdict } from '../../common/domain/verdict.js';
 import type { DriveInfo } from '../../common/contracts/app-models.js';
 import type { ProbedImage } from './image-probe.js';
@@ -10,7 +10,7 @@ import type { ProbedImage } from './image-probe.js';
  * of `drives`, hidden ones included: it is usually this computer's system disk.
  */
 export function judgeDrives(drives: readonly Drive[], image: ProbedImage | null): DriveInfo[] {
-  const facts: ImageFacts | null = image === null ? null : { size: image.info.sizeExact ? image.info.uncompressedSize : null, ...storage(image, drives) };
+  const facts: ImageFacts | null = image === null ? null : { size: image.info.sizeExact ? image.info.size : null, ...storage(image, drives) };
   return drives.map((drive) => ({ ...drive, verdicts: judgeDrive(drive, facts) }));
 }
 

@@ -1,6 +1,7 @@
 import type { Progress } from '../../common/domain/progress.js';
 import type { TargetResult } from '../../common/domain/result.js';
-import type { HelperJob, HelperJobOptions } from '../../user/launcher/launch.js';
+import type { HelperJob } from '../../common/contracts/helper-protocol.js';
+import type { HelperLaunchOptions, LaunchedHelper } from '../../user/launcher/launch.js';
 import type { SourceFeed } from '../../user/images/source-feed.js';
 import { overallFraction } from '../../common/app/job-progress.js';
 import { runDesktopJob, type DesktopEffects, type JobSession } from './desktop-job.js';
@@ -10,14 +11,14 @@ import { errorText } from '../../common/domain/error-details.js';
  * Starts the privileged helper for one job: user/launcher/launch.ts startHelper with the app's
  * elevation (electron/main/main.ts), or the tests' launcher that only accepts their own loops.
  */
-export type HelperLauncher = (options: HelperJobOptions) => HelperJob;
+export type HelperLauncher = (options: HelperLaunchOptions) => LaunchedHelper;
 
 export interface FlashSessionJob {
   /**
    * What is written: an image opened or being decoded as the user (handed to the helper as its fd 0
    * and closed at the end), or a whole drive the helper reads itself (a clone).
    */
-  input: { kind: 'feed'; feed: SourceFeed } | { kind: 'drive'; device: string; size: number };
+  input: { kind: 'feed'; feed: SourceFeed } | { kind: 'drive'; device: string };
   /** Device paths, in the order the results come back. */
   targets: readonly string[];
   verify: boolean;
@@ -33,23 +34,23 @@ export interface SessionDeps {
   onProgress(progress: Progress): void;
 }
 
-/** Runs one flash job through the helper, with the desktop effects around it. */
+/** Runs one flash (an image) or clone (a drive) through the helper, with the desktop effects around it. */
 export function startFlashSession(job: FlashSessionJob, deps: SessionDeps): JobSession {
   const latest = new Map<string, Progress>();
-  let helper: HelperJob | null = null;
+  let helper: LaunchedHelper | null = null;
+  const { input } = job;
+  const targets = [...job.targets];
+  const helperJob: HelperJob =
+    input.kind === 'feed'
+      ? { kind: 'flash', targets, ...input.feed.start, verify: job.verify, eject: job.eject }
+      : { kind: 'clone', source: input.device, targets, verify: job.verify, eject: job.eject };
 
   const write = async (): Promise<TargetResult[]> => {
-    const { input } = job;
     const feed = input.kind === 'feed' ? input.feed : null;
     try {
       helper = deps.launch({
         ...(feed === null ? {} : { source: feed.source }),
-        start: {
-          targets: [...job.targets],
-          ...(input.kind === 'feed' ? input.feed.start : { imageSize: input.size, sourceSeekable: false, sourceDevice: input.device }),
-          verify: job.verify,
-          eject: job.eject,
-        },
+        job: helperJob,
         onProgress: (progress) => {
           latest.set(progress.target, progress);
           deps.onProgress(progress);
@@ -66,5 +67,6 @@ export function startFlashSession(job: FlashSessionJob, deps: SessionDeps): JobS
     return feed === null ? running.result : feed.finish(running.result, (end) => running.endSource(end));
   };
 
-  return { kind: 'flash', cancel: () => helper?.cancel(), done: runDesktopJob({ kind: 'flash', verify: job.verify, notify: job.notify }, deps.effects, write) };
+  const kind = helperJob.kind;
+  return { kind, cancel: () => helper?.cancel(), done: runDesktopJob({ kind, verify: job.verify, notify: job.notify }, deps.effects, write) };
 }

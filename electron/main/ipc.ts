@@ -1,5 +1,5 @@
 import { ipcMain, type IpcMainInvokeEvent } from 'electron';
-import { fail } from '../../common/contracts/api-result.js';
+import { refuse } from '../../common/contracts/api-result.js';
 import { INVOKE_CHANNELS, type InvokeMethod } from '../../common/contracts/ipc-channels.js';
 import type { AppService } from '../core/app-service.js';
 import { isTrustedSender, type SenderFrame } from '../core/security.js';
@@ -13,7 +13,7 @@ function senderOf(event: IpcMainInvokeEvent): SenderFrame | null {
 export function registerIpcHandlers(service: AppService): void {
   for (const method of Object.keys(INVOKE_CHANNELS) as InvokeMethod[]) {
     ipcMain.handle(INVOKE_CHANNELS[method], async (event, ...args: unknown[]) => {
-      if (!isTrustedSender(senderOf(event))) return fail('untrusted-sender', 'Only the Sluice window may ask for this.');
+      if (!isTrustedSender(senderOf(event))) return refuse('untrusted-sender', 'Only the Sluice window may ask for this.');
       return service.invoke(method, args);
     });
   }

@@ -20,7 +20,7 @@ import { electronDesktopEffects } from './desktop-effects.js';
 import { reloadOnRendererRebuild } from './dev-reload.js';
 import { pickImageWithDialog } from './image-dialog.js';
 import { registerIpcHandlers } from './ipc.js';
-import { guardQuitDuringFlash } from './quit-guard.js';
+import { guardQuitDuringJob } from './quit-guard.js';
 import { createMainWindow, denyAllPermissions, lockDownWebContents } from './window.js';
 
 const UI_DIR = fileURLToPath(new URL('../../ui/', import.meta.url));
@@ -69,7 +69,7 @@ async function openWindow(): Promise<void> {
     handOff,
   });
   registerIpcHandlers(service);
-  guardQuitDuringFlash(window, service);
+  guardQuitDuringJob(window, service);
   window.on('closed', () => void service.close());
   if (!app.isPackaged && process.env['SLUICE_DEV'] === '1') reloadOnRendererRebuild(UI_DIR, window);
   await window.loadURL(APP_ENTRY_URL);

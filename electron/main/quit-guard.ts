@@ -1,10 +1,9 @@
 import { dialog, type BrowserWindow } from 'electron';
-import type { JobKind } from '../../common/contracts/app-models.js';
 import type { AppService } from '../core/app-service.js';
 
-/** What stopping costs, said plainly: a half-written drive, or only the backup file. */
-const QUESTION: Readonly<Record<JobKind, { title: string; message: string; detail: string; keep: string }>> = {
-  flash: {
+/** What stopping costs, said plainly: a half-written drive (a flash or a clone), or only the backup file. */
+const QUESTION: Readonly<Record<'write' | 'backup', { title: string; message: string; detail: string; keep: string }>> = {
+  write: {
     title: 'A flash is running',
     message: 'Stop writing and quit?',
     detail: 'The drive will be incomplete and must be flashed again before it can be used.',
@@ -23,13 +22,13 @@ const QUESTION: Readonly<Record<JobKind, { title: string; message: string; detai
  * it to close the device, so a drive being flashed is left blank-headed rather than half written
  * and bootable.
  */
-export function guardQuitDuringFlash(window: BrowserWindow, service: AppService): void {
+export function guardQuitDuringJob(window: BrowserWindow, service: AppService): void {
   let confirmed = false;
   window.on('close', (event) => {
     const running = service.runningJob();
     if (confirmed || running === null) return;
     event.preventDefault();
-    const question = QUESTION[running];
+    const question = QUESTION[running === 'backup' ? 'backup' : 'write'];
     const choice = dialog.showMessageBoxSync(window, {
       type: 'warning',
       title: question.title,
@@ -41,6 +40,6 @@ export function guardQuitDuringFlash(window: BrowserWindow, service: AppService)
     });
     if (choice !== 1) return;
     confirmed = true;
-    void service.cancelFlashAndWait().then(() => window.close());
+    void service.cancelJobAndWait().then(() => window.close());
   });
 }

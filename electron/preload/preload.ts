@@ -29,13 +29,13 @@ const api: SluiceApi = {
   chooseBackupFile: (device, compress) => ipcRenderer.invoke(INVOKE_CHANNELS.chooseBackupFile, device, compress),
   startBackup: (request) => ipcRenderer.invoke(INVOKE_CHANNELS.startBackup, request),
   showBackupFile: () => ipcRenderer.invoke(INVOKE_CHANNELS.showBackupFile),
-  cancelFlash: () => ipcRenderer.invoke(INVOKE_CHANNELS.cancelFlash),
+  cancelJob: () => ipcRenderer.invoke(INVOKE_CHANNELS.cancelJob),
   openExternal: (url) => ipcRenderer.invoke(INVOKE_CHANNELS.openExternal, url),
   pageReady: () => ipcRenderer.invoke(INVOKE_CHANNELS.pageReady),
   pathForFile: (file) => webUtils.getPathForFile(file as Parameters<typeof webUtils.getPathForFile>[0]),
   onDrivesChanged: (listener) => subscribe(EVENT_CHANNELS.drivesChanged, listener),
-  onFlashProgress: (listener) => subscribe(EVENT_CHANNELS.flashProgress, listener),
-  onFlashEnd: (listener) => subscribe(EVENT_CHANNELS.flashEnd, listener),
+  onJobProgress: (listener) => subscribe(EVENT_CHANNELS.jobProgress, listener),
+  onJobEnd: (listener) => subscribe(EVENT_CHANNELS.jobEnd, listener),
   onImageOpened: (listener) => subscribe(EVENT_CHANNELS.imageOpened, listener),
 };
 

@@ -1,7 +1,8 @@
 import { useCallback, useEffect, useReducer, useState } from 'react';
 import type { ApiResult } from '../../common/contracts/api-result.js';
 import type { SluiceApi } from '../../common/contracts/ipc-contract.js';
-import type { BackupRequest, DriveInfo, ImageInfo } from '../../common/contracts/app-models.js';
+import type { ImageInfo } from '../../common/domain/image.js';
+import type { BackupRequest, DriveInfo } from '../../common/contracts/app-models.js';
 import type { Settings } from '../../common/contracts/settings.js';
 import { BackupDialog } from './components/BackupDialog.js';
 import { ConfirmFlash } from './components/ConfirmFlash.js';
@@ -30,8 +31,8 @@ export function App({ api }: { api: SluiceApi }) {
   useEffect(() => {
     const unsubscribe = [
       api.onDrivesChanged((drives) => dispatch({ type: 'drives', drives })),
-      api.onFlashProgress((progress) => dispatch({ type: 'progress', progress })),
-      api.onFlashEnd((end) => dispatch({ type: 'flash-ended', end })),
+      api.onJobProgress((progress) => dispatch({ type: 'progress', progress })),
+      api.onJobEnd((end) => dispatch({ type: 'job-ended', end })),
       api.onImageOpened((result) => dispatch({ type: 'image-opened', result })),
     ];
     // Only now, with every listener in place: an image handed over at start arrives in answer to this.
@@ -80,7 +81,7 @@ export function App({ api }: { api: SluiceApi }) {
     },
     [api, imageChosen],
   );
-  const dragging = useFileDrop(state.flash === null && state.finished === null, dropFile);
+  const dragging = useFileDrop(state.running === null && state.finished === null, dropFile);
 
   const clearImage = () => {
     dispatch({ type: 'image-cleared' });
@@ -92,7 +93,7 @@ export function App({ api }: { api: SluiceApi }) {
     setDialog(null);
     dispatch({ type: 'flash-starting' });
     void api
-      .startFlash({ imagePath: state.image.path, targets: state.selected, confirmedSystemDrives: state.confirmedSystem })
+      .startFlash({ image: state.image.source, targets: state.selected, confirmedSystemDrives: state.confirmedSystem })
       .then((result) => !result.ok && dispatch({ type: 'flash-refused', message: result.error.message }));
   };
 
@@ -119,9 +120,9 @@ export function App({ api }: { api: SluiceApi }) {
     }
   };
 
-  const cancelFlash = () => {
+  const cancelJob = () => {
     dispatch({ type: 'cancelling' });
-    void api.cancelFlash();
+    void api.cancelJob();
   };
 
   const startOver = (keepImage: boolean) => {
@@ -148,8 +149,8 @@ export function App({ api }: { api: SluiceApi }) {
       </header>
       <main className="app-main">
         <ErrorMessage error={loadError} />
-        {state.flash !== null ? (
-          <ProgressView flash={state.flash} onCancel={cancelFlash} />
+        {state.running !== null ? (
+          <ProgressView job={state.running} onCancel={cancelJob} />
         ) : state.finished !== null ? (
           <EndScreen
             finished={state.finished}

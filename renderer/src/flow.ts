@@ -4,15 +4,17 @@
  */
 import { isDriveShown, refusalOf, type DriveVisibility } from '../../common/domain/verdict.js';
 import type { ApiResult } from '../../common/contracts/api-result.js';
-import type { DriveInfo, FlashEnd, FlashProgress, ImageInfo } from '../../common/contracts/app-models.js';
+import type { Progress } from '../../common/domain/progress.js';
+import type { ImageInfo } from '../../common/domain/image.js';
+import type { DriveInfo, JobEnd } from '../../common/contracts/app-models.js';
 import type { Settings } from '../../common/contracts/settings.js';
 import { driveName } from './labels.js';
 
 /**
- * What a job works on: an image written to drives (as they were when it started; the live list
- * may lose them mid-write), or a drive saved into a file (a backup).
+ * What a job works on: an image (a flash) or a drive (a clone) written to drives, as they were
+ * when it started (the live list may lose them mid-write), or a drive saved into a file (a backup).
  */
-export type JobSubject = { kind: 'flash'; image: ImageInfo; targets: DriveInfo[] } | { kind: 'backup'; drive: DriveInfo; file: string };
+export type JobSubject = { kind: 'flash' | 'clone'; image: ImageInfo; targets: DriveInfo[] } | { kind: 'backup'; drive: DriveInfo; file: string };
 
 /** One line per thing being written, as progress and results are keyed: a drive's device, or the backup file's path. */
 export interface JobRow {
@@ -27,24 +29,24 @@ export function fileName(path: string): string {
 }
 
 export function jobRows(subject: JobSubject): JobRow[] {
-  if (subject.kind === 'flash') return subject.targets.map((t) => ({ key: t.device, name: driveName(t), detail: t.device }));
+  if (subject.kind !== 'backup') return subject.targets.map((t) => ({ key: t.device, name: driveName(t), detail: t.device }));
   return [{ key: subject.file, name: fileName(subject.file), detail: subject.file }];
 }
 
-export interface RunningFlash {
+export interface RunningJob {
   subject: JobSubject;
   verify: boolean;
   /** Latest report per target device. */
-  progress: Record<string, FlashProgress>;
+  progress: Record<string, Progress>;
   /** The helper has been asked to stop and has not answered yet. */
   cancelling: boolean;
   /** Why an image the system handed over meanwhile was not opened. */
   notice: string | null;
 }
 
-export interface FinishedFlash {
+export interface FinishedJob {
   subject: JobSubject;
-  end: FlashEnd;
+  end: JobEnd;
 }
 
 export interface FlowState {
@@ -62,8 +64,8 @@ export interface FlowState {
   driveNotice: string | null;
   /** Why the last start request was refused before anything was written. */
   startError: string | null;
-  flash: RunningFlash | null;
-  finished: FinishedFlash | null;
+  running: RunningJob | null;
+  finished: FinishedJob | null;
 }
 
 export const INITIAL_STATE: FlowState = {
@@ -76,7 +78,7 @@ export const INITIAL_STATE: FlowState = {
   confirmedSystem: [],
   driveNotice: null,
   startError: null,
-  flash: null,
+  running: null,
   finished: null,
 };
 
@@ -97,9 +99,9 @@ export type FlowAction =
   /** The backup did not start: back to the steps, where the backup dialog says why. */
   | { type: 'backup-refused' }
   | { type: 'flash-refused'; message: string }
-  | { type: 'progress'; progress: FlashProgress }
+  | { type: 'progress'; progress: Progress }
   | { type: 'cancelling' }
-  | { type: 'flash-ended'; end: FlashEnd }
+  | { type: 'job-ended'; end: JobEnd }
   | { type: 'start-over'; keepImage: boolean }
   /** From a backup's end screen back to the steps, as they were. */
   | { type: 'back-to-steps' };
@@ -140,7 +142,7 @@ export function selectedDrives(state: Pick<FlowState, 'drives' | 'selected'>): D
 }
 
 export function canFlash(state: FlowState): boolean {
-  return state.settings !== null && state.image !== null && state.selected.length > 0 && state.flash === null;
+  return state.settings !== null && state.image !== null && state.selected.length > 0 && state.running === null;
 }
 
 /** Keeps only chosen drives that are still there and still allowed, and says which went away. */
@@ -180,7 +182,7 @@ export function flowReducer(state: FlowState, action: FlowAction): FlowState {
       return { ...state, image: null, imageError: null, startError: null };
     case 'image-opened': {
       // Mid-flash the main process refuses it: said on the progress screen, the flash goes on untouched.
-      if (state.flash !== null && !action.result.ok) return { ...state, flash: { ...state.flash, notice: action.result.error.message } };
+      if (state.running !== null && !action.result.ok) return { ...state, running: { ...state.running, notice: action.result.error.message } };
       // Opening an image is asking for a new flash: from the end screen, back to the steps, as "Flash another drive" does.
       const steps = state.finished === null ? state : flowReducer(state, { type: 'start-over', keepImage: true });
       return action.result.ok ? flowReducer(steps, { type: 'image-chosen', image: action.result.value }) : flowReducer(steps, { type: 'image-error', message: action.result.error.message });
@@ -191,23 +193,23 @@ export function flowReducer(state: FlowState, action: FlowAction): FlowState {
       return { ...state, selected: action.devices, confirmedSystem: action.confirmedSystem, driveNotice: null, startError: null };
     case 'flash-starting': {
       if (state.image === null || state.settings === null) return state;
-      return startJob(state, { kind: 'flash', image: state.image, targets: selectedDrives(state) }, state.settings.verify);
+      return startJob(state, { kind: state.image.origin === 'drive' ? 'clone' : 'flash', image: state.image, targets: selectedDrives(state) }, state.settings.verify);
     }
     case 'backup-starting':
       // Shown even when the settings could not be loaded: the main process runs the backup regardless.
       return startJob(state, { kind: 'backup', drive: action.drive, file: action.file }, state.settings?.verify ?? true);
     case 'flash-refused':
-      return { ...state, flash: null, startError: action.message };
+      return { ...state, running: null, startError: action.message };
     case 'backup-refused':
-      return { ...state, flash: null };
+      return { ...state, running: null };
     case 'progress':
-      if (state.flash === null) return state;
-      return { ...state, flash: { ...state.flash, progress: { ...state.flash.progress, [action.progress.target]: action.progress } } };
+      if (state.running === null) return state;
+      return { ...state, running: { ...state.running, progress: { ...state.running.progress, [action.progress.target]: action.progress } } };
     case 'cancelling':
-      return state.flash === null ? state : { ...state, flash: { ...state.flash, cancelling: true } };
-    case 'flash-ended':
-      if (state.flash === null) return state;
-      return { ...state, flash: null, finished: { subject: state.flash.subject, end: action.end } };
+      return state.running === null ? state : { ...state, running: { ...state.running, cancelling: true } };
+    case 'job-ended':
+      if (state.running === null) return state;
+      return { ...state, running: null, finished: { subject: state.running.subject, end: action.end } };
     case 'start-over':
       return {
         ...state,
@@ -224,5 +226,5 @@ export function flowReducer(state: FlowState, action: FlowAction): FlowState {
 }
 
 function startJob(state: FlowState, subject: JobSubject, verify: boolean): FlowState {
-  return { ...state, startError: null, finished: null, flash: { subject, verify, progress: {}, cancelling: false, notice: null } };
+  return { ...state, startError: null, finished: null, running: { subject, verify, progress: {}, cancelling: false, notice: null } };
 }

@@ -3,7 +3,7 @@ import type { Drive, DriveBus } from '../../common/domain/drive.js';
 import type { ImageFormat } from '../../common/domain/image-format.js';
 import type { Phase } from '../../common/domain/progress.js';
 import type { Verdict } from '../../common/domain/verdict.js';
-import type { PartitionTable } from '../../common/contracts/app-models.js';
+import type { PartitionTableType } from '../../common/domain/image.js';
 
 export const FORMAT_LABEL: Readonly<Record<ImageFormat, string>> = {
   raw: 'Raw disk image',
@@ -16,7 +16,7 @@ export const FORMAT_LABEL: Readonly<Record<ImageFormat, string>> = {
   dmg: 'Apple disk image (dmg)',
 };
 
-export const PARTITION_TABLE_LABEL: Readonly<Record<PartitionTable, string>> = {
+export const PARTITION_TABLE_LABEL: Readonly<Record<PartitionTableType, string>> = {
   gpt: 'GPT',
   mbr: 'MBR',
   none: 'None found',

@@ -42,7 +42,7 @@ describeDevices('targets the engine refuses before writing a byte', () => {
     assertTestTarget(file);
     const fd = openSync(image, 'r');
     try {
-      const job = startHelper({ source: fd, start: { targets: [file], imageSize: 2 * MiB, sourceSeekable: true, verify: true }, program: builtHelper() });
+      const job = startHelper({ source: fd, job: { kind: 'flash', targets: [file], imageSize: 2 * MiB, sourceSeekable: true, verify: true }, program: builtHelper() });
       expect(await job.result).toEqual([expect.objectContaining({ status: 'failed', code: 'target-not-block-device', message: expect.stringContaining('not a disk') as unknown })]);
     } finally {
       closeSync(fd);

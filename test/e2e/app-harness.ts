@@ -11,7 +11,6 @@ import type { SettingsPatch } from '../../common/contracts/settings.js';
 import type { HelperLauncher } from '../../electron/core/flash-session.js';
 import { jobDrives } from '../../common/contracts/helper-protocol.js';
 import type * as HelperProgram from '../../user/launcher/helper-program.js';
-import { jobMessage } from '../../user/launcher/launch.js';
 import { builtStartHelper } from '../helpers/built-modules.js';
 import { assertTestTarget } from '../helpers/cli.js';
 import { startBridge, type Bridge } from './bridge/bridge-server.js';
@@ -27,8 +26,7 @@ export async function testLauncher(cgroupDir?: string): Promise<HelperLauncher> 
   const startHelper = await builtStartHelper();
   const { builtHelperProgram } = (await import(resolve('out/user/launcher/helper-program.js'))) as typeof HelperProgram;
   return (options) => {
-    const { start } = options;
-    const drives = jobDrives(jobMessage(start));
+    const drives = jobDrives(options.job);
     [...drives.writes, ...(drives.reads === null ? [] : [drives.reads])].forEach(assertTestTarget);
     if (cgroupDir === undefined) return startHelper(options);
     // The helper joins the slow card's cgroup before it is the helper: a shell enters the group,

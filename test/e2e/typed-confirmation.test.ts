@@ -11,7 +11,8 @@ import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ApiResult } from '../../common/contracts/api-result.js';
 import type { SluiceApi } from '../../common/contracts/ipc-contract.js';
-import type { DriveInfo, FlashRequest, ImageInfo } from '../../common/contracts/app-models.js';
+import type { ImageInfo } from '../../common/domain/image.js';
+import type { DriveInfo, FlashRequest } from '../../common/contracts/app-models.js';
 import { DEFAULT_SETTINGS, type Settings } from '../../common/contracts/settings.js';
 import { judgeDrives, targetRefusal } from '../../electron/core/drive-view.js';
 import type { ProbedImage } from '../../electron/core/image-probe.js';
@@ -24,8 +25,8 @@ const ORIGIN = 'http://sluice.test';
 const INTERNAL = '\\\\.\\PhysicalDrive5';
 const RUNNING = '\\\\.\\PhysicalDrive0';
 
-const image: ImageInfo = rawImageInfo('C:\\Users\\me\\raspios.img', 2e9, { partitionTable: 'mbr' });
-const drives = judgeDrives(win32Drives, { info: image, local: { realPath: image.path }, source: { kind: 'image' } } as ProbedImage);
+const image: ImageInfo = rawImageInfo('C:\\Users\\me\\raspios.img', 2e9, { partitionTable: { type: 'mbr', partitions: [] } });
+const drives = judgeDrives(win32Drives, { info: image, local: { realPath: image.source }, source: { kind: 'image' } } as ProbedImage);
 
 interface Fixture {
   settings: Settings;
@@ -54,13 +55,13 @@ function installStandIn(fixture: Fixture): void {
     chooseBackupFile: () => ok(null),
     startBackup: () => ok(null),
     showBackupFile: () => ok(null),
-    cancelFlash: () => ok(null),
+    cancelJob: () => ok(null),
     openExternal: () => ok(null),
     pageReady: () => ok(null),
     pathForFile: () => '',
     onDrivesChanged: never,
-    onFlashProgress: never,
-    onFlashEnd: never,
+    onJobProgress: never,
+    onJobEnd: never,
     onImageOpened: never,
   };
   Object.defineProperty(globalThis, 'sluice', { value: api });
@@ -119,7 +120,7 @@ describe('an internal disk in the drive picker', () => {
       await confirm.getByRole('button', { name: 'Erase and flash' }).click();
 
       const requests = await page.evaluate(() => (globalThis as unknown as { startRequests: FlashRequest[] }).startRequests);
-      expect(requests).toEqual([{ imagePath: image.path, targets: [INTERNAL], confirmedSystemDrives: [INTERNAL] }]);
+      expect(requests).toEqual([{ image: image.source, targets: [INTERNAL], confirmedSystemDrives: [INTERNAL] }]);
       const disk = drives.find((d) => d.device === INTERNAL);
       if (disk === undefined) throw new Error('the fixture lost its internal disk');
       expect(targetRefusal(disk, requests[0]?.confirmedSystemDrives.includes(INTERNAL) ?? false)).toBeNull();

@@ -8,7 +8,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { ApiResult } from '../../common/contracts/api-result.js';
 import type { EventPayloads } from '../../common/contracts/ipc-contract.js';
 import { EXTERNAL_LINKS } from '../../common/app/links.js';
-import type { DriveInfo, ImageInfo } from '../../common/contracts/app-models.js';
+import type { ImageInfo } from '../../common/domain/image.js';
+import type { DriveInfo } from '../../common/contracts/app-models.js';
 import type { AppService } from '../../electron/core/app-service.js';
 import { ImageHandOff } from '../../electron/core/image-hand-off.js';
 import { SettingsStore } from '../../electron/core/settings-store.js';
@@ -50,7 +51,7 @@ async function harness(dir: string, settings: Parameters<SettingsStore['update']
   const h: Harness = {
     service: undefined as never,
     handOff: new ImageHandOff({ platform: 'linux', appInArguments: false }, () => undefined),
-    events: { drivesChanged: [], flashProgress: [], flashEnd: [], imageOpened: [] },
+    events: { drivesChanged: [], jobProgress: [], jobEnd: [], imageOpened: [] },
     effects: [],
     opened: [],
     shown: [],
@@ -92,9 +93,9 @@ async function drives(service: AppService): Promise<DriveInfo[]> {
   return value(await service.handlers.listDrives());
 }
 
-async function flashEnded(h: Harness): Promise<EventPayloads['flashEnd']> {
-  await expect.poll(() => h.events.flashEnd.length, { timeout: 30_000 }).toBe(1);
-  return h.events.flashEnd[0] as EventPayloads['flashEnd'];
+async function flashEnded(h: Harness): Promise<EventPayloads['jobEnd']> {
+  await expect.poll(() => h.events.jobEnd.length, { timeout: 30_000 }).toBe(1);
+  return h.events.jobEnd[0] as EventPayloads['jobEnd'];
 }
 
 describeDevices('the main-process core (what Electron and the browser bridge both run)', () => {
@@ -113,8 +114,8 @@ describeDevices('the main-process core (what Electron and the browser bridge bot
     expect(await refused('selectImage', [''])).toBe('invalid-request');
     expect(await refused('updateSettings', [{ verify: 'no' }])).toBe('invalid-request');
     expect(await refused('updateSettings', [{ runAsRoot: true }])).toBe('invalid-request');
-    expect(await refused('startFlash', [{ imagePath: '/x.img', targets: ['/dev/loop9', '/dev/loop9'], confirmedSystemDrives: [] }])).toBe('invalid-request');
-    expect(await refused('startFlash', [{ imagePath: '/x.img', targets: [], confirmedSystemDrives: [] }])).toBe('invalid-request');
+    expect(await refused('startFlash', [{ image: '/x.img', targets: ['/dev/loop9', '/dev/loop9'], confirmedSystemDrives: [] }])).toBe('invalid-request');
+    expect(await refused('startFlash', [{ image: '/x.img', targets: [], confirmedSystemDrives: [] }])).toBe('invalid-request');
     expect(await refused('openExternal', ['https://evil.example/'])).toBe('link-not-allowed');
     expect(value(await service.invoke('openExternal', [EXTERNAL_LINKS.fakeCardTest]))).toBeNull();
     expect(current?.opened).toEqual([EXTERNAL_LINKS.fakeCardTest]);
@@ -128,8 +129,8 @@ describeDevices('the main-process core (what Electron and the browser bridge bot
     const locked = createLoop({ size: 4 * MiB, dir, readOnly: true });
     const h = await harness(dir);
     const { service } = h;
-    const start = async (targets: string[], imagePath = image, confirmedSystemDrives: string[] = []) => {
-      const result = await service.handlers.startFlash({ imagePath, targets, confirmedSystemDrives });
+    const start = async (targets: string[], chosen = image, confirmedSystemDrives: string[] = []) => {
+      const result = await service.handlers.startFlash({ image: chosen, targets, confirmedSystemDrives });
       return result.ok ? 'started' : result.error.code;
     };
 
@@ -137,14 +138,14 @@ describeDevices('the main-process core (what Electron and the browser bridge bot
     value(await service.handlers.selectImage(image));
     expect(await start([locked.path], join(dir, 'other.img'))).toBe('no-image');
     expect(await start(['/dev/sdz'])).toBe('unknown-drive');
-    expect(await start([tiny.path])).toBe('drive-blocked');
-    expect(await start([locked.path])).toBe('drive-blocked');
+    expect(await start([tiny.path])).toBe('target-too-small');
+    expect(await start([locked.path])).toBe('target-read-only');
     // This machine's own disk holds the running system: refused, even with its name "typed" (and the helper refuses it regardless).
     const system = (await drives(service)).find((d) => d.verdicts.some((v) => v.kind === 'system' && v.running));
     expect(system).toBeDefined();
-    expect(await start([system?.device ?? ''])).toBe('drive-blocked');
-    expect(await start([system?.device ?? ''], image, [system?.device ?? ''])).toBe('drive-blocked');
-    expect(await service.handlers.startFlash({ imagePath: image, targets: [tiny.path], confirmedSystemDrives: [] })).toMatchObject({
+    expect(await start([system?.device ?? ''])).toBe('target-system');
+    expect(await start([system?.device ?? ''], image, [system?.device ?? ''])).toBe('target-system');
+    expect(await service.handlers.startFlash({ image: image, targets: [tiny.path], confirmedSystemDrives: [] })).toMatchObject({
       ok: false,
       error: { message: expect.stringMatching(new RegExp(`^${tiny.path} is too small: the image needs`)) as unknown },
     });
@@ -154,7 +155,7 @@ describeDevices('the main-process core (what Electron and the browser bridge bot
     expect(kinds(tiny.path)).toEqual(['too-small', 'virtual']);
     expect(kinds(locked.path)).toEqual(['read-only', 'virtual']);
 
-    expect(h.events.flashEnd).toEqual([]);
+    expect(h.events.jobEnd).toEqual([]);
     expect(h.effects).toEqual([]);
   });
 
@@ -165,12 +166,12 @@ describeDevices('the main-process core (what Electron and the browser bridge bot
     const loop = createLoop({ size: 32 * MiB, dir });
     const h = await harness(dir);
     const info = value(await h.service.handlers.selectImage(`${raw}.xz`));
-    expect(info).toMatchObject({ format: 'xz', uncompressedSize: 24 * MiB, sizeExact: true, partitionTable: 'gpt', entry: null, blockMap: null, checksumFrom: null });
-    expect(info.partitions.map((p) => p.label)).toEqual(['boot', 'root']);
+    expect(info).toMatchObject({ format: 'xz', size: 24 * MiB, sizeExact: true, partitionTable: { type: 'gpt' }, entry: null, blockMap: null, checksum: null });
+    expect(info.partitionTable?.partitions.map((p) => p.label)).toEqual(['boot', 'root']);
     // The drive's verdicts use the decoded size, not the file's.
     expect((await drives(h.service)).find((d) => d.device === loop.path)?.verdicts.map((v) => v.kind)).toEqual(['virtual']);
 
-    value(await h.service.handlers.startFlash({ imagePath: `${raw}.xz`, targets: [loop.path], confirmedSystemDrives: [] }));
+    value(await h.service.handlers.startFlash({ image: `${raw}.xz`, targets: [loop.path], confirmedSystemDrives: [] }));
     const end = await flashEnded(h);
     expect(end.results).toMatchObject([{ status: 'ok', target: loop.path, bytes: 24 * MiB, verified: true }]);
     execFileSync('cmp', ['-n', String(24 * MiB), raw, loop.path]);
@@ -186,7 +187,7 @@ describeDevices('the main-process core (what Electron and the browser bridge bot
     const loop = createLoop({ size: 8 * MiB, dir });
     const h = await harness(dir);
     value(await h.service.handlers.selectImage(image));
-    value(await h.service.handlers.startFlash({ imagePath: image, targets: [loop.path], confirmedSystemDrives: [] }));
+    value(await h.service.handlers.startFlash({ image: image, targets: [loop.path], confirmedSystemDrives: [] }));
     const end = await flashEnded(h);
     expect(end.results).toMatchObject([{ status: 'failed', target: loop.path, code: expect.stringMatching(/^source-(corrupt|truncated)$/) as unknown }]);
     expect(h.effects).toContain('notified: Flash failed');
@@ -202,13 +203,13 @@ describeDevices('the main-process core (what Electron and the browser bridge bot
       const h = await harness(dir);
       const url = `${server.base}/os.img.xz`;
       const info = value(await h.service.invoke('openImageUrl', [url]) as ApiResult<ImageInfo>);
-      expect(info).toMatchObject({ path: url, name: 'os.img.xz', origin: 'url', format: 'xz', uncompressedSize: null, partitionTable: null });
-      value(await h.service.handlers.startFlash({ imagePath: url, targets: [loop.path], confirmedSystemDrives: [] }));
+      expect(info).toMatchObject({ source: url, name: 'os.img.xz', origin: 'url', format: 'xz', size: null, partitionTable: null });
+      value(await h.service.handlers.startFlash({ image: url, targets: [loop.path], confirmedSystemDrives: [] }));
       const end = await flashEnded(h);
       expect(end.results).toMatchObject([{ status: 'ok', target: loop.path, bytes: 24 * MiB, verified: true }]);
       execFileSync('cmp', ['-n', String(24 * MiB), raw, loop.path]);
 
-      expect(await h.service.invoke('openImageUrl', [`${server.base}/gone.img.xz`])).toMatchObject({ ok: false, error: { code: 'image-unreadable', message: expect.stringContaining('404') as unknown } });
+      expect(await h.service.invoke('openImageUrl', [`${server.base}/gone.img.xz`])).toMatchObject({ ok: false, error: { code: 'source-read-error', message: expect.stringContaining('404') as unknown } });
       for (const address of ['file:///etc/passwd', 'ftp://example.org/os.img', 'not a url']) {
         expect(await h.service.invoke('openImageUrl', [address])).toMatchObject({ ok: false, error: { code: 'invalid-request' } });
       }
@@ -223,22 +224,22 @@ describeDevices('the main-process core (what Electron and the browser bridge bot
     const target = createLoop({ size: 24 * MiB, dir });
     const h = await harness(dir);
     const info = value(await h.service.handlers.chooseSourceDrive(source.path));
-    expect(info).toMatchObject({ origin: 'drive', path: source.path, uncompressedSize: 16 * MiB, sizeExact: true });
+    expect(info).toMatchObject({ origin: 'drive', source: source.path, size: 16 * MiB, sizeExact: true });
     const listed = await drives(h.service);
     expect(listed.find((d) => d.device === source.path)?.verdicts.map((v) => v.kind)).toContain('source');
-    expect(await h.service.handlers.startFlash({ imagePath: source.path, targets: [source.path], confirmedSystemDrives: [] })).toMatchObject({
+    expect(await h.service.handlers.startFlash({ image: source.path, targets: [source.path], confirmedSystemDrives: [] })).toMatchObject({
       ok: false,
-      error: { code: 'drive-blocked', message: `${source.path} is the drive being copied; choose another drive to write to.` },
+      error: { code: 'target-is-source', message: `${source.path} is the drive being copied; choose another drive to write to.` },
     });
 
-    value(await h.service.handlers.startFlash({ imagePath: source.path, targets: [target.path], confirmedSystemDrives: [] }));
+    value(await h.service.handlers.startFlash({ image: source.path, targets: [target.path], confirmedSystemDrives: [] }));
     const end = await flashEnded(h);
     expect(end.results).toMatchObject([{ status: 'ok', target: target.path, bytes: 16 * MiB, verified: true }]);
     execFileSync('cmp', ['-n', String(16 * MiB), source.path, target.path]);
 
     const system = listed.find((d) => d.verdicts.some((v) => v.kind === 'system' && v.running));
     expect(system).toBeDefined();
-    expect(await h.service.handlers.chooseSourceDrive(system?.device ?? '')).toMatchObject({ ok: false, error: { code: 'drive-blocked', message: expect.stringContaining('holds the running system') as unknown } });
+    expect(await h.service.handlers.chooseSourceDrive(system?.device ?? '')).toMatchObject({ ok: false, error: { code: 'target-system', message: expect.stringContaining('holds the running system') as unknown } });
     expect(await h.service.handlers.chooseSourceDrive('/dev/sluice-no-such-drive')).toMatchObject({ ok: false, error: { code: 'unknown-drive' } });
   });
 
@@ -248,7 +249,7 @@ describeDevices('the main-process core (what Electron and the browser bridge bot
     sh(dir, 'zip -q archive.zip readme.txt');
     const { service } = await harness(dir);
     const result = await service.handlers.selectImage(join(dir, 'archive.zip'));
-    expect(result).toMatchObject({ ok: false, error: { code: 'image-unreadable', message: expect.stringContaining('archive.zip holds no disk image') as unknown } });
+    expect(result).toMatchObject({ ok: false, error: { code: 'source-corrupt', message: expect.stringContaining('archive.zip holds no disk image') as unknown } });
   });
 
   it('refuses an image that changed on disk after it was chosen', async () => {
@@ -259,7 +260,7 @@ describeDevices('the main-process core (what Electron and the browser bridge bot
     const { service } = await harness(dir);
     value(await service.handlers.selectImage(image));
     appendFileSync(image, 'more');
-    const result = await service.handlers.startFlash({ imagePath: image, targets: [loop.path], confirmedSystemDrives: [] });
+    const result = await service.handlers.startFlash({ image: image, targets: [loop.path], confirmedSystemDrives: [] });
     expect(result).toMatchObject({ ok: false, error: { code: 'image-changed' } });
   });
 
@@ -270,14 +271,14 @@ describeDevices('the main-process core (what Electron and the browser bridge bot
     const loop = createLoop({ size: 32 * MiB, dir });
     const h = await harness(dir);
     value(await h.service.handlers.selectImage(image));
-    value(await h.service.handlers.startFlash({ imagePath: image, targets: [loop.path], confirmedSystemDrives: [] }));
-    expect(await h.service.handlers.startFlash({ imagePath: image, targets: [loop.path], confirmedSystemDrives: [] })).toMatchObject({ ok: false, error: { code: 'busy' } });
+    value(await h.service.handlers.startFlash({ image: image, targets: [loop.path], confirmedSystemDrives: [] }));
+    expect(await h.service.handlers.startFlash({ image: image, targets: [loop.path], confirmedSystemDrives: [] })).toMatchObject({ ok: false, error: { code: 'busy' } });
     expect(await h.service.handlers.selectImage(image)).toMatchObject({ ok: false, error: { code: 'busy' } });
 
     const end = await flashEnded(h);
     expect(end.results).toMatchObject([{ status: 'ok', target: loop.path, bytes: 24 * MiB + 512, verified: true }]);
     expect(end.verify).toBe(true);
-    expect(new Set(h.events.flashProgress.map((p) => p.phase))).toEqual(new Set(['writing', 'syncing', 'verifying']));
+    expect(new Set(h.events.jobProgress.map((p) => p.phase))).toEqual(new Set(['writing', 'syncing', 'verifying']));
     execFileSync('cmp', ['-n', String(24 * MiB + 512), image, loop.path]);
 
     // Kept awake first, progress while writing, then cleared, notified, and allowed to sleep again.
@@ -297,7 +298,7 @@ describeDevices('the main-process core (what Electron and the browser bridge bot
     const loop = createLoop({ size: 8 * MiB, dir });
     const h = await harness(dir, { notifications: false, verify: false, eject: false });
     value(await h.service.handlers.selectImage(image));
-    value(await h.service.handlers.startFlash({ imagePath: image, targets: [loop.path], confirmedSystemDrives: [] }));
+    value(await h.service.handlers.startFlash({ image: image, targets: [loop.path], confirmedSystemDrives: [] }));
     const end = await flashEnded(h);
     expect(end).toMatchObject({ verify: false, results: [{ status: 'ok', verified: false }] });
     expect(end.results[0]).not.toHaveProperty('ejected');
@@ -318,9 +319,9 @@ describeDevices('the main-process core (what Electron and the browser bridge bot
 
     value(await h.service.invoke('pageReady', []));
     await expect.poll(() => h.events.imageOpened.length).toBe(1);
-    expect(h.events.imageOpened[0]).toMatchObject({ ok: true, value: { path: image, name: 'image.img', format: 'raw' } });
+    expect(h.events.imageOpened[0]).toMatchObject({ ok: true, value: { source: image, name: 'image.img', format: 'raw' } });
     // Chosen in the core, not only on the page: a flash of it starts.
-    value(await h.service.handlers.startFlash({ imagePath: image, targets: [loop.path], confirmedSystemDrives: [] }));
+    value(await h.service.handlers.startFlash({ image: image, targets: [loop.path], confirmedSystemDrives: [] }));
 
     // A second instance started in the image's folder with a relative path, mid-flash.
     h.handOff.openCommandLine(['/usr/bin/sluice', 'other.img'], dir);
@@ -330,7 +331,7 @@ describeDevices('the main-process core (what Electron and the browser bridge bot
     expect(end.results).toMatchObject([{ status: 'ok', target: loop.path, verified: true }]);
     execFileSync('cmp', ['-n', String(8 * MiB), image, loop.path]);
     // The core still holds image.img: a request for other.img is not the chosen image.
-    expect(await h.service.handlers.startFlash({ imagePath: join(dir, 'other.img'), targets: [loop.path], confirmedSystemDrives: [] })).toMatchObject({ ok: false, error: { code: 'no-image' } });
+    expect(await h.service.handlers.startFlash({ image: join(dir, 'other.img'), targets: [loop.path], confirmedSystemDrives: [] })).toMatchObject({ ok: false, error: { code: 'no-image' } });
 
     // After the flash it opens; a file that is not there is said so.
     h.handOff.openCommandLine(['/usr/bin/sluice', 'other.img'], dir);
@@ -338,8 +339,8 @@ describeDevices('the main-process core (what Electron and the browser bridge bot
     h.handOff.openFile(join(dir, 'missing.img'));
     await expect.poll(() => h.events.imageOpened.length).toBe(4);
     expect(h.events.imageOpened.slice(2)).toMatchObject([
-      { ok: true, value: { path: join(dir, 'other.img') } },
-      { ok: false, error: { code: 'image-not-found', message: `${join(dir, 'missing.img')}: no such file.` } },
+      { ok: true, value: { source: join(dir, 'other.img') } },
+      { ok: false, error: { code: 'source-not-found', message: `${join(dir, 'missing.img')}: no such file.` } },
     ]);
   });
 
@@ -367,9 +368,9 @@ describeDevices('the main-process core (what Electron and the browser bridge bot
       expect(await h.service.handlers.chooseSourceDrive(source.path)).toMatchObject({ ok: false, error: { code: 'busy', message: expect.stringContaining('was not opened: a backup is running') as unknown } });
 
       const end = await flashEnded(h);
-      expect(end).toMatchObject({ job: 'backup', verify: true, results: [{ status: 'ok', target: file, bytes: 16 * MiB, written: true, verified: true }] });
-      expect(new Set(h.events.flashProgress.map((p) => p.target))).toEqual(new Set([file]));
-      expect(new Set(h.events.flashProgress.map((p) => p.phase))).toEqual(new Set(['writing', 'syncing', 'verifying']));
+      expect(end).toMatchObject({ kind: 'backup', verify: true, results: [{ status: 'ok', target: file, bytes: 16 * MiB, written: true, verified: true }] });
+      expect(new Set(h.events.jobProgress.map((p) => p.target))).toEqual(new Set([file]));
+      expect(new Set(h.events.jobProgress.map((p) => p.phase))).toEqual(new Set(['writing', 'syncing', 'verifying']));
       expect(execFileSync('zstd', ['-dc', file], { maxBuffer: 32 * MiB }).equals(readFileSync(source.backing))).toBe(true);
       expect(existsSync(`${file}.incomplete`)).toBe(false);
       expect(h.effects[0]).toBe('sleep blocked');
@@ -397,7 +398,7 @@ describeDevices('the main-process core (what Electron and the browser bridge bot
       const system = (await drives(h.service)).find((d) => d.system === 'running');
       expect(system).toBeDefined();
       const asked = h.suggestedNames.length;
-      expect(await h.service.handlers.chooseBackupFile(system?.device ?? '', 'zstd')).toMatchObject({ ok: false, error: { code: 'drive-blocked', message: expect.stringContaining('holds the running system') as unknown } });
+      expect(await h.service.handlers.chooseBackupFile(system?.device ?? '', 'zstd')).toMatchObject({ ok: false, error: { code: 'target-system', message: expect.stringContaining('holds the running system') as unknown } });
       expect(await h.service.handlers.chooseBackupFile('/dev/sluice-no-such-drive', 'zstd')).toMatchObject({ ok: false, error: { code: 'unknown-drive' } });
       expect(h.suggestedNames.length).toBe(asked);
     });
@@ -410,7 +411,7 @@ describeDevices('the main-process core (what Electron and the browser bridge bot
       value(await h.service.handlers.chooseBackupFile(source.path, null));
       const starting = h.service.handlers.startBackup({ device: source.path, file: h.saveAs, compress: null, trimToPartitions: false });
       // The page's progress screen has a Cancel button before the job exists.
-      value(await h.service.handlers.cancelFlash());
+      value(await h.service.handlers.cancelJob());
       value(await starting);
       const end = await flashEnded(h);
       expect(end.results, JSON.stringify(end.results)).toMatchObject([{ status: 'cancelled' }]);
@@ -444,8 +445,8 @@ describeDevices('the main-process core (what Electron and the browser bridge bot
         h.saveAs = join(dir, 'slow.img');
         value(await h.service.handlers.chooseBackupFile(loop.path, null));
         value(await h.service.handlers.startBackup({ device: loop.path, file: h.saveAs, compress: null, trimToPartitions: false }));
-        await expect.poll(() => h.events.flashProgress.some((p) => p.phase === 'writing' && p.bytesDone >= 4 * MiB), { timeout: 20_000 }).toBe(true);
-        value(await h.service.handlers.cancelFlash());
+        await expect.poll(() => h.events.jobProgress.some((p) => p.phase === 'writing' && p.bytesDone >= 4 * MiB), { timeout: 20_000 }).toBe(true);
+        value(await h.service.handlers.cancelJob());
         const end = await flashEnded(h);
         expect(end.results).toMatchObject([{ status: 'cancelled', target: h.saveAs }]);
         expect(h.effects).toContain('notified: Backup cancelled');

@@ -10,8 +10,8 @@ import type { ProbedImage } from '../../electron/core/image-probe.js';
 import { linuxDrives as linux, win32Drives as windows } from '../helpers/drive-fixtures.js';
 import { rawImageInfo } from '../helpers/image-fixtures.js';
 
-function image(realPath: string, uncompressedSize: number | null, sizeExact = uncompressedSize !== null): ProbedImage {
-  return { info: rawImageInfo(realPath, 0, { uncompressedSize, sizeExact }), local: { realPath }, source: { kind: 'image' } } as ProbedImage;
+function image(realPath: string, size: number | null, sizeExact = size !== null): ProbedImage {
+  return { info: rawImageInfo(realPath, 0, { size, sizeExact }), local: { realPath }, source: { kind: 'image' } } as ProbedImage;
 }
 
 function kinds(drives: ReturnType<typeof judgeDrives>, device: string): string[] | undefined {

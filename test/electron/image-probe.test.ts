@@ -9,7 +9,7 @@ import { MiB } from '../../common/domain/units.js';
 import { detectPartitionTable, PARTITION_SNIFF_BYTES } from '../../user/images/partition-table.js';
 import { builtImageProbe } from '../helpers/built-modules.js';
 
-const { ImageProbeError, probeImage } = await builtImageProbe();
+const { probeImage } = await builtImageProbe();
 
 let dir: string;
 beforeEach(async () => {
@@ -31,18 +31,17 @@ describe('probing an image', () => {
     const path = partitioned('os.img', 'label: gpt\n,4MiB,L\n');
     const probed = await probeImage(path);
     expect(probed.info).toEqual({
-      path,
+      source: path,
       name: 'os.img',
       origin: 'file',
-      fileSize: 8 * MiB,
       format: 'raw',
-      uncompressedSize: 8 * MiB,
+      sourceSize: 8 * MiB,
+      size: 8 * MiB,
       sizeExact: true,
-      partitionTable: 'gpt',
-      partitions: [{ label: null, type: 'Linux filesystem', size: 4 * MiB }],
+      partitionTable: { type: 'gpt', partitions: [{ number: 1, offset: 1 * MiB, size: 4 * MiB, type: 'Linux filesystem', label: null }] },
       entry: null,
       blockMap: null,
-      checksumFrom: null,
+      checksum: null,
     });
     expect(probed.local?.identity.size).toBe(8 * MiB);
   });
@@ -55,7 +54,7 @@ describe('probing an image', () => {
   });
 
   it('finds an MBR', async () => {
-    expect((await probeImage(partitioned('dos.img', 'label: dos\n,4MiB,c\n'))).info.partitionTable).toBe('mbr');
+    expect((await probeImage(partitioned('dos.img', 'label: dos\n,4MiB,c\n'))).info.partitionTable?.type).toBe('mbr');
   });
 
   it('does not take a FAT boot sector (0x55AA, no partition entries) for an MBR', async () => {
@@ -63,26 +62,25 @@ describe('probing an image', () => {
     writeFileSync(path, '');
     truncateSync(path, 8 * MiB);
     execFileSync('mkfs.vfat', [path], { stdio: 'ignore' });
-    expect((await probeImage(path)).info.partitionTable).toBe('none');
+    expect((await probeImage(path)).info.partitionTable?.type).toBe('none');
   });
 
   it('names a compressed image by its content, with the size gzip hints at and the partition table of its decoded start', async () => {
     const raw = partitioned('os.img', 'label: dos\n,4MiB,c\n');
     const path = join(dir, 'os.bin');
     writeFileSync(path, gzipSync(readFileSync(raw)));
-    expect((await probeImage(path)).info).toMatchObject({ format: 'gzip', uncompressedSize: 8 * MiB, sizeExact: false, partitionTable: 'mbr', partitions: [{ type: 'FAT32 (LBA)', size: 4 * MiB }] });
+    expect((await probeImage(path)).info).toMatchObject({ format: 'gzip', size: 8 * MiB, sizeExact: false, partitionTable: { type: 'mbr', partitions: [{ type: 'FAT32 (LBA)', size: 4 * MiB }] } });
   });
 
   it('says which file is missing', async () => {
     const missing = join(dir, 'nope.img');
-    await expect(probeImage(missing)).rejects.toThrow(ImageProbeError);
-    await expect(probeImage(missing)).rejects.toMatchObject({ code: 'image-not-found', message: expect.stringContaining(missing) });
+    await expect(probeImage(missing)).rejects.toMatchObject({ name: 'JobError', failure: { code: 'source-not-found', message: expect.stringContaining(missing) } });
   });
 
   it('refuses an empty file and a directory with a sentence each', async () => {
     const empty = join(dir, 'empty.img');
     writeFileSync(empty, '');
-    await expect(probeImage(empty)).rejects.toMatchObject({ code: 'image-unreadable', message: expect.stringContaining('empty') });
-    await expect(probeImage(dir)).rejects.toMatchObject({ code: 'image-unreadable' });
+    await expect(probeImage(empty)).rejects.toMatchObject({ failure: { code: 'source-read-error', message: expect.stringContaining('empty') } });
+    await expect(probeImage(dir)).rejects.toMatchObject({ failure: { code: 'source-read-error' } });
   });
 });

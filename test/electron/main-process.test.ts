@@ -201,7 +201,7 @@ describe('the Electron main process, as built', () => {
     const pageReady = record.ipcHandlers.get(INVOKE_CHANNELS.pageReady);
     await expect(pageReady?.(fromAppPage)).resolves.toEqual({ ok: true, value: null });
     await vi.waitFor(() => expect(imagesOpened()).toHaveLength(1));
-    expect(imagesOpened()[0]).toMatchObject({ ok: true, value: { path: join(images, 'started-with.img'), name: 'started-with.img', format: 'raw' } });
+    expect(imagesOpened()[0]).toMatchObject({ ok: true, value: { source: join(images, 'started-with.img'), name: 'started-with.img', format: 'raw' } });
   });
 
   it('a second instance brings the window forward and hands over its file, relative to its own working directory', async () => {
@@ -210,7 +210,7 @@ describe('the Electron main process, as built', () => {
     secondInstance?.({}, ['/src/sluice/node_modules/electron/dist/electron', '--allow-file-access-from-files', '/src/sluice', 'second.img'], images, {});
     expect(record.focused).toBe(focused + 1);
     await vi.waitFor(() => expect(imagesOpened()).toHaveLength(2));
-    expect(imagesOpened()[1]).toMatchObject({ ok: true, value: { path: join(images, 'second.img') } });
+    expect(imagesOpened()[1]).toMatchObject({ ok: true, value: { source: join(images, 'second.img') } });
   });
 
   it('open-file: handled (preventDefault) and handed over', async () => {
@@ -218,6 +218,6 @@ describe('the Electron main process, as built', () => {
     record.appListeners.get('open-file')?.({ preventDefault: () => void (prevented = true) }, join(images, 'mac.img'));
     expect(prevented).toBe(true);
     await vi.waitFor(() => expect(imagesOpened()).toHaveLength(3));
-    expect(imagesOpened()[2]).toMatchObject({ ok: true, value: { path: join(images, 'mac.img') } });
+    expect(imagesOpened()[2]).toMatchObject({ ok: true, value: { source: join(images, 'mac.img') } });
   });
 });

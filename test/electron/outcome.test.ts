@@ -1,35 +1,37 @@
 import { describe, expect, it } from 'vitest';
 import { overallFraction, targetFraction } from '../../common/app/job-progress.js';
-import type { FlashEnd, FlashProgress } from '../../common/contracts/app-models.js';
-import { failureAdvice, failureHeadline, flashTone, summarizeFlash } from '../../common/app/outcome.js';
-import { FAILURE_CODES, type TargetResult } from '../../common/domain/result.js';
+import type { Progress } from '../../common/domain/progress.js';
+import type { JobEnd } from '../../common/contracts/app-models.js';
+import { failureAdvice, failureHeadline, jobTone, summarizeJob } from '../../common/app/outcome.js';
+import { type TargetResult } from '../../common/domain/result.js';
+import { FAILURE_CODES } from '../../common/domain/failure.js';
 
 const ok = (target: string, verified = true): TargetResult => ({ status: 'ok', target, bytes: 100, written: true, verified, seconds: 2 });
 const failed = (target: string): TargetResult => ({ status: 'failed', target, bytes: 40, code: 'verify-mismatch', message: 'differs', offset: 1234 });
 const cancelled = (target: string): TargetResult => ({ status: 'cancelled', target, bytes: 10 });
-const end = (results: TargetResult[], verify = true, job: FlashEnd['job'] = 'flash'): FlashEnd => ({ job, results, verify, seconds: 3 });
+const end = (results: TargetResult[], verify = true, kind: JobEnd['kind'] = 'flash'): JobEnd => ({ kind, results, verify, seconds: 3 });
 
 describe('the tone of an end screen', () => {
   it('is success (green) only when every drive was written and verified', () => {
-    expect(flashTone(end([ok('/dev/sdb'), ok('/dev/sdc')]))).toBe('success');
+    expect(jobTone(end([ok('/dev/sdb'), ok('/dev/sdc')]))).toBe('success');
   });
 
   it('is "unverified" when a drive was not read back', () => {
-    expect(flashTone(end([ok('/dev/sdb', false)], false))).toBe('unverified');
-    expect(flashTone(end([ok('/dev/sdb'), ok('/dev/sdc', false)]))).toBe('unverified');
+    expect(jobTone(end([ok('/dev/sdb', false)], false))).toBe('unverified');
+    expect(jobTone(end([ok('/dev/sdb'), ok('/dev/sdc', false)]))).toBe('unverified');
   });
 
   it('is failure when any drive failed, even if others succeeded or were cancelled', () => {
-    expect(flashTone(end([ok('/dev/sdb'), failed('/dev/sdc')]))).toBe('failure');
-    expect(flashTone(end([cancelled('/dev/sdb'), failed('/dev/sdc')]))).toBe('failure');
+    expect(jobTone(end([ok('/dev/sdb'), failed('/dev/sdc')]))).toBe('failure');
+    expect(jobTone(end([cancelled('/dev/sdb'), failed('/dev/sdc')]))).toBe('failure');
   });
 
   it('is cancelled when a drive was cancelled and none failed', () => {
-    expect(flashTone(end([ok('/dev/sdb'), cancelled('/dev/sdc')]))).toBe('cancelled');
+    expect(jobTone(end([ok('/dev/sdb'), cancelled('/dev/sdc')]))).toBe('cancelled');
   });
 
   it('is failure when there are no results at all', () => {
-    expect(flashTone(end([]))).toBe('failure');
+    expect(jobTone(end([]))).toBe('failure');
   });
 });
 
@@ -60,16 +62,16 @@ describe('failure words', () => {
   });
 
   it('summarise a job for the notification', () => {
-    expect(summarizeFlash(end([ok('/dev/sdb')]))).toEqual({ tone: 'success', title: 'Flash complete', body: 'The drive was written and verified.' });
-    expect(summarizeFlash(end([ok('/dev/sdb'), failed('/dev/sdc')])).body).toBe('/dev/sdc: Verification failed at offset 1234: the card may be counterfeit or failing.');
-    expect(summarizeFlash(end([ok('/b/sd.img.zst')], true, 'backup'))).toEqual({ tone: 'success', title: 'Backup complete', body: 'Saved and verified: /b/sd.img.zst.' });
-    expect(summarizeFlash(end([cancelled('/b/sd.img')], true, 'backup'))).toMatchObject({ tone: 'cancelled', title: 'Backup cancelled' });
-    expect(summarizeFlash(end([failed('/b/sd.img')], true, 'backup'))).toEqual({ tone: 'failure', title: 'Backup failed', body: '/b/sd.img: The backup differs from the drive at offset 1234.' });
+    expect(summarizeJob(end([ok('/dev/sdb')]))).toEqual({ tone: 'success', title: 'Flash complete', body: 'The drive was written and verified.' });
+    expect(summarizeJob(end([ok('/dev/sdb'), failed('/dev/sdc')])).body).toBe('/dev/sdc: Verification failed at offset 1234: the card may be counterfeit or failing.');
+    expect(summarizeJob(end([ok('/b/sd.img.zst')], true, 'backup'))).toEqual({ tone: 'success', title: 'Backup complete', body: 'Saved and verified: /b/sd.img.zst.' });
+    expect(summarizeJob(end([cancelled('/b/sd.img')], true, 'backup'))).toMatchObject({ tone: 'cancelled', title: 'Backup cancelled' });
+    expect(summarizeJob(end([failed('/b/sd.img')], true, 'backup'))).toEqual({ tone: 'failure', title: 'Backup failed', body: '/b/sd.img: The backup differs from the drive at offset 1234.' });
   });
 });
 
 describe('progress', () => {
-  const report = (phase: FlashProgress['phase'], bytesDone: number): FlashProgress => ({ phase, target: '/dev/sdb', bytesDone, bytesTotal: 100, speed: 1, eta: 1 });
+  const report = (phase: Progress['phase'], bytesDone: number): Progress => ({ phase, target: '/dev/sdb', bytesDone, bytesTotal: 100, speed: 1, eta: 1 });
 
   it('counts writing and reading back as halves when verifying', () => {
     expect(targetFraction(report('writing', 50), true)).toBe(0.25);

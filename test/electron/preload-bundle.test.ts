@@ -47,20 +47,20 @@ describe('the preload bundle', () => {
   it('exposes window.sluice and nothing else: one function per capability', () => {
     const { api, exposed } = loadPreload();
     expect([...exposed.keys()]).toEqual(['sluice']);
-    expect(Object.keys(api).sort()).toEqual([...Object.keys(INVOKE_CHANNELS), 'pathForFile', 'onDrivesChanged', 'onFlashProgress', 'onFlashEnd', 'onImageOpened'].sort());
+    expect(Object.keys(api).sort()).toEqual([...Object.keys(INVOKE_CHANNELS), 'pathForFile', 'onDrivesChanged', 'onJobProgress', 'onJobEnd', 'onImageOpened'].sort());
     expect(Object.values(api).every((f) => typeof f === 'function')).toBe(true);
   });
 
   it('sends each call on its own channel with exactly its arguments', async () => {
     const { api, invoked } = loadPreload();
     await api.selectImage('/home/user/os.img');
-    await api.startFlash({ imagePath: '/home/user/os.img', targets: ['/dev/sdb'], confirmedSystemDrives: [] });
-    await api.cancelFlash();
+    await api.startFlash({ image: '/home/user/os.img', targets: ['/dev/sdb'], confirmedSystemDrives: [] });
+    await api.cancelJob();
     await api.pageReady();
     expect(invoked).toEqual([
       [INVOKE_CHANNELS.selectImage, '/home/user/os.img'],
-      [INVOKE_CHANNELS.startFlash, { imagePath: '/home/user/os.img', targets: ['/dev/sdb'], confirmedSystemDrives: [] }],
-      [INVOKE_CHANNELS.cancelFlash],
+      [INVOKE_CHANNELS.startFlash, { image: '/home/user/os.img', targets: ['/dev/sdb'], confirmedSystemDrives: [] }],
+      [INVOKE_CHANNELS.cancelJob],
       [INVOKE_CHANNELS.pageReady],
     ]);
     expect(api.pathForFile({ name: 'os.img' })).toBe('/home/user/Downloads/os.img');
@@ -69,13 +69,13 @@ describe('the preload bundle', () => {
   it('hands listeners the payload only, never the IPC event (whose sender is ipcRenderer), and unsubscribes', () => {
     const { api, send, listeners } = loadPreload();
     const received: unknown[][] = [];
-    const stop = api.onFlashProgress((...args: unknown[]) => void received.push(args));
-    send(EVENT_CHANNELS.flashProgress, { phase: 'writing' });
+    const stop = api.onJobProgress((...args: unknown[]) => void received.push(args));
+    send(EVENT_CHANNELS.jobProgress, { phase: 'writing' });
     expect(received).toEqual([[{ phase: 'writing' }]]);
     stop();
-    send(EVENT_CHANNELS.flashProgress, { phase: 'verifying' });
+    send(EVENT_CHANNELS.jobProgress, { phase: 'verifying' });
     expect(received).toHaveLength(1);
-    expect(listeners.get(EVENT_CHANNELS.flashProgress)?.size).toBe(0);
+    expect(listeners.get(EVENT_CHANNELS.jobProgress)?.size).toBe(0);
 
     const opened: unknown[][] = [];
     const stopOpened = api.onImageOpened((...args: unknown[]) => void opened.push(args));

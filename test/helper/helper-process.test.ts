@@ -59,7 +59,7 @@ describeDevices('the helper process, started directly', () => {
 
     const job = startHelper({
       source: decoder.stdout,
-      start: { targets: [loop.path], imageSize: size, sourceSeekable: false, verify: true },
+      job: { kind: 'flash', targets: [loop.path], imageSize: size, sourceSeekable: false, verify: true },
       program: builtHelper(),
       onProgress: (p) => progress.push(p),
     });
@@ -80,7 +80,7 @@ describeDevices('the helper process, started directly', () => {
       let killed = false;
       const job = startHelper({
         source: fd,
-        start: { targets: [loop.path], imageSize: 96 * MiB, sourceSeekable: true, verify: true },
+        job: { kind: 'flash', targets: [loop.path], imageSize: 96 * MiB, sourceSeekable: true, verify: true },
         program: helperInGroup(group.dir),
         onProgress: (p) => {
           if (!killed && p.phase === 'writing' && p.bytesDone > 8 * MiB) {
@@ -138,7 +138,7 @@ describeDevices('the helper process, started directly', () => {
     try {
       const job = startHelper({
         source: fd,
-        start: { targets: [loop.path], imageSize: 3 * MiB + 5, sourceSeekable: true, verify: true },
+        job: { kind: 'flash', targets: [loop.path], imageSize: 3 * MiB + 5, sourceSeekable: true, verify: true },
         program: packagedHelperProgram(join(app, 'resources'), 'linux'),
       });
       expect(await job.result).toEqual([expect.objectContaining({ status: 'ok', bytes: 3 * MiB + 5 })]);
@@ -188,18 +188,18 @@ function frame(length: number, body: string): Buffer {
 }
 
 describeDevices('the helper refuses bad instructions and writes nothing', () => {
-  const start = (target: string, extra: Record<string, unknown> = {}) => ({ type: 'start', targets: [target], imageSize: 2 * MiB, sourceSeekable: true, verify: true, ...extra });
+  const start = (target: string, extra: Record<string, unknown> = {}) => ({ type: 'job', job: { kind: 'flash', targets: [target], imageSize: 2 * MiB, sourceSeekable: true, verify: true, ...extra } });
   const cases: [string, (target: string) => Buffer, RegExp][] = [
     ['malformed JSON', () => frame(7, '{"type"'), /not valid JSON/],
     ['a frame over the 64 KiB cap (refused from its header, before its body arrives)', () => frame(MAX_FRAME_BYTES + 1, '{'), /exceeds/],
     ['a message of an unknown type', () => encodeFrame({ type: 'eject', target: '/dev/sda' }), /invalid message/],
     ['a start with a field the schema does not know', (t) => encodeFrame(start(t, { force: true })), /invalid message/],
-    ['a start with the wrong types', (t) => encodeFrame({ ...start(t), imageSize: '2 MiB' }), /invalid message/],
+    ['a start with the wrong types', (t) => encodeFrame(start(t, { imageSize: '2 MiB' })), /invalid message/],
     ['cancel before start', () => encodeFrame({ type: 'cancel' }), /cancel before start/],
     ['a start naming a drive the helper was not started for', () => encodeFrame(start('/dev/loop999')), /started for/],
     // Reading a drive (a clone's or a backup's source) needs its own authorization on the command line.
-    ['a clone of a drive the helper was not started to read', (t) => encodeFrame(start(t, { sourceDevice: '/dev/loop998' })), /asks for writing \/dev\/loop\d+ and reading \/dev\/loop998, but the helper was started for writing/],
-    ['a backup of a drive the helper was not started to read', (t) => encodeFrame({ type: 'read', source: t }), /asks for reading \/dev\/loop\d+, but the helper was started for writing/],
+    ['a clone of a drive the helper was not started to read', (t) => encodeFrame({ type: 'job', job: { kind: 'clone', source: '/dev/loop998', targets: [t], verify: true } }), /asks for writing \/dev\/loop\d+ and reading \/dev\/loop998, but the helper was started for writing/],
+    ['a backup of a drive the helper was not started to read', (t) => encodeFrame({ type: 'job', job: { kind: 'backup', source: t } }), /asks for reading \/dev\/loop\d+, but the helper was started for writing/],
     // The app's own idea of the drive (size, model) has no place in the protocol: the helper looks for itself.
     ['a start carrying the app’s description of the drive', (t) => encodeFrame(start(t, { drives: [{ device: t, size: 1 << 40 }] })), /invalid message/],
   ];
@@ -220,12 +220,12 @@ describeDevices('the helper refuses bad instructions and writes nothing', () => 
     });
   }
 
-  it('a second start message: the job stops before it opens anything', async () => {
+  it('a second job message: the job stops before it opens anything', async () => {
     const { loop, before, channel, replies } = rawHelper();
     channel.write(Buffer.concat([encodeFrame(start(loop.path)), encodeFrame(start(loop.path))]));
 
     const { messages } = await replies;
-    expect(messages.find((m) => m.type === 'log')).toMatchObject({ level: 'warn', message: expect.stringMatching(/second start/) });
+    expect(messages.find((m) => m.type === 'log')).toMatchObject({ level: 'warn', message: expect.stringMatching(/second job message/) });
     expect(messages.find((m) => m.type === 'result')).toMatchObject({ results: [{ status: 'cancelled', bytes: 0 }] });
     expect(digestFile(loop.backing)).toBe(before);
   });
@@ -240,7 +240,7 @@ describeDevices('targets the helper refuses on its own look, before writing a by
     assertTestTarget(target);
     const fd = openSync(image, 'r');
     try {
-      const job = startHelper({ source: fd, start: { targets: [target], imageSize, sourceSeekable: true, verify: true }, program: builtHelper() });
+      const job = startHelper({ source: fd, job: { kind: 'flash', targets: [target], imageSize, sourceSeekable: true, verify: true }, program: builtHelper() });
       const [result] = await job.result;
       expect(digestFile(backing)).toBe(before);
       return result as Record<string, unknown> | undefined;
@@ -261,7 +261,7 @@ describeDevices('targets the helper refuses on its own look, before writing a by
   });
 
   it('a drive the app believes is big enough: the helper measures it itself and finds it too small', async () => {
-    // Whatever the app's drive list said (it may be stale, or lie), the start message carries only
+    // Whatever the app's drive list said (it may be stale, or lie), the job message carries only
     // the path; the helper reads the size from the kernel. (A start that carries a description is
     // refused outright: see "the app's description of the drive" above.)
     const loop = createLoop({ size: 8 * MiB });

@@ -18,7 +18,7 @@ describeDevices('the helper reading a drive', () => {
     const drive = createLoop({ size: 8 * MiB });
     assertOwnedLoop(drive.path);
     const before = digestFile(drive.backing);
-    const job = startHelper({ start: { targets: [drive.path], imageSize: null, sourceSeekable: false, verify: true, sourceDevice: drive.path }, program: builtHelper() });
+    const job = startHelper({ job: { kind: 'clone', source: drive.path, targets: [drive.path], verify: true }, program: builtHelper() });
     expect(await job.result).toEqual([expect.objectContaining({ status: 'failed', target: drive.path, code: 'target-is-source' })]);
     expect(digestFile(drive.backing)).toBe(before);
   });
@@ -28,7 +28,7 @@ describeDevices('the helper reading a drive', () => {
     assertOwnedLoop(drive.path);
     const pipe = await createOsPipe();
     // The launch owns the write end from here and closes it: this side reads end-of-file, nothing else.
-    const job = startHelper({ source: pipe.writeFd, start: { source: `${drive.path}p1` }, program: builtHelper() });
+    const job = startHelper({ source: pipe.writeFd, job: { kind: 'backup', source: `${drive.path}p1` }, program: builtHelper() });
     expect(await readFully(pipe.readFd, Buffer.alloc(4096), 0, 4096, null)).toBe(0);
     expect(await job.result).toEqual([expect.objectContaining({ status: 'failed', target: `${drive.path}p1`, code: 'target-is-partition' })]);
     await closeFd(pipe.readFd);
@@ -38,7 +38,7 @@ describeDevices('the helper reading a drive', () => {
     const drive = createLoop({ size: 8 * MiB });
     assertOwnedLoop(drive.path);
     const pipe = await createOsPipe();
-    const job = startHelper({ source: pipe.writeFd, start: { source: drive.path, size: 4 * MiB }, program: builtHelper() });
+    const job = startHelper({ source: pipe.writeFd, job: { kind: 'backup', source: drive.path, size: 4 * MiB }, program: builtHelper() });
     expect(await readFully(pipe.readFd, Buffer.alloc(4096), 0, 4096, null)).toBe(0);
     expect(await job.result).toEqual([expect.objectContaining({ status: 'failed', target: drive.path, code: 'source-read-error', message: expect.stringContaining('is not the drive that was checked') as unknown })]);
     await closeFd(pipe.readFd);
@@ -57,7 +57,7 @@ describeDevices('the helper reading a drive', () => {
     const compare = async (device: string) => {
       const fd = openSync(image, 'r');
       try {
-        return await startHelper({ source: fd, start: { device, imageSize: 3 * MiB }, program: builtHelper() }).result;
+        return await startHelper({ source: fd, job: { kind: 'verify', target: device, imageSize: 3 * MiB }, program: builtHelper() }).result;
       } finally {
         closeSync(fd);
       }

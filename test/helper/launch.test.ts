@@ -8,9 +8,10 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { pkexecLaunch } from '../../user/launcher/elevation/pkexec.js';
 import { encodeFrame } from '../../node/framing.js';
+import type { HelperJob } from '../../common/contracts/helper-protocol.js';
 import { startHelper } from '../../user/launcher/launch.js';
 
-const START = { targets: ['/nonexistent/sluice-launch-test'], imageSize: 0, sourceSeekable: true, verify: true };
+const START: HelperJob = { kind: 'flash', targets: ['/nonexistent/sluice-launch-test'], imageSize: 0, sourceSeekable: true, verify: true };
 
 describe('the app side of a helper job', () => {
   it('a helper that sends an invalid message: protocol-error, and the helper is told to stop', async () => {
@@ -23,13 +24,13 @@ describe('the app side of a helper job', () => {
       const { writeFileSync } = require('node:fs');
       const socket = new Socket({ fd: 3, readable: true, writable: true });
       socket.write(Buffer.from(${JSON.stringify([...encodeFrame({ type: 'ready', pid: 1 })])}));
-      socket.write(Buffer.from(${JSON.stringify([...encodeFrame({ type: 'progress', phase: 'rewinding', target: START.targets[0] })])}));
+      socket.write(Buffer.from(${JSON.stringify([...encodeFrame({ type: 'progress', phase: 'rewinding', target: '/nonexistent/sluice-launch-test' })])}));
       socket.on('data', (d) => { if (d.includes('"cancel"')) { writeFileSync(${JSON.stringify(marker)}, 'yes'); process.exit(0); } });
       setTimeout(() => process.exit(1), 5000);
     `;
     const image = openSync('/dev/null', 'r');
     try {
-      const job = startHelper({ source: image, start: START, program: { file: process.execPath, args: ['-e', broken], env: {} } });
+      const job = startHelper({ source: image, job: START, program: { file: process.execPath, args: ['-e', broken], env: {} } });
       const [result] = await job.result;
       expect(result).toMatchObject({ status: 'failed', code: 'protocol-error', message: expect.stringContaining('sent something invalid') });
       expect(existsSync(marker) && readFileSync(marker, 'utf8')).toBe('yes');
@@ -42,7 +43,7 @@ describe('the app side of a helper job', () => {
   it('a helper that exits without a word: helper-died, saying it could not start and that nothing was written', async () => {
     const image = openSync('/dev/null', 'r');
     try {
-      const job = startHelper({ source: image, start: START, program: { file: process.execPath, args: ['-e', 'process.stderr.write("no luck\\n"); process.exit(7)'], env: {} } });
+      const job = startHelper({ source: image, job: START, program: { file: process.execPath, args: ['-e', 'process.stderr.write("no luck\\n"); process.exit(7)'], env: {} } });
       expect(await job.ready).toBeNull();
       expect(await job.result).toEqual([
         expect.objectContaining({ status: 'failed', code: 'helper-died', message: 'The writing process could not be started (exit code 7: no luck). Nothing was written.' }),
@@ -55,7 +56,7 @@ describe('the app side of a helper job', () => {
   it('an elevation tool that refuses the command line it would be given: a result, not a thrown error', async () => {
     const image = openSync('/dev/null', 'r');
     try {
-      const job = startHelper({ source: image, start: START, elevation: pkexecLaunch, program: { file: 'relative/sluice-helper', args: [], env: {} } });
+      const job = startHelper({ source: image, job: START, elevation: pkexecLaunch, program: { file: 'relative/sluice-helper', args: [], env: {} } });
       expect(await job.result).toEqual([expect.objectContaining({ code: 'helper-died', message: expect.stringContaining('absolute program path') })]);
     } finally {
       closeSync(image);

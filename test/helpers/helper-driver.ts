@@ -10,14 +10,14 @@
 import { closeSync, openSync } from 'node:fs';
 import { backupDrive, checkBackup } from '../../user/backup/drive-backup.js';
 import { sudoLaunch } from '../../user/launcher/elevation/sudo.js';
-import { startHelper, type HelperJobOptions } from '../../user/launcher/launch.js';
+import { startHelper, type HelperLaunchOptions } from '../../user/launcher/launch.js';
 import { builtHelper } from './unprivileged.js';
 
 /** A backup's `size` skips this side's checks, so that only the helper's own can refuse the drive. */
 type DriverSpec = { imageThroughFifo: boolean } & ({ image: string; imageSize: number; targets: string[] } | { backup: { drive: string; file: string; size?: number } });
 
 const spec = JSON.parse(process.argv[2] ?? '{}') as DriverSpec;
-const launchOptions: Pick<HelperJobOptions, 'elevation' | 'program' | 'onProgress'> = {
+const launchOptions: Pick<HelperLaunchOptions, 'elevation' | 'program' | 'onProgress'> = {
   elevation: spec.imageThroughFifo ? { ...sudoLaunch, passesStdin: false } : sudoLaunch,
   program: builtHelper(),
   onProgress: (p) => process.stdout.write(`${JSON.stringify({ type: 'progress', ...p })}\n`),
@@ -34,7 +34,7 @@ if ('backup' in spec) {
   }
 } else {
   const image = openSync(spec.image, 'r');
-  const job = startHelper({ source: image, start: { targets: spec.targets, imageSize: spec.imageSize, sourceSeekable: true, verify: true }, ...launchOptions });
+  const job = startHelper({ source: image, job: { kind: 'flash', targets: spec.targets, imageSize: spec.imageSize, sourceSeekable: true, verify: true }, ...launchOptions });
   process.on('SIGINT', () => job.cancel());
   const pid = await job.ready;
   process.stdout.write(`${JSON.stringify({ type: 'ready', pid })}\n`);

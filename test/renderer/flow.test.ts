@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { DriveInfo, FlashEnd, ImageInfo } from '../../common/contracts/app-models.js';
+import type { ImageInfo } from '../../common/domain/image.js';
+import type { DriveInfo, JobEnd } from '../../common/contracts/app-models.js';
 import { DEFAULT_SETTINGS } from '../../common/contracts/settings.js';
 import { judgeDrive } from '../../common/domain/verdict.js';
 import { usbCard } from '../helpers/drive-fixtures.js';
@@ -54,10 +55,10 @@ describe('the screen state', () => {
   it('keeps the drives of a running flash even if they vanish from the live list', () => {
     let state = flowReducer(ready(), { type: 'flash-starting' });
     state = flowReducer(state, { type: 'drives', drives: [] });
-    expect(state.flash?.subject.kind === 'flash' && state.flash.subject.targets.map((t) => t.device)).toEqual(['/dev/sdb', '/dev/sdc']);
-    const end: FlashEnd = { job: 'flash', results: [{ status: 'failed', target: '/dev/sdb', bytes: 5, code: 'target-unplugged', message: 'gone' }], verify: true, seconds: 1 };
-    state = flowReducer(state, { type: 'flash-ended', end });
-    expect(state.flash).toBeNull();
+    expect(state.running?.subject.kind === 'flash' && state.running.subject.targets.map((t) => t.device)).toEqual(['/dev/sdb', '/dev/sdc']);
+    const end: JobEnd = { kind: 'flash', results: [{ status: 'failed', target: '/dev/sdb', bytes: 5, code: 'target-unplugged', message: 'gone' }], verify: true, seconds: 1 };
+    state = flowReducer(state, { type: 'job-ended', end });
+    expect(state.running).toBeNull();
     expect(state.finished?.end).toBe(end);
     expect(state.finished?.subject.kind === 'flash' && state.finished.subject.targets).toHaveLength(2);
   });
@@ -65,7 +66,7 @@ describe('the screen state', () => {
   it('goes back to the steps when the start is refused, with the reason', () => {
     let state = flowReducer(ready(), { type: 'flash-starting' });
     state = flowReducer(state, { type: 'flash-refused', message: 'A flash is already running.' });
-    expect(state.flash).toBeNull();
+    expect(state.running).toBeNull();
     expect(state.startError).toBe('A flash is already running.');
   });
 
@@ -74,17 +75,17 @@ describe('the screen state', () => {
     const [drive] = before.drives;
     if (drive === undefined) throw new Error('no drive in the fixture');
     let state = flowReducer(before, { type: 'backup-starting', drive, file: '/home/u/card.img.zst' });
-    expect(state.flash).toMatchObject({ subject: { kind: 'backup', drive, file: '/home/u/card.img.zst' }, progress: {}, cancelling: false });
-    expect(jobRows(state.flash?.subject ?? { kind: 'backup', drive, file: '' })).toEqual([{ key: '/home/u/card.img.zst', name: 'card.img.zst', detail: '/home/u/card.img.zst' }]);
+    expect(state.running).toMatchObject({ subject: { kind: 'backup', drive, file: '/home/u/card.img.zst' }, progress: {}, cancelling: false });
+    expect(jobRows(state.running?.subject ?? { kind: 'backup', drive, file: '' })).toEqual([{ key: '/home/u/card.img.zst', name: 'card.img.zst', detail: '/home/u/card.img.zst' }]);
     state = flowReducer(state, { type: 'progress', progress: { phase: 'writing', target: '/home/u/card.img.zst', bytesDone: 1, bytesTotal: 2, speed: 1, eta: 1 } });
-    expect(Object.keys(state.flash?.progress ?? {})).toEqual(['/home/u/card.img.zst']);
-    const end: FlashEnd = { job: 'backup', results: [{ status: 'cancelled', target: '/home/u/card.img.zst', bytes: 1 }], verify: true, seconds: 1 };
-    state = flowReducer(state, { type: 'flash-ended', end });
+    expect(Object.keys(state.running?.progress ?? {})).toEqual(['/home/u/card.img.zst']);
+    const end: JobEnd = { kind: 'backup', results: [{ status: 'cancelled', target: '/home/u/card.img.zst', bytes: 1 }], verify: true, seconds: 1 };
+    state = flowReducer(state, { type: 'job-ended', end });
     expect(state.finished).toMatchObject({ subject: { kind: 'backup', drive }, end });
     state = flowReducer(state, { type: 'back-to-steps' });
     // Refused before it started: back to the steps, and no flash error there (the backup dialog says why).
     const refused = flowReducer(flowReducer(state, { type: 'backup-starting', drive, file: '/x.img' }), { type: 'backup-refused' });
-    expect(refused.flash).toBeNull();
+    expect(refused.running).toBeNull();
     expect(refused.startError).toBeNull();
     expect(state.finished).toBeNull();
     expect(state.image).toBe(before.image);
@@ -94,13 +95,13 @@ describe('the screen state', () => {
   it('ignores progress and ends that arrive with no flash running', () => {
     const state = ready();
     expect(flowReducer(state, { type: 'progress', progress: { phase: 'writing', target: '/dev/sdb', bytesDone: 1, bytesTotal: 2, speed: 1, eta: 1 } })).toBe(state);
-    expect(flowReducer(state, { type: 'flash-ended', end: { job: 'flash', results: [], verify: true, seconds: 0 } })).toBe(state);
+    expect(flowReducer(state, { type: 'job-ended', end: { kind: 'flash', results: [], verify: true, seconds: 0 } })).toBe(state);
   });
 
   describe('an image the system handed over (double-click, "Open with", command line)', () => {
-    const other: ImageInfo = { ...image, path: '/home/u/other.img', name: 'other.img' };
+    const other: ImageInfo = { ...image, source: '/home/u/other.img', name: 'other.img' };
     const busy = { ok: false, error: { code: 'busy', message: 'other.img was not opened: a flash is running.' } } as const;
-    const end: FlashEnd = { job: 'flash', results: [{ status: 'ok', target: '/dev/sdb', bytes: 4e9, written: true, seconds: 60, verified: true }], verify: true, seconds: 60 };
+    const end: JobEnd = { kind: 'flash', results: [{ status: 'ok', target: '/dev/sdb', bytes: 4e9, written: true, seconds: 60, verified: true }], verify: true, seconds: 60 };
 
     it('is chosen on the steps, keeping the chosen drives (their verdicts follow from the main process)', () => {
       const state = flowReducer(ready(), { type: 'image-opened', result: { ok: true, value: other } });
@@ -109,7 +110,7 @@ describe('the screen state', () => {
     });
 
     it('that cannot be opened shows why on the image step and keeps the image there was', () => {
-      const state = flowReducer(ready(), { type: 'image-opened', result: { ok: false, error: { code: 'image-not-found', message: '/x.img: no such file.' } } });
+      const state = flowReducer(ready(), { type: 'image-opened', result: { ok: false, error: { code: 'source-not-found', message: '/x.img: no such file.' } } });
       expect(state.image).toBe(image);
       expect(state.imageError).toBe('/x.img: no such file.');
     });
@@ -117,17 +118,17 @@ describe('the screen state', () => {
     it('refused mid-flash is a notice on the progress screen, and the flash keeps its image and drives', () => {
       const flashing = flowReducer(ready(), { type: 'flash-starting' });
       const state = flowReducer(flashing, { type: 'image-opened', result: busy });
-      expect(state.flash).toEqual({ ...flashing.flash, notice: busy.error.message });
+      expect(state.running).toEqual({ ...flashing.running, notice: busy.error.message });
       expect(state.image).toBe(image);
       // The notice goes with the flash it was about.
-      expect(flowReducer(state, { type: 'flash-ended', end }).finished).toMatchObject({ subject: { kind: 'flash', image }, end });
+      expect(flowReducer(state, { type: 'job-ended', end }).finished).toMatchObject({ subject: { kind: 'flash', image }, end });
     });
 
     it('on the end screen starts a new flash with it: back to the steps, no drive chosen', () => {
-      const finished = flowReducer(flowReducer(ready(), { type: 'flash-starting' }), { type: 'flash-ended', end });
+      const finished = flowReducer(flowReducer(ready(), { type: 'flash-starting' }), { type: 'job-ended', end });
       const state = flowReducer(finished, { type: 'image-opened', result: { ok: true, value: other } });
-      expect(state).toMatchObject({ finished: null, flash: null, image: other, selected: [], imageError: null });
-      const failed = flowReducer(finished, { type: 'image-opened', result: { ok: false, error: { code: 'image-unreadable', message: 'cannot be read' } } });
+      expect(state).toMatchObject({ finished: null, running: null, image: other, selected: [], imageError: null });
+      const failed = flowReducer(finished, { type: 'image-opened', result: { ok: false, error: { code: 'source-read-error', message: 'cannot be read' } } });
       expect(failed).toMatchObject({ finished: null, image, imageError: 'cannot be read' });
     });
   });

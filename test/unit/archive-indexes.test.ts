@@ -4,7 +4,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { SourceError } from '../../user/images/decode/source-error.js';
+import { JobError } from '../../common/domain/failure.js';
 import { readXzIndex, type ReadAt } from '../../user/images/xz-index.js';
 import { entryPlan, readZipArchive } from '../../user/images/zip-directory.js';
 import { readZstdSize } from '../../user/images/zstd-size.js';
@@ -79,7 +79,7 @@ describe('readZipArchive', () => {
     execFileSync('zip', ['-q', '-P', 'pw', join(dir, 'locked.zip'), 'disk.img'], { cwd: dir });
     const file = readFileSync(join(dir, 'locked.zip'));
     const refusal = await readZipArchive(reader(file), file.length, 'locked.zip').catch((error: unknown) => error);
-    expect(refusal).toBeInstanceOf(SourceError);
-    expect((refusal as SourceError).code).toBe('unsupported-format');
+    expect(refusal).toBeInstanceOf(JobError);
+    expect((refusal as JobError).failure.code).toBe('unsupported-format');
   });
 });

@@ -25,7 +25,7 @@ describe('mappedExtents: block-map ranges as the helper writes them', () => {
     expect(mappedExtents([{ offset: 8 * K, length: 1000 }], 8 * K + 1000)).toEqual([[8 * K, 1000]]);
   });
 
-  it('merges the closest neighbours until a long map fits a start message, never dropping a range', () => {
+  it('merges the closest neighbours until a long map fits a job message, never dropping a range', () => {
     // 1 KiB ranges 4 KiB apart, with a 64 KiB wider gap after every tenth.
     const ranges = Array.from({ length: MAX_EXTENTS + 500 }, (_, i) => ({ offset: i * 4 * K + Math.floor(i / 10) * 64 * K, length: K }));
     const size = (ranges[ranges.length - 1]?.offset ?? 0) + K;

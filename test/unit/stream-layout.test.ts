@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { FlashError } from '../../writer/failures.js';
+import { JobError } from '../../common/domain/failure.js';
 import { StreamLayout } from '../../writer/stream-layout.js';
 
 const K = 4096;
@@ -49,6 +49,6 @@ describe('StreamLayout: where stream bytes go on the device', () => {
     ['misaligned length before the end', [[0, 1000], [4 * K, K]]],
     ['empty', [[0, 0]]],
   ] as [string, [number, number][]][])('refuses a map that is %s', (_name, extents) => {
-    expect(() => StreamLayout.mapped(extents, 16 * K)).toThrow(FlashError);
+    expect(() => StreamLayout.mapped(extents, 16 * K)).toThrow(JobError);
   });
 });

@@ -2,9 +2,9 @@ import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { JobError } from '../../common/domain/failure.js';
 import { describe, expect, it } from 'vitest';
 import { frameLength, ZstdFrameSplitter, type FramePiece } from '../../user/images/decode/zstd-frames.js';
-import { SourceError } from '../../user/images/decode/source-error.js';
 
 function zstd(data: Buffer, ...flags: string[]): Buffer {
   return execFileSync('zstd', ['-q', '-c', ...flags], { input: data, maxBuffer: 64 * 1024 * 1024 });
@@ -48,7 +48,7 @@ describe('ZstdFrameSplitter: frames cut apart without decoding', () => {
   });
 
   it('says bytes that are no frame are corrupt', async () => {
-    await expect(split(Buffer.concat([a, Buffer.from('garbage!')]), 4096)).rejects.toBeInstanceOf(SourceError);
+    await expect(split(Buffer.concat([a, Buffer.from('garbage!')]), 4096)).rejects.toBeInstanceOf(JobError);
   });
 
   it('frameLength finds where a frame ends inside padding (qcow2 clusters)', () => {

@@ -5,8 +5,10 @@
  * when compressed) and compared.
  */
 import type { Progress } from '../../common/domain/progress.js';
-import type { Failure, TargetResult } from '../../common/domain/result.js';
-import { fail, FlashError, sourceReadFailure, toFailure } from '../../writer/failures.js';
+import type { TargetResult } from '../../common/domain/result.js';
+import type { Failure } from '../../common/domain/failure.js';
+import { sourceReadFailure } from '../../writer/failures.js';
+import { JobError, jobError, toFailure } from '../../common/domain/failure.js';
 import { FileTarget, fileWriteFailure } from '../files/file-target.js';
 import { chooseGrain, GrainHashes } from '../../writer/grain-hashes.js';
 import { closeFd, readFully, writeFully } from '../../node/io.js';
@@ -49,7 +51,7 @@ export interface BackupJob {
 export function partitionsEnd(head: Uint8Array, driveSize: number, drive: string): number {
   const table = readPartitionTable(head);
   if (table.partitions.length === 0) {
-    throw fail('unsupported-format', `${drive} has ${table.type === 'none' ? 'no partition table' : 'no partitions'}, so there is nothing to stop after; back up the whole drive instead (without trimming to the partitions).`);
+    throw jobError('unsupported-format', `${drive} has ${table.type === 'none' ? 'no partition table' : 'no partitions'}, so there is nothing to stop after; back up the whole drive instead (without trimming to the partitions).`);
   }
   return Math.min(driveSize, Math.max(...table.partitions.map((p) => p.offset + p.size)));
 }
@@ -78,7 +80,7 @@ export async function backupToFile(job: BackupJob): Promise<TargetResult> {
     // Cancelled before the first bytes came: the helper stopped because it was asked to.
     if (first < wanted && job.signal?.aborted === true) return { status: 'cancelled', target, bytes: 0 };
     // Nothing or too little came: the helper refused the drive or lost it; its reason is the one to give.
-    if (first < wanted) throw new FlashError((await job.sourceFailure()) ?? { code: 'source-read-error', message: `${job.drive}'s bytes stopped at byte offset ${first}: was it unplugged?`, offset: first });
+    if (first < wanted) throw new JobError((await job.sourceFailure()) ?? { code: 'source-read-error', message: `${job.drive}'s bytes stopped at byte offset ${first}: was it unplugged?`, offset: first });
     const length = job.trimToPartitions ? partitionsEnd(halves[0].subarray(0, first), job.driveSize, job.drive) : job.driveSize;
     file = await FileTarget.create(target, job.compress === null ? length : null, false);
     const output = file;
@@ -114,7 +116,7 @@ export async function backupToFile(job: BackupJob): Promise<TargetResult> {
     if (pumped.end === 'cancelled' || job.signal?.aborted === true) return await cancelled(file, compressor, target, position);
     if (position < length) {
       const why = await job.sourceFailure();
-      throw new FlashError(why ?? { code: 'source-read-error', message: `${job.drive}'s bytes stopped at byte offset ${position} of ${length}: was it unplugged?`, offset: position });
+      throw new JobError(why ?? { code: 'source-read-error', message: `${job.drive}'s bytes stopped at byte offset ${position} of ${length}: was it unplugged?`, offset: position });
     }
     meter.finish();
     if (compressor !== null) await compressorFailure(compressor, target);
@@ -125,7 +127,7 @@ export async function backupToFile(job: BackupJob): Promise<TargetResult> {
       const outcome = await verifyBackup(job, file, halves, hashes, length);
       if (outcome !== null) {
         if (outcome.status === 'cancelled') return await cancelled(file, null, target, position);
-        throw new FlashError(outcome.failure);
+        throw new JobError(outcome.failure);
       }
     }
     await file.close();
@@ -146,7 +148,7 @@ async function compressorFailure(compressor: RunningTool, target: string): Promi
     await compressor.finish();
   } catch (error) {
     const text = errorText(error);
-    throw fail(/No space left/i.test(text) ? 'target-full' : 'write-error', `Compressing the backup into ${target} failed: ${text}`);
+    throw jobError(/No space left/i.test(text) ? 'target-full' : 'write-error', `Compressing the backup into ${target} failed: ${text}`);
   }
 }
 

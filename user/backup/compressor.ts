@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeFd } from '../../node/io.js';
-import { fail } from '../../writer/failures.js';
+import { jobError } from '../../common/domain/failure.js';
 import { findTool } from '../../node/run-tool.js';
 import { createOsPipe } from '../../node/os-pipe.js';
 import type { BackupCompression } from '../../common/domain/backup-compression.js';
@@ -46,7 +46,7 @@ function exitOf(child: ChildProcess, tool: string): Promise<void> {
 async function requireTool(format: BackupCompression): Promise<string> {
   const { tool } = TOOLS[format];
   const path = await findTool(tool);
-  if (path === null) throw fail('unsupported-format', `Compressing a backup as ${format} needs the ${tool} program, which is not installed. Install it, or back up uncompressed.`);
+  if (path === null) throw jobError('unsupported-format', `Compressing a backup as ${format} needs the ${tool} program, which is not installed. Install it, or back up uncompressed.`);
   return path;
 }
 

@@ -6,13 +6,14 @@
 import { stat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import type { Progress } from '../../common/domain/progress.js';
-import type { Failure, TargetResult } from '../../common/domain/result.js';
-import { FlashError, toFailure } from '../../writer/failures.js';
+import type { TargetResult } from '../../common/domain/result.js';
+import type { Failure } from '../../common/domain/failure.js';
+import { JobError, toFailure } from '../../common/domain/failure.js';
 import { checkFileTargetPath } from '../files/file-target.js';
 import { closeFd } from '../../node/io.js';
 import { currentPlatform } from '../../writer/platform/index.js';
 import { refuseSource } from '../../writer/source-device.js';
-import type { HelperJob, HelperJobOptions } from '../launcher/launch.js';
+import type { HelperLaunchOptions, LaunchedHelper } from '../launcher/launch.js';
 import { createOsPipe, type OsPipe } from '../../node/os-pipe.js';
 import { backupToFile } from './backup-file.js';
 import type { BackupCompression } from '../../common/domain/backup-compression.js';
@@ -40,7 +41,7 @@ export async function checkBackup(drive: string, file: string): Promise<{ driveS
   try {
     await checkFileTargetPath(file);
   } catch (error) {
-    if (!(error instanceof FlashError)) throw error;
+    if (!(error instanceof JobError)) throw error;
     return refuse(file, error.failure);
   }
   // The drive is unmounted before it is read: a file on it would land in an empty mountpoint.
@@ -55,7 +56,7 @@ export interface DriveBackup extends BackupOptions {
   /** From checkBackup. */
   driveSize: number;
   /** Starts the helper with the front end's elevation; given the pipe to send the drive's bytes into and the read request. */
-  launch(options: Pick<HelperJobOptions, 'source' | 'start'>): HelperJob;
+  launch(options: Pick<HelperLaunchOptions, 'source' | 'job'>): LaunchedHelper;
   /** Stops the helper and the file writer; the result is then `cancelled` and the partial file gone. */
   signal?: AbortSignal | undefined;
   onProgress?: ((progress: Progress) => void) | undefined;
@@ -70,10 +71,10 @@ export async function backupDrive(job: DriveBackup): Promise<TargetResult> {
   } catch (error) {
     return failed(job.file, error);
   }
-  let helper: HelperJob;
+  let helper: LaunchedHelper;
   try {
-    // From here the helper launch owns the write end (see HelperJobOptions.source).
-    helper = job.launch({ source: pipe.writeFd, start: { source: job.drive, size: job.driveSize } });
+    // From here the helper launch owns the write end (see HelperLaunchOptions.source).
+    helper = job.launch({ source: pipe.writeFd, job: { kind: 'backup', source: job.drive, size: job.driveSize } });
   } catch (error) {
     await closeFd(pipe.writeFd);
     await closeFd(pipe.readFd);

@@ -4,7 +4,7 @@ import { lstat, rename, stat, statfs, unlink } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { formatBytes } from '../../common/domain/units.js';
 import { alignUp } from '../../writer/job-memory.js';
-import { fail, FlashError } from '../../writer/failures.js';
+import { JobError, jobError } from '../../common/domain/failure.js';
 import { closeFd, openFd, readFully, syncData, writeFully } from '../../node/io.js';
 import type { WriteTarget } from '../../writer/write-target.js';
 import { errorCode, errorText } from '../../common/domain/error-details.js';
@@ -44,7 +44,7 @@ async function reserve(fd: number, path: string, bytes: number): Promise<void> {
     await runOnDescriptor('fallocate', ['--length', String(bytes), '/dev/stdin'], fd);
   } catch (error) {
     const text = errorText(error);
-    if (/No space left/i.test(text)) throw fail('target-full', `There is not enough free space for ${path}: it needs ${formatBytes(bytes)} (${bytes} bytes). Free some space or choose another place.`, { offset: 0 });
+    if (/No space left/i.test(text)) throw jobError('target-full', `There is not enough free space for ${path}: it needs ${formatBytes(bytes)} (${bytes} bytes). Free some space or choose another place.`, { offset: 0 });
     // Not supported here (or no fallocate tool): the file grows as it is written.
   }
 }
@@ -67,14 +67,14 @@ async function isDeviceFolder(dir: string): Promise<boolean> {
 export async function checkFileTargetPath(path: string): Promise<void> {
   const st = await lstat(path).catch((error: unknown) => {
     if (errorCode(error) === 'ENOENT') return null;
-    throw fail('target-not-found', `${path} cannot be examined: ${errorText(error)}`);
+    throw jobError('target-not-found', `${path} cannot be examined: ${errorText(error)}`);
   });
   if (st === null) {
-    if (await isDeviceFolder(dirname(path))) throw fail('target-not-found', `${path} does not exist: was the drive unplugged?`);
+    if (await isDeviceFolder(dirname(path))) throw jobError('target-not-found', `${path} does not exist: was the drive unplugged?`);
     return;
   }
-  if (st.isSymbolicLink()) throw fail('target-not-block-device', `${path} is a symbolic link. Name the drive or the file itself.`);
-  if (!st.isFile()) throw fail('target-not-block-device', `${path} is neither a disk nor a regular file; Sluice writes only to those.`);
+  if (st.isSymbolicLink()) throw jobError('target-not-block-device', `${path} is a symbolic link. Name the drive or the file itself.`);
+  if (!st.isFile()) throw jobError('target-not-block-device', `${path} is neither a disk nor a regular file; Sluice writes only to those.`);
 }
 
 /**
@@ -152,7 +152,7 @@ export class FileTarget implements WriteTarget {
   private static async fresh(path: string): Promise<string> {
     const partial = FileTarget.partialPath(path);
     await unlink(partial).catch((error: unknown) => {
-      if (errorCode(error) !== 'ENOENT') throw fail('permission-denied', `${partial} is in the way and cannot be removed: ${errorText(error)}`);
+      if (errorCode(error) !== 'ENOENT') throw jobError('permission-denied', `${partial} is in the way and cannot be removed: ${errorText(error)}`);
     });
     return partial;
   }
@@ -162,10 +162,10 @@ export class FileTarget implements WriteTarget {
       return await openFd(partial, constants.O_RDWR | constants.O_NOFOLLOW | flags);
     } catch (error) {
       const code = errorCode(error);
-      if (code === 'EACCES' || code === 'EPERM') throw fail('permission-denied', `No permission to create ${partial}: choose a folder you can write to.`);
-      if (code === 'EROFS') throw fail('target-read-only', `${path} is on a read-only filesystem.`);
-      if (code === 'ENOENT') throw fail('target-not-found', `The folder for ${path} does not exist.`);
-      throw fail('write-error', `Creating ${partial} failed: ${errorText(error)}`);
+      if (code === 'EACCES' || code === 'EPERM') throw jobError('permission-denied', `No permission to create ${partial}: choose a folder you can write to.`);
+      if (code === 'EROFS') throw jobError('target-read-only', `${path} is on a read-only filesystem.`);
+      if (code === 'ENOENT') throw jobError('target-not-found', `The folder for ${path} does not exist.`);
+      throw jobError('write-error', `Creating ${partial} failed: ${errorText(error)}`);
     }
   }
 
@@ -234,9 +234,9 @@ export class FileTarget implements WriteTarget {
 
 /** A failed write to a file, in words. */
 export function fileWriteFailure(path: string, error: unknown): Error {
-  if (error instanceof FlashError) return error;
+  if (error instanceof JobError) return error;
   const code = errorCode(error);
-  if (code === 'ENOSPC') return fail('target-full', `The disk holding ${path} is full. Free some space or choose another place.`);
-  if (code === 'EACCES' || code === 'EPERM') return fail('permission-denied', `No permission to write ${path}.`);
-  return fail('write-error', `Writing ${path} failed: ${errorText(error)}`);
+  if (code === 'ENOSPC') return jobError('target-full', `The disk holding ${path} is full. Free some space or choose another place.`);
+  if (code === 'EACCES' || code === 'EPERM') return jobError('permission-denied', `No permission to write ${path}.`);
+  return jobError('write-error', `Writing ${path} failed: ${errorText(error)}`);
 }

@@ -1,6 +1,6 @@
 import type { Progress } from '../../common/domain/progress.js';
 import type { TargetResult } from '../../common/domain/result.js';
-import { fail, FlashError, toFailure } from '../../writer/failures.js';
+import { JobError, jobError, toFailure } from '../../common/domain/failure.js';
 import { FileTarget } from './file-target.js';
 import { streamLayoutOf, writeTargets, type FlashJob, type WriteJob } from '../../writer/flash.js';
 import { ProgressMeter } from '../../writer/progress-meter.js';
@@ -60,7 +60,7 @@ export async function flashToFile(job: FileFlashJob): Promise<TargetResult> {
     await file.commit();
   } catch (error) {
     await file.discard();
-    return failed(job.target, result.bytes, fail('write-error', `${job.target} was written and verified as ${FileTarget.partialPath(job.target)}, but could not be renamed: ${errorText(error)}`));
+    return failed(job.target, result.bytes, jobError('write-error', `${job.target} was written and verified as ${FileTarget.partialPath(job.target)}, but could not be renamed: ${errorText(error)}`));
   }
   return result;
 }
@@ -72,7 +72,7 @@ async function verifyCopy(job: FileFlashJob, file: FileTarget, started: number):
     if (job.sourceEnd !== undefined) {
       const end = await waitForSourceEnd(job.sourceEnd, job.signal);
       if (end === null) return { status: 'cancelled', target: job.target, bytes: 0 };
-      if (!end.ok) throw new FlashError(end.failure);
+      if (!end.ok) throw new JobError(end.failure);
     }
     if (job.signal?.aborted) return { status: 'cancelled', target: job.target, bytes: 0 };
     if (!job.verify) return { status: 'ok', target: job.target, bytes: job.imageSize ?? 0, written: true, verified: false, seconds: (performance.now() - started) / 1000 };

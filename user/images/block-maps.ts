@@ -7,7 +7,7 @@ import { readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { MAX_BMAP_BYTES, parseBmap, type BlockMap } from './bmap.js';
 import type { DecodeMap } from '../../common/contracts/decoder-protocol.js';
-import { SourceError } from './decode/source-error.js';
+import { jobError } from '../../common/domain/failure.js';
 import { mappedExtents } from './extents.js';
 import type { Qcow2Image } from './qcow2.js';
 import { errorText } from '../../common/domain/error-details.js';
@@ -50,8 +50,8 @@ async function readBmapFile(path: string, required: boolean): Promise<ChosenMap 
     bytes = await readFile(path);
   } catch (error) {
     if (!required) return null;
-    throw new SourceError('source-read-error', `The block map ${path} cannot be read: ${errorText(error)}.`);
+    throw jobError('source-read-error', `The block map ${path} cannot be read: ${errorText(error)}.`);
   }
-  if (bytes.length > MAX_BMAP_BYTES) throw new SourceError('source-corrupt', `${path} is too large to be a block map.`);
+  if (bytes.length > MAX_BMAP_BYTES) throw jobError('source-corrupt', `${path} is too large to be a block map.`);
   return fromBmap(parseBmap(bytes.toString('utf8'), basename(path)), path);
 }

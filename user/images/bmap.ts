@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { SourceError } from './decode/source-error.js';
+import { jobError, type JobError } from '../../common/domain/failure.js';
 import type { MappedRange } from '../../common/contracts/decoder-protocol.js';
 
 /** A block map (bmaptool's .bmap, versions 1.x and 2.x): which blocks of an image hold data. */
@@ -14,8 +14,8 @@ export interface BlockMap {
 /** A bmap is a small XML file; anything this large is not one. */
 export const MAX_BMAP_BYTES = 16 * 1024 * 1024;
 
-function bad(name: string, why: string): SourceError {
-  return new SourceError('source-corrupt', `The block map ${name} is not valid: ${why}.`);
+function bad(name: string, why: string): JobError {
+  return jobError('source-corrupt', `The block map ${name} is not valid: ${why}.`);
 }
 
 function element(xml: string, tag: string): string | null {

@@ -1,12 +1,9 @@
+import type { ExpectedChecksum } from '../../common/domain/image.js';
 import { readFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { SourceError } from './decode/source-error.js';
+import { jobError } from '../../common/domain/failure.js';
 
 /** A SHA-256 the image must have, and where it came from (for the mismatch message). */
-export interface ExpectedChecksum {
-  sha256: string;
-  from: string;
-}
 
 const SHA256_HEX = /^[0-9a-fA-F]{64}$/;
 /** Checksum files are small; a larger file of that name is not one. */
@@ -43,7 +40,7 @@ export function checksumFor(text: string, name: string): string | null {
  */
 export async function expectedChecksum(image: string, local: boolean, explicit: string | undefined): Promise<ExpectedChecksum | null> {
   if (explicit !== undefined) {
-    if (!SHA256_HEX.test(explicit)) throw new SourceError('unsupported-format', `--sha256 takes 64 hexadecimal digits, not "${explicit}".`);
+    if (!SHA256_HEX.test(explicit)) throw jobError('unsupported-format', `--sha256 takes 64 hexadecimal digits, not "${explicit}".`);
     return { sha256: explicit.toLowerCase(), from: '--sha256' };
   }
   if (!local) return null;

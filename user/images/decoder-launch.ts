@@ -6,7 +6,7 @@
 import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process';
 import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import type { Failure } from '../../common/domain/result.js';
+import type { Failure } from '../../common/domain/failure.js';
 import { closeFd } from '../../node/io.js';
 import type { DecodePlan, DecoderMessage } from '../../common/contracts/decoder-protocol.js';
 import { createOsPipe, type OsPipe } from '../../node/os-pipe.js';

@@ -5,7 +5,7 @@
  */
 import { createReadStream } from 'node:fs';
 import { BLOCK, Image } from '@balena/udif';
-import { SourceError } from './decode/source-error.js';
+import { jobError } from '../../common/domain/failure.js';
 import { errorText } from '../../common/domain/error-details.js';
 
 /** Block types @balena/udif cannot decode well: LZFSE it does not know; bzip2 goes through unbzip2-stream, which fails here. */
@@ -23,13 +23,13 @@ export async function openDmg(path: string, fileSize: number, name: string): Pro
   try {
     await image.ready;
   } catch (error) {
-    throw new SourceError('source-corrupt', `${name} is not a readable dmg (UDIF) image: ${errorText(error)}.`);
+    throw jobError('source-corrupt', `${name} is not a readable dmg (UDIF) image: ${errorText(error)}.`);
   }
   for (const entry of image.resourceFork.blkx) {
     for (const block of entry.map.blocks) {
       const kind = UNSUPPORTED_BLOCKS.get(block.type);
       if (kind !== undefined) {
-        throw new SourceError('unsupported-format', `${name} is a dmg compressed with ${kind}, which Sluice cannot decode. Convert it first: hdiutil convert -format UDZO (on a Mac), or dmg2img.`);
+        throw jobError('unsupported-format', `${name} is a dmg compressed with ${kind}, which Sluice cannot decode. Convert it first: hdiutil convert -format UDZO (on a Mac), or dmg2img.`);
       }
     }
   }

@@ -3,7 +3,7 @@ import { EXTENT_ALIGN } from '../../writer/stream-layout.js';
 
 /**
  * The [offset, length] extents the helper writes for a set of mapped ranges: widened to the
- * helper's alignment, adjacent ones joined, and, when there are more than a start message holds,
+ * helper's alignment, adjacent ones joined, and, when there are more than a job message holds,
  * the closest neighbours merged (writing the image's own bytes in the gap, which is always
  * correct) until they fit. Never narrower than the ranges: nothing mapped is ever left out.
  */

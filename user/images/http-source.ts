@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream';
-import { SourceError } from './decode/source-error.js';
+import { jobError } from '../../common/domain/failure.js';
 import { errorCode, errorText } from '../../common/domain/error-details.js';
 
 /** An HTTP(S) response body being streamed. */
@@ -58,16 +58,16 @@ export async function openHttp(url: string, options: { range?: [number, number] 
       headers: options.range === undefined ? {} : { Range: `bytes=${options.range[0]}-${options.range[1]}` },
     });
   } catch (error) {
-    if (/redirect/i.test(networkReason(error))) throw new SourceError('source-read-error', `Downloading ${url} failed: more than ${MAX_REDIRECTS} redirects.`);
-    throw new SourceError('source-read-error', `Downloading ${url} failed: ${networkReason(error)}.`);
+    if (/redirect/i.test(networkReason(error))) throw jobError('source-read-error', `Downloading ${url} failed: more than ${MAX_REDIRECTS} redirects.`);
+    throw jobError('source-read-error', `Downloading ${url} failed: ${networkReason(error)}.`);
   }
   if (!response.ok) {
     await response.body?.cancel().catch(() => undefined);
     const status = `${response.status}${response.statusText ? ` ${response.statusText}` : ''}`;
     const hint = response.status === 404 ? ' Check the address.' : response.status >= 500 ? ' The server has a problem; try again later.' : '';
-    throw new SourceError('source-read-error', `Downloading ${url} failed: the server answered ${status}.${hint}`);
+    throw jobError('source-read-error', `Downloading ${url} failed: the server answered ${status}.${hint}`);
   }
-  if (response.body === null) throw new SourceError('source-read-error', `Downloading ${url} failed: the server sent no data.`);
+  if (response.body === null) throw jobError('source-read-error', `Downloading ${url} failed: the server sent no data.`);
   const length = response.headers.get('content-length');
   const size = length !== null && /^\d+$/.test(length) && response.status === 200 ? Number(length) : null;
   return { stream: checkedBody(Readable.fromWeb(response.body as never), url, size), size, finalUrl: response.url || url, partial: response.status === 206 };
@@ -87,7 +87,7 @@ export function httpRangeReader(url: string): (position: number, length: number)
     let body: HttpBody | null = null;
     try {
       body = await openHttp(url, { range: [position, position + length - 1], signal: controller.signal });
-      if (!body.partial) throw new SourceError('source-read-error', `${url}: the server does not send parts of files`);
+      if (!body.partial) throw jobError('source-read-error', `${url}: the server does not send parts of files`);
       const chunks: Buffer[] = [];
       let received = 0;
       for await (const chunk of body.stream) {
@@ -96,7 +96,7 @@ export function httpRangeReader(url: string): (position: number, length: number)
         if (received >= length) break;
       }
       const bytes = Buffer.concat(chunks).subarray(0, length);
-      if (bytes.length !== length) throw new SourceError('source-read-error', `${url}: the server sent ${bytes.length} of the ${length} bytes asked for`);
+      if (bytes.length !== length) throw jobError('source-read-error', `${url}: the server sent ${bytes.length} of the ${length} bytes asked for`);
       return bytes;
     } finally {
       clearTimeout(timer);
@@ -107,7 +107,7 @@ export function httpRangeReader(url: string): (position: number, length: number)
   };
 }
 
-/** The body, with a break-off or a short body turned into a SourceError that says how far it got. */
+/** The body, with a break-off or a short body turned into a JobError that says how far it got. */
 function checkedBody(body: Readable, url: string, size: number | null): Readable {
   let received = 0;
   const checked = new Readable({
@@ -125,13 +125,13 @@ function checkedBody(body: Readable, url: string, size: number | null): Readable
   });
   body.on('end', () => {
     if (size !== null && received < size) {
-      checked.destroy(new SourceError('source-truncated', `The download of ${url} stopped after ${received} of ${size} bytes: the connection was closed early.`));
+      checked.destroy(jobError('source-truncated', `The download of ${url} stopped after ${received} of ${size} bytes: the connection was closed early.`));
     } else {
       checked.push(null);
     }
   });
   body.on('error', (error) => {
-    checked.destroy(new SourceError('source-truncated', `The download of ${url} broke off after ${received} bytes${size === null ? '' : ` of ${size}`}: ${networkReason(error)}.`));
+    checked.destroy(jobError('source-truncated', `The download of ${url} broke off after ${received} bytes${size === null ? '' : ` of ${size}`}: ${networkReason(error)}.`));
   });
   return checked;
 }

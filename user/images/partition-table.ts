@@ -1,3 +1,5 @@
+import type { PartitionEntry, PartitionTable, PartitionTableType } from '../../common/domain/image.js';
+
 /** Bytes of an image's start needed to find its partition table: a GPT header sits at LBA 1, which is byte 4096 on 4Kn disks. */
 export const PARTITION_SNIFF_BYTES = 4096 + 512;
 
@@ -23,7 +25,7 @@ function hasAt(bytes: Uint8Array, offset: number, signature: readonly number[]):
  * a FAT volume's boot sector has one too, so the four MBR entries must also look like entries
  * (status 0x00 or 0x80, at least one with a type).
  */
-export function detectPartitionTable(head: Uint8Array): 'gpt' | 'mbr' | 'none' {
+export function detectPartitionTable(head: Uint8Array): PartitionTableType {
   if (GPT_HEADER_OFFSETS.some((offset) => hasAt(head, offset, GPT_SIGNATURE))) return 'gpt';
   if (head[510] !== 0x55 || head[511] !== 0xaa) return 'none';
   let typed = 0;
@@ -34,24 +36,6 @@ export function detectPartitionTable(head: Uint8Array): 'gpt' | 'mbr' | 'none' {
     if (head[at + 4] !== 0) typed += 1;
   }
   return typed > 0 ? 'mbr' : 'none';
-}
-
-/** One partition of an image, as its table describes it. */
-export interface PartitionEntry {
-  /** 1-based, as the OS numbers it (sdb1, mmcblk0p1). */
-  number: number;
-  /** Byte offset and size in the image. */
-  offset: number;
-  size: number;
-  /** What kind of partition: "FAT32 (LBA)", "Linux filesystem", "EFI System", or the raw type code. */
-  type: string;
-  /** The GPT partition name, or the filesystem's label when it could be read; null when neither. */
-  label: string | null;
-}
-
-export interface PartitionTable {
-  type: 'gpt' | 'mbr' | 'none';
-  partitions: PartitionEntry[];
 }
 
 const MBR_TYPES: Record<number, string> = {

@@ -6,47 +6,24 @@
  */
 import { readSync } from 'node:fs';
 import { basename } from 'node:path';
+import type { ImageInfo, PartitionTable } from '../../common/domain/image.js';
 import { readFully } from '../../node/io.js';
 import { MAX_BMAP_BYTES, parseBmap } from './bmap.js';
 import { bmapCandidates, fromBmap, fromQcow2, readBmapFile } from './block-maps.js';
-import { expectedChecksum, type ExpectedChecksum } from './checksums.js';
+import { expectedChecksum } from './checksums.js';
 import type { DecodePlan, SourceLocation, ZipEntryPlan } from '../../common/contracts/decoder-protocol.js';
 import { dmgSize, openDmg } from './dmg.js';
 import { readQcow2 } from './qcow2.js';
-import { SourceError } from './decode/source-error.js';
+import { jobError } from '../../common/domain/failure.js';
 import { systemDecoder } from './decode/system-tool.js';
 import { readDecodedHead } from './decoded-head.js';
 import { detectFormat, SNIFF_BYTES, type ImageFormat } from './detect-format.js';
 import { httpRangeReader, isUrl, openHttp } from './http-source.js';
-import { ImageError, openImage, type OpenedImage } from './open-image.js';
-import { filesystemLabel, FILESYSTEM_SNIFF_BYTES, PARTITION_TABLE_BYTES, readPartitionTable, type PartitionTable } from './partition-table.js';
+import { openImage, type FileIdentity, type OpenedImage } from './open-image.js';
+import { filesystemLabel, FILESYSTEM_SNIFF_BYTES, PARTITION_TABLE_BYTES, readPartitionTable } from './partition-table.js';
 import { readXzIndex, type ReadAt } from './xz-index.js';
 import { entryPlan, readSmallEntry, readZipArchive } from './zip-directory.js';
 import { readZstdSize, type ReadAtSync } from './zstd-size.js';
-
-/** What a person (or the app) is told about an image. JSON-safe. */
-export interface ImageInfo {
-  /** The path or URL as given. */
-  source: string;
-  name: string;
-  format: ImageFormat;
-  /** Bytes of the file or download as stored (compressed size); null when a server does not say. */
-  sourceSize: number | null;
-  /** Bytes the image has once decoded, when known before decoding. */
-  size: number | null;
-  /** The format records the size exactly; false means a hint (gzip's ISIZE is the size modulo 4 GiB). */
-  sizeExact: boolean;
-  /** Read from the image's first bytes; null when not asked for, or they could not be read. */
-  partitionTable: PartitionTable | null;
-  /** zip: the entry that is written, and why it was chosen when there were several. */
-  entry: { name: string; choice: string | null } | null;
-  /**
-   * The block map that applies, from a bmap file or the image's own allocation (qcow2): only its
-   * mapped bytes are written and verified, the rest of the drive is left as it is.
-   */
-  blockMap: { from: string; mappedBytes: number; ranges: number } | null;
-  checksum: ExpectedChecksum | null;
-}
 
 /** An image ready to flash: what it is, and how to turn it into the helper's input. */
 export interface PreparedImage {
@@ -60,8 +37,10 @@ export interface PreparedImage {
   direct: boolean;
   /** Exact bytes the helper will write (image size, or the block map's image size); null when only the end tells. */
   imageSize: number | null;
-  /** Block map extents for the helper's start message; null without a map. */
+  /** Block map extents for the helper's job message; null without a map. */
   extents: [number, number][] | null;
+  /** A local file as it was probed, so a later flash can tell that it changed; null for a download. */
+  identity: FileIdentity | null;
 }
 
 export interface ImageRequest {
@@ -118,19 +97,13 @@ async function withFilesystemLabels(table: PartitionTable, readImageAt: ReadAt |
 async function requireBzip2(request: ImageRequest): Promise<void> {
   if (request.systemTools !== false && (await systemDecoder('bzip2')) !== null) return;
   const why = request.systemTools === false ? 'Sluice has no bzip2 decoder of its own' : 'neither lbzip2 nor bzip2 is installed';
-  throw new SourceError('unsupported-format', `${request.image} is a bzip2 image, and ${why}. Install lbzip2 or bzip2, or decompress the image first.`);
+  throw jobError('unsupported-format', `${request.image} is a bzip2 image, and ${why}. Install lbzip2 or bzip2, or decompress the image first.`);
 }
 
 /** Probes a local image file. */
 async function prepareFile(request: ImageRequest): Promise<PreparedImage> {
   const path = request.image;
-  let image: OpenedImage;
-  try {
-    image = await openImage(path);
-  } catch (error) {
-    if (error instanceof ImageError) throw new SourceError('source-read-error', error.message);
-    throw error;
-  }
+  const image = await openImage(path);
   try {
     const readAt = fileReader(image);
     const format = image.format;
@@ -175,7 +148,7 @@ async function prepareFile(request: ImageRequest): Promise<PreparedImage> {
         break;
       }
       case 'qcow2': {
-        if (bmap !== null) throw new SourceError('unsupported-format', `A block map (--bmap) applies to raw images; ${path} is a qcow2 image, which maps its own clusters.`);
+        if (bmap !== null) throw jobError('unsupported-format', `A block map (--bmap) applies to raw images; ${path} is a qcow2 image, which maps its own clusters.`);
         const qcow2 = await readQcow2(readAt, image.fileSize, basename(path));
         size = qcow2.virtualSize;
         if (request.bmap !== false) bmap = fromQcow2(qcow2);
@@ -192,7 +165,7 @@ async function prepareFile(request: ImageRequest): Promise<PreparedImage> {
       }
     }
     if (bmap !== null && size !== null && sizeExact && bmap.imageSize !== size) {
-      throw new SourceError('source-corrupt', `The block map ${bmap.from} does not match the image: it maps an image of ${bmap.imageSize} bytes, but ${path} holds ${size}.`);
+      throw jobError('source-corrupt', `The block map ${bmap.from} does not match the image: it maps an image of ${bmap.imageSize} bytes, but ${path} holds ${size}.`);
     }
     const checksum = await expectedChecksum(path, true, request.sha256);
     const plan: DecodePlan = {
@@ -212,6 +185,7 @@ async function prepareFile(request: ImageRequest): Promise<PreparedImage> {
       info: {
         source: path,
         name: basename(path),
+        origin: 'file',
         format,
         sourceSize: image.fileSize,
         size: bmap?.imageSize ?? size,
@@ -225,6 +199,7 @@ async function prepareFile(request: ImageRequest): Promise<PreparedImage> {
       direct: !plan.sendImage,
       imageSize: plan.imageSize,
       extents: plan.map?.extents ?? null,
+      identity: image.identity,
     };
   } finally {
     await image.close();
@@ -263,9 +238,9 @@ async function prepareUrl(request: ImageRequest): Promise<PreparedImage> {
   }
   const format = detectFormat(head, null);
   if (!STREAMED.has(format) && format !== 'raw') {
-    throw new SourceError('unsupported-format', `${url} is a ${format} image, which cannot be written while downloading (it must be read out of order). Download it first, then flash the file.`);
+    throw jobError('unsupported-format', `${url} is a ${format} image, which cannot be written while downloading (it must be read out of order). Download it first, then flash the file.`);
   }
-  if (request.bmap !== undefined && request.bmap !== false) throw new SourceError('unsupported-format', 'A block map (--bmap) applies to local images only.');
+  if (request.bmap !== undefined && request.bmap !== false) throw jobError('unsupported-format', 'A block map (--bmap) applies to local images only.');
   if (format === 'bzip2') await requireBzip2(request);
   const checksum = await expectedChecksum(url, false, request.sha256);
   const location: SourceLocation = { kind: 'url', url };
@@ -285,6 +260,7 @@ async function prepareUrl(request: ImageRequest): Promise<PreparedImage> {
     info: {
       source: url,
       name,
+      origin: 'url',
       format,
       sourceSize: body.size,
       size: plan.imageSize,
@@ -298,10 +274,11 @@ async function prepareUrl(request: ImageRequest): Promise<PreparedImage> {
     direct: false,
     imageSize: plan.imageSize,
     extents: null,
+    identity: null,
   };
 }
 
-/** Probes an image (a path or an http(s) URL) and plans its decoding. Throws SourceError for bad input. */
+/** Probes an image (a path or an http(s) URL) and plans its decoding. Throws a JobError for bad input. */
 export function prepareImage(request: ImageRequest): Promise<PreparedImage> {
   return isUrl(request.image) ? prepareUrl(request) : prepareFile(request);
 }

@@ -3,7 +3,7 @@
  * in the file. Read from the header and the L1/L2 tables only; the data is read by the decoder
  * (decode/qcow2-decode.ts). Specification: qemu/docs/interop/qcow2.txt.
  */
-import { SourceError } from './decode/source-error.js';
+import { jobError, type JobError } from '../../common/domain/failure.js';
 import type { ReadAt } from './xz-index.js';
 
 const MAGIC = 0x514649fb; // "QFI\xfb"
@@ -59,8 +59,8 @@ export function compressedExtent(entry: bigint, clusterBits: number): { offset: 
   return { offset, length: sectors * 512 - (offset % 512) };
 }
 
-function refuse(name: string, why: string): SourceError {
-  return new SourceError('unsupported-format', `${name} is a qcow2 image ${why}`);
+function refuse(name: string, why: string): JobError {
+  return jobError('unsupported-format', `${name} is a qcow2 image ${why}`);
 }
 
 /**
@@ -70,7 +70,7 @@ function refuse(name: string, why: string): SourceError {
  */
 export async function readQcow2(readAt: ReadAt, fileSize: number, name: string): Promise<Qcow2Image> {
   const header = await readAt(0, 112);
-  if (header.length < HEADER_V2_BYTES || header.readUInt32BE(0) !== MAGIC) throw new SourceError('source-corrupt', `${name} has no qcow2 header.`);
+  if (header.length < HEADER_V2_BYTES || header.readUInt32BE(0) !== MAGIC) throw jobError('source-corrupt', `${name} has no qcow2 header.`);
   const version = header.readUInt32BE(4);
   if (version !== 2 && version !== 3) throw refuse(name, `of version ${version}; Sluice reads versions 2 and 3.`);
   const backingOffset = Number(header.readBigUInt64BE(8));
@@ -80,12 +80,12 @@ export async function readQcow2(readAt: ReadAt, fileSize: number, name: string):
     throw refuse(name, `that depends on a backing file (${backing}): it holds only the changes to that image. Make a standalone copy first: qemu-img convert -O qcow2 ${name} standalone.qcow2`);
   }
   const clusterBits = header.readUInt32BE(20);
-  if (clusterBits < MIN_CLUSTER_BITS || clusterBits > MAX_CLUSTER_BITS) throw new SourceError('source-corrupt', `${name}: its qcow2 cluster size (2^${clusterBits}) is impossible.`);
+  if (clusterBits < MIN_CLUSTER_BITS || clusterBits > MAX_CLUSTER_BITS) throw jobError('source-corrupt', `${name}: its qcow2 cluster size (2^${clusterBits}) is impossible.`);
   if (header.readUInt32BE(32) !== 0) throw refuse(name, 'that is encrypted. Decrypt it with qemu-img convert first.');
   let compression: Qcow2Image['compression'] = 'zlib';
   if (version === 3) {
     const incompatible = header.readBigUInt64BE(72);
-    if ((incompatible & CORRUPT) !== 0n) throw new SourceError('source-corrupt', `${name} is marked corrupt by qemu. Check it with qemu-img check ${name}.`);
+    if ((incompatible & CORRUPT) !== 0n) throw jobError('source-corrupt', `${name} is marked corrupt by qemu. Check it with qemu-img check ${name}.`);
     if ((incompatible & EXTERNAL_DATA_FILE) !== 0n) throw refuse(name, 'whose data is in an external file.');
     if ((incompatible & EXTENDED_L2) !== 0n) throw refuse(name, 'with extended L2 entries (subclusters). Convert it with qemu-img convert -O qcow2 first.');
     const unknown = incompatible & ~(DIRTY | CORRUPT | EXTERNAL_DATA_FILE | COMPRESSION_TYPE | EXTENDED_L2);
@@ -104,13 +104,13 @@ export async function readQcow2(readAt: ReadAt, fileSize: number, name: string):
   const l1Size = header.readUInt32BE(36);
   const l1Offset = Number(header.readBigUInt64BE(40));
   const l2Entries = clusterSize / 8;
-  if (l1Size < Math.ceil(clusters / l2Entries) || l1Offset + l1Size * 8 > fileSize) throw new SourceError('source-corrupt', `${name}: its qcow2 L1 table is truncated or lies outside the file.`);
+  if (l1Size < Math.ceil(clusters / l2Entries) || l1Offset + l1Size * 8 > fileSize) throw jobError('source-corrupt', `${name}: its qcow2 L1 table is truncated or lies outside the file.`);
   const l1 = await readAt(l1Offset, l1Size * 8);
   const entries = new BigUint64Array(clusters);
   for (let i = 0; i * l2Entries < clusters; i++) {
     const l2Offset = Number(l1.readBigUInt64BE(i * 8) & OFFSET_MASK);
     if (l2Offset === 0) continue;
-    if (l2Offset + clusterSize > fileSize) throw new SourceError('source-truncated', `${name}: an L2 table lies past the end of the file (byte ${l2Offset}); it is truncated.`);
+    if (l2Offset + clusterSize > fileSize) throw jobError('source-truncated', `${name}: an L2 table lies past the end of the file (byte ${l2Offset}); it is truncated.`);
     const l2 = await readAt(l2Offset, clusterSize);
     const count = Math.min(l2Entries, clusters - i * l2Entries);
     for (let j = 0; j < count; j++) entries[i * l2Entries + j] = l2.readBigUInt64BE(j * 8);

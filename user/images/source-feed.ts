@@ -1,15 +1,16 @@
 import type { Readable } from 'node:stream';
-import type { StartMessage } from '../../common/contracts/helper-protocol.js';
-import { REFUSAL_CODES, type Failure, type SourceEnd, type TargetResult } from '../../common/domain/result.js';
+import type { HelperJobOf } from '../../common/contracts/helper-protocol.js';
+import { type SourceEnd, type TargetResult } from '../../common/domain/result.js';
+import { REFUSAL_CODES, type Failure } from '../../common/domain/failure.js';
 import { startDecoder, type DecoderOutput, type RunningDecoder } from './decoder-launch.js';
 import { openImage } from './open-image.js';
 import type { PreparedImage } from './probe.js';
 
-/** The image, flowing: what the helper reads, and what its start message must say about it. */
+/** The image, flowing: what the helper reads, and what its job message must say about it. */
 export interface SourceFeed {
   /** The helper's fd 0: the image file itself, or the decoder's pipe. */
   readonly source: number | Readable;
-  readonly start: Pick<StartMessage, 'imageSize' | 'sourceSeekable' | 'extents' | 'awaitSourceEnd'>;
+  readonly start: Pick<HelperJobOf<'flash'>, 'imageSize' | 'sourceSeekable' | 'extents' | 'awaitSourceEnd'>;
   /** How the image is read: "read directly" or the decoder that runs. */
   readonly decoder: Promise<string>;
   /** Source bytes read so far (a download's progress). */

@@ -1,5 +1,5 @@
 import { crc32 } from 'node:zlib';
-import { SourceError } from './decode/source-error.js';
+import { jobError, type JobError } from '../../common/domain/failure.js';
 import { errorText } from '../../common/domain/error-details.js';
 
 /** Reads `length` bytes at `position` of the source; fewer only at its end. */
@@ -39,8 +39,8 @@ function readVarint(bytes: Buffer, at: number): [number, number] {
 }
 
 /** A problem with the index, which is at the end of the file: most often a cut-off download. */
-function badIndex(why: string): SourceError {
-  return new SourceError('source-truncated', `The xz file's index (at its end) is unreadable: ${why}. The file is probably truncated (an incomplete download?).`);
+function badIndex(why: string): JobError {
+  return jobError('source-truncated', `The xz file's index (at its end) is unreadable: ${why}. The file is probably truncated (an incomplete download?).`);
 }
 
 /**

@@ -1,5 +1,5 @@
 import { inflateRawSync } from 'node:zlib';
-import { SourceError } from './decode/source-error.js';
+import { jobError, type JobError } from '../../common/domain/failure.js';
 import type { ZipEntryPlan } from '../../common/contracts/decoder-protocol.js';
 import type { ReadAt } from './xz-index.js';
 
@@ -44,8 +44,8 @@ export interface ZipArchive {
   bmapEntry: ZipEntry | null;
 }
 
-function corrupt(why: string): SourceError {
-  return new SourceError('source-corrupt', `The zip archive is damaged: ${why}. Is the download complete?`);
+function corrupt(why: string): JobError {
+  return jobError('source-corrupt', `The zip archive is damaged: ${why}. Is the download complete?`);
 }
 
 /** Finds the end of central directory record near the end of the file. */
@@ -55,7 +55,7 @@ async function findEndRecord(readAt: ReadAt, fileSize: number): Promise<{ at: nu
   for (let i = tail.length - EOCD_BYTES; i >= 0; i--) {
     if (tail.readUInt32LE(i) === EOCD_SIGNATURE) return { at: fileSize - span + i, record: tail.subarray(i, i + EOCD_BYTES) };
   }
-  throw new SourceError('source-truncated', 'The zip archive has no central directory at its end: it is truncated (an incomplete download?).');
+  throw jobError('source-truncated', 'The zip archive has no central directory at its end: it is truncated (an incomplete download?).');
 }
 
 /** Values that do not fit 32 bits are 0xFFFFFFFF in the record and real in the zip64 extra field. */
@@ -127,18 +127,15 @@ export async function readZipArchive(readAt: ReadAt, fileSize: number, archiveNa
   const candidates = files.filter((e) => IMAGE_EXTENSIONS.includes(extensionOf(e.name)));
   if (candidates.length === 0) {
     const listing = files.slice(0, 5).map((e) => e.name).join(', ');
-    throw new SourceError(
-      'source-corrupt',
-      `${archiveName} holds no disk image (${IMAGE_EXTENSIONS.join(', ')})${files.length > 0 ? `; it has ${files.length} file${files.length === 1 ? '' : 's'}: ${listing}${files.length > 5 ? ', …' : ''}` : '; it is empty'}.`,
-    );
+    throw jobError('source-corrupt', `${archiveName} holds no disk image (${IMAGE_EXTENSIONS.join(', ')})${files.length > 0 ? `; it has ${files.length} file${files.length === 1 ? '' : 's'}: ${listing}${files.length > 5 ? ', …' : ''}` : '; it is empty'}.`);
   }
   const image = candidates.reduce((best, e) => (e.uncompressedSize > best.uncompressedSize ? e : best));
   const choice = candidates.length > 1 ? `${image.name}, the largest of ${candidates.length} images in the archive (${candidates.map((e) => e.name).join(', ')})` : null;
   if (image.encrypted) {
-    throw new SourceError('unsupported-format', `${image.name} in ${archiveName} is encrypted. Sluice does not decrypt zip archives: extract the image with its password first, then flash it.`);
+    throw jobError('unsupported-format', `${image.name} in ${archiveName} is encrypted. Sluice does not decrypt zip archives: extract the image with its password first, then flash it.`);
   }
   if (image.method !== METHOD_STORE && image.method !== METHOD_DEFLATE) {
-    throw new SourceError('unsupported-format', `${image.name} in ${archiveName} is compressed with zip method ${image.method}; Sluice reads stored and deflated entries. Extract it first, then flash it.`);
+    throw jobError('unsupported-format', `${image.name} in ${archiveName} is compressed with zip method ${image.method}; Sluice reads stored and deflated entries. Extract it first, then flash it.`);
   }
   const bmapEntry = files.find((e) => e.name === BMAP_IN_ZIP) ?? null;
   return { entries, image, choice, bmapEntry };
@@ -155,10 +152,10 @@ export async function entryPlan(readAt: ReadAt, entry: ZipEntry): Promise<ZipEnt
 /** A small entry's contents (a bmap), decoded in memory. */
 export async function readSmallEntry(readAt: ReadAt, entry: ZipEntry, limit: number): Promise<Buffer> {
   if (entry.uncompressedSize > limit || entry.compressedSize > limit) throw corrupt(`${entry.name} is larger than ${limit} bytes`);
-  if (entry.encrypted) throw new SourceError('unsupported-format', `${entry.name} in the archive is encrypted.`);
+  if (entry.encrypted) throw jobError('unsupported-format', `${entry.name} in the archive is encrypted.`);
   const plan = await entryPlan(readAt, entry);
   const data = await readAt(plan.dataOffset, plan.compressedSize);
   if (entry.method === METHOD_STORE) return data;
   if (entry.method === METHOD_DEFLATE) return inflateRawSync(data);
-  throw new SourceError('unsupported-format', `${entry.name} uses zip method ${entry.method}.`);
+  throw jobError('unsupported-format', `${entry.name} uses zip method ${entry.method}.`);
 }

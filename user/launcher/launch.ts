@@ -1,39 +1,39 @@
 /**
  * The app's side of one helper job: starts the helper (through an elevation tool when needed),
- * gives it the image and its instructions, relays progress, and turns whatever happens into one
- * result per target. It never rejects and never reports success it did not receive.
+ * gives it the image and its job, relays progress, and turns whatever happens into one result per
+ * reported drive. It never rejects and never reports success it did not receive. How the channel
+ * reaches the helper is transport.ts's business; what each kind of job is called, JOB_WORDS's.
  */
 import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process';
-import type { Socket } from 'node:net';
 import type { Readable } from 'node:stream';
-import type { Progress } from '../../common/domain/progress.js';
-import { FromHelper, jobDrives, type JobMessage, type ReadMessage, type StartMessage, type ToHelper, type VerifyMessage } from '../../common/contracts/helper-protocol.js';
+import { FromHelper, jobDrives, type HelperJob, type ToHelper } from '../../common/contracts/helper-protocol.js';
 import { errorText } from '../../common/domain/error-details.js';
-import type { Failure, SourceEnd, TargetResult } from '../../common/domain/result.js';
-import { closeFd } from '../../node/io.js';
+import type { Failure } from '../../common/domain/failure.js';
+import type { JobKind } from '../../common/domain/job.js';
+import type { Progress } from '../../common/domain/progress.js';
+import type { SourceEnd, TargetResult } from '../../common/domain/result.js';
 import { Channel, type ChannelStreams } from '../../node/channel.js';
-import { createChannelDir, type ChannelDir } from './channel-dir.js';
+import { helperArgv } from '../../node/helper-command-line.js';
+import { closeFd } from '../../node/io.js';
 import { directLaunch } from './elevation/direct.js';
 import { lastLine, type Elevation, type LaunchCommand, type LaunchExit } from './elevation/types.js';
-import { helperArgv, type HelperTransport } from '../../node/helper-command-line.js';
-import { copyImage } from './image-feed.js';
 import { builtHelperProgram, type HelperProgram } from './helper-program.js';
-import { createPipeServers, newPipeName, type PipeServers } from './pipe-servers.js';
+import { createTransport, type LaunchTransport } from './transport.js';
 
 /** How much of the launched process's stderr is kept to explain a failure to start. */
 const STDERR_TAIL_BYTES = 4096;
 
-export interface HelperJobOptions {
+export interface HelperLaunchOptions {
   /**
-   * The helper's fd 0. A flash: what it reads image bytes from, an open image file or a decoder's
-   * output. A backup (a read request): the write end of the pipe it sends the disk's bytes into;
+   * The helper's fd 0. A flash or a verify: what it reads image bytes from, an open image file or
+   * a decoder's output. A backup: the write end of the pipe it sends the disk's bytes into;
    * startHelper closes it once the helper holds its own copy, or, where the elevation tool passes
    * no descriptor, once it has passed on what the helper sent through the image FIFO.
    * None for a clone, whose source is a disk the helper opens itself.
    */
   source?: number | Readable | undefined;
-  /** The job: a flash or a clone (a start message), a backup (a read message), or a comparison of a disk with the image (a verify message). */
-  start: Omit<StartMessage, 'type'> | Omit<ReadMessage, 'type'> | Omit<VerifyMessage, 'type'>;
+  /** The one job the helper runs. */
+  job: HelperJob;
   /** How the helper gets root (elevation/choose.ts). Default: spawned directly, the caller being root. */
   elevation?: Elevation | undefined;
   /** What program the helper is (helper-program.ts). Default: this runtime on the built entry. */
@@ -45,7 +45,7 @@ export interface HelperJobOptions {
   onLog?: ((level: 'info' | 'warn', message: string) => void) | undefined;
 }
 
-export interface HelperJob {
+export interface LaunchedHelper {
   /** The helper's own process id once it runs and its channel works; null if it never got there. */
   readonly ready: Promise<number | null>;
   /** One result per target, in order; never rejects. */
@@ -56,28 +56,31 @@ export interface HelperJob {
    */
   cancel(): void;
   /**
-   * Tells the helper how the image stream ended on this side (start.awaitSourceEnd): it writes the
+   * Tells the helper how the image stream ended on this side (a flash's awaitSourceEnd): it writes the
    * partition table only after an ok, and fails the job with the given failure otherwise.
    */
   endSource(end: SourceEnd): void;
 }
 
-/** The message for `start`, told apart by what each kind alone carries. */
-export function jobMessage(start: HelperJobOptions['start']): JobMessage {
-  if ('targets' in start) return { type: 'start', ...start };
-  if ('device' in start) return { type: 'verify', ...start };
-  return { type: 'read', ...start };
-}
+/** How results and the authorization prompt speak of each kind of job: a flash or a clone writes drives, a backup or a verify only reads one. */
+const JOB_WORDS: Readonly<Record<JobKind, { process: string; needsRights: string; nothing: string; afterDeath: string }>> = {
+  flash: { process: 'The writing process', needsRights: 'Writing a disk', nothing: 'Nothing was written.', afterDeath: 'The device is incomplete; flash it again before use.' },
+  clone: { process: 'The writing process', needsRights: 'Writing a disk', nothing: 'Nothing was written.', afterDeath: 'The device is incomplete; flash it again before use.' },
+  backup: { process: 'The reading process', needsRights: 'Reading a whole disk', nothing: 'Nothing was read.', afterDeath: 'The drive was only read and is unchanged; back it up again.' },
+  verify: { process: 'The reading process', needsRights: 'Reading a whole disk', nothing: 'Nothing was read.', afterDeath: 'The drive was only read and is unchanged; verify it again.' },
+};
 
 /** What the authorization prompt says the helper is for. */
-function jobReason(job: JobMessage): string {
-  switch (job.type) {
-    case 'start':
-      return `write ${job.sourceDevice === undefined ? 'a disk image' : `a copy of ${job.sourceDevice}`} to ${job.targets.join(', ')}`;
-    case 'read':
+function jobReason(job: HelperJob): string {
+  switch (job.kind) {
+    case 'flash':
+      return `write a disk image to ${job.targets.join(', ')}`;
+    case 'clone':
+      return `write a copy of ${job.source} to ${job.targets.join(', ')}`;
+    case 'backup':
       return `read ${job.source} to back it up`;
     case 'verify':
-      return `read ${job.device} to compare it with a disk image`;
+      return `read ${job.target} to compare it with a disk image`;
   }
 }
 
@@ -90,40 +93,44 @@ function describeExit(code: number | null, signal: NodeJS.Signals | null): strin
 }
 
 /** Starts one helper job. */
-export function startHelper(options: HelperJobOptions): HelperJob {
-  const job = new HelperLaunch(options);
-  void job.run();
-  return job;
+export function startHelper(options: HelperLaunchOptions): LaunchedHelper {
+  const launch = new HelperLaunch(options);
+  void launch.run();
+  return launch;
 }
 
-class HelperLaunch implements HelperJob {
+class HelperLaunch implements LaunchedHelper {
   readonly ready: Promise<number | null>;
   readonly result: Promise<TargetResult[]>;
   private resolveReady!: (pid: number | null) => void;
   private resolveResult!: (results: TargetResult[]) => void;
   private readonly elevation: Elevation;
-  private readonly job: JobMessage;
+  private readonly job: HelperJob;
+  private readonly words: (typeof JOB_WORDS)[JobKind];
   /** The drives results are reported for: the targets, or the drive a backup or a verify reads. */
-  private readonly targets: readonly string[];
+  private readonly reported: readonly string[];
+  /** The first word on how the job ended: the helper's result, or a failure seen on this side. */
   private settled: TargetResult[] | null = null;
   private helperPid: number | null = null;
   private cancelRequested = false;
+  /** The image stream's end, until the channel is there to carry it. */
   private sourceEnd: SourceEnd | null = null;
   private child: ChildProcess | null = null;
   private channel: Channel<FromHelper, ToHelper> | null = null;
   private stderrTail = '';
-  /** Ends the wait for a helper that never opens the image FIFO. */
-  private readonly stopFeeding = new AbortController();
-  /** A backup's bytes being passed on from the image FIFO; it must end before the FIFO is deleted. */
-  private draining: Promise<unknown> | null = null;
-  /** A backup's pipe end (options.source), until it is closed or handed to the drain. */
+  /** Ends the wait for a helper that never opens the image FIFO (it has exited). */
+  private readonly helperGone = new AbortController();
+  /** What passes the image or a backup's bytes through the transport; it must end before the transport is closed. */
+  private passing: Promise<unknown> = Promise.resolve();
+  /** A backup's pipe end (options.source), until it is closed or handed to the transport. */
   private backupOut: number | null = null;
 
-  constructor(private readonly options: HelperJobOptions) {
+  constructor(private readonly options: HelperLaunchOptions) {
     this.elevation = options.elevation ?? directLaunch;
-    this.job = jobMessage(options.start);
-    if (this.job.type === 'read' && typeof options.source === 'number') this.backupOut = options.source;
-    this.targets = jobDrives(this.job).reported;
+    this.job = options.job;
+    this.words = JOB_WORDS[this.job.kind];
+    if (this.job.kind === 'backup' && typeof options.source === 'number') this.backupOut = options.source;
+    this.reported = jobDrives(this.job).reported;
     this.ready = new Promise((resolve) => (this.resolveReady = resolve));
     this.result = new Promise((resolve) => (this.resolveResult = resolve));
   }
@@ -139,9 +146,7 @@ class HelperLaunch implements HelperJob {
   }
 
   private sendSourceEnd(end: SourceEnd): void {
-    const message: ToHelper = end.ok
-      ? { type: 'source-end', ok: true, bytes: end.bytes }
-      : { type: 'source-end', ok: false, code: end.failure.code, message: end.failure.message, offset: end.failure.offset };
+    const message: ToHelper = end.ok ? { type: 'source-end', ok: true, bytes: end.bytes } : { type: 'source-end', ok: false, ...end.failure };
     void this.channel?.send(message);
   }
 
@@ -160,12 +165,12 @@ class HelperLaunch implements HelperJob {
   }
 
   private fail(failure: Failure): void {
-    this.settle(failAll(this.targets, failure));
+    this.settle(failAll(this.reported, failure));
   }
 
   /** The helper was never started: nothing can have been written. */
   private notStarted(why: unknown): void {
-    this.fail({ code: 'helper-died', message: `${this.words().process} could not be started (${errorText(why)}). ${this.words().nothing}` });
+    this.fail({ code: 'helper-died', message: `${this.words.process} could not be started (${errorText(why)}). ${this.words.nothing}` });
     void this.closeBackupOut().finally(() => {
       this.resolveReady(null);
       this.resolveResult(this.settled ?? []);
@@ -173,52 +178,32 @@ class HelperLaunch implements HelperJob {
   }
 
   async run(): Promise<void> {
-    const { elevation, options } = this;
-    const imageThroughChannel = !elevation.passesStdin;
-    let dir: ChannelDir | null = null;
-    let pipes: PipeServers | null = null;
-    let transport: HelperTransport;
+    const { elevation, options, job } = this;
+    let transport: LaunchTransport;
     try {
-      if (elevation.channel === 'fifo') {
-        dir = await createChannelDir(imageThroughChannel);
-        transport = { kind: 'fifo', dir: dir.dir, imageFifo: imageThroughChannel };
-      } else if (elevation.channel === 'named-pipe') {
-        const name = newPipeName();
-        pipes = createPipeServers(name, imageThroughChannel);
-        transport = { kind: 'named-pipe', name };
-      } else {
-        transport = { kind: 'inherited' };
-      }
+      transport = await createTransport(elevation);
     } catch (error) {
       return this.notStarted(`its channel could not be set up: ${errorText(error)}`);
     }
-
-    const program = options.program ?? builtHelperProgram();
-    const { job } = this;
     const drives = jobDrives(job);
     const argv = helperArgv({
-      transport,
-      parentPid: transport.kind === 'inherited' ? null : process.pid,
+      transport: transport.helperArgs,
+      parentPid: transport.helperArgs.kind === 'inherited' ? null : process.pid,
       targets: [...drives.writes],
       source: drives.reads,
     });
+    const program = options.program ?? builtHelperProgram();
     let command: LaunchCommand;
     try {
-      if (job.type === 'read' && !elevation.passesStdin && elevation.channel !== 'fifo') throw new Error(`backing up a drive through ${elevation.name} is not supported yet`);
-      command = elevation.command(program.file, [...program.args, ...argv], {
-        reason: jobReason(job),
-        interactive: options.interactive ?? false,
-      });
+      if (job.kind === 'backup' && !elevation.passesStdin && transport.drainBackup === null) throw new Error(`backing up a drive through ${elevation.name} is not supported yet`);
+      command = elevation.command(program.file, [...program.args, ...argv], { reason: jobReason(job), interactive: options.interactive ?? false });
     } catch (error) {
-      pipes?.close();
-      await dir?.remove();
+      await transport.close();
       return this.notStarted(error);
     }
-    const stdio: StdioOptions = [elevation.passesStdin ? (options.source ?? 'ignore') : 'ignore', 'ignore', 'pipe', ...(transport.kind === 'inherited' ? ['pipe' as const] : [])];
-    const child = spawn(command.file, command.args, {
-      stdio,
-      env: transport.kind === 'inherited' ? { ...process.env, ...program.env } : process.env,
-    });
+    const direct = transport.helperArgs.kind === 'inherited';
+    const stdio: StdioOptions = [elevation.passesStdin ? (options.source ?? 'ignore') : 'ignore', 'ignore', 'pipe', ...transport.extraStdio];
+    const child = spawn(command.file, command.args, { stdio, env: direct ? { ...process.env, ...program.env } : process.env });
     this.child = child;
     // The helper (or the tool starting it) has its own copy now; ours would hide the end of the stream.
     if (elevation.passesStdin) await this.closeBackupOut();
@@ -228,25 +213,21 @@ class HelperLaunch implements HelperJob {
       child.on('error', (error) => resolve({ code: null, signal: null, stderr: `${command.file} could not be run: ${error.message}` }));
       child.on('close', (code, signal) => resolve({ code, signal, stderr: this.stderrTail }));
     });
-
-    const streams: Promise<ChannelStreams | null> =
-      transport.kind === 'inherited' ? Promise.resolve({ input: child.stdio[3] as Socket, output: child.stdio[3] as Socket }) : dir !== null ? Promise.resolve(dir.streams) : (pipes?.control ?? Promise.resolve(null));
-    // A helper that never connects to its pipes leaves only the exit to wait for.
-    void Promise.race([streams, exited.then(() => null)]).then((connected) => {
-      if (connected !== null) this.open(connected, dir, pipes);
+    // A helper that never connects to its channel leaves only the exit to wait for.
+    void Promise.race([transport.streams(child), exited.then(() => null)]).then((connected) => {
+      if (connected !== null) this.open(connected, transport);
     });
 
     const exit = await exited;
-    this.stopFeeding.abort();
-    await this.draining;
+    this.helperGone.abort();
+    await this.passing;
     await this.closeBackupOut();
-    pipes?.close();
-    await dir?.remove();
+    await transport.close();
     this.resolveReady(this.helperPid);
     this.resolveResult(this.settled ?? this.explain(exit));
   }
 
-  private open(streams: ChannelStreams, dir: ChannelDir | null, pipes: PipeServers | null): void {
+  private open(streams: ChannelStreams, transport: LaunchTransport): void {
     const channel = new Channel<FromHelper, ToHelper>(streams, FromHelper, {
       message: (message) => {
         switch (message.type) {
@@ -254,7 +235,7 @@ class HelperLaunch implements HelperJob {
             if (this.helperPid !== null) break;
             this.helperPid = message.pid;
             this.resolveReady(message.pid);
-            this.feedImage(dir, pipes);
+            this.passThrough(transport);
             break;
           case 'progress': {
             const { type: _type, ...progress } = message;
@@ -273,40 +254,35 @@ class HelperLaunch implements HelperJob {
         }
       },
       error: (error) => {
-        this.fail({ code: 'protocol-error', message: `The writing process sent something invalid (${error.message}); the device may be incomplete.` });
+        this.fail({ code: 'protocol-error', message: `${this.words.process} sent something invalid (${error.message}); the device may be incomplete.` });
         this.stop();
       },
       close: () => undefined,
     });
     this.channel = channel;
     const { job } = this;
-    void channel.send(job.type === 'start' ? { ...job, sourceSeekable: job.sourceSeekable && this.elevation.passesStdin } : job);
+    // A seekable image the helper cannot read itself (it gets a copy through the channel) can only be read front to back.
+    void channel.send({ type: 'job', job: job.kind === 'flash' ? { ...job, sourceSeekable: job.sourceSeekable && this.elevation.passesStdin } : job });
     if (this.sourceEnd !== null) this.sendSourceEnd(this.sourceEnd);
     if (this.cancelRequested) void channel.send({ type: 'cancel' });
   }
 
-  /** Where the elevation tool passes no descriptor, the image goes through the channel's own FIFO or pipe. */
-  private feedImage(dir: ChannelDir | null, pipes: PipeServers | null): void {
-    const { source } = this.options;
-    if (this.job.type === 'read') {
+  /** Where the elevation tool passes no descriptor, the image (or a backup's bytes) goes through the transport. */
+  private passThrough(transport: LaunchTransport): void {
+    if (this.elevation.passesStdin) return;
+    const stop = this.helperGone.signal;
+    if (this.job.kind === 'backup') {
       const out = this.backupOut;
-      if (dir === null || out === null || this.elevation.passesStdin) return;
+      if (out === null || transport.drainBackup === null) return;
       this.backupOut = null;
-      this.draining = dir.drainImage(out, this.stopFeeding.signal).then((error) => {
+      this.passing = transport.drainBackup(out, stop).then((error) => {
         if (error !== null) this.fail({ code: 'source-read-error', message: `The drive's bytes could not be passed on from the reading process (${error.message}). Nothing usable was saved.` });
       });
       return;
     }
+    const { source } = this.options;
     if (source === undefined) return;
-    if (dir !== null && !this.elevation.passesStdin) void dir.feedImage(source, this.stopFeeding.signal).then((error) => this.imageFailed(error));
-    if (pipes?.image) void pipes.image.then(async (socket) => this.imageFailed(socket === null ? null : await copyImage(source, socket)));
-  }
-
-  /** How results speak of the helper: a flash writes a drive; a backup or a verify only reads one. */
-  private words(): { process: string; needsRights: string; nothing: string; afterDeath: string } {
-    if (this.job.type === 'start') return { process: 'The writing process', needsRights: 'Writing a disk', nothing: 'Nothing was written.', afterDeath: 'The device is incomplete; flash it again before use.' };
-    const again = this.job.type === 'read' ? 'back it up again' : 'verify it again';
-    return { process: 'The reading process', needsRights: 'Reading a whole disk', nothing: 'Nothing was read.', afterDeath: `The drive was only read and is unchanged; ${again}.` };
+    void transport.feedImage(source, stop).then((error) => this.imageFailed(error));
   }
 
   private async closeBackupOut(): Promise<void> {
@@ -329,21 +305,15 @@ class HelperLaunch implements HelperJob {
 
   /** The result when the launched process ended without the helper reporting one. */
   private explain(exit: LaunchExit): TargetResult[] {
+    const { words } = this;
     if (this.helperPid === null) {
-      if (this.cancelRequested) return this.targets.map((target) => ({ status: 'cancelled', target, bytes: 0 }));
+      if (this.cancelRequested) return this.reported.map((target) => ({ status: 'cancelled', target, bytes: 0 }));
       const denial = this.elevation.denial(exit);
-      if (denial !== null) {
-        const words = this.words();
-        return failAll(this.targets, { code: 'elevation-denied', message: `${words.needsRights} needs administrator rights, and the ${denial}. ${words.nothing}` });
-      }
+      if (denial !== null) return failAll(this.reported, { code: 'elevation-denied', message: `${words.needsRights} needs administrator rights, and the ${denial}. ${words.nothing}` });
       const reason = lastLine(exit.stderr);
       const why = exit.code === null && exit.signal === null ? reason : `${describeExit(exit.code, exit.signal)}${reason ? `: ${reason}` : ''}`;
-      return failAll(this.targets, { code: 'helper-died', message: `${this.words().process} could not be started (${why}). ${this.words().nothing}` });
+      return failAll(this.reported, { code: 'helper-died', message: `${words.process} could not be started (${why}). ${words.nothing}` });
     }
-    return failAll(this.targets, {
-      code: 'helper-died',
-      message: `${this.words().process} stopped unexpectedly (${describeExit(exit.code, exit.signal)}). ${this.words().afterDeath}`,
-    });
+    return failAll(this.reported, { code: 'helper-died', message: `${words.process} stopped unexpectedly (${describeExit(exit.code, exit.signal)}). ${words.afterDeath}` });
   }
 }
-

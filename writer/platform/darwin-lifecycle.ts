@@ -3,7 +3,7 @@
  * asks every volume's users first; one that refuses is named by diskutil as the "dissenter".
  */
 import { basename } from 'node:path';
-import { fail } from '../failures.js';
+import { jobError } from '../../common/domain/failure.js';
 import { runTool } from '../../node/run-tool.js';
 import { NOTHING_HELD, type DeviceFacts, type VolumeHold } from './types.js';
 import { errorText } from '../../common/domain/error-details.js';
@@ -42,7 +42,7 @@ export async function unmountDarwin(facts: DeviceFacts): Promise<VolumeHold> {
   try {
     await runTool('diskutil', ['unmountDisk', facts.path]);
   } catch (error) {
-    throw fail('target-busy', darwinBusyMessage(facts, errorText(error)));
+    throw jobError('target-busy', darwinBusyMessage(facts, errorText(error)));
   }
   return NOTHING_HELD;
 }

@@ -6,7 +6,7 @@
 import { constants } from 'node:fs';
 import { access, realpath, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fail } from '../failures.js';
+import { jobError } from '../../common/domain/failure.js';
 import { describeHolders, findHolders, type Holder } from './linux-holders.js';
 import { devnoText, partitionDirs, readMounts, sysfsDir, type Mount } from './linux-sysfs.js';
 import { findTool, runTool } from '../../node/run-tool.js';
@@ -37,7 +37,7 @@ export async function unmountLinux(facts: DeviceFacts): Promise<VolumeHold> {
   if (held !== undefined) {
     const mount = mounts.find((m) => m.devno === held.devno) ?? mounts[0];
     if (mount !== undefined) {
-      throw fail('target-busy', busyMessage(facts.path, mount, holders.filter((h) => h.devno === held.devno), [], null));
+      throw jobError('target-busy', busyMessage(facts.path, mount, holders.filter((h) => h.devno === held.devno), [], null));
     }
   }
 
@@ -48,7 +48,7 @@ export async function unmountLinux(facts: DeviceFacts): Promise<VolumeHold> {
     } catch (error) {
       // Something took hold between the look and the unmount, or holds it in a way /proc does not show.
       const late = await findHolders(new Set([mount.devno]));
-      throw fail('target-busy', busyMessage(facts.path, mount, late, unmounted, errorText(error)));
+      throw jobError('target-busy', busyMessage(facts.path, mount, late, unmounted, errorText(error)));
     }
     unmounted.push(mount);
   }

@@ -61,7 +61,7 @@ export interface DevicePlatform {
   inspect(path: string): Promise<DeviceFacts>;
   /**
    * Unmounts every filesystem on the disk so it can be opened exclusively. When one cannot be
-   * unmounted it throws a FlashError 'target-busy' naming the mountpoint and, where the OS can tell,
+   * unmounted it throws a JobError 'target-busy' naming the mountpoint and, where the OS can tell,
    * the program holding it; where it can tell beforehand, it unmounts nothing in that case.
    */
   unmount(facts: DeviceFacts): Promise<VolumeHold>;

@@ -9,7 +9,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
-import { fail } from '../failures.js';
+import { jobError } from '../../common/domain/failure.js';
 import { NOTHING_HELD, type DeviceFacts, type VolumeHold } from './types.js';
 import { physicalDriveNumber, powershellArgs, runPowerShell } from './win32-disk.js';
 import { errorText } from '../../common/domain/error-details.js';
@@ -123,11 +123,11 @@ export async function unmountWin32(facts: DeviceFacts): Promise<VolumeHold> {
     report = parseLockReport(await firstLine(child, LOCK_TIMEOUT_MS));
   } catch (error) {
     child.kill();
-    throw fail('target-busy', `Could not lock the volumes on ${facts.path}: ${errorText(error)}. Nothing was written.`);
+    throw jobError('target-busy', `Could not lock the volumes on ${facts.path}: ${errorText(error)}. Nothing was written.`);
   }
   if ('busy' in report) {
     await endHold(child);
-    throw fail('target-busy', `${report.busy} (on ${facts.path}) is in use: ${report.error}. Close the programs and windows using it, then try again. Nothing was written.`);
+    throw jobError('target-busy', `${report.busy} (on ${facts.path}) is in use: ${report.error}. Close the programs and windows using it, then try again. Nothing was written.`);
   }
   return { release: () => endHold(child) };
 }

@@ -1,4 +1,5 @@
-import type { DriveInfo, ImageInfo } from '../../../common/contracts/app-models.js';
+import type { ImageInfo } from '../../../common/domain/image.js';
+import type { DriveInfo } from '../../../common/contracts/app-models.js';
 import { formatBytes } from '../../../common/domain/units.js';
 import { verdictEffect } from '../../../common/domain/verdict.js';
 import { driveName } from '../labels.js';
@@ -34,7 +35,7 @@ export function ConfirmFlash({ image, targets, verify, onConfirm, onCancel }: Co
     >
       <p>
         Everything on {targets.length === 1 ? 'this drive' : 'these drives'} will be erased and replaced with <strong>{image.name}</strong>
-        {image.uncompressedSize === null ? '' : ` (${formatBytes(image.uncompressedSize)})`}:
+        {image.size === null ? '' : ` (${formatBytes(image.size)})`}:
       </p>
       <ul className="confirm-list">
         {targets.map((t) => (

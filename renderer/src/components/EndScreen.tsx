@@ -1,15 +1,15 @@
 import { useEffect, useRef } from 'react';
 import { EXTERNAL_LINKS } from '../../../common/app/links.js';
-import type { JobKind } from '../../../common/contracts/app-models.js';
-import { failureAdvice, failureHeadline, summarizeFlash, type Tone } from '../../../common/app/outcome.js';
+import type { JobKind } from '../../../common/domain/job.js';
+import { failureAdvice, failureHeadline, summarizeJob, type Tone } from '../../../common/app/outcome.js';
 import type { TargetResult } from '../../../common/domain/result.js';
 import { formatBytes, formatDuration } from '../../../common/domain/units.js';
-import { jobRows, type FinishedFlash, type JobSubject } from '../flow.js';
+import { jobRows, type FinishedJob, type JobSubject } from '../flow.js';
 import { driveName } from '../labels.js';
 import { CheckIcon, CrossIcon, StopIcon, WarningIcon } from './Icons.js';
 
 interface EndScreenProps {
-  finished: FinishedFlash;
+  finished: FinishedJob;
   onFlashAnother: () => void;
   onFlashAgain: () => void;
   /** A backup's end screen: back to the steps as they were. */
@@ -19,9 +19,9 @@ interface EndScreenProps {
   onOpenLink: (url: string) => void;
 }
 
-/** What each outcome says about the thing written, for a flash and for a backup. */
-const WORDS: Readonly<Record<JobKind, { ok: string; unverified: string; stopped: (done: string) => string; differ: string; notReadBack: string }>> = {
-  flash: {
+/** What each outcome says about the thing written: drives (a flash or a clone), or a backup's file. */
+const WORDS: Readonly<Record<'write' | 'backup', { ok: string; unverified: string; stopped: (done: string) => string; differ: string; notReadBack: string }>> = {
+  write: {
     ok: 'Written and verified',
     unverified: 'Written, not verified',
     stopped: (done) => `Stopped after ${done}, before the drive was completely written and verified. Flash it again before using it.`,
@@ -37,9 +37,13 @@ const WORDS: Readonly<Record<JobKind, { ok: string; unverified: string; stopped:
   },
 };
 
+function wordsFor(kind: JobKind): (typeof WORDS)['write'] {
+  return WORDS[kind === 'backup' ? 'backup' : 'write'];
+}
+
 /** What the job was about: the image written, or the drive backed up. */
 function subjectName(subject: JobSubject): string {
-  return subject.kind === 'flash' ? subject.image.name : `${driveName(subject.drive)} (${subject.drive.device})`;
+  return subject.kind !== 'backup' ? subject.image.name : `${driveName(subject.drive)} (${subject.drive.device})`;
 }
 
 function ToneIcon({ tone }: { tone: Tone }) {
@@ -56,7 +60,7 @@ function ToneIcon({ tone }: { tone: Tone }) {
 }
 
 function ResultRow({ result, job, name, onOpenLink }: { result: TargetResult; job: JobKind; name: string; onOpenLink: (url: string) => void }) {
-  const words = WORDS[job];
+  const words = wordsFor(job);
   switch (result.status) {
     case 'ok': {
       const speed = result.seconds > 0 ? ` · ${formatBytes(result.bytes / result.seconds)}/s average` : '';
@@ -99,7 +103,7 @@ function ResultRow({ result, job, name, onOpenLink }: { result: TargetResult; jo
             </p>
           )}
           <p className="advice">{failureAdvice(result.code, job)}</p>
-          {job === 'flash' && result.code === 'verify-mismatch' && (
+          {job !== 'backup' && result.code === 'verify-mismatch' && (
             <button type="button" className="link-button" onClick={() => onOpenLink(EXTERNAL_LINKS.fakeCardTest)}>
               How to test a card for fake capacity (F3)
             </button>
@@ -112,8 +116,8 @@ function ResultRow({ result, job, name, onOpenLink }: { result: TargetResult; jo
 /** How the job ended. Green only when every drive was written and verified (a backup: saved and read back). */
 export function EndScreen({ finished, onFlashAnother, onFlashAgain, onDone, onShowFile, onOpenLink }: EndScreenProps) {
   const { end, subject } = finished;
-  const { tone, title } = summarizeFlash(end);
-  const words = WORDS[subject.kind];
+  const { tone, title } = summarizeJob(end);
+  const words = wordsFor(subject.kind);
   const heading = useRef<HTMLHeadingElement>(null);
   // Move focus to the outcome so keyboard and screen-reader users land on it.
   useEffect(() => heading.current?.focus(), []);

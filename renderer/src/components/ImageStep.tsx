@@ -1,5 +1,6 @@
 import { useState, type FormEvent } from 'react';
-import type { DriveInfo, ImageInfo } from '../../../common/contracts/app-models.js';
+import type { ImageInfo } from '../../../common/domain/image.js';
+import type { DriveInfo } from '../../../common/contracts/app-models.js';
 import { formatBytes } from '../../../common/domain/units.js';
 import { FORMAT_LABEL, PARTITION_TABLE_LABEL } from '../labels.js';
 import { ImageIcon } from './Icons.js';
@@ -20,21 +21,22 @@ interface ImageStepProps {
 
 /** What the drive receives: exact, "about" for a size the format only hints at, or unknown. */
 function writesText(image: ImageInfo): string {
-  if (image.uncompressedSize === null) return 'Known once decompressed';
-  return image.sizeExact ? formatBytes(image.uncompressedSize) : `about ${formatBytes(image.uncompressedSize)}`;
+  if (image.size === null) return 'Known once decompressed';
+  return image.sizeExact ? formatBytes(image.size) : `about ${formatBytes(image.size)}`;
 }
 
 function partitionsText(image: ImageInfo): string {
-  if (image.partitionTable === null) return image.origin === 'url' && image.format !== 'raw' ? 'Read once downloaded' : 'Could not be read';
-  const names = image.partitions.map((p) => `${p.label ?? p.type} (${formatBytes(p.size)})`);
-  return names.length === 0 ? PARTITION_TABLE_LABEL[image.partitionTable] : `${PARTITION_TABLE_LABEL[image.partitionTable]}: ${names.join(', ')}`;
+  const table = image.partitionTable;
+  if (table === null) return image.origin === 'url' && image.format !== 'raw' ? 'Read once downloaded' : 'Could not be read';
+  const names = table.partitions.map((p) => `${p.label ?? p.type} (${formatBytes(p.size)})`);
+  return names.length === 0 ? PARTITION_TABLE_LABEL[table.type] : `${PARTITION_TABLE_LABEL[table.type]}: ${names.join(', ')}`;
 }
 
 function ImageDetails({ image }: { image: ImageInfo }) {
   return (
     <dl className="facts" aria-label="Image details">
       <dt>{image.origin === 'url' ? 'Download' : 'Size'}</dt>
-      <dd>{image.fileSize === null ? 'Not given by the server' : formatBytes(image.fileSize)}</dd>
+      <dd>{image.sourceSize === null ? 'Not given by the server' : formatBytes(image.sourceSize)}</dd>
       <dt>Writes</dt>
       <dd data-testid="image-writes">{writesText(image)}</dd>
       <dt>Format</dt>
@@ -52,10 +54,10 @@ function ImageDetails({ image }: { image: ImageInfo }) {
           </dd>
         </>
       )}
-      {image.checksumFrom !== null && (
+      {image.checksum !== null && (
         <>
           <dt>Checksum</dt>
-          <dd data-testid="image-checksum">SHA-256 checked while writing ({image.checksumFrom})</dd>
+          <dd data-testid="image-checksum">SHA-256 checked while writing ({image.checksum.from})</dd>
         </>
       )}
     </dl>
@@ -129,7 +131,7 @@ export function ImageStep({ image, busy, error, onChoose, onOpenUrl, sourceDrive
         </>
       ) : (
         <>
-          <p className="chosen-name" title={image.path} data-testid="image-name">
+          <p className="chosen-name" title={image.source} data-testid="image-name">
             {image.name}
           </p>
           <ImageDetails image={image} />

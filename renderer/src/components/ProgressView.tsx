@@ -1,7 +1,7 @@
 import { overallFraction, targetFraction } from '../../../common/app/job-progress.js';
-import type { FlashProgress } from '../../../common/contracts/app-models.js';
+import type { Progress } from '../../../common/domain/progress.js';
 import { formatBytes, formatDuration } from '../../../common/domain/units.js';
-import { fileName, jobRows, type JobSubject, type RunningFlash } from '../flow.js';
+import { fileName, jobRows, type JobSubject, type RunningJob } from '../flow.js';
 import { driveName, PHASE_LABEL } from '../labels.js';
 import { WarningIcon } from './Icons.js';
 
@@ -9,11 +9,11 @@ function percent(fraction: number | null): string {
   return fraction === null ? '' : `${Math.floor(fraction * 100)}%`;
 }
 
-function phaseText(progress: FlashProgress | undefined): string {
+function phaseText(progress: Progress | undefined): string {
   return progress === undefined ? 'Starting' : PHASE_LABEL[progress.phase];
 }
 
-function rate(progress: FlashProgress | undefined): string {
+function rate(progress: Progress | undefined): string {
   if (progress === undefined) return '';
   const parts = [];
   if (progress.speed > 0) parts.push(`${formatBytes(progress.speed)}/s`);
@@ -22,7 +22,7 @@ function rate(progress: FlashProgress | undefined): string {
 }
 
 function Title({ subject }: { subject: JobSubject }) {
-  if (subject.kind === 'flash') {
+  if (subject.kind !== 'backup') {
     return (
       <>
         Flashing <span className="chosen-name">{subject.image.name}</span>
@@ -37,22 +37,22 @@ function Title({ subject }: { subject: JobSubject }) {
 }
 
 /** The running job: phase, overall percent, speed and time left, and a row per drive (or the backup file). */
-export function ProgressView({ flash, onCancel }: { flash: RunningFlash; onCancel: () => void }) {
-  const rows = jobRows(flash.subject);
-  const reports = rows.map((row) => flash.progress[row.key]);
-  const fraction = overallFraction(reports, flash.verify);
+export function ProgressView({ job, onCancel }: { job: RunningJob; onCancel: () => void }) {
+  const rows = jobRows(job.subject);
+  const reports = rows.map((row) => job.progress[row.key]);
+  const fraction = overallFraction(reports, job.verify);
   // The slowest drive decides when the job ends, so the headline follows it.
-  const lead = reports.reduce<FlashProgress | undefined>((slowest, p) => {
+  const lead = reports.reduce<Progress | undefined>((slowest, p) => {
     if (p === undefined) return slowest;
     if (slowest === undefined) return p;
-    return (targetFraction(p, flash.verify) ?? 0) < (targetFraction(slowest, flash.verify) ?? 0) ? p : slowest;
+    return (targetFraction(p, job.verify) ?? 0) < (targetFraction(slowest, job.verify) ?? 0) ? p : slowest;
   }, undefined);
-  const phase = flash.cancelling ? 'Cancelling' : phaseText(lead);
+  const phase = job.cancelling ? 'Cancelling' : phaseText(lead);
 
   return (
     <section className="progress-view" aria-labelledby="progress-title" data-screen="flashing">
       <h2 id="progress-title">
-        <Title subject={flash.subject} />
+        <Title subject={job.subject} />
       </h2>
       <p className="phase" role="status" data-testid="phase">
         {phase}…
@@ -63,11 +63,11 @@ export function ProgressView({ flash, onCancel }: { flash: RunningFlash; onCance
           {percent(fraction)}
         </span>
       </div>
-      <p className="muted">{lead === undefined ? (flash.subject.kind === 'flash' ? 'Preparing the drive…' : 'Opening the drive…') : `${formatBytes(lead.bytesDone)}${lead.bytesTotal === null ? '' : ` of ${formatBytes(lead.bytesTotal)}`} · ${rate(lead)}`}</p>
-      <ul className="target-rows" aria-label={flash.subject.kind === 'flash' ? 'Drives' : 'Backup file'}>
+      <p className="muted">{lead === undefined ? (job.subject.kind !== 'backup' ? 'Preparing the drive…' : 'Opening the drive…') : `${formatBytes(lead.bytesDone)}${lead.bytesTotal === null ? '' : ` of ${formatBytes(lead.bytesTotal)}`} · ${rate(lead)}`}</p>
+      <ul className="target-rows" aria-label={job.subject.kind !== 'backup' ? 'Drives' : 'Backup file'}>
         {rows.map((row) => {
-          const p = flash.progress[row.key];
-          const f = p === undefined ? null : targetFraction(p, flash.verify);
+          const p = job.progress[row.key];
+          const f = p === undefined ? null : targetFraction(p, job.verify);
           return (
             <li key={row.key}>
               <span className="drive-name">{row.name}</span>
@@ -78,15 +78,15 @@ export function ProgressView({ flash, onCancel }: { flash: RunningFlash; onCance
           );
         })}
       </ul>
-      {flash.notice !== null && (
+      {job.notice !== null && (
         <p className="message warning" role="status" data-testid="flash-notice">
           <WarningIcon />
-          {flash.notice}
+          {job.notice}
         </p>
       )}
       <div className="actions">
-        <button type="button" className="button" onClick={onCancel} disabled={flash.cancelling}>
-          {flash.cancelling ? 'Cancelling…' : 'Cancel'}
+        <button type="button" className="button" onClick={onCancel} disabled={job.cancelling}>
+          {job.cancelling ? 'Cancelling…' : 'Cancel'}
         </button>
       </div>
     </section>

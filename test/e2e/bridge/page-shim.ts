@@ -55,13 +55,13 @@ const api: SluiceApi = {
   chooseBackupFile: (device, compress) => invoke('chooseBackupFile', device, compress),
   startBackup: (request) => invoke('startBackup', request),
   showBackupFile: () => invoke('showBackupFile'),
-  cancelFlash: () => invoke('cancelFlash'),
+  cancelJob: () => invoke('cancelJob'),
   openExternal: (url) => invoke('openExternal', url),
   pageReady: () => invoke('pageReady'),
   pathForFile: (file) => `${SLUICE_BRIDGE.dropDir}/${file.name}`,
   onDrivesChanged: (listener) => subscribe('drivesChanged', listener),
-  onFlashProgress: (listener) => subscribe('flashProgress', listener),
-  onFlashEnd: (listener) => subscribe('flashEnd', listener),
+  onJobProgress: (listener) => subscribe('jobProgress', listener),
+  onJobEnd: (listener) => subscribe('jobEnd', listener),
   onImageOpened: (listener) => subscribe('imageOpened', listener),
 };
 

@@ -8,7 +8,7 @@ import { openInput, SOURCE_CHUNK, type SourceInput } from './input.js';
 import { decodeDmg } from './dmg-decode.js';
 import { decodeQcow2 } from './qcow2-decode.js';
 import type { DecodePlan } from '../../../common/contracts/decoder-protocol.js';
-import { SourceError } from './source-error.js';
+import { jobError } from '../../../common/domain/failure.js';
 import { runDecoderTool, systemDecoder, type ToolCommand } from './system-tool.js';
 import { unxz } from './xz-in-process.js';
 
@@ -76,7 +76,7 @@ async function inProcess(name: string, plan: DecodePlan, sink: ImageSink, events
 
 /** Runs a decoder that reads the image file out of order itself (qcow2, dmg): local files only. */
 async function fromLocalFile(kind: string, name: string, plan: DecodePlan, sink: ImageSink, events: DecodeEvents, decode: (path: string, sink: ImageSink) => Promise<void>): Promise<Decoded> {
-  if (plan.location.kind !== 'file') throw new SourceError('unsupported-format', `${kind} images must be local files.`);
+  if (plan.location.kind !== 'file') throw jobError('unsupported-format', `${kind} images must be local files.`);
   events.started(name);
   await decode(plan.location.path, sink);
   return { bytes: sink.sent, sourceDigest: null };
@@ -101,11 +101,11 @@ export async function decodeImage(plan: DecodePlan, outFd: number, events: Decod
       return inProcess('xz-decompress (WebAssembly)', plan, sink, events, (input) => unxz(input.stream, sink));
     case 'zip': {
       const entry = plan.zipEntry;
-      if (entry === null) throw new SourceError('unsupported-format', 'No zip entry was chosen to decode.');
+      if (entry === null) throw jobError('unsupported-format', 'No zip entry was chosen to decode.');
       return inProcess(entry.method === 0 ? 'zip (stored)' : 'node:zlib inflateRaw', plan, sink, events, (input) => unzipEntry(input.stream, sink, entry.method, entry.crc32, entry.name));
     }
     case 'bzip2':
-      throw new SourceError('unsupported-format', 'bzip2 images need lbzip2 or bzip2 on this computer.');
+      throw jobError('unsupported-format', 'bzip2 images need lbzip2 or bzip2 on this computer.');
     case 'qcow2':
       return fromLocalFile('qcow2', 'qcow2, clusters decoded in parallel', plan, sink, events, decodeQcow2);
     case 'dmg':

@@ -4,7 +4,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { openDmg } from '../dmg.js';
 import { ReaderGone, type ImageSink } from './image-sink.js';
-import { SourceError } from './source-error.js';
+import { jobError, JobError } from '../../../common/domain/failure.js';
 import { errorText } from '../../../common/domain/error-details.js';
 
 /**
@@ -15,14 +15,14 @@ export async function decodeDmg(path: string, sink: ImageSink): Promise<void> {
   const name = basename(path);
   const image = await openDmg(path, (await stat(path)).size, name);
   const checked = image.verifyData().catch((error: unknown) => {
-    throw new SourceError('source-corrupt', `The dmg ${name} could not be checked: ${errorText(error)}.`);
+    throw jobError('source-corrupt', `The dmg ${name} could not be checked: ${errorText(error)}.`);
   });
   checked.catch(() => undefined);
   try {
     await pipeline(Readable.from(await image.createReadStream()), sink);
   } catch (error) {
-    if (error instanceof SourceError || error instanceof ReaderGone) throw error;
-    throw new SourceError('source-corrupt', `The dmg ${name} is corrupt at image byte ${sink.position}: ${errorText(error)}.`, sink.position);
+    if (error instanceof JobError || error instanceof ReaderGone) throw error;
+    throw jobError('source-corrupt', `The dmg ${name} is corrupt at image byte ${sink.position}: ${errorText(error)}.`, { offset: sink.position });
   }
-  if ((await checked) === false) throw new SourceError('source-corrupt', `The dmg ${name} is corrupt: its data does not match the CRC-32 it records.`);
+  if ((await checked) === false) throw jobError('source-corrupt', `The dmg ${name} is corrupt: its data does not match the CRC-32 it records.`);
 }

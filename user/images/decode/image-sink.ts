@@ -2,7 +2,7 @@ import { createHash, type Hash } from 'node:crypto';
 import { writev } from 'node:fs';
 import { Writable } from 'node:stream';
 import type { DecodeMap, MappedRange } from '../../../common/contracts/decoder-protocol.js';
-import { SourceError } from './source-error.js';
+import { jobError } from '../../../common/domain/failure.js';
 import { errorCode } from '../../../common/domain/error-details.js';
 
 /**
@@ -76,11 +76,7 @@ class RangeChecker {
     this.hash = null;
     if (range.digest === null || hash === null) return;
     if (hash.digest('hex') !== range.digest.toLowerCase()) {
-      throw new SourceError(
-        'source-checksum-mismatch',
-        `The block map ${this.map.name} does not match the image: bytes ${range.offset}-${range.offset + range.length - 1} have a different ${this.map.digestAlgorithm.toUpperCase()} than the map gives. Is it the map of another image?`,
-        range.offset,
-      );
+      throw jobError('source-checksum-mismatch', `The block map ${this.map.name} does not match the image: bytes ${range.offset}-${range.offset + range.length - 1} have a different ${this.map.digestAlgorithm.toUpperCase()} than the map gives. Is it the map of another image?`, { offset: range.offset });
     }
   }
 
@@ -88,7 +84,7 @@ class RangeChecker {
   end(size: number): void {
     const range = this.map.ranges[this.index];
     if (range !== undefined) {
-      throw new SourceError('source-checksum-mismatch', `The block map ${this.map.name} does not match the image: it maps bytes up to ${range.offset + range.length}, but the image ends at ${size}.`, size);
+      throw jobError('source-checksum-mismatch', `The block map ${this.map.name} does not match the image: it maps bytes up to ${range.offset + range.length}, but the image ends at ${size}.`, { offset: size });
     }
   }
 }
@@ -150,7 +146,7 @@ export class ImageSink extends Writable {
   override _final(callback: (error?: Error | null) => void): void {
     try {
       if (this.imageSize !== null && this.position < this.imageSize) {
-        throw new SourceError('source-truncated', `The ${this.format} image ended after ${this.position} of its ${this.imageSize} bytes: it is truncated.`, this.position);
+        throw jobError('source-truncated', `The ${this.format} image ended after ${this.position} of its ${this.imageSize} bytes: it is truncated.`, { offset: this.position });
       }
       this.ranges?.end(this.position);
       callback();
@@ -161,7 +157,7 @@ export class ImageSink extends Writable {
 
   private admit(chunk: Buffer): void {
     if (this.imageSize !== null && this.position + chunk.length > this.imageSize) {
-      throw new SourceError('source-corrupt', `The ${this.format} image holds more than the ${this.imageSize} bytes its header announces; it is corrupt.`, this.imageSize);
+      throw jobError('source-corrupt', `The ${this.format} image holds more than the ${this.imageSize} bytes its header announces; it is corrupt.`, { offset: this.imageSize });
     }
   }
 

@@ -9,23 +9,23 @@ import { finished, pipeline } from 'node:stream/promises';
 import { constants, createGunzip, createInflateRaw, createZstdDecompress, crc32, type ZstdDecompress } from 'node:zlib';
 import { MiB } from '../../../common/domain/units.js';
 import { ReaderGone, type ImageSink } from './image-sink.js';
-import { SourceError } from './source-error.js';
+import { jobError, JobError } from '../../../common/domain/failure.js';
 import { errorCode, errorText } from '../../../common/domain/error-details.js';
 import { ZstdFrameSplitter, type FramePiece } from './zstd-frames.js';
 
 /** zlib's output chunk: 16 KiB by default, which costs 3x in per-chunk overhead (measured). */
 const OUTPUT_CHUNK = 1 * MiB;
 
-/** A zlib or zstd error as a SourceError naming the format, what is wrong and where. */
+/** A zlib or zstd error as a JobError naming the format, what is wrong and where. */
 function decodeFailure(format: string, error: unknown, sink: ImageSink, compressedAt: number | null): Error {
-  if (error instanceof SourceError || error instanceof ReaderGone) return error;
+  if (error instanceof JobError || error instanceof ReaderGone) return error;
   const code = errorCode(error);
   const where = `at image byte ${sink.position}${compressedAt !== null ? ` (compressed byte ${compressedAt})` : ''}`;
   if (code === 'Z_BUF_ERROR' || /unexpected end/i.test(errorText(error))) {
-    return new SourceError('source-truncated', `The ${format} data ends too early, ${where}: it is truncated (an incomplete download?).`, sink.position);
+    return jobError('source-truncated', `The ${format} data ends too early, ${where}: it is truncated (an incomplete download?).`, { offset: sink.position });
   }
   if (code.startsWith('Z_') || code.startsWith('ZSTD_') || code === 'ERR_ZLIB_INITIALIZATION_FAILED') {
-    return new SourceError('source-corrupt', `The ${format} data is corrupt ${where}: ${errorText(error)}.`, sink.position);
+    return jobError('source-corrupt', `The ${format} data is corrupt ${where}: ${errorText(error)}.`, { offset: sink.position });
   }
   return error instanceof Error ? error : new Error(String(error));
 }
@@ -51,7 +51,7 @@ export async function unzipEntry(input: Readable, sink: ImageSink, method: numbe
     },
     flush(callback) {
       if (crc >>> 0 !== expectedCrc >>> 0) {
-        return callback(new SourceError('source-corrupt', `The zip entry ${name} is corrupt: its CRC-32 is ${(crc >>> 0).toString(16).padStart(8, '0')}, the archive records ${(expectedCrc >>> 0).toString(16).padStart(8, '0')}.`, sink.position));
+        return callback(jobError('source-corrupt', `The zip entry ${name} is corrupt: its CRC-32 is ${(crc >>> 0).toString(16).padStart(8, '0')}, the archive records ${(expectedCrc >>> 0).toString(16).padStart(8, '0')}.`, { offset: sink.position }));
       }
       callback();
     },
@@ -85,7 +85,7 @@ export async function unzstd(input: Readable, sink: ImageSink): Promise<void> {
         return;
       }
       compressed += piece.length;
-      if (decoder === null) return callback(new SourceError('source-corrupt', 'The zstd data is corrupt: bytes before the first frame.'));
+      if (decoder === null) return callback(jobError('source-corrupt', 'The zstd data is corrupt: bytes before the first frame.'));
       if (decoder.write(piece)) callback();
       else decoder.once('drain', () => callback());
     },

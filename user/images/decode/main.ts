@@ -15,7 +15,7 @@ import { ReaderGone } from './image-sink.js';
 import { decodeImage, hashFile } from './decode-image.js';
 import type { SourceInput } from './input.js';
 import type { DecodePlan, DecoderMessage } from '../../../common/contracts/decoder-protocol.js';
-import { SourceError } from './source-error.js';
+import { jobError, JobError } from '../../../common/domain/failure.js';
 import { errorCode, errorText } from '../../../common/domain/error-details.js';
 
 /** Progress reports about the source, at most this often. */
@@ -31,7 +31,7 @@ function send(message: DecoderMessage): Promise<void> {
 /** What ended the decoding, as the end message says it. */
 function endMessage(error: unknown): DecoderMessage {
   if (error instanceof ReaderGone) return { type: 'abandoned' };
-  if (error instanceof SourceError) return { type: 'end', ok: false, code: error.code, message: error.message, offset: error.offset };
+  if (error instanceof JobError) return { type: 'end', ok: false, ...error.failure };
   const code = errorCode(error);
   if (code === 'ENOENT') return { type: 'end', ok: false, code: 'source-read-error', message: `The image file disappeared while it was being read: ${errorText(error)}.` };
   return { type: 'end', ok: false, code: 'source-read-error', message: `Reading the image failed: ${errorText(error)}.` };
@@ -59,10 +59,7 @@ async function run(plan: DecodePlan): Promise<void> {
       : { bytes: null, sourceDigest: null };
     const digest = fileDigest !== null ? await fileDigest : decoded.sourceDigest;
     if (plan.sha256 !== null && digest !== plan.sha256.toLowerCase()) {
-      throw new SourceError(
-        'source-checksum-mismatch',
-        `The image's SHA-256 is ${digest ?? 'unknown'}, but ${plan.sha256From ?? 'the expected checksum'} says ${plan.sha256.toLowerCase()}: the file is damaged (a bad download?) or it is another image.`,
-      );
+      throw jobError('source-checksum-mismatch', `The image's SHA-256 is ${digest ?? 'unknown'}, but ${plan.sha256From ?? 'the expected checksum'} says ${plan.sha256.toLowerCase()}: the file is damaged (a bad download?) or it is another image.`);
     }
     message = { type: 'end', ok: true, bytes: decoded.bytes, sha256: digest };
   } catch (error) {

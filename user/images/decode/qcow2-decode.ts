@@ -5,7 +5,7 @@ import { MiB } from '../../../common/domain/units.js';
 import { readFully } from '../../../node/io.js';
 import { clusterKind, compressedExtent, dataOffset, readQcow2, type Qcow2Image } from '../qcow2.js';
 import type { ImageSink } from './image-sink.js';
-import { SourceError } from './source-error.js';
+import { jobError, JobError } from '../../../common/domain/failure.js';
 import { errorText } from '../../../common/domain/error-details.js';
 import { frameLength } from './zstd-frames.js';
 
@@ -66,7 +66,7 @@ export async function decodeQcow2(path: string, sink: ImageSink): Promise<void> 
     const readAt = async (position: number, length: number): Promise<Buffer> => {
       const buffer = Buffer.allocUnsafe(length);
       const got = await readFully(file.fd, buffer, 0, length, position);
-      if (got < length) throw new SourceError('source-truncated', `The qcow2 image ends at byte ${size}, but its tables point to byte ${position + length}: it is truncated.`);
+      if (got < length) throw jobError('source-truncated', `The qcow2 image ends at byte ${size}, but its tables point to byte ${position + length}: it is truncated.`);
       return buffer;
     };
     const image = await readQcow2(readAt, size, path);
@@ -125,7 +125,7 @@ export async function decodeQcow2(path: string, sink: ImageSink): Promise<void> 
                 return plain.subarray(0, length);
               },
               (error: unknown) => {
-                throw error instanceof SourceError ? error : new SourceError('source-corrupt', `The qcow2 image is corrupt: the compressed cluster at guest byte ${guest} (file byte ${member.offset}) does not decompress: ${errorText(error)}.`, guest);
+                throw error instanceof JobError ? error : jobError('source-corrupt', `The qcow2 image is corrupt: the compressed cluster at guest byte ${guest} (file byte ${member.offset}) does not decompress: ${errorText(error)}.`, { offset: guest });
               },
             );
           bytes.catch(() => undefined);

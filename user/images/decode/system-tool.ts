@@ -4,7 +4,7 @@ import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { findTool } from '../../../node/run-tool.js';
 import { ReaderGone, type ImageSink } from './image-sink.js';
-import { SourceError } from './source-error.js';
+import { jobError, JobError } from '../../../common/domain/failure.js';
 
 /** A system decompressor the decoder may run, and how it is invoked to write to stdout. */
 export interface ToolCommand {
@@ -59,9 +59,9 @@ function toolFailure(tool: ToolCommand, format: string, stderr: string, code: nu
   const what = said ?? (signal !== null ? `killed by ${signal}` : `exit code ${code ?? '?'}`);
   if (/broken pipe/i.test(what)) return new ReaderGone();
   if (/unexpected end|ends unexpectedly|truncated|premature end/i.test(what)) {
-    return new SourceError('source-truncated', `The ${format} data ends too early: it is truncated (an incomplete download?). ${tool.file} says: ${what}.`);
+    return jobError('source-truncated', `The ${format} data ends too early: it is truncated (an incomplete download?). ${tool.file} says: ${what}.`);
   }
-  return new SourceError('source-corrupt', `The ${format} data is corrupt. ${tool.file} says: ${what}.`);
+  return jobError('source-corrupt', `The ${format} data is corrupt. ${tool.file} says: ${what}.`);
 }
 
 /**
@@ -80,7 +80,7 @@ export async function runDecoderTool(tool: ToolCommand, format: string, input: n
   let stderr = '';
   child.stderr?.setEncoding('utf8').on('data', (text: string) => (stderr = (stderr + text).slice(-STDERR_TAIL)));
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve, reject) => {
-    child.on('error', (error) => reject(new SourceError('unsupported-format', `${tool.file} could not be run: ${error.message}`)));
+    child.on('error', (error) => reject(jobError('unsupported-format', `${tool.file} could not be run: ${error.message}`)));
     child.on('close', (code, signal) => resolve({ code, signal }));
   });
   const feeding = typeof input === 'number' || child.stdin === null ? null : pipeline(input, child.stdin).catch((error: unknown) => error);
@@ -89,7 +89,7 @@ export async function runDecoderTool(tool: ToolCommand, format: string, input: n
   const drainError = await draining;
   // A source that failed (a download that broke off) is the reason, not the tool's "unexpected end".
   const feedError = await feeding;
-  if (feedError instanceof SourceError) throw feedError;
+  if (feedError instanceof JobError) throw feedError;
   if (drainError instanceof Error) throw drainError;
   if (code !== 0) throw toolFailure(tool, format, stderr, code, signal);
   if (feedError instanceof Error && !/EPIPE|premature/i.test(feedError.message)) throw feedError;

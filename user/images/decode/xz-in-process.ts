@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { ReaderGone, type ImageSink } from './image-sink.js';
-import { SourceError } from './source-error.js';
+import { jobError, JobError } from '../../../common/domain/failure.js';
 import { errorText } from '../../../common/domain/error-details.js';
 
 /** xz-embedded's return codes (xz.h), as xz-decompress reports them: "… failed with error code N". */
@@ -28,9 +28,9 @@ export async function unxz(input: Readable, sink: ImageSink): Promise<void> {
   const { XzReadableStream } = (await import('xz-decompress')).default;
   const decoded = Readable.fromWeb(new XzReadableStream(Readable.toWeb(input) as ReadableStream<Uint8Array>) as never);
   await pipeline(decoded, sink).catch((error: unknown) => {
-    if (error instanceof SourceError || error instanceof ReaderGone) throw error;
+    if (error instanceof JobError || error instanceof ReaderGone) throw error;
     const known = XZ_ERRORS[Number(/error code (\d+)/.exec(errorText(error))?.[1])];
-    if (known === undefined) throw new SourceError('source-corrupt', `The xz data could not be decoded at image byte ${sink.position}: ${errorText(error)}.`, sink.position);
-    throw new SourceError(known.code, `The xz data cannot be decoded at image byte ${sink.position}: ${known.what}.`, sink.position);
+    if (known === undefined) throw jobError('source-corrupt', `The xz data could not be decoded at image byte ${sink.position}: ${errorText(error)}.`, { offset: sink.position });
+    throw jobError(known.code, `The xz data cannot be decoded at image byte ${sink.position}: ${known.what}.`, { offset: sink.position });
   });
 }

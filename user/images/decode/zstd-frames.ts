@@ -1,5 +1,5 @@
 import { Transform, type TransformCallback } from 'node:stream';
-import { SourceError } from './source-error.js';
+import { jobError } from '../../../common/domain/failure.js';
 
 export const ZSTD_MAGIC = 0xfd2fb528;
 /** Skippable frames carry user data (seek tables, metadata): magic 0x184D2A50-5F, then a 4-byte size. */
@@ -98,7 +98,7 @@ export class ZstdFrameSplitter extends Transform {
 
   override _flush(callback: TransformCallback): void {
     if (this.state !== 'magic' || this.pending.length > 0) {
-      return callback(new SourceError('source-truncated', `The zstd data ends inside a frame, after ${this.consumed} bytes: it is truncated (an incomplete download?).`));
+      return callback(jobError('source-truncated', `The zstd data ends inside a frame, after ${this.consumed} bytes: it is truncated (an incomplete download?).`));
     }
     callback();
   }
@@ -149,7 +149,7 @@ export class ZstdFrameSplitter extends Transform {
         } else if (magic === ZSTD_MAGIC) {
           this.state = 'frame-header';
         } else {
-          throw new SourceError('source-corrupt', `The zstd data is corrupt: no frame starts at byte ${this.consumed - 4} of the file.`);
+          throw jobError('source-corrupt', `The zstd data is corrupt: no frame starts at byte ${this.consumed - 4} of the file.`);
         }
         return;
       }
@@ -174,7 +174,7 @@ export class ZstdFrameSplitter extends Transform {
     const header = bytes.readUIntLE(0, 3);
     this.push(bytes);
     this.pending = Buffer.alloc(0);
-    if (((header >> 1) & 3) === 3) throw new SourceError('source-corrupt', `The zstd data is corrupt: a reserved block type at byte ${this.consumed - 3} of the file.`);
+    if (((header >> 1) & 3) === 3) throw jobError('source-corrupt', `The zstd data is corrupt: a reserved block type at byte ${this.consumed - 3} of the file.`);
     const block = blockSpan(header);
     this.lastBlock = block.last;
     this.left = block.bytes - BLOCK_HEADER_BYTES + (this.lastBlock && this.hasChecksum ? CHECKSUM_BYTES : 0);

@@ -1,0 +1,64 @@
+/**
+ * What Sluice knows about an image before it writes it: one shape for `sluice info`, the CLI's
+ * JSON lines, the app's main process and the page. Built by user/images/probe.ts (a file or a
+ * download) or from a drive's listing (a clone); plain data, so it crosses IPC as is.
+ */
+import type { ImageFormat } from './image-format.js';
+
+/** How a disk image partitions its bytes; 'none' is a filesystem or data with no table. */
+export type PartitionTableType = 'gpt' | 'mbr' | 'none';
+
+/** One partition of an image, as its table describes it. */
+export interface PartitionEntry {
+  /** 1-based, as the OS numbers it (sdb1, mmcblk0p1). */
+  number: number;
+  /** Byte offset and size in the image. */
+  offset: number;
+  size: number;
+  /** What kind of partition: "FAT32 (LBA)", "Linux filesystem", "EFI System", or the raw type code. */
+  type: string;
+  /** The GPT partition name, or the filesystem's label when it could be read; null when neither. */
+  label: string | null;
+}
+
+export interface PartitionTable {
+  type: PartitionTableType;
+  partitions: PartitionEntry[];
+}
+
+/** The SHA-256 an image must have, and where that was said (--sha256, IMAGE.sha256, SHA256SUMS). */
+export interface ExpectedChecksum {
+  sha256: string;
+  from: string;
+}
+
+export interface ImageInfo {
+  /** The path, URL or device, as given. */
+  source: string;
+  /** The file name, for display. */
+  name: string;
+  /**
+   * A local file, an http(s) address the image is downloaded from while it is written, or a
+   * whole drive that is copied (a clone; `source` is its device).
+   */
+  origin: 'file' | 'url' | 'drive';
+  /** Detected from the content, never from the extension. */
+  format: ImageFormat;
+  /** Bytes of the file or download as stored (compressed size); null when a server does not say. */
+  sourceSize: number | null;
+  /** Bytes the image has once decoded, when known before decoding. */
+  size: number | null;
+  /** The format records the size exactly; false means a hint (gzip's ISIZE is the size modulo 4 GiB). */
+  sizeExact: boolean;
+  /** From the image's first sectors (decoded for a compressed image); null when not asked for, or they could not be read. */
+  partitionTable: PartitionTable | null;
+  /** zip: the entry that is written, and why it was chosen when there were several. */
+  entry: { name: string; choice: string | null } | null;
+  /**
+   * The block map that applies, from a bmap file or the image's own allocation (qcow2): only its
+   * mapped bytes are written and verified, the rest of the drive is left as it is.
+   */
+  blockMap: { from: string; mappedBytes: number; ranges: number } | null;
+  /** The SHA-256 the image must have: checked while it is written. */
+  checksum: ExpectedChecksum | null;
+}

@@ -1,0 +1,155 @@
+/**
+ * The four jobs the helper runs, one function each. Each opens what its job needs (the image
+ * descriptor, a source disk after its checks), hands it to the writer, and resolves with the one
+ * message that ends the job: a result per reported drive, or a fatal message when the job could
+ * not even start. None of them rejects.
+ */
+import { jobDrives, type FromHelper, type HelperJob, type HelperJobOf } from '../common/contracts/helper-protocol.js';
+import { errorText } from '../common/domain/error-details.js';
+import { toFailure, type Failure } from '../common/domain/failure.js';
+import type { Progress } from '../common/domain/progress.js';
+import type { TargetResult } from '../common/domain/result.js';
+import { flash } from '../writer/flash.js';
+import { currentPlatform } from '../writer/platform/index.js';
+import { sendDevice, SourceDevice } from '../writer/source-device.js';
+import type { SourceEndSignal } from '../writer/source-end.js';
+import { verifyImage } from '../writer/verify-image.js';
+import type { HelperEndpoints } from './endpoints.js';
+
+export interface JobContext {
+  endpoints: HelperEndpoints;
+  /** The app's cancel, or the app gone. */
+  signal: AbortSignal;
+  /** The unprivileged side's word on the image stream (source-end messages). */
+  sourceEnd: SourceEndSignal;
+  progress(progress: Progress): void;
+  /** Called once the job holds a device: from then on a stop must be clean, not an exit. */
+  started(): void;
+}
+
+export function cancelledBeforeStart(job: HelperJob): FromHelper {
+  return { type: 'result', results: jobDrives(job).reported.map((target) => ({ status: 'cancelled', target, bytes: 0 })) };
+}
+
+function failedBeforeStart(job: HelperJob, failure: Failure): FromHelper {
+  return { type: 'result', results: jobDrives(job).reported.map((target): TargetResult => ({ status: 'failed', target, bytes: 0, ...failure })) };
+}
+
+/** The image's descriptor (a FIFO waits for the app to open its end), or the message that ends a job that cannot have it. */
+async function imageSource(context: JobContext): Promise<number | FromHelper> {
+  try {
+    return await context.endpoints.image();
+  } catch (error) {
+    return { type: 'fatal', code: 'protocol-error', message: `The helper could not open the image stream: ${errorText(error)}` };
+  }
+}
+
+/** The writer speaks of an image; a clone's image is a disk, and a read of it that failed or ended early is said in the disk's terms. */
+async function explainSourceDisk(disk: SourceDevice, result: TargetResult): Promise<TargetResult> {
+  if (result.status !== 'failed' || (result.code !== 'source-read-error' && result.code !== 'source-truncated')) return result;
+  const { failure } = await disk.readFailure(Object.assign(new Error(result.message), { code: 'EIO' }), result.offset ?? result.bytes);
+  return { ...result, ...failure };
+}
+
+/** A flash: the image on fd 0 (or the image FIFO) written to the targets. */
+async function runFlash(job: HelperJobOf<'flash'>, context: JobContext): Promise<FromHelper> {
+  const source = await imageSource(context);
+  if (typeof source !== 'number') return source;
+  if (context.signal.aborted) return cancelledBeforeStart(job);
+  context.started();
+  const results = await flash({
+    source,
+    imageSize: job.imageSize,
+    sourceSeekable: job.sourceSeekable,
+    targets: job.targets,
+    verify: job.verify,
+    eject: job.eject === true,
+    extents: job.extents,
+    sourceEnd: job.awaitSourceEnd === true ? context.sourceEnd : undefined,
+    signal: context.signal,
+    onProgress: context.progress,
+  });
+  return { type: 'result', results };
+}
+
+/** A clone: the source disk, opened after its checks, written to the targets; none of them may be it. */
+async function runClone(job: HelperJobOf<'clone'>, context: JobContext): Promise<FromHelper> {
+  const platform = await currentPlatform();
+  let disk: SourceDevice;
+  try {
+    disk = await SourceDevice.open(job.source, platform);
+  } catch (error) {
+    return failedBeforeStart(job, toFailure(error));
+  }
+  try {
+    for (const target of job.targets) {
+      const facts = await platform.inspect(target);
+      if (facts.exists && facts.rdev === disk.facts.rdev) return failedBeforeStart(job, { code: 'target-is-source', message: `${target} is the drive being copied; choose another drive to write to.` });
+    }
+    if (context.signal.aborted) return cancelledBeforeStart(job);
+    context.started();
+    const results = await flash({
+      source: disk.fd,
+      // A disk is as big as the helper's own look at it says.
+      imageSize: disk.facts.size,
+      sourceSeekable: false,
+      targets: job.targets,
+      verify: job.verify,
+      eject: job.eject === true,
+      signal: context.signal,
+      onProgress: context.progress,
+    });
+    return { type: 'result', results: await Promise.all(results.map((r) => explainSourceDisk(disk, r))) };
+  } finally {
+    await disk.close();
+  }
+}
+
+/** A backup: the source disk's bytes out through fd 0 (or the image FIFO); nothing is written here. */
+async function runBackup(job: HelperJobOf<'backup'>, context: JobContext): Promise<FromHelper> {
+  let disk: SourceDevice;
+  try {
+    disk = await SourceDevice.open(job.source, await currentPlatform());
+  } catch (error) {
+    return failedBeforeStart(job, toFailure(error));
+  }
+  try {
+    if (job.size !== undefined && disk.facts.size !== job.size) {
+      const message = `${job.source} is not the drive that was checked: it holds ${disk.facts.size} bytes, not ${job.size} (another card in the same reader?). Nothing was read.`;
+      return failedBeforeStart(job, { code: 'source-read-error', message });
+    }
+    let out: number;
+    try {
+      out = await context.endpoints.driveOut();
+    } catch (error) {
+      return { type: 'fatal', code: 'protocol-error', message: `The helper could not open the way out to the app: ${errorText(error)}` };
+    }
+    context.started();
+    return { type: 'result', results: [await sendDevice(disk, out, context.signal)] };
+  } finally {
+    await disk.close();
+  }
+}
+
+/** A verify: the target disk compared with the image on fd 0; nothing is written. */
+async function runVerify(job: HelperJobOf<'verify'>, context: JobContext): Promise<FromHelper> {
+  const source = await imageSource(context);
+  if (typeof source !== 'number') return source;
+  context.started();
+  const result = await verifyImage({ source, imageSize: job.imageSize, target: job.target, disksOnly: true, signal: context.signal, onProgress: context.progress });
+  return { type: 'result', results: [result] };
+}
+
+/** Runs `job`; resolves with the message that ends it. */
+export function runJob(job: HelperJob, context: JobContext): Promise<FromHelper> {
+  switch (job.kind) {
+    case 'flash':
+      return runFlash(job, context);
+    case 'clone':
+      return runClone(job, context);
+    case 'backup':
+      return runBackup(job, context);
+    case 'verify':
+      return runVerify(job, context);
+  }
+}

@@ -1,0 +1,95 @@
+/**
+ * The three ways the channel (and, where the elevation tool passes no descriptor, the image or a
+ * backup's bytes) reaches the helper, behind one interface, so the launch (launch.ts) does not
+ * branch on them:
+ * - inherited: the helper is a direct child; the channel is a socket pair on its fd 3;
+ * - fifo: FIFOs in a 0700 directory the app made (sudo, pkexec close fds above 2; osascript
+ *   passes none, so the image goes through a FIFO too), see channel-dir.ts;
+ * - named-pipe: Windows' UAC passes nothing; the app serves two named pipes, see pipe-servers.ts.
+ */
+import type { ChildProcess } from 'node:child_process';
+import type { Socket } from 'node:net';
+import type { Readable } from 'node:stream';
+import type { ChannelStreams } from '../../node/channel.js';
+import type { HelperTransport } from '../../node/helper-command-line.js';
+import { createChannelDir } from './channel-dir.js';
+import type { Elevation } from './elevation/types.js';
+import { copyImage } from './image-feed.js';
+import { createPipeServers, newPipeName } from './pipe-servers.js';
+
+export interface LaunchTransport {
+  /** What the helper's command line says of it. */
+  readonly helperArgs: HelperTransport;
+  /** The launched process's descriptors past stderr: the socket on fd 3 for a direct child. */
+  readonly extraStdio: readonly 'pipe'[];
+  /** The channel's streams once the helper has connected; null when it never does. */
+  streams(child: ChildProcess): Promise<ChannelStreams | null>;
+  /**
+   * Passes the image to the helper where the elevation tool passes no descriptor (after the
+   * helper said it was ready); resolves with the error that kept it from the helper, null
+   * otherwise. `stop` ends the wait for a helper that never opens its end.
+   */
+  feedImage(source: number | Readable, stop: AbortSignal): Promise<Error | null>;
+  /**
+   * A backup where the elevation tool passes no descriptor: passes what the helper sends on into
+   * `into` (the backup writer's pipe), then closes `into`. Resolves with the error that kept the
+   * bytes from arriving. Null where this transport cannot (named pipes: not supported yet).
+   */
+  drainBackup: ((into: number, stop: AbortSignal) => Promise<Error | null>) | null;
+  /** Closes the app's ends and deletes what the transport made. */
+  close(): Promise<void>;
+}
+
+const NOTHING_TO_PASS = Promise.resolve(null);
+
+function inherited(): LaunchTransport {
+  return {
+    helperArgs: { kind: 'inherited' },
+    extraStdio: ['pipe'],
+    streams: (child) => Promise.resolve({ input: child.stdio[3] as Socket, output: child.stdio[3] as Socket }),
+    feedImage: () => NOTHING_TO_PASS,
+    drainBackup: null,
+    close: () => Promise.resolve(),
+  };
+}
+
+async function fifo(imageThroughChannel: boolean): Promise<LaunchTransport> {
+  const dir = await createChannelDir(imageThroughChannel);
+  return {
+    helperArgs: { kind: 'fifo', dir: dir.dir, imageFifo: imageThroughChannel },
+    extraStdio: [],
+    streams: () => Promise.resolve(dir.streams),
+    feedImage: (source, stop) => (imageThroughChannel ? dir.feedImage(source, stop) : NOTHING_TO_PASS),
+    drainBackup: imageThroughChannel ? (into, stop) => dir.drainImage(into, stop) : null,
+    close: () => dir.remove(),
+  };
+}
+
+function namedPipe(imageThroughChannel: boolean): LaunchTransport {
+  const name = newPipeName();
+  const pipes = createPipeServers(name, imageThroughChannel);
+  return {
+    helperArgs: { kind: 'named-pipe', name },
+    extraStdio: [],
+    streams: () => pipes.control,
+    feedImage: async (source) => {
+      const socket = await (pipes.image ?? Promise.resolve(null));
+      return socket === null ? null : copyImage(source, socket);
+    },
+    drainBackup: null,
+    close: async () => pipes.close(),
+  };
+}
+
+/** The transport `elevation` needs; throws when it cannot be set up. */
+export async function createTransport(elevation: Elevation): Promise<LaunchTransport> {
+  const imageThroughChannel = !elevation.passesStdin;
+  switch (elevation.channel) {
+    case 'inherited':
+      return inherited();
+    case 'fifo':
+      return fifo(imageThroughChannel);
+    case 'named-pipe':
+      return namedPipe(imageThroughChannel);
+  }
+}
