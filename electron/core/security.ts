@@ -1,6 +1,6 @@
 /**
  * The window's security settings and the rules for what may talk to the main process. Plain data
- * and pure checks, so a unit test under Node locks them (test/electron/security.test.ts).
+ * and pure checks, so a unit test under Node locks them (test/electron/core/security.test.ts).
  */
 import type { BrowserWindowConstructorOptions } from 'electron';
 

@@ -6,7 +6,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { expect, it } from 'vitest';
-import { moduleGraph } from '../helpers/module-graph.js';
+import { moduleGraph } from '../support/module-graph.js';
 
 const HELPER_ENTRY = 'out/privileged/main.js';
 /** The layers root runs (eslint.config.js names them too). */

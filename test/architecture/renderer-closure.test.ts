@@ -5,7 +5,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { posix } from 'node:path';
 import { expect, it } from 'vitest';
-import { moduleGraph } from '../helpers/module-graph.js';
+import { moduleGraph } from '../support/module-graph.js';
 
 /** A source import names the built file (.js); the source is .ts or .tsx beside it. */
 function sourceOf(from: string, specifier: string): string {

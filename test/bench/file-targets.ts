@@ -7,8 +7,8 @@
 import { execFileSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { CLI } from '../helpers/cli.js';
-import { assertOwnedLoop, createLoop, writeRandomFile } from '../helpers/loop-device.js';
+import { CLI } from '../support/cli.js';
+import { assertOwnedLoop, createLoop, writeRandomFile } from '../support/loop-device.js';
 import { medianOf, measure, type Measurement } from './measure.js';
 
 const NODE = process.execPath;

@@ -8,8 +8,8 @@
  */
 import { execFileSync } from 'node:child_process';
 import { basename } from 'node:path';
-import { CLI } from '../helpers/cli.js';
-import { assertOwnedLoop, createLoop } from '../helpers/loop-device.js';
+import { CLI } from '../support/cli.js';
+import { assertOwnedLoop, createLoop } from '../support/loop-device.js';
 import { medianOf, measure, type Measurement } from './measure.js';
 import { compressedFixture, OS_IMAGE_BYTES, osLikeImage } from './os-like-image.js';
 

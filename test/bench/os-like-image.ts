@@ -8,7 +8,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { GiB, MiB } from '../../common/domain/units.js';
-import { writeRandomFile } from '../helpers/loop-device.js';
+import { writeRandomFile } from '../support/loop-device.js';
 
 export const OS_IMAGE_BYTES = 1 * GiB;
 const BOOT_SECTORS = 262144; // 128 MiB

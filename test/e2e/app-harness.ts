@@ -11,8 +11,8 @@ import type { SettingsPatch } from '../../common/contracts/settings.js';
 import type { HelperLauncher } from '../../electron/core/flash-session.js';
 import { jobDrives } from '../../common/contracts/helper-protocol.js';
 import type * as HelperProgram from '../../user/launcher/helper-program.js';
-import { builtStartHelper } from '../helpers/built-modules.js';
-import { assertTestTarget } from '../helpers/cli.js';
+import { builtStartHelper } from '../support/built-modules.js';
+import { assertTestTarget } from '../support/cli.js';
 import { startBridge, type Bridge } from './bridge/bridge-server.js';
 
 export const CHROMIUM = '/usr/bin/chromium';

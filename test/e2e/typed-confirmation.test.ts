@@ -17,8 +17,8 @@ import { DEFAULT_SETTINGS, type Settings } from '../../common/contracts/settings
 import { judgeDrives, targetRefusal } from '../../electron/core/drive-view.js';
 import type { ProbedImage } from '../../electron/core/image-probe.js';
 import { rendererHeaders, resolveRendererFile } from '../../electron/core/renderer-files.js';
-import { rawImageInfo } from '../helpers/image-fixtures.js';
-import { win32Drives } from '../helpers/drive-fixtures.js';
+import { rawImageInfo } from '../support/image-fixtures.js';
+import { win32Drives } from '../support/drive-fixtures.js';
 import { ARTIFACTS, launchBrowser } from './app-harness.js';
 
 const ORIGIN = 'http://sluice.test';

@@ -3,8 +3,8 @@
  * Windows), so this checks what can be checked without it: every target the issue asks for,
  * the fuses, the entitlements, the file associations on each OS, and that each OS's installer
  * puts the helper's launcher where the app and the polkit action look for it.
- * (What the launchers and the polkit action themselves say is checked in test/unit/elevation.test.ts,
- * and polkitd loads the action for real in test/helper/elevated.test.ts.)
+ * (What the launchers and the polkit action themselves say is checked in test/user/launcher/elevation.test.ts,
+ * and polkitd loads the action for real in test/user/launcher/elevated.device.test.ts.)
  */
 import { readFileSync } from 'node:fs';
 import { posix, resolve, win32 } from 'node:path';

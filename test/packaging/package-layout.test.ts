@@ -20,7 +20,7 @@ import { extractFile, listPackage } from '@electron/asar';
 import { FuseV1Options, getCurrentFuseWire } from '@electron/fuses';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isRefusalBeforeStart, probePackagedHelper } from '../../build/scripts/probe-helper.js';
-import { moduleGraph, packageName } from '../helpers/module-graph.js';
+import { moduleGraph, packageName } from '../support/module-graph.js';
 import { loadBuilderConfig } from './builder-config.js';
 
 const require = createRequire(import.meta.url);

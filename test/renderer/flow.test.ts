@@ -3,8 +3,8 @@ import type { ImageInfo } from '../../common/domain/image.js';
 import type { DriveInfo, JobEnd } from '../../common/contracts/app-models.js';
 import { DEFAULT_SETTINGS } from '../../common/contracts/settings.js';
 import { judgeDrive } from '../../common/domain/verdict.js';
-import { usbCard } from '../helpers/drive-fixtures.js';
-import { rawImageInfo } from '../helpers/image-fixtures.js';
+import { usbCard } from '../support/drive-fixtures.js';
+import { rawImageInfo } from '../support/image-fixtures.js';
 import { availableDrives, canFlash, flowReducer, INITIAL_STATE, isSelectable, jobRows, type FlowState } from '../../renderer/src/flow.js';
 
 const image: ImageInfo = rawImageInfo('/home/u/os.img', 4e9);

@@ -20,7 +20,7 @@ import type { HelperLauncher } from '../../../electron/core/flash-session.js';
 import { ImageHandOff } from '../../../electron/core/image-hand-off.js';
 import { rendererHeaders, resolveRendererFile } from '../../../electron/core/renderer-files.js';
 import { SettingsStore } from '../../../electron/core/settings-store.js';
-import { builtCreateAppService } from '../../helpers/built-modules.js';
+import { builtCreateAppService } from '../../support/built-modules.js';
 
 const COOKIE = 'sluice-bridge';
 const MAX_BODY_BYTES = 64 * 1024;

@@ -1,0 +1,137 @@
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { MiB } from '../../../common/domain/units.js';
+import { detectPartitionTable, PARTITION_TABLE_BYTES } from '../../../user/images/partition-table.js';
+import { collect, flashCli, resultsOf, spawnCli, type CliRun } from '../../support/cli.js';
+import { describeDevices } from '../../support/device-suite.js';
+import { createLoop, digestFile, readBytes, scratchDir, type LoopDevice } from '../../support/loop-device.js';
+import { osImage, sh } from '../../support/os-image.js';
+
+const IMAGE_SIZE = 16 * MiB;
+
+describeDevices('sluice flash URL: streamed from a server, with its errors', () => {
+  let dir: string;
+  let image: Buffer;
+  let files: Map<string, Buffer>;
+  let server: Server;
+  let base: string;
+  let loop: LoopDevice;
+
+  beforeAll(async () => {
+    dir = scratchDir();
+    osImage(dir, IMAGE_SIZE);
+    sh(dir, 'xz -T2 --block-size=2MiB -c os.img > os.img.xz && gzip -c os.img > os.img.gz');
+    image = readFileSync(join(dir, 'os.img'));
+    files = new Map(['os.img', 'os.img.xz', 'os.img.gz'].map((name) => [`/${name}`, readFileSync(join(dir, name))]));
+    // The server the test controls: plain files, a redirect, HTTP errors, and a connection that
+    // dies half-way through a body whose full length it announced.
+    server = createServer((request, response) => {
+      const url = request.url ?? '/';
+      const body = files.get(url.replace(/^\/(cut|moved|ranged)/, ''));
+      if (url === '/missing.img.xz') return response.writeHead(404, 'Not Found').end();
+      if (url === '/broken.img.xz') return response.writeHead(500, 'Internal Server Error').end();
+      if (body === undefined) return response.writeHead(404).end();
+      if (url.startsWith('/moved/')) return response.writeHead(302, { Location: url.replace('/moved', '') }).end();
+      // Under /ranged/ the server answers range requests, as file servers and CDNs do.
+      const range = /^bytes=(\d+)-(\d+)$/.exec(request.headers.range ?? '');
+      if (url.startsWith('/ranged/') && range !== null) {
+        const start = Number(range[1]);
+        const end = Math.min(Number(range[2]), body.length - 1);
+        return response.writeHead(206, { 'Content-Range': `bytes ${start}-${end}/${body.length}`, 'Content-Length': end - start + 1 }).end(body.subarray(start, end + 1));
+      }
+      response.writeHead(200, { 'Content-Length': body.length, 'Content-Type': 'application/octet-stream' });
+      if (!url.startsWith('/cut/')) return response.end(body);
+      // Enough for the probe's first bytes, then the connection drops mid-way.
+      response.write(body.subarray(0, Math.floor(body.length / 2)), () => setTimeout(() => response.socket?.destroy(), 50));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    loop = createLoop({ size: IMAGE_SIZE + 4 * MiB, dir });
+  });
+
+  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+  function garbage(): void {
+    sh(dir, `dd if=/dev/urandom of=${loop.backing} bs=1M count=${IMAGE_SIZE / MiB} conv=notrunc status=none`);
+  }
+
+  async function expectFailure(url: string, code: string, message: RegExp, flags: string[] = []): Promise<CliRun> {
+    garbage();
+    const run = await flashCli(url, [loop.path], ['--no-eject', ...flags]);
+    expect(run.code, run.stdout + run.stderr).toBe(1);
+    expect(run.stdout).not.toMatch(/"status":"ok"/);
+    const result = resultsOf(run).get(loop.path);
+    if (result !== undefined) {
+      expect(result).toMatchObject({ status: 'failed', code });
+      expect(result.message).toMatch(message);
+    } else {
+      expect(run.stderr).toMatch(message);
+    }
+    expect(detectPartitionTable(readBytes(loop.backing, 0, PARTITION_TABLE_BYTES))).not.toBe('gpt');
+    return run;
+  }
+
+  for (const name of ['os.img', 'os.img.xz', 'os.img.gz']) {
+    it(`streams ${name} to the device, with progress`, async () => {
+      garbage();
+      const run = await flashCli(`${base}/${name}`, [loop.path], ['--no-eject']);
+      expect(resultsOf(run).get(loop.path), run.stdout + run.stderr).toMatchObject({ status: 'ok', verified: true, bytes: IMAGE_SIZE });
+      expect(run.events.some((e) => e.type === 'progress' && e['phase'] === 'writing')).toBe(true);
+      expect(readBytes(loop.backing, 0, IMAGE_SIZE).equals(image)).toBe(true);
+    });
+  }
+
+  it('follows a redirect and checks --sha256 over the downloaded bytes', async () => {
+    const sha256 = createHash('sha256').update(files.get('/os.img.xz') ?? Buffer.alloc(0)).digest('hex');
+    garbage();
+    const run = await flashCli(`${base}/moved/os.img.xz`, [loop.path], ['--no-eject', '--sha256', sha256]);
+    expect(resultsOf(run).get(loop.path), run.stdout + run.stderr).toMatchObject({ status: 'ok', bytes: IMAGE_SIZE });
+    expect(run.events.find((e) => e.type === 'source')?.['checksum']).toMatchObject({ sha256, from: '--sha256' });
+    expect(readBytes(loop.backing, 0, IMAGE_SIZE).equals(image)).toBe(true);
+  });
+
+  it('a download whose SHA-256 differs fails the flash', async () => {
+    await expectFailure(`${base}/os.img.gz`, 'source-checksum-mismatch', /SHA-256 is [0-9a-f]{64}, but --sha256 says f{64}/, ['--sha256', 'f'.repeat(64)]);
+  });
+
+  it('HTTP 404 is named, and nothing is written', async () => {
+    await expectFailure(`${base}/missing.img.xz`, 'source-read-error', /failed: the server answered 404 Not Found\. Check the address\./);
+  });
+
+  it('HTTP 500 is named, and nothing is written', async () => {
+    await expectFailure(`${base}/broken.img.xz`, 'source-read-error', /failed: the server answered 500 Internal Server Error\. The server has a problem/);
+  });
+
+  it('an .xz download is sized exactly from its index (range requests) when the server serves ranges: a card too small is refused before a byte is written', async () => {
+    const info = async (url: string) => {
+      const run = await collect(spawnCli(['info', '--json', url]));
+      expect(run.code, run.stderr).toBe(0);
+      return JSON.parse(run.stdout) as Record<string, unknown>;
+    };
+    expect(await info(`${base}/ranged/os.img.xz`)).toMatchObject({ format: 'xz', size: IMAGE_SIZE, sizeExact: true });
+    // A server that ignores ranges: the size is known only once decoded, and the image is written all the same.
+    expect(await info(`${base}/os.img.xz`)).toMatchObject({ format: 'xz', size: null, sizeExact: false });
+
+    const small = createLoop({ size: IMAGE_SIZE - 4 * MiB, dir });
+    const before = digestFile(small.backing);
+    const refused = await flashCli(`${base}/ranged/os.img.xz`, [small.path], ['--no-eject']);
+    expect(refused.code, refused.stderr).toBe(4);
+    expect(resultsOf(refused).get(small.path)).toMatchObject({ status: 'failed', code: 'target-too-small' });
+    expect(digestFile(small.backing)).toBe(before);
+
+    garbage();
+    const run = await flashCli(`${base}/ranged/os.img.xz`, [loop.path], ['--no-eject']);
+    expect(resultsOf(run).get(loop.path), run.stdout + run.stderr).toMatchObject({ status: 'ok', verified: true, bytes: IMAGE_SIZE });
+    expect(readBytes(loop.backing, 0, IMAGE_SIZE).equals(image)).toBe(true);
+  });
+
+  for (const name of ['os.img', 'os.img.xz']) {
+    it(`a connection that dies half-way through ${name}: the device is reported incomplete`, async () => {
+      await expectFailure(`${base}/cut/${name}`, 'source-truncated', /download of .* (broke off|stopped) after \d+ (bytes )?of \d+/);
+    });
+  }
+});

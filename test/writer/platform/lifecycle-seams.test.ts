@@ -1,0 +1,148 @@
+/**
+ * The unmount / eject seam where it cannot run here: what macOS's and Windows's code derives from
+ * their tools' output, and the scripts it sends them. Linux's runs for real in
+ * test/writer/platform/lifecycle.device.test.ts; its /proc parsing is checked here on this process's own maps.
+ */
+import { readFileSync, statSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import type { TargetResult } from '../../../common/domain/result.js';
+import { settleTarget } from '../../../writer/after-write.js';
+import { darwinBusyMessage, parseDissenter } from '../../../writer/platform/darwin-lifecycle.js';
+import { darwinIdentifiers } from '../../../writer/platform/darwin.js';
+import { describeHolders, mappedDevnos, type Holder } from '../../../writer/platform/linux-holders.js';
+import { devnoText } from '../../../writer/platform/linux-sysfs.js';
+import { parsePlist, type PlistValue } from '../../../writer/platform/plist.js';
+import { linuxPlatform } from '../../../writer/platform/linux.js';
+import type { DeviceFacts, DevicePlatform } from '../../../writer/platform/types.js';
+import { powershellArgs } from '../../../writer/platform/win32-disk.js';
+import { ejectRefusal, ejectScript, parseLockReport, volumeLockScript } from '../../../writer/platform/win32-lifecycle.js';
+
+const card: DeviceFacts = {
+  path: '/dev/disk4',
+  rawPath: '/dev/rdisk4',
+  exists: true,
+  rdev: 0,
+  isBlockDevice: true,
+  isPartition: false,
+  size: 31914983424,
+  logicalBlockSize: 512,
+  optimalIoSize: 0,
+  readOnly: false,
+  mountpoints: ['/Volumes/bootfs'],
+  isSystem: false,
+  devices: [],
+};
+
+describe('macOS: diskutil', () => {
+  // diskutil's own words when Spotlight holds a card (as users have posted them).
+  const spotlight =
+    'Unmount of disk6 failed: at least one volume could not be unmounted.\n' +
+    'Unmount was dissented by PID 319 (/System/Library/Frameworks/CoreServices.framework/Versions/A/Frameworks/Metadata.framework/Versions/A/Support/mds_stores).\n' +
+    'Dissenter parent PPID 1 (/sbin/launchd).';
+
+  it('names the dissenting process, not its parent', () => {
+    expect(parseDissenter(spotlight)).toEqual({ pid: 319, program: 'mds_stores' });
+    expect(parseDissenter('Unmount was dissented by PID 20848 (/Applications/rekordbox 7/rekordbox.app/Contents/MacOS/rekordbox)')).toEqual({ pid: 20848, program: 'rekordbox' });
+    expect(parseDissenter('Dissenter PID=1234 (tail) status=0x0000c010 (kDAReturnBusy)')).toEqual({ pid: 1234, program: 'tail' });
+    expect(parseDissenter('Unmount of disk6 failed: at least one volume could not be unmounted')).toBeNull();
+  });
+
+  it('refuses with the mountpoint and the program named', () => {
+    const message = darwinBusyMessage(card, `diskutil unmountDisk /dev/disk4 failed: ${spotlight}`);
+    expect(message).toContain('/Volumes/bootfs (on /dev/disk4)');
+    expect(message).toContain('mds_stores (pid 319) is using it');
+    expect(darwinBusyMessage(card, 'timed out')).toContain('could not be unmounted: timed out');
+  });
+
+  it('finds the BSD names of a disk, its partitions and APFS volumes, for the image-on-target check', () => {
+    const list = parsePlist(`<?xml version="1.0" encoding="UTF-8"?>
+<plist version="1.0"><dict><key>AllDisksAndPartitions</key><array><dict>
+  <key>Content</key><string>FDisk_partition_scheme</string><key>DeviceIdentifier</key><string>disk4</string>
+  <key>Partitions</key><array>
+    <dict><key>Content</key><string>Windows_FAT_32</string><key>DeviceIdentifier</key><string>disk4s1</string><key>MountPoint</key><string>/Volumes/bootfs</string></dict>
+    <dict><key>Content</key><string>Linux</string><key>DeviceIdentifier</key><string>disk4s2</string></dict>
+  </array>
+</dict></array></dict></plist>`) as { [key: string]: PlistValue };
+    expect(darwinIdentifiers(list)).toEqual(['disk4', 'disk4s1', 'disk4s2']);
+  });
+});
+
+describe('Windows: volume locks and eject', () => {
+  it('locks and dismounts the volumes of that disk only, then holds them until stdin closes', () => {
+    const script = volumeLockScript(3);
+    expect(script).toContain('Get-Partition -DiskNumber 3 ');
+    expect(script).toContain(`DeviceIoControl($h, ${0x00090018},`); // FSCTL_LOCK_VOLUME
+    expect(script).toContain(`DeviceIoControl($h, ${0x00090020},`); // FSCTL_DISMOUNT_VOLUME
+    // GENERIC_READ | GENERIC_WRITE as decimal: PowerShell would read 0xC0000000 as a negative Int32.
+    expect(script).toContain(', 3221225472, 3, [IntPtr]::Zero, 3, 0,');
+    expect(script).toContain('[Console]::In.ReadToEnd()');
+  });
+
+  it('sends scripts base64-encoded as UTF-16LE, so no quoting rule can alter them', () => {
+    const script = 'Write-Output "E:\\" \'quoted\' `$x';
+    const args = powershellArgs(script);
+    expect(args.slice(0, 3)).toEqual(['-NoProfile', '-NonInteractive', '-EncodedCommand']);
+    expect(Buffer.from(args[3] ?? '', 'base64').toString('utf16le')).toBe(script);
+  });
+
+  it('reads the lock script’s one line', () => {
+    expect(parseLockReport('{"Held":2}')).toEqual({ held: 2 });
+    expect(parseLockReport('{"Busy":"E:\\\\","Error":"a program has files open on it"}')).toEqual({ busy: 'E:\\', error: 'a program has files open on it' });
+    expect(() => parseLockReport('{"Something":1}')).toThrow('unexpected output');
+  });
+
+  it('ejects through the disk’s device node, reporting a veto in words', () => {
+    expect(ejectScript(3)).toContain('-Filter "Index = 3"');
+    expect(ejectScript(3)).toContain("StartsWith('USB\\')");
+    expect(ejectRefusal('{"Result":0,"Veto":0,"VetoName":""}')).toBeNull();
+    expect(ejectRefusal('{"Result":23,"Veto":5,"VetoName":"STORAGE\\\\Volume\\\\{4d36e967}"}')).toBe('a program has it open (STORAGE\\Volume\\{4d36e967})');
+    expect(ejectRefusal('{"Result":13,"Veto":0,"VetoName":""}')).toBe('configuration manager error 13');
+  });
+});
+
+describe('Linux: who holds a filesystem', () => {
+  it('reads the device numbers this process has mapped (its own binary among them)', () => {
+    const own = mappedDevnos(readFileSync('/proc/self/maps', 'utf8'));
+    expect(own).toContain(devnoText(statSync(process.execPath).dev));
+    expect(mappedDevnos('7f00-7f01 r--p 00000000 103:02 1234 /lib/x.so\n7f02-7f03 rw-p 00000000 00:00 0 [heap]')).toEqual(new Set(['259:2']));
+  });
+
+  it('names at most three programs, and counts the rest', () => {
+    const holder = (pid: number, how: Holder['how']): Holder => ({ pid, command: 'bash', how, devno: '259:1' });
+    expect(describeHolders([holder(7, 'working directory')])).toBe('bash (pid 7: its working directory is inside it)');
+    expect(describeHolders([1, 2, 3, 4].map((pid) => holder(pid, 'open file')))).toMatch(/pid 3: it has a file open there\) and 1 more$/);
+  });
+});
+
+describe('after the write', () => {
+  const ok: TargetResult = { status: 'ok', target: '/dev/sdz', bytes: 1, written: true, verified: true, seconds: 1 };
+  /** The real Linux seam, with eject and re-read replaced by ones that record or fail as a test needs. */
+  function seam(eject: () => Promise<boolean>, calls: string[]): DevicePlatform {
+    return {
+      ...linuxPlatform,
+      eject: () => (calls.push('eject'), eject()),
+      rereadPartitions: () => (calls.push('reread'), Promise.resolve()),
+    };
+  }
+  const facts: DeviceFacts = { ...card, path: '/dev/sdz', rawPath: '/dev/sdz' };
+
+  it('ejects after a good write and then leaves the gone drive alone', async () => {
+    const calls: string[] = [];
+    expect(await settleTarget(facts, ok, true, seam(() => Promise.resolve(true), calls))).toEqual({ ...ok, ejected: true });
+    expect(calls).toEqual(['eject']);
+  });
+
+  it('turns a failed eject into a warning on a result that stays ok, and re-reads partitions instead', async () => {
+    const calls: string[] = [];
+    const settled = await settleTarget(facts, ok, true, seam(() => Promise.reject(new Error('udisksctl: device is busy')), calls));
+    expect(settled).toMatchObject({ status: 'ok', ejected: false, warnings: [expect.stringContaining('could not be ejected (udisksctl: device is busy)') as unknown] });
+    expect(calls).toEqual(['eject', 'reread']);
+  });
+
+  it('never ejects after a failure, but still makes the kernel drop the stale partitions', async () => {
+    const calls: string[] = [];
+    const failed: TargetResult = { status: 'failed', target: '/dev/sdz', bytes: 5, code: 'write-error', message: 'I/O error' };
+    expect(await settleTarget(facts, failed, true, seam(() => Promise.resolve(true), calls))).toEqual(failed);
+    expect(calls).toEqual(['reread']);
+  });
+});

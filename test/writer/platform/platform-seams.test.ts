@@ -1,0 +1,96 @@
+/**
+ * The macOS and Windows device paths cannot run here; these tests pin what they derive from the
+ * tools' output and which flags they open devices with. Linux's parsers are tested on real input.
+ */
+import { constants, readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { darwinFacts, darwinPlatform, darwinRawPath, O_EXLOCK } from '../../../writer/platform/darwin.js';
+import { linuxPlatform, parseMountinfo, splitDevno } from '../../../writer/platform/linux.js';
+import { parsePlist, type PlistValue } from '../../../writer/platform/plist.js';
+import { physicalDriveNumber, UV_FS_O_DIRECT, UV_FS_O_EXLOCK, win32Facts, win32Platform, windowsDiskQueryScript } from '../../../writer/platform/win32.js';
+
+function plistFixture(name: string): { [key: string]: PlistValue } {
+  return parsePlist(readFileSync(`test/fixtures/darwin/${name}.plist`, 'utf8')) as { [key: string]: PlistValue };
+}
+
+describe('macOS', () => {
+  it('parses diskutil plists, entities included', () => {
+    const info = plistFixture('info-disk4');
+    expect(info['IORegistryEntryName']).toBe('SanDisk Ultra & Co Media');
+    expect(info['TotalSize']).toBe(31914983424);
+    expect(info['WholeDisk']).toBe(true);
+  });
+
+  it('describes a USB card with a mounted boot partition', () => {
+    const facts = darwinFacts('/dev/disk4', plistFixture('info-disk4'), plistFixture('list-disk4'), plistFixture('info-root'));
+    expect(facts).toMatchObject({
+      rawPath: '/dev/rdisk4',
+      isBlockDevice: true,
+      isPartition: false,
+      size: 31914983424,
+      logicalBlockSize: 512,
+      readOnly: false,
+      mountpoints: ['/Volumes/bootfs'],
+      isSystem: false,
+    });
+  });
+
+  it('knows the disk under the APFS container that holds / is the system', () => {
+    const internal = { ...plistFixture('info-disk4'), DeviceIdentifier: 'disk0' };
+    expect(darwinFacts('/dev/disk0', internal, {}, plistFixture('info-root')).isSystem).toBe(true);
+  });
+
+  it('writes through the raw node, exclusively', () => {
+    expect(darwinRawPath('/dev/disk12')).toBe('/dev/rdisk12');
+    expect(darwinRawPath('/dev/disk12s1')).toBe('/dev/disk12s1');
+    expect(darwinPlatform.writeFlags & O_EXLOCK).toBe(O_EXLOCK);
+    expect(darwinPlatform.writeFlags & constants.O_RDWR).toBe(constants.O_RDWR);
+  });
+});
+
+describe('Windows', () => {
+  it('accepts only \\\\.\\PhysicalDriveN', () => {
+    expect(physicalDriveNumber('\\\\.\\PhysicalDrive3')).toBe(3);
+    expect(physicalDriveNumber('\\\\.\\physicaldrive10')).toBe(10);
+    expect(physicalDriveNumber('\\\\.\\C:')).toBeNull();
+    expect(physicalDriveNumber('C:\\image.img')).toBeNull();
+  });
+
+  it('asks PowerShell about that disk number only', () => {
+    expect(windowsDiskQueryScript(3)).toContain('Get-Disk -Number 3;');
+    expect(windowsDiskQueryScript(3)).toContain('Get-Partition -DiskNumber 3');
+  });
+
+  it('turns the query into facts; boot and system disks are the system', () => {
+    const query = { Size: 31914983424, LogicalSectorSize: 512, IsReadOnly: false, IsSystem: false, IsBoot: false, Mounts: 'E:\\' };
+    expect(win32Facts('\\\\.\\PhysicalDrive3', query)).toMatchObject({ size: 31914983424, mountpoints: ['E:\\'], isSystem: false, readOnly: false });
+    expect(win32Facts('\\\\.\\PhysicalDrive0', { ...query, IsBoot: true, Mounts: ['C:\\', 'D:\\'] })).toMatchObject({ isSystem: true, mountpoints: ['C:\\', 'D:\\'] });
+    expect(win32Facts('\\\\.\\PhysicalDrive9', null).exists).toBe(false);
+  });
+
+  it('opens without buffering and without sharing (libuv flags)', () => {
+    expect(win32Platform.writeFlags & UV_FS_O_DIRECT).toBe(UV_FS_O_DIRECT);
+    expect(win32Platform.writeFlags & UV_FS_O_EXLOCK).toBe(UV_FS_O_EXLOCK);
+    expect(win32Platform.readFlags & UV_FS_O_DIRECT).toBe(UV_FS_O_DIRECT);
+  });
+});
+
+describe('Linux', () => {
+  it('reads mountpoints from mountinfo, spaces escaped the kernel way', () => {
+    const text = readFileSync('/proc/self/mountinfo', 'utf8');
+    expect(parseMountinfo(text).some((m) => m.mountpoint === '/')).toBe(true);
+    const line = '36 35 8:17 / /media/my\\040card rw,noatime shared:1 - vfat /dev/sdb1 rw';
+    expect(parseMountinfo(line)).toEqual([{ devno: '8:17', mountpoint: '/media/my card' }]);
+  });
+
+  it('splits device numbers like glibc, including large minors', () => {
+    expect(splitDevno(0x0811)).toEqual({ major: 8, minor: 17 });
+    // major 259 (NVMe/blkext), minor 300: dev_t 0x11032c
+    expect(splitDevno((259 << 8) | (300 & 0xff) | ((300 & ~0xff) << 12))).toEqual({ major: 259, minor: 300 });
+  });
+
+  it('opens devices read-write, direct and exclusive', () => {
+    const want = constants.O_RDWR | constants.O_DIRECT | constants.O_EXCL;
+    expect(linuxPlatform.writeFlags).toBe(want);
+  });
+});
