@@ -27,6 +27,11 @@ const RAW_IMAGE_BYTES = 1 * GiB;
 const SLOW_IMAGE_BYTES = 128 * MiB;
 const SD_CARD_BYTES_PER_SECOND = 20 * 1000 * 1000;
 const ETCHER = join(import.meta.dirname, 'etcher-flash.js');
+/**
+ * Another build's CLI (BENCH_BASELINE_CLI, e.g. a worktree of an earlier commit, built), run beside
+ * this one in the raw and format rows: a change is measured against what it changed, in one run.
+ */
+const BASELINE_CLI = process.env['BENCH_BASELINE_CLI'];
 const NODE = process.execPath;
 /**
  * etcher-sdk's mountutils is not N-API: `npm install` compiles it for the Node that runs npm, which
@@ -89,10 +94,12 @@ async function rawSection(dir: string): Promise<string> {
   const etcher = () => measure(`${ETCHER_NODE} ${ETCHER} ${image} ${loop.path}`);
   const dd = await medianOf(RUNS, ddVerify);
   const ours = await medianOf(RUNS, sluice);
+  const baseline = BASELINE_CLI === undefined ? [] : [{ name: `sluice flash, baseline (${BASELINE_CLI})`, m: await medianOf(RUNS, () => measure(`${NODE} ${BASELINE_CLI} flash --yes ${image} ${loop.path}`)), bytes: RAW_IMAGE_BYTES, reference: dd }];
   const theirs = await medianOf(RUNS, etcher);
   return table(`Raw ${RAW_IMAGE_BYTES / GiB} GiB image, write + verify, loop device on /dev/shm (median of ${RUNS})`, [
     { name: '`dd bs=4M oflag=direct` + O_DIRECT read-back `cmp`', m: dd, bytes: RAW_IMAGE_BYTES },
     { name: '**sluice flash**', m: ours, bytes: RAW_IMAGE_BYTES, reference: dd },
+    ...baseline,
     { name: `etcher-sdk 10 (decompressThenFlash, verify; Node ${etcherNodeVersion()})`, m: theirs, bytes: RAW_IMAGE_BYTES, reference: dd },
   ]);
 }
@@ -164,7 +171,7 @@ async function main(): Promise<void> {
     if (SECTIONS.includes('slow')) sections.push(await slowCardSection(dir));
     if (SECTIONS.includes('formats')) {
       const etcher = (image: string, device: string, bytes: number) => measure(`${ETCHER_NODE} ${ETCHER} ${image} ${device} ${bytes}`);
-      sections.push(...(await formatSections(dir, FIXTURES, RUNS, etcher, `etcher-sdk 10 (decompressThenFlash, verify; Node ${etcherNodeVersion()})`)));
+      sections.push(...(await formatSections(dir, FIXTURES, RUNS, etcher, `etcher-sdk 10 (decompressThenFlash, verify; Node ${etcherNodeVersion()})`, BASELINE_CLI)));
     }
     if (SECTIONS.includes('files')) sections.push(...(await fileSections(dir, FIXTURES, RUNS, FILE_BYTES)));
     process.stdout.write(`${sections.join('\n\n')}\n`);

@@ -80,7 +80,8 @@ export const FORMATS: Format[] = [
 
 /** Sluice's processes, told apart by their command lines. */
 const WATCH: Record<string, (argv: string[]) => boolean> = {
-  helper: (argv) => argv.some((a) => a.endsWith('privileged/main.js')),
+  // helper/main.js: a baseline build (BENCH_BASELINE_CLI) from before the helper's entry moved to privileged/.
+  helper: (argv) => argv.some((a) => /(privileged|helper)\/main\.js$/.test(a)),
   decoder: (argv) => argv.some((a) => a.endsWith('decode/main.js')),
   tool: (argv) => ['xz', 'zstd', 'lbzip2', 'bzip2'].includes(basename(argv[0] ?? '')),
 };
@@ -130,6 +131,8 @@ export async function formatSections(
   runs: number,
   etcher: (image: string, device: string, bytes: number) => Promise<Measurement>,
   etcherName: string,
+  /** Another build's CLI to run beside this one (BENCH_BASELINE_CLI), or undefined. */
+  baselineCli: string | undefined,
 ): Promise<string[]> {
   const raw = osLikeImage(fixtures);
   const loop = createLoop({ size: OS_IMAGE_BYTES + 64 * 1024 * 1024, dir: scratch, fill: 'allocated' });
@@ -139,10 +142,12 @@ export async function formatSections(
   for (const format of selected()) {
     const image = compressedFixture(fixtures, format.file, format.make);
     const reference = () => measure(`cd ${fixtures} && ${format.reference.replaceAll('$DEV', loop.path)} && ${verify}`);
-    const sluice = (flags: string) => measure(`${NODE} ${CLI} flash --yes --no-eject ${flags} ${image} ${loop.path}`, { watch: WATCH });
+    const sluice = (flags: string, cli = CLI) => measure(`${NODE} ${cli} flash --yes --no-eject ${flags} ${image} ${loop.path}`, { watch: WATCH });
     const ref = await medianOf(runs, reference);
     const rows: Row[] = [{ name: format.referenceName, m: ref }];
     rows.push({ name: '**sluice flash**', m: await medianOf(runs, () => sluice('')), reference: ref });
+    const baseline = baselineCli;
+    if (baseline !== undefined) rows.push({ name: `sluice flash, baseline (${baseline})`, m: await medianOf(runs, () => sluice('', baseline)), reference: ref });
     if (format.builtin === true) rows.push({ name: 'sluice flash --builtin-decoders', m: await medianOf(runs, () => sluice('--builtin-decoders')), reference: ref });
     if (format.etcher === true) {
       try {
