@@ -5,6 +5,7 @@
  * so the next buffer is read while this one is checked, and counts what differs here; only its
  * words are its own.
  */
+import type { Failure } from '../common/domain/failure.js';
 import type { GrainHashes } from './grain-hashes.js';
 import { pump, type PumpEnd, type PumpOp } from './pump.js';
 
@@ -42,6 +43,15 @@ export async function compareRead(op: CompareOp): Promise<Comparison> {
     },
   });
   return { ...pumped, differences };
+}
+
+/**
+ * The verify-mismatch failure for grains that differ, worded by `say` (each verification names
+ * its own thing: a card, a backup file); null when none does.
+ */
+export function grainMismatch(differences: Differences, say: (count: number, first: number) => string): Failure | null {
+  const { count, first } = differences;
+  return count === 0 ? null : { code: 'verify-mismatch', message: say(count, first), offset: first, badBlocks: count };
 }
 
 /** A check against the hashes taken as the bytes went out: each grain that differs is noted at its offset. */

@@ -2,7 +2,7 @@ import type { Progress } from '../common/domain/progress.js';
 import type { Failure } from '../common/domain/failure.js';
 import { formatBytes } from '../common/domain/units.js';
 import { alignDown } from './job-memory.js';
-import { compareRead, grainCheck, type Comparison } from './compare.js';
+import { compareRead, grainCheck, grainMismatch, type Comparison } from './compare.js';
 import { targetReadFailure } from './failures.js';
 import { toFailure } from '../common/domain/failure.js';
 import type { GrainHashes } from './grain-hashes.js';
@@ -89,17 +89,12 @@ export async function verifyWritten(args: VerifyWrittenArgs): Promise<Map<WriteT
         return { status: 'failed', failure: { code: 'verify-read-error', message: `${target.path} ended at byte ${end} while being verified.`, offset: end } };
       }
       meter.finish();
-      const { count, first } = compared.differences;
-      if (count === 0) return null;
-      return {
-        status: 'failed',
-        failure: {
-          code: 'verify-mismatch',
-          message: `Verification failed on ${target.path}: ${count === 1 ? '1 block' : `${count} blocks`} of ${formatBytes(hashes.grain)} ${count === 1 ? 'differs' : 'differ'} from the image, the first at byte offset ${first}. The card may be counterfeit or failing; try another card.`,
-          offset: first,
-          badBlocks: count,
-        },
-      };
+      const failure = grainMismatch(
+        compared.differences,
+        (count, first) =>
+          `Verification failed on ${target.path}: ${count === 1 ? '1 block' : `${count} blocks`} of ${formatBytes(hashes.grain)} ${count === 1 ? 'differs' : 'differ'} from the image, the first at byte offset ${first}. The card may be counterfeit or failing; try another card.`,
+      );
+      return failure === null ? null : { status: 'failed', failure };
     }),
   );
   return new Map(targets.map((t, i) => [t, outcomes[i] ?? null]));

@@ -14,7 +14,7 @@ import { chooseGrain, GrainHashes } from '../../writer/grain-hashes.js';
 import { closeFd, readFully, writeFully } from '../../node/io.js';
 import { ProgressMeter } from '../../writer/progress-meter.js';
 import { allocatePumpMemory, pump } from '../../writer/pump.js';
-import { compareRead, grainCheck, type Comparison } from '../../writer/compare.js';
+import { compareRead, grainCheck, grainMismatch, type Comparison } from '../../writer/compare.js';
 import type { VerifyOutcome } from '../../writer/verify-written.js';
 import { readPartitionTable } from '../images/partition-table.js';
 import type { BackupCompression } from '../../common/domain/backup-compression.js';
@@ -200,15 +200,9 @@ async function verifyBackup(job: BackupJob, file: FileTarget, halves: readonly [
     await decoded?.stop();
   }
   meter.finish();
-  const { count, first } = compared.differences;
-  if (count === 0) return null;
-  return {
-    status: 'failed',
-    failure: {
-      code: 'verify-mismatch',
-      message: `${target} differs from what was read from ${job.drive}: ${count} block${count === 1 ? '' : 's'} of ${hashes.grain} bytes, the first at byte offset ${first}. The disk holding the file may be failing.`,
-      offset: first,
-      badBlocks: count,
-    },
-  };
+  const failure = grainMismatch(
+    compared.differences,
+    (count, first) => `${target} differs from what was read from ${job.drive}: ${count} block${count === 1 ? '' : 's'} of ${hashes.grain} bytes, the first at byte offset ${first}. The disk holding the file may be failing.`,
+  );
+  return failure === null ? null : { status: 'failed', failure };
 }
