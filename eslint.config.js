@@ -10,6 +10,9 @@
 //   cli/          the `sluice` command.
 //   electron/     core (the app's logic, plain Node), main (Electron glue), preload.
 //   renderer/     the sandboxed UI.
+// Why these names: VS Code names its layers after the runtime a file needs (common/, node/), and so
+// do these; writer/ and privileged/ say what root runs and why, user/ everything that runs as the
+// person at the keyboard. common/ rather than shared/: the steering documents live in ../shared.
 import { builtinModules } from 'node:module';
 import { dirname, relative, resolve } from 'node:path';
 import tseslint from 'typescript-eslint';
