@@ -2,7 +2,7 @@
  * The four jobs the helper runs, one function each. Each opens what its job needs (the image
  * descriptor, a source disk after its checks), hands it to the writer, and resolves with the one
  * message that ends the job: a result per reported drive, or a fatal message when the job could
- * not even start. None of them rejects.
+ * not even start; runJob turns anything unforeseen into a failed result, so it never rejects.
  */
 import { jobDrives, type FromHelper, type HelperJob, type HelperJobOf } from '../common/contracts/helper-protocol.js';
 import { errorText } from '../common/domain/error-details.js';
@@ -140,8 +140,7 @@ async function runVerify(job: HelperJobOf<'verify'>, context: JobContext): Promi
   return { type: 'result', results: [result] };
 }
 
-/** Runs `job`; resolves with the message that ends it. */
-export function runJob(job: HelperJob, context: JobContext): Promise<FromHelper> {
+function runKind(job: HelperJob, context: JobContext): Promise<FromHelper> {
   switch (job.kind) {
     case 'flash':
       return runFlash(job, context);
@@ -151,5 +150,14 @@ export function runJob(job: HelperJob, context: JobContext): Promise<FromHelper>
       return runBackup(job, context);
     case 'verify':
       return runVerify(job, context);
+  }
+}
+
+/** Runs `job`; resolves with the message that ends it, a failure of every drive it reports for if anything unforeseen threw. */
+export async function runJob(job: HelperJob, context: JobContext): Promise<FromHelper> {
+  try {
+    return await runKind(job, context);
+  } catch (error) {
+    return failedBeforeStart(job, toFailure(error));
   }
 }

@@ -232,14 +232,19 @@ async function runJob(job: WriteJob, layout: StreamLayout, opened: readonly Writ
       // A head shorter than its region was the whole image.
       length: headLength === HEAD_BYTES ? null : 0,
       read: readSource,
-      write: async (bytes, at) => {
+      admit: (bytes, at) => {
         throwIfSourceFailed();
         if (streamBytes !== null && at + bytes.length > streamBytes) {
           throw jobError('source-corrupt', `The image has more data than the ${streamBytes} bytes it announced; it may be corrupt.`, { offset: streamBytes });
         }
+        return active.length > 0;
+      },
+      write: async (bytes, at) => {
         await onEachTarget((t) => writeStream(t, bytes, bytes.length, at), at);
         if (performance.now() - lastSync >= SYNC_INTERVAL_MS) {
-          await onEachTarget((t) => t.sync(), at + bytes.length);
+          // What a failed flush reports: everything handed to the device up to here.
+          imageBytes = at + bytes.length;
+          await onEachTarget((t) => t.sync(), imageBytes);
           lastSync = performance.now();
         }
         return active.length > 0;

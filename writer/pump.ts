@@ -45,6 +45,12 @@ export interface PumpOp {
   /** Reads up to `length` bytes at `at` into `into`; fewer only where the source ends. Throws the job's failure. */
   read(into: Buffer, length: number, at: number): Promise<number>;
   /**
+   * Checked before a buffer is written and the next read is started, so that nothing more is read
+   * from a source already known to be bad: throws the job's failure, or returns false when nobody
+   * takes more (every target failed).
+   */
+  admit?: ((bytes: Buffer, at: number) => boolean) | undefined;
+  /**
    * Writes (or compares) `bytes`, which belong at `at`, while the next read is under way. Resolves
    * false when nobody takes more (every target failed, the reader went away): the pump stops.
    */
@@ -88,6 +94,7 @@ export async function pump(op: PumpOp): Promise<PumpEnd> {
   for (let turn: 0 | 1 = 0; filled > 0; turn = turn === 0 ? 1 : 0) {
     if (op.signal?.aborted === true) return { end: 'cancelled', at };
     const bytes = op.halves[turn].subarray(0, filled);
+    if (op.admit?.(bytes, at) === false) return { end: 'stopped', at };
     const next = at + filled;
     // A short buffer is the source's last: only a full one can have more behind it.
     const reading = filled === want(at) && next < end ? settle(op.read(op.halves[turn === 0 ? 1 : 0], want(next), next)) : NOTHING_MORE;

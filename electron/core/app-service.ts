@@ -168,8 +168,10 @@ export function createAppService(deps: AppServiceDeps): AppService {
     runningJob: () => runner.running(),
     cancelJobAndWait: () => runner.cancelAndWait(),
     close: async () => {
+      // No start is taken from here on (runner.close says so at once), then the rest winds down.
+      const closing = runner.close();
       await drives.stop();
-      await runner.close();
+      await closing;
     },
   };
 }

@@ -16,7 +16,7 @@ import { fileURLToPath } from 'node:url';
  */
 export const HELPER_V8_FLAGS = ['--max-semi-space-size=1', '--no-opt', '--no-maglev'] as const;
 
-/** The helper's entry point, next to this file in the build output. */
+/** The helper's entry point in the build output: privileged/main.js (what root runs, see eslint.config.js). */
 export const HELPER_ENTRY = fileURLToPath(new URL('../../privileged/main.js', import.meta.url));
 
 export interface HelperProgram {

@@ -185,6 +185,14 @@ class HelperLaunch implements LaunchedHelper {
     } catch (error) {
       return this.notStarted(`its channel could not be set up: ${errorText(error)}`);
     }
+    // Cancelled while the channel was being made: nothing is started, so no prompt appears.
+    if (this.cancelRequested) {
+      await transport.close();
+      await this.closeBackupOut();
+      this.resolveReady(null);
+      this.resolveResult(this.reported.map((target) => ({ status: 'cancelled', target, bytes: 0 })));
+      return;
+    }
     const drives = jobDrives(job);
     const argv = helperArgv({
       transport: transport.helperArgs,

@@ -1,0 +1,99 @@
+/**
+ * The one read/write loop on its own, with a source and a sink in memory: what it reads and
+ * writes, in which order, and how each way of ending leaves it (nothing in flight, the right
+ * offset, the write's error before the read's).
+ */
+import { describe, expect, it } from 'vitest';
+import { pump, type PumpOp } from '../../writer/pump.js';
+
+const REQUEST = 8;
+
+/** A source of `size` bytes (byte i is i % 251) and a sink, both recording what was asked of them. */
+function rig(size: number) {
+  const source = Buffer.from(Array.from({ length: size }, (_, i) => i % 251));
+  const written = Buffer.alloc(size);
+  const log: string[] = [];
+  const halves: [Buffer, Buffer] = [Buffer.alloc(REQUEST), Buffer.alloc(REQUEST)];
+  const op: PumpOp = {
+    halves,
+    from: 0,
+    length: null,
+    read: async (into, length, at) => {
+      log.push(`read ${at}+${length}`);
+      return source.copy(into, 0, at, Math.min(size, at + length));
+    },
+    write: async (bytes, at) => {
+      log.push(`write ${at}+${bytes.length}`);
+      bytes.copy(written, at);
+      return true;
+    },
+  };
+  return { source, written, log, op };
+}
+
+describe('the pump', () => {
+  it('moves a source of unknown length whole, reading each next buffer before it writes the current one', async () => {
+    const { source, written, log, op } = rig(21);
+    const hashed: string[] = [];
+    const end = await pump({ ...op, alongside: (bytes, at) => hashed.push(`${at}+${bytes.length}`) });
+    expect(end).toEqual({ end: 'done', at: 21 });
+    expect(written.equals(source)).toBe(true);
+    expect(log).toEqual(['read 0+8', 'read 8+8', 'write 0+8', 'read 16+8', 'write 8+8', 'write 16+5']);
+    expect(hashed).toEqual(['0+8', '8+8', '16+5']);
+  });
+
+  it('stops at `length` from `from`, and starts from bytes already read into the first half', async () => {
+    const { log, op } = rig(64);
+    op.halves[0].fill(7);
+    const end = await pump({ ...op, from: 10, length: 12, primed: 8 });
+    expect(end).toEqual({ end: 'done', at: 22 });
+    expect(log).toEqual(['read 18+4', 'write 10+8', 'write 18+4']);
+  });
+
+  it('reads nothing more once admit says the source is bad, and throws its failure with no I/O in flight', async () => {
+    const { log, op } = rig(64);
+    const bad = new Error('the decoder said the archive is corrupt');
+    const admit = (_bytes: Buffer, at: number): boolean => {
+      if (at === 8) throw bad;
+      return true;
+    };
+    await expect(pump({ ...op, admit })).rejects.toBe(bad);
+    expect(log).toEqual(['read 0+8', 'read 8+8', 'write 0+8']);
+  });
+
+  it('stops when admit or write says nobody takes more; `at` leaves out the buffer not taken', async () => {
+    const { log, op } = rig(64);
+    expect(await pump({ ...op, admit: (_bytes, at) => at < 16 })).toEqual({ end: 'stopped', at: 16 });
+    expect(log.at(-1)).toBe('write 8+8');
+    const second = rig(64);
+    expect(await pump({ ...second.op, write: async (_bytes, at) => at < 16 })).toEqual({ end: 'stopped', at: 16 });
+  });
+
+  it('stops at the next buffer once cancelled', async () => {
+    const { op } = rig(64);
+    const controller = new AbortController();
+    expect(await pump({ ...op, advanced: (at) => at === 24 && controller.abort(), signal: controller.signal })).toEqual({ end: 'cancelled', at: 24 });
+  });
+
+  it('throws the write’s error before the read’s, once both have settled', async () => {
+    const { op } = rig(64);
+    const order: string[] = [];
+    const readError = new Error('read failed');
+    const writeError = new Error('write failed');
+    const failing = pump({
+      ...op,
+      read: async (into, length, at) => {
+        if (at === 0) return op.read(into, length, at);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        order.push('read settled');
+        throw readError;
+      },
+      write: async () => {
+        order.push('write failed');
+        throw writeError;
+      },
+    });
+    await expect(failing).rejects.toBe(writeError);
+    expect(order).toEqual(['write failed', 'read settled']);
+  });
+});
