@@ -11,7 +11,8 @@ import { posix, resolve, win32 } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { FileAssociation, PlatformSpecificBuildOptions, TargetConfiguration } from 'electron-builder';
 import { packagedHelperProgram } from '../../user/launcher/helper-program.js';
-import { fpmFileMappings, loadBuilderConfig, parseXmlStrictly } from './builder-config.js';
+import { loadBuilderConfig } from '../../build/scripts/builder-config.js';
+import { fpmFileMappings, parseXmlStrictly } from './builder-config.js';
 
 const config = loadBuilderConfig();
 const IMAGE_EXTENSIONS = ['img', 'iso', 'xz', 'gz', 'zst', 'zip', 'dmg', 'qcow2'];

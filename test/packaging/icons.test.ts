@@ -7,7 +7,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { BUILD_RESOURCES, ICON_SVG_PATH, iconFiles, LINUX_ICON_SIZES } from '../../build/scripts/generate-icons.js';
-import { loadBuilderConfig } from './builder-config.js';
+import { loadBuilderConfig } from '../../build/scripts/builder-config.js';
 
 const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
 

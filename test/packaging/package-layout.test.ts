@@ -17,14 +17,13 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join, posix, resolve } from 'node:path';
 import { extractFile, listPackage } from '@electron/asar';
-import { FuseV1Options, getCurrentFuseWire } from '@electron/fuses';
+import { flipFuses, FuseV1Options, FuseVersion } from '@electron/fuses';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isRefusalBeforeStart, probePackagedHelper } from '../../build/scripts/probe-helper.js';
 import { moduleGraph, packageName } from '../support/module-graph.js';
-import { loadBuilderConfig } from './builder-config.js';
+import { appBinary, fuseMismatches } from '../../build/scripts/check-fuses.js';
 
 const require = createRequire(import.meta.url);
-const config = loadBuilderConfig();
 const APP_MAIN = (require(resolve('package.json')) as { main: string }).main;
 const PRELOAD = 'out/electron/preload/preload.cjs';
 const HELPER_ENTRY = 'out/privileged/main.js';
@@ -132,15 +131,15 @@ describe('the unpacked Linux app electron-builder makes from electron-builder.ym
     expect(readdirSync(join(appDir, 'locales'))).toEqual(['en-US.pak']);
   });
 
-  it('writes the configured fuses into the binary', async () => {
-    const wire = await getCurrentFuseWire(join(appDir, 'sluice'));
-    const { resetAdHocDarwinSignature: _notAFuse, ...fuses } = config.electronFuses!;
-    for (const [name, enabled] of Object.entries(fuses)) {
-      const option = FuseV1Options[(name[0]!.toUpperCase() + name.slice(1)) as keyof typeof FuseV1Options];
-      expect(option, name).toBeDefined();
-      // The wire stores each fuse as the character '1' (on) or '0' (off).
-      expect(String.fromCharCode(wire[option] as number), name).toBe(enabled ? '1' : '0');
-    }
+  it('writes the configured fuses into the binary, as the release workflow’s check reads them; a flipped fuse fails that check', async () => {
+    const binary = appBinary(appDir, 'linux');
+    expect(binary).toBe(join(appDir, 'sluice'));
+    expect(await fuseMismatches(binary)).toEqual([]);
+    // A build that lost a fuse (NODE_OPTIONS let through to the helper's binary) must be caught.
+    const flipped = join(work, 'flipped-sluice');
+    cpSync(binary, flipped);
+    await flipFuses(flipped, { version: FuseVersion.V1, [FuseV1Options.EnableNodeOptionsEnvironmentVariable]: true });
+    expect(await fuseMismatches(flipped)).toEqual(['enableNodeOptionsEnvironmentVariable: the binary has it on, electron-builder.yml says off']);
   });
 
   it('installs the helper’s launcher in resources, executable, and through it the helper starts and answers', async () => {

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { TargetConfiguration } from 'electron-builder';
-import { loadBuilderConfig, parseYamlStrictly } from './builder-config.js';
+import { loadBuilderConfig, parseYamlStrictly } from '../../build/scripts/builder-config.js';
 
 interface Step {
   name?: string;
@@ -73,12 +73,13 @@ describe('.github/workflows/release.yml', () => {
     }
   });
 
-  it('tests before it packages, probes the packaged helper, then uploads', () => {
+  it('tests before it packages, checks the packaged binary’s fuses, probes the packaged helper, then uploads', () => {
     const test = stepIndex((step) => step.run === '${{ matrix.test }}', 'test step');
     const dist = stepIndex((step) => step.run?.startsWith('npm run dist') === true, 'package step');
+    const fuses = stepIndex((step) => step.run === 'node out/build/scripts/check-fuses.js ${{ matrix.unpacked }}', 'fuse check step');
     const probe = stepIndex((step) => step.run === 'node out/build/scripts/probe-helper.js ${{ matrix.unpacked }}', 'probe step');
     const upload = stepIndex((step) => step.uses?.startsWith('actions/upload-artifact@') === true, 'upload step');
-    expect([test, dist, probe, upload]).toEqual([...[test, dist, probe, upload]].sort((a, b) => a - b));
+    expect([test, dist, fuses, probe, upload]).toEqual([...[test, dist, fuses, probe, upload]].sort((a, b) => a - b));
     // deb and rpm refuse to build without a project URL (see linux.maintainer in electron-builder.yml).
     expect(job.steps[dist]!.run).toContain('-c.extraMetadata.homepage=${{ github.server_url }}/${{ github.repository }}');
     expect(job.steps[upload]!.with).toMatchObject({ path: '${{ matrix.artifacts }}', 'if-no-files-found': 'error' });
