@@ -7,7 +7,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { expect, it } from 'vitest';
 
 /** Folders of test/ that mirror no source folder, and why they exist. */
-const OWN_FOLDERS = ['architecture', 'bench', 'e2e', 'fixtures', 'packaging', 'setup', 'support'];
+const OWN_FOLDERS = ['architecture', 'bench', 'e2e', 'fixtures', 'fuzz', 'packaging', 'setup', 'support'];
 
 function testFiles(): string[] {
   return readdirSync('test', { recursive: true, encoding: 'utf8' })
