@@ -10,7 +10,7 @@ import type { ImageInfo, PartitionTable } from '../../common/domain/image.js';
 import { readFully } from '../../node/io.js';
 import { MAX_BMAP_BYTES, parseBmap } from './bmap.js';
 import { bmapCandidates, fromBmap, fromQcow2, readBmapFile } from './block-maps.js';
-import { expectedChecksum } from './checksums.js';
+import { expectedChecksum, listsBesideFile } from './checksums.js';
 import type { DecodePlan, SourceLocation, ZipEntryPlan } from '../../common/contracts/decoder-protocol.js';
 import { dmgSize, openDmg } from './dmg.js';
 import { readQcow2 } from './qcow2.js';
@@ -19,6 +19,7 @@ import { systemDecoder } from './decode/system-tool.js';
 import { readDecodedHead } from './decoded-head.js';
 import { detectFormat, SNIFF_BYTES, type ImageFormat } from './detect-format.js';
 import { httpRangeReader, isUrl, openHttp } from './http-source.js';
+import { listsBesideUrl } from './url-checksums.js';
 import { openImage, type FileIdentity, type OpenedImage } from './open-image.js';
 import { filesystemLabel, FILESYSTEM_SNIFF_BYTES, PARTITION_TABLE_BYTES, readPartitionTable } from './partition-table.js';
 import { readXzIndex, type ReadAt } from './xz-index.js';
@@ -167,7 +168,7 @@ async function prepareFile(request: ImageRequest): Promise<PreparedImage> {
     if (bmap !== null && size !== null && sizeExact && bmap.imageSize !== size) {
       throw jobError('source-corrupt', `The block map ${bmap.from} does not match the image: it maps an image of ${bmap.imageSize} bytes, but ${path} holds ${size}.`);
     }
-    const checksum = await expectedChecksum(path, true, request.sha256);
+    const checksum = await expectedChecksum(request.sha256, () => listsBesideFile(path));
     const plan: DecodePlan = {
       location: { kind: 'file', path },
       format,
@@ -242,7 +243,7 @@ async function prepareUrl(request: ImageRequest): Promise<PreparedImage> {
   }
   if (request.bmap !== undefined && request.bmap !== false) throw jobError('unsupported-format', 'A block map (--bmap) applies to local images only.');
   if (format === 'bzip2') await requireBzip2(request);
-  const checksum = await expectedChecksum(url, false, request.sha256);
+  const checksum = await expectedChecksum(request.sha256, () => listsBesideUrl([body.finalUrl, url]));
   const location: SourceLocation = { kind: 'url', url };
   const plan: DecodePlan = {
     location,
