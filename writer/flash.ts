@@ -274,6 +274,11 @@ async function runJob(job: WriteJob, layout: StreamLayout, opened: readonly Writ
       const offset = layout.deviceOffset(imageBytes);
       throw jobError('source-truncated', `The image ended after ${offset} of its ${job.imageSize ?? streamBytes} bytes: the file is truncated (an incomplete download?).`, { offset });
     }
+    // A stream of unknown length that brought nothing (an empty .gz or .bz2: sizes known in advance
+    // are refused by the probe). The head was never blanked: 0 bytes were read for it.
+    if (streamBytes === null && imageBytes === 0) {
+      throw jobError('source-truncated', 'The image is empty: it decodes to 0 bytes, so there is nothing to write. Was the download or the image build interrupted?', { offset: 0 });
+    }
     if (job.signal?.aborted) return await cancelAll();
 
     // 4. The head, now that the rest is on the device.

@@ -85,6 +85,14 @@ async function gzipSizeHint(readAt: ReadAt, fileSize: number): Promise<number | 
   return isize === 0 ? null : isize;
 }
 
+/**
+ * An image that decodes to nothing is refused before anything starts, as an empty raw file is
+ * (open-image.ts): writing it would blank the drive's partition table and report success.
+ */
+function refuseEmpty(size: number | null, image: string): void {
+  if (size === 0) throw jobError('source-truncated', `${image} holds an empty image: it decodes to 0 bytes. Was the download or the image build interrupted?`);
+}
+
 /** Reads partition labels from each partition's first bytes, where the image can be read at any offset. */
 async function withFilesystemLabels(table: PartitionTable, readImageAt: ReadAt | null): Promise<PartitionTable> {
   if (readImageAt === null) return table;
@@ -168,6 +176,7 @@ async function prepareFile(request: ImageRequest): Promise<PreparedImage> {
     if (bmap !== null && size !== null && sizeExact && bmap.imageSize !== size) {
       throw jobError('source-corrupt', `The block map ${bmap.from} does not match the image: it maps an image of ${bmap.imageSize} bytes, but ${path} holds ${size}.`);
     }
+    if (sizeExact) refuseEmpty(size, path);
     const checksum = await expectedChecksum(request.sha256, () => listsBesideFile(path));
     const plan: DecodePlan = {
       location: { kind: 'file', path },
@@ -243,12 +252,14 @@ async function prepareUrl(request: ImageRequest): Promise<PreparedImage> {
   }
   if (request.bmap !== undefined && request.bmap !== false) throw jobError('unsupported-format', 'A block map (--bmap) applies to local images only.');
   if (format === 'bzip2') await requireBzip2(request);
+  const imageSize = format === 'raw' ? body.size : format === 'xz' ? await xzSizeOverHttp(body.finalUrl, body.size) : null;
+  refuseEmpty(imageSize, url);
   const checksum = await expectedChecksum(request.sha256, () => listsBesideUrl([body.finalUrl, url]));
   const location: SourceLocation = { kind: 'url', url };
   const plan: DecodePlan = {
     location,
     format,
-    imageSize: format === 'raw' ? body.size : format === 'xz' ? await xzSizeOverHttp(body.finalUrl, body.size) : null,
+    imageSize,
     sha256: checksum?.sha256 ?? null,
     sha256From: checksum?.from ?? null,
     map: null,

@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
-import { closeSync, copyFileSync, openSync, readSync, statSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, copyFileSync, openSync, readFileSync, readSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
+import { constants, gunzipSync } from 'node:zlib';
 import { beforeAll, expect, it } from 'vitest';
 import { MiB } from '../../../common/domain/units.js';
 import { detectPartitionTable, PARTITION_TABLE_BYTES } from '../../../user/images/partition-table.js';
@@ -83,9 +84,30 @@ describeDevices('sluice flash: bad input ends the job with its own reason, and t
     expect(digestFile(loop.backing)).toBe(before);
   }
 
-  it('gzip cut short', async () => {
-    await expectSourceFailure(truncated(dir, 'os.img.gz', 2 * MiB), 'source-truncated', /gzip data ends too early, at image byte \d+ \(compressed byte \d+\)/);
+  it('gzip cut short: the exact decoded offset where it ends, the same every time', async () => {
+    const cut = truncated(dir, 'os.img.gz', 2 * MiB);
+    // What zlib can decode of the cut file, in one call: the image's good part.
+    const decodable = gunzipSync(readFileSync(cut), { finishFlush: constants.Z_SYNC_FLUSH }).length;
+    for (let run = 0; run < 2; run++) {
+      const failed = await expectSourceFailure(cut, 'source-truncated', new RegExp(`gzip data ends too early, at image byte ${decodable} \\(compressed byte \\d+\\)`));
+      expect(resultsOf(failed).get(loop.path)?.offset).toBe(decodable);
+    }
   });
+
+  for (const [name, compress] of [['gz', 'gzip'], ['xz', 'xz'], ['zst', 'zstd -q'], ['bz2', 'bzip2']] as const) {
+    it(`an empty .${name} (a valid archive of 0 bytes) is refused, and nothing is written`, async () => {
+      sh(dir, `printf '' | ${compress} -c > empty.img.${name}`);
+      const before = digestFile(loop.backing);
+      const run = await flashCli(join(dir, `empty.img.${name}`), [loop.path], ['--no-eject']);
+      expect(run.code, run.stdout + run.stderr).toBe(1);
+      expect(run.stdout).not.toMatch(/"status":"ok"/);
+      // Refused by the probe when the format records the size (xz, zstd), else by the writer when the stream ends.
+      const said = resultsOf(run).get(loop.path)?.message ?? run.stderr;
+      expect(said).toMatch(/empty.*0 bytes/);
+      expect(said).not.toMatch(/incomplete/);
+      expect(digestFile(loop.backing)).toBe(before);
+    });
+  }
 
   it('gzip whose CRC does not match', async () => {
     // The trailer is CRC-32, then the size: the mismatch shows only once everything was sent.
