@@ -42,10 +42,10 @@ export function resultLine(r: TargetResult): string {
   }
 }
 
-/** The image's size as far as it is known: "1.1 GB", "about 1.1 GB" (gzip) or that it shows only once decoded. */
+/** The image's size as far as it is known: "1.1 GB", "at least 1.1 GB" (gzip) or that it shows only once decoded. */
 export function describeSize(info: ImageInfo): string {
   if (info.size === null) return 'size known only once decoded';
-  return `${info.sizeExact ? '' : 'about '}${formatBytes(info.size)}`;
+  return `${info.sizeExact ? '' : 'at least '}${formatBytes(info.size)}`;
 }
 
 /** The line that says what is being written and how it is read: "image.img.xz: xz, 1.1 GB, decoded by xz -dc -T2 (system)". */

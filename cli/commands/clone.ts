@@ -40,7 +40,7 @@ export async function cloneCommand(args: CloneArgs): Promise<number> {
     process.stderr.write('sluice: refusing to erase a drive without confirmation; pass --yes when running without a terminal.\n');
     return EXIT.usage;
   }
-  const judged = await judgeTargets(source, facts.size, [target]);
+  const judged = await judgeTargets(source, { size: facts.size }, [target]);
   const refused = await refuseTargets(judged, interactive && !args.yes);
   if (refused.length > 0) {
     for (const r of refused) reportOne(args.json, r);

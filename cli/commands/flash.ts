@@ -59,7 +59,7 @@ export async function flashCommand(args: FlashArgs): Promise<number> {
     return EXIT.usage;
   }
   const reporter = createReporter(args.json);
-  const judged = await judgeTargets(args.image, info.sizeExact ? info.size : null, args.targets);
+  const judged = await judgeTargets(args.image, { size: info.size, atLeast: !info.sizeExact }, args.targets);
   const refused = await refuseTargets(judged, interactive && !args.yes);
   if (refused.length > 0) {
     // One refused drive stops the whole job: the user asked for all of them, and gets none half-done.

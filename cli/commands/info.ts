@@ -9,7 +9,7 @@ function describe(info: ImageInfo): string {
     `${info.name}`,
     `  format:           ${info.format}`,
     `  stored size:      ${info.sourceSize === null ? 'not given by the server' : `${formatBytes(info.sourceSize)} (${info.sourceSize} bytes)`}`,
-    `  image size:       ${describeSize(info)}${info.size === null ? '' : ` (${info.sizeExact ? '' : 'about '}${info.size} bytes${info.sizeExact ? '' : ', from the gzip trailer, which wraps at 4 GiB'})`}`,
+    `  image size:       ${describeSize(info)}${info.size === null ? '' : ` (${info.sizeExact ? '' : 'at least '}${info.size} bytes${info.sizeExact ? '' : ', from the gzip trailer, which gives the size modulo 4 GiB'})`}`,
   ];
   if (info.entry !== null) lines.push(`  zip entry:        ${info.entry.choice ?? info.entry.name}`);
   const table = info.partitionTable;
