@@ -1,3 +1,4 @@
+import { cutShortFailure } from '../../common/domain/cut-short.js';
 import { formatBytes } from '../../common/domain/units.js';
 import { chooseElevation, onPath } from '../../user/launcher/elevation/choose.js';
 import { startHelper } from '../../user/launcher/launch.js';
@@ -29,6 +30,8 @@ export interface FlashArgs {
   json: boolean;
   /** How to get root when not root already; default: sudo in a terminal, pkexec otherwise. */
   elevate?: 'sudo' | 'pkexec' | undefined;
+  /** --allow-truncated: write an image whose partitions reach past its end (see common/domain/cut-short.ts). */
+  allowTruncated: boolean;
 }
 
 /** Asks before erasing, naming each drive the way its owner knows it. */
@@ -41,7 +44,7 @@ async function confirmErase(info: ImageInfo, judged: readonly JudgedTarget[]): P
   return confirm('Continue?');
 }
 
-/** `sluice flash IMAGE DEVICE... | FILE [--sha256 HEX] [--bmap FILE | --no-bmap] [--no-verify] [--no-eject] [--yes] [--json] [--elevate sudo|pkexec]` */
+/** `sluice flash IMAGE DEVICE... | FILE [--sha256 HEX] [--bmap FILE | --no-bmap] [--allow-truncated] [--no-verify] [--no-eject] [--yes] [--json] [--elevate sudo|pkexec]` */
 export async function flashCommand(args: FlashArgs): Promise<number> {
   const fileTargets = (await Promise.all(args.targets.map(isFileTarget))).filter(Boolean).length;
   if (fileTargets > 0 && args.targets.length > 1) {
@@ -50,6 +53,12 @@ export async function flashCommand(args: FlashArgs): Promise<number> {
   }
   const prepared = await prepareCliImage({ image: args.image, sha256: args.sha256, bmap: args.bmap, systemTools: args.systemTools, partitions: false });
   if (typeof prepared === 'number') return prepared;
+  const cutShort = cutShortFailure(prepared.info);
+  if (cutShort !== null && !args.allowTruncated) {
+    process.stderr.write(`sluice: ${cutShort.message} To write it anyway, pass --allow-truncated. Nothing was written.\n`);
+    return EXIT.failed;
+  }
+  if (cutShort !== null) process.stderr.write(`sluice: warning: ${cutShort.message} Writing it anyway (--allow-truncated).\n`);
   const [fileTarget] = fileTargets > 0 ? args.targets : [];
   if (fileTarget !== undefined) return flashToFileCommand(prepared, { image: args.image, target: fileTarget, verify: args.verify, yes: args.yes, json: args.json });
   const { info } = prepared;

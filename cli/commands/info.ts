@@ -1,3 +1,4 @@
+import { cutShortFailure } from '../../common/domain/cut-short.js';
 import { formatBytes } from '../../common/domain/units.js';
 import type { ImageInfo } from '../../common/domain/image.js';
 import { EXIT } from '../exit-codes.js';
@@ -23,6 +24,8 @@ function describe(info: ImageInfo): string {
   const map = info.blockMap;
   lines.push(`  block map:        ${map === null ? 'none' : `${map.from}: ${formatBytes(map.mappedBytes)} mapped in ${map.ranges} ranges; only those are written and verified`}`);
   lines.push(`  checksum:         ${info.checksum === null ? 'none' : `SHA-256 ${info.checksum.sha256} (from ${info.checksum.from})`}`);
+  const cutShort = cutShortFailure(info);
+  if (cutShort !== null) lines.push(`  problem:          ${cutShort.message}`);
   return lines.join('\n');
 }
 

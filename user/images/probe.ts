@@ -55,7 +55,9 @@ export interface ImageRequest {
   systemTools?: boolean | undefined;
   /**
    * Read the partition table (default true). A compressed image's needs a short decoder run
-   * (about 0.2 s for xz), which a flash can do without.
+   * (about 0.2 s for xz), which a flash can do without. An image read in place (raw, a stored zip
+   * entry) always has its table read: a few small reads, and they tell whether it was cut short
+   * (common/domain/cut-short.ts).
    */
   partitions?: boolean | undefined;
 }
@@ -78,11 +80,21 @@ function fileReader(image: OpenedImage): ReadAt {
   };
 }
 
-/** The size a gzip file announces in its last four bytes: the last member's size modulo 4 GiB. */
+/**
+ * Deflate turns at most 258 bytes into one code of at least a bit or two: no gzip data decodes to
+ * more than about 1032 times its size.
+ */
+const MAX_DEFLATE_RATIO = 1032;
+
+/**
+ * The size a gzip file announces in its last four bytes: the last member's size modulo 4 GiB, so
+ * a lower bound of the image's size. A file cut short ends in compressed data instead, read here
+ * as a size all the same; one larger than the file could decode to is known not to be a size.
+ */
 async function gzipSizeHint(readAt: ReadAt, fileSize: number): Promise<number | null> {
   if (fileSize < 18) return null;
   const isize = (await readAt(fileSize - 4, 4)).readUInt32LE(0);
-  return isize === 0 ? null : isize;
+  return isize === 0 || isize > (fileSize - 18) * MAX_DEFLATE_RATIO ? null : isize;
 }
 
 /**
@@ -189,7 +201,7 @@ async function prepareFile(request: ImageRequest): Promise<PreparedImage> {
       sendImage: !(format === 'raw' && bmap === null),
       systemTools: request.systemTools ?? true,
     };
-    const head = request.partitions === false ? null : readImageAt !== null ? await readImageAt(0, PARTITION_TABLE_BYTES) : await readDecodedHead(plan, PARTITION_TABLE_BYTES);
+    const head = readImageAt !== null ? await readImageAt(0, PARTITION_TABLE_BYTES) : request.partitions === false ? null : await readDecodedHead(plan, PARTITION_TABLE_BYTES);
     const partitionTable = head === null ? null : await withFilesystemLabels(readPartitionTable(head), readImageAt);
     return {
       info: {
