@@ -1,5 +1,5 @@
 import type { Phase, Progress } from '../common/domain/progress.js';
-import type { TargetResult } from '../common/domain/result.js';
+import { DRIVE_INCOMPLETE, type TargetResult } from '../common/domain/result.js';
 import { formatBytes, formatDuration } from '../common/domain/units.js';
 import type { ImageInfo } from '../common/domain/image.js';
 
@@ -35,7 +35,7 @@ export function resultLine(r: TargetResult): string {
       return `${r.target}: ${how}, ${formatBytes(r.bytes)} in ${formatDuration(r.seconds)}${speed}.${ejected}${warnings}`;
     }
     case 'cancelled':
-      return `${r.target}: cancelled. The device is now incomplete; flash it again before using it.`;
+      return `${r.target}: cancelled. ${DRIVE_INCOMPLETE}`;
     case 'failed':
       // Most messages name the device already; those about the image do not.
       return r.message.includes(r.target) ? r.message : `${r.target}: ${r.message}`;

@@ -20,15 +20,15 @@ export function targetWriteFailure(target: string, error: unknown, near: number)
     case 'ENXIO':
     case 'ENOENT':
     case 'ENOMEDIUM':
-      return jobError('target-unplugged', `${target} disappeared ${at}: was it unplugged? The device is now incomplete.`, { offset });
+      return jobError('target-unplugged', `${target} disappeared ${at}: was it unplugged?`, { offset });
     case 'EROFS':
     case 'EPERM':
     case 'EACCES':
       return jobError('target-read-only', `${target} refused the write ${at}: it is read-only (check the card's lock switch).`, { offset });
     case 'EIO':
-      return jobError('write-error', `I/O error writing ${target} ${at}: the card or reader may be failing. The device is now incomplete.`, { offset });
+      return jobError('write-error', `I/O error writing ${target} ${at}: the card or reader may be failing.`, { offset });
     default:
-      return jobError('write-error', `Writing ${target} failed ${at}: ${errorText(error)}. The device is now incomplete.`, { offset });
+      return jobError('write-error', `Writing ${target} failed ${at}: ${errorText(error)}.`, { offset });
   }
 }
 

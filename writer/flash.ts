@@ -1,6 +1,6 @@
 import { fstat } from 'node:fs';
 import type { Progress } from '../common/domain/progress.js';
-import type { TargetResult } from '../common/domain/result.js';
+import { reachedDrive, type TargetResult } from '../common/domain/result.js';
 import { KiB, MiB } from '../common/domain/units.js';
 import { settleTarget } from './after-write.js';
 import { alignDown, alignUp } from './job-memory.js';
@@ -122,7 +122,7 @@ export async function flash(job: FlashJob): Promise<TargetResult[]> {
     await Promise.all(
       active.map(async (t) => {
         const result = results.get(t.path);
-        if (result !== undefined) results.set(t.path, await settleTarget(t.facts, result, job.eject ?? false, platform));
+        if (result !== undefined) results.set(t.path, await settleTarget(t.facts, t.reached ? reachedDrive(result) : result, job.eject ?? false, platform));
       }),
     );
   }
@@ -267,7 +267,7 @@ async function runJob(job: WriteJob, layout: StreamLayout, opened: readonly Writ
       if (end === null) return await cancelAll();
       if (!end.ok) throw new JobError(end.failure);
       if (end.bytes !== null && end.bytes !== imageBytes) {
-        throw jobError('source-read-error', `The image source sent ${end.bytes} bytes, but ${imageBytes} arrived; the device is incomplete.`, { offset: layout.deviceOffset(Math.min(end.bytes, imageBytes)) });
+        throw jobError('source-read-error', `The image source sent ${end.bytes} bytes, but ${imageBytes} arrived.`, { offset: layout.deviceOffset(Math.min(end.bytes, imageBytes)) });
       }
     }
     if (streamBytes !== null && imageBytes < streamBytes) {

@@ -22,6 +22,7 @@ describeDevices('a device that fails mid-write', () => {
     expect(result?.offset).toBeLessThanOrEqual(12 * MiB);
     expect(result?.message).toContain('ran out of space');
     expect(result?.message).toContain(`byte offset ${result?.offset}`);
+    expect(result?.message).toMatch(/ The drive is incomplete; flash it again before use\.$/);
     expect(run.events.some((e) => e.type === 'result' && e['status'] === 'ok')).toBe(false);
     expect(run.events.some((e) => e.type === 'progress' && e['phase'] === 'verifying')).toBe(false);
   });

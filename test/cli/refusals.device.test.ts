@@ -21,6 +21,8 @@ async function expectRefused(target: string, backing: string, code: string, imag
   expect(run.code).toBe(4);
   const result = resultsOf(run).get(target);
   expect(result).toMatchObject({ status: 'failed', code });
+  // Nothing reached the device: a refusal never says it is incomplete.
+  expect(result?.message).not.toMatch(/incomplete/);
   expect(digestFile(backing)).toBe(before);
   return result?.message ?? '';
 }

@@ -62,11 +62,19 @@ describeDevices('sluice flash: bad input ends the job with its own reason, and t
    */
   async function expectSourceFailure(image: string, code: string | RegExp, message: RegExp, flags: string[] = []): Promise<CliRun> {
     sh(dir, `dd if=/dev/urandom of=${loop.backing} bs=1M count=${IMAGE_SIZE / MiB} conv=notrunc status=none`);
+    const before = digestFile(loop.backing);
     const run = await flashCli(image, [loop.path], ['--no-eject', ...flags]);
     const result = resultsOf(run).get(loop.path);
     expect(result, run.stdout + run.stderr).toMatchObject({ status: 'failed' });
     expect(result?.code).toMatch(code);
     expect(result?.message).toMatch(message);
+    // The result says what state the device is in: once image bytes arrived, its partition table
+    // was blanked and the image partly written; with none, it is untouched and not said to be changed.
+    if ((result?.bytes ?? 0) > 0) expect(result?.message).toMatch(/ The drive is incomplete; flash it again before use\.$/);
+    else {
+      expect(result?.message).not.toMatch(/incomplete;/);
+      expect(digestFile(loop.backing)).toBe(before);
+    }
     expect(run.code).toBe(1);
     expect(run.stdout).not.toMatch(/written and verified/);
     // The image's GPT is at 512; the device's random fill (or the helper's blanking) cannot hold one.
@@ -100,6 +108,20 @@ describeDevices('sluice flash: bad input ends the job with its own reason, and t
       const failed = await expectSourceFailure(cut, 'source-truncated', new RegExp(`gzip data ends too early, at image byte ${decodable} \\(compressed byte \\d+\\)`));
       expect(resultsOf(failed).get(loop.path)?.offset).toBe(decodable);
     }
+  });
+
+  it('a gzip whose data is bad from its first byte fails before a byte reaches the device: untouched, and not said to be incomplete', async () => {
+    // A 10-byte gzip header, then a deflate block of the reserved type 3: nothing can be decoded.
+    const bad = join(dir, 'bad-start.img.gz');
+    writeFileSync(bad, Buffer.concat([Buffer.from([0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3]), Buffer.alloc(64, 0xff)]));
+    const before = digestFile(loop.backing);
+    const run = await flashCli(bad, [loop.path], ['--no-eject']);
+    expect(run.code).toBe(1);
+    const result = resultsOf(run).get(loop.path);
+    expect(result, run.stdout + run.stderr).toMatchObject({ status: 'failed', code: 'source-corrupt', bytes: 0 });
+    expect(result?.message).toMatch(/gzip data is corrupt at image byte 0/);
+    expect(result?.message).not.toMatch(/incomplete/);
+    expect(digestFile(loop.backing)).toBe(before);
   });
 
   for (const [name, compress] of [['gz', 'gzip'], ['xz', 'xz'], ['zst', 'zstd -q'], ['bz2', 'bzip2']] as const) {

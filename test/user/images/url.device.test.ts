@@ -70,6 +70,7 @@ describeDevices('sluice flash URL: streamed from a server, with its errors', () 
     if (result !== undefined) {
       expect(result).toMatchObject({ status: 'failed', code });
       expect(result.message).toMatch(message);
+      expect(result.message).toMatch(/ The drive is incomplete; flash it again before use\.$/);
     } else {
       expect(run.stderr).toMatch(message);
     }
