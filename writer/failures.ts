@@ -8,13 +8,21 @@ function offsetOf(error: unknown, fallback: number): number {
   return error instanceof PositionedError ? error.position : fallback;
 }
 
-/** What a failed write to the target means, in words; `near` is used when the error has no offset. */
-export function targetWriteFailure(target: string, error: unknown, near: number): JobError {
+/**
+ * What a failed write to the target means, in words; `near` is used when the error has no offset.
+ * `capacity` is what the target said it holds when it was opened (null for a file).
+ */
+export function targetWriteFailure(target: string, error: unknown, near: number, capacity: number | null): JobError {
   if (error instanceof JobError) return error;
   const offset = offsetOf(error, near);
   const at = `at byte offset ${offset} (${formatBytes(offset)} in)`;
   switch (errorCode(error)) {
     case 'ENOSPC':
+      // Short of the size it announced, a drive that takes no more has most often gone: a card
+      // pulled from its reader leaves a device of 0 bytes, and every write to it finds no space.
+      if (capacity !== null && offset < capacity) {
+        return jobError('target-full', `${target} ran out of space ${at}, short of the ${formatBytes(capacity)} it announced: was it unplugged, or its card taken out? If not, it holds less than it claims (a counterfeit) or is failing.`, { offset });
+      }
       return jobError('target-full', `${target} ran out of space ${at}: the device is smaller than the image, or it failed to store more.`, { offset });
     case 'ENODEV':
     case 'ENXIO':

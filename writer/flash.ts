@@ -184,7 +184,7 @@ async function runJob(job: WriteJob, layout: StreamLayout, opened: readonly Writ
       const target = active[i];
       if (target === undefined) return;
       if (outcome.status === 'fulfilled') survivors.push(target);
-      else results.set(target.path, { status: 'failed', target: target.path, bytes: imageBytes, ...targetWriteFailure(target.path, outcome.reason, layout.deviceOffset(near)).failure });
+      else results.set(target.path, { status: 'failed', target: target.path, bytes: imageBytes, ...targetWriteFailure(target.path, outcome.reason, layout.deviceOffset(near), target.capacity).failure });
     });
     active = survivors;
   };

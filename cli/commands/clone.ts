@@ -1,5 +1,6 @@
 import { realpath } from 'node:fs/promises';
 import { formatBytes } from '../../common/domain/units.js';
+import { DRIVE_INCOMPLETE } from '../../common/domain/result.js';
 import { currentPlatform } from '../../writer/platform/index.js';
 import { refuseSource } from '../../writer/source-device.js';
 import { chooseElevation, onPath } from '../../user/launcher/elevation/choose.js';
@@ -62,7 +63,7 @@ export async function cloneCommand(args: CloneArgs): Promise<number> {
     onProgress: (p) => reporter.progress(p),
     onLog: (_level, message) => process.stderr.write(`sluice: ${message}\n`),
   });
-  const stopListening = cancelOnSigint(() => job.cancel());
+  const stopListening = cancelOnSigint(() => job.cancel(), DRIVE_INCOMPLETE);
   const results = await job.result;
   stopListening();
   reporter.end();

@@ -1,4 +1,5 @@
 import { cutShortFailure } from '../../common/domain/cut-short.js';
+import { DRIVE_INCOMPLETE } from '../../common/domain/result.js';
 import { formatBytes } from '../../common/domain/units.js';
 import { chooseElevation, onPath } from '../../user/launcher/elevation/choose.js';
 import { startHelper } from '../../user/launcher/launch.js';
@@ -101,7 +102,7 @@ export async function flashCommand(args: FlashArgs): Promise<number> {
     onProgress: (p) => reporter.progress(p),
     onLog: (_level, message) => process.stderr.write(`sluice: ${message}\n`),
   });
-  const stopListening = cancelOnSigint(() => job.cancel());
+  const stopListening = cancelOnSigint(() => job.cancel(), DRIVE_INCOMPLETE);
   const results = await feed.finish(job.result, (end) => job.endSource(end));
   stopListening();
   reporter.end();
