@@ -244,12 +244,14 @@ function checkedBody(body: IncomingMessage, url: string, size: number | null): R
     if (timer !== null) clearTimeout(timer);
     timer = null;
   };
+  const stalled = () => {
+    const of = size === null ? '' : ` of ${size}`;
+    checked.destroy(jobError('source-read-error', `The download of ${url} stalled: the server stopped sending at byte ${received}${of}, and sent nothing for ${seconds(STALL_TIMEOUT_MS)}.`));
+  };
+  // Restarted for every chunk that arrives: refresh() re-arms the one timer without a new one.
   const startClock = () => {
-    stopClock();
-    timer = setTimeout(() => {
-      const of = size === null ? '' : ` of ${size}`;
-      checked.destroy(jobError('source-read-error', `The download of ${url} stalled: the server stopped sending at byte ${received}${of}, and sent nothing for ${seconds(STALL_TIMEOUT_MS)}.`));
-    }, STALL_TIMEOUT_MS);
+    if (timer === null) timer = setTimeout(stalled, STALL_TIMEOUT_MS);
+    else timer.refresh();
   };
   const checked = new Readable({
     read() {
