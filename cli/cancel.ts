@@ -1,11 +1,15 @@
 /**
  * Ctrl-C asks the job to stop at its next block, which then syncs and closes the device. A second
- * Ctrl-C leaves at once, for when the device itself hangs.
+ * Ctrl-C leaves at once, for when the device itself hangs; `leftBehind` says first what that
+ * leaves behind ("The drive is incomplete; …"), since no result will.
  */
-export function cancelOnSigint(onFirst: () => void): () => void {
+export function cancelOnSigint(onFirst: () => void, leftBehind: string): () => void {
   let pressed = false;
   const handler = () => {
-    if (pressed) process.exit(130);
+    if (pressed) {
+      process.stderr.write(`\nQuitting at once. ${leftBehind}\n`);
+      process.exit(130);
+    }
     pressed = true;
     process.stderr.write('\nCancelling… (press Ctrl-C again to quit at once)\n');
     onFirst();

@@ -20,6 +20,9 @@ const USAGE = `Usage:
       --bmap FILE   write and verify only the blocks this bmap maps (default:
                     IMAGE.bmap next to the image, or .meta/image.bmap in a zip)
       --no-bmap     ignore a block map next to the image
+      --allow-truncated
+                    write an image that ends before its partitions do (cut
+                    short); refused without it
       --builtin-decoders
                     decode with Sluice's own decoders even where the system's
                     xz, zstd or bzip2 would be faster
@@ -73,6 +76,7 @@ export async function main(argv: readonly string[]): Promise<number> {
         sha256: { type: 'string' },
         bmap: { type: 'string' },
         'no-bmap': { type: 'boolean', default: false },
+        'allow-truncated': { type: 'boolean', default: false },
         'builtin-decoders': { type: 'boolean', default: false },
         compress: { type: 'string' },
         'trim-to-partitions': { type: 'boolean', default: false },
@@ -96,6 +100,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   if (elevate !== undefined && elevate !== 'sudo' && elevate !== 'pkexec') return usageError(`--elevate takes sudo or pkexec, not "${elevate}"`);
   if (compress !== undefined && !isCompression(compress)) return usageError(`--compress takes ${BACKUP_COMPRESSIONS.join(', ')}, not "${compress}"`);
   if (command !== 'backup' && (compress !== undefined || values['trim-to-partitions'])) return usageError('--compress and --trim-to-partitions are options of backup');
+  if (command !== 'flash' && values['allow-truncated']) return usageError('--allow-truncated is an option of flash');
   // Each command's modules load only when it runs: `sluice --help` or a usage error need none of them.
   switch (command) {
     case 'info': {
@@ -108,7 +113,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     case 'flash': {
       const [image, ...targets] = rest;
       if (image === undefined || targets.length === 0) return usageError('flash needs an IMAGE and at least one DEVICE');
-      return (await import('./commands/flash.js')).flashCommand({ image, targets, sha256, bmap, systemTools: !values['builtin-decoders'], verify: !values['no-verify'], eject: !values['no-eject'], yes: values.yes, json: values.json, elevate });
+      return (await import('./commands/flash.js')).flashCommand({ image, targets, sha256, bmap, systemTools: !values['builtin-decoders'], verify: !values['no-verify'], eject: !values['no-eject'], yes: values.yes, json: values.json, elevate, allowTruncated: values['allow-truncated'] });
     }
     case 'verify': {
       const [image, target, ...extra] = rest;

@@ -1,5 +1,5 @@
 import type { Phase, Progress } from '../common/domain/progress.js';
-import type { TargetResult } from '../common/domain/result.js';
+import { DRIVE_INCOMPLETE, type TargetResult } from '../common/domain/result.js';
 import { formatBytes, formatDuration } from '../common/domain/units.js';
 import type { ImageInfo } from '../common/domain/image.js';
 
@@ -35,17 +35,17 @@ export function resultLine(r: TargetResult): string {
       return `${r.target}: ${how}, ${formatBytes(r.bytes)} in ${formatDuration(r.seconds)}${speed}.${ejected}${warnings}`;
     }
     case 'cancelled':
-      return `${r.target}: cancelled. The device is now incomplete; flash it again before using it.`;
+      return `${r.target}: cancelled. ${DRIVE_INCOMPLETE}`;
     case 'failed':
       // Most messages name the device already; those about the image do not.
       return r.message.includes(r.target) ? r.message : `${r.target}: ${r.message}`;
   }
 }
 
-/** The image's size as far as it is known: "1.1 GB", "about 1.1 GB" (gzip) or that it shows only once decoded. */
+/** The image's size as far as it is known: "1.1 GB", "at least 1.1 GB" (gzip) or that it shows only once decoded. */
 export function describeSize(info: ImageInfo): string {
   if (info.size === null) return 'size known only once decoded';
-  return `${info.sizeExact ? '' : 'about '}${formatBytes(info.size)}`;
+  return `${info.sizeExact ? '' : 'at least '}${formatBytes(info.size)}`;
 }
 
 /** The line that says what is being written and how it is read: "image.img.xz: xz, 1.1 GB, decoded by xz -dc -T2 (system)". */

@@ -8,27 +8,35 @@ function offsetOf(error: unknown, fallback: number): number {
   return error instanceof PositionedError ? error.position : fallback;
 }
 
-/** What a failed write to the target means, in words; `near` is used when the error has no offset. */
-export function targetWriteFailure(target: string, error: unknown, near: number): JobError {
+/**
+ * What a failed write to the target means, in words; `near` is used when the error has no offset.
+ * `capacity` is what the target said it holds when it was opened (null for a file).
+ */
+export function targetWriteFailure(target: string, error: unknown, near: number, capacity: number | null): JobError {
   if (error instanceof JobError) return error;
   const offset = offsetOf(error, near);
   const at = `at byte offset ${offset} (${formatBytes(offset)} in)`;
   switch (errorCode(error)) {
     case 'ENOSPC':
+      // Short of the size it announced, a drive that takes no more has most often gone: a card
+      // pulled from its reader leaves a device of 0 bytes, and every write to it finds no space.
+      if (capacity !== null && offset < capacity) {
+        return jobError('target-full', `${target} ran out of space ${at}, short of the ${formatBytes(capacity)} it announced: was it unplugged, or its card taken out? If not, it holds less than it claims (a counterfeit) or is failing.`, { offset });
+      }
       return jobError('target-full', `${target} ran out of space ${at}: the device is smaller than the image, or it failed to store more.`, { offset });
     case 'ENODEV':
     case 'ENXIO':
     case 'ENOENT':
     case 'ENOMEDIUM':
-      return jobError('target-unplugged', `${target} disappeared ${at}: was it unplugged? The device is now incomplete.`, { offset });
+      return jobError('target-unplugged', `${target} disappeared ${at}: was it unplugged?`, { offset });
     case 'EROFS':
     case 'EPERM':
     case 'EACCES':
       return jobError('target-read-only', `${target} refused the write ${at}: it is read-only (check the card's lock switch).`, { offset });
     case 'EIO':
-      return jobError('write-error', `I/O error writing ${target} ${at}: the card or reader may be failing. The device is now incomplete.`, { offset });
+      return jobError('write-error', `I/O error writing ${target} ${at}: the card or reader may be failing.`, { offset });
     default:
-      return jobError('write-error', `Writing ${target} failed ${at}: ${errorText(error)}. The device is now incomplete.`, { offset });
+      return jobError('write-error', `Writing ${target} failed ${at}: ${errorText(error)}.`, { offset });
   }
 }
 

@@ -1,6 +1,6 @@
 import { fstat } from 'node:fs';
 import type { Progress } from '../common/domain/progress.js';
-import type { TargetResult } from '../common/domain/result.js';
+import { reachedDrive, type TargetResult } from '../common/domain/result.js';
 import { KiB, MiB } from '../common/domain/units.js';
 import { settleTarget } from './after-write.js';
 import { alignDown, alignUp } from './job-memory.js';
@@ -122,7 +122,7 @@ export async function flash(job: FlashJob): Promise<TargetResult[]> {
     await Promise.all(
       active.map(async (t) => {
         const result = results.get(t.path);
-        if (result !== undefined) results.set(t.path, await settleTarget(t.facts, result, job.eject ?? false, platform));
+        if (result !== undefined) results.set(t.path, await settleTarget(t.facts, t.reached ? reachedDrive(result) : result, job.eject ?? false, platform));
       }),
     );
   }
@@ -184,7 +184,7 @@ async function runJob(job: WriteJob, layout: StreamLayout, opened: readonly Writ
       const target = active[i];
       if (target === undefined) return;
       if (outcome.status === 'fulfilled') survivors.push(target);
-      else results.set(target.path, { status: 'failed', target: target.path, bytes: imageBytes, ...targetWriteFailure(target.path, outcome.reason, layout.deviceOffset(near)).failure });
+      else results.set(target.path, { status: 'failed', target: target.path, bytes: imageBytes, ...targetWriteFailure(target.path, outcome.reason, layout.deviceOffset(near), target.capacity).failure });
     });
     active = survivors;
   };
@@ -267,12 +267,17 @@ async function runJob(job: WriteJob, layout: StreamLayout, opened: readonly Writ
       if (end === null) return await cancelAll();
       if (!end.ok) throw new JobError(end.failure);
       if (end.bytes !== null && end.bytes !== imageBytes) {
-        throw jobError('source-read-error', `The image source sent ${end.bytes} bytes, but ${imageBytes} arrived; the device is incomplete.`, { offset: layout.deviceOffset(Math.min(end.bytes, imageBytes)) });
+        throw jobError('source-read-error', `The image source sent ${end.bytes} bytes, but ${imageBytes} arrived.`, { offset: layout.deviceOffset(Math.min(end.bytes, imageBytes)) });
       }
     }
     if (streamBytes !== null && imageBytes < streamBytes) {
       const offset = layout.deviceOffset(imageBytes);
       throw jobError('source-truncated', `The image ended after ${offset} of its ${job.imageSize ?? streamBytes} bytes: the file is truncated (an incomplete download?).`, { offset });
+    }
+    // A stream of unknown length that brought nothing (an empty .gz or .bz2: sizes known in advance
+    // are refused by the probe). The head was never blanked: 0 bytes were read for it.
+    if (streamBytes === null && imageBytes === 0) {
+      throw jobError('source-truncated', 'The image is empty: it decodes to 0 bytes, so there is nothing to write. Was the download or the image build interrupted?', { offset: 0 });
     }
     if (job.signal?.aborted) return await cancelAll();
 

@@ -45,6 +45,9 @@ function openFailure(facts: DeviceFacts, error: unknown): Failure {
  * offsets are device byte offsets; the buffers handed in must be aligned (see job-memory.ts).
  */
 export class TargetDevice implements WriteTarget {
+  /** A write was started: from here on, the drive no longer holds what it did (see reachedDrive). */
+  reached = false;
+
   private constructor(
     /** As inspected before unmounting: its mountpoints are the ones that were unmounted. */
     readonly facts: DeviceFacts,
@@ -90,6 +93,7 @@ export class TargetDevice implements WriteTarget {
    * bytes past the image stay exactly as they were. `scratch` is an aligned block-sized region.
    */
   async write(buffer: Buffer, offset: number, length: number, position: number, scratch: Buffer): Promise<void> {
+    this.reached = true;
     const whole = alignDown(length, this.blockSize);
     if (whole > 0) {
       try {

@@ -1,5 +1,6 @@
 import type { BackupCompression } from '../../common/domain/backup-compression.js';
 import { backupDrive, checkBackup } from '../../user/backup/drive-backup.js';
+import { FileTarget } from '../../user/files/file-target.js';
 import { chooseElevation, onPath } from '../../user/launcher/elevation/choose.js';
 import { startHelper } from '../../user/launcher/launch.js';
 import { cancelOnSigint } from '../cancel.js';
@@ -33,7 +34,7 @@ export async function backupCommand(args: BackupArgs): Promise<number> {
   const interactive = process.stdin.isTTY === true;
   const reporter = createReporter(args.json);
   const controller = new AbortController();
-  const stopListening = cancelOnSigint(() => controller.abort());
+  const stopListening = cancelOnSigint(() => controller.abort(), `The drive was only read. The unfinished ${FileTarget.partialPath(file)} is left behind; delete it.`);
   const result = await backupDrive({
     drive,
     file,

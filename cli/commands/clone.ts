@@ -1,5 +1,6 @@
 import { realpath } from 'node:fs/promises';
 import { formatBytes } from '../../common/domain/units.js';
+import { DRIVE_INCOMPLETE } from '../../common/domain/result.js';
 import { currentPlatform } from '../../writer/platform/index.js';
 import { refuseSource } from '../../writer/source-device.js';
 import { chooseElevation, onPath } from '../../user/launcher/elevation/choose.js';
@@ -40,7 +41,7 @@ export async function cloneCommand(args: CloneArgs): Promise<number> {
     process.stderr.write('sluice: refusing to erase a drive without confirmation; pass --yes when running without a terminal.\n');
     return EXIT.usage;
   }
-  const judged = await judgeTargets(source, facts.size, [target]);
+  const judged = await judgeTargets(source, { size: facts.size }, [target]);
   const refused = await refuseTargets(judged, interactive && !args.yes);
   if (refused.length > 0) {
     for (const r of refused) reportOne(args.json, r);
@@ -62,7 +63,7 @@ export async function cloneCommand(args: CloneArgs): Promise<number> {
     onProgress: (p) => reporter.progress(p),
     onLog: (_level, message) => process.stderr.write(`sluice: ${message}\n`),
   });
-  const stopListening = cancelOnSigint(() => job.cancel());
+  const stopListening = cancelOnSigint(() => job.cancel(), DRIVE_INCOMPLETE);
   const results = await job.result;
   stopListening();
   reporter.end();

@@ -1,6 +1,7 @@
 import { lstat, stat } from 'node:fs/promises';
 import type { TargetResult } from '../../common/domain/result.js';
 import { flashToFile } from '../../user/files/flash-to-file.js';
+import { FileTarget } from '../../user/files/file-target.js';
 import { sourceEndSignal } from '../../writer/source-end.js';
 import type { PreparedImage } from '../../user/images/probe.js';
 import { openSourceFeed } from '../../user/images/source-feed.js';
@@ -89,7 +90,7 @@ export async function flashToFileCommand(prepared: PreparedImage, args: FileFlas
   const controller = new AbortController();
   const sourceEnd = sourceEndSignal();
   const location = prepared.plan.location;
-  const stopListening = cancelOnSigint(() => controller.abort());
+  const stopListening = cancelOnSigint(() => controller.abort(), `The unfinished ${FileTarget.partialPath(args.target)} is left behind; delete it.`);
   const result = flashToFile({
     source: feed.source,
     imageSize: prepared.imageSize,

@@ -1,3 +1,5 @@
+import { cutShortFailure } from '../../common/domain/cut-short.js';
+import { DRIVE_INCOMPLETE } from '../../common/domain/result.js';
 import { formatBytes } from '../../common/domain/units.js';
 import { chooseElevation, onPath } from '../../user/launcher/elevation/choose.js';
 import { startHelper } from '../../user/launcher/launch.js';
@@ -29,6 +31,8 @@ export interface FlashArgs {
   json: boolean;
   /** How to get root when not root already; default: sudo in a terminal, pkexec otherwise. */
   elevate?: 'sudo' | 'pkexec' | undefined;
+  /** --allow-truncated: write an image whose partitions reach past its end (see common/domain/cut-short.ts). */
+  allowTruncated: boolean;
 }
 
 /** Asks before erasing, naming each drive the way its owner knows it. */
@@ -41,7 +45,7 @@ async function confirmErase(info: ImageInfo, judged: readonly JudgedTarget[]): P
   return confirm('Continue?');
 }
 
-/** `sluice flash IMAGE DEVICE... | FILE [--sha256 HEX] [--bmap FILE | --no-bmap] [--no-verify] [--no-eject] [--yes] [--json] [--elevate sudo|pkexec]` */
+/** `sluice flash IMAGE DEVICE... | FILE [--sha256 HEX] [--bmap FILE | --no-bmap] [--allow-truncated] [--no-verify] [--no-eject] [--yes] [--json] [--elevate sudo|pkexec]` */
 export async function flashCommand(args: FlashArgs): Promise<number> {
   const fileTargets = (await Promise.all(args.targets.map(isFileTarget))).filter(Boolean).length;
   if (fileTargets > 0 && args.targets.length > 1) {
@@ -50,6 +54,12 @@ export async function flashCommand(args: FlashArgs): Promise<number> {
   }
   const prepared = await prepareCliImage({ image: args.image, sha256: args.sha256, bmap: args.bmap, systemTools: args.systemTools, partitions: false });
   if (typeof prepared === 'number') return prepared;
+  const cutShort = cutShortFailure(prepared.info);
+  if (cutShort !== null && !args.allowTruncated) {
+    process.stderr.write(`sluice: ${cutShort.message} To write it anyway, pass --allow-truncated. Nothing was written.\n`);
+    return EXIT.failed;
+  }
+  if (cutShort !== null) process.stderr.write(`sluice: warning: ${cutShort.message} Writing it anyway (--allow-truncated).\n`);
   const [fileTarget] = fileTargets > 0 ? args.targets : [];
   if (fileTarget !== undefined) return flashToFileCommand(prepared, { image: args.image, target: fileTarget, verify: args.verify, yes: args.yes, json: args.json });
   const { info } = prepared;
@@ -59,7 +69,7 @@ export async function flashCommand(args: FlashArgs): Promise<number> {
     return EXIT.usage;
   }
   const reporter = createReporter(args.json);
-  const judged = await judgeTargets(args.image, info.sizeExact ? info.size : null, args.targets);
+  const judged = await judgeTargets(args.image, { size: info.size, atLeast: !info.sizeExact }, args.targets);
   const refused = await refuseTargets(judged, interactive && !args.yes);
   if (refused.length > 0) {
     // One refused drive stops the whole job: the user asked for all of them, and gets none half-done.
@@ -92,7 +102,7 @@ export async function flashCommand(args: FlashArgs): Promise<number> {
     onProgress: (p) => reporter.progress(p),
     onLog: (_level, message) => process.stderr.write(`sluice: ${message}\n`),
   });
-  const stopListening = cancelOnSigint(() => job.cancel());
+  const stopListening = cancelOnSigint(() => job.cancel(), DRIVE_INCOMPLETE);
   const results = await feed.finish(job.result, (end) => job.endSource(end));
   stopListening();
   reporter.end();

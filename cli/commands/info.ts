@@ -1,3 +1,4 @@
+import { cutShortFailure } from '../../common/domain/cut-short.js';
 import { formatBytes } from '../../common/domain/units.js';
 import type { ImageInfo } from '../../common/domain/image.js';
 import { EXIT } from '../exit-codes.js';
@@ -9,7 +10,7 @@ function describe(info: ImageInfo): string {
     `${info.name}`,
     `  format:           ${info.format}`,
     `  stored size:      ${info.sourceSize === null ? 'not given by the server' : `${formatBytes(info.sourceSize)} (${info.sourceSize} bytes)`}`,
-    `  image size:       ${describeSize(info)}${info.size === null ? '' : ` (${info.sizeExact ? '' : 'about '}${info.size} bytes${info.sizeExact ? '' : ', from the gzip trailer, which wraps at 4 GiB'})`}`,
+    `  image size:       ${describeSize(info)}${info.size === null ? '' : ` (${info.sizeExact ? '' : 'at least '}${info.size} bytes${info.sizeExact ? '' : ', from the gzip trailer, which gives the size modulo 4 GiB'})`}`,
   ];
   if (info.entry !== null) lines.push(`  zip entry:        ${info.entry.choice ?? info.entry.name}`);
   const table = info.partitionTable;
@@ -23,6 +24,8 @@ function describe(info: ImageInfo): string {
   const map = info.blockMap;
   lines.push(`  block map:        ${map === null ? 'none' : `${map.from}: ${formatBytes(map.mappedBytes)} mapped in ${map.ranges} ranges; only those are written and verified`}`);
   lines.push(`  checksum:         ${info.checksum === null ? 'none' : `SHA-256 ${info.checksum.sha256} (from ${info.checksum.from})`}`);
+  const cutShort = cutShortFailure(info);
+  if (cutShort !== null) lines.push(`  problem:          ${cutShort.message}`);
   return lines.join('\n');
 }
 

@@ -1,6 +1,6 @@
 import type { Drive } from '../../common/domain/drive.js';
 import type { TargetResult } from '../../common/domain/result.js';
-import { judgeDrive, refusalFailure, refusalOf, verdictEffect, type Verdict } from '../../common/domain/verdict.js';
+import { judgeDrive, refusalFailure, refusalOf, verdictEffect, type ImageFacts, type Verdict } from '../../common/domain/verdict.js';
 import { imageFacts } from '../../user/drives/image-facts.js';
 import { listDrives } from '../../user/drives/list-drives.js';
 import { askText } from '../prompt.js';
@@ -19,7 +19,7 @@ export interface JudgedTarget {
  * the listing does not know (a partition, a file) gets no verdicts here; the helper's own checks
  * refuse what must be refused. A listing that fails is said, and the helper's checks still stand.
  */
-export async function judgeTargets(imagePath: string, imageSize: number | null, targets: readonly string[]): Promise<JudgedTarget[]> {
+export async function judgeTargets(imagePath: string, imageSize: Pick<ImageFacts, 'size' | 'atLeast'>, targets: readonly string[]): Promise<JudgedTarget[]> {
   const drives = await listDrives({ showAll: true, showVirtual: true }).catch((error: unknown) => {
     process.stderr.write(`sluice: could not list drives (${errorText(error)}); relying on the writer's own checks.\n`);
     return [] as Drive[];

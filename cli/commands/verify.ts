@@ -44,7 +44,7 @@ async function verifyFileHere(prepared: PreparedImage, target: string, reporter:
     return EXIT.unsupportedFormat;
   }
   const controller = new AbortController();
-  const stopListening = cancelOnSigint(() => controller.abort());
+  const stopListening = cancelOnSigint(() => controller.abort(), 'Nothing was written.');
   const result = verifyImage({ source: feed.source, imageSize: prepared.imageSize, target, signal: controller.signal, onProgress: (p) => reporter.progress(p) }).then((r) => [r]);
   // A decoder's failure makes the comparison meaningless: its reason is the result.
   const results = await feed.finish(result, () => undefined);
@@ -63,7 +63,7 @@ async function verifyDriveInHelper(prepared: PreparedImage, args: VerifyArgs, re
     onProgress: (p) => reporter.progress(p),
     onLog: (_level, message) => process.stderr.write(`sluice: ${message}\n`),
   });
-  const stopListening = cancelOnSigint(() => job.cancel());
+  const stopListening = cancelOnSigint(() => job.cancel(), 'Nothing was written.');
   const results = await feed.finish(job.result, () => undefined);
   stopListening();
   return results;

@@ -48,7 +48,10 @@ export interface ImageInfo {
   sourceSize: number | null;
   /** Bytes the image has once decoded, when known before decoding. */
   size: number | null;
-  /** The format records the size exactly; false means a hint (gzip's ISIZE is the size modulo 4 GiB). */
+  /**
+   * The format records the size exactly; false means `size` is a lower bound (gzip's ISIZE is the
+   * size modulo 4 GiB: the image holds that plus some multiple of 4 GiB).
+   */
   sizeExact: boolean;
   /** From the image's first sectors (decoded for a compressed image); null when not asked for, or they could not be read. */
   partitionTable: PartitionTable | null;

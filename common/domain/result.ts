@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { FailureSchema, type Failure } from './failure.js';
+import { FailureSchema, REFUSAL_CODES, type Failure } from './failure.js';
 import { ByteCount, DevicePath, Message } from './wire.js';
 
 /** Warnings on one ok result: eject and partition re-read give at most one each. */
@@ -36,6 +36,24 @@ export const TargetResultSchema = v.variant('status', [
 export type TargetResult = v.InferOutput<typeof TargetResultSchema>;
 
 export type TargetStatus = TargetResult['status'];
+
+/** The state a drive is left in once a flash that reached it failed: said at the end of the failure. */
+export const DRIVE_INCOMPLETE = 'The drive is incomplete; flash it again before use.';
+
+/**
+ * `result` for a drive that bytes of the job reached (its partition table blanked, the image
+ * partly written): a failure ends by saying the drive is incomplete, once. A refusal stands as
+ * it is; nothing was written. This is the one place a flash's failures get the drive's state.
+ */
+export function reachedDrive(result: TargetResult): TargetResult {
+  if (result.status !== 'failed' || REFUSAL_CODES.has(result.code) || saysDriveIncomplete(result)) return result;
+  return { ...result, message: `${result.message} ${DRIVE_INCOMPLETE}` };
+}
+
+/** Whether `result` says that bytes reached its drive (see reachedDrive). */
+export function saysDriveIncomplete(result: TargetResult): boolean {
+  return result.status === 'failed' && result.message.endsWith(DRIVE_INCOMPLETE);
+}
 
 /** A job succeeded only if every target it was given ended `ok`. */
 export function jobSucceeded(results: readonly TargetResult[]): boolean {

@@ -20,10 +20,13 @@ export function formatBytes(bytes: number): string {
   return `${value.toFixed(digits)} ${UNITS[unit]}`;
 }
 
-/** Formats a duration in seconds as "1 h 02 min", "3 min 05 s", "42 s" or "0.4 s". */
+/** Formats a duration in seconds as "1 h 02 min", "3 min 05 s", "42 s", "0.4 s" or "40 ms". */
 export function formatDuration(seconds: number): string {
-  // A fast flash takes under a second; "0 s" would read as "nothing happened".
-  if (seconds < 9.95) return `${Math.max(0, seconds).toFixed(1)} s`;
+  // A fast flash takes under a second; "0 s" would read as "nothing happened", and so would
+  // "0.0 s" beside a speed worked out from the real duration: under 0.1 s counts milliseconds.
+  if (seconds < 0.0005) return 'under 1 ms';
+  if (seconds < 0.095) return `${Math.round(seconds * 1000)} ms`;
+  if (seconds < 9.95) return `${seconds.toFixed(1)} s`;
   const s = Math.round(seconds);
   if (s < 60) return `${s} s`;
   const m = Math.floor(s / 60);

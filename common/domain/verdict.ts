@@ -20,6 +20,11 @@ export type SafetyFacts = Pick<Drive, 'device' | 'size' | 'readOnly' | 'system' 
 export interface ImageFacts {
   /** Bytes the image puts on the drive; null while unknown (a stream whose length shows only at its end). */
   size: number | null;
+  /**
+   * `size` is a lower bound, not the size: gzip's trailer gives the size modulo 4 GiB, so the
+   * image holds that many bytes plus some multiple of 4 GiB. A drive smaller than it is still too small.
+   */
+  atLeast?: boolean;
   /** The device (as Drive.device) whose filesystem stores the image file; null when none of them does, or unknown. */
   storedOn: string | null;
   /** The image is that drive itself (a clone), not a file on it. */
@@ -85,7 +90,7 @@ export function judgeDrive(drive: SafetyFacts, image: ImageFacts | null): Verdic
       kind: 'too-small',
       imageSize: image.size,
       driveSize: size,
-      message: `${device} is too small: the image needs ${formatBytes(image.size)} (${image.size} bytes), the drive has ${formatBytes(size)} (${size} bytes).`,
+      message: `${device} is too small: the image needs ${image.atLeast === true ? 'at least ' : ''}${formatBytes(image.size)} (${image.size} bytes), the drive has ${formatBytes(size)} (${size} bytes).`,
     });
   }
   if (drive.readOnly) {

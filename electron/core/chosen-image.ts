@@ -1,6 +1,7 @@
 import { basename } from 'node:path';
 import { ok, refuse, refused, type ApiResult } from '../../common/contracts/api-result.js';
 import type { FlashRequest } from '../../common/contracts/app-models.js';
+import { cutShortFailure } from '../../common/domain/cut-short.js';
 import { JobError } from '../../common/domain/failure.js';
 import type { ImageInfo } from '../../common/domain/image.js';
 import type { FileIdentity } from '../../user/images/open-image.js';
@@ -34,12 +35,18 @@ export class ChosenImage {
       const why = running === 'backup' ? 'a backup is running. Open it again when the backup has ended.' : 'a flash is running, and Sluice never changes the image under it. Open it again when the flash has ended.';
       return refuse('busy', `${basename(where)} was not opened: ${why}`);
     }
+    let probed: ProbedImage;
     try {
-      this.probed = await probe(where);
+      probed = await probe(where);
     } catch (error) {
       if (error instanceof JobError) return refused(error.failure);
       throw error;
     }
+    // The app has no "write it anyway": a cut-short image is refused here, where the image step
+    // shows why, and no drive is ever offered for it.
+    const cutShort = cutShortFailure(probed.info);
+    if (cutShort !== null) return refused(cutShort);
+    this.probed = probed;
     this.changed();
     return ok(this.probed.info);
   }

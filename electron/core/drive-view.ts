@@ -10,7 +10,7 @@ import type { ProbedImage } from './image-probe.js';
  * of `drives`, hidden ones included: it is usually this computer's system disk.
  */
 export function judgeDrives(drives: readonly Drive[], image: ProbedImage | null): DriveInfo[] {
-  const facts: ImageFacts | null = image === null ? null : { size: image.info.sizeExact ? image.info.size : null, ...storage(image, drives) };
+  const facts: ImageFacts | null = image === null ? null : { size: image.info.size, atLeast: !image.info.sizeExact, ...storage(image, drives) };
   return drives.map((drive) => ({ ...drive, verdicts: judgeDrive(drive, facts) }));
 }
 

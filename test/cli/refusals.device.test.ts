@@ -21,6 +21,8 @@ async function expectRefused(target: string, backing: string, code: string, imag
   expect(run.code).toBe(4);
   const result = resultsOf(run).get(target);
   expect(result).toMatchObject({ status: 'failed', code });
+  // Nothing reached the device: a refusal never says it is incomplete.
+  expect(result?.message).not.toMatch(/incomplete/);
   expect(digestFile(backing)).toBe(before);
   return result?.message ?? '';
 }
@@ -30,6 +32,19 @@ describeDevices('targets the engine refuses before writing a byte', () => {
     const loop = createLoop({ size: 1 * MiB });
     const message = await expectRefused(loop.path, loop.backing, 'target-too-small');
     expect(message).toContain('too small');
+  });
+
+  it('a device smaller than the size a .gz records in its trailer (a lower bound: gzip wraps it at 4 GiB)', async () => {
+    const loop = createLoop({ size: 2 * MiB });
+    const dir = scratchDir();
+    const image = join(dir, 'image.img');
+    writeRandomFile(image, 3 * MiB);
+    execFileSync('gzip', ['-k', image]);
+    const before = digestFile(loop.backing);
+    const run = await flashCli(`${image}.gz`, [loop.path]);
+    expect(run.code, run.stdout + run.stderr).toBe(4);
+    expect(resultsOf(run).get(loop.path)).toMatchObject({ status: 'failed', code: 'target-too-small', message: expect.stringMatching(/too small: the image needs at least 3\.1 MB \(3145728 bytes\)/) as unknown });
+    expect(digestFile(loop.backing)).toBe(before);
   });
 
   it('a regular file handed to the privileged writer itself (the CLI writes files on its own, as the user)', async () => {

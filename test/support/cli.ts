@@ -31,21 +31,24 @@ export interface CliOptions {
   cgroup?: string;
   /** Wraps the command, e.g. ['strace', ...] or ['/usr/bin/time', ...]. */
   wrapper?: string[];
+  /** Variables added to the environment the CLI inherits. */
+  env?: Record<string, string>;
 }
 
 /** Starts `command` with stdout and stderr piped, inside `cgroup` when given. */
-export function spawnCommand(command: readonly string[], cgroup?: string): ChildProcess {
+export function spawnCommand(command: readonly string[], cgroup?: string, env?: Record<string, string>): ChildProcess {
+  const options = { stdio: ['ignore', 'pipe', 'pipe'] as ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } };
   if (cgroup === undefined) {
-    return spawn(command[0] ?? '', command.slice(1), { stdio: ['ignore', 'pipe', 'pipe'] });
+    return spawn(command[0] ?? '', command.slice(1), options);
   }
   // The shell joins the cgroup, then becomes the command, so every byte it (and any child) writes is throttled.
   const script = `echo $$ > '${cgroup}/cgroup.procs' && exec "$@"`;
-  return spawn('sh', ['-c', script, 'sh', ...command], { stdio: ['ignore', 'pipe', 'pipe'] });
+  return spawn('sh', ['-c', script, 'sh', ...command], options);
 }
 
 /** Starts the CLI. Device arguments must already have passed assertTestTarget. */
 export function spawnCli(args: string[], options: CliOptions = {}): ChildProcess {
-  return spawnCommand([...(options.wrapper ?? []), process.execPath, CLI, ...args], options.cgroup);
+  return spawnCommand([...(options.wrapper ?? []), process.execPath, CLI, ...args], options.cgroup, options.env);
 }
 
 export function collect(child: ChildProcess): Promise<CliRun> {

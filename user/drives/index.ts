@@ -5,7 +5,7 @@
  *
  *   const scanner = new DriveScanner({ showAll: false, showVirtual: false, onEvent });
  *   scanner.start();
- *   const verdicts = judgeDrive(drive, await imageFacts(imagePath, imageSize, scanner.drives));
+ *   const verdicts = judgeDrive(drive, await imageFacts(imagePath, { size: imageSize }, scanner.drives));
  */
 export type { Drive, DriveBus, SystemRole } from '../../common/domain/drive.js';
 export {

@@ -7,7 +7,7 @@ import { jobError } from '../../common/domain/failure.js';
 
 const SHA256_HEX = /^[0-9a-fA-F]{64}$/;
 /** Checksum files are small; a larger file of that name is not one. */
-const MAX_CHECKSUM_FILE_BYTES = 1024 * 1024;
+export const MAX_CHECKSUM_FILE_BYTES = 1024 * 1024;
 
 async function readSmallText(path: string): Promise<string | null> {
   try {
@@ -34,21 +34,32 @@ export function checksumFor(text: string, name: string): string | null {
   return only?.[1]?.toLowerCase() ?? null;
 }
 
+/** A checksum list that may sit beside an image: where it is (for the messages), the image's name in it, and its text (null: none there). */
+export interface ChecksumList {
+  from: string;
+  name: string;
+  read(): Promise<string | null>;
+}
+
+/** IMAGE.sha256, then SHA256SUMS in the image's folder. */
+export function listsBesideFile(image: string): ChecksumList[] {
+  const name = basename(image);
+  return [`${image}.sha256`, join(dirname(image), 'SHA256SUMS')].map((list) => ({ from: basename(list), name, read: () => readSmallText(list) }));
+}
+
 /**
- * The checksum to verify the image against: `--sha256 HEX` when given, else IMAGE.sha256 or
- * SHA256SUMS next to a local image, when one lists it. Null when there is none.
+ * The checksum to verify the image against: `--sha256 HEX` when given, else the first of the
+ * lists `beside` the image (asked for only then) that names it. Null when there is none.
  */
-export async function expectedChecksum(image: string, local: boolean, explicit: string | undefined): Promise<ExpectedChecksum | null> {
+export async function expectedChecksum(explicit: string | undefined, beside: () => readonly ChecksumList[]): Promise<ExpectedChecksum | null> {
   if (explicit !== undefined) {
     if (!SHA256_HEX.test(explicit)) throw jobError('unsupported-format', `--sha256 takes 64 hexadecimal digits, not "${explicit}".`);
     return { sha256: explicit.toLowerCase(), from: '--sha256' };
   }
-  if (!local) return null;
-  const name = basename(image);
-  for (const list of [`${image}.sha256`, join(dirname(image), 'SHA256SUMS')]) {
-    const text = await readSmallText(list);
-    const sha256 = text === null ? null : checksumFor(text, name);
-    if (sha256 !== null) return { sha256, from: basename(list) };
+  for (const list of beside()) {
+    const text = await list.read();
+    const sha256 = text === null ? null : checksumFor(text, list.name);
+    if (sha256 !== null) return { sha256, from: list.from };
   }
   return null;
 }

@@ -123,7 +123,7 @@ export async function startDecoder(plan: DecodePlan, output: DecoderOutput = 'st
       if (stopped) return resolve({ status: 'abandoned' });
       const why = signal !== null ? `killed by ${signal}` : `exit code ${code ?? '?'}`;
       const said = stderr.trim().split('\n').pop() ?? '';
-      resolve({ status: 'failed', failure: { code: 'source-read-error', message: `The decoder stopped unexpectedly (${why}${said ? `: ${said}` : ''}); the device is incomplete.` } });
+      resolve({ status: 'failed', failure: { code: 'source-read-error', message: `The decoder stopped unexpectedly (${why}${said ? `: ${said}` : ''}).` } });
     });
   });
   child.send(plan);

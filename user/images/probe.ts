@@ -10,7 +10,7 @@ import type { ImageInfo, PartitionTable } from '../../common/domain/image.js';
 import { readFully } from '../../node/io.js';
 import { MAX_BMAP_BYTES, parseBmap } from './bmap.js';
 import { bmapCandidates, fromBmap, fromQcow2, readBmapFile } from './block-maps.js';
-import { expectedChecksum } from './checksums.js';
+import { expectedChecksum, listsBesideFile } from './checksums.js';
 import type { DecodePlan, SourceLocation, ZipEntryPlan } from '../../common/contracts/decoder-protocol.js';
 import { dmgSize, openDmg } from './dmg.js';
 import { readQcow2 } from './qcow2.js';
@@ -19,6 +19,7 @@ import { systemDecoder } from './decode/system-tool.js';
 import { readDecodedHead } from './decoded-head.js';
 import { detectFormat, SNIFF_BYTES, type ImageFormat } from './detect-format.js';
 import { httpRangeReader, isUrl, openHttp } from './http-source.js';
+import { listsBesideUrl } from './url-checksums.js';
 import { openImage, type FileIdentity, type OpenedImage } from './open-image.js';
 import { filesystemLabel, FILESYSTEM_SNIFF_BYTES, PARTITION_TABLE_BYTES, readPartitionTable } from './partition-table.js';
 import { readXzIndex, type ReadAt } from './xz-index.js';
@@ -54,7 +55,9 @@ export interface ImageRequest {
   systemTools?: boolean | undefined;
   /**
    * Read the partition table (default true). A compressed image's needs a short decoder run
-   * (about 0.2 s for xz), which a flash can do without.
+   * (about 0.2 s for xz), which a flash can do without. An image read in place (raw, a stored zip
+   * entry) always has its table read: a few small reads, and they tell whether it was cut short
+   * (common/domain/cut-short.ts).
    */
   partitions?: boolean | undefined;
 }
@@ -77,11 +80,29 @@ function fileReader(image: OpenedImage): ReadAt {
   };
 }
 
-/** The size a gzip file announces in its last four bytes: the last member's size modulo 4 GiB. */
+/**
+ * Deflate turns at most 258 bytes into one code of at least a bit or two: no gzip data decodes to
+ * more than about 1032 times its size.
+ */
+const MAX_DEFLATE_RATIO = 1032;
+
+/**
+ * The size a gzip file announces in its last four bytes: the last member's size modulo 4 GiB, so
+ * a lower bound of the image's size. A file cut short ends in compressed data instead, read here
+ * as a size all the same; one larger than the file could decode to is known not to be a size.
+ */
 async function gzipSizeHint(readAt: ReadAt, fileSize: number): Promise<number | null> {
   if (fileSize < 18) return null;
   const isize = (await readAt(fileSize - 4, 4)).readUInt32LE(0);
-  return isize === 0 ? null : isize;
+  return isize === 0 || isize > (fileSize - 18) * MAX_DEFLATE_RATIO ? null : isize;
+}
+
+/**
+ * An image that decodes to nothing is refused before anything starts, as an empty raw file is
+ * (open-image.ts): writing it would blank the drive's partition table and report success.
+ */
+function refuseEmpty(size: number | null, image: string): void {
+  if (size === 0) throw jobError('source-truncated', `${image} holds an empty image: it decodes to 0 bytes. Was the download or the image build interrupted?`);
 }
 
 /** Reads partition labels from each partition's first bytes, where the image can be read at any offset. */
@@ -167,7 +188,8 @@ async function prepareFile(request: ImageRequest): Promise<PreparedImage> {
     if (bmap !== null && size !== null && sizeExact && bmap.imageSize !== size) {
       throw jobError('source-corrupt', `The block map ${bmap.from} does not match the image: it maps an image of ${bmap.imageSize} bytes, but ${path} holds ${size}.`);
     }
-    const checksum = await expectedChecksum(path, true, request.sha256);
+    if (sizeExact) refuseEmpty(size, path);
+    const checksum = await expectedChecksum(request.sha256, () => listsBesideFile(path));
     const plan: DecodePlan = {
       location: { kind: 'file', path },
       format,
@@ -179,7 +201,7 @@ async function prepareFile(request: ImageRequest): Promise<PreparedImage> {
       sendImage: !(format === 'raw' && bmap === null),
       systemTools: request.systemTools ?? true,
     };
-    const head = request.partitions === false ? null : readImageAt !== null ? await readImageAt(0, PARTITION_TABLE_BYTES) : await readDecodedHead(plan, PARTITION_TABLE_BYTES);
+    const head = readImageAt !== null ? await readImageAt(0, PARTITION_TABLE_BYTES) : request.partitions === false ? null : await readDecodedHead(plan, PARTITION_TABLE_BYTES);
     const partitionTable = head === null ? null : await withFilesystemLabels(readPartitionTable(head), readImageAt);
     return {
       info: {
@@ -242,12 +264,14 @@ async function prepareUrl(request: ImageRequest): Promise<PreparedImage> {
   }
   if (request.bmap !== undefined && request.bmap !== false) throw jobError('unsupported-format', 'A block map (--bmap) applies to local images only.');
   if (format === 'bzip2') await requireBzip2(request);
-  const checksum = await expectedChecksum(url, false, request.sha256);
+  const imageSize = format === 'raw' ? body.size : format === 'xz' ? await xzSizeOverHttp(body.finalUrl, body.size) : null;
+  refuseEmpty(imageSize, url);
+  const checksum = await expectedChecksum(request.sha256, () => listsBesideUrl([body.finalUrl, url]));
   const location: SourceLocation = { kind: 'url', url };
   const plan: DecodePlan = {
     location,
     format,
-    imageSize: format === 'raw' ? body.size : format === 'xz' ? await xzSizeOverHttp(body.finalUrl, body.size) : null,
+    imageSize,
     sha256: checksum?.sha256 ?? null,
     sha256From: checksum?.from ?? null,
     map: null,

@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
 import type { HelperJobOf } from '../../common/contracts/helper-protocol.js';
-import { type SourceEnd, type TargetResult } from '../../common/domain/result.js';
+import { reachedDrive, saysDriveIncomplete, type SourceEnd, type TargetResult } from '../../common/domain/result.js';
 import { REFUSAL_CODES, type Failure } from '../../common/domain/failure.js';
 import { startDecoder, type DecoderOutput, type RunningDecoder } from './decoder-launch.js';
 import { openImage } from './open-image.js';
@@ -28,11 +28,14 @@ export interface SourceFeed {
 /**
  * A failed source is the reason for a failed job: the helper only sees a pipe that ended early
  * (or not at all). Refusals and cancellations stand: nothing was written, or the user stopped it.
+ * Whether bytes reached a drive only the helper knows; its result says so, and the source's
+ * reason keeps it.
  */
 export function withSourceFailure(results: readonly TargetResult[], failure: Failure): TargetResult[] {
   return results.map((r) => {
     if (r.status === 'cancelled' || (r.status === 'failed' && REFUSAL_CODES.has(r.code))) return r;
-    return { status: 'failed', target: r.target, bytes: r.bytes, ...failure };
+    const failed: TargetResult = { status: 'failed', target: r.target, bytes: r.bytes, ...failure };
+    return r.status === 'ok' || saysDriveIncomplete(r) ? reachedDrive(failed) : failed;
   });
 }
 

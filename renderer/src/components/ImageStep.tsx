@@ -19,10 +19,10 @@ interface ImageStepProps {
   onClear: () => void;
 }
 
-/** What the drive receives: exact, "about" for a size the format only hints at, or unknown. */
+/** What the drive receives: exact, "at least" for a lower bound (gzip's trailer), or unknown. */
 function writesText(image: ImageInfo): string {
   if (image.size === null) return 'Known once decompressed';
-  return image.sizeExact ? formatBytes(image.size) : `about ${formatBytes(image.size)}`;
+  return image.sizeExact ? formatBytes(image.size) : `at least ${formatBytes(image.size)}`;
 }
 
 function partitionsText(image: ImageInfo): string {

@@ -13,6 +13,11 @@ describe('formatBytes: powers of 1000, as printed on the card', () => {
 
 describe('formatDuration', () => {
   it.each<[number, string]>([
+    [0, 'under 1 ms'],
+    [0.0004, 'under 1 ms'],
+    [0.012, '12 ms'],
+    [0.0949, '95 ms'],
+    [0.095, '0.1 s'],
     [0.37, '0.4 s'],
     [9.9, '9.9 s'],
     [42.4, '42 s'],

@@ -104,6 +104,13 @@ describe('the rules themselves', () => {
     expect(refusal && refusalFailure(refusal)).toEqual({ code: 'target-too-small', message: expect.stringMatching(/32000000001 bytes.*32000000000 bytes/) as unknown });
   });
 
+  it('takes a lower bound (gzip’s trailer) as a size the drive must hold at least, and says "at least"', () => {
+    const refusal = refusalOf(judgeDrive(card, { size: size + 1, atLeast: true, storedOn: null }));
+    expect(refusal && refusalFailure(refusal)).toEqual({ code: 'target-too-small', message: expect.stringMatching(/needs at least 32\.0 GB \(32000000001 bytes\), the drive has 32\.0 GB \(32000000000 bytes\)/) as unknown });
+    // The real size may be larger still (by multiples of 4 GiB): a drive the bound fits passes, and the writer stops at its end.
+    expect(judgeDrive(card, { size, atLeast: true, storedOn: null })).toEqual([]);
+  });
+
   it('refuses the drive the image is stored on', () => {
     const refusal = refusalOf(judgeDrive(card, { size: 1, storedOn: '/dev/sdz' }));
     expect(refusal && refusalFailure(refusal).code).toBe('target-is-source');

@@ -40,11 +40,17 @@ describe('the drives the picker gets', () => {
     expect(kinds(fromCard, '/dev/sdb')).toEqual(['source', 'mounted']);
   });
 
-  it('say nothing about size without an image, or while its decoded size is unknown or only hinted (gzip)', () => {
-    for (const chosen of [null, image('/home/me/os.img.xz', null), image('/home/me/big.img.gz', 64e9, false)]) {
+  it('say nothing about size without an image, or while its decoded size is unknown', () => {
+    for (const chosen of [null, image('/home/me/os.img.xz', null)]) {
       expect(judgeDrives(linux, chosen).flatMap((d) => d.verdicts.map((v) => v.kind))).not.toContain('too-small');
     }
     expect(kinds(judgeDrives(linux, image('/home/me/big.img', 64e9)), '/dev/sdb')).toEqual(['too-small', 'mounted']);
+  });
+
+  it('judge with gzip’s size hint as the least the drive must hold', () => {
+    const sdb = judged(judgeDrives(linux, image('/home/me/big.img.gz', 64e9, false)), '/dev/sdb');
+    expect(sdb.verdicts[0]).toMatchObject({ kind: 'too-small', message: expect.stringContaining('the image needs at least 64.0 GB') as unknown });
+    expect(targetRefusal(sdb, false)?.code).toBe('target-too-small');
   });
 });
 

@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
-import { closeSync, copyFileSync, openSync, readSync, statSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, copyFileSync, openSync, readFileSync, readSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
+import { constants, gunzipSync } from 'node:zlib';
 import { beforeAll, expect, it } from 'vitest';
 import { MiB } from '../../../common/domain/units.js';
 import { detectPartitionTable, PARTITION_TABLE_BYTES } from '../../../user/images/partition-table.js';
@@ -61,11 +62,19 @@ describeDevices('sluice flash: bad input ends the job with its own reason, and t
    */
   async function expectSourceFailure(image: string, code: string | RegExp, message: RegExp, flags: string[] = []): Promise<CliRun> {
     sh(dir, `dd if=/dev/urandom of=${loop.backing} bs=1M count=${IMAGE_SIZE / MiB} conv=notrunc status=none`);
+    const before = digestFile(loop.backing);
     const run = await flashCli(image, [loop.path], ['--no-eject', ...flags]);
     const result = resultsOf(run).get(loop.path);
     expect(result, run.stdout + run.stderr).toMatchObject({ status: 'failed' });
     expect(result?.code).toMatch(code);
     expect(result?.message).toMatch(message);
+    // The result says what state the device is in: once image bytes arrived, its partition table
+    // was blanked and the image partly written; with none, it is untouched and not said to be changed.
+    if ((result?.bytes ?? 0) > 0) expect(result?.message).toMatch(/ The drive is incomplete; flash it again before use\.$/);
+    else {
+      expect(result?.message).not.toMatch(/incomplete;/);
+      expect(digestFile(loop.backing)).toBe(before);
+    }
     expect(run.code).toBe(1);
     expect(run.stdout).not.toMatch(/written and verified/);
     // The image's GPT is at 512; the device's random fill (or the helper's blanking) cannot hold one.
@@ -83,9 +92,52 @@ describeDevices('sluice flash: bad input ends the job with its own reason, and t
     expect(digestFile(loop.backing)).toBe(before);
   }
 
-  it('gzip cut short', async () => {
-    await expectSourceFailure(truncated(dir, 'os.img.gz', 2 * MiB), 'source-truncated', /gzip data ends too early, at image byte \d+ \(compressed byte \d+\)/);
+  it('gzip cut short: the exact decoded offset where it ends, the same every time', async () => {
+    // A cut .gz ends in compressed data, which the probe reads as the trailer's size, a lower bound
+    // of the image's (see gzipSizeHint). Cut where those bytes claim more than the file can decode
+    // to, as about half of all cuts of a 2 MiB file do: such a "size" is known to be none, and
+    // the image is written until the decoder finds the end. (With a plausible one it would be
+    // refused as too large for a drive smaller than that claim.)
+    const whole = readFileSync(join(dir, 'os.img.gz'));
+    let length = 2 * MiB;
+    while (whole.readUInt32LE(length - 4) <= (length - 18) * 1032) length -= 1;
+    const cut = truncated(dir, 'os.img.gz', length);
+    // What zlib can decode of the cut file, in one call: the image's good part.
+    const decodable = gunzipSync(readFileSync(cut), { finishFlush: constants.Z_SYNC_FLUSH }).length;
+    for (let run = 0; run < 2; run++) {
+      const failed = await expectSourceFailure(cut, 'source-truncated', new RegExp(`gzip data ends too early, at image byte ${decodable} \\(compressed byte \\d+\\)`));
+      expect(resultsOf(failed).get(loop.path)?.offset).toBe(decodable);
+    }
   });
+
+  it('a gzip whose data is bad from its first byte fails before a byte reaches the device: untouched, and not said to be incomplete', async () => {
+    // A 10-byte gzip header, then a deflate block of the reserved type 3: nothing can be decoded.
+    const bad = join(dir, 'bad-start.img.gz');
+    writeFileSync(bad, Buffer.concat([Buffer.from([0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3]), Buffer.alloc(64, 0xff)]));
+    const before = digestFile(loop.backing);
+    const run = await flashCli(bad, [loop.path], ['--no-eject']);
+    expect(run.code).toBe(1);
+    const result = resultsOf(run).get(loop.path);
+    expect(result, run.stdout + run.stderr).toMatchObject({ status: 'failed', code: 'source-corrupt', bytes: 0 });
+    expect(result?.message).toMatch(/gzip data is corrupt at image byte 0/);
+    expect(result?.message).not.toMatch(/incomplete/);
+    expect(digestFile(loop.backing)).toBe(before);
+  });
+
+  for (const [name, compress] of [['gz', 'gzip'], ['xz', 'xz'], ['zst', 'zstd -q'], ['bz2', 'bzip2']] as const) {
+    it(`an empty .${name} (a valid archive of 0 bytes) is refused, and nothing is written`, async () => {
+      sh(dir, `printf '' | ${compress} -c > empty.img.${name}`);
+      const before = digestFile(loop.backing);
+      const run = await flashCli(join(dir, `empty.img.${name}`), [loop.path], ['--no-eject']);
+      expect(run.code, run.stdout + run.stderr).toBe(1);
+      expect(run.stdout).not.toMatch(/"status":"ok"/);
+      // Refused by the probe when the format records the size (xz, zstd), else by the writer when the stream ends.
+      const said = resultsOf(run).get(loop.path)?.message ?? run.stderr;
+      expect(said).toMatch(/empty.*0 bytes/);
+      expect(said).not.toMatch(/incomplete/);
+      expect(digestFile(loop.backing)).toBe(before);
+    });
+  }
 
   it('gzip whose CRC does not match', async () => {
     // The trailer is CRC-32, then the size: the mismatch shows only once everything was sent.
@@ -142,6 +194,14 @@ describeDevices('sluice flash: bad input ends the job with its own reason, and t
     const run = await flashCli(join(dir, 'os.img.zst'), [loop.path], ['--no-eject']);
     expect(resultsOf(run).get(loop.path), run.stderr).toMatchObject({ status: 'ok' });
     expect(run.events.find((e) => e.type === 'source')?.['checksum']).toMatchObject({ from: 'os.img.zst.sha256' });
+  });
+
+  it('a raw image cut short, its last partition reaching past its end: refused untouched, written only with --allow-truncated', async () => {
+    const cut = truncated(dir, 'os.img', 12 * MiB);
+    await expectRefused(cut, 1, /cut-os\.img is cut short: it ends at 12\.6 MB \(12582912 bytes\), but its partition 2 reaches to \d+\.\d MB \(\d+ bytes\)\..* To write it anyway, pass --allow-truncated\. Nothing was written\./);
+    const run = await flashCli(cut, [loop.path], ['--no-eject', '--allow-truncated']);
+    expect(resultsOf(run).get(loop.path), run.stdout + run.stderr).toMatchObject({ status: 'ok', bytes: 12 * MiB });
+    expect(run.stderr).toMatch(/warning: cut-os\.img is cut short: .* Writing it anyway \(--allow-truncated\)\./);
   });
 
   it('xz cut short: its index is gone, so it is refused before writing', async () => {

@@ -31,7 +31,7 @@ describeDevices('sluice flash URL: streamed from a server, with its errors', () 
     // dies half-way through a body whose full length it announced.
     server = createServer((request, response) => {
       const url = request.url ?? '/';
-      const body = files.get(url.replace(/^\/(cut|moved|ranged)/, ''));
+      const body = files.get(url.replace(/^\/(cut|moved|ranged|stall)/, ''));
       if (url === '/missing.img.xz') return response.writeHead(404, 'Not Found').end();
       if (url === '/broken.img.xz') return response.writeHead(500, 'Internal Server Error').end();
       if (body === undefined) return response.writeHead(404).end();
@@ -44,6 +44,8 @@ describeDevices('sluice flash URL: streamed from a server, with its errors', () 
         return response.writeHead(206, { 'Content-Range': `bytes ${start}-${end}/${body.length}`, 'Content-Length': end - start + 1 }).end(body.subarray(start, end + 1));
       }
       response.writeHead(200, { 'Content-Length': body.length, 'Content-Type': 'application/octet-stream' });
+      // Under /stall/ the server sends half the body, then nothing, with the connection left open.
+      if (url.startsWith('/stall/')) return response.write(body.subarray(0, Math.floor(body.length / 2)));
       if (!url.startsWith('/cut/')) return response.end(body);
       // Enough for the probe's first bytes, then the connection drops mid-way.
       response.write(body.subarray(0, Math.floor(body.length / 2)), () => setTimeout(() => response.socket?.destroy(), 50));
@@ -59,15 +61,16 @@ describeDevices('sluice flash URL: streamed from a server, with its errors', () 
     sh(dir, `dd if=/dev/urandom of=${loop.backing} bs=1M count=${IMAGE_SIZE / MiB} conv=notrunc status=none`);
   }
 
-  async function expectFailure(url: string, code: string, message: RegExp, flags: string[] = []): Promise<CliRun> {
+  async function expectFailure(url: string, code: string, message: RegExp, flags: string[] = [], env: Record<string, string> = {}): Promise<CliRun> {
     garbage();
-    const run = await flashCli(url, [loop.path], ['--no-eject', ...flags]);
+    const run = await flashCli(url, [loop.path], ['--no-eject', ...flags], { env });
     expect(run.code, run.stdout + run.stderr).toBe(1);
     expect(run.stdout).not.toMatch(/"status":"ok"/);
     const result = resultsOf(run).get(loop.path);
     if (result !== undefined) {
       expect(result).toMatchObject({ status: 'failed', code });
       expect(result.message).toMatch(message);
+      expect(result.message).toMatch(/ The drive is incomplete; flash it again before use\.$/);
     } else {
       expect(run.stderr).toMatch(message);
     }
@@ -132,6 +135,15 @@ describeDevices('sluice flash URL: streamed from a server, with its errors', () 
   for (const name of ['os.img', 'os.img.xz']) {
     it(`a connection that dies half-way through ${name}: the device is reported incomplete`, async () => {
       await expectFailure(`${base}/cut/${name}`, 'source-truncated', /download of .* (broke off|stopped) after \d+ (bytes )?of \d+/);
+    });
+  }
+
+  for (const name of ['os.img', 'os.img.gz']) {
+    it(`a server that stops sending half-way through ${name}: a clear failure once the stall timeout passes, not a wait forever`, async () => {
+      const started = performance.now();
+      // The stall timeout (30 s) shortened through the variable that exists for tests.
+      await expectFailure(`${base}/stall/${name}`, 'source-read-error', /download of .* stalled: the server stopped sending at byte \d+ of \d+, and sent nothing for 500 ms/, [], { SLUICE_STALL_TIMEOUT_MS: '500' });
+      expect(performance.now() - started).toBeLessThan(5000);
     });
   }
 });

@@ -16,25 +16,47 @@ import { ZstdFrameSplitter, type FramePiece } from './zstd-frames.js';
 /** zlib's output chunk: 16 KiB by default, which costs 3x in per-chunk overhead (measured). */
 const OUTPUT_CHUNK = 1 * MiB;
 
-/** A zlib or zstd error as a JobError naming the format, what is wrong and where. */
-function decodeFailure(format: string, error: unknown, sink: ImageSink, compressedAt: number | null): Error {
+/**
+ * How far a decoder got: the bytes it produced, counted as it produces them. The sink's position
+ * lags behind: decoded bytes wait in the decoder's output buffer and in the sink's (4 MiB) on their
+ * way, so a truncated .gz was said to end at 40851998, 41900414, ... (a different offset each run)
+ * where zlib had decoded 42980078 bytes. Every byte a decoder produces before it finds its input
+ * bad is good image, so this count is where the image's good part ends.
+ */
+export class DecodedBytes {
+  count = 0;
+
+  /** Counts what `stream` pushes from now on. */
+  watch<T extends Readable>(stream: T): T {
+    const push = stream.push.bind(stream);
+    stream.push = (chunk: unknown, encoding?: BufferEncoding) => {
+      if (chunk !== null && chunk !== undefined) this.count += (chunk as Uint8Array).length;
+      return push(chunk, encoding);
+    };
+    return stream;
+  }
+}
+
+/** A zlib or zstd error as a JobError naming the format, what is wrong and where (`decoded`: image bytes decoded before it). */
+function decodeFailure(format: string, error: unknown, decoded: number, compressedAt: number | null): Error {
   if (error instanceof JobError || error instanceof ReaderGone) return error;
   const code = errorCode(error);
-  const where = `at image byte ${sink.position}${compressedAt !== null ? ` (compressed byte ${compressedAt})` : ''}`;
+  const where = `at image byte ${decoded}${compressedAt !== null ? ` (compressed byte ${compressedAt})` : ''}`;
   if (code === 'Z_BUF_ERROR' || /unexpected end/i.test(errorText(error))) {
-    return jobError('source-truncated', `The ${format} data ends too early, ${where}: it is truncated (an incomplete download?).`, { offset: sink.position });
+    return jobError('source-truncated', `The ${format} data ends too early, ${where}: it is truncated (an incomplete download?).`, { offset: decoded });
   }
   if (code.startsWith('Z_') || code.startsWith('ZSTD_') || code === 'ERR_ZLIB_INITIALIZATION_FAILED') {
-    return jobError('source-corrupt', `The ${format} data is corrupt ${where}: ${errorText(error)}.`, { offset: sink.position });
+    return jobError('source-corrupt', `The ${format} data is corrupt ${where}: ${errorText(error)}.`, { offset: decoded });
   }
   return error instanceof Error ? error : new Error(String(error));
 }
 
 /** gzip, including images made of several members (pigz, concatenated parts). */
 export async function gunzip(input: Readable, sink: ImageSink): Promise<void> {
-  const decoder = createGunzip({ chunkSize: OUTPUT_CHUNK });
+  const decoded = new DecodedBytes();
+  const decoder = decoded.watch(createGunzip({ chunkSize: OUTPUT_CHUNK }));
   await pipeline(input, decoder, sink).catch((error: unknown) => {
-    throw decodeFailure('gzip', error, sink, decoder.bytesWritten);
+    throw decodeFailure('gzip', error, decoded.count, decoder.bytesWritten);
   });
 }
 
@@ -44,6 +66,7 @@ export async function gunzip(input: Readable, sink: ImageSink): Promise<void> {
  */
 export async function unzipEntry(input: Readable, sink: ImageSink, method: number, expectedCrc: number, name: string): Promise<void> {
   let crc = 0;
+  const decoded = new DecodedBytes();
   const checked = new Transform({
     transform(chunk: Buffer, _encoding, callback: TransformCallback) {
       crc = crc32(chunk, crc);
@@ -51,14 +74,14 @@ export async function unzipEntry(input: Readable, sink: ImageSink, method: numbe
     },
     flush(callback) {
       if (crc >>> 0 !== expectedCrc >>> 0) {
-        return callback(jobError('source-corrupt', `The zip entry ${name} is corrupt: its CRC-32 is ${(crc >>> 0).toString(16).padStart(8, '0')}, the archive records ${(expectedCrc >>> 0).toString(16).padStart(8, '0')}.`, { offset: sink.position }));
+        return callback(jobError('source-corrupt', `The zip entry ${name} is corrupt: its CRC-32 is ${(crc >>> 0).toString(16).padStart(8, '0')}, the archive records ${(expectedCrc >>> 0).toString(16).padStart(8, '0')}.`, { offset: decoded.count }));
       }
       callback();
     },
   });
-  const decoder = method === 0 ? new PassThrough({ highWaterMark: OUTPUT_CHUNK }) : createInflateRaw({ chunkSize: OUTPUT_CHUNK, finishFlush: constants.Z_SYNC_FLUSH });
+  const decoder = decoded.watch(method === 0 ? new PassThrough({ highWaterMark: OUTPUT_CHUNK }) : createInflateRaw({ chunkSize: OUTPUT_CHUNK, finishFlush: constants.Z_SYNC_FLUSH }));
   await pipeline(input, decoder, checked, sink).catch((error: unknown) => {
-    throw decodeFailure('zip (deflate)', error, sink, method === 0 ? null : (decoder as Transform & { bytesWritten: number }).bytesWritten);
+    throw decodeFailure('zip (deflate)', error, decoded.count, method === 0 ? null : (decoder as Transform & { bytesWritten: number }).bytesWritten);
   });
 }
 
@@ -67,6 +90,7 @@ export async function unzstd(input: Readable, sink: ImageSink): Promise<void> {
   let decoder: ZstdDecompress | null = null;
   let decoding: Promise<void> | null = null;
   let compressed = 0;
+  const decoded = new DecodedBytes();
   const finishFrame = async (): Promise<void> => {
     if (decoder === null || decoding === null) return;
     decoder.end();
@@ -77,7 +101,7 @@ export async function unzstd(input: Readable, sink: ImageSink): Promise<void> {
     write(piece: FramePiece, _encoding, callback) {
       if (!Buffer.isBuffer(piece)) {
         finishFrame().then(() => {
-          decoder = createZstdDecompress({ chunkSize: OUTPUT_CHUNK });
+          decoder = decoded.watch(createZstdDecompress({ chunkSize: OUTPUT_CHUNK }));
           decoding = pipeline(decoder, sink, { end: false });
           decoding.catch((error: unknown) => frames.destroy(error as Error));
           callback();
@@ -98,6 +122,6 @@ export async function unzstd(input: Readable, sink: ImageSink): Promise<void> {
     sink.end();
     await finished(sink);
   } catch (error) {
-    throw decodeFailure('zstd', error, sink, compressed);
+    throw decodeFailure('zstd', error, decoded.count, compressed);
   }
 }

@@ -1,6 +1,7 @@
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { ReaderGone, type ImageSink } from './image-sink.js';
+import { DecodedBytes } from './in-process.js';
 import { jobError, JobError } from '../../../common/domain/failure.js';
 import { errorText } from '../../../common/domain/error-details.js';
 
@@ -26,11 +27,13 @@ const XZ_ERRORS: Record<number, { code: 'source-corrupt' | 'source-truncated' | 
 export async function unxz(input: Readable, sink: ImageSink): Promise<void> {
   // A CommonJS module, loaded only when needed: most systems decode xz with the xz tool.
   const { XzReadableStream } = (await import('xz-decompress')).default;
-  const decoded = Readable.fromWeb(new XzReadableStream(Readable.toWeb(input) as ReadableStream<Uint8Array>) as never);
-  await pipeline(decoded, sink).catch((error: unknown) => {
+  const decoded = new DecodedBytes();
+  const output = decoded.watch(Readable.fromWeb(new XzReadableStream(Readable.toWeb(input) as ReadableStream<Uint8Array>) as never));
+  await pipeline(output, sink).catch((error: unknown) => {
     if (error instanceof JobError || error instanceof ReaderGone) throw error;
+    const at = decoded.count;
     const known = XZ_ERRORS[Number(/error code (\d+)/.exec(errorText(error))?.[1])];
-    if (known === undefined) throw jobError('source-corrupt', `The xz data could not be decoded at image byte ${sink.position}: ${errorText(error)}.`, { offset: sink.position });
-    throw jobError(known.code, `The xz data cannot be decoded at image byte ${sink.position}: ${known.what}.`, { offset: sink.position });
+    if (known === undefined) throw jobError('source-corrupt', `The xz data could not be decoded at image byte ${at}: ${errorText(error)}.`, { offset: at });
+    throw jobError(known.code, `The xz data cannot be decoded at image byte ${at}: ${known.what}.`, { offset: at });
   });
 }
