@@ -15,6 +15,8 @@ const PROBE_ENTRY = 'out/user/images/probe/main.js';
 
 /** What the main process shares with the probe under user/, and why. */
 const SHARED_WITH_PROBE = [
+  // Starts the decoder process: main for a flash, the probe for a compressed image's first bytes.
+  'out/user/images/decoder-launch.js',
   // isUrl, to give a download the probe's longer time limit; it fetches nothing in main.
   'out/user/images/http-source.js',
   // Both start their image processes through it (spawnImageChild).

@@ -136,7 +136,7 @@ export function watchDescendants(ancestor: number, match: (argv: string[]) => bo
         const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter((a) => a.length > 0);
         if (!match(argv)) continue;
         const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-        const field = (name: string) => (new RegExp(`^${name}:\\s*(.*)$`, 'm').exec(status)?.[1] ?? '').trim().split(/\s+/).filter((s) => s !== '').map(Number);
+        const field = (name: string) => (new RegExp(`^${name}:[ \\t]*(.*)$`, 'm').exec(status)?.[1] ?? '').trim().split(/\s+/).filter((s) => s !== '').map(Number);
         const peakBytes = (field('VmHWM')[0] ?? 0) * 1024;
         const before = seen.get(pid);
         seen.set(pid, { argv, uids: field('Uid'), gids: field('Gid'), groups: field('Groups'), peakBytes: Math.max(peakBytes, before?.peakBytes ?? 0) });

@@ -101,7 +101,8 @@ function answer(message: unknown): PreparedImage | JobError {
  * Probes `request` (user/images/probe.ts prepareImage) in a probe process with `limits`, as the
  * user (the invoking user under sudo: image-child.ts). Resolves with what it found, once checked
  * against the probe protocol's schema; rejects with a JobError for bad input, for a probe that
- * went past a limit, and for one that stopped without an answer. The first of these counts.
+ * went past a limit (once its process is gone), and for one that stopped without an answer. The
+ * first of these counts.
  */
 export function prepareImageInChild(request: ImageRequest, limits: ProbeLimits = DEFAULT_PROBE_LIMITS[isUrl(request.image) ? 'url' : 'file']): Promise<PreparedImage> {
   const child = spawnImageChild(PROBE_ENTRY, [`--max-old-space-size=${limits.heapMiB}`, '--max-semi-space-size=1'], [], ['ignore', 'ignore', 'pipe', 'ipc']);
@@ -109,8 +110,10 @@ export function prepareImageInChild(request: ImageRequest, limits: ProbeLimits =
   child.stderr?.setEncoding('utf8').on('data', (text: string) => (stderr = (stderr + text).slice(-4096)));
   return new Promise<PreparedImage>((resolve, reject) => {
     const running = () => child.exitCode === null && child.signalCode === null;
+    /** Set when a limit stopped the probe: the caller hears it once the process is gone. */
+    let stopped: JobError | null = null;
     const stop = (what: 'memory' | 'time') => {
-      reject(overLimit(request, what, limits));
+      stopped ??= overLimit(request, what, limits);
       if (running()) child.kill('SIGKILL');
     };
     const timer = setTimeout(() => stop('time'), limits.timeMs);
@@ -128,6 +131,7 @@ export function prepareImageInChild(request: ImageRequest, limits: ProbeLimits =
       clearInterval(watch);
     };
     child.on('message', (message: unknown) => {
+      if (stopped !== null) return;
       done();
       const result = answer(message);
       if (result instanceof Error) reject(result);
@@ -141,6 +145,7 @@ export function prepareImageInChild(request: ImageRequest, limits: ProbeLimits =
     });
     child.on('close', (code, signal) => {
       done();
+      if (stopped !== null) return reject(stopped);
       if (HEAP_EXHAUSTED.test(stderr)) return reject(overLimit(request, 'heap', limits));
       const why = signal !== null ? `killed by ${signal}` : `exit code ${code ?? '?'}`;
       const said = stderr.trim().split('\n').pop() ?? '';

@@ -4,15 +4,15 @@
  * within its limits, while this process carries on. The hostile inputs are made here.
  */
 import { writeFileSync } from 'node:fs';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MiB } from '../../../common/domain/units.js';
 import type { ProbeLimits } from '../../../user/images/probe-launch.js';
 import { builtProbe, builtProbeLaunch } from '../../support/built-modules.js';
+import { serve, type FileServer } from '../../support/file-server.js';
 import { scratchDir } from '../../support/loop-device.js';
 import { osImage, sh } from '../../support/os-image.js';
+import { sharedL2Qcow2 } from '../../support/hostile-images.js';
 import { hasExited, watchDescendants, type SeenProcess } from '../../support/processes.js';
 
 const { prepareImageInChild, DEFAULT_PROBE_LIMITS } = await builtProbeLaunch();
@@ -52,34 +52,6 @@ function failureOf(outcome: PromiseSettledResult<unknown>): { code: string; mess
 
 const peakOf = (probes: SeenProcess[]) => Math.max(0, ...probes.map((p) => p.peakBytes));
 const mb = (bytes: number) => `${(bytes / 1e6).toFixed(1)} MB`;
-
-/**
- * A qcow2 image of 8 MiB that claims a 128 TiB disk of 2 MiB clusters (64 Mi clusters, as many as
- * qcow2.ts maps) whose 256 L1 entries all point to one L2 table, in which every other cluster is
- * allocated: a probe that believes it holds a table entry per cluster and a range per allocated
- * one, hundreds of megabytes for a file that small.
- */
-function sharedL2Qcow2(path: string): void {
-  const clusterBits = 21;
-  const cluster = 2 ** clusterBits;
-  const clusters = 64 * 1024 * 1024;
-  const l2Entries = cluster / 8;
-  const l1Entries = clusters / l2Entries;
-  const [l1At, l2At, dataAt] = [cluster, 2 * cluster, 3 * cluster];
-  const file = Buffer.alloc(4 * cluster);
-  file.writeUInt32BE(0x514649fb, 0);
-  file.writeUInt32BE(3, 4);
-  file.writeUInt32BE(clusterBits, 20);
-  file.writeBigUInt64BE(BigInt(clusters) * BigInt(cluster), 24);
-  file.writeUInt32BE(l1Entries, 36);
-  file.writeBigUInt64BE(BigInt(l1At), 40);
-  file.writeUInt32BE(4, 96); // refcount order
-  file.writeUInt32BE(104, 100); // header length
-  const copied = 1n << 63n;
-  for (let i = 0; i < l1Entries; i++) file.writeBigUInt64BE(BigInt(l2At) | copied, l1At + i * 8);
-  for (let j = 0; j < l2Entries; j += 2) file.writeBigUInt64BE(BigInt(dataAt) | copied, l2At + j * 8);
-  writeFileSync(path, file);
-}
 
 /** A bmap of `ranges` single-block ranges (every other 4 KiB block mapped), beside a sparse raw image of the size it maps. */
 function imageWithLongBmap(dir: string, ranges: number): string {
@@ -169,19 +141,16 @@ describe('probing in the probe process', () => {
     });
 
     describe('a server that sends a download’s first bytes, then nothing', () => {
-      const server = createServer((_request, response) => {
-        response.writeHead(200, { 'Content-Length': String(64 * MiB) });
-        response.write(Buffer.from([0xfd, 0x37, 0x7a, 0x58, 0x5a, 0x00]));
-      });
+      let server: FileServer;
       let url: string;
       beforeAll(async () => {
-        await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-        url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/os.img.xz`;
+        server = await serve((_request, response) => {
+          response.writeHead(200, { 'Content-Length': String(64 * MiB) });
+          response.write(Buffer.from([0xfd, 0x37, 0x7a, 0x58, 0x5a, 0x00]));
+        });
+        url = `${server.base}/os.img.xz`;
       });
-      afterAll(() => {
-        server.closeAllConnections();
-        server.close();
-      });
+      afterAll(() => server.close());
 
       it('the time limit of a download: the probe is stopped after its time, with words about the server', async () => {
         const run = await watched(() => prepareImageInChild({ image: url }, { ...DEFAULT_PROBE_LIMITS.url, timeMs: 2000 }));
