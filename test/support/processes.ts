@@ -124,17 +124,26 @@ export interface SeenProcess {
 
 /**
  * Looks at every descendant of `ancestor` whose command line satisfies `match`, every
- * `intervalMs`, until stopped: who it ran as and how much memory it held at most.
+ * `intervalMs`, until stopped: who it ran as and how much memory it held at most. A child forked
+ * but not yet running its own program still shows its parent's command line: it is not counted.
  */
 export function watchDescendants(ancestor: number, match: (argv: string[]) => boolean, intervalMs = 5): { stop(): Map<number, SeenProcess> } {
   const seen = new Map<number, SeenProcess>();
+  const argvOf = (pid: number) => readFileSync(`/proc/${pid}/cmdline`, 'utf8');
   const look = () => {
-    const queue = childrenOf(ancestor);
-    for (let pid = queue.shift(); pid !== undefined; pid = queue.shift()) {
-      queue.push(...childrenOf(pid));
+    const queue = childrenOf(ancestor).map((pid) => ({ pid, parentCommand: '' }));
+    for (let next = queue.shift(); next !== undefined; next = queue.shift()) {
+      const { pid, parentCommand } = next;
       try {
-        const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter((a) => a.length > 0);
-        if (!match(argv)) continue;
+        const command = argvOf(pid);
+        queue.push(...childrenOf(pid).map((child) => ({ pid: child, parentCommand: command })));
+        const argv = command.split('\0').filter((a) => a.length > 0);
+        // An exited process not yet reaped has no command line: what was seen of it stands.
+        if (command === '') continue;
+        if (command === parentCommand || !match(argv)) {
+          seen.delete(pid);
+          continue;
+        }
         const status = readFileSync(`/proc/${pid}/status`, 'utf8');
         const field = (name: string) => (new RegExp(`^${name}:[ \\t]*(.*)$`, 'm').exec(status)?.[1] ?? '').trim().split(/\s+/).filter((s) => s !== '').map(Number);
         const peakBytes = (field('VmHWM')[0] ?? 0) * 1024;
