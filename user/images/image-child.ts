@@ -20,9 +20,11 @@ export function invokingUser(env: NodeJS.ProcessEnv = process.env): { uid: numbe
 }
 
 /**
- * Starts `entry` with `v8Flags` as the invoking user (see invokingUser; Node clears the
- * supplementary groups when it changes the ids). The environment is passed on as it is: neither
- * child reads anything under HOME, so sudo's HOME (root's, or the user's) does not matter to them.
+ * Starts `entry` with `v8Flags` as the invoking user (see invokingUser). Node clears the
+ * supplementary groups when it changes the ids and has no way to set the user's own, so an image
+ * that user may read only through another of their groups is refused, as root's groups must not
+ * be kept. The environment is passed on as it is: neither child reads anything under HOME, so
+ * sudo's HOME (root's, or the user's) does not matter to them.
  */
 export function spawnImageChild(entry: string, v8Flags: readonly string[], args: readonly string[], stdio: StdioOptions): ChildProcess {
   // Inside Electron, process.execPath is the app binary; ELECTRON_RUN_AS_NODE makes it plain Node.

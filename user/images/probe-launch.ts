@@ -107,7 +107,12 @@ function answer(message: unknown): PreparedImage | JobError {
 export function prepareImageInChild(request: ImageRequest, limits: ProbeLimits = DEFAULT_PROBE_LIMITS[isUrl(request.image) ? 'url' : 'file']): Promise<PreparedImage> {
   const child = spawnImageChild(PROBE_ENTRY, [`--max-old-space-size=${limits.heapMiB}`, '--max-semi-space-size=1'], [], ['ignore', 'ignore', 'pipe', 'ipc']);
   let stderr = '';
-  child.stderr?.setEncoding('utf8').on('data', (text: string) => (stderr = (stderr + text).slice(-4096)));
+  /** Seen as it arrives: V8's native stack trace after it could push the words out of `stderr`. */
+  let heapExhausted = false;
+  child.stderr?.setEncoding('utf8').on('data', (text: string) => {
+    stderr = (stderr + text).slice(-4096);
+    heapExhausted ||= HEAP_EXHAUSTED.test(stderr);
+  });
   return new Promise<PreparedImage>((resolve, reject) => {
     const running = () => child.exitCode === null && child.signalCode === null;
     /** Set when a limit stopped the probe: the caller hears it once the process is gone. */
@@ -146,7 +151,7 @@ export function prepareImageInChild(request: ImageRequest, limits: ProbeLimits =
     child.on('close', (code, signal) => {
       done();
       if (stopped !== null) return reject(stopped);
-      if (HEAP_EXHAUSTED.test(stderr)) return reject(overLimit(request, 'heap', limits));
+      if (heapExhausted) return reject(overLimit(request, 'heap', limits));
       const why = signal !== null ? `killed by ${signal}` : `exit code ${code ?? '?'}`;
       const said = stderr.trim().split('\n').pop() ?? '';
       reject(jobError('source-read-error', `The image probe stopped unexpectedly (${why}${said ? `: ${said}` : ''}); ${request.image} was not read to the end.`));
