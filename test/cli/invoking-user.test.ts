@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MiB } from '../../common/domain/units.js';
 import { CLI, collect, resultsOf, type CliRun } from '../support/cli.js';
 import { serve, type FileServer } from '../support/file-server.js';
-import { isRoot, scratchDir } from '../support/loop-device.js';
+import { cleanupLoops, isRoot, scratchDir } from '../support/loop-device.js';
 import { osImage, sh } from '../support/os-image.js';
 import { watchDescendants, type SeenProcess } from '../support/processes.js';
 import { ensureTestUser, shareWithTestUser, TEST_USER } from '../support/unprivileged.js';
@@ -39,6 +39,7 @@ describe.skipIf(!isRoot)('sluice as root under sudo reads images as the user who
     sh(dir, 'xz -T2 -c os.img > os.img.xz');
     sudoEnv = { ...process.env, SUDO_UID: String(user.uid), SUDO_GID: String(user.gid), SUDO_USER: TEST_USER };
   });
+  afterAll(() => cleanupLoops());
 
   it('an image only root may read is refused with the reason (the probe is the user), and read without sudo in the picture', async () => {
     // scratchDir() is root's, mode 0700.

@@ -10,7 +10,7 @@ import { MiB } from '../../../common/domain/units.js';
 import type { ProbeLimits } from '../../../user/images/probe-launch.js';
 import { builtProbe, builtProbeLaunch } from '../../support/built-modules.js';
 import { serve, type FileServer } from '../../support/file-server.js';
-import { scratchDir } from '../../support/loop-device.js';
+import { cleanupLoops, scratchDir } from '../../support/loop-device.js';
 import { osImage, sh } from '../../support/os-image.js';
 import { sharedL2Qcow2 } from '../../support/hostile-images.js';
 import { hasExited, watchDescendants, type SeenProcess } from '../../support/processes.js';
@@ -72,6 +72,7 @@ describe('probing in the probe process', () => {
     osImage(dir, 64 * MiB);
     sh(dir, 'xz -T2 -c os.img > os.img.xz');
   });
+  afterAll(() => cleanupLoops());
 
   it('an .img.xz: the answer is what the probe finds, checked on arrival, and the probe process peaks far below its cap', async () => {
     const image = join(dir, 'os.img.xz');
