@@ -4,13 +4,9 @@ import type { FlashRequest } from '../../common/contracts/app-models.js';
 import { cutShortFailure } from '../../common/domain/cut-short.js';
 import { JobError } from '../../common/domain/failure.js';
 import type { ImageInfo } from '../../common/domain/image.js';
-import type { FileIdentity } from '../../user/images/open-image.js';
+import { sameFile } from '../../user/images/probed-file.js';
 import { fileIdentity, type ProbedImage } from './image-probe.js';
 import type { JobRunner } from './job-runner.js';
-
-function sameFile(a: FileIdentity, b: FileIdentity): boolean {
-  return a.dev === b.dev && a.ino === b.ino && a.size === b.size && a.mtimeMs === b.mtimeMs;
-}
 
 /** The image the user chose: what the drives are judged against, and what a flash writes. */
 export class ChosenImage {

@@ -3,7 +3,8 @@ import type { Drive } from '../../common/domain/drive.js';
 import { jobError } from '../../common/domain/failure.js';
 import type { ImageInfo } from '../../common/domain/image.js';
 import type { FileIdentity } from '../../user/images/open-image.js';
-import { prepareImage, type PreparedImage } from '../../user/images/probe.js';
+import type { PreparedImage } from '../../user/images/probe.js';
+import { prepareImageInChild } from '../../user/images/probe-launch.js';
 import { currentPlatform } from '../../writer/platform/index.js';
 import { refuseSource } from '../../writer/source-device.js';
 
@@ -30,24 +31,25 @@ export async function fileIdentity(path: string): Promise<FileIdentity> {
 }
 
 /**
- * Probes the image as the current user: its format, size, partitions, block map and checksum,
+ * Probes the image as the current user, in a probe process (user/images/probe-launch.ts: this
+ * process parses nothing from an image): its format, size, partitions, block map and checksum,
  * reading only headers and indexes (and, for a compressed image, a short decoder run for its
  * partition table). It is opened once, and nothing is held open afterwards. Throws a JobError
  * (source-not-found, source-read-error, unsupported-format, …) for what cannot be flashed.
  */
 export async function probeImage(path: string): Promise<ProbedImage> {
-  const prepared = await prepareImage({ image: path, partitions: true });
+  const prepared = await prepareImageInChild({ image: path, partitions: true });
   const { identity } = prepared;
   return { info: prepared.info, local: identity === null ? null : { realPath: await realpath(path), identity }, source: { kind: 'image', prepared } };
 }
 
 /**
- * Probes an image on the web: its first bytes name the format (and a raw image's partition table);
+ * Probes an image on the web, in a probe process too: its first bytes name the format (and a raw image's partition table);
  * the size is known when the server says it and the image is not compressed. A checksum file
  * next to it (URL.sha256, SHA256SUMS) is fetched too.
  */
 export async function probeImageUrl(url: string): Promise<ProbedImage> {
-  const prepared = await prepareImage({ image: url, partitions: true });
+  const prepared = await prepareImageInChild({ image: url, partitions: true });
   return { info: prepared.info, local: null, source: { kind: 'image', prepared } };
 }
 

@@ -1,8 +1,9 @@
 /**
  * Runs electron-builder on electron-builder.yml for real (the unpacked Linux app, `--dir`) and
  * inspects what it packed: which files ship, that every module the entry points import ships
- * with them (the helper's outside the archive), where the native addon lands, the fuses written
- * into the binary, and that the helper's launcher, as installed, starts the helper.
+ * with them (the helper's, the decoder's and the probe's outside the archive), where the native
+ * addon lands, the fuses written into the binary, and that the helper's launcher, as installed,
+ * starts the helper.
  *
  * What cannot run here is replaced, and only that: the Electron runtime cannot be downloaded, so
  * a stand-in directory holds an `electron` file carrying Electron's fuse wire (sentinel, version,
@@ -28,6 +29,7 @@ const APP_MAIN = (require(resolve('package.json')) as { main: string }).main;
 const PRELOAD = 'out/electron/preload/preload.cjs';
 const HELPER_ENTRY = 'out/privileged/main.js';
 const DECODER_ENTRY = 'out/user/images/decode/main.js';
+const PROBE_ENTRY = 'out/user/images/probe/main.js';
 /** Electron's own fuse defaults, in FuseV1Options order: RunAsNode, cookie encryption, NODE_OPTIONS, inspect, asar integrity, only-asar, browser snapshot, file:// privileges. */
 const ELECTRON_DEFAULT_FUSES = '10110001';
 const FUSE_SENTINEL = 'dL7pKGdnNz796PbbjQWNKmHXBZaB9tsX';
@@ -101,9 +103,9 @@ describe('the unpacked Linux app electron-builder makes from electron-builder.ym
     for (const name of packages) expect(files, `package ${name}`).toContain(`node_modules/${name}/package.json`);
   });
 
-  it('unpacks every module the helper and the decoder import, and the packages they name with all of theirs, where Node-mode processes run them', () => {
+  it('unpacks every module the helper, the decoder and the probe import, and the packages they name with all of theirs, where Node-mode processes run them', () => {
     const read = (file: string) => (existsSync(join(unpacked, file)) ? readFileSync(join(unpacked, file), 'utf8') : null);
-    const { missing, packages } = moduleGraph([HELPER_ENTRY, DECODER_ENTRY], read);
+    const { missing, packages } = moduleGraph([HELPER_ENTRY, DECODER_ENTRY, PROBE_ENTRY], read);
     expect(missing).toEqual([]);
     expect([...packages].sort()).toEqual(['@balena/udif', 'valibot', 'xz-decompress']);
     const needed = [...packages];

@@ -1,12 +1,14 @@
 /**
  * Modules that start processes from files next to themselves (the helper's main.js, the decoder's
- * decode/main.js), loaded from the build output as `npm start` runs them: vitest runs the sources,
+ * decode/main.js, the probe's probe/main.js), loaded from the build output as `npm start` runs them: vitest runs the sources,
  * which have no .js files beside them. `npm test` builds first.
  */
 import { resolve } from 'node:path';
 import type * as AppServiceModule from '../../electron/core/app-service.js';
 import type * as ImageProbeModule from '../../electron/core/image-probe.js';
 import type * as HelperLaunch from '../../user/launcher/launch.js';
+import type * as ProbeLaunch from '../../user/images/probe-launch.js';
+import type * as Probe from '../../user/images/probe.js';
 
 export async function builtStartHelper(): Promise<typeof HelperLaunch.startHelper> {
   return ((await import(resolve('out/user/launcher/launch.js'))) as typeof HelperLaunch).startHelper;
@@ -17,7 +19,17 @@ export async function builtCreateAppService(): Promise<typeof AppServiceModule.c
   return ((await import(resolve('out/electron/core/app-service.js'))) as typeof AppServiceModule).createAppService;
 }
 
-/** The main process's image probe as built: it reads a compressed image's partition table through the built decoder. */
+/** The main process's image probe as built: it starts the built probe process, which reads a compressed image's partition table through the built decoder. */
 export async function builtImageProbe(): Promise<typeof ImageProbeModule> {
   return (await import(resolve('out/electron/core/image-probe.js'))) as typeof ImageProbeModule;
+}
+
+/** The probe process's launcher as built: it starts the built out/user/images/probe/main.js. */
+export async function builtProbeLaunch(): Promise<typeof ProbeLaunch> {
+  return (await import(resolve('out/user/images/probe-launch.js'))) as typeof ProbeLaunch;
+}
+
+/** The probe's own logic as built, run in this process: what the probe process should answer. */
+export async function builtProbe(): Promise<typeof Probe> {
+  return (await import(resolve('out/user/images/probe.js'))) as typeof Probe;
 }

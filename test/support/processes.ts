@@ -95,3 +95,71 @@ export async function listeningSocketsOf(pids: readonly number[]): Promise<strin
     rmSync(dir, { recursive: true, force: true });
   }
 }
+
+/** The children of `pid` (of all its threads), from /proc/PID/task/TID/children. */
+function childrenOf(pid: number): number[] {
+  try {
+    return readdirSync(`/proc/${pid}/task`).flatMap((tid) =>
+      readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8')
+        .split(' ')
+        .filter((s) => s.trim() !== '')
+        .map(Number),
+    );
+  } catch {
+    return [];
+  }
+}
+
+/** What a watched process was seen as: its command line, its ids, and the most memory it held. */
+export interface SeenProcess {
+  argv: string[];
+  /** Real, effective, saved and filesystem ids, as /proc/PID/status lists them. */
+  uids: number[];
+  gids: number[];
+  /** Supplementary groups. */
+  groups: number[];
+  /** The largest VmHWM (peak resident set) seen, in bytes: a lower bound of its true peak. */
+  peakBytes: number;
+}
+
+/**
+ * Looks at every descendant of `ancestor` whose command line satisfies `match`, every
+ * `intervalMs`, until stopped: who it ran as and how much memory it held at most. A child forked
+ * but not yet running its own program still shows its parent's command line: it is not counted.
+ */
+export function watchDescendants(ancestor: number, match: (argv: string[]) => boolean, intervalMs = 5): { stop(): Map<number, SeenProcess> } {
+  const seen = new Map<number, SeenProcess>();
+  const argvOf = (pid: number) => readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+  const look = () => {
+    const queue = childrenOf(ancestor).map((pid) => ({ pid, parentCommand: '' }));
+    for (let next = queue.shift(); next !== undefined; next = queue.shift()) {
+      const { pid, parentCommand } = next;
+      try {
+        const command = argvOf(pid);
+        queue.push(...childrenOf(pid).map((child) => ({ pid: child, parentCommand: command })));
+        const argv = command.split('\0').filter((a) => a.length > 0);
+        // An exited process not yet reaped has no command line: what was seen of it stands.
+        if (command === '') continue;
+        if (command === parentCommand || !match(argv)) {
+          seen.delete(pid);
+          continue;
+        }
+        const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+        const field = (name: string) => (new RegExp(`^${name}:[ \\t]*(.*)$`, 'm').exec(status)?.[1] ?? '').trim().split(/\s+/).filter((s) => s !== '').map(Number);
+        const peakBytes = (field('VmHWM')[0] ?? 0) * 1024;
+        const before = seen.get(pid);
+        seen.set(pid, { argv, uids: field('Uid'), gids: field('Gid'), groups: field('Groups'), peakBytes: Math.max(peakBytes, before?.peakBytes ?? 0) });
+      } catch {
+        // Gone between the listing and the look.
+      }
+    }
+  };
+  const timer = setInterval(look, intervalMs);
+  look();
+  return {
+    stop: () => {
+      clearInterval(timer);
+      return seen;
+    },
+  };
+}

@@ -1,15 +1,16 @@
 /**
- * The parent's side of the decoder process (decode/main.ts): starts it with the user's rights,
- * connects its output to what will be the helper's fd 0, and turns whatever happens to it into
- * one DecoderEnd.
+ * The parent's side of the decoder process (decode/main.ts): starts it with the user's rights (the
+ * invoking user's under sudo: image-child.ts), connects its output to what will be the helper's
+ * fd 0, and turns whatever happens to it into one DecoderEnd.
  */
-import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process';
+import type { ChildProcess, StdioOptions } from 'node:child_process';
 import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import type { Failure } from '../../common/domain/failure.js';
 import { closeFd } from '../../node/io.js';
 import type { DecodePlan, DecoderMessage } from '../../common/contracts/decoder-protocol.js';
 import { createOsPipe, type OsPipe } from '../../node/os-pipe.js';
+import { spawnImageChild } from './image-child.js';
 
 /**
  * V8 flags for the decoder, as for the helper (user/launcher/helper-program.ts): a 1 MiB
@@ -76,7 +77,7 @@ export async function startDecoder(plan: DecodePlan, output: DecoderOutput = 'st
   const { stdio, outFd } = decoderStdio(plan, output, pipe);
   let child: ChildProcess;
   try {
-    child = spawn(process.execPath, [...DECODER_V8_FLAGS, DECODER_ENTRY, String(outFd)], { stdio, env: { ...process.env, ELECTRON_RUN_AS_NODE: '1' } });
+    child = spawnImageChild(DECODER_ENTRY, DECODER_V8_FLAGS, [String(outFd)], stdio);
   } finally {
     // The decoder has its own copy now; ours would keep the reader from ever seeing the end.
     if (pipe !== null) await closeFd(pipe.writeFd);

@@ -28,7 +28,8 @@ import { readZstdSize, type ReadAtSync } from './zstd-size.js';
 
 /** An image ready to flash: what it is, and how to turn it into the helper's input. */
 export interface PreparedImage {
-  info: ImageInfo;
+  /** A file's or a download's: a drive (a clone) is never probed. */
+  info: ImageInfo & { origin: 'file' | 'url' };
   /** The decoder's plan. */
   plan: DecodePlan;
   /**

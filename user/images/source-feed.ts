@@ -3,7 +3,8 @@ import type { HelperJobOf } from '../../common/contracts/helper-protocol.js';
 import { reachedDrive, saysDriveIncomplete, type SourceEnd, type TargetResult } from '../../common/domain/result.js';
 import { REFUSAL_CODES, type Failure } from '../../common/domain/failure.js';
 import { startDecoder, type DecoderOutput, type RunningDecoder } from './decoder-launch.js';
-import { openImage } from './open-image.js';
+import { closeFd } from '../../node/io.js';
+import { openProbedFile } from './probed-file.js';
 import type { PreparedImage } from './probe.js';
 
 /** The image, flowing: what the helper reads, and what its job message must say about it. */
@@ -41,20 +42,21 @@ export function withSourceFailure(results: readonly TargetResult[], failure: Fai
 
 /** Opens the prepared image for a flash: the file itself, a decoder, or both (a checksum to check alongside). */
 export async function openSourceFeed(prepared: PreparedImage, output: DecoderOutput = 'stream'): Promise<SourceFeed> {
-  const file = prepared.direct && prepared.plan.location.kind === 'file' ? await openImage(prepared.plan.location.path) : null;
+  const { location } = prepared.plan;
+  const file = prepared.direct && location.kind === 'file' && prepared.identity !== null ? await openProbedFile(location.path, prepared.identity) : null;
   let decoder: RunningDecoder | null = null;
   try {
     decoder = file === null || prepared.plan.sha256 !== null ? await startDecoder(prepared.plan, output) : null;
   } catch (error) {
-    await file?.close();
+    if (file !== null) await closeFd(file);
     throw error;
   }
-  const source = file?.fd ?? decoder?.source;
+  const source = file ?? decoder?.source;
   if (source === undefined || source === null) throw new Error('no image source');
   const running = decoder;
   const close = async () => {
     await running?.stop();
-    await file?.close();
+    if (file !== null) await closeFd(file);
   };
   return {
     source,

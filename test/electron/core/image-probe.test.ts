@@ -5,9 +5,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { ApiResult } from '../../../common/contracts/api-result.js';
 import { MiB } from '../../../common/domain/units.js';
+import { ImageHandOff } from '../../../electron/core/image-hand-off.js';
+import { SettingsStore } from '../../../electron/core/settings-store.js';
 import { detectPartitionTable, PARTITION_SNIFF_BYTES } from '../../../user/images/partition-table.js';
-import { builtImageProbe } from '../../support/built-modules.js';
+import { builtCreateAppService, builtImageProbe } from '../../support/built-modules.js';
+import { sharedL2Qcow2 } from '../../support/hostile-images.js';
+import { watchDescendants } from '../../support/processes.js';
 
 const { probeImage } = await builtImageProbe();
 
@@ -82,5 +87,57 @@ describe('probing an image', () => {
     writeFileSync(empty, '');
     await expect(probeImage(empty)).rejects.toMatchObject({ failure: { code: 'source-read-error', message: expect.stringContaining('empty') } });
     await expect(probeImage(dir)).rejects.toMatchObject({ failure: { code: 'source-read-error' } });
+  });
+});
+
+describe('the main process while a hostile image is probed', () => {
+  it('keeps answering (settings, drives) while the probe process runs out of memory on a hostile qcow2, which is refused within 5 s', async () => {
+    const image = join(dir, 'shared-l2.qcow2');
+    sharedL2Qcow2(image);
+    const createAppService = await builtCreateAppService();
+    const service = createAppService({
+      settings: await SettingsStore.open(join(dir, 'settings.json')),
+      launchHelper: () => {
+        throw new Error('nothing is flashed here');
+      },
+      pickImage: async () => null,
+      pickBackupFile: async () => null,
+      openExternal: async () => undefined,
+      showInFolder: () => undefined,
+      effects: { preventSleep: () => () => undefined, setProgress: () => undefined, notify: () => undefined },
+      emit: () => undefined,
+      handOff: new ImageHandOff({ platform: 'linux', appInArguments: false }, () => undefined),
+    });
+    try {
+      await service.invoke('listDrives', []);
+      const probes = watchDescendants(process.pid, (argv) => argv.some((a) => a.endsWith('out/user/images/probe/main.js')));
+      const started = performance.now();
+      let chosen: ApiResult<unknown> | null = null;
+      const choosing = service.invoke('selectImage', [image]).then((result) => (chosen = result));
+      // Calls the page makes, one after another, for as long as the probe runs: each is answered
+      // at once, as a main process blocked by parsing (or killed by its memory) could not.
+      const answers: { ms: number; ok: boolean; during: boolean }[] = [];
+      while (chosen === null) {
+        const asked = performance.now();
+        const result = await service.invoke(answers.length % 2 === 0 ? 'getSettings' : 'listDrives', []);
+        answers.push({ ms: performance.now() - asked, ok: result.ok, during: chosen === null });
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      await choosing;
+      const ms = performance.now() - started;
+      const seen = [...probes.stop().values()];
+      const during = answers.filter((a) => a.during);
+      console.log(`hostile qcow2 chosen in the app: refused after ${ms.toFixed(0)} ms; ${during.length} calls answered meanwhile, the slowest in ${Math.max(...during.map((a) => a.ms)).toFixed(0)} ms; probe peak RSS seen ${(Math.max(...seen.map((p) => p.peakBytes)) / 1e6).toFixed(1)} MB`);
+      expect(chosen).toMatchObject({ ok: false, error: { code: 'source-corrupt' } });
+      expect(ms).toBeLessThan(5000);
+      expect(seen).toHaveLength(1);
+      expect(during.length).toBeGreaterThan(0);
+      expect(during.every((a) => a.ok && a.ms < 250)).toBe(true);
+      // The main process is unharmed: it answers, and holds no chosen image.
+      expect(await service.invoke('getSettings', [])).toMatchObject({ ok: true });
+      expect(await service.invoke('clearImage', [])).toMatchObject({ ok: true });
+    } finally {
+      await service.close();
+    }
   });
 });

@@ -12,6 +12,7 @@
  * for that verdict (relayed by the parent) before it writes the partition table.
  */
 import { ReaderGone } from './image-sink.js';
+import { sendToParent } from '../image-child.js';
 import { decodeImage, hashFile } from './decode-image.js';
 import type { SourceInput } from './input.js';
 import type { DecodePlan, DecoderMessage } from '../../../common/contracts/decoder-protocol.js';
@@ -21,12 +22,7 @@ import { errorCode, errorText } from '../../../common/domain/error-details.js';
 /** Progress reports about the source, at most this often. */
 const PROGRESS_INTERVAL_MS = 200;
 
-function send(message: DecoderMessage): Promise<void> {
-  return new Promise((resolve) => {
-    if (process.send === undefined || !process.connected) return resolve();
-    process.send(message, undefined, {}, () => resolve());
-  });
-}
+const send: (message: DecoderMessage) => Promise<void> = sendToParent;
 
 /** What ended the decoding, as the end message says it. */
 function endMessage(error: unknown): DecoderMessage {

@@ -1,0 +1,107 @@
+/**
+ * The probe process's protocol (user/images/probe/main.ts): the parent sends one ImageRequest over
+ * the IPC channel, the probe answers with the prepared image or the failure, and exits. The probe
+ * has just read a file from the internet with its parsers, so whatever it sends is checked here on
+ * arrival before the app or the CLI uses any of it: a probe that a hostile image got the better of
+ * can send nothing but an image's description of honest shape and size.
+ */
+import * as v from 'valibot';
+import { FailureSchema } from '../domain/failure.js';
+import { IMAGE_FORMATS } from '../domain/image-format.js';
+import { ByteCount } from '../domain/wire.js';
+import { MAX_EXTENTS } from './helper-protocol.js';
+
+/** A path, a URL, a file or entry name, a partition's type or label. */
+const Text = v.pipe(v.string(), v.maxLength(4096));
+const OptionalText = v.nullable(Text);
+const Sha256 = v.pipe(v.string(), v.regex(/^[0-9a-fA-F]{64}$/));
+/** A block map's range digest, as bmap.ts takes it (checked against the bytes by the decoder). */
+const Hex = v.pipe(v.string(), v.regex(/^[0-9a-fA-F]{1,128}$/));
+/** A GPT holds at most 256 entries as partition-table.ts reads it; an MBR 4. */
+const MAX_PARTITIONS = 256;
+/**
+ * A block map's own ranges: a bmap file is at most 16 MiB (bmap.ts MAX_BMAP_BYTES) and a range
+ * takes at least 16 bytes of it (`<Range>0</Range>`).
+ */
+const MAX_MAP_RANGES = (16 * 1024 * 1024) / 16;
+
+const Extents = v.pipe(v.array(v.tuple([ByteCount, ByteCount])), v.maxLength(MAX_EXTENTS));
+
+/** Parent → probe: what to probe (user/images/probe.ts ImageRequest). */
+export const ProbeRequest = v.strictObject({
+  image: v.pipe(Text, v.minLength(1)),
+  sha256: v.optional(Text),
+  bmap: v.optional(v.union([Text, v.literal(false)])),
+  systemTools: v.optional(v.boolean()),
+  partitions: v.optional(v.boolean()),
+});
+
+const PartitionTableSchema = v.strictObject({
+  type: v.picklist(['gpt', 'mbr', 'none']),
+  partitions: v.pipe(
+    v.array(v.strictObject({ number: v.pipe(v.number(), v.integer(), v.minValue(1)), offset: ByteCount, size: ByteCount, type: Text, label: OptionalText })),
+    v.maxLength(MAX_PARTITIONS),
+  ),
+});
+
+/** common/domain/image.ts ImageInfo, as a probe of a file or a download makes it (never a drive). */
+const ImageInfoSchema = v.strictObject({
+  source: Text,
+  name: Text,
+  origin: v.picklist(['file', 'url']),
+  format: v.picklist(IMAGE_FORMATS),
+  sourceSize: v.nullable(ByteCount),
+  size: v.nullable(ByteCount),
+  sizeExact: v.boolean(),
+  partitionTable: v.nullable(PartitionTableSchema),
+  entry: v.nullable(v.strictObject({ name: Text, choice: OptionalText })),
+  blockMap: v.nullable(v.strictObject({ from: Text, mappedBytes: ByteCount, ranges: ByteCount })),
+  checksum: v.nullable(v.strictObject({ sha256: Sha256, from: Text })),
+});
+
+/** common/contracts/decoder-protocol.ts DecodePlan. */
+const DecodePlanSchema = v.strictObject({
+  location: v.variant('kind', [v.strictObject({ kind: v.literal('file'), path: Text }), v.strictObject({ kind: v.literal('url'), url: Text })]),
+  format: v.picklist(IMAGE_FORMATS),
+  imageSize: v.nullable(ByteCount),
+  sha256: v.nullable(Sha256),
+  sha256From: OptionalText,
+  map: v.nullable(
+    v.strictObject({
+      extents: Extents,
+      ranges: v.pipe(v.array(v.strictObject({ offset: ByteCount, length: ByteCount, digest: v.nullable(Hex) })), v.maxLength(MAX_MAP_RANGES)),
+      digestAlgorithm: v.picklist(['sha256', 'sha1']),
+      name: Text,
+    }),
+  ),
+  zipEntry: v.nullable(
+    v.strictObject({
+      name: Text,
+      dataOffset: ByteCount,
+      compressedSize: ByteCount,
+      uncompressedSize: ByteCount,
+      /** Stored or deflated: the only methods zip-directory.ts plans. */
+      method: v.pipe(v.number(), v.check((method) => method === 0 || method === 8)),
+      crc32: v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(0xffffffff)),
+    }),
+  ),
+  sendImage: v.boolean(),
+  systemTools: v.boolean(),
+});
+
+/** user/images/probe.ts PreparedImage. */
+const PreparedImageSchema = v.strictObject({
+  info: ImageInfoSchema,
+  plan: DecodePlanSchema,
+  direct: v.boolean(),
+  imageSize: v.nullable(ByteCount),
+  extents: v.nullable(Extents),
+  identity: v.nullable(v.strictObject({ dev: v.number(), ino: v.number(), size: ByteCount, mtimeMs: v.number() })),
+});
+
+/** Probe → parent, its one message: the image, prepared, or why it cannot be used. */
+export const ProbeReply = v.variant('type', [
+  v.strictObject({ type: v.literal('prepared'), prepared: PreparedImageSchema }),
+  v.strictObject({ type: v.literal('failed'), ...FailureSchema.entries }),
+]);
+export type ProbeReply = v.InferOutput<typeof ProbeReply>;

@@ -1,0 +1,162 @@
+/**
+ * Probing an image in its own process (probe/main.ts), for the app's main process and the CLI: an
+ * image from the internet is parsed where running out of memory, crashing or never finishing
+ * costs only that process. The probe gets a memory cap and a time limit; past either it is
+ * killed, and the caller gets a JobError that says so, while its own event loop never waited on
+ * the parsing.
+ */
+import { readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import * as v from 'valibot';
+import { ProbeReply } from '../../common/contracts/probe-protocol.js';
+import { jobError, type JobError } from '../../common/domain/failure.js';
+import { spawnImageChild } from './image-child.js';
+import { isUrl } from './http-source.js';
+import type { ImageRequest, PreparedImage } from './probe.js';
+
+/** The probe's entry point, next to this file in the build output. */
+const PROBE_ENTRY = fileURLToPath(new URL('./probe/main.js', import.meta.url));
+
+export interface ProbeLimits {
+  /**
+   * V8's old generation (--max-old-space-size), in MiB: where the parsers' tables, ranges and
+   * strings live.
+   */
+  heapMiB: number;
+  /**
+   * The probe's resident memory, in MiB, watched from here where the system shows it (Linux's
+   * /proc): it also counts what the heap cap cannot see, the buffers and typed arrays a header's
+   * sizes could ask for.
+   */
+  memoryMiB: number;
+  /** How long the whole probe may take, in milliseconds. */
+  timeMs: number;
+}
+
+/**
+ * Measured here (Node 24; VmHWM, the kernel's own peak resident set): a probe of a 1 GiB .img.xz
+ * (342 blocks, its GPT read through a decoder) peaks at 64 MB, of which bare Node is 43 MB, and
+ * answers in 0.2-0.4 s. The heaviest honest image the parsers accept, a raw image with a bmap near
+ * bmap.ts's 16 MiB limit (152,000 ranges), peaks at 160-177 MB and needs 33-48 MiB of heap.
+ * - heapMiB 128: a probe that fills its heap with tables or strings is stopped by V8 at 184-188 MB
+ *   resident, 0.4-0.6 s in; that is well over twice what the heaviest honest image needs.
+ * - memoryMiB 200 (210 MB), looked at every 20 ms: buffers and typed arrays live outside V8's heap.
+ *   A qcow2 whose every L1 entry names one L2 table made the probe allocate 512 MiB of cluster
+ *   entries at about 1 GB/s: without the watch it held 786 MB for 7 s before V8 gave up; with it,
+ *   it is killed after 0.5-0.6 s at 214-218 MB. The two keep the probe under 256 MB.
+ * - timeMs: local files get 30 s. An honest probe reads headers, indexes and a decoder's first MiB
+ *   (the 0.2-0.4 s above), so only a damaged file, or a disk or share that stopped answering, gets
+ *   near it. Downloads get 60 s: the first bytes, a checksum file, and range requests for an xz
+ *   index (each allowed 10 s by http-source.ts) on a slow connection.
+ */
+export const DEFAULT_PROBE_LIMITS: Readonly<Record<'file' | 'url', ProbeLimits>> = {
+  file: { heapMiB: 128, memoryMiB: 200, timeMs: 30_000 },
+  url: { heapMiB: 128, memoryMiB: 200, timeMs: 60_000 },
+};
+
+/** How long a probe that has answered may take to exit before it is killed. */
+const EXIT_GRACE_MS = 5000;
+
+/** How often the probe's resident memory is looked at. */
+const MEMORY_POLL_MS = 20;
+
+/** V8's own words when the old generation is full (it then aborts the process). */
+const HEAP_EXHAUSTED = /JavaScript heap out of memory|Reached heap limit/;
+
+/** The probe's resident set size in bytes, where the system tells: Linux's /proc. Null elsewhere or once it is gone. */
+async function residentBytes(pid: number): Promise<number | null> {
+  if (process.platform !== 'linux') return null;
+  try {
+    const status = await readFile(`/proc/${pid}/status`, 'utf8');
+    const kib = /^VmRSS:\s+(\d+) kB$/m.exec(status)?.[1];
+    return kib === undefined ? null : Number(kib) * 1024;
+  } catch {
+    return null;
+  }
+}
+
+/** Why the probe was stopped, in words for the person who chose the image. */
+function overLimit(request: ImageRequest, what: 'memory' | 'heap' | 'time', limits: ProbeLimits): JobError {
+  if (what !== 'time') {
+    const mib = what === 'memory' ? limits.memoryMiB : limits.heapMiB;
+    return jobError('source-corrupt', `${request.image} is damaged or hostile: reading what it holds needed more than ${mib} MiB of memory, so Sluice stopped. Nothing was written.`);
+  }
+  const seconds = Math.round(limits.timeMs / 1000);
+  if (isUrl(request.image)) {
+    return jobError('source-read-error', `Reading what ${request.image} holds took more than ${seconds} s (a slow, stalled or hostile server), so Sluice stopped. Nothing was written; try again later.`);
+  }
+  return jobError('source-corrupt', `Reading what ${request.image} holds took more than ${seconds} s, so Sluice stopped: the image is damaged or hostile, or the disk it is on stopped answering. Nothing was written.`);
+}
+
+/** The probe's answer, checked: the image, or the JobError it names. */
+function answer(message: unknown): PreparedImage | JobError {
+  const reply = v.safeParse(ProbeReply, message);
+  if (!reply.success) return jobError('protocol-error', `The image probe sent an answer of the wrong shape: ${v.summarize(reply.issues).slice(0, 500)}`);
+  if (reply.output.type === 'prepared') return reply.output.prepared;
+  const { type: _type, code, message: text, ...extra } = reply.output;
+  return jobError(code, text, extra);
+}
+
+/**
+ * Probes `request` (user/images/probe.ts prepareImage) in a probe process with `limits`, as the
+ * user (the invoking user under sudo: image-child.ts). Resolves with what it found, once checked
+ * against the probe protocol's schema; rejects with a JobError for bad input, for a probe that
+ * went past a limit (once its process is gone), and for one that stopped without an answer. The
+ * first of these counts.
+ */
+export function prepareImageInChild(request: ImageRequest, limits: ProbeLimits = DEFAULT_PROBE_LIMITS[isUrl(request.image) ? 'url' : 'file']): Promise<PreparedImage> {
+  const child = spawnImageChild(PROBE_ENTRY, [`--max-old-space-size=${limits.heapMiB}`, '--max-semi-space-size=1'], [], ['ignore', 'ignore', 'pipe', 'ipc']);
+  let stderr = '';
+  /** Seen as it arrives: V8's native stack trace after it could push the words out of `stderr`. */
+  let heapExhausted = false;
+  child.stderr?.setEncoding('utf8').on('data', (text: string) => {
+    stderr = (stderr + text).slice(-4096);
+    heapExhausted ||= HEAP_EXHAUSTED.test(stderr);
+  });
+  return new Promise<PreparedImage>((resolve, reject) => {
+    const running = () => child.exitCode === null && child.signalCode === null;
+    /** Set when a limit stopped the probe: the caller hears it once the process is gone. */
+    let stopped: JobError | null = null;
+    const stop = (what: 'memory' | 'time') => {
+      stopped ??= overLimit(request, what, limits);
+      if (running()) child.kill('SIGKILL');
+    };
+    const timer = setTimeout(() => stop('time'), limits.timeMs);
+    let looking = false;
+    const watch = setInterval(() => {
+      if (looking || child.pid === undefined) return;
+      looking = true;
+      void residentBytes(child.pid).then((bytes) => {
+        looking = false;
+        if (bytes !== null && bytes > limits.memoryMiB * 1024 * 1024) stop('memory');
+      });
+    }, MEMORY_POLL_MS);
+    const done = () => {
+      clearTimeout(timer);
+      clearInterval(watch);
+    };
+    child.on('message', (message: unknown) => {
+      if (stopped !== null) return;
+      done();
+      const result = answer(message);
+      if (result instanceof Error) reject(result);
+      else resolve(result);
+      // It exits right after its answer; one that hangs in its exit is not waited for.
+      setTimeout(() => running() && child.kill('SIGKILL'), EXIT_GRACE_MS).unref();
+    });
+    child.on('error', (error) => {
+      done();
+      reject(jobError('internal', `The image probe could not be started: ${error.message}`));
+    });
+    child.on('close', (code, signal) => {
+      done();
+      if (stopped !== null) return reject(stopped);
+      if (heapExhausted) return reject(overLimit(request, 'heap', limits));
+      const why = signal !== null ? `killed by ${signal}` : `exit code ${code ?? '?'}`;
+      const said = stderr.trim().split('\n').pop() ?? '';
+      reject(jobError('source-read-error', `The image probe stopped unexpectedly (${why}${said ? `: ${said}` : ''}); ${request.image} was not read to the end.`));
+    });
+    // A probe that could not start says so through 'error' and 'close'.
+    child.send(request, () => undefined);
+  });
+}
