@@ -9,6 +9,7 @@ import { errorText } from '../common/domain/error-details.js';
 import { toFailure, type Failure } from '../common/domain/failure.js';
 import type { Progress } from '../common/domain/progress.js';
 import type { TargetResult } from '../common/domain/result.js';
+import { mayNeverReturn } from '../node/process-exit.js';
 import { flash } from '../writer/flash.js';
 import { currentPlatform } from '../writer/platform/index.js';
 import { refuseDriveName } from '../writer/drive-name.js';
@@ -39,7 +40,10 @@ function failedBeforeStart(job: HelperJob, failure: Failure): FromHelper {
 /** The image's descriptor (a FIFO waits for the app to open its end), or the message that ends a job that cannot have it. */
 async function imageSource(context: JobContext): Promise<number | FromHelper> {
   try {
-    return await context.endpoints.image();
+    const opening = context.endpoints.image();
+    // An image FIFO the app never opens (it died first) never opens here either.
+    mayNeverReturn(opening);
+    return await opening;
   } catch (error) {
     return { type: 'fatal', code: 'protocol-error', message: `The helper could not open the image stream: ${errorText(error)}` };
   }
