@@ -7,7 +7,9 @@
  * which the user authorized reading as well.
  * The targets come last, so that an authorization prompt showing the command line (pkexec's
  * `$(command_line)`, see build/polkit/) ends with the drive the user is about to erase. They are
- * also a promise: the helper refuses a job message naming any other drive.
+ * also a promise: the helper refuses a job message naming any other drive. Every drive is given
+ * under the system's own name for it (the launcher resolves links first; the helper refuses any
+ * other name, see writer/drive-name.ts), so the prompt names the disk that is written.
  */
 import { parseArgs } from 'node:util';
 import { MAX_TARGETS } from '../common/contracts/helper-protocol.js';

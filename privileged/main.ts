@@ -18,6 +18,7 @@ import { jobDrives, ToHelper, type FromHelper, type HelperJob } from '../common/
 import { sourceEndSignal } from '../writer/source-end.js';
 import { Channel, ProtocolError } from '../node/channel.js';
 import { parseHelperArgv, type HelperArgs } from '../node/helper-command-line.js';
+import { exitProcess } from '../node/process-exit.js';
 import type { HelperEndpoints } from './endpoints.js';
 import { openHelperEndpoints } from './open-endpoints.js';
 import { watchParent } from './parent-watch.js';
@@ -36,13 +37,14 @@ const EXIT = {
 
 function die(code: number, message: string): never {
   process.stderr.write(`sluice-helper: ${message}\n`);
-  process.exit(code);
+  exitProcess(code);
 }
 
 async function finish(channel: Channel<ToHelper, FromHelper>, message: FromHelper, exitCode: number): Promise<never> {
   await channel.send(message);
   channel.close();
-  process.exit(exitCode);
+  // A cancelled job may have left a read of a stalled source behind (writer/pump.ts): exitProcess ends the process all the same.
+  exitProcess(exitCode);
 }
 
 /**
@@ -84,7 +86,7 @@ function runHelper(args: HelperArgs, endpoints: HelperEndpoints): void {
   // it gets): stop at the next block, sync, close the device, report if anyone listens, exit.
   const stop = () => {
     controller.abort();
-    if (!started) process.exit(EXIT.stopped);
+    if (!started) exitProcess(EXIT.stopped);
   };
   process.on('SIGTERM', stop);
 

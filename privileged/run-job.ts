@@ -9,8 +9,10 @@ import { errorText } from '../common/domain/error-details.js';
 import { toFailure, type Failure } from '../common/domain/failure.js';
 import type { Progress } from '../common/domain/progress.js';
 import type { TargetResult } from '../common/domain/result.js';
+import { mayNeverReturn } from '../node/process-exit.js';
 import { flash } from '../writer/flash.js';
 import { currentPlatform } from '../writer/platform/index.js';
+import { refuseDriveName } from '../writer/drive-name.js';
 import { sendDevice, SourceDevice } from '../writer/source-device.js';
 import type { SourceEndSignal } from '../writer/source-end.js';
 import { verifyImage } from '../writer/verify-image.js';
@@ -38,7 +40,10 @@ function failedBeforeStart(job: HelperJob, failure: Failure): FromHelper {
 /** The image's descriptor (a FIFO waits for the app to open its end), or the message that ends a job that cannot have it. */
 async function imageSource(context: JobContext): Promise<number | FromHelper> {
   try {
-    return await context.endpoints.image();
+    const opening = context.endpoints.image();
+    // An image FIFO the app never opens (it died first) never opens here either.
+    mayNeverReturn(opening);
+    return await opening;
   } catch (error) {
     return { type: 'fatal', code: 'protocol-error', message: `The helper could not open the image stream: ${errorText(error)}` };
   }
@@ -153,9 +158,22 @@ function runKind(job: HelperJob, context: JobContext): Promise<FromHelper> {
   }
 }
 
+/** The first drive of `job` named other than by its own name (see refuseDriveName), as the failure that refuses the job. */
+async function refuseDriveNames(job: HelperJob): Promise<Failure | null> {
+  const { writes, reads } = jobDrives(job);
+  const platform = await currentPlatform();
+  for (const drive of reads === null ? writes : [reads, ...writes]) {
+    const refusal = await refuseDriveName(drive, platform);
+    if (refusal !== null) return refusal;
+  }
+  return null;
+}
+
 /** Runs `job`; resolves with the message that ends it, a failure of every drive it reports for if anything unforeseen threw. */
 export async function runJob(job: HelperJob, context: JobContext): Promise<FromHelper> {
   try {
+    const refusal = await refuseDriveNames(job);
+    if (refusal !== null) return failedBeforeStart(job, refusal);
     return await runKind(job, context);
   } catch (error) {
     return failedBeforeStart(job, toFailure(error));

@@ -8,7 +8,7 @@ import { sourceReadFailure, targetWriteFailure } from './failures.js';
 import { JobError, jobError, toFailure } from '../common/domain/failure.js';
 import { chooseGrain, GrainHashes } from './grain-hashes.js';
 import { readFully } from '../node/io.js';
-import { allocatePumpMemory, DEFAULT_REQUEST, pump } from './pump.js';
+import { ABANDONED, allocatePumpMemory, DEFAULT_REQUEST, pump, unlessAborted } from './pump.js';
 import { currentPlatform } from './platform/index.js';
 import type { DevicePlatform } from './platform/types.js';
 import { ProgressMeter } from './progress-meter.js';
@@ -217,7 +217,9 @@ async function runJob(job: WriteJob, layout: StreamLayout, opened: readonly Writ
 
   try {
     // 1. The first MiB is read and kept aside; on the device it is blanked now and written last.
-    const headLength = await readSource(head, HEAD_BYTES, 0);
+    const headRead = await unlessAborted(readSource(head, HEAD_BYTES, 0), job.signal);
+    if (headRead === ABANDONED) return await cancelAll();
+    const headLength = headRead;
     hashes.record(head.subarray(0, headLength), 0);
     imageBytes = headLength;
     // The chunk region is still all zeros here.

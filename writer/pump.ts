@@ -7,6 +7,7 @@
  */
 
 import { MiB } from '../common/domain/units.js';
+import { mayNeverReturn } from '../node/process-exit.js';
 import { allocateJobMemory, type JobMemory } from './job-memory.js';
 
 /**
@@ -59,7 +60,10 @@ export interface PumpOp {
   alongside?: ((bytes: Buffer, at: number) => void) | undefined;
   /** After each buffer, with the offset reached: progress, which costs no system call. */
   advanced?: ((at: number) => void) | undefined;
-  /** Checked before each buffer: the pump stops there, and says so. */
+  /**
+   * Checked before each buffer: the pump stops there, and says so. It also ends the wait for a
+   * read (see unlessAborted), never for a write.
+   */
   signal?: AbortSignal | undefined;
 }
 
@@ -68,6 +72,39 @@ export interface PumpEnd {
   end: 'done' | 'cancelled' | 'stopped';
   /** The offset reached: `from` plus every byte written (not the buffer write refused). */
   at: number;
+}
+
+/** What unlessAborted gives for a read it stopped waiting for. */
+export const ABANDONED = Symbol('abandoned');
+
+/**
+ * `reading`, or ABANDONED as soon as `signal` aborts. A read of a source that stalls (a decoder
+ * that stopped without exiting, a FIFO nobody writes) never returns, and a cancel, or the app's
+ * death, must not wait for it: the helper would keep the drive open, exclusively, for as long. The
+ * read is left on its thread (registered with mayNeverReturn, so the process can still end), and
+ * the buffer it reads into is not the caller's to use again. Only reads are ever abandoned: a
+ * write that is in flight is always waited for.
+ */
+export function unlessAborted<T>(reading: Promise<T>, signal: AbortSignal | undefined): Promise<T | typeof ABANDONED> {
+  if (signal === undefined) return reading;
+  return new Promise((resolve, reject) => {
+    const abandon = () => {
+      mayNeverReturn(reading);
+      resolve(ABANDONED);
+    };
+    if (signal.aborted) return abandon();
+    signal.addEventListener('abort', abandon, { once: true });
+    reading.then(
+      (value) => {
+        signal.removeEventListener('abort', abandon);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', abandon);
+        reject(error);
+      },
+    );
+  });
 }
 
 /** A settled promise, so both sides of a turn finish before either one's error is thrown. */
@@ -83,14 +120,17 @@ const NOTHING_MORE: Promise<Settled<number>> = Promise.resolve({ ok: true, value
 /**
  * Pumps until the source ends, `length` is reached, `write` says stop, or `signal` aborts. Throws
  * the first failure of a turn, the write's before the read's, once both have settled: no I/O is
- * left in flight on the buffer when the caller takes over.
+ * left in flight on the buffer when the caller takes over. The one exception is a cancel: it waits
+ * for the write in flight, but not for a read (see unlessAborted).
  */
 export async function pump(op: PumpOp): Promise<PumpEnd> {
   const request = op.halves[0].length;
   const end = op.length === null ? Number.POSITIVE_INFINITY : op.from + op.length;
   const want = (at: number): number => Math.min(request, end - at);
   let at = op.from;
-  let filled = op.primed ?? (at < end ? await op.read(op.halves[0], want(at), at) : 0);
+  const first = op.primed ?? (at < end ? await unlessAborted(op.read(op.halves[0], want(at), at), op.signal) : 0);
+  if (first === ABANDONED) return { end: 'cancelled', at };
+  let filled = first;
   for (let turn: 0 | 1 = 0; filled > 0; turn = turn === 0 ? 1 : 0) {
     if (op.signal?.aborted === true) return { end: 'cancelled', at };
     const bytes = op.halves[turn].subarray(0, filled);
@@ -100,13 +140,16 @@ export async function pump(op: PumpOp): Promise<PumpEnd> {
     const reading = filled === want(at) && next < end ? settle(op.read(op.halves[turn === 0 ? 1 : 0], want(next), next)) : NOTHING_MORE;
     const writing = settle(op.write(bytes, at));
     op.alongside?.(bytes, at);
-    const [wrote, read] = [await writing, await reading];
+    const wrote = await writing;
+    const read = await unlessAborted(reading, op.signal);
     if (!wrote.ok) throw wrote.error;
     // Nobody takes more: whatever became of the read no longer matters.
     if (!wrote.value) return { end: 'stopped', at };
-    if (!read.ok) throw read.error;
+    if (read !== ABANDONED && !read.ok) throw read.error;
     at = next;
     op.advanced?.(at);
+    // Cancelled while the next read waited (on a source that stalls): the write above is done.
+    if (read === ABANDONED) return { end: 'cancelled', at };
     filled = read.value;
   }
   return { end: 'done', at };

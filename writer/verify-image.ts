@@ -6,7 +6,8 @@ import { compareRead, type Comparison } from './compare.js';
 import { allocatePumpMemory, DEFAULT_REQUEST } from './pump.js';
 import { sourceReadFailure, targetReadFailure } from './failures.js';
 import { jobError, toFailure } from '../common/domain/failure.js';
-import { closeFd, openFd, readFully } from '../node/io.js';
+import { closeFd, readFully } from '../node/io.js';
+import { openInspected } from './open-device.js';
 import { currentPlatform } from './platform/index.js';
 import type { DevicePlatform } from './platform/types.js';
 import { ProgressMeter } from './progress-meter.js';
@@ -38,11 +39,12 @@ export async function verifyImage(job: VerifyImageJob): Promise<TargetResult> {
   if (job.disksOnly === true && !facts.isBlockDevice) return { status: 'failed', target, bytes: 0, code: 'target-not-block-device', message: `${target} is not a disk; compare a file without administrator rights.` };
   const tooSmall = judgeDrive(safetyFacts(facts), { size: job.imageSize, storedOn: null }).find((v) => v.kind === 'too-small');
   if (facts.isBlockDevice && tooSmall !== undefined) return { status: 'failed', target, bytes: 0, ...refusalFailure(tooSmall) };
+  if (facts.isPartition && job.disksOnly === true) return { status: 'failed', target, bytes: 0, code: 'target-is-partition', message: `${target} is a partition, not a whole disk. Compare the disk it belongs to (for example /dev/sdb, not /dev/sdb1).` };
   let fd: number;
   try {
-    fd = await openFd(facts.rawPath, platform.readFlags);
+    fd = await openInspected(facts, platform.readFlags, (error) => targetReadFailure(target, error, 0).failure);
   } catch (error) {
-    return { status: 'failed', target, bytes: 0, ...targetReadFailure(target, error, 0).failure };
+    return { status: 'failed', target, bytes: 0, ...toFailure(error) };
   }
   const reader: TargetReader = {
     path: target,

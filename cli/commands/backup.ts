@@ -4,6 +4,7 @@ import { FileTarget } from '../../user/files/file-target.js';
 import { chooseElevation, onPath } from '../../user/launcher/elevation/choose.js';
 import { startHelper } from '../../user/launcher/launch.js';
 import { cancelOnSigint } from '../cancel.js';
+import { namedDrives } from '../drive-names.js';
 import { exitCodeFor } from '../exit-codes.js';
 import { createReporter } from '../reporter.js';
 import { confirmReplace, reportOne } from './flash-to-file.js';
@@ -24,7 +25,8 @@ export interface BackupArgs {
  * drive (root, read-only, after its checks) into a pipe; this process writes the file as the user.
  */
 export async function backupCommand(args: BackupArgs): Promise<number> {
-  const { drive, file } = args;
+  const { file } = args;
+  const [drive = args.drive] = await namedDrives([args.drive]);
   // Asked here first, the answer comes before any password prompt.
   const checked = await checkBackup(drive, file);
   if ('refused' in checked) return reportOne(args.json, checked.refused);

@@ -1,4 +1,3 @@
-import { realpath } from 'node:fs/promises';
 import { formatBytes } from '../../common/domain/units.js';
 import { DRIVE_INCOMPLETE } from '../../common/domain/result.js';
 import { currentPlatform } from '../../writer/platform/index.js';
@@ -7,6 +6,7 @@ import { chooseElevation, onPath } from '../../user/launcher/elevation/choose.js
 import { startHelper } from '../../user/launcher/launch.js';
 import { cancelOnSigint } from '../cancel.js';
 import { EXIT, exitCodeFor } from '../exit-codes.js';
+import { namedDrives } from '../drive-names.js';
 import { confirm } from '../prompt.js';
 import { createReporter } from '../reporter.js';
 import { reportOne } from './flash-to-file.js';
@@ -28,12 +28,11 @@ export interface CloneArgs {
  * target back against the hashes of what it read. The bytes never leave the helper.
  */
 export async function cloneCommand(args: CloneArgs): Promise<number> {
-  const { source, target } = args;
+  const [source = args.source, target = args.target] = await namedDrives([args.source, args.target]);
   const facts = await (await currentPlatform()).inspect(source);
   const refusal = refuseSource(facts);
   if (refusal !== null) return reportOne(args.json, { status: 'failed', target: source, bytes: 0, ...refusal });
-  const [realSource, realTarget] = await Promise.all([realpath(source).catch(() => source), realpath(target).catch(() => target)]);
-  if (realSource === realTarget) {
+  if (source === target) {
     return reportOne(args.json, { status: 'failed', target, bytes: 0, code: 'target-is-source', message: `${target} is the drive being copied; choose another drive to write to.` });
   }
   const interactive = process.stdin.isTTY === true;

@@ -1,5 +1,7 @@
 import { lstat, stat } from 'node:fs/promises';
 import type { TargetResult } from '../../common/domain/result.js';
+import { JobError } from '../../common/domain/failure.js';
+import { checkFileTargetPath } from '../../user/files/file-target.js';
 import { flashToFile } from '../../user/files/flash-to-file.js';
 import { FileTarget } from '../../user/files/file-target.js';
 import { sourceEndSignal } from '../../writer/source-end.js';
@@ -76,6 +78,13 @@ export async function flashToFileCommand(prepared: PreparedImage, args: FileFlas
   const { target } = args;
   if (await sameFile(args.image, target)) {
     return reportOne(args.json, { status: 'failed', target, bytes: 0, code: 'target-is-source', message: `${target} is the image itself; choose another file to write to.` });
+  }
+  // Before anything starts: a name that cannot be a file (a drive that is gone) is refused now.
+  try {
+    await checkFileTargetPath(target);
+  } catch (error) {
+    if (!(error instanceof JobError)) throw error;
+    return reportOne(args.json, { status: 'failed', target, bytes: 0, ...error.failure });
   }
   const refused = await confirmReplace(target, args.yes);
   if (refused !== null) return refused;

@@ -7,6 +7,7 @@ import type { ImageInfo } from '../../common/domain/image.js';
 import { openSourceFeed } from '../../user/images/source-feed.js';
 import { cancelOnSigint } from '../cancel.js';
 import { EXIT, exitCodeFor } from '../exit-codes.js';
+import { namedDrives } from '../drive-names.js';
 import { confirm } from '../prompt.js';
 import { createReporter } from '../reporter.js';
 import { describeSize } from '../render.js';
@@ -47,8 +48,9 @@ async function confirmErase(info: ImageInfo, judged: readonly JudgedTarget[]): P
 
 /** `sluice flash IMAGE DEVICE... | FILE [--sha256 HEX] [--bmap FILE | --no-bmap] [--allow-truncated] [--no-verify] [--no-eject] [--yes] [--json] [--elevate sudo|pkexec]` */
 export async function flashCommand(args: FlashArgs): Promise<number> {
-  const fileTargets = (await Promise.all(args.targets.map(isFileTarget))).filter(Boolean).length;
-  if (fileTargets > 0 && args.targets.length > 1) {
+  const targets = await namedDrives(args.targets);
+  const fileTargets = (await Promise.all(targets.map(isFileTarget))).filter(Boolean).length;
+  if (fileTargets > 0 && targets.length > 1) {
     process.stderr.write('sluice: a file is written on its own: name either one file or one or more drives.\n');
     return EXIT.usage;
   }
@@ -60,7 +62,7 @@ export async function flashCommand(args: FlashArgs): Promise<number> {
     return EXIT.failed;
   }
   if (cutShort !== null) process.stderr.write(`sluice: warning: ${cutShort.message} Writing it anyway (--allow-truncated).\n`);
-  const [fileTarget] = fileTargets > 0 ? args.targets : [];
+  const [fileTarget] = fileTargets > 0 ? targets : [];
   if (fileTarget !== undefined) return flashToFileCommand(prepared, { image: args.image, target: fileTarget, verify: args.verify, yes: args.yes, json: args.json });
   const { info } = prepared;
   const interactive = process.stdin.isTTY === true;
@@ -69,12 +71,12 @@ export async function flashCommand(args: FlashArgs): Promise<number> {
     return EXIT.usage;
   }
   const reporter = createReporter(args.json);
-  const judged = await judgeTargets(args.image, { size: info.size, atLeast: !info.sizeExact }, args.targets);
+  const judged = await judgeTargets(args.image, { size: info.size, atLeast: !info.sizeExact }, targets);
   const refused = await refuseTargets(judged, interactive && !args.yes);
   if (refused.length > 0) {
     // One refused drive stops the whole job: the user asked for all of them, and gets none half-done.
     for (const r of refused) reporter.result(r);
-    if (refused.length < args.targets.length) process.stderr.write('sluice: nothing was written to any drive.\n');
+    if (refused.length < targets.length) process.stderr.write('sluice: nothing was written to any drive.\n');
     return exitCodeFor(refused);
   }
   if (!args.yes && !(await confirmErase(info, judged))) {
@@ -89,7 +91,7 @@ export async function flashCommand(args: FlashArgs): Promise<number> {
   // downloaded as us.
   const job = startHelper({
     source: feed.source,
-    job: { kind: 'flash', targets: args.targets, ...feed.start, verify: args.verify, eject: args.eject },
+    job: { kind: 'flash', targets, ...feed.start, verify: args.verify, eject: args.eject },
     elevation: chooseElevation({
       platform: process.platform,
       isRoot: process.getuid?.() === 0,

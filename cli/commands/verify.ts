@@ -5,6 +5,7 @@ import { startHelper } from '../../user/launcher/launch.js';
 import type { PreparedImage } from '../../user/images/probe.js';
 import { openSourceFeed } from '../../user/images/source-feed.js';
 import { cancelOnSigint } from '../cancel.js';
+import { namedDrives } from '../drive-names.js';
 import { EXIT, exitCodeFor } from '../exit-codes.js';
 import { createReporter, type Reporter } from '../reporter.js';
 import { isFileTarget } from './flash-to-file.js';
@@ -28,7 +29,8 @@ export async function verifyCommand(args: VerifyArgs): Promise<number> {
   const reporter = createReporter(args.json);
   // A drive is read by the helper, like every drive Sluice opens, so it gets root the way a flash
   // does; a file is the user's own and is read here.
-  const results = (await isFileTarget(args.target)) ? await verifyFileHere(prepared, args.target, reporter) : await verifyDriveInHelper(prepared, args, reporter);
+  const [target = args.target] = await namedDrives([args.target]);
+  const results = (await isFileTarget(target)) ? await verifyFileHere(prepared, target, reporter) : await verifyDriveInHelper(prepared, target, args, reporter);
   if (typeof results === 'number') return results;
   reporter.end();
   for (const r of results) reporter.result(r);
@@ -52,12 +54,12 @@ async function verifyFileHere(prepared: PreparedImage, target: string, reporter:
   return results;
 }
 
-async function verifyDriveInHelper(prepared: PreparedImage, args: VerifyArgs, reporter: Reporter): Promise<TargetResult[]> {
+async function verifyDriveInHelper(prepared: PreparedImage, target: string, args: VerifyArgs, reporter: Reporter): Promise<TargetResult[]> {
   const feed = await openSourceFeed(prepared);
   const interactive = process.stdin.isTTY === true;
   const job = startHelper({
     source: feed.source,
-    job: { kind: 'verify', target: args.target, imageSize: prepared.imageSize },
+    job: { kind: 'verify', target, imageSize: prepared.imageSize },
     elevation: chooseElevation({ platform: process.platform, isRoot: process.getuid?.() === 0, frontEnd: 'cli', interactive, prefer: args.elevate, installed: onPath }),
     interactive,
     onProgress: (p) => reporter.progress(p),

@@ -3,7 +3,7 @@
  * child, channel on fd 3), writing real loop devices.
  */
 import { execFileSync, spawn } from 'node:child_process';
-import { closeSync, copyFileSync, mkdirSync, openSync, readFileSync, symlinkSync } from 'node:fs';
+import { chmodSync, closeSync, copyFileSync, mkdirSync, openSync, readFileSync, symlinkSync } from 'node:fs';
 import type { Socket } from 'node:net';
 import { join, resolve } from 'node:path';
 import { expect, it } from 'vitest';
@@ -17,8 +17,12 @@ import { assertTestTarget, collect, spawnCli, waitForEvent } from '../support/cl
 import { describeDevices } from '../support/device-suite.js';
 import { createLoop, digestFile, partitionedLoop, readBytes, scratchDir, writeRandomFile, type LoopDevice } from '../support/loop-device.js';
 import { isHelper, listeningSocketsOf, waitForDescendant, waitForExit } from '../support/processes.js';
+import { raceLink } from '../support/link-racer.js';
 import { slowCard } from '../support/throttle.js';
 import { builtHelper } from '../support/unprivileged.js';
+
+/** Runs of each symlink-swap race. */
+const RACE_RUNS = 100;
 
 /** The built helper, made to join a blkio cgroup before it starts, so its writes go at SD-card speed. */
 function helperInGroup(cgroup: string): HelperProgram {
@@ -53,12 +57,17 @@ describeDevices('the helper process, started directly', () => {
     execFileSync('gzip', ['--keep', '--fast', image]);
     const loop = createLoop({ size: 32 * MiB, dir });
     assertTestTarget(loop.path);
-    // The decoder stand-in: an unrelated process whose stdout pipe is the helper's stdin.
-    const decoder = spawn('gzip', ['-dc', `${image}.gz`], { stdio: ['ignore', 'pipe', 'inherit'] });
+    // The decoder stand-in: an unrelated process that writes into its stdin socket, which becomes
+    // the helper's stdin, as the real decoder does (user/images/decoder-launch.ts). Not its stdout:
+    // Node reads a child's stdout into this process as soon as it exists, and whatever arrives
+    // before the helper is spawned (64 KiB, once the launcher awaits a look at the drive names)
+    // never reaches the helper.
+    const decoder = spawn('sh', ['-c', 'exec gzip -dc "$1" >&0', 'sh', `${image}.gz`], { stdio: ['pipe', 'ignore', 'inherit'] });
     const progress: Progress[] = [];
 
     const job = startHelper({
-      source: decoder.stdout,
+      // A socket: it goes both ways.
+      source: decoder.stdin as Socket,
       job: { kind: 'flash', targets: [loop.path], imageSize: size, sourceSeekable: false, verify: true },
       program: builtHelper(),
       onProgress: (p) => progress.push(p),
@@ -158,19 +167,20 @@ interface RawHelper {
 }
 
 /**
- * A fresh 4 MiB loop device, and the helper started for it as a direct child with a 2 MiB image on
- * fd 0 and a raw channel on fd 3: the test is a hostile or confused app.
+ * A 4 MiB loop device (`loop`, or a fresh one), and the helper started for it (or for `name`, which
+ * leads to it) as a direct child with a 2 MiB image on fd 0 and a raw channel on fd 3: the test is
+ * a hostile or confused app.
  */
-function rawHelper(): RawHelper {
+function rawHelper(options: { loop?: LoopDevice; name?: string } = {}): RawHelper {
   const dir = scratchDir();
   const image = join(dir, 'image.img');
   writeRandomFile(image, 2 * MiB);
-  const loop = createLoop({ size: 4 * MiB, dir });
+  const loop = options.loop ?? createLoop({ size: 4 * MiB, dir });
   const before = digestFile(loop.backing);
   assertTestTarget(loop.path);
   const helper = builtHelper();
   const fd = openSync(image, 'r');
-  const child = spawn(helper.file, [...helper.args, '--', loop.path], { stdio: [fd, 'ignore', 'pipe', 'pipe'] });
+  const child = spawn(helper.file, [...helper.args, '--', options.name ?? loop.path], { stdio: [fd, 'ignore', 'pipe', 'pipe'] });
   closeSync(fd);
   const channel = child.stdio[3] as Socket;
   const reader = new FrameReader();
@@ -228,6 +238,47 @@ describeDevices('the helper refuses bad instructions and writes nothing', () => 
     expect(messages.find((m) => m.type === 'log')).toMatchObject({ level: 'warn', message: expect.stringMatching(/second job message/) });
     expect(messages.find((m) => m.type === 'result')).toMatchObject({ results: [{ status: 'cancelled', bytes: 0 }] });
     expect(digestFile(loop.backing)).toBe(before);
+  });
+});
+
+describeDevices('drive names the helper refuses, before opening anything', () => {
+  const start = (target: string) => encodeFrame({ type: 'job', job: { kind: 'flash', targets: [target], imageSize: 2 * MiB, sourceSeekable: true, verify: true } });
+
+  it('a link to a disk: the helper takes only the disk’s own name, and says which it is', async () => {
+    const loop = createLoop({ size: 4 * MiB });
+    const link = join(scratchDir(), 'card');
+    symlinkSync(loop.path, link);
+    const { before, channel, replies } = rawHelper({ loop, name: link });
+    channel.write(start(link));
+    const { messages, code } = await replies;
+    expect(messages.find((m) => m.type === 'result')).toMatchObject({ results: [{ status: 'failed', target: link, code: 'target-not-block-device', message: expect.stringContaining(`is another name for ${loop.path}`) }] });
+    expect(code).toBe(0);
+    expect(digestFile(loop.backing)).toBe(before);
+  });
+
+  it(`a link another process keeps turning between a disk and a root-only file, ${RACE_RUNS} times: refused every time, nothing touched`, async () => {
+    const dir = scratchDir();
+    const loop = createLoop({ size: 4 * MiB, dir });
+    const secret = join(dir, 'secret');
+    writeRandomFile(secret, 4 * MiB);
+    chmodSync(secret, 0o600);
+    const secretBefore = digestFile(secret);
+    const link = join(dir, 'card');
+    const racer = raceLink(link, [loop.path, secret]);
+    try {
+      for (let run = 0; run < RACE_RUNS; run++) {
+        const { before, channel, replies } = rawHelper({ loop, name: link });
+        channel.write(start(link));
+        const { messages } = await replies;
+        // "another name for /dev/loopN", or "not a disk" when it led to the file.
+        expect(messages.find((m) => m.type === 'result')).toMatchObject({ results: [{ status: 'failed', target: link, code: 'target-not-block-device' }] });
+        expect(messages.some((m) => m.type === 'progress')).toBe(false);
+        expect(digestFile(loop.backing)).toBe(before);
+      }
+    } finally {
+      await racer.stop();
+    }
+    expect(digestFile(secret)).toBe(secretBefore);
   });
 });
 

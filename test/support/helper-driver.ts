@@ -5,20 +5,30 @@
  *
  * `imageThroughFifo` runs sudo the way osascript must be run: image bytes (or, for a backup, the
  * drive's bytes) through a FIFO the app made, rather than on the helper's stdin. sudo is the only
- * elevation tool this machine has that can carry it for real.
+ * elevation tool this machine has that can carry it for real. `direct` starts the helper as a
+ * plain child instead (the driver runs as root). `decoder` is a command whose standard output is
+ * the image, in place of an image file: a decoder stand-in the test controls (one that stalls).
+ * SIGINT cancels the job.
  */
+import { spawn } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
+import { createOsPipe } from '../../node/os-pipe.js';
 import { backupDrive, checkBackup } from '../../user/backup/drive-backup.js';
+import { directLaunch } from '../../user/launcher/elevation/direct.js';
 import { sudoLaunch } from '../../user/launcher/elevation/sudo.js';
 import { startHelper, type HelperLaunchOptions } from '../../user/launcher/launch.js';
 import { builtHelper } from './unprivileged.js';
 
 /** A backup's `size` skips this side's checks, so that only the helper's own can refuse the drive. */
-type DriverSpec = { imageThroughFifo: boolean } & ({ image: string; imageSize: number; targets: string[] } | { backup: { drive: string; file: string; size?: number } });
+type DriverSpec = { imageThroughFifo: boolean; direct?: boolean } & (
+  | { image: string; imageSize: number; targets: string[] }
+  | { decoder: string[]; imageSize: number; targets: string[] }
+  | { backup: { drive: string; file: string; size?: number } }
+);
 
 const spec = JSON.parse(process.argv[2] ?? '{}') as DriverSpec;
 const launchOptions: Pick<HelperLaunchOptions, 'elevation' | 'program' | 'onProgress'> = {
-  elevation: spec.imageThroughFifo ? { ...sudoLaunch, passesStdin: false } : sudoLaunch,
+  elevation: spec.direct === true ? directLaunch : spec.imageThroughFifo ? { ...sudoLaunch, passesStdin: false } : sudoLaunch,
   program: builtHelper(),
   onProgress: (p) => process.stdout.write(`${JSON.stringify({ type: 'progress', ...p })}\n`),
 };
@@ -33,11 +43,16 @@ if ('backup' in spec) {
     print(await backupDrive({ drive, file, driveSize: checked.driveSize, compress: null, trimToPartitions: false, verify: true, launch: (options) => startHelper({ ...options, ...launchOptions }) }));
   }
 } else {
-  const image = openSync(spec.image, 'r');
-  const job = startHelper({ source: image, job: { kind: 'flash', targets: spec.targets, imageSize: spec.imageSize, sourceSeekable: true, verify: true }, ...launchOptions });
+  // The decoder writes into a kernel pipe, as the app's decoders do (see node/os-pipe.ts).
+  const pipe = 'decoder' in spec ? await createOsPipe() : null;
+  const decoder = 'decoder' in spec && pipe !== null ? spawn(spec.decoder[0] ?? '', spec.decoder.slice(1), { stdio: ['ignore', pipe.writeFd, 'inherit'] }) : null;
+  if (pipe !== null) closeSync(pipe.writeFd);
+  const image = 'image' in spec ? openSync(spec.image, 'r') : (pipe?.readFd ?? -1);
+  const job = startHelper({ source: image, job: { kind: 'flash', targets: spec.targets, imageSize: spec.imageSize, sourceSeekable: decoder === null, verify: true }, ...launchOptions });
   process.on('SIGINT', () => job.cancel());
   const pid = await job.ready;
   process.stdout.write(`${JSON.stringify({ type: 'ready', pid })}\n`);
   for (const result of await job.result) print(result);
   closeSync(image);
+  decoder?.kill();
 }

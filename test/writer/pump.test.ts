@@ -96,4 +96,30 @@ describe('the pump', () => {
     await expect(failing).rejects.toBe(writeError);
     expect(order).toEqual(['write failed', 'read settled']);
   });
+
+  it('a cancel waits for the write in flight, but not for a read that never returns (a source that stalls)', async () => {
+    const { log, op } = rig(64);
+    const controller = new AbortController();
+    const end = pump({
+      ...op,
+      read: (into, length, at) => (at === 0 ? op.read(into, length, at) : new Promise<number>(() => undefined)),
+      write: async (bytes, at) => {
+        controller.abort();
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        log.push(`wrote ${at}+${bytes.length}`);
+        return true;
+      },
+      signal: controller.signal,
+    });
+    expect(await end).toEqual({ end: 'cancelled', at: 8 });
+    expect(log).toEqual(['read 0+8', 'wrote 0+8']);
+  });
+
+  it('a cancel ends the wait for the very first read too', async () => {
+    const controller = new AbortController();
+    const { op } = rig(64);
+    const end = pump({ ...op, read: () => new Promise<number>(() => undefined), signal: controller.signal });
+    setTimeout(() => controller.abort(), 10);
+    expect(await end).toEqual({ end: 'cancelled', at: 0 });
+  });
 });

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { constants, copyFile } from 'node:fs';
-import { lstat, rename, stat, statfs, unlink } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { lstat, realpath, rename, stat, unlink } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
 import { formatBytes } from '../../common/domain/units.js';
 import { alignUp } from '../../writer/job-memory.js';
 import { JobError, jobError } from '../../common/domain/failure.js';
@@ -49,14 +49,18 @@ async function reserve(fd: number, path: string, bytes: number): Promise<void> {
   }
 }
 
-/** statfs(2) f_type of Linux's devtmpfs, where /dev's device nodes live. */
-const DEVTMPFS_MAGIC = 0x1373;
-
-/** The folder holds device nodes (/dev, or a devtmpfs elsewhere); /dev/shm is an ordinary tmpfs. */
-async function isDeviceFolder(dir: string): Promise<boolean> {
-  if (dir === '/dev') return true;
-  const fs = await statfs(dir).catch(() => null);
-  return fs?.type === DEVTMPFS_MAGIC;
+/**
+ * Whether a missing `path` would be a name among the system's devices: anything under /dev but
+ * /dev/shm (an ordinary tmpfs for files), its folder's links resolved. There a name that does not
+ * exist is a drive that is gone (/dev/sdb unplugged, /dev/mapper/card never opened), never a file
+ * to create. The folder's filesystem cannot tell: statfs reports devtmpfs as plain tmpfs (measured
+ * here), and /dev may be an ordinary tmpfs that udev fills.
+ */
+async function isDeviceName(path: string): Promise<boolean> {
+  const full = resolve(path);
+  const folder = await realpath(dirname(full)).catch(() => dirname(full));
+  const under = (dir: string) => folder === dir || folder.startsWith(`${dir}/`);
+  return under('/dev') && !under('/dev/shm');
 }
 
 /**
@@ -70,7 +74,7 @@ export async function checkFileTargetPath(path: string): Promise<void> {
     throw jobError('target-not-found', `${path} cannot be examined: ${errorText(error)}`);
   });
   if (st === null) {
-    if (await isDeviceFolder(dirname(path))) throw jobError('target-not-found', `${path} does not exist: was the drive unplugged?`);
+    if (await isDeviceName(path)) throw jobError('target-not-found', `${path} does not exist: was the drive unplugged?`);
     return;
   }
   if (st.isSymbolicLink()) throw jobError('target-not-block-device', `${path} is a symbolic link. Name the drive or the file itself.`);

@@ -15,6 +15,7 @@ import type { SourceEnd, TargetResult } from '../../common/domain/result.js';
 import { Channel, type ChannelStreams } from '../../node/channel.js';
 import { helperArgv } from '../../node/helper-command-line.js';
 import { closeFd } from '../../node/io.js';
+import { driveName } from '../drives/drive-name.js';
 import { directLaunch } from './elevation/direct.js';
 import { lastLine, type Elevation, type LaunchCommand, type LaunchExit } from './elevation/types.js';
 import { builtHelperProgram, type HelperProgram } from './helper-program.js';
@@ -92,6 +93,21 @@ function describeExit(code: number | null, signal: NodeJS.Signals | null): strin
   return signal !== null ? `killed by ${signal}` : `exit code ${code ?? 'unknown'}`;
 }
 
+/** `job` with each of its drives under the OS's own name for it (see driveName). */
+async function withDriveNames(job: HelperJob): Promise<HelperJob> {
+  const names = (paths: readonly string[]) => Promise.all(paths.map(driveName));
+  switch (job.kind) {
+    case 'flash':
+      return { ...job, targets: await names(job.targets) };
+    case 'clone':
+      return { ...job, source: await driveName(job.source), targets: await names(job.targets) };
+    case 'backup':
+      return { ...job, source: await driveName(job.source) };
+    case 'verify':
+      return { ...job, target: await driveName(job.target) };
+  }
+}
+
 /** Starts one helper job. */
 export function startHelper(options: HelperLaunchOptions): LaunchedHelper {
   const launch = new HelperLaunch(options);
@@ -105,10 +121,11 @@ class HelperLaunch implements LaunchedHelper {
   private resolveReady!: (pid: number | null) => void;
   private resolveResult!: (results: TargetResult[]) => void;
   private readonly elevation: Elevation;
-  private readonly job: HelperJob;
+  /** The job as asked for; run() names its drives by their own names (driveName) before anything starts. */
+  private job: HelperJob;
   private readonly words: (typeof JOB_WORDS)[JobKind];
   /** The drives results are reported for: the targets, or the drive a backup or a verify reads. */
-  private readonly reported: readonly string[];
+  private reported: readonly string[];
   /** The first word on how the job ended: the helper's result, or a failure seen on this side. */
   private settled: TargetResult[] | null = null;
   private helperPid: number | null = null;
@@ -178,6 +195,14 @@ class HelperLaunch implements LaunchedHelper {
   }
 
   async run(): Promise<void> {
+    // Before the prompt: it shows, and the helper is held to, the disks themselves, never a link
+    // that could be turned to another disk once the user said yes.
+    try {
+      this.job = await withDriveNames(this.job);
+    } catch (error) {
+      return this.notStarted(error);
+    }
+    this.reported = jobDrives(this.job).reported;
     const { elevation, options, job } = this;
     let transport: LaunchTransport;
     try {

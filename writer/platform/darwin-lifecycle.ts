@@ -2,6 +2,7 @@
  * macOS: what happens to a disk around a write, through diskutil (DiskArbitration). Unmounting
  * asks every volume's users first; one that refuses is named by diskutil as the "dissenter".
  */
+import { stat } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { jobError } from '../../common/domain/failure.js';
 import { runTool } from '../../node/run-tool.js';
@@ -37,10 +38,21 @@ export function darwinBusyMessage(facts: DeviceFacts, diskutilSaid: string): str
   return `${where} could not be unmounted: ${diskutilSaid}. Close whatever uses it, then try again. Nothing was written.`;
 }
 
+/**
+ * The whole-disk node diskutil is run on (/dev/diskN for /dev/rdiskN too), once the raw node that
+ * was inspected is checked to be that device still: never a name that could now lead elsewhere.
+ */
+export async function darwinDiskNode(facts: DeviceFacts): Promise<string> {
+  const now = await stat(facts.rawPath).catch(() => null);
+  if (now === null || now.rdev !== facts.rdev) throw jobError('target-not-found', `${facts.path} is not the drive that was checked any more: was it unplugged?`);
+  return facts.rawPath.replace(/^\/dev\/rdisk/, '/dev/disk');
+}
+
 export async function unmountDarwin(facts: DeviceFacts): Promise<VolumeHold> {
   if (facts.mountpoints.length === 0) return NOTHING_HELD;
+  const node = await darwinDiskNode(facts);
   try {
-    await runTool('diskutil', ['unmountDisk', facts.path]);
+    await runTool('diskutil', ['unmountDisk', node]);
   } catch (error) {
     throw jobError('target-busy', darwinBusyMessage(facts, errorText(error)));
   }
@@ -58,6 +70,6 @@ export function rereadPartitionsDarwin(): Promise<void> {
 
 /** `diskutil eject` unmounts whatever was mounted after the write, then ejects the medium. */
 export async function ejectDarwin(facts: DeviceFacts): Promise<boolean> {
-  await runTool('diskutil', ['eject', facts.path]);
+  await runTool('diskutil', ['eject', await darwinDiskNode(facts)]);
   return true;
 }

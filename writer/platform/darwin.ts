@@ -1,5 +1,5 @@
 import { constants } from 'node:fs';
-import { stat } from 'node:fs/promises';
+import { realpath, stat } from 'node:fs/promises';
 import { holdsSystem } from '../../common/domain/drive.js';
 import { ejectDarwin, rereadPartitionsDarwin, unmountDarwin } from './darwin-lifecycle.js';
 import { parsePlist, type PlistValue } from './plist.js';
@@ -22,6 +22,22 @@ export const O_EXLOCK = 0x20;
 /** /dev/diskN goes through the buffer cache; /dev/rdiskN is the raw node, many times faster and uncached. */
 export function darwinRawPath(path: string): string {
   return path.replace(/^\/dev\/disk(\d+)$/, '/dev/rdisk$1');
+}
+
+/** How macOS names disks: /dev/diskN, or the raw /dev/rdiskN; a partition has sM after it. */
+const DARWIN_DISK = /^\/dev\/r?disk\d+(s\d+)*$/;
+
+/** `realPath` (a path with every link resolved) when it has the form of a disk's own name, else null. */
+export function darwinDiskName(realPath: string): string | null {
+  return DARWIN_DISK.test(realPath) ? realPath : null;
+}
+
+/** /dev/diskN or /dev/rdiskN as named (each is the disk's own name), once links are resolved. */
+async function canonicalDarwin(path: string): Promise<string | null> {
+  const real = await realpath(path).catch(() => null);
+  const st = real === null ? null : await stat(real).catch(() => null);
+  if (real === null || st === null || !(st.isBlockDevice() || st.isCharacterDevice())) return null;
+  return darwinDiskName(real);
 }
 
 /** The whole disk a BSD name belongs to: disk4s2 → disk4. */
@@ -91,7 +107,10 @@ async function inspectDarwin(path: string): Promise<DeviceFacts> {
   const info = await plist(['info', '-plist', path]).catch(() => ({}) as Dict);
   if (info['DeviceIdentifier'] === undefined) return darwinFacts(path, {}, {}, {});
   const [list, rootInfo] = await Promise.all([plist(['list', '-plist', path]), plist(['info', '-plist', '/'])]);
-  return { ...darwinFacts(path, info, list, rootInfo), devices: await deviceNumbers(darwinIdentifiers(list)) };
+  const facts = darwinFacts(path, info, list, rootInfo);
+  // The raw node's device number, which the opened descriptor is checked against (open-device.ts).
+  const raw = await stat(facts.rawPath).catch(() => null);
+  return { ...facts, rdev: raw?.rdev ?? 0, devices: await deviceNumbers(darwinIdentifiers(list)) };
 }
 
 export const darwinPlatform: DevicePlatform = {
@@ -102,6 +121,7 @@ export const darwinPlatform: DevicePlatform = {
   writeFlags: constants.O_RDWR | O_EXLOCK,
   readFlags: constants.O_RDONLY,
   sourceFlags: constants.O_RDONLY,
+  canonicalName: canonicalDarwin,
   inspect: inspectDarwin,
   unmount: unmountDarwin,
   rereadPartitions: rereadPartitionsDarwin,

@@ -8,7 +8,7 @@ import { access, realpath, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { jobError } from '../../common/domain/failure.js';
 import { describeHolders, findHolders, type Holder } from './linux-holders.js';
-import { devnoText, partitionDirs, readMounts, sysfsDir, type Mount } from './linux-sysfs.js';
+import { devnoText, linuxDeviceNode, partitionDirs, readMounts, sysfsDir, type Mount } from './linux-sysfs.js';
 import { findTool, runTool } from '../../node/run-tool.js';
 import { NOTHING_HELD, type DeviceFacts, type VolumeHold } from './types.js';
 import { errorText } from '../../common/domain/error-details.js';
@@ -57,17 +57,19 @@ export async function unmountLinux(facts: DeviceFacts): Promise<VolumeHold> {
 
 /**
  * Drops the kernel's old partitions and adds those of the table now on the disk, through BLKPG
- * (partx). Measured on this kernel: BLKRRPART (`blockdev --rereadpt`) succeeds on a loop device
+ * (partx), on the node of the device that was written (linuxDeviceNode), whatever its path leads
+ * to by now. Node cannot issue BLKRRPART on the open descriptor without native code. Measured on this kernel: BLKRRPART (`blockdev --rereadpt`) succeeds on a loop device
  * yet adds no partitions, and `partx --update` can leave a stale partition behind when the new
  * table's first partition overlaps an old second one; deleting all and adding back does not.
  * Fresh partitions also get fresh block devices, with nothing cached from the old filesystems.
  * An image without a partition table (a bare filesystem) rightly leaves no partitions.
  */
 export async function rereadPartitionsLinux(facts: DeviceFacts): Promise<void> {
+  const node = await linuxDeviceNode(facts.rdev);
   // partx --delete fails ("range <1:0>") on a disk the kernel knows no partitions of.
-  if ((await partitionDirs(sysfsDir(facts.rdev))).length > 0) await runTool('partx', ['--delete', facts.path]);
+  if ((await partitionDirs(sysfsDir(facts.rdev))).length > 0) await runTool('partx', ['--delete', node]);
   try {
-    await runTool('partx', ['--add', facts.path]);
+    await runTool('partx', ['--add', node]);
   } catch (error) {
     if (!/failed to read partition table/.test(errorText(error))) throw error;
   }
@@ -94,7 +96,7 @@ export async function ejectLinux(facts: DeviceFacts): Promise<boolean> {
   const udisksctl = await findTool('udisksctl');
   if (udisksctl !== null) {
     try {
-      await runTool(udisksctl, ['power-off', '--block-device', facts.path, '--no-user-interaction']);
+      await runTool(udisksctl, ['power-off', '--block-device', await linuxDeviceNode(facts.rdev), '--no-user-interaction']);
       return true;
     } catch (error) {
       // udisksctl is installed but its daemon may not run (servers, containers): detach directly.

@@ -2,7 +2,7 @@
  * Reading the Linux kernel's own records: sysfs attributes, /proc/self/mountinfo, and device
  * numbers in the "major:minor" form both use.
  */
-import { readFile, readdir, realpath } from 'node:fs/promises';
+import { readFile, readdir, readlink, realpath, stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 
 export async function readSysfs(path: string): Promise<string | null> {
@@ -80,4 +80,19 @@ export async function partitionDirs(sysDir: string): Promise<string[]> {
   const name = basename(real);
   const entries = await readdir(real).catch(() => [] as string[]);
   return entries.filter((entry) => entry.startsWith(name) && entry !== name).map((entry) => join(real, entry));
+}
+
+/**
+ * The /dev node of block device `rdev` under the kernel's own name for it: /sys/dev/block/MAJ:MIN
+ * links to .../block/NAME (a "!" in NAME stands for a "/": cciss!c0d0 is /dev/cciss/c0d0), and
+ * /dev/NAME must be that very device. Tools that take a name (partx, udisksctl) are given this,
+ * never a path a user named, which a swapped symbolic link could turn into another disk. Throws
+ * when the device is gone or /dev has no node of that name for it.
+ */
+export async function linuxDeviceNode(rdev: number): Promise<string> {
+  const name = basename(await readlink(sysfsDir(rdev))).replaceAll('!', '/');
+  const node = `/dev/${name}`;
+  const st = await stat(node).catch(() => null);
+  if (st === null || !st.isBlockDevice() || st.rdev !== rdev) throw new Error(`the device ${devnoText(rdev)} has no node of its own in /dev (${node} is not it)`);
+  return node;
 }

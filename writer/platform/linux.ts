@@ -3,7 +3,7 @@ import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { holdsSystem } from '../../common/domain/drive.js';
 import { ejectLinux, rereadPartitionsLinux, unmountLinux } from './linux-lifecycle.js';
-import { devnoFromText, devnoText, partitionDirs, readMounts, readSysfs, readSysfsNumber, sysfsDir } from './linux-sysfs.js';
+import { devnoFromText, devnoText, linuxDeviceNode, partitionDirs, readMounts, readSysfs, readSysfsNumber, sysfsDir } from './linux-sysfs.js';
 import type { DeviceFacts, DevicePlatform } from './types.js';
 
 export { parseMountinfo, splitDevno } from './linux-sysfs.js';
@@ -40,6 +40,12 @@ async function swapDevnos(): Promise<Set<string>> {
     if (s?.isBlockDevice()) devnos.add(devnoText(s.rdev));
   }
   return devnos;
+}
+
+async function canonicalLinux(path: string): Promise<string | null> {
+  const st = await stat(path).catch(() => null);
+  if (st === null || !st.isBlockDevice()) return null;
+  return linuxDeviceNode(st.rdev).catch(() => null);
 }
 
 async function inspectLinux(path: string): Promise<DeviceFacts> {
@@ -92,6 +98,7 @@ export const linuxPlatform: DevicePlatform = {
   writeFlags: constants.O_RDWR | constants.O_DIRECT | constants.O_EXCL,
   readFlags: constants.O_RDONLY | constants.O_DIRECT,
   sourceFlags: constants.O_RDONLY | constants.O_DIRECT | constants.O_EXCL,
+  canonicalName: canonicalLinux,
   inspect: inspectLinux,
   unmount: unmountLinux,
   rereadPartitions: rereadPartitionsLinux,

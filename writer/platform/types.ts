@@ -57,6 +57,15 @@ export interface DevicePlatform {
    * and, where the OS has it, exclusively, so nothing mounts it while it is read.
    */
   readonly sourceFlags: number;
+  /**
+   * The OS's own name for the disk or partition `path` leads to, or null when it leads to none
+   * (missing, a file, a device /dev has no node of its own for). Linux: /dev/NAME under the
+   * kernel's name for the device number, so a symbolic link (/dev/disk/by-id/..., or one anybody
+   * made) becomes the node it points to; macOS: /dev/diskN or /dev/rdiskN as named; Windows:
+   * \\.\PhysicalDriveN. The unprivileged side names every drive this way before it asks for
+   * root, so the prompt shows the real disk; the helper takes no other name.
+   */
+  canonicalName(path: string): Promise<string | null>;
   /** Looks at the system afresh; never trusts a description handed in from outside. */
   inspect(path: string): Promise<DeviceFacts>;
   /**

@@ -59,12 +59,19 @@ async function inspectWin32(path: string): Promise<DeviceFacts> {
   return win32Facts(path, json.trim() === '' ? null : (JSON.parse(json) as WindowsDiskQuery));
 }
 
+/** \\.\PhysicalDriveN spelled as Windows spells it (any case, leading zeros: the same disk number). */
+export function win32CanonicalName(path: string): string | null {
+  const disk = physicalDriveNumber(path);
+  return disk === null ? null : `\\\\.\\PhysicalDrive${disk}`;
+}
+
 export const win32Platform: DevicePlatform = {
   name: 'win32',
   rawPath: (path) => path,
   writeFlags: constants.O_RDWR | UV_FS_O_DIRECT | UV_FS_O_EXLOCK,
   readFlags: constants.O_RDONLY | UV_FS_O_DIRECT,
   sourceFlags: constants.O_RDONLY | UV_FS_O_DIRECT,
+  canonicalName: (path) => Promise.resolve(win32CanonicalName(path)),
   inspect: inspectWin32,
   unmount: unmountWin32,
   rereadPartitions: rereadPartitionsWin32,

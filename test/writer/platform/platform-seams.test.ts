@@ -2,12 +2,13 @@
  * The macOS and Windows device paths cannot run here; these tests pin what they derive from the
  * tools' output and which flags they open devices with. Linux's parsers are tested on real input.
  */
-import { constants, readFileSync } from 'node:fs';
+import { constants, readFileSync, statSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { darwinFacts, darwinPlatform, darwinRawPath, O_EXLOCK } from '../../../writer/platform/darwin.js';
+import { darwinDiskNode } from '../../../writer/platform/darwin-lifecycle.js';
+import { darwinDiskName, darwinFacts, darwinPlatform, darwinRawPath, O_EXLOCK } from '../../../writer/platform/darwin.js';
 import { linuxPlatform, parseMountinfo, splitDevno } from '../../../writer/platform/linux.js';
 import { parsePlist, type PlistValue } from '../../../writer/platform/plist.js';
-import { physicalDriveNumber, UV_FS_O_DIRECT, UV_FS_O_EXLOCK, win32Facts, win32Platform, windowsDiskQueryScript } from '../../../writer/platform/win32.js';
+import { physicalDriveNumber, UV_FS_O_DIRECT, UV_FS_O_EXLOCK, win32CanonicalName, win32Facts, win32Platform, windowsDiskQueryScript } from '../../../writer/platform/win32.js';
 
 function plistFixture(name: string): { [key: string]: PlistValue } {
   return parsePlist(readFileSync(`test/fixtures/darwin/${name}.plist`, 'utf8')) as { [key: string]: PlistValue };
@@ -40,6 +41,19 @@ describe('macOS', () => {
     expect(darwinFacts('/dev/disk0', internal, {}, plistFixture('info-root')).isSystem).toBe(true);
   });
 
+  it('takes /dev/diskN and /dev/rdiskN (and a partition, diskNsM) as disks’ own names once links are resolved, and nothing else', () => {
+    for (const name of ['/dev/disk4', '/dev/rdisk4', '/dev/disk12s1', '/dev/rdisk3s2']) expect(darwinDiskName(name)).toBe(name);
+    for (const name of ['/Volumes/bootfs', '/dev/diskette', '/dev/disk4/x', '/tmp/dev/disk4', '/dev/fd/0']) expect(darwinDiskName(name)).toBeNull();
+  });
+
+  it('runs diskutil only on the device that was inspected: its raw node must have the same device number still', async () => {
+    // /dev/null and /dev/zero stand in for a disk's raw node, here where there is no /dev/rdiskN.
+    const inspected = { ...darwinFacts('/dev/null', {}, {}, {}), rawPath: '/dev/null', rdev: statSync('/dev/null').rdev };
+    expect(await darwinDiskNode(inspected)).toBe('/dev/null');
+    await expect(darwinDiskNode({ ...inspected, rdev: statSync('/dev/zero').rdev })).rejects.toMatchObject({ failure: { code: 'target-not-found' } });
+    await expect(darwinDiskNode({ ...inspected, rawPath: '/dev/rdisk-gone' })).rejects.toMatchObject({ failure: { code: 'target-not-found' } });
+  });
+
   it('writes through the raw node, exclusively', () => {
     expect(darwinRawPath('/dev/disk12')).toBe('/dev/rdisk12');
     expect(darwinRawPath('/dev/disk12s1')).toBe('/dev/disk12s1');
@@ -54,6 +68,14 @@ describe('Windows', () => {
     expect(physicalDriveNumber('\\\\.\\physicaldrive10')).toBe(10);
     expect(physicalDriveNumber('\\\\.\\C:')).toBeNull();
     expect(physicalDriveNumber('C:\\image.img')).toBeNull();
+  });
+
+  it('names a disk \\\\.\\PhysicalDriveN, whatever the case and leading zeros it was given in; anything else is no disk', async () => {
+    expect(win32CanonicalName('\\\\.\\PhysicalDrive3')).toBe('\\\\.\\PhysicalDrive3');
+    expect(win32CanonicalName('\\\\.\\physicaldrive02')).toBe('\\\\.\\PhysicalDrive2');
+    expect(win32CanonicalName('\\\\.\\C:')).toBeNull();
+    expect(win32CanonicalName('\\\\?\\C:\\image.img')).toBeNull();
+    expect(await win32Platform.canonicalName('\\\\.\\PHYSICALDRIVE7')).toBe('\\\\.\\PhysicalDrive7');
   });
 
   it('asks PowerShell about that disk number only', () => {
@@ -87,6 +109,10 @@ describe('Linux', () => {
     expect(splitDevno(0x0811)).toEqual({ major: 8, minor: 17 });
     // major 259 (NVMe/blkext), minor 300: dev_t 0x11032c
     expect(splitDevno((259 << 8) | (300 & 0xff) | ((300 & ~0xff) << 12))).toEqual({ major: 259, minor: 300 });
+  });
+
+  it('has no disk name for what is not a block device', async () => {
+    for (const path of ['/dev/null', '/proc/self/exe', '/nonexistent/sluice']) expect(await linuxPlatform.canonicalName(path)).toBeNull();
   });
 
   it('opens devices read-write, direct and exclusive', () => {
