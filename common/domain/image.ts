@@ -65,3 +65,8 @@ export interface ImageInfo {
   /** The SHA-256 the image must have: checked while it is written. */
   checksum: ExpectedChecksum | null;
 }
+
+/** Whether an image is named by an http(s) address (downloaded while it is written) rather than a path. */
+export function isUrl(image: string): boolean {
+  return /^https?:\/\//i.test(image);
+}

@@ -17,8 +17,6 @@ const PROBE_ENTRY = 'out/user/images/probe/main.js';
 const SHARED_WITH_PROBE = [
   // Starts the decoder process: main for a flash, the probe for a compressed image's first bytes.
   'out/user/images/decoder-launch.js',
-  // isUrl, to give a download the probe's longer time limit; it fetches nothing in main.
-  'out/user/images/http-source.js',
   // Both start their image processes through it (spawnImageChild).
   'out/user/images/image-child.js',
   // A backup trimmed to its partitions reads the table from the first bytes of the drive (user/backup/backup-file.ts), not of an image.

@@ -74,9 +74,6 @@ function networkReason(error: unknown): string {
   }
 }
 
-export function isUrl(text: string): boolean {
-  return /^https?:\/\//i.test(text);
-}
 
 /** The addresses `url`'s host resolves to, every one of them (a literal address is its own). */
 async function resolveHost(url: URL): Promise<LookupAddress[]> {

@@ -11,7 +11,7 @@ import * as v from 'valibot';
 import { ProbeReply } from '../../common/contracts/probe-protocol.js';
 import { jobError, type JobError } from '../../common/domain/failure.js';
 import { spawnImageChild } from './image-child.js';
-import { isUrl } from './http-source.js';
+import { isUrl } from '../../common/domain/image.js';
 import type { ImageRequest, PreparedImage } from './probe.js';
 
 /** The probe's entry point, next to this file in the build output. */

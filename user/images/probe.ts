@@ -6,7 +6,7 @@
  */
 import { readSync } from 'node:fs';
 import { basename } from 'node:path';
-import type { ImageInfo, PartitionTable } from '../../common/domain/image.js';
+import { isUrl, type ImageInfo, type PartitionTable } from '../../common/domain/image.js';
 import { readFully } from '../../node/io.js';
 import { MAX_BMAP_BYTES, parseBmap } from './bmap.js';
 import { bmapCandidates, fromBmap, fromQcow2, readBmapFile } from './block-maps.js';
@@ -18,7 +18,7 @@ import { jobError } from '../../common/domain/failure.js';
 import { systemDecoder } from './decode/system-tool.js';
 import { readDecodedHead } from './decoded-head.js';
 import { detectFormat, SNIFF_BYTES, type ImageFormat } from './detect-format.js';
-import { httpRangeReader, isUrl, openHttp } from './http-source.js';
+import { httpRangeReader, openHttp } from './http-source.js';
 import { listsBesideUrl } from './url-checksums.js';
 import { openImage, type FileIdentity, type OpenedImage } from './open-image.js';
 import { filesystemLabel, FILESYSTEM_SNIFF_BYTES, PARTITION_TABLE_BYTES, readPartitionTable } from './partition-table.js';
