@@ -1,22 +1,13 @@
 import type { ExpectedChecksum } from '../../common/domain/image.js';
-import { readFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { jobError } from '../../common/domain/failure.js';
+import { readSidecar } from './sidecar-file.js';
 
 /** A SHA-256 the image must have, and where it came from (for the mismatch message). */
 
 const SHA256_HEX = /^[0-9a-fA-F]{64}$/;
 /** Checksum files are small; a larger file of that name is not one. */
 const MAX_CHECKSUM_FILE_BYTES = 1024 * 1024;
-
-async function readSmallText(path: string): Promise<string | null> {
-  try {
-    const bytes = await readFile(path);
-    return bytes.length <= MAX_CHECKSUM_FILE_BYTES ? bytes.toString('utf8') : null;
-  } catch {
-    return null;
-  }
-}
 
 /**
  * The SHA-256 for `name` in a checksum list: `HEX  name` or `HEX *name` (sha256sum), `SHA256
@@ -46,8 +37,8 @@ export async function expectedChecksum(image: string, local: boolean, explicit: 
   if (!local) return null;
   const name = basename(image);
   for (const list of [`${image}.sha256`, join(dirname(image), 'SHA256SUMS')]) {
-    const text = await readSmallText(list);
-    const sha256 = text === null ? null : checksumFor(text, name);
+    const bytes = await readSidecar(list, MAX_CHECKSUM_FILE_BYTES, `The checksum list ${list}`);
+    const sha256 = bytes === null ? null : checksumFor(bytes.toString('utf8'), name);
     if (sha256 !== null) return { sha256, from: basename(list) };
   }
   return null;
