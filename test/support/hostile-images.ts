@@ -37,15 +37,41 @@ function qcow2Header(clusterBits: number, virtualSize: number, l1Size: number, l
 }
 
 /** The L2 entry of a compressed cluster whose deflate data is `length` bytes at `offset`. */
-function compressedEntry(offset: number, length: number, clusterBits: number): bigint {
+export function compressedEntry(offset: number, length: number, clusterBits: number): bigint {
   const shift = BigInt(62 - (clusterBits - 8));
   const extraSectors = Math.ceil(((offset % 512) + length) / 512) - 1;
   return COMPRESSED | (BigInt(extraSectors) << shift) | BigInt(offset);
 }
 
-/** The L2 entry of a data cluster at `offset` (bit 63: used once, as qemu marks it). */
-function dataEntry(offset: number): bigint {
+/** The L1 or L2 entry of a table or data cluster at `offset` (bit 63: used once, as qemu marks it). */
+export function dataEntry(offset: number): bigint {
   return BigInt(offset) | (1n << 63n);
+}
+
+export interface Qcow2Layout {
+  clusterBits: number;
+  virtualSize: number;
+  /** Where the L1 table is, and its entries: the L2 tables' offsets, 0 for none. */
+  l1At: number;
+  l1: number[];
+  /** The L2 tables: where each is, and its entries. */
+  l2: [number, bigint[]][];
+  /** Anything else: data clusters, compressed data. */
+  data?: [number, Buffer][];
+  /** The file's size; the rest of it stays a hole. */
+  size: number;
+}
+
+/** Writes a qcow2 (version 3) laid out exactly as `layout` says, however wrong that is. */
+export function writeQcow2(path: string, layout: Qcow2Layout): void {
+  const l1 = Buffer.alloc(layout.l1.length * 8);
+  layout.l1.forEach((offset, i) => l1.writeBigUInt64BE(offset === 0 ? 0n : dataEntry(offset), i * 8));
+  const tables = layout.l2.map(([at, entries]): [number, Buffer] => {
+    const table = Buffer.alloc(entries.length * 8);
+    entries.forEach((entry, j) => table.writeBigUInt64BE(entry, j * 8));
+    return [at, table];
+  });
+  writeSparse(path, layout.size, [[0, qcow2Header(layout.clusterBits, layout.virtualSize, layout.l1.length, layout.l1At)], [layout.l1At, l1], ...tables, ...(layout.data ?? [])]);
 }
 
 /**
@@ -61,17 +87,16 @@ export function qcow2CompressedClusters(path: string, options: { clusters?: numb
   const cluster = 2 ** clusterBits;
   const blob = deflateRawSync(Buffer.alloc(cluster, options.fill ?? 0), { level: 9 });
   const [l1At, l2At, dataAt] = [cluster, 2 * cluster, 3 * cluster];
-  const l1 = Buffer.alloc(8);
-  l1.writeBigUInt64BE(dataEntry(l2At));
-  const l2 = Buffer.alloc(clusters * 8);
   const blobs = options.shared ? 1 : clusters;
-  for (let i = 0; i < clusters; i++) l2.writeBigUInt64BE(compressedEntry(dataAt + (i % blobs) * blob.length, blob.length, clusterBits), i * 8);
-  writeSparse(path, dataAt + blobs * blob.length, [
-    [0, qcow2Header(clusterBits, clusters * cluster, 1, l1At)],
-    [l1At, l1],
-    [l2At, l2],
-    [dataAt, Buffer.concat(Array.from({ length: blobs }, () => blob))],
-  ]);
+  writeQcow2(path, {
+    clusterBits,
+    virtualSize: clusters * cluster,
+    l1At,
+    l1: [l2At],
+    l2: [[l2At, Array.from({ length: clusters }, (_, i) => compressedEntry(dataAt + (i % blobs) * blob.length, blob.length, clusterBits))]],
+    data: [[dataAt, Buffer.concat(Array.from({ length: blobs }, () => blob))]],
+    size: dataAt + blobs * blob.length,
+  });
 }
 
 /**
@@ -85,18 +110,16 @@ export function qcow2SharedL2Table(path: string): void {
   const clusters = 64 * 1024 * 1024;
   const perTable = cluster / 8;
   const l1Size = clusters / perTable;
-  const l1At = cluster;
-  const l2At = l1At + l1Size * 8;
+  const l2At = cluster + l1Size * 8;
   const dataAt = l2At + cluster;
-  const l1 = Buffer.alloc(l1Size * 8);
-  for (let i = 0; i < l1Size; i++) l1.writeBigUInt64BE(dataEntry(l2At), i * 8);
-  const l2 = Buffer.alloc(cluster);
-  for (let j = 0; j < perTable; j += 2) l2.writeBigUInt64BE(dataEntry(dataAt + (j / 2) * cluster), j * 8);
-  writeSparse(path, dataAt + (perTable / 2) * cluster, [
-    [0, qcow2Header(clusterBits, clusters * cluster, l1Size, l1At)],
-    [l1At, l1],
-    [l2At, l2],
-  ]);
+  writeQcow2(path, {
+    clusterBits,
+    virtualSize: clusters * cluster,
+    l1At: cluster,
+    l1: Array.from({ length: l1Size }, () => l2At),
+    l2: [[l2At, Array.from({ length: perTable }, (_, j) => (j % 2 === 0 ? dataEntry(dataAt + (j / 2) * cluster) : 0n))]],
+    size: dataAt + (perTable / 2) * cluster,
+  });
 }
 
 /**
@@ -110,7 +133,7 @@ function deflateBomb(bytes: number): Buffer {
   return Buffer.concat([...segments, Buffer.from([0x03, 0x00])]);
 }
 
-interface ZipMember {
+export interface ZipMember {
   name: string;
   method: 0 | 8;
   data: Buffer;
@@ -119,8 +142,17 @@ interface ZipMember {
   crc: number;
 }
 
+/** The fields a local header and its directory record share, from the method on (in both, the same run of fields). */
+function writeEntryFields(record: Buffer, at: number, member: ZipMember, nameLength: number): void {
+  record.writeUInt16LE(member.method, at);
+  record.writeUInt32LE(member.crc >>> 0, at + 6);
+  record.writeUInt32LE(member.data.length, at + 10);
+  record.writeUInt32LE(member.uncompressedSize, at + 14);
+  record.writeUInt16LE(nameLength, at + 18);
+}
+
 /** A zip archive of `members`, written as they are (sizes and CRCs as claimed). */
-function writeZip(path: string, members: ZipMember[]): void {
+export function writeZip(path: string, members: ZipMember[]): void {
   const locals: Buffer[] = [];
   const centrals: Buffer[] = [];
   let offset = 0;
@@ -129,20 +161,12 @@ function writeZip(path: string, members: ZipMember[]): void {
     const local = Buffer.alloc(30);
     local.writeUInt32LE(0x04034b50, 0);
     local.writeUInt16LE(20, 4);
-    local.writeUInt16LE(m.method, 8);
-    local.writeUInt32LE(m.crc >>> 0, 14);
-    local.writeUInt32LE(m.data.length, 18);
-    local.writeUInt32LE(m.uncompressedSize, 22);
-    local.writeUInt16LE(name.length, 26);
+    writeEntryFields(local, 8, m, name.length);
     const central = Buffer.alloc(46);
     central.writeUInt32LE(0x02014b50, 0);
     central.writeUInt16LE(20, 4);
     central.writeUInt16LE(20, 6);
-    central.writeUInt16LE(m.method, 10);
-    central.writeUInt32LE(m.crc >>> 0, 16);
-    central.writeUInt32LE(m.data.length, 20);
-    central.writeUInt32LE(m.uncompressedSize, 24);
-    central.writeUInt16LE(name.length, 28);
+    writeEntryFields(central, 10, m, name.length);
     central.writeUInt32LE(offset, 42);
     locals.push(local, name, m.data);
     centrals.push(central, name);
