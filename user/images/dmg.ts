@@ -21,7 +21,7 @@ const UNSUPPORTED_BLOCKS = new Map<number, string>([
  * A property list larger than this is not a disk image's: each block takes 40 bytes (55 in
  * base64), and hdiutil's 1 MiB chunks make about 3.5 MB of it for a 64 GiB disk.
  */
-const MAX_PLIST_BYTES = 64 * 1024 * 1024;
+const MAX_PLIST_BYTES = 16 * 1024 * 1024;
 
 /** The koly trailer and the blkx tables, read from the file; throws a plain Error saying what is wrong. */
 async function readTables(path: string, fileSize: number): Promise<{ footer: Footer; blkx: Image['resourceFork']['blkx'] }> {

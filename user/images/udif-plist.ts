@@ -6,6 +6,12 @@
  */
 import { parseXml, XmlError } from './xml.js';
 
+/**
+ * What a UDIF property list may hold: a dozen elements per partition's blkx entry, and short
+ * text; each <data> (the block tables, in base64) is taken whole, however long.
+ */
+const PLIST_LIMITS = { markup: 64 * 1024, text: 4096, raw: 'data' };
+
 /** A blkx entry as the property list gives it. */
 export interface BlkxEntry {
   id: number;
@@ -54,9 +60,9 @@ function dictOf(node: XmlNode | undefined, what: string): Map<string, XmlNode> {
 export function readBlkx(xml: string): BlkxEntry[] {
   let document: XmlNode[];
   try {
-    document = parseXml(xml, { preserveOrder: true, ignoreAttributes: true }) as XmlNode[];
+    document = parseXml(xml, { preserveOrder: true, ignoreAttributes: true }, PLIST_LIMITS) as XmlNode[];
   } catch (error) {
-    if (error instanceof XmlError) throw new Error(`its property list is not well-formed XML (${error.message})`);
+    if (error instanceof XmlError) throw new Error(`its property list ${error.message}`);
     throw error;
   }
   const plist = document.find((node) => tagOf(node) === 'plist');

@@ -45,9 +45,10 @@ describe('parseBmap', () => {
 describe('parseBmap: bounded by its input', () => {
   const map = (body: string) => `<?xml version="1.0" ?>\n<bmap version="2.0">\n<ImageSize> 8192 </ImageSize>\n<BlockSize> 4096 </BlockSize>\n${body}</bmap>\n`;
 
-  it('an unclosed element and a million spaces is refused at once (regular expressions took 21.6 s over 4,000)', () => {
+  it('an unclosed element and thousands of spaces is refused at once (regular expressions took 21.6 s over 4,000)', () => {
     const started = performance.now();
-    expect(() => parseBmap(bmapWithOpenElement(1_000_000), 'open.bmap')).toThrow(/open\.bmap is not valid: it is not well-formed XML/);
+    expect(() => parseBmap(bmapWithOpenElement(4000), 'open.bmap')).toThrow(/open\.bmap is not valid: it is not well-formed XML \(it ends with <bmap>, <ImageSize> still open\)/);
+    expect(() => parseBmap(bmapWithOpenElement(1_000_000), 'open.bmap')).toThrow(/open\.bmap is not valid: it has more than 4096 characters of text at character \d+/);
     expect(performance.now() - started).toBeLessThan(1000);
   });
 
@@ -62,7 +63,16 @@ describe('parseBmap: bounded by its input', () => {
   });
 
   it('refuses elements nested past any bmap’s depth', () => {
-    expect(() => parseBmap(map('<a>'.repeat(1_000_000)), 'deep.bmap')).toThrow(/deep\.bmap is not valid: it is not well-formed XML \(Maximum nested tags exceeded\)/);
+    expect(() => parseBmap(map('<a>'.repeat(1000)), 'deep.bmap')).toThrow(/deep\.bmap is not valid: it is not well-formed XML \(Maximum nested tags exceeded\)/);
+  });
+
+  it('refuses, before parsing, what would make the parser build hundreds of MB', () => {
+    // Each of these took 650-910 MB through fast-xml-parser at 16 MiB (2 MB for the attributes).
+    const started = performance.now();
+    expect(() => parseBmap(map('<a/>'.repeat(4_000_000)), 'many.bmap')).toThrow(/many\.bmap is not valid: it has more than 131072 elements and attributes/);
+    expect(() => parseBmap(map(`<a>${'x'.repeat(MAX_BMAP_BYTES - 200)}</a>`), 'text.bmap')).toThrow(/text\.bmap is not valid: it has more than 4096 characters of text at character \d+/);
+    expect(() => parseBmap(map(`<a ${'b '.repeat(1_000_000)}/>`), 'tag.bmap')).toThrow(/tag\.bmap is not valid: it has a tag of more than 1024 characters at character \d+/);
+    expect(performance.now() - started).toBeLessThan(2000);
   });
 
   it('refuses a repeated element, a count its ranges do not add up to, and a range checksum of the wrong length', () => {
