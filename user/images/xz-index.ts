@@ -8,6 +8,8 @@ export type ReadAt = (position: number, length: number) => Promise<Buffer>;
 const STREAM_HEADER_BYTES = 12;
 const FOOTER_MAGIC = [0x59, 0x5a]; // "YZ"
 const HEADER_MAGIC = Buffer.from([0xfd, 0x37, 0x7a, 0x58, 0x5a, 0x00]);
+/** The smallest block: an 8-byte header and one byte of data, padded to four. */
+const MIN_BLOCK_BYTES = 12;
 /** An index bigger than this is not an image's (each block takes a few bytes). */
 const MAX_INDEX_BYTES = 16 * 1024 * 1024;
 /**
@@ -103,6 +105,8 @@ export async function readXzIndex(readSource: ReadAt, fileSize: number): Promise
     const blocks: { unpaddedSize: number; uncompressedSize: number }[] = [];
     try {
       [count, at] = readVarint(index, at);
+      // Each record becomes an object: no more of them than the blocks the file can hold.
+      if (count > (indexStart - STREAM_HEADER_BYTES) / MIN_BLOCK_BYTES) throw new Error(`it lists ${count} blocks, more than the ${indexStart} bytes before it can hold`);
       for (let i = 0; i < count; i++) {
         let unpaddedSize: number;
         let uncompressedSize: number;

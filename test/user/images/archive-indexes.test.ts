@@ -45,6 +45,24 @@ describe('readXzIndex', () => {
     await expect(readXzIndex(reader(file.subarray(0, file.length - 30)), file.length - 30)).rejects.toThrow(/truncated/);
   });
 
+  it('refuses an index that lists more blocks than the file holds', async () => {
+    // A stream header, then an index of 100,000 empty records (two bytes each), its CRC and a
+    // footer that fit: 200 KB of index for blocks that would need 1.2 MB.
+    const records = Buffer.alloc(100_000 * 2, 0);
+    const count = Buffer.from([0xa0, 0x8d, 0x06]); // 100,000 as a varint
+    const body = Buffer.concat([Buffer.from([0]), count, records]);
+    const index = Buffer.concat([body, Buffer.alloc((4 - ((body.length + 4) % 4)) % 4)]);
+    const indexCrc = Buffer.alloc(4);
+    indexCrc.writeUInt32LE(crc32(index) >>> 0);
+    const footerFields = Buffer.alloc(6);
+    footerFields.writeUInt32LE((index.length + 4) / 4 - 1, 0);
+    const footer = Buffer.concat([Buffer.alloc(4), footerFields, Buffer.from('YZ')]);
+    footer.writeUInt32LE(crc32(footerFields) >>> 0, 0);
+    const header = execFileSync('xz', ['-c'], { input: Buffer.alloc(0) }).subarray(0, 12);
+    const file = Buffer.concat([header, index, indexCrc, footer]);
+    await expect(readXzIndex(reader(file), file.length)).rejects.toThrow(/it lists 100000 blocks, more than the 12 bytes before it can hold/);
+  });
+
   it('skips a MiB of stream padding in 64 KiB reads', async () => {
     const xz = execFileSync('xz', ['-c'], { input: data });
     const file = Buffer.concat([xz, Buffer.alloc(MiB)]);
