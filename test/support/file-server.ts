@@ -6,15 +6,22 @@ import { basename } from 'node:path';
 export interface FileServer {
   /** http://127.0.0.1:PORT */
   base: string;
+  /** Requests answered so far. */
+  requests(): number;
   close(): Promise<void>;
 }
 
 /** Serves what `handler` answers on 127.0.0.1; close() also cuts the connections still open (a stalled download's). */
 export async function serve(handler: RequestListener): Promise<FileServer> {
-  const server = createServer(handler);
+  let requests = 0;
+  const server = createServer((request, response) => {
+    requests += 1;
+    handler(request, response);
+  });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
     base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    requests: () => requests,
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());
@@ -23,12 +30,21 @@ export async function serve(handler: RequestListener): Promise<FileServer> {
   };
 }
 
-/** Serves `files` by their base names on 127.0.0.1, with their lengths; anything else is a 404. */
-export function serveFiles(files: readonly string[]): Promise<FileServer> {
+/**
+ * Serves `files` by their base names on 127.0.0.1, with their lengths; anything else is a 404.
+ * With `ranges`, it answers range requests (bytes=A-B) as file servers and CDNs do.
+ */
+export function serveFiles(files: readonly string[], options: { ranges?: boolean } = {}): Promise<FileServer> {
   const bodies = new Map(files.map((file) => [`/${basename(file)}`, readFileSync(file)]));
   return serve((request, response) => {
     const body = bodies.get(request.url ?? '/');
     if (body === undefined) return response.writeHead(404, 'Not Found').end();
+    const range = /^bytes=(\d+)-(\d+)$/.exec(request.headers.range ?? '');
+    if (options.ranges === true && range !== null) {
+      const start = Number(range[1]);
+      const end = Math.min(Number(range[2]), body.length - 1);
+      return response.writeHead(206, { 'Content-Range': `bytes ${start}-${end}/${body.length}`, 'Content-Length': end - start + 1 }).end(body.subarray(start, end + 1));
+    }
     response.writeHead(200, { 'Content-Length': body.length, 'Content-Type': 'application/octet-stream' }).end(body);
   });
 }

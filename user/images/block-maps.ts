@@ -3,14 +3,13 @@
  * zip) or a qcow2 image's own allocation. Either way the result says what the decoder sends and
  * checks, and what the user is told.
  */
-import { readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { MAX_BMAP_BYTES, parseBmap, type BlockMap } from './bmap.js';
 import type { DecodeMap } from '../../common/contracts/decoder-protocol.js';
 import { jobError } from '../../common/domain/failure.js';
 import { mappedExtents } from './extents.js';
 import type { Qcow2Image } from './qcow2.js';
-import { errorText } from '../../common/domain/error-details.js';
+import { readSidecar } from './sidecar-file.js';
 
 /** Names a compressed image's block map may have: bmaptool puts `foo.img.bmap` next to `foo.img.xz`. */
 export function bmapCandidates(path: string): string[] {
@@ -43,15 +42,12 @@ export function fromQcow2(image: Qcow2Image): ChosenMap {
   return { decode, from: 'the qcow2 image’s allocated clusters', mappedBytes: image.mappedBytes, ranges: image.mapped.length, imageSize: image.virtualSize };
 }
 
-export /** Reads a bmap file: null when an optional one is missing; an error when it is required, or damaged. */
-async function readBmapFile(path: string, required: boolean): Promise<ChosenMap | null> {
-  let bytes: Buffer;
-  try {
-    bytes = await readFile(path);
-  } catch (error) {
+/** Reads a bmap file: null when an optional one is missing; an error when it is required, or damaged. */
+export async function readBmapFile(path: string, required: boolean): Promise<ChosenMap | null> {
+  const bytes = await readSidecar(path, MAX_BMAP_BYTES, `The block map ${path}`);
+  if (bytes === null) {
     if (!required) return null;
-    throw jobError('source-read-error', `The block map ${path} cannot be read: ${errorText(error)}.`);
+    throw jobError('source-read-error', `The block map ${path} cannot be read: there is no such file.`);
   }
-  if (bytes.length > MAX_BMAP_BYTES) throw jobError('source-corrupt', `${path} is too large to be a block map.`);
   return fromBmap(parseBmap(bytes.toString('utf8'), basename(path)), path);
 }

@@ -1,22 +1,13 @@
 import type { ExpectedChecksum } from '../../common/domain/image.js';
-import { readFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { jobError } from '../../common/domain/failure.js';
+import { readSidecar } from './sidecar-file.js';
 
 /** A SHA-256 the image must have, and where it came from (for the mismatch message). */
 
 const SHA256_HEX = /^[0-9a-fA-F]{64}$/;
 /** Checksum files are small; a larger file of that name is not one. */
 export const MAX_CHECKSUM_FILE_BYTES = 1024 * 1024;
-
-async function readSmallText(path: string): Promise<string | null> {
-  try {
-    const bytes = await readFile(path);
-    return bytes.length <= MAX_CHECKSUM_FILE_BYTES ? bytes.toString('utf8') : null;
-  } catch {
-    return null;
-  }
-}
 
 /**
  * The SHA-256 for `name` in a checksum list: `HEX  name` or `HEX *name` (sha256sum), `SHA256
@@ -44,7 +35,11 @@ export interface ChecksumList {
 /** IMAGE.sha256, then SHA256SUMS in the image's folder. */
 export function listsBesideFile(image: string): ChecksumList[] {
   const name = basename(image);
-  return [`${image}.sha256`, join(dirname(image), 'SHA256SUMS')].map((list) => ({ from: basename(list), name, read: () => readSmallText(list) }));
+  return [`${image}.sha256`, join(dirname(image), 'SHA256SUMS')].map((list) => ({
+    from: basename(list),
+    name,
+    read: async () => (await readSidecar(list, MAX_CHECKSUM_FILE_BYTES, `The checksum list ${list}`))?.toString('utf8') ?? null,
+  }));
 }
 
 /**

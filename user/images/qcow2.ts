@@ -4,6 +4,7 @@
  * (decode/qcow2-decode.ts). Specification: qemu/docs/interop/qcow2.txt.
  */
 import { jobError, type JobError } from '../../common/domain/failure.js';
+import { HostClusters } from './qcow2-host-clusters.js';
 import type { ReadAt } from './xz-index.js';
 
 const MAGIC = 0x514649fb; // "QFI\xfb"
@@ -21,20 +22,27 @@ const ZERO = 1n;
 /** Cluster sizes qemu allows: 512 B to 2 MiB. */
 const MIN_CLUSTER_BITS = 9;
 const MAX_CLUSTER_BITS = 21;
-/** More guest clusters than this (512 TiB of 64 KiB clusters... or a hostile header) are refused. */
-const MAX_CLUSTERS = 64 * 1024 * 1024;
+/** qemu refuses an active L1 table larger than this (QCOW_MAX_L1_SIZE), so Sluice does too. */
+const MAX_L1_BYTES = 32 * 1024 * 1024;
 
 /** What one guest cluster is. */
 export type ClusterKind = 'unallocated' | 'zero' | 'data' | 'compressed';
 
 export interface Qcow2Image {
   version: number;
+  clusterBits: number;
   clusterSize: number;
   /** The guest disk's size in bytes: what gets written. */
   virtualSize: number;
+  /** Guest clusters (the last may be partial). */
+  clusters: number;
   compression: 'zlib' | 'zstd';
-  /** The L2 entry of every guest cluster (0 where the L1 entry has no L2 table). */
-  entries: BigUint64Array;
+  /**
+   * Each L1 entry's L2 table, null where it has none (its clusterSize / 8 guest clusters are
+   * unallocated). Every table is a host cluster of its own, so together they are never larger
+   * than the file: unallocated guest clusters cost nothing.
+   */
+  l2Tables: (Buffer | null)[];
   /** Guest byte ranges that hold data (allocated or compressed clusters), merged. */
   mapped: { offset: number; length: number }[];
   mappedBytes: number;
@@ -98,34 +106,57 @@ export async function readQcow2(readAt: ReadAt, fileSize: number, name: string):
     }
   }
   const clusterSize = 2 ** clusterBits;
-  const virtualSize = Number(header.readBigUInt64BE(24));
+  const declaredSize = header.readBigUInt64BE(24);
+  if (declaredSize > BigInt(Number.MAX_SAFE_INTEGER)) throw jobError('source-corrupt', `${name}: its qcow2 header claims a disk of ${declaredSize} bytes, which is impossible.`);
+  const virtualSize = Number(declaredSize);
   const clusters = Math.ceil(virtualSize / clusterSize);
-  if (clusters > MAX_CLUSTERS) throw refuse(name, `of ${virtualSize} bytes, more than Sluice can map.`);
+  const perTable = clusterSize / 8;
+  const tables = Math.ceil(clusters / perTable);
   const l1Size = header.readUInt32BE(36);
   const l1Offset = Number(header.readBigUInt64BE(40));
-  const l2Entries = clusterSize / 8;
-  if (l1Size < Math.ceil(clusters / l2Entries) || l1Offset + l1Size * 8 > fileSize) throw jobError('source-corrupt', `${name}: its qcow2 L1 table is truncated or lies outside the file.`);
-  const l1 = await readAt(l1Offset, l1Size * 8);
-  const entries = new BigUint64Array(clusters);
-  for (let i = 0; i * l2Entries < clusters; i++) {
-    const l2Offset = Number(l1.readBigUInt64BE(i * 8) & OFFSET_MASK);
-    if (l2Offset === 0) continue;
-    if (l2Offset + clusterSize > fileSize) throw jobError('source-truncated', `${name}: an L2 table lies past the end of the file (byte ${l2Offset}); it is truncated.`);
-    const l2 = await readAt(l2Offset, clusterSize);
-    const count = Math.min(l2Entries, clusters - i * l2Entries);
-    for (let j = 0; j < count; j++) entries[i * l2Entries + j] = l2.readBigUInt64BE(j * 8);
-  }
+  if (l1Size < tables || l1Offset + l1Size * 8 > fileSize) throw jobError('source-corrupt', `${name}: its qcow2 L1 table is truncated or lies outside the file.`);
+  if (l1Size * 8 > MAX_L1_BYTES) throw jobError('source-corrupt', `${name}: its qcow2 L1 table (${l1Size * 8} bytes) is larger than qemu allows (${MAX_L1_BYTES}).`);
+  const host = new HostClusters(fileSize, clusterBits, name);
+  host.claim(0, clusterSize, 'the header');
+  host.claim(l1Offset, l1Size * 8, 'the L1 table');
+  // Only the entries that map the guest disk: any after them describe snapshots' VM state.
+  const l1 = await readAt(l1Offset, tables * 8);
+  const l2Tables: (Buffer | null)[] = [];
   const mapped: Qcow2Image['mapped'] = [];
   let mappedBytes = 0;
-  for (let c = 0; c < clusters; c++) {
-    const kind = clusterKind(entries[c] ?? 0n, version);
-    if (kind === 'unallocated' || kind === 'zero') continue;
-    const offset = c * clusterSize;
-    const length = Math.min(clusterSize, virtualSize - offset);
-    const last = mapped[mapped.length - 1];
-    if (last !== undefined && last.offset + last.length === offset) last.length += length;
-    else mapped.push({ offset, length });
-    mappedBytes += length;
+  for (let i = 0; i < tables; i++) {
+    const l2Offset = Number(l1.readBigUInt64BE(i * 8) & OFFSET_MASK);
+    if (l2Offset === 0) {
+      l2Tables.push(null);
+      continue;
+    }
+    if (l2Offset + clusterSize > fileSize) throw jobError('source-truncated', `${name}: an L2 table lies past the end of the file (byte ${l2Offset}); it is truncated.`);
+    host.claim(l2Offset, clusterSize, `the L2 table of L1 entry ${i}`);
+    const l2 = await readAt(l2Offset, clusterSize);
+    l2Tables.push(l2);
+    const count = Math.min(perTable, clusters - i * perTable);
+    for (let j = 0; j < count; j++) {
+      const c = i * perTable + j;
+      const entry = l2.readBigUInt64BE(j * 8);
+      const kind = clusterKind(entry, version);
+      if (kind === 'unallocated' || kind === 'zero') continue;
+      if (kind === 'compressed') host.compressed(compressedExtent(entry, clusterBits), c);
+      else host.claim(dataOffset(entry), clusterSize, `the data of guest cluster ${c}`);
+      const offset = c * clusterSize;
+      const length = Math.min(clusterSize, virtualSize - offset);
+      const last = mapped[mapped.length - 1];
+      if (last !== undefined && last.offset + last.length === offset) last.length += length;
+      else mapped.push({ offset, length });
+      mappedBytes += length;
+    }
   }
-  return { version, clusterSize, virtualSize, compression, entries, mapped, mappedBytes };
+  host.checkCompressed();
+  return { version, clusterBits, clusterSize, virtualSize, clusters, compression, l2Tables, mapped, mappedBytes };
+}
+
+/** The L2 entry of guest cluster `c`: 0 (unallocated) where its L1 entry has no table. */
+export function l2Entry(image: Qcow2Image, c: number): bigint {
+  const perTable = image.clusterSize / 8;
+  const table = image.l2Tables[Math.floor(c / perTable)] ?? null;
+  return table === null ? 0n : table.readBigUInt64BE((c % perTable) * 8);
 }

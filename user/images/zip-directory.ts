@@ -1,4 +1,5 @@
-import { inflateRawSync } from 'node:zlib';
+import { crc32, inflateRawSync } from 'node:zlib';
+import { errorText } from '../../common/domain/error-details.js';
 import { jobError, type JobError } from '../../common/domain/failure.js';
 import type { ZipEntryPlan } from '../../common/contracts/decoder-protocol.js';
 import type { ReadAt } from './xz-index.js';
@@ -149,13 +150,29 @@ export async function entryPlan(readAt: ReadAt, entry: ZipEntry): Promise<ZipEnt
   return { name: entry.name, dataOffset, compressedSize: entry.compressedSize, uncompressedSize: entry.uncompressedSize, method: entry.method, crc32: entry.crc32 };
 }
 
-/** A small entry's contents (a bmap), decoded in memory. */
+/**
+ * A small entry's contents (a bmap), decoded in memory. The directory's sizes are hard limits:
+ * inflating stops at the size it declares (a 3 MiB entry declared as 4 KiB once inflated to
+ * 2 GiB, 6.4 GB of memory), and the result must be exactly that size and match its CRC-32.
+ */
 export async function readSmallEntry(readAt: ReadAt, entry: ZipEntry, limit: number): Promise<Buffer> {
   if (entry.uncompressedSize > limit || entry.compressedSize > limit) throw corrupt(`${entry.name} is larger than ${limit} bytes`);
   if (entry.encrypted) throw jobError('unsupported-format', `${entry.name} in the archive is encrypted.`);
+  if (entry.method !== METHOD_STORE && entry.method !== METHOD_DEFLATE) throw jobError('unsupported-format', `${entry.name} uses zip method ${entry.method}.`);
   const plan = await entryPlan(readAt, entry);
   const data = await readAt(plan.dataOffset, plan.compressedSize);
-  if (entry.method === METHOD_STORE) return data;
-  if (entry.method === METHOD_DEFLATE) return inflateRawSync(data);
-  throw jobError('unsupported-format', `${entry.name} uses zip method ${entry.method}.`);
+  if (data.length < plan.compressedSize) throw corrupt(`${entry.name} ends early`);
+  let contents = data;
+  if (entry.method === METHOD_DEFLATE) {
+    try {
+      // zlib wants a limit of at least 1; an entry declared empty then fails the size check below.
+      contents = inflateRawSync(data, { maxOutputLength: Math.max(1, entry.uncompressedSize) });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') throw corrupt(`${entry.name} inflates to more than the ${entry.uncompressedSize} bytes its directory entry declares`);
+      throw corrupt(`${entry.name} does not inflate (${errorText(error)})`);
+    }
+  }
+  if (contents.length !== entry.uncompressedSize) throw corrupt(`${entry.name} holds ${contents.length} bytes, not the ${entry.uncompressedSize} its directory entry declares`);
+  if (crc32(contents) >>> 0 !== entry.crc32) throw corrupt(`${entry.name} does not match its CRC-32`);
+  return contents;
 }

@@ -11,7 +11,7 @@ import { ImageHandOff } from '../../../electron/core/image-hand-off.js';
 import { SettingsStore } from '../../../electron/core/settings-store.js';
 import { detectPartitionTable, PARTITION_SNIFF_BYTES } from '../../../user/images/partition-table.js';
 import { builtCreateAppService, builtImageProbe } from '../../support/built-modules.js';
-import { sharedL2Qcow2 } from '../../support/hostile-images.js';
+import { qcow2SharedL2Table } from '../../support/hostile-images.js';
 import { watchDescendants } from '../../support/processes.js';
 
 const { probeImage } = await builtImageProbe();
@@ -93,7 +93,7 @@ describe('probing an image', () => {
 describe('the main process while a hostile image is probed', () => {
   it('keeps answering (settings, drives) while the probe process runs out of memory on a hostile qcow2, which is refused within 5 s', async () => {
     const image = join(dir, 'shared-l2.qcow2');
-    sharedL2Qcow2(image);
+    qcow2SharedL2Table(image);
     const createAppService = await builtCreateAppService();
     const service = createAppService({
       settings: await SettingsStore.open(join(dir, 'settings.json')),

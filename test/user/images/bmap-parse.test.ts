@@ -3,7 +3,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { parseBmap } from '../../../user/images/bmap.js';
+import { MAX_BMAP_BYTES, parseBmap } from '../../../user/images/bmap.js';
+import { bmapWithOpenElement } from '../../support/hostile-images.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'sluice-unit-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -38,5 +39,49 @@ describe('parseBmap', () => {
   it('refuses ranges out of order', () => {
     const bad = '<bmap version="2.0"><ImageSize>8192</ImageSize><BlockSize>4096</BlockSize><Range> 1 </Range><Range> 0 </Range></bmap>';
     expect(() => parseBmap(bad, 'bad.bmap')).toThrow(/out of order/);
+  });
+});
+
+describe('parseBmap: bounded by its input', () => {
+  const map = (body: string) => `<?xml version="1.0" ?>\n<bmap version="2.0">\n<ImageSize> 8192 </ImageSize>\n<BlockSize> 4096 </BlockSize>\n${body}</bmap>\n`;
+
+  it('an unclosed element and thousands of spaces is refused at once (regular expressions took 21.6 s over 4,000)', () => {
+    const started = performance.now();
+    expect(() => parseBmap(bmapWithOpenElement(4000), 'open.bmap')).toThrow(/open\.bmap is not valid: it is not well-formed XML \(it ends with <bmap>, <ImageSize> still open\)/);
+    expect(() => parseBmap(bmapWithOpenElement(1_000_000), 'open.bmap')).toThrow(/open\.bmap is not valid: it has more than 4096 characters of text at character \d+/);
+    expect(performance.now() - started).toBeLessThan(1000);
+  });
+
+  it('a checksum value is compared, never made into a regular expression', () => {
+    const started = performance.now();
+    expect(() => parseBmap(map(`<BmapFileChecksum>(a+)+$${'a'.repeat(40)}</BmapFileChecksum>\n`), 'evil.bmap')).toThrow(/evil\.bmap is not valid: its own checksum does not match/);
+    expect(performance.now() - started).toBeLessThan(1000);
+  });
+
+  it('refuses a map larger than a bmap can be', () => {
+    expect(() => parseBmap(map(' '.repeat(MAX_BMAP_BYTES)), 'huge.bmap')).toThrow(/huge\.bmap is not valid: it is larger than 16777216 bytes/);
+  });
+
+  it('refuses elements nested past any bmap’s depth', () => {
+    expect(() => parseBmap(map('<a>'.repeat(1000)), 'deep.bmap')).toThrow(/deep\.bmap is not valid: it is not well-formed XML \(Maximum nested tags exceeded\)/);
+  });
+
+  it('refuses, before parsing, what would make the parser build hundreds of MB', () => {
+    // Each of these took 650-910 MB through fast-xml-parser at 16 MiB (2 MB for the attributes).
+    const started = performance.now();
+    expect(() => parseBmap(map('<a/>'.repeat(4_000_000)), 'many.bmap')).toThrow(/many\.bmap is not valid: it has more than 131072 elements and attributes/);
+    expect(() => parseBmap(map(`<a>${'x'.repeat(MAX_BMAP_BYTES - 200)}</a>`), 'text.bmap')).toThrow(/text\.bmap is not valid: it has more than 4096 characters of text at character \d+/);
+    expect(() => parseBmap(map(`<a ${'b '.repeat(1_000_000)}/>`), 'tag.bmap')).toThrow(/tag\.bmap is not valid: it has a tag of more than 1024 characters at character \d+/);
+    expect(performance.now() - started).toBeLessThan(2000);
+  });
+
+  it('refuses a repeated element, a count its ranges do not add up to, and a range checksum of the wrong length', () => {
+    expect(() => parseBmap(map('<ImageSize> 4096 </ImageSize>'), 'twice.bmap')).toThrow(/twice\.bmap is not valid: it has more than one <ImageSize>/);
+    expect(() => parseBmap(map('<MappedBlocksCount> 2 </MappedBlocksCount><BlockMap><Range> 1 </Range></BlockMap>'), 'count.bmap')).toThrow(/count\.bmap is not valid: it declares 2 mapped blocks, but its ranges map 1/);
+    expect(() => parseBmap(map('<BlockMap><Range chksum="abcd"> 1 </Range></BlockMap>'), 'short.bmap')).toThrow(/short\.bmap is not valid: range 1 has a checksum that is not a SHA256 digest/);
+  });
+
+  it('reads a map without a file checksum, its ranges in <BlockMap>', () => {
+    expect(parseBmap(map(`<MappedBlocksCount> 2 </MappedBlocksCount><BlockMap><Range chksum="${'ab'.repeat(32)}"> 0-1 </Range></BlockMap>`), 'ok.bmap')).toMatchObject({ imageSize: 8192, mappedBytes: 8192, ranges: [{ offset: 0, length: 8192, digest: 'ab'.repeat(32) }] });
   });
 });

@@ -12,7 +12,7 @@ import { builtProbe, builtProbeLaunch } from '../../support/built-modules.js';
 import { serve, type FileServer } from '../../support/file-server.js';
 import { cleanupLoops, scratchDir } from '../../support/loop-device.js';
 import { osImage, sh } from '../../support/os-image.js';
-import { sharedL2Qcow2 } from '../../support/hostile-images.js';
+import { qcow2SharedL2Table } from '../../support/hostile-images.js';
 import { hasExited, watchDescendants, type SeenProcess } from '../../support/processes.js';
 
 const { prepareImageInChild, DEFAULT_PROBE_LIMITS } = await builtProbeLaunch();
@@ -87,7 +87,7 @@ describe('probing in the probe process', () => {
 
   it('a hostile qcow2 (one L2 table under every L1 entry) is refused within 5 s as damaged or hostile; the probe never held 256 MB and this process never stalled', async () => {
     const image = join(dir, 'shared-l2.qcow2');
-    sharedL2Qcow2(image);
+    qcow2SharedL2Table(image);
     const run = await watched(() => prepareImageInChild({ image, partitions: true }));
     const failure = failureOf(run.outcome);
     console.log(`hostile qcow2: ${failure.code} after ${run.ms.toFixed(0)} ms, peak RSS seen ${mb(peakOf(run.probes))}, longest stall here ${run.longestStallMs.toFixed(0)} ms: ${failure.message}`);

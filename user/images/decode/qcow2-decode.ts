@@ -3,7 +3,7 @@ import { finished } from 'node:stream/promises';
 import { constants, inflateRaw, zstdDecompress } from 'node:zlib';
 import { MiB } from '../../../common/domain/units.js';
 import { readFully } from '../../../node/io.js';
-import { clusterKind, compressedExtent, dataOffset, readQcow2, type Qcow2Image } from '../qcow2.js';
+import { clusterKind, compressedExtent, dataOffset, l2Entry, readQcow2, type Qcow2Image } from '../qcow2.js';
 import type { ImageSink } from './image-sink.js';
 import { jobError, JobError } from '../../../common/domain/failure.js';
 import { errorText } from '../../../common/domain/error-details.js';
@@ -70,9 +70,11 @@ export async function decodeQcow2(path: string, sink: ImageSink): Promise<void> 
       return buffer;
     };
     const image = await readQcow2(readAt, size, path);
-    const clusterBits = Math.log2(image.clusterSize);
-    const clusters = image.entries.length;
-    const lengthOf = (c: number) => Math.min(image.clusterSize, image.virtualSize - c * image.clusterSize);
+    const clusterBits = image.clusterBits;
+    const clusters = image.clusters;
+    const perTable = image.clusterSize / 8;
+    const guestEnd = (c: number) => Math.min(image.virtualSize, c * image.clusterSize);
+    const lengthOf = (c: number) => guestEnd(c + 1) - guestEnd(c);
     const window: Piece[] = [];
     let windowBytes = 0;
 
@@ -92,9 +94,21 @@ export async function decodeQcow2(path: string, sink: ImageSink): Promise<void> 
       await write(sink, await piece.bytes);
       windowBytes -= piece.length;
     };
+    // Checked after every piece, never after a whole run: a run's clusters are inflated only as
+    // the window lets them, so memory stays at WINDOW_BYTES whatever the run holds.
+    const keepWindow = async (): Promise<void> => {
+      while (windowBytes > WINDOW_BYTES) await writeOldest();
+    };
 
     for (let c = 0; c < clusters; ) {
-      const entry = image.entries[c] ?? 0n;
+      if (image.l2Tables[Math.floor(c / perTable)] === null) {
+        // An L1 entry without an L2 table: all its clusters are unallocated, one stretch of zeros.
+        const next = Math.min(clusters, (Math.floor(c / perTable) + 1) * perTable);
+        push({ zeros: guestEnd(next) - guestEnd(c) });
+        c = next;
+        continue;
+      }
+      const entry = l2Entry(image, c);
       const kind = clusterKind(entry, image.version);
       if (kind === 'unallocated' || kind === 'zero') {
         push({ zeros: lengthOf(c) });
@@ -105,7 +119,7 @@ export async function decodeQcow2(path: string, sink: ImageSink): Promise<void> 
         const group: { c: number; offset: number; length: number }[] = [{ c, ...first }];
         let end = first.offset + first.length;
         for (let next = c + 1; next < clusters; next++) {
-          const e = image.entries[next] ?? 0n;
+          const e = l2Entry(image, next);
           if (clusterKind(e, image.version) !== 'compressed') break;
           const extent = compressedExtent(e, clusterBits);
           if (extent.offset < first.offset || extent.offset + extent.length - first.offset > READ_SPAN) break;
@@ -130,6 +144,7 @@ export async function decodeQcow2(path: string, sink: ImageSink): Promise<void> 
             );
           bytes.catch(() => undefined);
           push({ bytes, length });
+          await keepWindow();
         }
         c += group.length;
       } else {
@@ -138,7 +153,7 @@ export async function decodeQcow2(path: string, sink: ImageSink): Promise<void> 
         let run = 1;
         let runLength = lengthOf(c);
         while (c + run < clusters && runLength < READ_SPAN) {
-          const next = image.entries[c + run] ?? 0n;
+          const next = l2Entry(image, c + run);
           if (clusterKind(next, image.version) !== 'data' || dataOffset(next) !== start + run * image.clusterSize) break;
           runLength += lengthOf(c + run);
           run += 1;
@@ -148,7 +163,7 @@ export async function decodeQcow2(path: string, sink: ImageSink): Promise<void> 
         push({ bytes, length: runLength });
         c += run;
       }
-      while (windowBytes > WINDOW_BYTES) await writeOldest();
+      await keepWindow();
     }
     while (window.length > 0) await writeOldest();
   } finally {
