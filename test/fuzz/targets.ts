@@ -5,9 +5,11 @@
  * finding (campaign.ts).
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { join } from 'node:path';
 import * as v from 'valibot';
 import { ToHelper } from '../../common/contracts/helper-protocol.js';
+import { ProbeReply } from '../../common/contracts/probe-protocol.js';
 import { JobError } from '../../common/domain/failure.js';
 import { MiB } from '../../common/domain/units.js';
 import { encodeFrame, FrameError, FrameReader } from '../../node/framing.js';
@@ -20,7 +22,10 @@ import { filesystemLabel, readPartitionTable } from '../../user/images/partition
 import { readQcow2 } from '../../user/images/qcow2.js';
 import { readXzIndex, type ReadAt } from '../../user/images/xz-index.js';
 import { entryPlan, readSmallEntry, readZipArchive } from '../../user/images/zip-directory.js';
+import { prepareImage } from '../../user/images/probe.js';
+import { addressScope } from '../../user/images/redirect-policy.js';
 import { readZstdSize } from '../../user/images/zstd-size.js';
+import { serve, type FileServer } from '../support/file-server.js';
 import { osImage, sh } from '../support/os-image.js';
 import { writeDmg } from '../support/udif.js';
 
@@ -40,10 +45,16 @@ function readerOf(bytes: Buffer): ReadAt {
   return (position, length) => Promise.resolve(Buffer.from(bytes.subarray(Math.max(0, position), Math.max(0, Math.min(bytes.length, position + length)))));
 }
 
-/** A 16 MiB OS-like image (GPT, FAT boot, ext4 root), made once per campaign and shared by the targets' seeds. */
+/**
+ * The first 2 MiB of a 16 MiB OS-like image (GPT, FAT boot, ext4 root), made once per campaign
+ * and shared by the targets' seeds: the structures a parser reads are all there, and inputs stay
+ * small (a mutated copy of a 5 MB seed per input churned the resident set by hundreds of MB
+ * between collections, which the memory check took for a finding).
+ */
 function image(dir: string): string {
-  const path = join(dir, 'os.img');
-  return existsSync(path) ? path : osImage(dir, 16 * MiB);
+  const path = join(dir, 'seed.img');
+  if (!existsSync(path)) sh(dir, `head -c ${2 * MiB} ${osImage(dir, 16 * MiB)} > seed.img`);
+  return path;
 }
 
 export const TARGETS: FuzzTarget[] = [
@@ -66,7 +77,7 @@ export const TARGETS: FuzzTarget[] = [
     name: 'xz index',
     seeds: (dir) => {
       const img = image(dir);
-      sh(dir, `xz -T2 --block-size=1MiB -1 -c ${img} > seed.xz && head -c 100000 ${img} | xz -1 > small.xz`);
+      sh(dir, `xz -T2 --block-size=256KiB -1 -c ${img} > seed.xz && head -c 100000 ${img} | xz -1 > small.xz`);
       return [readFileSync(join(dir, 'seed.xz')), readFileSync(join(dir, 'small.xz'))];
     },
     run: (input) => readXzIndex(readerOf(input), input.length),
@@ -160,5 +171,64 @@ export const TARGETS: FuzzTarget[] = [
     },
     documented: (error) => error instanceof FrameError,
   },
+  {
+    name: 'the HTTP probe',
+    seeds: (dir) => {
+      const img = image(dir);
+      sh(dir, `xz -T2 --block-size=256KiB -1 -c ${img} > probe.xz && head -c 65536 ${img} > head.img`);
+      return [readFileSync(join(dir, 'probe.xz')), readFileSync(join(dir, 'head.img'))];
+    },
+    // A server on 127.0.0.1 that answers with the input, ranges included (an .xz's index is read
+    // with range requests); the probe reads the first bytes, and an index or a partition table.
+    run: async (input) => {
+      const server = await probeServer();
+      served = input;
+      return prepareImage({ image: `${server.base}/image.xz`, partitions: true });
+    },
+    documented: isJobError,
+  },
+  {
+    name: "the probe process's answer",
+    seeds: () => [
+      Buffer.from(JSON.stringify({ type: 'failed', code: 'source-corrupt', message: 'x', offset: 3 })),
+      Buffer.from(JSON.stringify({ type: 'prepared', prepared: { info: { source: '/x.img', name: 'x.img', origin: 'file', format: 'raw', sourceSize: 4096, size: 4096, sizeExact: true, partitionTable: null, entry: null, blockMap: null, checksum: null } } })),
+    ],
+    // What the app and the CLI trust of a probe process that may have been subverted: only what the schema lets through.
+    run: async (input) => {
+      let message: unknown;
+      try {
+        message = JSON.parse(input.toString('utf8'));
+      } catch {
+        return;
+      }
+      v.safeParse(ProbeReply, message);
+    },
+    documented: () => false,
+  },
+  {
+    name: 'redirect addresses',
+    seeds: () => ['127.0.0.1', '::ffff:127.0.0.1', 'fe80::1', '10.1.2.3', '192.168.0.1', '8.8.8.8', '2001:db8::1', '[::1]'].map((address) => Buffer.from(address)),
+    // Its callers hand it resolved addresses only (dns.lookup's); it refuses anything else by contract.
+    run: async (input) => {
+      const text = input.toString('latin1');
+      return isIP(text) === 0 ? null : addressScope(text);
+    },
+    documented: () => false,
+  },
 ];
+
+/** The HTTP probe target's server, started once, and what it answers with now. */
+let server: Promise<FileServer> | null = null;
+let served: Buffer = Buffer.alloc(0);
+function probeServer(): Promise<FileServer> {
+  server ??= serve((request, response) => {
+    if (request.url !== '/image.xz') return void response.writeHead(404).end();
+    const range = /^bytes=(\d+)-(\d+)$/.exec(request.headers.range ?? '');
+    if (range === null) return void response.writeHead(200, { 'Content-Length': served.length }).end(served);
+    const start = Math.min(Number(range[1]), served.length);
+    const end = Math.min(Number(range[2]), served.length - 1);
+    response.writeHead(206, { 'Content-Range': `bytes ${start}-${end}/${served.length}`, 'Content-Length': Math.max(0, end - start + 1) }).end(served.subarray(start, end + 1));
+  });
+  return server;
+}
 

@@ -1,0 +1,43 @@
+/**
+ * CI's short pass of the fuzz campaign (`npm run fuzz` runs the long one): every target gets at
+ * least 2,000 inputs, in the built campaign under its own memory cap; and every input that ever
+ * failed (test/fixtures/fuzz/<target>/) now ends as its parser documents, within the time limit.
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { TargetReport } from './campaign.js';
+import { TARGETS } from './targets.js';
+
+const CAMPAIGN = resolve('out/test/fuzz/campaign.js');
+const FIXTURES = 'test/fixtures/fuzz';
+const SHORT_PASS_RUNS = 2000;
+
+describe('the fuzz campaign', () => {
+  it(`feeds every parser ${SHORT_PASS_RUNS} inputs derived from real files, and each ends as it documents, in time and memory`, () => {
+    const output = execFileSync(process.execPath, ['--max-old-space-size=256', CAMPAIGN], { encoding: 'utf8', env: { ...process.env, FUZZ_RUNS: String(SHORT_PASS_RUNS) }, timeout: 170_000 });
+    const reports = output.trim().split('\n').map((line) => JSON.parse(line) as TargetReport & { peakRssBytes?: number });
+    const targets = reports.filter((r) => r.target !== undefined);
+    console.log(targets.map((r) => `${r.target}: ${r.executions} inputs in ${r.seconds.toFixed(1)} s`).join('\n'));
+    expect(targets.map((r) => r.target)).toEqual(TARGETS.map((t) => t.name));
+    for (const report of targets) {
+      expect(report.failure, report.target).toBeNull();
+      expect(report.executions, report.target).toBeGreaterThanOrEqual(SHORT_PASS_RUNS);
+    }
+  }, 180_000);
+
+  const folders = existsSync(FIXTURES) ? readdirSync(FIXTURES) : [];
+  it.each(folders)('every input once found for %s now ends as documented', async (folder) => {
+    const target = TARGETS.find((t) => t.name.replace(/[^a-z0-9]+/gi, '-').toLowerCase() === folder);
+    expect(target, folder).toBeDefined();
+    for (const file of readdirSync(join(FIXTURES, folder))) {
+      const input = readFileSync(join(FIXTURES, folder, file));
+      const started = performance.now();
+      await target?.run(input, process.env['TMPDIR'] ?? '/tmp').catch((error: unknown) => {
+        if (!target.documented(error)) throw error;
+      });
+      expect(performance.now() - started, file).toBeLessThan(2000);
+    }
+  });
+});
