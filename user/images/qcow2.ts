@@ -9,6 +9,8 @@ import type { ReadAt } from './xz-index.js';
 
 const MAGIC = 0x514649fb; // "QFI\xfb"
 const HEADER_V2_BYTES = 72;
+/** Version 3 adds the feature bits and the header's own length (the spec's minimum). */
+const HEADER_V3_BYTES = 104;
 /** Incompatible feature bits (v3) Sluice understands; any other one it must refuse. */
 const DIRTY = 1n << 0n;
 const CORRUPT = 1n << 1n;
@@ -92,6 +94,7 @@ export async function readQcow2(readAt: ReadAt, fileSize: number, name: string):
   if (header.readUInt32BE(32) !== 0) throw refuse(name, 'that is encrypted. Decrypt it with qemu-img convert first.');
   let compression: Qcow2Image['compression'] = 'zlib';
   if (version === 3) {
+    if (header.length < HEADER_V3_BYTES) throw jobError('source-corrupt', `${name} has a qcow2 version 3 header cut short (${header.length} of ${HEADER_V3_BYTES} bytes).`);
     const incompatible = header.readBigUInt64BE(72);
     if ((incompatible & CORRUPT) !== 0n) throw jobError('source-corrupt', `${name} is marked corrupt by qemu. Check it with qemu-img check ${name}.`);
     if ((incompatible & EXTERNAL_DATA_FILE) !== 0n) throw refuse(name, 'whose data is in an external file.');
@@ -101,6 +104,7 @@ export async function readQcow2(readAt: ReadAt, fileSize: number, name: string):
     const headerLength = header.readUInt32BE(100);
     if ((incompatible & COMPRESSION_TYPE) !== 0n && headerLength > 104) {
       const type = header[104];
+      if (type === undefined) throw jobError('source-corrupt', `${name} has a qcow2 header cut short before its compression type.`);
       if (type === 1) compression = 'zstd';
       else if (type !== 0) throw refuse(name, `compressed with method ${type}.`);
     }
