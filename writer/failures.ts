@@ -10,9 +10,11 @@ function offsetOf(error: unknown, fallback: number): number {
 
 /**
  * What a failed write to the target means, in words; `near` is used when the error has no offset.
- * `capacity` is what the target said it holds when it was opened (null for a file).
+ * `capacity` is what the target said it holds when it was opened (null for a file); `wroteBefore`,
+ * whether earlier writes to it succeeded (a drive that turns read-only part-way is not a refusal:
+ * it no longer holds what it did).
  */
-export function targetWriteFailure(target: string, error: unknown, near: number, capacity: number | null): JobError {
+export function targetWriteFailure(target: string, error: unknown, near: number, capacity: number | null, wroteBefore: boolean): JobError {
   if (error instanceof JobError) return error;
   const offset = offsetOf(error, near);
   const at = `at byte offset ${offset} (${formatBytes(offset)} in)`;
@@ -32,6 +34,7 @@ export function targetWriteFailure(target: string, error: unknown, near: number,
     case 'EROFS':
     case 'EPERM':
     case 'EACCES':
+      if (wroteBefore) return jobError('write-error', `${target} turned read-only part-way and refused the write ${at} (a worn card locks itself; or its lock switch moved).`, { offset });
       return jobError('target-read-only', `${target} refused the write ${at}: it is read-only (check the card's lock switch).`, { offset });
     case 'EIO':
       return jobError('write-error', `I/O error writing ${target} ${at}: the card or reader may be failing.`, { offset });

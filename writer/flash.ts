@@ -170,6 +170,8 @@ async function runJob(job: WriteJob, layout: StreamLayout, opened: readonly Writ
   const scratchOf = new Map(opened.map((t, i) => [t, memory.extra.subarray(HEAD_BYTES + i * scratchSize, HEAD_BYTES + (i + 1) * scratchSize)]));
 
   let active = opened;
+  /** Targets a write has succeeded on: a later refusal to write is then a failure part-way, not a refusal. */
+  const wrote = new Set<WriteTarget>();
   let imageBytes = 0;
   const meters = new Map(active.map((t) => [t, new ProgressMeter('writing', t.path, streamBytes, emit)]));
   function emit(progress: Progress): void {
@@ -184,7 +186,7 @@ async function runJob(job: WriteJob, layout: StreamLayout, opened: readonly Writ
       const target = active[i];
       if (target === undefined) return;
       if (outcome.status === 'fulfilled') survivors.push(target);
-      else results.set(target.path, { status: 'failed', target: target.path, bytes: imageBytes, ...targetWriteFailure(target.path, outcome.reason, layout.deviceOffset(near), target.capacity).failure });
+      else results.set(target.path, { status: 'failed', target: target.path, bytes: imageBytes, ...targetWriteFailure(target.path, outcome.reason, layout.deviceOffset(near), target.capacity, wrote.has(target)).failure });
     });
     active = survivors;
   };
@@ -199,7 +201,10 @@ async function runJob(job: WriteJob, layout: StreamLayout, opened: readonly Writ
   /** Writes `length` stream bytes from `buffer`, which start at stream offset `at`, where the layout puts them. */
   const writeStream = async (t: WriteTarget, buffer: Buffer, length: number, at: number): Promise<void> => {
     const scratch = scratchOf.get(t) ?? chunk;
-    for (const piece of layout.pieces(at, length)) await t.write(buffer, piece.bufferOffset, piece.length, piece.deviceOffset, scratch);
+    for (const piece of layout.pieces(at, length)) {
+      await t.write(buffer, piece.bufferOffset, piece.length, piece.deviceOffset, scratch);
+      wrote.add(t);
+    }
   };
   /** The source side's failure, as soon as it is known: nothing more it sends can be trusted. */
   const throwIfSourceFailed = (): void => {

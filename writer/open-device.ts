@@ -1,7 +1,18 @@
 import type { Failure } from '../common/domain/failure.js';
 import { JobError, jobError } from '../common/domain/failure.js';
+import type { Stats } from 'node:fs';
 import { closeFd, fstatFd, openFd } from '../node/io.js';
 import type { DeviceFacts, DevicePlatform, VolumeHold } from './platform/types.js';
+
+/**
+ * Whether `st` is the kind of node the engine opens a disk through: a block device on Linux, the
+ * raw character device (/dev/rdiskN) on macOS. The kind matters as much as the number: Linux
+ * numbers block and character devices apart, so character 1:1 (/dev/mem) shares the number of
+ * block 1:1 (a RAM disk).
+ */
+function isDiskNode(st: Stats): boolean {
+  return process.platform === 'darwin' ? st.isCharacterDevice() : st.isBlockDevice();
+}
 
 /**
  * Opens the device that `facts` (the engine's own fresh look) describes, with `flags`, and checks
@@ -21,7 +32,7 @@ export async function openInspected(facts: DeviceFacts, flags: number, openFailu
   // Windows reports no device numbers (rdev 0); there the path is the disk number itself.
   if (facts.rdev !== 0) {
     const st = await fstatFd(fd).catch(() => null);
-    if (st === null || !(st.isBlockDevice() || st.isCharacterDevice()) || st.rdev !== facts.rdev) {
+    if (st === null || !isDiskNode(st) || st.rdev !== facts.rdev) {
       await closeFd(fd);
       throw jobError('target-not-found', `${facts.path} changed between checking and opening it; refusing to use it.`);
     }

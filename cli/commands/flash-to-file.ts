@@ -107,7 +107,8 @@ export async function flashToFileCommand(prepared: PreparedImage, args: FileFlas
     target,
     verify: args.verify,
     extents: feed.start.extents,
-    sourcePath: prepared.direct && location.kind === 'file' && feed.start.extents === undefined ? location.path : null,
+    // The kernel copies the file only where the feed reads it directly (not under sudo: see openSourceFeed).
+    sourcePath: feed.start.sourceSeekable && location.kind === 'file' && feed.start.extents === undefined ? location.path : null,
     sourceEnd: feed.start.awaitSourceEnd === true ? sourceEnd.signal : undefined,
     signal: controller.signal,
     onProgress: (p) => reporter.progress(p),

@@ -93,6 +93,19 @@ describe.skipIf(!isRoot)('sluice as root under sudo reads images as the user who
     });
   });
 
+  it('a raw image is not opened by root at all: the decoder, as the user, copies it to the helper', async () => {
+    const shared = scratchDir();
+    sh(shared, `cp ${join(dir, 'os.img')} os.img`);
+    shareWithTestUser(join(shared, 'os.img'));
+    const target = join(scratchDir(), 'written.img');
+    const { run, seen } = await cli(['flash', '--yes', '--json', join(shared, 'os.img'), target], sudoEnv);
+    expect(run.code, run.stderr).toBe(0);
+    expect(readFileSync(target).equals(readFileSync(join(dir, 'os.img')))).toBe(true);
+    // Without sudo a raw image is "read directly" by the process that hands it to the helper.
+    expect(run.events.find((e) => e.type === 'source')).toMatchObject({ decoder: 'copy' });
+    expect(seen.filter((p) => isDecoder(p.argv)).map((p) => p.uids[0])).toEqual([user.uid]);
+  });
+
   it('an image the user may read is probed and flashed as under no sudo at all', async () => {
     const shared = scratchDir();
     sh(shared, `cp ${join(dir, 'os.img.xz')} os.img.xz`);

@@ -4,7 +4,8 @@
  * failed (test/fixtures/fuzz/<target>/) now ends as its parser documents, within the time limit.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { TargetReport } from './campaign.js';
@@ -43,13 +44,18 @@ describe('the fuzz campaign', () => {
   it.each(folders)('every input once found for %s now ends as documented', async (folder) => {
     const target = TARGETS.find((t) => t.name.replace(/[^a-z0-9]+/gi, '-').toLowerCase() === folder);
     expect(target, folder).toBeDefined();
-    for (const file of readdirSync(join(FIXTURES, folder))) {
-      const input = readFileSync(join(FIXTURES, folder, file));
-      const started = performance.now();
-      await target?.run(input, process.env['TMPDIR'] ?? '/tmp').catch((error: unknown) => {
-        if (!target.documented(error)) throw error;
-      });
-      expect(performance.now() - started, file).toBeLessThan(2000);
+    const scratch = mkdtempSync(join(tmpdir(), 'sluice-fuzz-replay-'));
+    try {
+      for (const file of readdirSync(join(FIXTURES, folder))) {
+        const input = readFileSync(join(FIXTURES, folder, file));
+        const started = performance.now();
+        await target?.run(input, scratch).catch((error: unknown) => {
+          if (!target.documented(error)) throw error;
+        });
+        expect(performance.now() - started, file).toBeLessThan(2000);
+      }
+    } finally {
+      rmSync(scratch, { recursive: true, force: true });
     }
   });
 });

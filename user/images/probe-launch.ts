@@ -36,8 +36,9 @@ export interface ProbeLimits {
 /**
  * Measured here (Node 24; VmHWM, the kernel's own peak resident set): a probe of a 1 GiB .img.xz
  * (342 blocks, its GPT read through a decoder) peaks at 64 MB, of which bare Node is 43 MB, and
- * answers in 0.2-0.4 s. The heaviest honest image the parsers accept, a raw image with a bmap near
- * bmap.ts's 16 MiB limit (152,000 ranges), peaks at 160-177 MB and needs 33-48 MiB of heap.
+ * answers in 0.2-0.4 s. The heaviest honest image measured before bmap.ts took its element limit, a
+ * raw image with a bmap of 152,000 ranges, peaked at 160-177 MB and needed 33-48 MiB of heap; the
+ * parser now refuses more than about 43,000 ranges, which cost it about 90 MB.
  * - heapMiB 128: a probe that fills its heap with tables or strings is stopped by V8 at 184-188 MB
  *   resident, 0.4-0.6 s in; that is well over twice what the heaviest honest image needs.
  * - memoryMiB 200 (210 MB), looked at every 20 ms: buffers and typed arrays live outside V8's heap.
@@ -88,11 +89,22 @@ function overLimit(request: ImageRequest, what: 'memory' | 'heap' | 'time', limi
   return jobError('source-corrupt', `Reading what ${request.image} holds took more than ${seconds} s, so Sluice stopped: the image is damaged or hostile, or the disk it is on stopped answering. Nothing was written.`);
 }
 
-/** The probe's answer, checked: the image, or the JobError it names. */
-function answer(message: unknown): PreparedImage | JobError {
+/**
+ * The probe's answer, checked: the image, or the JobError it names. An answer about another image
+ * than the one asked for is refused: what it names is opened for the flash (as root under sudo,
+ * when the helper reads the file itself), so a probe a hostile image got the better of must not
+ * choose it.
+ */
+export function checkedAnswer(request: ImageRequest, message: unknown): PreparedImage | JobError {
   const reply = v.safeParse(ProbeReply, message);
   if (!reply.success) return jobError('protocol-error', `The image probe sent an answer of the wrong shape: ${v.summarize(reply.issues).slice(0, 500)}`);
-  if (reply.output.type === 'prepared') return reply.output.prepared;
+  if (reply.output.type === 'prepared') {
+    const { prepared } = reply.output;
+    const location = prepared.plan.location;
+    const named = location.kind === 'file' ? location.path : location.url;
+    if (prepared.info.source !== request.image || named !== request.image) return jobError('protocol-error', `The image probe answered about another image (${named}) than ${request.image}; nothing was opened.`);
+    return prepared;
+  }
   const { type: _type, code, message: text, ...extra } = reply.output;
   return jobError(code, text, extra);
 }
@@ -138,7 +150,7 @@ export function prepareImageInChild(request: ImageRequest, limits: ProbeLimits =
     child.on('message', (message: unknown) => {
       if (stopped !== null) return;
       done();
-      const result = answer(message);
+      const result = checkedAnswer(request, message);
       if (result instanceof Error) reject(result);
       else resolve(result);
       // It exits right after its answer; one that hangs in its exit is not waited for.

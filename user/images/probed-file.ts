@@ -24,6 +24,7 @@ export async function openProbedFile(path: string, identity: FileIdentity): Prom
   }
   try {
     const st = await fstatFd(fd);
+    if (!st.isFile()) throw jobError('source-read-error', `${path} is not an image file.`);
     if (!sameFile(identity, { dev: st.dev, ino: st.ino, size: st.size, mtimeMs: st.mtimeMs })) {
       throw jobError('source-read-error', `${path} changed after it was examined (it was replaced or modified). Nothing was written; run the command again.`);
     }

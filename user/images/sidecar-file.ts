@@ -2,8 +2,10 @@
  * Reads a small file that comes with an image (IMAGE.sha256, SHA256SUMS, IMAGE.bmap), bounded by
  * what such a file can be rather than by what is there: `readFile` on one that was a symbolic link
  * to /dev/zero read until memory ran out (13 GB in 30 s), and one that was a FIFO waited forever.
- * So it opens without following a link and without waiting for a writer, takes regular files
- * only, and reads no more than `limit` bytes.
+ * So it opens without waiting for a writer, takes what the open descriptor shows to be a regular
+ * file only, and reads no more than `limit` bytes. A link to a regular file is followed: sidecars
+ * are often links (latest.img.bmap -> 2024-11.img.bmap), and the descriptor's own fstat is what
+ * keeps a device or a FIFO out, wherever a link leads.
  */
 import { constants } from 'node:fs';
 import type { Stats } from 'node:fs';
@@ -11,8 +13,8 @@ import { jobError, JobError } from '../../common/domain/failure.js';
 import { errorText } from '../../common/domain/error-details.js';
 import { closeFd, fstatFd, openFd, readFully } from '../../node/io.js';
 
-/** Windows has neither flag; it has no FIFOs or symbolic links a plain open would wait on or follow. */
-const FLAGS = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0);
+/** Windows has no O_NONBLOCK; it has no FIFOs a plain open would wait on. */
+const FLAGS = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0);
 
 function kindOf(stats: Stats): string {
   if (stats.isDirectory()) return 'a directory';
@@ -34,7 +36,6 @@ export async function readSidecar(path: string, limit: number, what: string): Pr
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') return null;
-    if (code === 'ELOOP') throw jobError('source-read-error', `${what} is a symbolic link; Sluice reads it only as a regular file. Copy the file it points to in its place.`);
     throw jobError('source-read-error', `${what} cannot be read: ${errorText(error)}.`);
   }
   try {

@@ -2,6 +2,7 @@ import type { Readable } from 'node:stream';
 import type { HelperJobOf } from '../../common/contracts/helper-protocol.js';
 import { reachedDrive, saysDriveIncomplete, type SourceEnd, type TargetResult } from '../../common/domain/result.js';
 import { REFUSAL_CODES, type Failure } from '../../common/domain/failure.js';
+import { invokingUser } from './image-child.js';
 import { startDecoder, type DecoderOutput, type RunningDecoder } from './decoder-launch.js';
 import { closeFd } from '../../node/io.js';
 import { openProbedFile } from './probed-file.js';
@@ -40,13 +41,20 @@ export function withSourceFailure(results: readonly TargetResult[], failure: Fai
   });
 }
 
-/** Opens the prepared image for a flash: the file itself, a decoder, or both (a checksum to check alongside). */
+/**
+ * Opens the prepared image for a flash: the file itself, a decoder, or both (a checksum to check
+ * alongside). Under sudo this process is root, so it opens no image at all: the decoder, running as
+ * the invoking user (image-child.ts), reads even a raw file and streams it, and the file is then
+ * read with that user's rights only.
+ */
 export async function openSourceFeed(prepared: PreparedImage, output: DecoderOutput = 'stream'): Promise<SourceFeed> {
   const { location } = prepared.plan;
-  const file = prepared.direct && location.kind === 'file' && prepared.identity !== null ? await openProbedFile(location.path, prepared.identity) : null;
+  const direct = prepared.direct && invokingUser() === null;
+  const plan = direct ? prepared.plan : { ...prepared.plan, sendImage: true };
+  const file = direct && location.kind === 'file' && prepared.identity !== null ? await openProbedFile(location.path, prepared.identity) : null;
   let decoder: RunningDecoder | null = null;
   try {
-    decoder = file === null || prepared.plan.sha256 !== null ? await startDecoder(prepared.plan, output) : null;
+    decoder = file === null || plan.sha256 !== null ? await startDecoder(plan, output) : null;
   } catch (error) {
     if (file !== null) await closeFd(file);
     throw error;

@@ -11,7 +11,7 @@ import { errorText } from '../../common/domain/error-details.js';
 import type { Failure } from '../../common/domain/failure.js';
 import type { JobKind } from '../../common/domain/job.js';
 import type { Progress } from '../../common/domain/progress.js';
-import type { SourceEnd, TargetResult } from '../../common/domain/result.js';
+import { DRIVE_INCOMPLETE, type SourceEnd, type TargetResult } from '../../common/domain/result.js';
 import { Channel, type ChannelStreams } from '../../node/channel.js';
 import { helperArgv } from '../../node/helper-command-line.js';
 import { closeFd } from '../../node/io.js';
@@ -65,8 +65,8 @@ export interface LaunchedHelper {
 
 /** How results and the authorization prompt speak of each kind of job: a flash or a clone writes drives, a backup or a verify only reads one. */
 const JOB_WORDS: Readonly<Record<JobKind, { process: string; needsRights: string; nothing: string; afterDeath: string }>> = {
-  flash: { process: 'The writing process', needsRights: 'Writing a disk', nothing: 'Nothing was written.', afterDeath: 'The device is incomplete; flash it again before use.' },
-  clone: { process: 'The writing process', needsRights: 'Writing a disk', nothing: 'Nothing was written.', afterDeath: 'The device is incomplete; flash it again before use.' },
+  flash: { process: 'The writing process', needsRights: 'Writing a disk', nothing: 'Nothing was written.', afterDeath: DRIVE_INCOMPLETE },
+  clone: { process: 'The writing process', needsRights: 'Writing a disk', nothing: 'Nothing was written.', afterDeath: DRIVE_INCOMPLETE },
   backup: { process: 'The reading process', needsRights: 'Reading a whole disk', nothing: 'Nothing was read.', afterDeath: 'The drive was only read and is unchanged; back it up again.' },
   verify: { process: 'The reading process', needsRights: 'Reading a whole disk', nothing: 'Nothing was read.', afterDeath: 'The drive was only read and is unchanged; verify it again.' },
 };
@@ -327,7 +327,7 @@ class HelperLaunch implements LaunchedHelper {
   /** The image could not be handed to the helper, which cannot tell a cut-off image from a short one. */
   private imageFailed(error: Error | null): void {
     if (error === null) return;
-    this.fail({ code: 'source-read-error', message: `The image could not be passed to the writing process (${error.message}). The device is incomplete; flash it again.` });
+    this.fail({ code: 'source-read-error', message: `The image could not be passed to the writing process (${error.message}). ${DRIVE_INCOMPLETE}` });
     this.stop();
   }
 

@@ -15,7 +15,7 @@ import { osImage, sh } from '../../support/os-image.js';
 import { qcow2SharedL2Table } from '../../support/hostile-images.js';
 import { hasExited, watchDescendants, type SeenProcess } from '../../support/processes.js';
 
-const { prepareImageInChild, DEFAULT_PROBE_LIMITS } = await builtProbeLaunch();
+const { prepareImageInChild, checkedAnswer, DEFAULT_PROBE_LIMITS } = await builtProbeLaunch();
 const { prepareImage } = await builtProbe();
 
 const isProbe = (argv: string[]) => argv.some((a) => a.endsWith('out/user/images/probe/main.js'));
@@ -73,6 +73,18 @@ describe('probing in the probe process', () => {
     sh(dir, 'xz -T2 -c os.img > os.img.xz');
   });
   afterAll(() => cleanupLoops());
+
+  it('an answer about another image than the one asked for is refused: a subverted probe cannot choose what is opened (as root under sudo)', async () => {
+    const image = join(dir, 'os.img.xz');
+    const prepared = await prepareImage({ image, partitions: false });
+    // Honest: accepted as it came.
+    expect(checkedAnswer({ image }, JSON.parse(JSON.stringify({ type: 'prepared', prepared })))).toEqual(prepared);
+    // The same answer pointing the flash at another file, or claiming another source.
+    const elsewhere = { ...prepared, plan: { ...prepared.plan, location: { kind: 'file', path: '/etc/shadow' } } };
+    expect(checkedAnswer({ image }, JSON.parse(JSON.stringify({ type: 'prepared', prepared: elsewhere })))).toMatchObject({ failure: { code: 'protocol-error', message: expect.stringContaining('another image (/etc/shadow)') } });
+    const renamed = { ...prepared, info: { ...prepared.info, source: '/dev/nvme0n1' } };
+    expect(checkedAnswer({ image }, JSON.parse(JSON.stringify({ type: 'prepared', prepared: renamed })))).toMatchObject({ failure: { code: 'protocol-error' } });
+  });
 
   it('an .img.xz: the answer is what the probe finds, checked on arrival, and the probe process peaks far below its cap', async () => {
     const image = join(dir, 'os.img.xz');
