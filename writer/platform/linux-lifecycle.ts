@@ -4,11 +4,11 @@
  * afterwards, and power the drive off when asked.
  */
 import { constants } from 'node:fs';
-import { access, realpath, writeFile } from 'node:fs/promises';
+import { access, realpath, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { jobError } from '../../common/domain/failure.js';
 import { describeHolders, findHolders, type Holder } from './linux-holders.js';
-import { devnoText, linuxDeviceNode, partitionDirs, readMounts, sysfsDir, type Mount } from './linux-sysfs.js';
+import { devnoFromText, devnoText, linuxDeviceNode, partitionDirs, readMounts, sysfsDir, type Mount } from './linux-sysfs.js';
 import { findTool, runTool } from '../../node/run-tool.js';
 import { NOTHING_HELD, type DeviceFacts, type VolumeHold } from './types.js';
 import { errorText } from '../../common/domain/error-details.js';
@@ -17,8 +17,33 @@ import { errorText } from '../../common/domain/error-details.js';
 function busyMessage(path: string, mount: Mount, holders: readonly Holder[], unmounted: readonly Mount[], umountSaid: string | null): string {
   const who = holders.length > 0 ? `is in use by ${describeHolders(holders)}` : `could not be unmounted (${umountSaid ?? 'busy'})`;
   const what = holders.some((h) => h.how === 'working directory') ? 'Close those programs (or move them out of that folder)' : 'Close whatever uses it';
-  const already = unmounted.length > 0 ? ` ${unmounted.map((m) => m.mountpoint).join(', ')} had already been unmounted.` : ' Nothing was unmounted.';
-  return `${mount.mountpoint} (on ${path}) ${who}. ${what}, then try again. Nothing was written.${already}`;
+  return `${mount.mountpoint} (on ${path}) ${who}. ${what}, then try again. Nothing was written.${alreadyUnmounted(unmounted)}`;
+}
+
+function movedMessage(path: string, mount: Mount, unmounted: readonly Mount[]): string {
+  return (
+    `${mount.mountpoint} (on ${path}) no longer leads to that filesystem (renamed, or hidden under another mount), ` +
+    `so it was not unmounted. Unmount it yourself, then try again. Nothing was written.${alreadyUnmounted(unmounted)}`
+  );
+}
+
+function alreadyUnmounted(unmounted: readonly Mount[]): string {
+  return unmounted.length > 0 ? ` ${unmounted.map((m) => m.mountpoint).join(', ')} had already been unmounted.` : ' Nothing was unmounted.';
+}
+
+/**
+ * Whether a mountpoint still leads, through no link, to the filesystem the mount table named.
+ * The kernel unmounts by path only (umount(8) given a device looks its path up too), and root
+ * follows whatever the path holds when it acts: a directory its user owns can be renamed and a
+ * link to another filesystem put in its place, or the path hidden under a later mount. Checked
+ * just before each unmount; what is left is the moment between this check and umount's own lookup.
+ */
+async function stillLeadsTo(mount: Mount): Promise<boolean> {
+  try {
+    return (await realpath(mount.mountpoint)) === mount.mountpoint && (await stat(mount.mountpoint)).dev === devnoFromText(mount.devno);
+  } catch {
+    return false;
+  }
 }
 
 /**
@@ -43,6 +68,9 @@ export async function unmountLinux(facts: DeviceFacts): Promise<VolumeHold> {
 
   const unmounted: Mount[] = [];
   for (const mount of [...mounts].reverse()) {
+    if (!(await stillLeadsTo(mount))) {
+      throw jobError('target-busy', movedMessage(facts.path, mount, unmounted));
+    }
     try {
       await runTool('umount', [mount.mountpoint]);
     } catch (error) {

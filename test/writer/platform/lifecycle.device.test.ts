@@ -5,7 +5,7 @@
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, statSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
 import { MiB } from '../../../common/domain/units.js';
@@ -81,6 +81,44 @@ describeDevices('unmount → write → re-read partitions', () => {
       expect(digestFile(backing)).toBe(before);
     } finally {
       sleeper.kill();
+    }
+  });
+
+  it('refuses, unmounting nothing, when a mountpoint’s path now leads to another filesystem', async () => {
+    // The path the mount table gives is hidden under a later mount that puts a link to another
+    // filesystem in its place: root's umount of that path would unmount the other one.
+    const dir = scratchDir();
+    const card = await mountedCard(dir, CARD_SIZE);
+    const { path, backing } = card.loop;
+    const other = createLoop({ size: 16 * MiB, fill: 'zero', dir });
+    mkfsExt4(other.path, 'OTHER');
+    const otherMount = mountDevice(other.path);
+    const hiding = join(dir, 'hiding');
+    const shadowed = join(hiding, 'card');
+    execFileSync('umount', [card.root]);
+    mkdirSync(shadowed, { recursive: true });
+    execFileSync('mount', [`${path}p2`, shadowed]);
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=1M', 'tmpfs', hiding]);
+    try {
+      symlinkSync(otherMount, shadowed);
+      const image = partitionedImage(dir, IMAGE_SIZE, 'SLUICE-NEW');
+      execFileSync('sync');
+      const before = digestFile(backing);
+
+      const run = await flashCli(image, [path]);
+
+      expect(run.code).toBe(4);
+      const result = resultsOf(run).get(path);
+      expect(result).toMatchObject({ status: 'failed', code: 'target-busy', bytes: 0 });
+      expect(result?.message).toContain(`${shadowed} (on ${path}) no longer leads to that filesystem (renamed, or hidden under another mount)`);
+      expect(result?.message).toContain('Nothing was unmounted.');
+      expect(mountpointsOf(other.path)).toEqual([otherMount]);
+      expect(mountpointsOf(`${path}p2`)).toEqual([shadowed]);
+      expect(mountpointsOf(`${path}p1`)).toEqual([card.boot]);
+      expect(digestFile(backing)).toBe(before);
+    } finally {
+      execFileSync('umount', [hiding]);
+      execFileSync('umount', [shadowed]);
     }
   });
 
