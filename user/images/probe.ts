@@ -9,7 +9,7 @@ import { basename } from 'node:path';
 import { isUrl, type ImageInfo, type PartitionTable } from '../../common/domain/image.js';
 import { readFully } from '../../node/io.js';
 import { MAX_BMAP_BYTES, parseBmap } from './bmap.js';
-import { bmapCandidates, fromBmap, fromQcow2, readBmapFile } from './block-maps.js';
+import { bmapCandidates, fromBmap, readBmapFile } from './block-maps.js';
 import { expectedChecksum, listsBesideFile } from './checksums.js';
 import type { DecodePlan, SourceLocation, ZipEntryPlan } from '../../common/contracts/decoder-protocol.js';
 import { dmgSize, openDmg } from './dmg.js';
@@ -170,10 +170,8 @@ async function prepareFile(request: ImageRequest): Promise<PreparedImage> {
         break;
       }
       case 'qcow2': {
-        if (bmap !== null) throw jobError('unsupported-format', `A block map (--bmap) applies to raw images; ${path} is a qcow2 image, which maps its own clusters.`);
-        const qcow2 = await readQcow2(readAt, image.fileSize, basename(path));
-        size = qcow2.virtualSize;
-        if (request.bmap !== false) bmap = fromQcow2(qcow2);
+        if (bmap !== null) throw jobError('unsupported-format', `A block map (--bmap) applies to raw images; ${path} is a qcow2 image.`);
+        size = (await readQcow2(readAt, image.fileSize, basename(path))).virtualSize;
         break;
       }
       case 'dmg':
