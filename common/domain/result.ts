@@ -20,6 +20,11 @@ export const TargetResultSchema = v.variant('status', [
     written: v.boolean(),
     /** Whether the device was read back and compared; false only when the user turned verification off. */
     verified: v.boolean(),
+    /**
+     * Image bytes left unwritten (a verify: not compared) under the rule of common/domain/skipped.ts:
+     * free space, or what a block map leaves out. Absent when every byte was written.
+     */
+    skipped: v.optional(ByteCount),
     /** Wall-clock seconds from opening the device to the end of verification. */
     seconds: v.pipe(v.number(), v.minValue(0)),
     /** The drive was ejected (powered off) afterwards and can be pulled out; absent when ejecting was not asked for. */

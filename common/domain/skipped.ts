@@ -10,21 +10,28 @@
  * that was known before the stream reached it. `--exact` ("Write every byte") writes it all.
  */
 
-/** Filesystems whose free space Sluice can find. */
-export type FilesystemName = 'ext2' | 'ext3' | 'ext4' | 'FAT12' | 'FAT16' | 'FAT32';
+import * as v from 'valibot';
+import { ByteCount, Message } from './wire.js';
 
-/** Why part of an image was not written. */
-export type SkipReason =
-  /** Free space of the filesystem in a partition (its number as the OS counts it, its label if any). */
-  | { kind: 'free-space'; partition: number; label: string | null; filesystem: FilesystemName }
-  /** Left out by the publisher's block map, named by where it came from. */
-  | { kind: 'block-map'; from: string };
+/** Filesystems whose free space Sluice can find. */
+export const FILESYSTEM_NAMES = ['ext2', 'ext3', 'ext4', 'FAT12', 'FAT16', 'FAT32'] as const;
+export type FilesystemName = (typeof FILESYSTEM_NAMES)[number];
+
+/** Free space of the filesystem in a partition (its number as the OS counts it, its label if any). */
+export const FreeSpaceReasonSchema = v.strictObject({
+  kind: v.literal('free-space'),
+  partition: v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(256)),
+  label: v.nullable(v.pipe(v.string(), v.maxLength(64))),
+  filesystem: v.picklist(FILESYSTEM_NAMES),
+});
+
+/** Why part of an image was not written: free space, or the publisher's block map (named by where it came from). */
+export const SkipReasonSchema = v.variant('kind', [FreeSpaceReasonSchema, v.strictObject({ kind: v.literal('block-map'), from: Message })]);
+export type SkipReason = v.InferOutput<typeof SkipReasonSchema>;
 
 /** Bytes of the image left unwritten for one reason. */
-export interface Skipped {
-  reason: SkipReason;
-  bytes: number;
-}
+export const SkippedSchema = v.strictObject({ reason: SkipReasonSchema, bytes: ByteCount });
+export type Skipped = v.InferOutput<typeof SkippedSchema>;
 
 /** Adds `bytes` to the tally for `reason` (tallies are few: one per partition, one for a map). */
 export function tallySkipped(tallies: Skipped[], reason: SkipReason, bytes: number): void {
