@@ -1,6 +1,7 @@
 import type { Progress } from '../common/domain/progress.js';
 import type { TargetResult } from '../common/domain/result.js';
 import type { ImageInfo } from '../common/domain/image.js';
+import type { Skipped } from '../common/domain/skipped.js';
 import { progressLine, resultLine, sourceLine } from './render.js';
 
 /** Where a CLI job's events go: a live terminal display, JSON lines, or plain lines for logs. */
@@ -8,7 +9,8 @@ export interface Reporter {
   /** What is being written, and which decoder reads it. */
   source(info: ImageInfo, decoder: string): void;
   progress(progress: Progress): void;
-  result(result: TargetResult): void;
+  /** How a target's job ended; `skipped` says why what it left out was left out. */
+  result(result: TargetResult, skipped?: readonly Skipped[]): void;
   /** Ends the live display, if any, before other output follows. */
   end(): void;
 }
@@ -18,7 +20,7 @@ function jsonReporter(): Reporter {
   return {
     source: (info, decoder) => process.stdout.write(`${JSON.stringify({ type: 'source', ...info, decoder })}\n`),
     progress: (p) => process.stdout.write(`${JSON.stringify({ type: 'progress', ...p })}\n`),
-    result: (r) => process.stdout.write(`${JSON.stringify({ type: 'result', ...r })}\n`),
+    result: (r, skipped = []) => process.stdout.write(`${JSON.stringify({ type: 'result', ...r, ...(r.status === 'ok' && r.skipped !== undefined ? { skippedFor: skipped } : {}) })}\n`),
     end: () => undefined,
   };
 }
@@ -43,7 +45,7 @@ function terminalReporter(): Reporter {
       lines.set(p.target, progressLine(p));
       draw();
     },
-    result: (r) => process.stdout.write(`${resultLine(r)}\n`),
+    result: (r, skipped) => process.stdout.write(`${resultLine(r, skipped)}\n`),
     end: () => {
       drawn = 0;
     },
@@ -60,7 +62,7 @@ function plainReporter(): Reporter {
       phases.set(p.target, p.phase);
       process.stderr.write(`${p.target}: ${p.phase}…\n`);
     },
-    result: (r) => process.stdout.write(`${resultLine(r)}\n`),
+    result: (r, skipped) => process.stdout.write(`${resultLine(r, skipped)}\n`),
     end: () => undefined,
   };
 }

@@ -39,10 +39,10 @@ describeDevices('qcow2 images: every guest byte written and verified, unallocate
   }
 
   for (const name of ['plain', 'v2', 'zlib', 'zstd', 'zeroed']) {
-    it(`${name}.qcow2 onto a used drive: the drive equals the image`, async () => {
+    it(`${name}.qcow2 --exact onto a used drive: the drive equals the image`, async () => {
       const image = join(dir, `${name}.qcow2`);
       garbage();
-      const run = await flashCli(image, [loop.path], ['--no-eject']);
+      const run = await flashCli(image, [loop.path], ['--no-eject', '--exact']);
       expect(run.code, run.stdout + run.stderr).toBe(0);
       expect(resultsOf(run).get(loop.path)).toMatchObject({ status: 'ok', verified: true, bytes: IMAGE_SIZE });
       expect(run.events.find((e) => e.type === 'source')).toMatchObject({ format: 'qcow2', size: IMAGE_SIZE, sizeExact: true, blockMap: null });

@@ -79,3 +79,22 @@ export async function findFreeSpace(read: ReadImage, imageSize: number | null, f
     else if (fat !== null) await fatFree(read, partition.offset, fat, hand);
   }
 }
+
+/**
+ * All the free space of an image read in place, one entry per partition with its ranges merged;
+ * past `maxRanges` ranges in all, the shortest are written after all.
+ */
+export async function freeSpaceOf(read: ReadImage, imageSize: number, maxRanges: number): Promise<FreeSpace[]> {
+  const found = new Map<number, FreeSpace>();
+  await findFreeSpace(read, imageSize, (free) => {
+    const seen = found.get(free.reason.partition);
+    found.set(free.reason.partition, { reason: free.reason, extents: [...(seen?.extents ?? []), ...free.extents] });
+  });
+  const all = [...found.values()].map((f) => ({ reason: f.reason, extents: mergeExtents(f.extents) }));
+  const lengths = all.flatMap((f) => f.extents.map(([, length]) => length)).sort((a, b) => b - a);
+  if (lengths.length <= maxRanges) return all;
+  const shortest = lengths[maxRanges - 1] ?? Number.POSITIVE_INFINITY;
+  // Of the runs as long as the shortest kept, only as many as there is room for.
+  let ties = maxRanges - lengths.filter((length) => length > shortest).length;
+  return all.map((f) => ({ reason: f.reason, extents: f.extents.filter(([, length]) => length > shortest || (length === shortest && ties-- > 0)) }));
+}
