@@ -2,7 +2,6 @@ import type { Phase, Progress } from '../common/domain/progress.js';
 import { DRIVE_INCOMPLETE, type TargetResult } from '../common/domain/result.js';
 import { formatBytes, formatDuration } from '../common/domain/units.js';
 import type { ImageInfo } from '../common/domain/image.js';
-import type { Skipped } from '../common/domain/skipped.js';
 import { skippedLines } from '../common/app/skipped-words.js';
 
 const PHASE_LABEL: Record<Phase, string> = {
@@ -25,12 +24,12 @@ export function progressLine(p: Progress): string {
   return `${PHASE_LABEL[p.phase].padEnd(13)} [${bar}] ${percent.padStart(4)}  ${speed.padStart(10)}  ${eta}`.trimEnd();
 }
 
-/** The sentence that ends a job for one target; `skipped` says why what it left out was left out. */
-export function resultLine(r: TargetResult, skipped: readonly Skipped[] = []): string {
+/** The sentence that ends a job for one target, with what it left out and why. */
+export function resultLine(r: TargetResult): string {
   switch (r.status) {
     case 'ok': {
       const speed = r.seconds > 0 ? `, ${formatBytes(r.bytes / r.seconds)}/s` : '';
-      const left = skippedLines(r.skipped, skipped, r.written ? 'written' : 'compared')
+      const left = skippedLines(r.skipped, r.skippedFor ?? [], r.written ? 'written' : 'compared')
         .map((line) => ` ${line}`)
         .join('');
       if (!r.written) return `${r.target}: verified, ${formatBytes(r.bytes)} match the image (${formatDuration(r.seconds)}).${left}`;

@@ -1,7 +1,6 @@
 import type { Progress } from '../common/domain/progress.js';
 import type { TargetResult } from '../common/domain/result.js';
 import type { ImageInfo } from '../common/domain/image.js';
-import type { Skipped } from '../common/domain/skipped.js';
 import { progressLine, resultLine, sourceLine } from './render.js';
 
 /** Where a CLI job's events go: a live terminal display, JSON lines, or plain lines for logs. */
@@ -9,8 +8,7 @@ export interface Reporter {
   /** What is being written, and which decoder reads it. */
   source(info: ImageInfo, decoder: string): void;
   progress(progress: Progress): void;
-  /** How a target's job ended; `skipped` says why what it left out was left out. */
-  result(result: TargetResult, skipped?: readonly Skipped[]): void;
+  result(result: TargetResult): void;
   /** Ends the live display, if any, before other output follows. */
   end(): void;
 }
@@ -20,7 +18,7 @@ function jsonReporter(): Reporter {
   return {
     source: (info, decoder) => process.stdout.write(`${JSON.stringify({ type: 'source', ...info, decoder })}\n`),
     progress: (p) => process.stdout.write(`${JSON.stringify({ type: 'progress', ...p })}\n`),
-    result: (r, skipped = []) => process.stdout.write(`${JSON.stringify({ type: 'result', ...r, ...(r.status === 'ok' && r.skipped !== undefined ? { skippedFor: skipped } : {}) })}\n`),
+    result: (r) => process.stdout.write(`${JSON.stringify({ type: 'result', ...r })}\n`),
     end: () => undefined,
   };
 }
@@ -45,7 +43,7 @@ function terminalReporter(): Reporter {
       lines.set(p.target, progressLine(p));
       draw();
     },
-    result: (r, skipped) => process.stdout.write(`${resultLine(r, skipped)}\n`),
+    result: (r) => process.stdout.write(`${resultLine(r)}\n`),
     end: () => {
       drawn = 0;
     },
@@ -62,7 +60,7 @@ function plainReporter(): Reporter {
       phases.set(p.target, p.phase);
       process.stderr.write(`${p.target}: ${p.phase}…\n`);
     },
-    result: (r, skipped) => process.stdout.write(`${resultLine(r, skipped)}\n`),
+    result: (r) => process.stdout.write(`${resultLine(r)}\n`),
     end: () => undefined,
   };
 }

@@ -89,7 +89,7 @@ export async function flashToFileCommand(prepared: PreparedImage, args: FileFlas
   const refused = await confirmReplace(target, args.yes);
   if (refused !== null) return refused;
   // A file is a copy of the image: its free space is written too (a block map still applies).
-  const feed = await openSourceFeed(prepared, { output: 'descriptor', exact: true });
+  const feed = await openSourceFeed(prepared, { output: 'descriptor', leaveOut: 'unmapped' });
   if (typeof feed.source !== 'number') {
     await feed.close();
     process.stderr.write(`sluice: writing a ${prepared.info.format} image to a file is not supported on this system.\n`);
@@ -117,6 +117,6 @@ export async function flashToFileCommand(prepared: PreparedImage, args: FileFlas
   const results = await feed.finish(result, wholeImageListener((end) => sourceEnd.settle(end)));
   stopListening();
   reporter.end();
-  for (const r of results) reporter.result(r, feed.skipped());
+  for (const r of results) reporter.result(r);
   return exitCodeFor(results);
 }

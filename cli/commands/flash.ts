@@ -85,7 +85,7 @@ export async function flashCommand(args: FlashArgs): Promise<number> {
     process.stderr.write('Nothing was written.\n');
     return EXIT.cancelled;
   }
-  const feed = await openSourceFeed(prepared, { exact: args.exact });
+  const feed = await openSourceFeed(prepared, { leaveOut: args.exact ? 'nothing' : 'all' });
   void feed.decoder.then((decoder) => reporter.source(info, decoder));
   // The helper is its own process even when we are root: it runs with the V8 flags that keep its
   // memory flat, and the CLI stays responsive to Ctrl-C while the helper does the I/O. When we
@@ -110,6 +110,6 @@ export async function flashCommand(args: FlashArgs): Promise<number> {
   const results = await feed.finish(job.result, job);
   stopListening();
   reporter.end();
-  for (const r of results) reporter.result(r, feed.skipped());
+  for (const r of results) reporter.result(r);
   return exitCodeFor(results);
 }

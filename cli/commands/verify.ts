@@ -3,7 +3,6 @@ import { verifyImage } from '../../writer/verify-image.js';
 import { chooseElevation, onPath } from '../../user/launcher/elevation/choose.js';
 import { startHelper } from '../../user/launcher/launch.js';
 import type { PreparedImage } from '../../user/images/probe.js';
-import type { Skipped } from '../../common/domain/skipped.js';
 import { openSourceFeed, wholeImageListener } from '../../user/images/source-feed.js';
 import { cancelOnSigint } from '../cancel.js';
 import { namedDrives } from '../drive-names.js';
@@ -39,19 +38,13 @@ export async function verifyCommand(args: VerifyArgs): Promise<number> {
   const verified = toFile ? await verifyFileHere(prepared, target, reporter) : await verifyDriveInHelper(prepared, target, args, reporter);
   if (typeof verified === 'number') return verified;
   reporter.end();
-  for (const r of verified.results) reporter.result(r, verified.skipped);
-  return exitCodeFor(verified.results);
+  for (const r of verified) reporter.result(r);
+  return exitCodeFor(verified);
 }
 
-interface Verified {
-  results: TargetResult[];
-  /** What was not compared, and why. */
-  skipped: Skipped[];
-}
-
-async function verifyFileHere(prepared: PreparedImage, target: string, reporter: Reporter): Promise<Verified | number> {
+async function verifyFileHere(prepared: PreparedImage, target: string, reporter: Reporter): Promise<TargetResult[] | number> {
   // verifyImage reads a descriptor: a kernel pipe from the decoder rather than the helper's socket.
-  const feed = await openSourceFeed(prepared, { output: 'descriptor', exact: true });
+  const feed = await openSourceFeed(prepared, { output: 'descriptor', leaveOut: 'unmapped' });
   if (typeof feed.source !== 'number') {
     await feed.close();
     process.stderr.write(`sluice: verifying a ${prepared.info.format} image is not supported on this system; decompress it first.\n`);
@@ -63,11 +56,11 @@ async function verifyFileHere(prepared: PreparedImage, target: string, reporter:
   // A decoder's failure makes the comparison meaningless: its reason is the result.
   const results = await feed.finish(result, wholeImageListener(() => undefined));
   stopListening();
-  return { results, skipped: feed.skipped() };
+  return results;
 }
 
-async function verifyDriveInHelper(prepared: PreparedImage, target: string, args: VerifyArgs, reporter: Reporter): Promise<Verified> {
-  const feed = await openSourceFeed(prepared, { exact: args.exact });
+async function verifyDriveInHelper(prepared: PreparedImage, target: string, args: VerifyArgs, reporter: Reporter): Promise<TargetResult[]> {
+  const feed = await openSourceFeed(prepared, { leaveOut: args.exact ? 'nothing' : 'all' });
   const interactive = process.stdin.isTTY === true;
   const { imageSize, sourceSeekable, extents } = feed.start;
   const job = startHelper({
@@ -82,5 +75,5 @@ async function verifyDriveInHelper(prepared: PreparedImage, target: string, args
   // A verify job's source end decides nothing: the comparison itself finds an image cut short.
   const results = await feed.finish(job.result, { endSource: () => undefined, skip: (ranges) => job.skip(ranges) });
   stopListening();
-  return { results, skipped: feed.skipped() };
+  return results;
 }

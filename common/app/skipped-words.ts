@@ -3,7 +3,7 @@ import type { Skipped, SkipReason } from '../domain/skipped.js';
 import { formatBytes } from '../domain/units.js';
 
 function why(reason: SkipReason): string {
-  if (reason.kind === 'block-map') return `left out by the block map ${reason.from}`;
+  if (reason.kind === 'block-map') return `outside the block map ${reason.from}`;
   const where = reason.label !== null ? `${reason.label} (${reason.filesystem}, partition ${reason.partition})` : `partition ${reason.partition} (${reason.filesystem})`;
   return `of free space in ${where}`;
 }

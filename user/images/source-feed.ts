@@ -4,7 +4,7 @@ import { extentBytes } from '../../common/domain/extents.js';
 import { reachedDrive, saysDriveIncomplete, type SourceEnd, type TargetResult } from '../../common/domain/result.js';
 import { REFUSAL_CODES, type Failure } from '../../common/domain/failure.js';
 import { tallySkipped, type Skipped } from '../../common/domain/skipped.js';
-import { writtenExtents } from './written-extents.js';
+import { writtenExtents, type LeaveOut } from './written-extents.js';
 import { invokingUser } from './image-child.js';
 import { startDecoder, type DecoderOutput, type OnSkip, type RunningDecoder } from './decoder-launch.js';
 import { closeFd } from '../../node/io.js';
@@ -32,14 +32,10 @@ export interface SourceFeed {
   /** Source bytes read so far (a download's progress). */
   sourceBytes(): number;
   /**
-   * What the stream leaves out, and why: the block map and the free space found before the start,
-   * and what the decoder has found since (complete once the job has ended).
-   */
-  skipped(): Skipped[];
-  /**
    * Relays the decoder's verdict and the ranges it leaves out (to the job), waits for the job's
    * results, stops the decoder, and returns the results with the source's own failure in place of
-   * what the job could see of it.
+   * what the job could see of it, and with the reasons for what was left out (skippedFor: the
+   * block map and the free space found before the start and by the decoder since).
    */
   finish(results: Promise<TargetResult[]>, to: StreamListener): Promise<TargetResult[]>;
   /** For a job that never started: stops the decoder and closes the image. */
@@ -60,9 +56,15 @@ export function withSourceFailure(results: readonly TargetResult[], failure: Fai
   });
 }
 
+/** `results` with the reasons for what each ok one left out, when it left anything out. */
+function withSkipReasons(results: readonly TargetResult[], skipped: readonly Skipped[]): TargetResult[] {
+  const reasons = skipped.filter((s) => s.bytes > 0).map((s) => ({ ...s }));
+  return results.map((r) => (r.status === 'ok' && r.skipped !== undefined && reasons.length > 0 ? { ...r, skippedFor: reasons } : r));
+}
+
 /**
- * The listener of a job that writes (or compares) every byte, as a file target's does (its feed is
- * opened exact): it has nothing to leave out, so a skip can only be a mistake.
+ * The listener of a job that leaves no free space out, as a file target's does (its feed is
+ * opened with leaveOut 'unmapped'): the decoder looks for none, so a skip can only be a mistake.
  */
 export function wholeImageListener(endSource: (end: SourceEnd) => void): StreamListener {
   return { endSource, skip: () => Promise.reject(new Error('a file is written whole: nothing may be left out of it')) };
@@ -71,8 +73,8 @@ export function wholeImageListener(endSource: (end: SourceEnd) => void): StreamL
 /** How the feed is opened. */
 export interface FeedOptions {
   output?: DecoderOutput | undefined;
-  /** Every byte of the image: no free space is left out (a block map was not read either: see the probe request). */
-  exact?: boolean | undefined;
+  /** What the job may leave out of the image; 'all' (free space and what a block map leaves out) by default. */
+  leaveOut?: LeaveOut | undefined;
 }
 
 /** Relays the decoder's skips to the job once it is there, counting what is left out. */
@@ -105,13 +107,13 @@ class SkipRelay {
  */
 export async function openSourceFeed(prepared: PreparedImage, options: FeedOptions = {}): Promise<SourceFeed> {
   const { location } = prepared.plan;
-  const exact = options.exact === true;
-  const written = writtenExtents(prepared, exact);
+  const leaveOut = options.leaveOut ?? 'all';
+  const written = writtenExtents(prepared, leaveOut);
   const direct = prepared.direct && invokingUser() === null;
   const file = direct && location.kind === 'file' && prepared.identity !== null ? await openProbedFile(location.path, prepared.identity) : null;
   const map = written.extents === null ? null : { ...(prepared.plan.map ?? { ranges: [], digestAlgorithm: 'sha256' as const, name: 'the free space' }), extents: written.extents };
   // A decoder beside a file the helper reads itself only checks the file's SHA-256.
-  const plan = { ...prepared.plan, map, sendImage: file === null, freeSpace: file === null && prepared.plan.freeSpace && !exact };
+  const plan = { ...prepared.plan, map, sendImage: file === null, freeSpace: file === null && prepared.plan.freeSpace && leaveOut === 'all' };
   const relay = new SkipRelay(written.skipped);
   let decoder: RunningDecoder | null = null;
   try {
@@ -137,7 +139,6 @@ export async function openSourceFeed(prepared: PreparedImage, options: FeedOptio
     },
     decoder: running === null ? Promise.resolve('read directly') : file !== null ? Promise.resolve('read directly, SHA-256 checked alongside') : running.decoder,
     sourceBytes: () => running?.sourceBytes() ?? 0,
-    skipped: () => relay.skipped.map((s) => ({ ...s })),
     finish: async (pending, to) => {
       relay.connect(to);
       void running?.ended.then((end) => {
@@ -147,7 +148,7 @@ export async function openSourceFeed(prepared: PreparedImage, options: FeedOptio
       const results = await pending;
       await close();
       const end = await running?.ended;
-      return end?.status === 'failed' ? withSourceFailure(results, end.failure) : results;
+      return end?.status === 'failed' ? withSourceFailure(results, end.failure) : withSkipReasons(results, relay.skipped);
     },
     close,
   };
