@@ -20,6 +20,9 @@ const USAGE = `Usage:
       --bmap FILE   write and verify only the blocks this bmap maps (default:
                     IMAGE.bmap next to the image, or .meta/image.bmap in a zip)
       --no-bmap     ignore a block map next to the image
+      --exact       write every byte of the image: no block map, and no free space
+                    left out (by default a filesystem's free space in a listed
+                    partition is left as it was on the drive; files get every byte)
       --allow-truncated
                     write an image that ends before its partitions do (cut
                     short); refused without it
@@ -33,8 +36,9 @@ const USAGE = `Usage:
       --elevate sudo|pkexec
                     how to get root when not root already (default: sudo in a
                     terminal, pkexec otherwise; only the writing process runs as root)
-  sluice verify IMAGE DEVICE [--json] [--elevate sudo|pkexec]
-                                                compare a drive (or a file) with IMAGE, writing nothing
+  sluice verify IMAGE DEVICE [--exact] [--json] [--elevate sudo|pkexec]
+                                                compare a drive (or a file) with IMAGE, writing nothing;
+                    what a flash leaves unwritten is not compared, unless --exact
   sluice backup DRIVE FILE [options]            copy a whole drive into an image file, then verify
       --compress zstd|xz|gz
                     compress the image with the system's zstd, xz or gzip
@@ -76,6 +80,7 @@ export async function main(argv: readonly string[]): Promise<number> {
         sha256: { type: 'string' },
         bmap: { type: 'string' },
         'no-bmap': { type: 'boolean', default: false },
+        exact: { type: 'boolean', default: false },
         'allow-truncated': { type: 'boolean', default: false },
         'builtin-decoders': { type: 'boolean', default: false },
         compress: { type: 'string' },
@@ -95,6 +100,8 @@ export async function main(argv: readonly string[]): Promise<number> {
   const { sha256 } = values;
   if (sha256 !== undefined && !/^[0-9a-fA-F]{64}$/.test(sha256)) return usageError(`--sha256 takes the 64 hexadecimal digits of a SHA-256, not "${sha256}"`);
   if (values.bmap !== undefined && values['no-bmap']) return usageError('--bmap and --no-bmap exclude each other');
+  if (values.exact && values.bmap !== undefined) return usageError('--exact writes every byte: it excludes --bmap');
+  if (values.exact && command !== 'flash' && command !== 'verify') return usageError('--exact is an option of flash and verify');
   const bmap = values['no-bmap'] ? false : values.bmap;
   const { elevate, compress } = values;
   if (elevate !== undefined && elevate !== 'sudo' && elevate !== 'pkexec') return usageError(`--elevate takes sudo or pkexec, not "${elevate}"`);
@@ -113,12 +120,12 @@ export async function main(argv: readonly string[]): Promise<number> {
     case 'flash': {
       const [image, ...targets] = rest;
       if (image === undefined || targets.length === 0) return usageError('flash needs an IMAGE and at least one DEVICE');
-      return (await import('./commands/flash.js')).flashCommand({ image, targets, sha256, bmap, systemTools: !values['builtin-decoders'], verify: !values['no-verify'], eject: !values['no-eject'], yes: values.yes, json: values.json, elevate, allowTruncated: values['allow-truncated'] });
+      return (await import('./commands/flash.js')).flashCommand({ image, targets, sha256, bmap, systemTools: !values['builtin-decoders'], verify: !values['no-verify'], eject: !values['no-eject'], yes: values.yes, json: values.json, elevate, allowTruncated: values['allow-truncated'], exact: values.exact });
     }
     case 'verify': {
       const [image, target, ...extra] = rest;
       if (image === undefined || target === undefined || extra.length > 0) return usageError('verify needs exactly one IMAGE and one DEVICE');
-      return (await import('./commands/verify.js')).verifyCommand({ image, target, json: values.json, elevate });
+      return (await import('./commands/verify.js')).verifyCommand({ image, target, json: values.json, elevate, exact: values.exact });
     }
     case 'backup': {
       const [drive, file, ...extra] = rest;

@@ -2,6 +2,7 @@ import type { Phase, Progress } from '../common/domain/progress.js';
 import { DRIVE_INCOMPLETE, type TargetResult } from '../common/domain/result.js';
 import { formatBytes, formatDuration } from '../common/domain/units.js';
 import type { ImageInfo } from '../common/domain/image.js';
+import { skippedLines } from '../common/app/skipped-words.js';
 
 const PHASE_LABEL: Record<Phase, string> = {
   decompressing: 'Decompressing',
@@ -23,16 +24,19 @@ export function progressLine(p: Progress): string {
   return `${PHASE_LABEL[p.phase].padEnd(13)} [${bar}] ${percent.padStart(4)}  ${speed.padStart(10)}  ${eta}`.trimEnd();
 }
 
-/** The sentence that ends a job for one target. */
+/** The sentence that ends a job for one target, with what it left out and why. */
 export function resultLine(r: TargetResult): string {
   switch (r.status) {
     case 'ok': {
       const speed = r.seconds > 0 ? `, ${formatBytes(r.bytes / r.seconds)}/s` : '';
-      if (!r.written) return `${r.target}: verified, ${formatBytes(r.bytes)} match the image (${formatDuration(r.seconds)}).`;
+      const left = skippedLines(r.skipped, r.skippedFor ?? [], r.written ? 'written' : 'compared')
+        .map((line) => ` ${line}`)
+        .join('');
+      if (!r.written) return `${r.target}: verified, ${formatBytes(r.bytes)} match the image (${formatDuration(r.seconds)}).${left}`;
       const how = r.verified ? 'written and verified' : 'written, NOT verified (verification was turned off)';
       const ejected = r.ejected === true ? ' Ejected: you can remove it now.' : '';
       const warnings = (r.warnings ?? []).map((w) => `\n  warning: ${w}`).join('');
-      return `${r.target}: ${how}, ${formatBytes(r.bytes)} in ${formatDuration(r.seconds)}${speed}.${ejected}${warnings}`;
+      return `${r.target}: ${how}, ${formatBytes(r.bytes)} in ${formatDuration(r.seconds)}${speed}.${left}${ejected}${warnings}`;
     }
     case 'cancelled':
       return `${r.target}: cancelled. ${DRIVE_INCOMPLETE}`;

@@ -15,6 +15,7 @@
  * fifo-endpoints.ts. What each job does is in run-job.ts.
  */
 import { jobDrives, ToHelper, type FromHelper, type HelperJob } from '../common/contracts/helper-protocol.js';
+import { SkipInbox } from '../writer/skip-inbox.js';
 import { sourceEndSignal } from '../writer/source-end.js';
 import { Channel, ProtocolError } from '../node/channel.js';
 import { parseHelperArgv, type HelperArgs } from '../node/helper-command-line.js';
@@ -68,6 +69,7 @@ function runHelper(args: HelperArgs, endpoints: HelperEndpoints): void {
 
   const controller = new AbortController();
   const sourceEnd = sourceEndSignal();
+  const skips = new SkipInbox();
   let job: HelperJob | null = null;
   /** Until the job holds a device there is nothing on it to stop cleanly. */
   let started = false;
@@ -94,6 +96,7 @@ function runHelper(args: HelperArgs, endpoints: HelperEndpoints): void {
     endpoints,
     signal: controller.signal,
     sourceEnd: sourceEnd.signal,
+    skips,
     progress: (p) => void channel.send({ type: 'progress', ...p }),
     started: () => (started = true),
   };
@@ -108,6 +111,12 @@ function runHelper(args: HelperArgs, endpoints: HelperEndpoints): void {
         void runJob(job, context).then((end) => finish(channel, end, end.type === 'fatal' ? EXIT.refused : EXIT.done));
       } else if (job === null) {
         reject(new ProtocolError(`${message.type} before start`));
+      } else if (message.type === 'skip') {
+        if (job.kind !== 'flash' && job.kind !== 'verify') return reject(new ProtocolError(`a skip message for a ${job.kind} job`));
+        skips.deliver(message.extents).then(
+          () => void channel.send({ type: 'skip-ack' }),
+          (error: unknown) => reject(new ProtocolError(`a skip the job cannot take: ${errorText(error)}`)),
+        );
       } else if (message.type === 'source-end') {
         if (message.ok) {
           sourceEnd.settle({ ok: true, bytes: message.bytes });

@@ -14,6 +14,7 @@ import { flash } from '../writer/flash.js';
 import { currentPlatform } from '../writer/platform/index.js';
 import { refuseDriveName } from '../writer/drive-name.js';
 import { sendDevice, SourceDevice } from '../writer/source-device.js';
+import type { SkipInbox } from '../writer/skip-inbox.js';
 import type { SourceEndSignal } from '../writer/source-end.js';
 import { verifyImage } from '../writer/verify-image.js';
 import type { HelperEndpoints } from './endpoints.js';
@@ -24,6 +25,8 @@ export interface JobContext {
   signal: AbortSignal;
   /** The unprivileged side's word on the image stream (source-end messages). */
   sourceEnd: SourceEndSignal;
+  /** Ranges the unprivileged side leaves out of the image stream as it goes (skip messages). */
+  skips: SkipInbox;
   progress(progress: Progress): void;
   /** Called once the job holds a device: from then on a stop must be clean, not an exit. */
   started(): void;
@@ -71,6 +74,7 @@ async function runFlash(job: HelperJobOf<'flash'>, context: JobContext): Promise
     eject: job.eject === true,
     extents: job.extents,
     sourceEnd: job.awaitSourceEnd === true ? context.sourceEnd : undefined,
+    skips: context.skips,
     signal: context.signal,
     onProgress: context.progress,
   });
@@ -141,7 +145,7 @@ async function runVerify(job: HelperJobOf<'verify'>, context: JobContext): Promi
   const source = await imageSource(context);
   if (typeof source !== 'number') return source;
   context.started();
-  const result = await verifyImage({ source, imageSize: job.imageSize, target: job.target, disksOnly: true, signal: context.signal, onProgress: context.progress });
+  const result = await verifyImage({ source, imageSize: job.imageSize, sourceSeekable: job.sourceSeekable === true, extents: job.extents, skips: context.skips, target: job.target, disksOnly: true, signal: context.signal, onProgress: context.progress });
   return { type: 'result', results: [result] };
 }
 

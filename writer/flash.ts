@@ -4,16 +4,18 @@ import { reachedDrive, type TargetResult } from '../common/domain/result.js';
 import { KiB, MiB } from '../common/domain/units.js';
 import { settleTarget } from './after-write.js';
 import { alignDown, alignUp } from './job-memory.js';
-import { sourceReadFailure, targetWriteFailure } from './failures.js';
+import { targetWriteFailure } from './failures.js';
 import { JobError, jobError, toFailure } from '../common/domain/failure.js';
 import { chooseGrain, GrainHashes } from './grain-hashes.js';
-import { readFully } from '../node/io.js';
 import { ABANDONED, allocatePumpMemory, DEFAULT_REQUEST, pump, unlessAborted } from './pump.js';
 import { currentPlatform } from './platform/index.js';
 import type { DevicePlatform } from './platform/types.js';
 import { ProgressMeter } from './progress-meter.js';
 import { waitForSourceEnd, type SourceEndSignal } from './source-end.js';
-import { StreamLayout, type Extent } from './stream-layout.js';
+import type { Extent } from '../common/domain/extents.js';
+import type { SkipInbox } from './skip-inbox.js';
+import { readStream } from './read-stream.js';
+import { streamLayoutOf, type StreamLayout } from './stream-layout.js';
 import { TargetDevice } from './target-device.js';
 import { verifyWritten } from './verify-written.js';
 import type { WriteTarget } from './write-target.js';
@@ -69,6 +71,8 @@ export interface FlashJob {
    * match. Absent for an image file read directly.
    */
   sourceEnd?: SourceEndSignal | undefined;
+  /** Where the decoder's skip messages arrive: free space it leaves out of the stream as it goes. */
+  skips?: SkipInbox | undefined;
 }
 
 /**
@@ -100,6 +104,7 @@ export async function flash(job: FlashJob): Promise<TargetResult[]> {
   try {
     layout = streamLayoutOf(job);
   } catch (error) {
+    job.skips?.close();
     return job.targets.map((path) => ({ status: 'failed', target: path, bytes: 0, ...toFailure(error) }));
   }
   const platform = job.platform ?? (await currentPlatform());
@@ -113,7 +118,8 @@ export async function flash(job: FlashJob): Promise<TargetResult[]> {
       results.set(path, { status: 'failed', target: path, bytes: 0, ...toFailure(error) });
     }
   }
-  if (active.length > 0) {
+  if (active.length === 0) job.skips?.close();
+  else {
     try {
       for (const [path, result] of await writeTargets(job, layout, active)) results.set(path, result);
     } finally {
@@ -127,13 +133,6 @@ export async function flash(job: FlashJob): Promise<TargetResult[]> {
     );
   }
   return job.targets.map((path) => results.get(path) ?? { status: 'failed', target: path, bytes: 0, ...toFailure(new Error('no result')) });
-}
-
-/** The stream layout a job asks for: the whole image, or only its block map's ranges. */
-export function streamLayoutOf(job: Pick<FlashJob, 'extents' | 'imageSize'>): StreamLayout {
-  if (job.extents === undefined) return StreamLayout.whole(job.imageSize);
-  if (job.imageSize === null) throw jobError('protocol-error', 'A block map came without the size of the image it maps.');
-  return StreamLayout.mapped(job.extents, job.imageSize);
 }
 
 /** What writeTargets needs of a job: everything but how its targets are found and opened. */
@@ -152,9 +151,8 @@ export async function writeTargets(job: WriteJob, layout: StreamLayout, opened: 
 
 async function runJob(job: WriteJob, layout: StreamLayout, opened: readonly WriteTarget[], results: Map<string, TargetResult>): Promise<void> {
   const started = performance.now();
-  const streamBytes = layout.streamBytes;
   // A file has no capacity: a stream of unknown length into one gets the largest grain.
-  const maxBytes = streamBytes ?? Math.max(...opened.map((t) => t.capacity ?? Number.MAX_SAFE_INTEGER));
+  const maxBytes = layout.streamBytes ?? Math.max(...opened.map((t) => t.capacity ?? Number.MAX_SAFE_INTEGER));
   const grain = chooseGrain(maxBytes);
   // Verification gives each target its own two slices of the chunk region, at least a grain each.
   const request = Math.max(chooseChunkSize(opened, job.chunkSize), grain * opened.length);
@@ -164,7 +162,7 @@ async function runJob(job: WriteJob, layout: StreamLayout, opened: readonly Writ
   // The job's one buffer: [ chunk: the pump's two halves of one request each | head (first MiB) |
   // one scratch block per target ]. Allocated once; nothing else on the data path allocates.
   const memory = allocatePumpMemory(request, HEAD_BYTES + scratchSize * opened.length);
-  const hashes = new GrainHashes(grain, streamBytes, memory.hash);
+  const hashes = new GrainHashes(grain, layout.streamBytes, memory.hash);
   const chunk = memory.bytes.subarray(0, chunkSize);
   const head = memory.extra.subarray(0, HEAD_BYTES);
   const scratchOf = new Map(opened.map((t, i) => [t, memory.extra.subarray(HEAD_BYTES + i * scratchSize, HEAD_BYTES + (i + 1) * scratchSize)]));
@@ -173,7 +171,9 @@ async function runJob(job: WriteJob, layout: StreamLayout, opened: readonly Writ
   /** Targets a write has succeeded on: a later refusal to write is then a failure part-way, not a refusal. */
   const wrote = new Set<WriteTarget>();
   let imageBytes = 0;
-  const meters = new Map(active.map((t) => [t, new ProgressMeter('writing', t.path, streamBytes, emit)]));
+  /** Stream bytes read so far: ranges left out from now on must lie after them. */
+  let received = 0;
+  const meters = new Map(active.map((t) => [t, new ProgressMeter('writing', t.path, layout.streamBytes, emit)]));
   function emit(progress: Progress): void {
     job.onProgress?.(progress);
   }
@@ -211,14 +211,19 @@ async function runJob(job: WriteJob, layout: StreamLayout, opened: readonly Writ
     const end = job.sourceEnd?.current;
     if (end?.ok === false) throw new JobError(end.failure);
   };
-  /** Reads the image's next bytes, which start at stream offset `at`, into `into`. */
+  /**
+   * Reads the image's next bytes, which start at stream offset `at`, into `into`. An image file
+   * with ranges left out is read where they are, the rest of it never.
+   */
   const readSource = async (into: Buffer, length: number, at: number): Promise<number> => {
-    try {
-      return await readFully(job.source, into, 0, length, null);
-    } catch (error) {
-      throw sourceReadFailure(at, error);
-    }
+    const got = await readStream(job.source, job.sourceSeekable, layout, into, length, at);
+    received = Math.max(received, at + got);
+    return got;
   };
+  job.skips?.open((extents) => {
+    layout.omit(extents, received);
+    for (const meter of meters.values()) meter.total = layout.streamBytes;
+  });
 
   try {
     // 1. The first MiB is read and kept aside; on the device it is blanked now and written last.
@@ -241,6 +246,7 @@ async function runJob(job: WriteJob, layout: StreamLayout, opened: readonly Writ
       read: readSource,
       admit: (bytes, at) => {
         throwIfSourceFailed();
+        const streamBytes = layout.streamBytes;
         if (streamBytes !== null && at + bytes.length > streamBytes) {
           throw jobError('source-corrupt', `The image has more data than the ${streamBytes} bytes it announced; it may be corrupt.`, { offset: streamBytes });
         }
@@ -264,8 +270,10 @@ async function runJob(job: WriteJob, layout: StreamLayout, opened: readonly Writ
       },
       signal: job.signal,
     });
+    job.skips?.close();
     if (pumped.end === 'cancelled') return await cancelAll();
     if (active.length === 0) return;
+    const streamBytes = layout.streamBytes;
     // 3. The source side's word on the stream comes before any verdict of our own: its reason
     //    (a corrupt archive, a checksum that does not match) is the real one, and a stream that
     //    ended early must never get its head written.
@@ -295,19 +303,22 @@ async function runJob(job: WriteJob, layout: StreamLayout, opened: readonly Writ
     for (const t of active) emit({ phase: 'syncing', target: t.path, bytesDone: imageBytes, bytesTotal: imageBytes, speed: 0, eta: null });
     await onEachTarget((t) => t.sync(), imageBytes);
 
+    const skipped = layout.leftOut > 0 ? { skipped: layout.leftOut } : {};
     if (!job.verify) {
       const seconds = (performance.now() - started) / 1000;
-      endAll((t) => ({ status: 'ok', target: t.path, bytes: imageBytes, written: true, verified: false, seconds }));
+      endAll((t) => ({ status: 'ok', target: t.path, bytes: imageBytes, written: true, verified: false, seconds, ...skipped }));
       return;
     }
     const verified = await verifyWritten({ targets: active, chunk, imageBytes, layout, hashes, job, emit });
     const seconds = (performance.now() - started) / 1000;
     for (const [t, outcome] of verified) {
-      results.set(t.path, outcome === null ? { status: 'ok', target: t.path, bytes: imageBytes, written: true, verified: true, seconds } : outcome.status === 'cancelled' ? { status: 'cancelled', target: t.path, bytes: imageBytes } : { status: 'failed', target: t.path, bytes: imageBytes, ...outcome.failure });
+      results.set(t.path, outcome === null ? { status: 'ok', target: t.path, bytes: imageBytes, written: true, verified: true, seconds, ...skipped } : outcome.status === 'cancelled' ? { status: 'cancelled', target: t.path, bytes: imageBytes } : { status: 'failed', target: t.path, bytes: imageBytes, ...outcome.failure });
     }
   } catch (error) {
     // A source failure ends the job for every target still being written.
     const failure = error instanceof JobError ? error.failure : toFailure(error);
     endAll((t) => ({ status: 'failed', target: t.path, bytes: imageBytes, ...failure }));
+  } finally {
+    job.skips?.close();
   }
 }

@@ -21,7 +21,8 @@ export class ProgressMeter {
   constructor(
     private readonly phase: Phase,
     private readonly target: string,
-    private readonly total: number | null,
+    /** Bytes this phase will cover; a flash's shrinks as the stream leaves free space out. */
+    public total: number | null,
     private readonly emit: (progress: Progress) => void,
     private readonly now: () => number = () => performance.now(),
   ) {

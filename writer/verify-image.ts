@@ -4,7 +4,12 @@ import { judgeDrive, refusalFailure } from '../common/domain/verdict.js';
 import { alignUp } from './job-memory.js';
 import { compareRead, type Comparison } from './compare.js';
 import { allocatePumpMemory, DEFAULT_REQUEST } from './pump.js';
-import { sourceReadFailure, targetReadFailure } from './failures.js';
+import { targetReadFailure } from './failures.js';
+import type { Extent } from '../common/domain/extents.js';
+import { readStream } from './read-stream.js';
+import type { SkipInbox } from './skip-inbox.js';
+import { streamLayoutOf, type StreamLayout } from './stream-layout.js';
+import { readSpan } from './verify-written.js';
 import { jobError, toFailure } from '../common/domain/failure.js';
 import { closeFd, readFully } from '../node/io.js';
 import { openInspected } from './open-device.js';
@@ -18,6 +23,12 @@ import type { WriteTarget } from './write-target.js';
 export interface VerifyImageJob {
   source: number;
   imageSize: number | null;
+  /** The source is the image file itself, readable at any offset: ranges left out are never read. */
+  sourceSeekable?: boolean | undefined;
+  /** The source carries only these ranges of the image (as a flash's: stream-layout.ts); the rest is not compared. */
+  extents?: readonly Extent[] | undefined;
+  /** Where the decoder's skip messages arrive: free space it leaves out of the stream as it goes, which is not compared either. */
+  skips?: SkipInbox | undefined;
   target: string;
   signal?: AbortSignal | undefined;
   onProgress?: ((progress: Progress) => void) | undefined;
@@ -66,12 +77,25 @@ export type TargetReader = Pick<WriteTarget, 'path' | 'read'>;
  * third region and compared. Used by `sluice verify` and to verify a file that the kernel copied
  * (user/files/flash-to-file.ts), whose bytes never passed through a hash.
  */
-export async function compareWithImage(job: Pick<VerifyImageJob, 'source' | 'imageSize' | 'signal' | 'onProgress'> & { started: number }, reader: TargetReader): Promise<TargetResult> {
+export async function compareWithImage(job: Pick<VerifyImageJob, 'source' | 'sourceSeekable' | 'imageSize' | 'extents' | 'skips' | 'signal' | 'onProgress'> & { started: number }, reader: TargetReader): Promise<TargetResult> {
   const target = reader.path;
+  let layout: StreamLayout;
+  try {
+    layout = streamLayoutOf(job);
+  } catch (error) {
+    job.skips?.close();
+    return { status: 'failed', target, bytes: 0, ...toFailure(error) };
+  }
   const memory = allocatePumpMemory(DEFAULT_REQUEST, DEFAULT_REQUEST);
   const device = memory.extra;
-  const meter = new ProgressMeter('verifying', target, job.imageSize, (p) => job.onProgress?.(p));
+  const meter = new ProgressMeter('verifying', target, layout.streamBytes, (p) => job.onProgress?.(p));
   let position = 0;
+  /** Stream bytes read so far: ranges left out from now on must lie after them. */
+  let received = 0;
+  job.skips?.open((extents) => {
+    layout.omit(extents, received);
+    meter.total = layout.streamBytes;
+  });
   let compared: Comparison;
   try {
     compared = await compareRead({
@@ -79,23 +103,19 @@ export async function compareWithImage(job: Pick<VerifyImageJob, 'source' | 'ima
       from: 0,
       length: null,
       read: async (into, length, at) => {
-        try {
-          return await readFully(job.source, into, 0, length, null);
-        } catch (error) {
-          throw sourceReadFailure(at, error);
-        }
+        const got = await readStream(job.source, job.sourceSeekable === true, layout, into, length, at);
+        received = Math.max(received, at + got);
+        return got;
       },
       check: async (image, at, differences) => {
         const n = image.length;
-        let got: number;
-        try {
-          got = await reader.read(device, 0, n, at);
-        } catch (error) {
-          throw targetReadFailure(target, error, at);
+        const got = await readSpan(reader, layout, device, n, at);
+        if (got < n) {
+          const end = layout.deviceOffset(at + got);
+          throw jobError('verify-mismatch', `${target} ends at byte offset ${end}, before the image does.`, { offset: end });
         }
-        if (got < n) throw jobError('verify-mismatch', `${target} ends at byte offset ${at + got}, before the image does.`, { offset: at + got });
         if (image.compare(device, 0, n, 0, n) === 0) return;
-        for (let i = 0; i < n; i++) if (image[i] !== device[i]) differences.note(at + i);
+        for (let i = 0; i < n; i++) if (image[i] !== device[i]) differences.note(layout.deviceOffset(at + i));
       },
       advanced: (at) => {
         position = at;
@@ -105,11 +125,15 @@ export async function compareWithImage(job: Pick<VerifyImageJob, 'source' | 'ima
     });
   } catch (error) {
     return { status: 'failed', target, bytes: position, ...toFailure(error) };
+  } finally {
+    job.skips?.close();
   }
   if (compared.end === 'cancelled') return { status: 'cancelled', target, bytes: compared.at };
   meter.finish();
-  if (job.imageSize !== null && position !== job.imageSize) {
-    return { status: 'failed', target, bytes: position, code: 'source-truncated', message: `The image ended after ${position} of its ${job.imageSize} bytes.`, offset: position };
+  const streamBytes = layout.streamBytes;
+  if (streamBytes !== null && position !== streamBytes) {
+    const offset = layout.deviceOffset(position);
+    return { status: 'failed', target, bytes: position, code: 'source-truncated', message: `The image ended after ${offset} of its ${job.imageSize ?? streamBytes} bytes.`, offset };
   }
   const { count, first } = compared.differences;
   if (count > 0) {
@@ -122,5 +146,5 @@ export async function compareWithImage(job: Pick<VerifyImageJob, 'source' | 'ima
       offset: first,
     };
   }
-  return { status: 'ok', target, bytes: position, written: false, verified: true, seconds: (performance.now() - job.started) / 1000 };
+  return { status: 'ok', target, bytes: position, written: false, verified: true, seconds: (performance.now() - job.started) / 1000, ...(layout.leftOut > 0 ? { skipped: layout.leftOut } : {}) };
 }

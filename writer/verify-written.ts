@@ -37,7 +37,7 @@ function firstDifference(a: Buffer, b: Buffer): number {
  * Reads the device bytes of `length` stream bytes at `position` into `region`, piece by piece where
  * the layout maps them; resolves to the bytes read, short only where the device ended.
  */
-async function readSpan(target: WriteTarget, layout: StreamLayout, region: Buffer, length: number, position: number): Promise<number> {
+export async function readSpan(target: Pick<WriteTarget, 'path' | 'read'>, layout: StreamLayout, region: Buffer, length: number, position: number): Promise<number> {
   let done = 0;
   for (const piece of layout.pieces(position, length)) {
     let got: number;

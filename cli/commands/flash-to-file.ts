@@ -6,7 +6,7 @@ import { flashToFile } from '../../user/files/flash-to-file.js';
 import { FileTarget } from '../../user/files/file-target.js';
 import { sourceEndSignal } from '../../writer/source-end.js';
 import type { PreparedImage } from '../../user/images/probe.js';
-import { openSourceFeed } from '../../user/images/source-feed.js';
+import { openSourceFeed, wholeImageListener } from '../../user/images/source-feed.js';
 import { cancelOnSigint } from '../cancel.js';
 import { EXIT, exitCodeFor } from '../exit-codes.js';
 import { confirm } from '../prompt.js';
@@ -88,7 +88,8 @@ export async function flashToFileCommand(prepared: PreparedImage, args: FileFlas
   }
   const refused = await confirmReplace(target, args.yes);
   if (refused !== null) return refused;
-  const feed = await openSourceFeed(prepared, 'descriptor');
+  // A file is a copy of the image: its free space is written too (a block map still applies).
+  const feed = await openSourceFeed(prepared, { output: 'descriptor', leaveOut: 'unmapped' });
   if (typeof feed.source !== 'number') {
     await feed.close();
     process.stderr.write(`sluice: writing a ${prepared.info.format} image to a file is not supported on this system.\n`);
@@ -113,7 +114,7 @@ export async function flashToFileCommand(prepared: PreparedImage, args: FileFlas
     signal: controller.signal,
     onProgress: (p) => reporter.progress(p),
   }).then((r) => [r]);
-  const results = await feed.finish(result, (end) => sourceEnd.settle(end));
+  const results = await feed.finish(result, wholeImageListener((end) => sourceEnd.settle(end)));
   stopListening();
   reporter.end();
   for (const r of results) reporter.result(r);

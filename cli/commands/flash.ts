@@ -34,6 +34,8 @@ export interface FlashArgs {
   elevate?: 'sudo' | 'pkexec' | undefined;
   /** --allow-truncated: write an image whose partitions reach past its end (see common/domain/cut-short.ts). */
   allowTruncated: boolean;
+  /** --exact: write every byte, with no block map and no free space left out (common/domain/skipped.ts). */
+  exact: boolean;
 }
 
 /** Asks before erasing, naming each drive the way its owner knows it. */
@@ -46,7 +48,7 @@ async function confirmErase(info: ImageInfo, judged: readonly JudgedTarget[]): P
   return confirm('Continue?');
 }
 
-/** `sluice flash IMAGE DEVICE... | FILE [--sha256 HEX] [--bmap FILE | --no-bmap] [--allow-truncated] [--no-verify] [--no-eject] [--yes] [--json] [--elevate sudo|pkexec]` */
+/** `sluice flash IMAGE DEVICE... | FILE [--sha256 HEX] [--bmap FILE | --no-bmap | --exact] [--allow-truncated] [--no-verify] [--no-eject] [--yes] [--json] [--elevate sudo|pkexec]` */
 export async function flashCommand(args: FlashArgs): Promise<number> {
   const targets = await namedDrives(args.targets);
   const fileTargets = (await Promise.all(targets.map(isFileTarget))).filter(Boolean).length;
@@ -54,7 +56,7 @@ export async function flashCommand(args: FlashArgs): Promise<number> {
     process.stderr.write('sluice: a file is written on its own: name either one file or one or more drives.\n');
     return EXIT.usage;
   }
-  const prepared = await prepareCliImage({ image: args.image, sha256: args.sha256, bmap: args.bmap, systemTools: args.systemTools, partitions: false });
+  const prepared = await prepareCliImage({ image: args.image, sha256: args.sha256, bmap: args.exact ? false : args.bmap, systemTools: args.systemTools, partitions: false });
   if (typeof prepared === 'number') return prepared;
   const cutShort = cutShortFailure(prepared.info);
   if (cutShort !== null && !args.allowTruncated) {
@@ -83,7 +85,7 @@ export async function flashCommand(args: FlashArgs): Promise<number> {
     process.stderr.write('Nothing was written.\n');
     return EXIT.cancelled;
   }
-  const feed = await openSourceFeed(prepared);
+  const feed = await openSourceFeed(prepared, { leaveOut: args.exact ? 'nothing' : 'all' });
   void feed.decoder.then((decoder) => reporter.source(info, decoder));
   // The helper is its own process even when we are root: it runs with the V8 flags that keep its
   // memory flat, and the CLI stays responsive to Ctrl-C while the helper does the I/O. When we
@@ -105,7 +107,7 @@ export async function flashCommand(args: FlashArgs): Promise<number> {
     onLog: (_level, message) => process.stderr.write(`sluice: ${message}\n`),
   });
   const stopListening = cancelOnSigint(() => job.cancel(), DRIVE_INCOMPLETE);
-  const results = await feed.finish(job.result, (end) => job.endSource(end));
+  const results = await feed.finish(job.result, job);
   stopListening();
   reporter.end();
   for (const r of results) reporter.result(r);

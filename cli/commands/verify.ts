@@ -3,7 +3,7 @@ import { verifyImage } from '../../writer/verify-image.js';
 import { chooseElevation, onPath } from '../../user/launcher/elevation/choose.js';
 import { startHelper } from '../../user/launcher/launch.js';
 import type { PreparedImage } from '../../user/images/probe.js';
-import { openSourceFeed } from '../../user/images/source-feed.js';
+import { openSourceFeed, wholeImageListener } from '../../user/images/source-feed.js';
 import { cancelOnSigint } from '../cancel.js';
 import { namedDrives } from '../drive-names.js';
 import { EXIT, exitCodeFor } from '../exit-codes.js';
@@ -16,30 +16,35 @@ export interface VerifyArgs {
   target: string;
   json: boolean;
   elevate?: 'sudo' | 'pkexec' | undefined;
+  /** --exact: compare every byte, as `flash --exact` writes them. */
+  exact: boolean;
 }
 
 /**
- * `sluice verify IMAGE DEVICE|FILE [--json] [--elevate sudo|pkexec]`: compares a written device
- * (or file) with the image, decoding it if it is compressed; writes nothing. Every byte is
- * compared (a block map is not applied).
+ * `sluice verify IMAGE DEVICE|FILE [--exact] [--json] [--elevate sudo|pkexec]`: compares a written
+ * device (or file) with the image, decoding it if it is compressed; writes nothing. A drive is
+ * compared under the rule a flash writes it by (common/domain/skipped.ts): what the block map and
+ * the free space leave out is not compared, and the result says how much that was. A file, which
+ * a flash writes whole, is compared whole, and so is a drive with --exact.
  */
 export async function verifyCommand(args: VerifyArgs): Promise<number> {
-  const prepared = await prepareCliImage({ image: args.image, bmap: false, partitions: false });
-  if (typeof prepared === 'number') return prepared;
-  const reporter = createReporter(args.json);
   // A drive is read by the helper, like every drive Sluice opens, so it gets root the way a flash
   // does; a file is the user's own and is read here.
   const [target = args.target] = await namedDrives([args.target]);
-  const results = (await isFileTarget(target)) ? await verifyFileHere(prepared, target, reporter) : await verifyDriveInHelper(prepared, target, args, reporter);
-  if (typeof results === 'number') return results;
+  const toFile = await isFileTarget(target);
+  const prepared = await prepareCliImage({ image: args.image, bmap: toFile || args.exact ? false : undefined, partitions: false });
+  if (typeof prepared === 'number') return prepared;
+  const reporter = createReporter(args.json);
+  const verified = toFile ? await verifyFileHere(prepared, target, reporter) : await verifyDriveInHelper(prepared, target, args, reporter);
+  if (typeof verified === 'number') return verified;
   reporter.end();
-  for (const r of results) reporter.result(r);
-  return exitCodeFor(results);
+  for (const r of verified) reporter.result(r);
+  return exitCodeFor(verified);
 }
 
 async function verifyFileHere(prepared: PreparedImage, target: string, reporter: Reporter): Promise<TargetResult[] | number> {
   // verifyImage reads a descriptor: a kernel pipe from the decoder rather than the helper's socket.
-  const feed = await openSourceFeed(prepared, 'descriptor');
+  const feed = await openSourceFeed(prepared, { output: 'descriptor', leaveOut: 'unmapped' });
   if (typeof feed.source !== 'number') {
     await feed.close();
     process.stderr.write(`sluice: verifying a ${prepared.info.format} image is not supported on this system; decompress it first.\n`);
@@ -49,24 +54,26 @@ async function verifyFileHere(prepared: PreparedImage, target: string, reporter:
   const stopListening = cancelOnSigint(() => controller.abort(), 'Nothing was written.');
   const result = verifyImage({ source: feed.source, imageSize: prepared.imageSize, target, signal: controller.signal, onProgress: (p) => reporter.progress(p) }).then((r) => [r]);
   // A decoder's failure makes the comparison meaningless: its reason is the result.
-  const results = await feed.finish(result, () => undefined);
+  const results = await feed.finish(result, wholeImageListener(() => undefined));
   stopListening();
   return results;
 }
 
 async function verifyDriveInHelper(prepared: PreparedImage, target: string, args: VerifyArgs, reporter: Reporter): Promise<TargetResult[]> {
-  const feed = await openSourceFeed(prepared);
+  const feed = await openSourceFeed(prepared, { leaveOut: args.exact ? 'nothing' : 'all' });
   const interactive = process.stdin.isTTY === true;
+  const { imageSize, sourceSeekable, extents } = feed.start;
   const job = startHelper({
     source: feed.source,
-    job: { kind: 'verify', target, imageSize: prepared.imageSize },
+    job: { kind: 'verify', target, imageSize, sourceSeekable, ...(extents === undefined ? {} : { extents }) },
     elevation: chooseElevation({ platform: process.platform, isRoot: process.getuid?.() === 0, frontEnd: 'cli', interactive, prefer: args.elevate, installed: onPath }),
     interactive,
     onProgress: (p) => reporter.progress(p),
     onLog: (_level, message) => process.stderr.write(`sluice: ${message}\n`),
   });
   const stopListening = cancelOnSigint(() => job.cancel(), 'Nothing was written.');
-  const results = await feed.finish(job.result, () => undefined);
+  // A verify job's source end decides nothing: the comparison itself finds an image cut short.
+  const results = await feed.finish(job.result, { endSource: () => undefined, skip: (ranges) => job.skip(ranges) });
   stopListening();
   return results;
 }

@@ -1,4 +1,5 @@
 import type { Failure } from '../domain/failure.js';
+import type { SkipReason } from '../domain/skipped.js';
 import type { ImageFormat } from '../domain/image-format.js';
 
 /** Where the image's bytes come from, as the user named it. */
@@ -60,6 +61,12 @@ export interface DecodePlan {
    * everything is decoded in-process, as on a system without them.
    */
   systemTools: boolean;
+  /**
+   * Read the filesystems as the image streams past and leave their free space out of what is sent
+   * (skip messages, each acknowledged before the stream goes on): off with --exact, and for images
+   * whose free space the probe already found (read in place).
+   */
+  freeSpace: boolean;
 }
 
 /** Decoder → parent: how far it got reading the source (throttled), and how it ended. */
@@ -69,4 +76,14 @@ export type DecoderMessage =
   | { type: 'end'; ok: true; bytes: number | null; sha256: string | null }
   | ({ type: 'end'; ok: false } & Failure)
   /** The helper stopped reading (it failed or was cancelled): its result is the one that counts. */
-  | { type: 'abandoned' };
+  | { type: 'abandoned' }
+  /**
+   * From the next byte on, the stream leaves out these image ranges (free space, all of it ahead);
+   * the decoder sends nothing more until the parent answers SkipAck, once the helper has them.
+   */
+  | { type: 'skip'; extents: [number, number][]; reason: SkipReason };
+
+/** Parent → decoder, after the plan: the last skip is in place where the image goes. */
+export interface SkipAck {
+  type: 'skip-ack';
+}

@@ -20,6 +20,15 @@ export const MAX_TARGETS = 16;
  * in between) until it fits.
  */
 export const MAX_EXTENTS = 2000;
+/**
+ * Ranges a stream may leave out as it goes (skip messages), over a whole job. Each splits a
+ * mapped range in two at most, so a job's layout never holds more than MAX_LAYOUT_EXTENTS.
+ */
+export const MAX_SKIPPED_RANGES = 4096;
+export const MAX_LAYOUT_EXTENTS = MAX_EXTENTS + MAX_SKIPPED_RANGES;
+
+/** [offset, length] ranges of the image, as many as a frame holds. */
+const Extents = v.pipe(v.array(v.tuple([ByteCount, ByteCount])), v.maxLength(MAX_EXTENTS));
 
 const Targets = v.pipe(v.array(DevicePath), v.minLength(1), v.maxLength(MAX_TARGETS));
 
@@ -38,7 +47,7 @@ const FlashJob = v.strictObject({
    * fd 0 carries only these [offset, length] ranges of the image, concatenated: a block map. Only
    * they are written and verified; the rest of the device is left as it was. Needs `imageSize`.
    */
-  extents: v.optional(v.pipe(v.array(v.tuple([ByteCount, ByteCount])), v.maxLength(MAX_EXTENTS))),
+  extents: v.optional(Extents),
   /**
    * fd 0 is a decoder's pipe, whose end says nothing about success: the helper waits for a
    * source-end message before it writes the partition table, and fails the job if it says so.
@@ -70,11 +79,18 @@ const BackupJob = v.strictObject({
   size: v.optional(ByteCount),
 });
 
-/** A verify (`sluice verify`): the `target` disk, written earlier, compared with the image on fd 0; only read. */
+/**
+ * A verify (`sluice verify`): the `target` disk, written earlier, compared with the image on fd 0;
+ * only read. As in a flash, fd 0 may carry only `extents` of the image, and skip messages may
+ * leave more out: what a flash leaves unwritten is not compared.
+ */
 const VerifyJob = v.strictObject({
   kind: v.literal('verify'),
   target: DevicePath,
   imageSize: v.nullable(ByteCount),
+  /** As a flash's: fd 0 is the image file itself, and its ranges left out are never read. */
+  sourceSeekable: v.optional(v.boolean()),
+  extents: v.optional(Extents),
 });
 
 /** The one job a helper runs, told apart by its kind (common/domain/job.ts). */
@@ -104,6 +120,15 @@ export const JobMessage = v.strictObject({ type: v.literal('job'), job: HelperJo
 
 export const CancelMessage = v.strictObject({ type: v.literal('cancel') });
 
+/**
+ * Parent → helper, during a flash or a verify: from here on the stream leaves out these ranges of
+ * the image (free space the decoder found, all of it ahead of what the stream has brought). The
+ * decoder sends nothing more until the helper answers with skip-ack, so no byte after them can
+ * arrive before the helper knows; a range the helper cannot place is a protocol error that stops
+ * the job.
+ */
+export const SkipMessage = v.strictObject({ type: v.literal('skip'), extents: Extents });
+
 /** Parent → helper: how the image stream ended on the unprivileged side (see SourceEnd). */
 export const SourceEndMessage = v.variant('ok', [
   v.strictObject({ type: v.literal('source-end'), ok: v.literal(true), bytes: v.nullable(ByteCount) }),
@@ -111,7 +136,7 @@ export const SourceEndMessage = v.variant('ok', [
 ]);
 export type SourceEndMessage = v.InferOutput<typeof SourceEndMessage>;
 
-export const ToHelper = v.variant('type', [JobMessage, CancelMessage, SourceEndMessage]);
+export const ToHelper = v.variant('type', [JobMessage, CancelMessage, SourceEndMessage, SkipMessage]);
 export type ToHelper = v.InferOutput<typeof ToHelper>;
 
 export const ProgressMessage = v.strictObject({ type: v.literal('progress'), ...ProgressSchema.entries });
@@ -124,6 +149,9 @@ export const ResultMessage = v.strictObject({
 /** The helper could not run a job at all (a bad request); nothing was written. */
 export const FatalMessage = v.strictObject({ type: v.literal('fatal'), code: FailureSchema.entries.code, message: Message });
 
+/** Helper → parent: the last skip message is in place; the stream may go on without those ranges. */
+export const SkipAckMessage = v.strictObject({ type: v.literal('skip-ack') });
+
 export const LogMessage = v.strictObject({ type: v.literal('log'), level: v.picklist(['info', 'warn']), message: Message });
 
 /**
@@ -133,5 +161,5 @@ export const LogMessage = v.strictObject({ type: v.literal('log'), level: v.pick
  */
 export const ReadyMessage = v.strictObject({ type: v.literal('ready'), pid: v.pipe(v.number(), v.integer(), v.minValue(1)) });
 
-export const FromHelper = v.variant('type', [ReadyMessage, ProgressMessage, ResultMessage, FatalMessage, LogMessage]);
+export const FromHelper = v.variant('type', [ReadyMessage, ProgressMessage, ResultMessage, FatalMessage, LogMessage, SkipAckMessage]);
 export type FromHelper = v.InferOutput<typeof FromHelper>;

@@ -9,7 +9,8 @@ import * as v from 'valibot';
 import { FailureSchema } from '../domain/failure.js';
 import { IMAGE_FORMATS } from '../domain/image-format.js';
 import { ByteCount } from '../domain/wire.js';
-import { MAX_EXTENTS } from './helper-protocol.js';
+import { FreeSpaceReasonSchema } from '../domain/skipped.js';
+import { MAX_EXTENTS, MAX_SKIPPED_RANGES } from './helper-protocol.js';
 
 /** A path, a URL, a file or entry name, a partition's type or label. */
 const Text = v.pipe(v.string(), v.maxLength(4096));
@@ -87,6 +88,7 @@ const DecodePlanSchema = v.strictObject({
   ),
   sendImage: v.boolean(),
   systemTools: v.boolean(),
+  freeSpace: v.boolean(),
 });
 
 /** user/images/probe.ts PreparedImage. */
@@ -96,6 +98,12 @@ const PreparedImageSchema = v.strictObject({
   direct: v.boolean(),
   imageSize: v.nullable(ByteCount),
   extents: v.nullable(Extents),
+  freeSpace: v.nullable(
+    v.pipe(
+      v.array(v.strictObject({ reason: FreeSpaceReasonSchema, extents: v.pipe(v.array(v.pipe(v.tuple([ByteCount, ByteCount]), v.readonly())), v.maxLength(MAX_SKIPPED_RANGES)) })),
+      v.maxLength(MAX_PARTITIONS),
+    ),
+  ),
   identity: v.nullable(v.strictObject({ dev: v.number(), ino: v.number(), size: ByteCount, mtimeMs: v.number() })),
 });
 

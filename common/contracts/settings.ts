@@ -10,10 +10,12 @@ export const SettingsSchema = v.strictObject({
   showVirtual: v.boolean(),
   /** A desktop notification when a flash ends. */
   notifications: v.boolean(),
+  /** Write every byte of the image (flash --exact): no free space and no block map left out. */
+  exact: v.boolean(),
 });
 export type Settings = v.InferOutput<typeof SettingsSchema>;
 
-export const DEFAULT_SETTINGS: Readonly<Settings> = Object.freeze({ verify: true, eject: true, showVirtual: false, notifications: true });
+export const DEFAULT_SETTINGS: Readonly<Settings> = Object.freeze({ verify: true, eject: true, showVirtual: false, notifications: true, exact: false });
 
 /** What the renderer may send to change settings: any subset of the fields, nothing else. */
 export const SettingsPatchSchema = v.partial(SettingsSchema);

@@ -1,9 +1,12 @@
 import * as v from 'valibot';
 import { FailureSchema, REFUSAL_CODES, type Failure } from './failure.js';
+import { SkippedSchema } from './skipped.js';
 import { ByteCount, DevicePath, Message } from './wire.js';
 
 /** Warnings on one ok result: eject and partition re-read give at most one each. */
 const MAX_WARNINGS = 4;
+/** Reasons for what was left out: one per partition and one for a block map, far fewer than this. */
+const MAX_SKIP_REASONS = 64;
 
 /**
  * How one target's job ended. Only `ok` may ever be shown as success. `bytes` counts image bytes
@@ -20,6 +23,16 @@ export const TargetResultSchema = v.variant('status', [
     written: v.boolean(),
     /** Whether the device was read back and compared; false only when the user turned verification off. */
     verified: v.boolean(),
+    /**
+     * Image bytes left unwritten (a verify: not compared) under the rule of common/domain/skipped.ts:
+     * free space, or what a block map leaves out. Absent when every byte was written.
+     */
+    skipped: v.optional(ByteCount),
+    /**
+     * Why, reason by reason (the free space of each partition, the block map): the unprivileged
+     * side that found them adds this to the helper's result, which knows only the count.
+     */
+    skippedFor: v.optional(v.pipe(v.array(SkippedSchema), v.maxLength(MAX_SKIP_REASONS))),
     /** Wall-clock seconds from opening the device to the end of verification. */
     seconds: v.pipe(v.number(), v.minValue(0)),
     /** The drive was ejected (powered off) afterwards and can be pulled out; absent when ejecting was not asked for. */

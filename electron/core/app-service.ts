@@ -95,7 +95,7 @@ export function createAppService(deps: AppServiceDeps): AppService {
         input = { kind: 'drive', device: chosen.source.device };
       } else {
         try {
-          input = { kind: 'feed', feed: await openSourceFeed(chosen.source.prepared) };
+          input = { kind: 'feed', feed: await openSourceFeed(chosen.source.prepared, { leaveOut: deps.settings.get().exact ? 'nothing' : 'all' }) };
         } catch (error) {
           return refuse('source-read-error', `${chosen.info.name} could not be opened for writing: ${errorText(error)}`);
         }

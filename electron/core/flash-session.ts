@@ -64,7 +64,7 @@ export function startFlashSession(job: FlashSessionJob, deps: SessionDeps): JobS
     }
     const running = helper;
     // The decoder's verdict reaches the helper, and a failed source is the reason a job failed.
-    return feed === null ? running.result : feed.finish(running.result, (end) => running.endSource(end));
+    return feed === null ? running.result : feed.finish(running.result, running);
   };
 
   const kind = helperJob.kind;

@@ -17,6 +17,8 @@ const PROBE_ENTRY = 'out/user/images/probe/main.js';
 const SHARED_WITH_PROBE = [
   // Starts the decoder process: main for a flash, the probe for a compressed image's first bytes.
   'out/user/images/decoder-launch.js',
+  // Opening a feed merges the job's ranges to what a job message holds (written-extents.ts): arithmetic on numbers the probe sent, no image bytes.
+  'out/user/images/extents.js',
   // Both start their image processes through it (spawnImageChild).
   'out/user/images/image-child.js',
   // A backup trimmed to its partitions reads the table from the first bytes of the drive (user/backup/backup-file.ts), not of an image.

@@ -14,11 +14,13 @@ import { assertOwnedLoop, cleanupLoops, createLoop, scratchDir, writeRandomFile 
 import { throttledGroup } from '../support/throttle.js';
 import { fileSections } from './file-targets.js';
 import { formatSections } from './formats.js';
+import { sparseRows } from './sparse.js';
 import { measure, medianOf, type Measurement } from './measure.js';
+import { OS_IMAGE_BYTES } from './os-like-image.js';
 
 const RUNS = Number(process.env['BENCH_RUNS'] ?? 3);
-/** Which sections to run (comma-separated: startup, raw, slow, formats, files); all by default. */
-const SECTIONS = process.env['BENCH_SECTIONS']?.split(',') ?? ['startup', 'raw', 'slow', 'formats', 'files'];
+/** Which sections to run (comma-separated: startup, raw, slow, sparse, formats, files); all by default. */
+const SECTIONS = process.env['BENCH_SECTIONS']?.split(',') ?? ['startup', 'raw', 'slow', 'sparse', 'formats', 'files'];
 /** Bytes of the image and drives in the "files" section (BENCH_FILE_BYTES; default 1 GiB). */
 const FILE_BYTES = Number(process.env['BENCH_FILE_BYTES'] ?? GiB);
 /** The 1 GiB OS-like image and its compressed forms, kept between runs: making them takes minutes. */
@@ -169,6 +171,10 @@ async function main(): Promise<void> {
     if (SECTIONS.includes('startup')) sections.push(await startupSection());
     if (SECTIONS.includes('raw')) sections.push(await rawSection(dir));
     if (SECTIONS.includes('slow')) sections.push(await slowCardSection(dir));
+    if (SECTIONS.includes('sparse')) {
+      const { title, rows } = await sparseRows(dir, FIXTURES);
+      sections.push(table(title, rows.map((row) => ({ ...row, bytes: OS_IMAGE_BYTES }))));
+    }
     if (SECTIONS.includes('formats')) {
       const etcher = (image: string, device: string, bytes: number) => measure(`${ETCHER_NODE} ${ETCHER} ${image} ${device} ${bytes}`);
       sections.push(...(await formatSections(dir, FIXTURES, RUNS, etcher, `etcher-sdk 10 (decompressThenFlash, verify; Node ${etcherNodeVersion()})`, BASELINE_CLI)));

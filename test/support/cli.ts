@@ -73,13 +73,13 @@ export function flashCli(image: string, targets: string[], flags: string[] = [],
   return collect(spawnCli(['flash', '--yes', '--json', ...flags, image, ...targets], options));
 }
 
-export function verifyCli(image: string, target: string, options: CliOptions = {}): Promise<CliRun> {
+export function verifyCli(image: string, target: string, options: CliOptions = {}, flags: string[] = []): Promise<CliRun> {
   assertTestTarget(target);
-  return collect(spawnCli(['verify', '--json', image, target], options));
+  return collect(spawnCli(['verify', '--json', ...flags, image, target], options));
 }
 
 /** The result events of a run, by target. */
-export function resultsOf(run: CliRun): Map<string, { status: string; code?: string; message?: string; offset?: number; badBlocks?: number; bytes: number }> {
+export function resultsOf(run: CliRun): Map<string, { status: string; code?: string; message?: string; offset?: number; badBlocks?: number; bytes: number; skipped?: number }> {
   return new Map(run.events.filter((e) => e.type === 'result').map((e) => [String(e['target']), e as never]));
 }
 

@@ -11,7 +11,8 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { TargetResult } from '../../common/domain/result.js';
 import { KiB, MiB } from '../../common/domain/units.js';
-import { HEAD_BYTES, streamLayoutOf, writeTargets } from '../../writer/flash.js';
+import { HEAD_BYTES, writeTargets } from '../../writer/flash.js';
+import { streamLayoutOf } from '../../writer/stream-layout.js';
 import { alignUp } from '../../writer/job-memory.js';
 import type { WriteTarget } from '../../writer/write-target.js';
 

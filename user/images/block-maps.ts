@@ -1,14 +1,14 @@
 /**
  * The block map that applies to an image: a bmap file (given, next to the image, or inside a
- * zip) or a qcow2 image's own allocation. Either way the result says what the decoder sends and
- * checks, and what the user is told.
+ * zip). The result says what the decoder sends and checks, and what the user is told. A qcow2
+ * image's allocation is no block map: its unallocated clusters read as zeros, and zeros are what
+ * the drive must then hold (qemu-img convert to a device writes them too).
  */
 import { basename } from 'node:path';
 import { MAX_BMAP_BYTES, parseBmap, type BlockMap } from './bmap.js';
 import type { DecodeMap } from '../../common/contracts/decoder-protocol.js';
 import { jobError } from '../../common/domain/failure.js';
 import { mappedExtents } from './extents.js';
-import type { Qcow2Image } from './qcow2.js';
 import { readSidecar } from './sidecar-file.js';
 
 /** Names a compressed image's block map may have: bmaptool puts `foo.img.bmap` next to `foo.img.xz`. */
@@ -34,12 +34,6 @@ export interface ChosenMap {
 export function fromBmap(map: BlockMap, file: string): ChosenMap {
   const decode: DecodeMap = { extents: mappedExtents(map.ranges, map.imageSize), ranges: map.ranges, digestAlgorithm: map.digestAlgorithm, name: basename(file) };
   return { decode, from: file, mappedBytes: map.mappedBytes, ranges: map.ranges.length, imageSize: map.imageSize };
-}
-
-/** A qcow2 image maps itself: its unallocated and zero clusters are left alone on the drive. */
-export function fromQcow2(image: Qcow2Image): ChosenMap {
-  const decode: DecodeMap = { extents: mappedExtents(image.mapped, image.virtualSize), ranges: [], digestAlgorithm: 'sha256', name: 'the qcow2 allocation' };
-  return { decode, from: 'the qcow2 image’s allocated clusters', mappedBytes: image.mappedBytes, ranges: image.mapped.length, imageSize: image.virtualSize };
 }
 
 /** Reads a bmap file: null when an optional one is missing; an error when it is required, or damaged. */

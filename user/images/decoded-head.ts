@@ -8,7 +8,7 @@ import { startDecoder } from './decoder-launch.js';
  * fails: a probe reports what it can, and the flash itself names the problem.
  */
 export async function readDecodedHead(plan: DecodePlan, length: number): Promise<Buffer | null> {
-  const decoder = await startDecoder({ ...plan, map: null, sha256: null, sha256From: null, sendImage: true }, 'descriptor');
+  const decoder = await startDecoder({ ...plan, map: null, sha256: null, sha256From: null, sendImage: true, freeSpace: false }, 'descriptor');
   const head = Buffer.alloc(length);
   try {
     const source = decoder.source;

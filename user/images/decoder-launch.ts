@@ -8,7 +8,8 @@ import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import type { Failure } from '../../common/domain/failure.js';
 import { closeFd } from '../../node/io.js';
-import type { DecodePlan, DecoderMessage } from '../../common/contracts/decoder-protocol.js';
+import type { DecodePlan, DecoderMessage, SkipAck } from '../../common/contracts/decoder-protocol.js';
+import type { SkipReason } from '../../common/domain/skipped.js';
 import { createOsPipe, type OsPipe } from '../../node/os-pipe.js';
 import { spawnImageChild } from './image-child.js';
 
@@ -71,8 +72,15 @@ function decoderStdio(plan: DecodePlan, output: DecoderOutput, pipe: OsPipe | nu
   return { stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'ipc'], outFd: 3 };
 }
 
-/** Starts decoding `plan`; see DecoderOutput for where the bytes go. */
-export async function startDecoder(plan: DecodePlan, output: DecoderOutput = 'stream'): Promise<RunningDecoder> {
+/**
+ * What becomes of the decoder's skip messages: handed on to where the image goes, which resolves
+ * once that has the ranges in place; only then does the decoder hear its SkipAck and go on.
+ */
+export type OnSkip = (extents: [number, number][], reason: SkipReason) => Promise<void>;
+
+/** Starts decoding `plan`; see DecoderOutput for where the bytes go. A plan that looks for free space needs `onSkip`. */
+export async function startDecoder(plan: DecodePlan, output: DecoderOutput = 'stream', onSkip?: OnSkip): Promise<RunningDecoder> {
+  if (plan.freeSpace && onSkip === undefined) throw new Error('a decoder that leaves free space out needs someone to tell');
   const pipe = plan.sendImage && output === 'descriptor' && process.platform !== 'win32' ? await createOsPipe() : null;
   const { stdio, outFd } = decoderStdio(plan, output, pipe);
   let child: ChildProcess;
@@ -113,6 +121,12 @@ export async function startDecoder(plan: DecodePlan, output: DecoderOutput = 'st
         break;
       case 'abandoned':
         end ??= { status: 'abandoned' };
+        break;
+      case 'skip':
+        void onSkip?.(message.extents, message.reason).then(() => {
+          const ack: SkipAck = { type: 'skip-ack' };
+          if (child.connected) child.send(ack);
+        });
         break;
     }
   });

@@ -80,40 +80,105 @@ function readU64(view: DataView, at: number): number {
   return Number(view.getBigUint64(at, true));
 }
 
-function gptPartitions(head: Uint8Array): PartitionEntry[] {
+/** The fields of a GPT header that say where its entries are and which sectors partitions may use. */
+export interface GptHeader {
+  /** Its sector size: the header is at LBA 1, so at byte 512 or 4096. */
+  sector: number;
+  headerSize: number;
+  headerCrc: number;
+  myLba: number;
+  firstUsableLba: number;
+  lastUsableLba: number;
+  entriesAt: number;
+  /** Entries as the header gives their number (a hostile one may claim millions). */
+  entries: number;
+  entrySize: number;
+  entriesCrc: number;
+}
+
+/** The GPT header in an image's first PARTITION_SNIFF_BYTES, or null when there is none. */
+export function gptHeader(head: Uint8Array): GptHeader | null {
+  const sector = GPT_HEADER_OFFSETS.find((offset) => hasAt(head, offset, GPT_SIGNATURE));
+  if (sector === undefined || head.length < sector + 92) return null;
   const view = new DataView(head.buffer, head.byteOffset, head.byteLength);
-  const headerAt = GPT_HEADER_OFFSETS.find((offset) => hasAt(head, offset, GPT_SIGNATURE)) ?? 512;
-  const sector = headerAt;
-  if (head.length < headerAt + 92) return [];
-  const entriesAt = readU64(view, headerAt + 72) * sector;
-  const count = Math.min(view.getUint32(headerAt + 80, true), MAX_GPT_ENTRIES);
-  const entrySize = view.getUint32(headerAt + 84, true);
-  if (entrySize < 128) return [];
+  return {
+    sector,
+    headerSize: view.getUint32(sector + 12, true),
+    headerCrc: view.getUint32(sector + 16, true),
+    myLba: readU64(view, sector + 24),
+    firstUsableLba: readU64(view, sector + 40),
+    lastUsableLba: readU64(view, sector + 48),
+    entriesAt: readU64(view, sector + 72) * sector,
+    entries: view.getUint32(sector + 80, true),
+    entrySize: view.getUint32(sector + 84, true),
+    entriesCrc: view.getUint32(sector + 88, true),
+  };
+}
+
+/** One used GPT entry: where its partition is, in sectors, and what it is. */
+export interface GptEntry {
+  typeGuid: string;
+  firstLba: number;
+  lastLba: number;
+  name: string;
+}
+
+/** The GPT entry at byte `at` of `bytes`, or null where it is unused (a zero type). */
+export function gptEntry(bytes: Uint8Array, at: number): GptEntry | null {
+  const typeGuid = guidText(bytes, at);
+  if (/^[0-]+$/.test(typeGuid)) return null;
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const name = new TextDecoder('utf-16le').decode(bytes.subarray(at + 56, at + 128)).replace(/\0.*$/s, '');
+  return { typeGuid, firstLba: readU64(view, at + 32), lastLba: readU64(view, at + 40), name };
+}
+
+/** The display name of a GPT partition type. */
+export function gptTypeName(typeGuid: string): string {
+  return GPT_TYPES[typeGuid] ?? typeGuid;
+}
+
+function gptPartitions(head: Uint8Array): PartitionEntry[] {
+  const header = gptHeader(head);
+  if (header === null || header.entrySize < 128) return [];
+  const { sector } = header;
+  const count = Math.min(header.entries, MAX_GPT_ENTRIES);
   const partitions: PartitionEntry[] = [];
   for (let i = 0; i < count; i++) {
-    const at = entriesAt + i * entrySize;
+    const at = header.entriesAt + i * header.entrySize;
     if (at + 128 > head.length) break;
-    const typeGuid = guidText(head, at);
-    if (/^[0-]+$/.test(typeGuid)) continue;
-    const first = readU64(view, at + 32);
-    const last = readU64(view, at + 40);
-    const name = new TextDecoder('utf-16le').decode(head.subarray(at + 56, at + 128)).replace(/\0.*$/s, '');
-    partitions.push({ number: i + 1, offset: first * sector, size: (last - first + 1) * sector, type: GPT_TYPES[typeGuid] ?? typeGuid, label: name === '' ? null : name });
+    const entry = gptEntry(head, at);
+    if (entry === null) continue;
+    partitions.push({ number: i + 1, offset: entry.firstLba * sector, size: (entry.lastLba - entry.firstLba + 1) * sector, type: gptTypeName(entry.typeGuid), label: entry.name === '' ? null : entry.name });
   }
   return partitions;
 }
 
-function mbrPartitions(head: Uint8Array): PartitionEntry[] {
+/** One of the four primary entries of an MBR, as stored. */
+export interface MbrEntry {
+  /** 1-4. */
+  number: number;
+  type: number;
+  firstSector: number;
+  sectors: number;
+}
+
+/** The MBR's four primary entries that are in use (a type and a size). */
+export function mbrEntries(head: Uint8Array): MbrEntry[] {
   const view = new DataView(head.buffer, head.byteOffset, head.byteLength);
-  const partitions: PartitionEntry[] = [];
+  const entries: MbrEntry[] = [];
   for (let i = 0; i < 4; i++) {
     const at = MBR_ENTRIES_OFFSET + i * MBR_ENTRY_BYTES;
+    if (head.length < at + MBR_ENTRY_BYTES) break;
     const type = head[at + 4] ?? 0;
-    const size = view.getUint32(at + 12, true) * 512;
-    if (type === 0 || size === 0) continue;
-    partitions.push({ number: i + 1, offset: view.getUint32(at + 8, true) * 512, size, type: MBR_TYPES[type] ?? `type 0x${type.toString(16).padStart(2, '0')}`, label: null });
+    const sectors = view.getUint32(at + 12, true);
+    if (type === 0 || sectors === 0) continue;
+    entries.push({ number: i + 1, type, firstSector: view.getUint32(at + 8, true), sectors });
   }
-  return partitions;
+  return entries;
+}
+
+function mbrPartitions(head: Uint8Array): PartitionEntry[] {
+  return mbrEntries(head).map(({ number, type, firstSector, sectors }) => ({ number, offset: firstSector * 512, size: sectors * 512, type: MBR_TYPES[type] ?? `type 0x${type.toString(16).padStart(2, '0')}`, label: null }));
 }
 
 /**

@@ -9,11 +9,14 @@ import { basename } from 'node:path';
 import { isUrl, type ImageInfo, type PartitionTable } from '../../common/domain/image.js';
 import { readFully } from '../../node/io.js';
 import { MAX_BMAP_BYTES, parseBmap } from './bmap.js';
-import { bmapCandidates, fromBmap, fromQcow2, readBmapFile } from './block-maps.js';
+import { bmapCandidates, fromBmap, readBmapFile } from './block-maps.js';
 import { expectedChecksum, listsBesideFile } from './checksums.js';
 import type { DecodePlan, SourceLocation, ZipEntryPlan } from '../../common/contracts/decoder-protocol.js';
 import { dmgSize, openDmg } from './dmg.js';
 import { readQcow2 } from './qcow2.js';
+import { MAX_SKIPPED_RANGES } from '../../common/contracts/helper-protocol.js';
+import { freeSpaceOf, type FreeSpace } from './free-space/find-free-space.js';
+import { randomAccess } from './free-space/image-reader.js';
 import { jobError } from '../../common/domain/failure.js';
 import { systemDecoder } from './decode/system-tool.js';
 import { readDecodedHead } from './decoded-head.js';
@@ -41,6 +44,11 @@ export interface PreparedImage {
   imageSize: number | null;
   /** Block map extents for the helper's job message; null without a map. */
   extents: [number, number][] | null;
+  /**
+   * Free space of an image read in place (raw, a stored zip entry), per partition: the feed leaves
+   * it out unless asked to write every byte. Null where the decoder looks for it as it streams.
+   */
+  freeSpace: FreeSpace[] | null;
   /** A local file as it was probed, so a later flash can tell that it changed; null for a download. */
   identity: FileIdentity | null;
 }
@@ -170,10 +178,8 @@ async function prepareFile(request: ImageRequest): Promise<PreparedImage> {
         break;
       }
       case 'qcow2': {
-        if (bmap !== null) throw jobError('unsupported-format', `A block map (--bmap) applies to raw images; ${path} is a qcow2 image, which maps its own clusters.`);
-        const qcow2 = await readQcow2(readAt, image.fileSize, basename(path));
-        size = qcow2.virtualSize;
-        if (request.bmap !== false) bmap = fromQcow2(qcow2);
+        if (bmap !== null) throw jobError('unsupported-format', `A block map (--bmap) applies to raw images; ${path} is a qcow2 image.`);
+        size = (await readQcow2(readAt, image.fileSize, basename(path))).virtualSize;
         break;
       }
       case 'dmg':
@@ -201,9 +207,12 @@ async function prepareFile(request: ImageRequest): Promise<PreparedImage> {
       zipEntry,
       sendImage: !(format === 'raw' && bmap === null),
       systemTools: request.systemTools ?? true,
+      // An image read in place has its free space found here, before anything is written.
+      freeSpace: readImageAt === null,
     };
     const head = readImageAt !== null ? await readImageAt(0, PARTITION_TABLE_BYTES) : request.partitions === false ? null : await readDecodedHead(plan, PARTITION_TABLE_BYTES);
     const partitionTable = head === null ? null : await withFilesystemLabels(readPartitionTable(head), readImageAt);
+    const freeSpace = readImageAt !== null && size !== null ? await freeSpaceOf(randomAccess(readImageAt), size, MAX_SKIPPED_RANGES) : null;
     return {
       info: {
         source: path,
@@ -222,6 +231,7 @@ async function prepareFile(request: ImageRequest): Promise<PreparedImage> {
       direct: !plan.sendImage,
       imageSize: plan.imageSize,
       extents: plan.map?.extents ?? null,
+      freeSpace,
       identity: image.identity,
     };
   } finally {
@@ -279,6 +289,7 @@ async function prepareUrl(request: ImageRequest): Promise<PreparedImage> {
     zipEntry: null,
     sendImage: true,
     systemTools: request.systemTools ?? true,
+    freeSpace: true,
   };
   const name = basename(new URL(body.finalUrl).pathname) || url;
   return {
@@ -299,6 +310,7 @@ async function prepareUrl(request: ImageRequest): Promise<PreparedImage> {
     direct: false,
     imageSize: plan.imageSize,
     extents: null,
+    freeSpace: null,
     identity: null,
   };
 }

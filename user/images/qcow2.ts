@@ -45,9 +45,6 @@ export interface Qcow2Image {
    * than the file: unallocated guest clusters cost nothing.
    */
   l2Tables: (Buffer | null)[];
-  /** Guest byte ranges that hold data (allocated or compressed clusters), merged. */
-  mapped: { offset: number; length: number }[];
-  mappedBytes: number;
 }
 
 export function clusterKind(entry: bigint, version: number): ClusterKind {
@@ -126,8 +123,6 @@ export async function readQcow2(readAt: ReadAt, fileSize: number, name: string):
   // Only the entries that map the guest disk: any after them describe snapshots' VM state.
   const l1 = await readAt(l1Offset, tables * 8);
   const l2Tables: (Buffer | null)[] = [];
-  const mapped: Qcow2Image['mapped'] = [];
-  let mappedBytes = 0;
   for (let i = 0; i < tables; i++) {
     const l2Offset = Number(l1.readBigUInt64BE(i * 8) & OFFSET_MASK);
     if (l2Offset === 0) {
@@ -146,16 +141,10 @@ export async function readQcow2(readAt: ReadAt, fileSize: number, name: string):
       if (kind === 'unallocated' || kind === 'zero') continue;
       if (kind === 'compressed') host.compressed(compressedExtent(entry, clusterBits), c);
       else host.claim(dataOffset(entry), clusterSize, `the data of guest cluster ${c}`);
-      const offset = c * clusterSize;
-      const length = Math.min(clusterSize, virtualSize - offset);
-      const last = mapped[mapped.length - 1];
-      if (last !== undefined && last.offset + last.length === offset) last.length += length;
-      else mapped.push({ offset, length });
-      mappedBytes += length;
     }
   }
   host.checkCompressed();
-  return { version, clusterBits, clusterSize, virtualSize, clusters, compression, l2Tables, mapped, mappedBytes };
+  return { version, clusterBits, clusterSize, virtualSize, clusters, compression, l2Tables };
 }
 
 /** The L2 entry of guest cluster `c`: 0 (unallocated) where its L1 entry has no table. */

@@ -1,12 +1,26 @@
 import type { Readable } from 'node:stream';
 import type { HelperJobOf } from '../../common/contracts/helper-protocol.js';
+import { extentBytes } from '../../common/domain/extents.js';
 import { reachedDrive, saysDriveIncomplete, type SourceEnd, type TargetResult } from '../../common/domain/result.js';
 import { REFUSAL_CODES, type Failure } from '../../common/domain/failure.js';
+import { tallySkipped, type Skipped } from '../../common/domain/skipped.js';
+import { writtenExtents, type LeaveOut } from './written-extents.js';
 import { invokingUser } from './image-child.js';
-import { startDecoder, type DecoderOutput, type RunningDecoder } from './decoder-launch.js';
+import { startDecoder, type DecoderOutput, type OnSkip, type RunningDecoder } from './decoder-launch.js';
 import { closeFd } from '../../node/io.js';
 import { openProbedFile } from './probed-file.js';
 import type { PreparedImage } from './probe.js';
+
+/**
+ * Where the feed's word on the stream goes: the helper (a LaunchedHelper is one), or a job run in
+ * this process.
+ */
+export interface StreamListener {
+  /** How the stream ended on this side. */
+  endSource(end: SourceEnd): void;
+  /** The stream leaves out `extents` from here on; resolves once the job has them in place. */
+  skip(extents: [number, number][]): Promise<void>;
+}
 
 /** The image, flowing: what the helper reads, and what its job message must say about it. */
 export interface SourceFeed {
@@ -18,11 +32,12 @@ export interface SourceFeed {
   /** Source bytes read so far (a download's progress). */
   sourceBytes(): number;
   /**
-   * Relays the decoder's verdict (to the helper job's endSource), waits for the job's results,
-   * stops the decoder, and returns the results with the source's own failure in place of what
-   * the job could see of it.
+   * Relays the decoder's verdict and the ranges it leaves out (to the job), waits for the job's
+   * results, stops the decoder, and returns the results with the source's own failure in place of
+   * what the job could see of it, and with the reasons for what was left out (skippedFor: the
+   * block map and the free space found before the start and by the decoder since).
    */
-  finish(results: Promise<TargetResult[]>, endSource: (end: SourceEnd) => void): Promise<TargetResult[]>;
+  finish(results: Promise<TargetResult[]>, to: StreamListener): Promise<TargetResult[]>;
   /** For a job that never started: stops the decoder and closes the image. */
   close(): Promise<void>;
 }
@@ -41,20 +56,68 @@ export function withSourceFailure(results: readonly TargetResult[], failure: Fai
   });
 }
 
+/** `results` with the reasons for what each ok one left out, when it left anything out. */
+function withSkipReasons(results: readonly TargetResult[], skipped: readonly Skipped[]): TargetResult[] {
+  const reasons = skipped.filter((s) => s.bytes > 0).map((s) => ({ ...s }));
+  return results.map((r) => (r.status === 'ok' && r.skipped !== undefined && reasons.length > 0 ? { ...r, skippedFor: reasons } : r));
+}
+
+/**
+ * The listener of a job that leaves no free space out, as a file target's does (its feed is
+ * opened with leaveOut 'unmapped'): the decoder looks for none, so a skip can only be a mistake.
+ */
+export function wholeImageListener(endSource: (end: SourceEnd) => void): StreamListener {
+  return { endSource, skip: () => Promise.reject(new Error('a file is written whole: nothing may be left out of it')) };
+}
+
+/** How the feed is opened. */
+export interface FeedOptions {
+  output?: DecoderOutput | undefined;
+  /** What the job may leave out of the image; 'all' (free space and what a block map leaves out) by default. */
+  leaveOut?: LeaveOut | undefined;
+}
+
+/** Relays the decoder's skips to the job once it is there, counting what is left out. */
+class SkipRelay {
+  readonly skipped: Skipped[];
+  private listener: StreamListener | null = null;
+  private readonly waiting: { extents: [number, number][]; resolve: () => void }[] = [];
+
+  constructor(before: Skipped[]) {
+    this.skipped = before;
+  }
+
+  readonly onSkip: OnSkip = (extents, reason) => {
+    tallySkipped(this.skipped, reason, extentBytes(extents));
+    if (this.listener !== null) return this.listener.skip(extents);
+    return new Promise((resolve) => this.waiting.push({ extents, resolve }));
+  };
+
+  connect(listener: StreamListener): void {
+    this.listener = listener;
+    for (const { extents, resolve } of this.waiting.splice(0)) void listener.skip(extents).then(resolve);
+  }
+}
+
 /**
  * Opens the prepared image for a flash: the file itself, a decoder, or both (a checksum to check
  * alongside). Under sudo this process is root, so it opens no image at all: the decoder, running as
  * the invoking user (image-child.ts), reads even a raw file and streams it, and the file is then
  * read with that user's rights only.
  */
-export async function openSourceFeed(prepared: PreparedImage, output: DecoderOutput = 'stream'): Promise<SourceFeed> {
+export async function openSourceFeed(prepared: PreparedImage, options: FeedOptions = {}): Promise<SourceFeed> {
   const { location } = prepared.plan;
+  const leaveOut = options.leaveOut ?? 'all';
+  const written = writtenExtents(prepared, leaveOut);
   const direct = prepared.direct && invokingUser() === null;
-  const plan = direct ? prepared.plan : { ...prepared.plan, sendImage: true };
   const file = direct && location.kind === 'file' && prepared.identity !== null ? await openProbedFile(location.path, prepared.identity) : null;
+  const map = written.extents === null ? null : { ...(prepared.plan.map ?? { ranges: [], digestAlgorithm: 'sha256' as const, name: 'the free space' }), extents: written.extents };
+  // A decoder beside a file the helper reads itself only checks the file's SHA-256.
+  const plan = { ...prepared.plan, map, sendImage: file === null, freeSpace: file === null && prepared.plan.freeSpace && leaveOut === 'all' };
+  const relay = new SkipRelay(written.skipped);
   let decoder: RunningDecoder | null = null;
   try {
-    decoder = file === null || plan.sha256 !== null ? await startDecoder(plan, output) : null;
+    decoder = file === null || plan.sha256 !== null ? await startDecoder(plan, options.output ?? 'stream', relay.onSkip) : null;
   } catch (error) {
     if (file !== null) await closeFd(file);
     throw error;
@@ -71,20 +134,21 @@ export async function openSourceFeed(prepared: PreparedImage, output: DecoderOut
     start: {
       imageSize: prepared.imageSize,
       sourceSeekable: file !== null,
-      ...(prepared.extents !== null ? { extents: prepared.extents } : {}),
+      ...(written.extents !== null ? { extents: written.extents } : {}),
       ...(running !== null ? { awaitSourceEnd: true } : {}),
     },
     decoder: running === null ? Promise.resolve('read directly') : file !== null ? Promise.resolve('read directly, SHA-256 checked alongside') : running.decoder,
     sourceBytes: () => running?.sourceBytes() ?? 0,
-    finish: async (pending, endSource) => {
+    finish: async (pending, to) => {
+      relay.connect(to);
       void running?.ended.then((end) => {
-        if (end.status === 'ok') endSource({ ok: true, bytes: end.bytes });
-        else if (end.status === 'failed') endSource({ ok: false, failure: end.failure });
+        if (end.status === 'ok') to.endSource({ ok: true, bytes: end.bytes });
+        else if (end.status === 'failed') to.endSource({ ok: false, failure: end.failure });
       });
       const results = await pending;
       await close();
       const end = await running?.ended;
-      return end?.status === 'failed' ? withSourceFailure(results, end.failure) : results;
+      return end?.status === 'failed' ? withSourceFailure(results, end.failure) : withSkipReasons(results, relay.skipped);
     },
     close,
   };

@@ -61,6 +61,12 @@ export interface LaunchedHelper {
    * partition table only after an ok, and fails the job with the given failure otherwise.
    */
   endSource(end: SourceEnd): void;
+  /**
+   * Tells the helper that the image stream leaves out `extents` from here on (a skip message, for
+   * a flash or a verify); resolves once the helper has them in place (its skip-ack), after which
+   * the stream may go on without them.
+   */
+  skip(extents: [number, number][]): Promise<void>;
 }
 
 /** How results and the authorization prompt speak of each kind of job: a flash or a clone writes drives, a backup or a verify only reads one. */
@@ -108,6 +114,17 @@ async function withDriveNames(job: HelperJob): Promise<HelperJob> {
   }
 }
 
+/**
+ * `job` for a helper that gets a copy of the image through the channel rather than the file
+ * itself: the copy is the whole file, read front to back, so the ranges a file read in place
+ * would leave out (its free space) are in it, and written (or compared) after all.
+ */
+function readFrontToBack(job: HelperJob): HelperJob {
+  if ((job.kind !== 'flash' && job.kind !== 'verify') || job.sourceSeekable !== true) return job;
+  const { extents: _inPlace, ...whole } = job;
+  return { ...whole, sourceSeekable: false };
+}
+
 /** Starts one helper job. */
 export function startHelper(options: HelperLaunchOptions): LaunchedHelper {
   const launch = new HelperLaunch(options);
@@ -132,6 +149,10 @@ class HelperLaunch implements LaunchedHelper {
   private cancelRequested = false;
   /** The image stream's end, until the channel is there to carry it. */
   private sourceEnd: SourceEnd | null = null;
+  /** Skip messages waiting for the channel, in order. */
+  private readonly unsentSkips: [number, number][][] = [];
+  /** Each skip sent and not yet acknowledged, in order: the helper acknowledges in order. */
+  private readonly unacknowledged: (() => void)[] = [];
   private child: ChildProcess | null = null;
   private channel: Channel<FromHelper, ToHelper> | null = null;
   private stderrTail = '';
@@ -160,6 +181,14 @@ class HelperLaunch implements LaunchedHelper {
     if (this.sourceEnd !== null) return;
     this.sourceEnd = end;
     if (this.channel !== null) this.sendSourceEnd(end);
+  }
+
+  skip(extents: [number, number][]): Promise<void> {
+    return new Promise((resolve) => {
+      this.unacknowledged.push(resolve);
+      if (this.channel !== null) void this.channel.send({ type: 'skip', extents });
+      else this.unsentSkips.push(extents);
+    });
   }
 
   private sendSourceEnd(end: SourceEnd): void {
@@ -281,6 +310,9 @@ class HelperLaunch implements LaunchedHelper {
           case 'result':
             this.settle(message.results);
             break;
+          case 'skip-ack':
+            this.unacknowledged.shift()?.();
+            break;
           case 'fatal':
             this.fail({ code: message.code, message: message.message });
             break;
@@ -294,8 +326,8 @@ class HelperLaunch implements LaunchedHelper {
     });
     this.channel = channel;
     const { job } = this;
-    // A seekable image the helper cannot read itself (it gets a copy through the channel) can only be read front to back.
-    void channel.send({ type: 'job', job: job.kind === 'flash' ? { ...job, sourceSeekable: job.sourceSeekable && this.elevation.passesStdin } : job });
+    void channel.send({ type: 'job', job: this.elevation.passesStdin ? job : readFrontToBack(job) });
+    for (const extents of this.unsentSkips.splice(0)) void channel.send({ type: 'skip', extents });
     if (this.sourceEnd !== null) this.sendSourceEnd(this.sourceEnd);
     if (this.cancelRequested) void channel.send({ type: 'cancel' });
   }

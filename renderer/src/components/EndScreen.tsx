@@ -2,6 +2,7 @@ import { useEffect, useRef } from 'react';
 import { EXTERNAL_LINKS } from '../../../common/app/links.js';
 import type { JobKind } from '../../../common/domain/job.js';
 import { failureAdvice, failureHeadline, summarizeJob, type Tone } from '../../../common/app/outcome.js';
+import { skippedLines } from '../../../common/app/skipped-words.js';
 import type { TargetResult } from '../../../common/domain/result.js';
 import { formatBytes, formatDuration } from '../../../common/domain/units.js';
 import { jobRows, type FinishedJob, type JobSubject } from '../flow.js';
@@ -71,6 +72,11 @@ function ResultRow({ result, job, name, onOpenLink }: { result: TargetResult; jo
             {result.verified ? words.ok : words.unverified}: {formatBytes(result.bytes)} in {formatDuration(result.seconds)}
             {speed}
           </p>
+          {skippedLines(result.skipped, result.skippedFor ?? [], result.written ? 'written' : 'compared').map((line) => (
+            <p key={line} className="muted" data-testid="result-skipped">
+              {line}
+            </p>
+          ))}
           {result.ejected === true && <p>Ejected: you can remove it now.</p>}
           {/* After the image was safely written: worth saying, never a reason to call the flash failed. */}
           {result.warnings?.map((warning) => (

@@ -199,7 +199,7 @@ describeDevices('sluice flash: bad input ends the job with its own reason, and t
   it('a raw image cut short, its last partition reaching past its end: refused untouched, written only with --allow-truncated', async () => {
     const cut = truncated(dir, 'os.img', 12 * MiB);
     await expectRefused(cut, 1, /cut-os\.img is cut short: it ends at 12\.6 MB \(12582912 bytes\), but its partition 2 reaches to \d+\.\d MB \(\d+ bytes\)\..* To write it anyway, pass --allow-truncated\. Nothing was written\./);
-    const run = await flashCli(cut, [loop.path], ['--no-eject', '--allow-truncated']);
+    const run = await flashCli(cut, [loop.path], ['--no-eject', '--exact', '--allow-truncated']);
     expect(resultsOf(run).get(loop.path), run.stdout + run.stderr).toMatchObject({ status: 'ok', bytes: 12 * MiB });
     expect(run.stderr).toMatch(/warning: cut-os\.img is cut short: .* Writing it anyway \(--allow-truncated\)\./);
   });

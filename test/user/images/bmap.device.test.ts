@@ -91,10 +91,18 @@ describeDevices('block maps (bmap): only mapped ranges are written and verified'
     expect(detectPartitionTable(readBytes(loop.backing, 0, PARTITION_TABLE_BYTES))).not.toBe('gpt');
   });
 
-  it('--no-bmap writes the whole image', async () => {
+  it('--no-bmap ignores the map (only free space is left out); --exact writes the whole image', async () => {
     garbage();
     const run = await flashCli(image, [loop.path], ['--no-eject', '--no-bmap']);
-    expect(resultsOf(run).get(loop.path)).toMatchObject({ status: 'ok', bytes: IMAGE_SIZE });
+    const result = resultsOf(run).get(loop.path);
+    expect(result).toMatchObject({ status: 'ok', verified: true });
+    expect(Number(result?.bytes) + Number(result?.skipped)).toBe(IMAGE_SIZE);
+    const reasons = run.events.find((e) => e.type === 'result')?.['skippedFor'] as { reason: { kind: string } }[];
+    expect(reasons.map((r) => r.reason.kind)).toEqual(['free-space', 'free-space']);
+    garbage();
+    const exact = await flashCli(image, [loop.path], ['--no-eject', '--exact']);
+    expect(resultsOf(exact).get(loop.path)).toMatchObject({ status: 'ok', bytes: IMAGE_SIZE });
+    expect(resultsOf(exact).get(loop.path)).not.toHaveProperty('skipped');
     expect(readBytes(loop.backing, 0, IMAGE_SIZE).equals(readFileSync(image))).toBe(true);
   });
 

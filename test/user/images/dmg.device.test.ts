@@ -36,9 +36,9 @@ describeDevices('dmg (Apple UDIF) images', () => {
     return path;
   }
 
-  it('raw, zero-fill and zlib blocks: written and verified byte for byte, size exact from the block table', async () => {
+  it('raw, zero-fill and zlib blocks, --exact: written and verified byte for byte, size exact from the block table', async () => {
     garbage();
-    const run = await flashCli(join(dir, 'os.dmg'), [loop.path], ['--no-eject']);
+    const run = await flashCli(join(dir, 'os.dmg'), [loop.path], ['--no-eject', '--exact']);
     expect(resultsOf(run).get(loop.path), run.stdout + run.stderr).toMatchObject({ status: 'ok', verified: true, bytes: IMAGE_SIZE });
     expect(run.events.find((e) => e.type === 'source')).toMatchObject({ format: 'dmg', size: IMAGE_SIZE, sizeExact: true, decoder: '@balena/udif' });
     expect(readBytes(loop.backing, 0, IMAGE_SIZE).equals(raw)).toBe(true);

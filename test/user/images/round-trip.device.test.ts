@@ -68,7 +68,7 @@ function digest(bytes: Buffer): string {
   return createHash('sha256').update(bytes).digest('hex');
 }
 
-describeDevices('sluice flash: every format, to a real device, byte for byte', () => {
+describeDevices('sluice flash --exact: every format, to a real device, byte for byte', () => {
   let dir: string;
   let image: string;
   let original: string;
@@ -87,7 +87,7 @@ describeDevices('sluice flash: every format, to a real device, byte for byte', (
       it(`${c.name}${builtin ? ', with Sluice’s own decoders' : ''}`, async () => {
         // Garbage first, so a device that merely kept an earlier run's bytes cannot pass.
         sh(dir, `dd if=/dev/urandom of=${loop.backing} bs=1M count=${IMAGE_SIZE / MiB} conv=notrunc status=none`);
-        const run = await flashCli(join(dir, c.file), [loop.path], ['--no-eject', ...(builtin ? ['--builtin-decoders'] : [])]);
+        const run = await flashCli(join(dir, c.file), [loop.path], ['--no-eject', '--exact', ...(builtin ? ['--builtin-decoders'] : [])]);
         expect(resultsOf(run).get(loop.path), run.stdout + run.stderr).toMatchObject({ status: 'ok', verified: true, bytes: IMAGE_SIZE });
         expect(run.code).toBe(0);
         const source = run.events.find((e) => e.type === 'source');
@@ -101,10 +101,21 @@ describeDevices('sluice flash: every format, to a real device, byte for byte', (
     }
   }
 
-  it('sluice verify decodes a compressed image to compare it, and finds a changed byte', async () => {
-    expect((await flashCli(join(dir, 'blocks.img.xz'), [loop.path], ['--no-eject'])).code).toBe(0);
-    expect(resultsOf(await verifyCli(join(dir, 'blocks.img.xz'), loop.path)).get(loop.path)).toMatchObject({ status: 'ok', bytes: IMAGE_SIZE });
-    const at = 5 * MiB + 3;
+  it('sluice verify decodes a compressed image to compare it under the flash’s rule, finds a changed byte, and --exact compares the free space too', async () => {
+    sh(dir, `dd if=/dev/urandom of=${loop.backing} bs=1M count=${IMAGE_SIZE / MiB} conv=notrunc status=none`);
+    const flashed = resultsOf(await flashCli(join(dir, 'blocks.img.xz'), [loop.path], ['--no-eject'])).get(loop.path);
+    expect(flashed).toMatchObject({ status: 'ok', verified: true });
+    const verified = await verifyCli(join(dir, 'blocks.img.xz'), loop.path);
+    // The same ranges left out as the flash left out, and said why.
+    expect(resultsOf(verified).get(loop.path)).toMatchObject({ status: 'ok', bytes: flashed?.bytes, skipped: flashed?.skipped });
+    expect(verified.events.find((e) => e.type === 'result')?.['skippedFor']).toEqual([
+      { reason: { kind: 'free-space', partition: 1, label: 'BOOT', filesystem: 'FAT12' }, bytes: expect.any(Number) },
+      { reason: { kind: 'free-space', partition: 2, label: 'rootfs', filesystem: 'ext4' }, bytes: expect.any(Number) },
+    ]);
+    // The used card's bytes are still in the free space: compared whole, the drive differs.
+    expect(resultsOf(await verifyCli(join(dir, 'blocks.img.xz'), loop.path, {}, ['--exact'])).get(loop.path)).toMatchObject({ status: 'failed', code: 'verify-mismatch' });
+    // A byte of the kernel file on the boot partition (its first clusters start a few KiB past 1 MiB).
+    const at = 2 * MiB + 3;
     const changed = Buffer.from([(readBytes(loop.backing, at, 1)[0] ?? 0) ^ 0xff]);
     const fd = openSync(loop.backing, 'r+');
     writeSync(fd, changed, 0, 1, at);
@@ -114,7 +125,7 @@ describeDevices('sluice flash: every format, to a real device, byte for byte', (
 
   it('bzip2, with the system’s decoder', async () => {
     sh(dir, 'bzip2 -9 -c os.img > os.img.bz2');
-    const run = await flashCli(join(dir, 'os.img.bz2'), [loop.path], ['--no-eject']);
+    const run = await flashCli(join(dir, 'os.img.bz2'), [loop.path], ['--no-eject', '--exact']);
     expect(resultsOf(run).get(loop.path), run.stderr).toMatchObject({ status: 'ok', verified: true, bytes: IMAGE_SIZE });
     expect(run.events.find((e) => e.type === 'source')?.['decoder']).toMatch(/bzip2 -dc/);
     expect(digest(readBytes(loop.backing, 0, IMAGE_SIZE))).toBe(original);
@@ -123,7 +134,7 @@ describeDevices('sluice flash: every format, to a real device, byte for byte', (
   it('picks the largest image in a zip with several, says which, and skips the rest', async () => {
     writeFileSync(join(dir, 'README.txt'), 'Flash the .img file.\n');
     sh(dir, 'head -c 1048576 os.img > recovery.img && zip -q several.zip README.txt recovery.img os.img');
-    const run = await flashCli(join(dir, 'several.zip'), [loop.path], ['--no-eject']);
+    const run = await flashCli(join(dir, 'several.zip'), [loop.path], ['--no-eject', '--exact']);
     expect(resultsOf(run).get(loop.path), run.stderr).toMatchObject({ status: 'ok', bytes: IMAGE_SIZE });
     const source = run.events.find((e) => e.type === 'source');
     expect(source?.['entry']).toMatchObject({ name: 'os.img' });

@@ -11,6 +11,8 @@ import type { DecodePlan } from '../../../common/contracts/decoder-protocol.js';
 import { jobError } from '../../../common/domain/failure.js';
 import { runDecoderTool, systemDecoder, type ToolCommand } from './system-tool.js';
 import { unxz } from './xz-in-process.js';
+import type { SkipReason } from '../../../common/domain/skipped.js';
+import { StreamFreeSpace } from '../free-space/stream-free-space.js';
 
 
 /** What the decoder did, for its end message. */
@@ -26,6 +28,8 @@ export interface DecodeEvents {
   /** Which decoder runs ("node:zlib gunzip", "xz -dc -T2 … (system)"). */
   started(decoder: string): void;
   input(input: SourceInput): void;
+  /** The stream leaves out `extents` from here on (see ImageSink); resolves once the helper has them. */
+  skip(extents: [number, number][], reason: SkipReason): Promise<void>;
 }
 
 /** SHA-256 of a whole file, read on its own alongside the decoding. */
@@ -38,7 +42,7 @@ export async function hashFile(path: string): Promise<string> {
 /** Runs a system tool on the source; straight from the file into the pipe when nothing needs to see the bytes. */
 async function viaTool(tool: ToolCommand, plan: DecodePlan, outFd: number, sink: ImageSink, events: DecodeEvents): Promise<Decoded> {
   events.started(tool.label);
-  if (plan.location.kind === 'file' && plan.map === null) {
+  if (plan.location.kind === 'file' && plan.map === null && !plan.freeSpace) {
     const file = await open(plan.location.path, 'r');
     try {
       await runDecoderTool(tool, plan.format, file.fd, outFd);
@@ -87,7 +91,8 @@ async function fromLocalFile(kind: string, name: string, plan: DecodePlan, sink:
  * the fastest way this system offers.
  */
 export async function decodeImage(plan: DecodePlan, outFd: number, events: DecodeEvents): Promise<Decoded> {
-  const sink = new ImageSink(outFd, plan.imageSize, plan.map, plan.format);
+  const skipping = plan.freeSpace ? { found: new StreamFreeSpace(plan.imageSize), announce: (extents: [number, number][], reason: SkipReason) => events.skip(extents, reason) } : null;
+  const sink = new ImageSink(outFd, plan.imageSize, plan.map, plan.format, skipping);
   const tool = plan.systemTools && (plan.format === 'xz' || plan.format === 'zstd' || plan.format === 'bzip2') ? await systemDecoder(plan.format) : null;
   if (tool !== null) return viaTool(tool, plan, outFd, sink, events);
   switch (plan.format) {

@@ -1,9 +1,15 @@
 import { createHash, type Hash } from 'node:crypto';
 import { writev } from 'node:fs';
 import { Writable } from 'node:stream';
+import { MAX_EXTENTS, MAX_SKIPPED_RANGES } from '../../../common/contracts/helper-protocol.js';
 import type { DecodeMap, MappedRange } from '../../../common/contracts/decoder-protocol.js';
+import { intersectExtents, subtractExtents, type Extent } from '../../../common/domain/extents.js';
 import { jobError } from '../../../common/domain/failure.js';
 import { errorCode } from '../../../common/domain/error-details.js';
+import type { SkipReason } from '../../../common/domain/skipped.js';
+import { EXTENT_ALIGN } from '../../../writer/stream-layout.js';
+import type { FreeSpace } from '../free-space/find-free-space.js';
+import type { StreamFreeSpace } from '../free-space/stream-free-space.js';
 
 /**
  * Decoders hand over a fresh Buffer per output chunk (1 MiB from node:zlib). V8 counts their
@@ -89,54 +95,92 @@ class RangeChecker {
   }
 }
 
+/** How the sink leaves out free space it finds as the image passes (see find-free-space.ts). */
+export interface SkipFreeSpace {
+  found: StreamFreeSpace;
+  /**
+   * Tells the helper that the stream leaves `extents` out from the next byte on; resolves once it
+   * has them in place. Nothing more is sent before.
+   */
+  announce(extents: [number, number][], reason: SkipReason): Promise<void>;
+}
+
 /**
  * Where decoded image bytes go: the descriptor the helper reads. Counts what it sends, keeps to the
- * announced size, and with a block map sends only the mapped extents while checking the map's
- * digests. Every decoder writes through one of these, so these checks exist once.
+ * announced size, with a block map sends only the mapped extents while checking the map's digests,
+ * and leaves out the free space found as the image passes. Every decoder writes through one of
+ * these, so these checks exist once.
  */
 export class ImageSink extends Writable {
   /** Decoded image bytes seen (before the map's filtering). */
   position = 0;
   /** Bytes sent to the helper. */
   sent = 0;
-  private extentIndex = 0;
+  /** What is sent: the map's extents less what was left out since; null while that is everything. */
+  private keep: Extent[] | null;
+  private keepIndex = 0;
+  /** Free ranges left out so far: at most MAX_SKIPPED_RANGES in a job. */
+  private skippedRanges = 0;
   private sinceCollection = 0;
   private readonly ranges: RangeChecker | null;
 
   constructor(
     private readonly fd: number,
     private readonly imageSize: number | null,
-    private readonly map: DecodeMap | null,
+    map: DecodeMap | null,
     private readonly format: string,
+    private readonly skipping: SkipFreeSpace | null = null,
   ) {
     super({ highWaterMark: 4 * 1024 * 1024 });
     this.ranges = map === null ? null : new RangeChecker(map);
+    this.keep = map?.extents ?? null;
   }
 
   override _writev(chunks: { chunk: Buffer }[], callback: (error?: Error | null) => void): void {
-    let out: Buffer[];
-    try {
-      out = [];
-      for (const { chunk } of chunks) {
-        this.admit(chunk);
-        for (const piece of this.mapped(chunk, this.position)) out.push(piece);
-        this.ranges?.feed(chunk, this.position);
-        this.position += chunk.length;
-      }
-    } catch (error) {
-      return callback(error as Error);
+    this.take(chunks).then(() => callback(), callback);
+  }
+
+  private async take(chunks: { chunk: Buffer }[]): Promise<void> {
+    const out: Buffer[] = [];
+    for (const { chunk } of chunks) {
+      this.admit(chunk);
+      // Before any of the chunk leaves: the helper must know what it leaves out first.
+      if (this.skipping !== null && !this.skipping.found.done) await this.leaveOut(await this.skipping.found.feed(chunk, this.position), this.skipping);
+      for (const piece of this.mapped(chunk, this.position)) out.push(piece);
+      this.ranges?.feed(chunk, this.position);
+      this.position += chunk.length;
     }
     const bytes = out.reduce((sum, b) => sum + b.length, 0);
-    if (bytes === 0) return callback();
-    writevAll(this.fd, out).then(() => {
-      this.sent += bytes;
-      this.sinceCollection += bytes;
-      if (this.sinceCollection >= GC_EVERY_BYTES && collectGarbage !== undefined) {
-        this.sinceCollection = 0;
-        collectGarbage({ type: 'minor' });
+    if (bytes === 0) return;
+    await writevAll(this.fd, out);
+    this.sent += bytes;
+    this.sinceCollection += bytes;
+    if (this.sinceCollection >= GC_EVERY_BYTES && collectGarbage !== undefined) {
+      this.sinceCollection = 0;
+      collectGarbage({ type: 'minor' });
+    }
+  }
+
+  /**
+   * Leaves out of the stream the part of `found` that lies ahead (from the first whole block of
+   * the chunk about to be sent) and is still being sent, once the helper has it in place.
+   */
+  private async leaveOut(found: readonly FreeSpace[], skipping: SkipFreeSpace): Promise<void> {
+    const sentUpTo = Math.ceil(this.position / EXTENT_ALIGN) * EXTENT_ALIGN;
+    for (const free of found) {
+      const ahead = subtractExtents(free.extents, [[0, sentUpTo]]);
+      const extents = (this.keep === null ? ahead : intersectExtents(ahead, this.keep)).slice(0, MAX_SKIPPED_RANGES - this.skippedRanges);
+      if (extents.length === 0) continue;
+      for (let i = 0; i < extents.length; i += MAX_EXTENTS) {
+        await skipping.announce(
+          extents.slice(i, i + MAX_EXTENTS).map(([offset, length]) => [offset, length]),
+          free.reason,
+        );
       }
-      callback();
-    }, callback);
+      this.skippedRanges += extents.length;
+      this.keep = subtractExtents(this.keep ?? [[0, this.imageSize ?? Number.POSITIVE_INFINITY]], extents);
+      this.keepIndex = 0;
+    }
   }
 
   override _write(chunk: Buffer, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
@@ -144,6 +188,7 @@ export class ImageSink extends Writable {
   }
 
   override _final(callback: (error?: Error | null) => void): void {
+    this.skipping?.found.end();
     try {
       if (this.imageSize !== null && this.position < this.imageSize) {
         throw jobError('source-truncated', `The ${this.format} image ended after ${this.position} of its ${this.imageSize} bytes: it is truncated.`, { offset: this.position });
@@ -161,14 +206,13 @@ export class ImageSink extends Writable {
     }
   }
 
-  /** The parts of `chunk` (image bytes from `position`) inside the map's extents; all of it without a map. */
+  /** The parts of `chunk` (image bytes from `position`) that are sent: all of it while nothing is left out. */
   private mapped(chunk: Buffer, position: number): Buffer[] {
-    if (this.map === null) return [chunk];
+    if (this.keep === null) return [chunk];
     const pieces: Buffer[] = [];
     const end = position + chunk.length;
-    const extents = this.map.extents;
     for (;;) {
-      const extent = extents[this.extentIndex];
+      const extent = this.keep[this.keepIndex];
       if (extent === undefined) return pieces;
       const [offset, length] = extent;
       if (offset >= end) return pieces;
@@ -176,7 +220,7 @@ export class ImageSink extends Writable {
       const to = Math.min(end, offset + length);
       if (to > from) pieces.push(chunk.subarray(from - position, to - position));
       if (offset + length > end) return pieces;
-      this.extentIndex += 1;
+      this.keepIndex += 1;
     }
   }
 }

@@ -15,7 +15,7 @@ import { ReaderGone } from './image-sink.js';
 import { sendToParent } from '../image-child.js';
 import { decodeImage, hashFile } from './decode-image.js';
 import type { SourceInput } from './input.js';
-import type { DecodePlan, DecoderMessage } from '../../../common/contracts/decoder-protocol.js';
+import type { DecodePlan, DecoderMessage, SkipAck } from '../../../common/contracts/decoder-protocol.js';
 import { jobError, JobError } from '../../../common/domain/failure.js';
 import { errorCode, errorText } from '../../../common/domain/error-details.js';
 
@@ -36,6 +36,9 @@ function endMessage(error: unknown): DecoderMessage {
 /** Where the image goes; see decoder-launch.ts. */
 const OUT_FD = Number(process.argv[2]);
 
+/** Resolves the skip the parent has yet to acknowledge: one at a time, the sink waits for each. */
+let acknowledge: (() => void) | null = null;
+
 async function run(plan: DecodePlan): Promise<void> {
   // A local file's checksum is taken in a second read alongside the decoding (the page cache
   // serves both); a download's is taken on the way, since it can be read only once.
@@ -51,6 +54,11 @@ async function run(plan: DecodePlan): Promise<void> {
       ? await decodeImage(plan, OUT_FD, {
           started: (decoder) => void send({ type: 'started', decoder }),
           input: (opened) => (input = opened),
+          skip: (extents, reason) =>
+            new Promise<void>((resolve) => {
+              acknowledge = resolve;
+              void send({ type: 'skip', extents, reason });
+            }),
         })
       : { bytes: null, sourceDigest: null };
     const digest = fileDigest !== null ? await fileDigest : decoded.sourceDigest;
@@ -71,4 +79,12 @@ async function run(plan: DecodePlan): Promise<void> {
 // stops this process itself. Without the parent there is no one to decode for.
 process.on('SIGINT', () => undefined);
 process.on('disconnect', () => process.exit(0));
-process.once('message', (plan: DecodePlan) => void run(plan));
+process.once('message', (plan: DecodePlan) => {
+  process.on('message', (ack: SkipAck) => {
+    if (ack.type !== 'skip-ack') return;
+    const resolve = acknowledge;
+    acknowledge = null;
+    resolve?.();
+  });
+  void run(plan);
+});

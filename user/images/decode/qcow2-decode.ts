@@ -17,7 +17,7 @@ const READ_SPAN = 2 * MiB;
  * writes in order (64 clusters of 64 KiB).
  */
 const WINDOW_BYTES = 4 * MiB;
-/** Zeros for unallocated clusters: one buffer, only ever read. */
+/** Zeros for unallocated and zero clusters, which the drive must hold too: one buffer, only ever read. */
 const ZEROS = Buffer.alloc(1 * MiB);
 
 /** One piece of the guest disk, in order: bytes to produce, or a stretch of zeros. */
@@ -54,8 +54,8 @@ function write(sink: ImageSink, chunk: Buffer): Promise<void> {
 }
 
 /**
- * Produces the qcow2 image's guest disk into the sink, which keeps only the mapped extents (so
- * unallocated clusters cost nothing but a skipped count). Clusters that lie together in the file
+ * Produces the qcow2 image's guest disk into the sink, every byte of it: unallocated and zero
+ * clusters as zeros, which are what the guest reads there. Clusters that lie together in the file
  * are read in one request; compressed ones are inflated on the thread pool, many at once (as
  * go-qcow2reader's parallel convert does), and everything is written in guest order.
  */

@@ -1,0 +1,56 @@
+/**
+ * The "sparse" section of `npm run bench` (BENCH_SECTIONS=sparse runs it alone): time to a verified
+ * card on a 20 MB/s card, where only writing less can help. The 1 GiB OS-like image as .xz against
+ * `xz -dc | dd oflag=direct` + an O_DIRECT read-back, and as a sparse raw file with the .bmap
+ * bmaptool makes of it against `bmaptool copy` (which checks the image's checksums but reads
+ * nothing back from the card). The card is throttled for every writer, the kernel's writeback of
+ * bmaptool's buffered writes included (throttledDevice).
+ */
+import { join } from 'node:path';
+import { CLI } from '../support/cli.js';
+import { assertOwnedLoop, createLoop } from '../support/loop-device.js';
+import { SD_CARD_BYTES_PER_SECOND, throttledDevice } from '../support/throttle.js';
+import { FORMATS } from './formats.js';
+import { measure, type Measurement } from './measure.js';
+import { compressedFixture, OS_IMAGE_BYTES, osLikeImage } from './os-like-image.js';
+
+const NODE = process.execPath;
+
+export interface SparseRow {
+  name: string;
+  m: Measurement;
+  reference?: Measurement;
+}
+
+/** The rows of the section, each run once (a run takes a minute at 20 MB/s), with its title. */
+export async function sparseRows(scratch: string, fixtures: string): Promise<{ title: string; rows: SparseRow[] }> {
+  const raw = osLikeImage(fixtures);
+  const xzFormat = FORMATS.find((f) => f.file === 'os.img.xz');
+  if (xzFormat === undefined) throw new Error('no xz format in the bench');
+  const xz = compressedFixture(fixtures, xzFormat.file, xzFormat.make);
+  // What a publisher ships beside a bmap: the image with its zeros as holes, then bmaptool's map of it.
+  const sparse = compressedFixture(fixtures, 'os-sparse.img', 'cp --sparse=always os.img os-sparse.img.partial');
+  const bmap = compressedFixture(fixtures, 'os-sparse.img.bmap', 'bmaptool -q create -o os-sparse.img.bmap.partial os-sparse.img');
+  const loop = createLoop({ size: OS_IMAGE_BYTES + 64 * 1024 * 1024, dir: scratch, fill: 'allocated' });
+  assertOwnedLoop(loop.path);
+  const card = throttledDevice(loop.path, SD_CARD_BYTES_PER_SECOND);
+  const readBack = `dd if=${loop.path} bs=4M iflag=direct,count_bytes count=${OS_IMAGE_BYTES} status=none | cmp - ${raw}`;
+  const sluice = (image: string) => measure(`${NODE} ${CLI} flash --yes --no-eject --json ${image} ${loop.path} > ${join(scratch, 'sparse-result.json')}`);
+  try {
+    const ddXz = await measure(`xz -dc -T2 ${xz} | dd of=${loop.path} bs=4M iflag=fullblock oflag=direct conv=fsync status=none && ${readBack}`);
+    const oursXz = await sluice(xz);
+    const bmaptool = await measure(`bmaptool -q copy --bmap ${bmap} ${sparse} ${loop.path}`);
+    const oursBmap = await sluice(sparse);
+    return {
+      title: `A 20 MB/s card (blkio-throttled loop, writeback included), 1 GiB OS-like image, time to a verified card`,
+      rows: [
+        { name: '`xz -dc -T2 | dd oflag=direct` + O_DIRECT read-back `cmp`', m: ddXz },
+        { name: '**sluice flash** os.img.xz (free space left out)', m: oursXz, reference: ddXz },
+        { name: '`bmaptool copy` (bmaptool-made .bmap, no read-back)', m: bmaptool },
+        { name: '**sluice flash** os-sparse.img with its .bmap (and free space left out)', m: oursBmap, reference: bmaptool },
+      ],
+    };
+  } finally {
+    card.remove();
+  }
+}
