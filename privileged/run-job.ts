@@ -69,6 +69,7 @@ async function runFlash(job: HelperJobOf<'flash'>, context: JobContext): Promise
     targets: job.targets,
     verify: job.verify,
     eject: job.eject === true,
+    capacityCheck: job.capacityCheck !== false,
     extents: job.extents,
     sourceEnd: job.awaitSourceEnd === true ? context.sourceEnd : undefined,
     signal: context.signal,

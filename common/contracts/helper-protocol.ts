@@ -34,6 +34,8 @@ const FlashJob = v.strictObject({
   verify: v.boolean(),
   /** Eject (power off) each drive after it was written and verified; absent means no. */
   eject: v.optional(v.boolean()),
+  /** Capacity markers past the image, written before it and read back after it; absent means yes. */
+  capacityCheck: v.optional(v.boolean()),
   /**
    * fd 0 carries only these [offset, length] ranges of the image, concatenated: a block map. Only
    * they are written and verified; the rest of the device is left as it was. Needs `imageSize`.
