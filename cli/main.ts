@@ -38,6 +38,10 @@ const USAGE = `Usage:
                     terminal, pkexec otherwise; only the writing process runs as root)
   sluice verify IMAGE DEVICE [--json] [--elevate sudo|pkexec]
                                                 compare a drive (or a file) with IMAGE, writing nothing
+  sluice probe DEVICE [--json] [--elevate sudo|pkexec]
+                                                check a drive for fake capacity: its real size,
+                                                the kind of fake, in seconds; every block it
+                                                writes is saved first and put back
   sluice backup DRIVE FILE [options]            copy a whole drive into an image file, then verify
       --compress zstd|xz|gz
                     compress the image with the system's zstd, xz or gzip
@@ -124,6 +128,11 @@ export async function main(argv: readonly string[]): Promise<number> {
       const [image, target, ...extra] = rest;
       if (image === undefined || target === undefined || extra.length > 0) return usageError('verify needs exactly one IMAGE and one DEVICE');
       return (await import('./commands/verify.js')).verifyCommand({ image, target, json: values.json, elevate });
+    }
+    case 'probe': {
+      const [device, ...extra] = rest;
+      if (device === undefined || extra.length > 0) return usageError('probe needs exactly one DEVICE');
+      return (await import('./commands/probe.js')).probeCommand({ device, json: values.json, elevate });
     }
     case 'backup': {
       const [drive, file, ...extra] = rest;

@@ -12,6 +12,11 @@ Run as: fake-card.py MOUNTPOINT STORE CLAIMED MODE [ARG...]
                                   flipped byte; later writes store it intact
            flaky-always AT        every write covering that block stores it with a flipped byte
 
+SLUICE_FAKE_WRITE_DELAY_MS in the environment slows every write by that many milliseconds (time
+for a test to interrupt what writes). A file STORE.pulled pulls the card: from then on every read
+and write fails with EIO, as a card reader's does when its card is taken out. (A signal would not
+do: Python runs its handlers on the main thread, which sits in libfuse's loop.)
+
 Mounted with direct_io, so the kernel's page cache never answers for the card: every read and
 write of a loop device over /card reaches this process. It runs in the foreground until unmounted.
 """
@@ -20,6 +25,7 @@ import os
 import stat
 import sys
 import threading
+import time
 
 # Debian's python3-fusepy installs the module as fusepy; pip's fusepy as fuse.
 try:
@@ -38,6 +44,8 @@ class Card(Operations):
         self.args = args
         self.lock = threading.Lock()
         self.flaky_writes = 0
+        self.write_delay = int(os.environ.get('SLUICE_FAKE_WRITE_DELAY_MS', '0')) / 1000
+        self.pulled = store + '.pulled'
 
     # The filesystem: a root directory holding one file.
     def getattr(self, path, fh=None):
@@ -89,6 +97,8 @@ class Card(Operations):
         return [(offset, offset, end - offset)] if end > offset else []
 
     def check_bad(self, offset, size):
+        if os.path.exists(self.pulled):
+            raise FuseOSError(errno.EIO)
         if self.mode == 'bad':
             lo, hi = self.args
             if offset < hi and offset + size > lo:
@@ -106,6 +116,8 @@ class Card(Operations):
         return bytes(out)
 
     def write(self, path, data, offset, fh):
+        if self.write_delay > 0:
+            time.sleep(self.write_delay)
         self.check_bad(offset, len(data))
         if self.mode in ('flaky-once', 'flaky-always'):
             at = self.args[0]

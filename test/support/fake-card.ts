@@ -9,10 +9,10 @@
  * filesystem and waits for its process to exit.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { GiB, MiB } from '../../common/domain/units.js';
-import { attachLoop, detachLoop, scratchDir, type LoopDevice } from './loop-device.js';
+import { attachLoop, detachLoop, scratchDir, writeRandomFile, type LoopDevice } from './loop-device.js';
 
 const SERVER = resolve('test/support/fake-card.py');
 /** Debian's own Python, which python3-fusepy installs into (a python3 earlier on PATH may be another one). */
@@ -36,6 +36,8 @@ export interface FakeCard extends LoopDevice {
   /** The FUSE mountpoint; the card is `${mountpoint}/card`. */
   mountpoint: string;
   server: ChildProcess;
+  /** The file holding the bytes the card really stores. */
+  store: string;
 }
 
 const cards: FakeCard[] = [];
@@ -69,13 +71,22 @@ function isMounted(dir: string): boolean {
     .some((line) => line.split(' ')[4] === dir);
 }
 
+export interface FakeCardOptions {
+  /** The real store starts as random bytes (default: zeros, sparse), so that "unchanged" means something. */
+  random?: boolean;
+  /** Every write takes this many milliseconds more: time for a test to interrupt a job. */
+  writeDelayMs?: number;
+}
+
 /** Starts a fake card of `claimed` bytes that behaves as `behaviour`, and a loop device over it. */
-export async function fakeCard(claimed: number, behaviour: FakeBehaviour): Promise<FakeCard> {
+export async function fakeCard(claimed: number, behaviour: FakeBehaviour, options: FakeCardOptions = {}): Promise<FakeCard> {
   const dir = scratchDir();
   const store = join(dir, 'store');
-  execFileSync('truncate', ['-s', String(storeSize(claimed, behaviour)), store]);
+  if (options.random === true) writeRandomFile(store, storeSize(claimed, behaviour));
+  else execFileSync('truncate', ['-s', String(storeSize(claimed, behaviour)), store]);
   const mountpoint = mkdtempSync('/tmp/sluice-test-fuse-');
-  const server = spawn(PYTHON, [SERVER, mountpoint, store, String(claimed), ...serverArgs(behaviour)], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const env = { ...process.env, SLUICE_FAKE_WRITE_DELAY_MS: String(options.writeDelayMs ?? 0) };
+  const server = spawn(PYTHON, [SERVER, mountpoint, store, String(claimed), ...serverArgs(behaviour)], { stdio: ['ignore', 'ignore', 'pipe'], env });
   let stderr = '';
   server.stderr?.setEncoding('utf8').on('data', (text: string) => (stderr += text));
   for (let tries = 0; !isMounted(mountpoint); tries++) {
@@ -87,9 +98,14 @@ export async function fakeCard(claimed: number, behaviour: FakeBehaviour): Promi
     await new Promise((r) => setTimeout(r, 50));
   }
   const loop = attachLoop(join(mountpoint, 'card'));
-  const card = { ...loop, claimed, behaviour, mountpoint, server };
+  const card = { ...loop, claimed, behaviour, mountpoint, server, store };
   cards.push(card);
   return card;
+}
+
+/** Takes the card out of its reader: from now on every read and write of it fails with EIO. */
+export function pullFakeCard(card: FakeCard): void {
+  writeFileSync(`${card.store}.pulled`, '');
 }
 
 /** Detaches the card's loop device, unmounts its FUSE filesystem and waits for the server to exit. */
