@@ -42,6 +42,11 @@ const USAGE = `Usage:
                                                 check a drive for fake capacity: its real size,
                                                 the kind of fake, in seconds; every block it
                                                 writes is saved first and put back
+  sluice erase DEVICE [--label NAME] [--yes] [--json] [--elevate sudo|pkexec]
+                                                make a drive a normal empty one again: one
+                                                partition, FAT32 up to 32 GiB, exFAT above (as
+                                                the SD Association's formatter); only its tables
+                                                are written, then read back
   sluice backup DRIVE FILE [options]            copy a whole drive into an image file, then verify
       --compress zstd|xz|gz
                     compress the image with the system's zstd, xz or gzip
@@ -87,6 +92,7 @@ export async function main(argv: readonly string[]): Promise<number> {
         'allow-truncated': { type: 'boolean', default: false },
         'builtin-decoders': { type: 'boolean', default: false },
         compress: { type: 'string' },
+        label: { type: 'string' },
         'trim-to-partitions': { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h', default: false },
       },
@@ -109,6 +115,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   if (compress !== undefined && !isCompression(compress)) return usageError(`--compress takes ${BACKUP_COMPRESSIONS.join(', ')}, not "${compress}"`);
   if (command !== 'backup' && (compress !== undefined || values['trim-to-partitions'])) return usageError('--compress and --trim-to-partitions are options of backup');
   if (command !== 'flash' && values['allow-truncated']) return usageError('--allow-truncated is an option of flash');
+  if (command !== 'erase' && values.label !== undefined) return usageError('--label is an option of erase');
   if (command !== 'flash' && values['no-capacity-check']) return usageError('--no-capacity-check is an option of flash');
   // Each command's modules load only when it runs: `sluice --help` or a usage error need none of them.
   switch (command) {
@@ -133,6 +140,11 @@ export async function main(argv: readonly string[]): Promise<number> {
       const [device, ...extra] = rest;
       if (device === undefined || extra.length > 0) return usageError('probe needs exactly one DEVICE');
       return (await import('./commands/probe.js')).probeCommand({ device, json: values.json, elevate });
+    }
+    case 'erase': {
+      const [device, ...extra] = rest;
+      if (device === undefined || extra.length > 0) return usageError('erase needs exactly one DEVICE');
+      return (await import('./commands/erase.js')).eraseCommand({ device, label: values.label ?? null, yes: values.yes, json: values.json, elevate });
     }
     case 'backup': {
       const [drive, file, ...extra] = rest;

@@ -8,9 +8,10 @@
  */
 import { GiB, MiB } from '../../common/domain/units.js';
 import { alignDown, alignUp } from '../../writer/job-memory.js';
-import { EXTENT_ALIGN, type Extent } from '../../writer/stream-layout.js';
+import { EXTENT_ALIGN } from '../../writer/stream-layout.js';
 import { exfatVolume } from './exfat.js';
 import { fat32Volume } from './fat32.js';
+import { exfatLabel, fatLabel } from './label.js';
 import { mbr } from './mbr.js';
 
 /** Where the partition starts and what every data structure inside it is aligned to. */
@@ -50,6 +51,8 @@ export interface VolumeRequest {
 
 export interface ErasePlan {
   filesystem: Filesystem;
+  /** The label as the volume stores it (FAT's in upper case); null for none. */
+  label: string | null;
   /** The whole drive: the stream's image size. */
   driveBytes: number;
   partitionStart: number;
@@ -57,7 +60,7 @@ export interface ErasePlan {
   clusterBytes: number;
   clusters: number;
   /** The ranges written (and read back), sorted and disjoint, EXTENT_ALIGN-aligned. */
-  extents: Extent[];
+  extents: [offset: number, length: number][];
   patches: Patch[];
 }
 
@@ -82,9 +85,10 @@ export function erasePlan(request: EraseRequest): ErasePlan {
   const table = mbr({ sectorBytes, startSector: partitionStart / sectorBytes, sectors: partitionBytes / sectorBytes, type: filesystem === 'fat32' ? 0x0c : 0x07, diskSignature: request.diskSignature });
   const metadataEnd = Math.min(driveBytes, alignUp(partitionStart + inside.metadataBytes, EXTENT_ALIGN));
   const tailStart = Math.max(metadataEnd, alignDown(driveBytes - TAIL_BYTES, EXTENT_ALIGN));
-  const extents: Extent[] = tailStart > metadataEnd ? [[0, metadataEnd], [tailStart, driveBytes - tailStart]] : [[0, driveBytes]];
+  const extents: ErasePlan['extents'] = tailStart > metadataEnd ? [[0, metadataEnd], [tailStart, driveBytes - tailStart]] : [[0, driveBytes]];
   return {
     filesystem,
+    label: filesystem === 'fat32' ? (fatLabel(request.label)?.trimEnd() ?? null) : exfatLabel(request.label),
     driveBytes,
     partitionStart,
     partitionBytes,
