@@ -88,14 +88,14 @@ export class MarkerFormat {
  * - the first free block plus each power of two: a drive that wraps around at 2^n (as the fakes
  *   built on a smaller flash chip do) maps that marker onto the first one, which names the period.
  */
-export function markerPositions(from: number, capacity: number, blockSize: number): number[] {
+export function markerPositions(from: number, capacity: number, blockSize: number, geometric = GEOMETRIC_MARKERS): number[] {
   const align = Math.max(MARKER_ALIGN, blockSize);
   const first = alignUp(from, align);
   const last = alignDown(capacity - blockSize, blockSize);
   if (first > last) return [];
   const positions = new Set([first, last]);
   const base = Math.max(first, MiB);
-  const ratio = Math.max(MIN_RATIO, (last / base) ** (1 / GEOMETRIC_MARKERS));
+  const ratio = Math.max(MIN_RATIO, (last / base) ** (1 / geometric));
   for (let p = base; p < last; p *= ratio) positions.add(alignDown(p, align));
   for (let power = MiB; first + power < last; power *= 2) positions.add(first + power);
   return [...positions].filter((p) => p >= first).sort((a, b) => a - b);

@@ -4,8 +4,8 @@
  * at the next step and restores; a drive that goes away is reported with exactly the blocks that
  * could not be restored.
  *
- * 1. Markers (capacity-markers.ts) at the places a flash's check uses, over the whole drive past
- *    its first MiB (the partition table is never touched), written highest first, synced, and read
+ * 1. Markers (capacity-markers.ts) placed as a flash's check places them but fewer (the first and
+ *    last block, each power of two, a coarse geometric series), over the whole drive past its first MiB (the partition table is never touched), written highest first, synced, and read
  *    back through a descriptor opened afresh, so that nothing cached on this side can answer.
  * 2. For dropped writes or errors, bisection between the last marker that came back and the first
  *    that did not, down to MARKER_ALIGN, one marker at a time, each saved and restored the same way.
@@ -28,6 +28,14 @@ import { targetReadFailure } from './failures.js';
 
 /** The first MiB, where partition tables live, is never written, even for a moment. */
 const PROTECTED_BYTES = MiB;
+/**
+ * The first round's geometric markers. A flash has no bisection after its markers, so it spreads
+ * 200; the probe bisects, so a coarse first round only has to bracket the real capacity. Each
+ * marker costs two small writes (the marker, then the saved block), and small writes are what a
+ * card is slow at: on a limbo fake at 20 MB/s with 2 ms a write, the whole `sluice probe` took
+ * 1.93 s with 200, 0.84 s with 16 (0.73 s and 0.37 s without the 2 ms; same answer, 256 MiB).
+ */
+const PROBE_GEOMETRIC_MARKERS = 16;
 
 export interface ProbeJob {
   target: string;
@@ -207,7 +215,7 @@ async function findCapacity(probe: Probe, unrestored: Set<number>): Promise<Find
   const { device } = probe;
   const capacity = device.capacity;
   const size = device.blockSize;
-  const positions = markerPositions(PROTECTED_BYTES, capacity, size);
+  const positions = markerPositions(PROTECTED_BYTES, capacity, size, PROBE_GEOMETRIC_MARKERS);
   const readings = await round(probe, positions, unrestored);
   if (readings === null || probe.cancelled()) return null;
   const fake = judgeMarkers(readings, PROTECTED_BYTES, capacity, size);
@@ -259,7 +267,7 @@ export async function probeCapacity(job: ProbeJob): Promise<TargetResult> {
   let finding: Finding | null = null;
   let failure: Failure | null = null;
   try {
-    const most = markerPositions(PROTECTED_BYTES, device.capacity, device.blockSize).length;
+    const most = markerPositions(PROTECTED_BYTES, device.capacity, device.blockSize, PROBE_GEOMETRIC_MARKERS).length;
     const memory = allocateJobMemory(Probe.slots(most) * alignUp(device.blockSize, MARKER_ALIGN) + alignUp(device.blockSize, MARKER_ALIGN));
     finding = await findCapacity(new Probe(device, memory, platform, job.signal), unrestored);
   } catch (error) {
