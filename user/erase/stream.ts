@@ -1,0 +1,46 @@
+import { constants } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { MiB } from '../../common/domain/units.js';
+import { closeFd, openFd, writeFully } from '../../node/io.js';
+import type { ErasePlan } from './volume.js';
+
+/** The bytes are made in pieces of this size: memory stays flat whatever the FAT's size (64 MiB on a 2 TB card). */
+const PIECE_BYTES = MiB;
+
+/** The bytes of the plan's ranges, concatenated in order: what the helper's fd 0 carries for a block-mapped flash. */
+export function* planBytesOf(plan: Pick<ErasePlan, 'extents' | 'patches'>): Generator<Buffer> {
+  for (const [offset, length] of plan.extents) {
+    for (let at = offset; at < offset + length; at += PIECE_BYTES) {
+      const piece = Buffer.alloc(Math.min(PIECE_BYTES, offset + length - at));
+      for (const patch of plan.patches) {
+        const from = Math.max(at, patch.offset);
+        const to = Math.min(at + piece.length, patch.offset + patch.bytes.length);
+        if (from < to) piece.set(patch.bytes.subarray(from - patch.offset, to - patch.offset), from - at);
+      }
+      yield piece;
+    }
+  }
+}
+
+/**
+ * The plan's bytes in an unlinked temporary file, open for reading from its start: the helper's
+ * fd 0. A file rather than a pipe fed from here: the helper reads it at its own pace, and nothing
+ * in this process can block on it. The caller closes the descriptor after the job.
+ */
+export async function planFile(plan: Pick<ErasePlan, 'extents' | 'patches'>): Promise<number> {
+  const dir = await mkdtemp(join(tmpdir(), 'sluice-erase-'));
+  const path = join(dir, 'tables');
+  try {
+    const out = await openFd(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL);
+    try {
+      for (const piece of planBytesOf(plan)) await writeFully(out, piece, 0, piece.length, null);
+    } finally {
+      await closeFd(out);
+    }
+    return await openFd(path, constants.O_RDONLY);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
