@@ -138,3 +138,22 @@ export function customisationFor(profile: Profile, n: number): Customisation {
   const { name: _name, nextCard: _next, hostname, ...rest } = profile;
   return { ...rest, hostname: hostname === null ? null : hostnameFor(hostname, n) };
 }
+
+/**
+ * The most bytes customisation writes onto one card after the image: three own files at their
+ * limit, the generated files and the FAT and directory changes fit with room to spare.
+ */
+export const MAX_OVERLAY_BYTES = 2 * 1024 * 1024;
+
+/**
+ * What customising writes onto each card, as the probe process plans it (user/customise/plan.ts)
+ * and as it travels to the helper: per card, the image byte ranges to write after the image, as
+ * [offset, base64 bytes], in the order they are written.
+ */
+export interface PreparedCustomisation {
+  method: CustomisationMethod;
+  why: string;
+  /** Per card: the boot partition's files written, with their sizes. */
+  files: { name: string; size: number }[][];
+  overlays: [number, string][][];
+}
