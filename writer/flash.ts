@@ -16,6 +16,7 @@ import { waitForSourceEnd, type SourceEndSignal } from './source-end.js';
 import { StreamLayout, type Extent } from './stream-layout.js';
 import { TargetDevice } from './target-device.js';
 import { verifyWritten } from './verify-written.js';
+import { customiseTargets, type Overlays } from './overlay.js';
 import type { WriteTarget } from './write-target.js';
 
 /**
@@ -69,6 +70,11 @@ export interface FlashJob {
    * match. Absent for an image file read directly.
    */
   sourceEnd?: SourceEndSignal | undefined;
+  /**
+   * Per target path, the customisation it gets once its image is written and verified (raw byte
+   * ranges, see overlay.ts); it settles when the bytes have arrived.
+   */
+  overlays?: Promise<Overlays> | undefined;
 }
 
 /**
@@ -298,13 +304,15 @@ async function runJob(job: WriteJob, layout: StreamLayout, opened: readonly Writ
     if (!job.verify) {
       const seconds = (performance.now() - started) / 1000;
       endAll((t) => ({ status: 'ok', target: t.path, bytes: imageBytes, written: true, verified: false, seconds }));
-      return;
+    } else {
+      const verified = await verifyWritten({ targets: active, chunk, imageBytes, layout, hashes, job, emit });
+      const seconds = (performance.now() - started) / 1000;
+      for (const [t, outcome] of verified) {
+        results.set(t.path, outcome === null ? { status: 'ok', target: t.path, bytes: imageBytes, written: true, verified: true, seconds } : outcome.status === 'cancelled' ? { status: 'cancelled', target: t.path, bytes: imageBytes } : { status: 'failed', target: t.path, bytes: imageBytes, ...outcome.failure });
+      }
     }
-    const verified = await verifyWritten({ targets: active, chunk, imageBytes, layout, hashes, job, emit });
-    const seconds = (performance.now() - started) / 1000;
-    for (const [t, outcome] of verified) {
-      results.set(t.path, outcome === null ? { status: 'ok', target: t.path, bytes: imageBytes, written: true, verified: true, seconds } : outcome.status === 'cancelled' ? { status: 'cancelled', target: t.path, bytes: imageBytes } : { status: 'failed', target: t.path, bytes: imageBytes, ...outcome.failure });
-    }
+    // 5. Each drive's customisation, once its image is on it: written, then read back whether or not the image was.
+    if (job.overlays !== undefined) await customiseTargets(opened, results, job.overlays, chunk, imageBytes, job.signal);
   } catch (error) {
     // A source failure ends the job for every target still being written.
     const failure = error instanceof JobError ? error.failure : toFailure(error);

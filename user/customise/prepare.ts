@@ -57,3 +57,8 @@ export async function customisationOf(access: ImageAccess | null, table: Partiti
     prepared: { method: plan.method, why: plan.why, files: plan.files, overlays: overlays.map((card) => card.map((r): [number, string] => [r.offset, r.bytes.toString('base64')])) },
   };
 }
+
+/** A card's customisation as it travels ([offset, base64] ranges), as bytes to write. */
+export function overlayPieces(card: readonly (readonly [number, string])[]): OverlayRange[] {
+  return card.map(([offset, data]) => ({ offset, bytes: Buffer.from(data, 'base64') }));
+}
