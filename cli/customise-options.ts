@@ -6,7 +6,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import * as v from 'valibot';
-import { customisationFor, isEmptyCustomisation, ProfileSchema, type Customisation, type Profile } from '../common/domain/customisation.js';
+import { ProfileSchema, type Profile } from '../common/domain/customisation.js';
 import { errorText } from '../common/domain/error-details.js';
 import { jobError } from '../common/domain/failure.js';
 import { hashPassword, readSecretFile, wifiPsk } from '../user/customise/secrets.js';
@@ -73,10 +73,4 @@ function flagOf(path: string | null): string {
   const field = path?.split('.')[0] ?? '';
   const flags: Record<string, string> = { hostname: '--hostname', user: '--user', ssh: '--ssh-key', wifi: '--wifi-ssid/--wifi-country', timezone: '--timezone', keymap: '--keymap' };
   return flags[field] ?? path ?? 'the settings';
-}
-
-/** Each card's settings, `count` cards numbered from the profile's next card; null when nothing is set. */
-export function cardsOf(profile: Profile, count: number): Customisation[] | null {
-  const cards = Array.from({ length: count }, (_, i) => customisationFor(profile, profile.nextCard + i));
-  return cards.every(isEmptyCustomisation) ? null : cards;
 }

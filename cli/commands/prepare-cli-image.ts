@@ -1,3 +1,4 @@
+import { cardsOf } from '../../common/domain/customisation.js';
 import { JobError } from '../../common/domain/failure.js';
 import type { ImageRequest, PreparedImage } from '../../user/images/probe.js';
 import { prepareImageInChild } from '../../user/images/probe-launch.js';
@@ -26,7 +27,7 @@ function exitFor(error: JobError): number {
 export async function prepareCliImage(request: ImageRequest, customise?: { flags: CustomiseFlags; cards: number }): Promise<PreparedImage | number> {
   try {
     if (customise === undefined || !wantsCustomisation(customise.flags)) return await prepareImageInChild(request);
-    const { profileFromFlags, cardsOf } = await import('../customise-options.js');
+    const { profileFromFlags } = await import('../customise-options.js');
     const cards = cardsOf(await profileFromFlags(customise.flags), customise.cards);
     return await prepareImageInChild(cards === null ? request : { ...request, customise: cards });
   } catch (error) {

@@ -139,6 +139,12 @@ export function customisationFor(profile: Profile, n: number): Customisation {
   return { ...rest, hostname: hostname === null ? null : hostnameFor(hostname, n) };
 }
 
+/** Each card's settings, `count` cards numbered from the profile's next card; null when nothing is set. */
+export function cardsOf(profile: Profile, count: number): Customisation[] | null {
+  const cards = Array.from({ length: count }, (_, i) => customisationFor(profile, profile.nextCard + i));
+  return cards.every(isEmptyCustomisation) ? null : cards;
+}
+
 /**
  * The most bytes customisation writes onto one card after the image: three own files at their
  * limit, the generated files and the FAT and directory changes fit with room to spare.

@@ -101,6 +101,7 @@ describe('the main process while a hostile image is probed', () => {
         throw new Error('nothing is flashed here');
       },
       pickImage: async () => null,
+      sshDir: '/nonexistent/.ssh',
       pickBackupFile: async () => null,
       openExternal: async () => undefined,
       showInFolder: () => undefined,
