@@ -146,6 +146,16 @@ export function cardsOf(profile: Profile, count: number): Customisation[] | null
 }
 
 /**
+ * The number the next card gets after a flash that customised cards from `nextCard` on: past the
+ * last card customised (results come in target order, and target i got nextCard + i), so a
+ * classroom set flashed a few at a time gets each name once.
+ */
+export function nextCardAfter(nextCard: number, results: readonly { status: string; customised?: boolean | undefined }[]): number {
+  const last = results.findLastIndex((r) => r.status === 'ok' && r.customised === true);
+  return Math.min(nextCard + last + 1, 999999);
+}
+
+/**
  * The most bytes customisation writes onto one card after the image: three own files at their
  * limit, the generated files and the FAT and directory changes fit with room to spare.
  */

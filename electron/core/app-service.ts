@@ -6,7 +6,7 @@ import type { InvokeMethod } from '../../common/contracts/ipc-channels.js';
 import { INVOKE_ARGS, type ApiHandlers, type EmitEvent } from '../../common/contracts/ipc-contract.js';
 import { errorText } from '../../common/domain/error-details.js';
 import { JobError } from '../../common/domain/failure.js';
-import type { Profile } from '../../common/domain/customisation.js';
+import { nextCardAfter, type Profile } from '../../common/domain/customisation.js';
 import type { JobEnd } from '../../common/contracts/app-models.js';
 import { prepareCustomised, previewCustomisation, sealDraft, sshKeyFiles } from './customise.js';
 import type { ImageInfo } from '../../common/domain/image.js';
@@ -59,11 +59,9 @@ export interface AppService {
  * the cards customised, so a classroom set flashed a few at a time gets pi-1, pi-2, ... once each.
  */
 async function countCards(settings: SettingsStore, profile: Profile, end: JobEnd): Promise<void> {
-  // Results come in target order, and target i got card number nextCard + i.
-  const last = end.results.findLastIndex((r) => r.status === 'ok' && r.customised === true);
+  const next = nextCardAfter(profile.nextCard, end.results);
   const { profiles } = settings.get();
-  if (last < 0 || !profiles.some((p) => p.name === profile.name)) return;
-  const next = Math.min(profile.nextCard + last + 1, 999999);
+  if (next === profile.nextCard || !profiles.some((p) => p.name === profile.name)) return;
   await settings.update({ profiles: profiles.map((p) => (p.name === profile.name ? { ...p, nextCard: Math.max(p.nextCard, next) } : p)) });
 }
 
