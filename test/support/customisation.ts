@@ -8,6 +8,8 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Customisation } from '../../common/domain/customisation.js';
+import type { ReadAt } from '../../user/images/xz-index.js';
+import { readBytes } from './loop-device.js';
 
 /** Debian's own Python (cloud-init's and tomllib's), not whatever python3 comes first on PATH. */
 export const SYSTEM_PYTHON = '/usr/bin/python3';
@@ -93,4 +95,9 @@ export function fullCustomisation(keys: string[], overrides: Partial<Customisati
     cloudInitNetworkConfig: null,
     ...overrides,
   };
+}
+
+/** A ReadAt over a file (an image, a volume), as the probe's readers take one. */
+export function fileReader(path: string): ReadAt {
+  return async (offset, length) => readBytes(path, offset, length);
 }

@@ -1,22 +1,10 @@
 import { execFileSync } from 'node:child_process';
-import { closeSync, mkdirSync, openSync, readSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Ext4Reader } from '../../../user/customise/ext4.js';
 import { scratchDir, writeRandomFile } from '../../support/loop-device.js';
-import type { ReadAt } from '../../../user/images/xz-index.js';
-
-function fileReader(path: string): ReadAt {
-  return async (offset, length) => {
-    const fd = openSync(path, 'r');
-    try {
-      const buffer = Buffer.alloc(length);
-      return buffer.subarray(0, readSync(fd, buffer, 0, length, offset));
-    } finally {
-      closeSync(fd);
-    }
-  };
-}
+import { fileReader } from '../../support/customisation.js';
 
 describe('ext2/3/4 path lookups', () => {
   const dir = scratchDir();

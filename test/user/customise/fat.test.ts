@@ -1,23 +1,11 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { closeSync, openSync, readFileSync, readSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { FatEditor, type NewFile } from '../../../user/customise/fat.js';
 import { scratchDir, writeRandomFile } from '../../support/loop-device.js';
-import type { ReadAt } from '../../../user/images/xz-index.js';
+import { fileReader } from '../../support/customisation.js';
 import { freeBytes } from '../../support/os-image.js';
-
-function fileReader(path: string): ReadAt {
-  return async (offset, length) => {
-    const fd = openSync(path, 'r');
-    try {
-      const buffer = Buffer.alloc(length);
-      return buffer.subarray(0, readSync(fd, buffer, 0, length, offset));
-    } finally {
-      closeSync(fd);
-    }
-  };
-}
 
 /** A FAT volume file made by mkfs.fat, with `files` copied in by mtools. */
 function volume(dir: string, size: number, mkfs: string[], files: [string, string | number][] = []): string {
