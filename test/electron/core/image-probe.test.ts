@@ -47,6 +47,9 @@ describe('probing an image', () => {
       entry: null,
       blockMap: null,
       checksum: null,
+      // The app's Customise step is offered from these: a Linux partition alone has no first-boot method.
+      customisation: null,
+      customisationNote: expect.stringMatching(/^No FAT boot partition \(looked for cmdline\.txt and config\.txt/),
     });
     expect(probed.local?.identity.size).toBe(8 * MiB);
   });
