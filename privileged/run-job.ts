@@ -16,6 +16,7 @@ import { refuseDriveName } from '../writer/drive-name.js';
 import { sendDevice, SourceDevice } from '../writer/source-device.js';
 import type { SkipInbox } from '../writer/skip-inbox.js';
 import type { SourceEndSignal } from '../writer/source-end.js';
+import type { OverlayInbox } from '../writer/overlay.js';
 import { verifyImage } from '../writer/verify-image.js';
 import { probeCapacity } from '../writer/probe-capacity.js';
 import type { HelperEndpoints } from './endpoints.js';
@@ -28,6 +29,8 @@ export interface JobContext {
   sourceEnd: SourceEndSignal;
   /** Ranges the unprivileged side leaves out of the image stream as it goes (skip messages). */
   skips: SkipInbox;
+  /** The bytes each target gets after the image (overlay messages), as the job announced them. */
+  overlays: OverlayInbox;
   progress(progress: Progress): void;
   /** Called once the job holds a device: from then on a stop must be clean, not an exit. */
   started(): void;
@@ -77,6 +80,7 @@ async function runFlash(job: HelperJobOf<'flash'>, context: JobContext): Promise
     extents: job.extents,
     sourceEnd: job.awaitSourceEnd === true ? context.sourceEnd : undefined,
     skips: context.skips,
+    overlays: job.overlayBytes === undefined ? undefined : context.overlays.complete.then((all) => new Map(job.targets.map((target, i) => [target, all[i] ?? []]))),
     signal: context.signal,
     onProgress: context.progress,
   });
@@ -147,7 +151,8 @@ async function runVerify(job: HelperJobOf<'verify'>, context: JobContext): Promi
   const source = await imageSource(context);
   if (typeof source !== 'number') return source;
   context.started();
-  const result = await verifyImage({ source, imageSize: job.imageSize, sourceSeekable: job.sourceSeekable === true, extents: job.extents, skips: context.skips, target: job.target, disksOnly: true, signal: context.signal, onProgress: context.progress });
+  const overlay = job.overlayBytes === undefined ? undefined : context.overlays.complete.then((all) => all[0] ?? []);
+  const result = await verifyImage({ source, imageSize: job.imageSize, sourceSeekable: job.sourceSeekable === true, extents: job.extents, skips: context.skips, target: job.target, disksOnly: true, overlay, signal: context.signal, onProgress: context.progress });
   return { type: 'result', results: [result] };
 }
 

@@ -3,7 +3,7 @@ import type { TargetResult } from '../common/domain/result.js';
 import { judgeDrive, refusalFailure } from '../common/domain/verdict.js';
 import { alignUp } from './job-memory.js';
 import { compareRead, type Comparison } from './compare.js';
-import { allocatePumpMemory, DEFAULT_REQUEST } from './pump.js';
+import { ABANDONED, allocatePumpMemory, DEFAULT_REQUEST, unlessAborted } from './pump.js';
 import { targetReadFailure } from './failures.js';
 import type { Extent } from '../common/domain/extents.js';
 import { readStream } from './read-stream.js';
@@ -18,6 +18,7 @@ import type { DevicePlatform } from './platform/types.js';
 import { ProgressMeter } from './progress-meter.js';
 import { safetyFacts } from './target-check.js';
 import type { WriteTarget } from './write-target.js';
+import { applyOverlay, outsideImage, type OverlayPiece } from './overlay.js';
 
 /** A verify-only job: compare a device that was written earlier against the image, writing nothing. */
 export interface VerifyImageJob {
@@ -35,6 +36,8 @@ export interface VerifyImageJob {
   platform?: DevicePlatform | undefined;
   /** Refuse anything but a disk: the helper reads as root, and a file is its owner's to compare. */
   disksOnly?: boolean | undefined;
+  /** The customisation the drive was given after the image: compared in place of the image's bytes there. */
+  overlay?: Promise<readonly OverlayPiece[]> | undefined;
 }
 
 /**
@@ -77,7 +80,7 @@ export type TargetReader = Pick<WriteTarget, 'path' | 'read'>;
  * third region and compared. Used by `sluice verify` and to verify a file that the kernel copied
  * (user/files/flash-to-file.ts), whose bytes never passed through a hash.
  */
-export async function compareWithImage(job: Pick<VerifyImageJob, 'source' | 'sourceSeekable' | 'imageSize' | 'extents' | 'skips' | 'signal' | 'onProgress'> & { started: number }, reader: TargetReader): Promise<TargetResult> {
+export async function compareWithImage(job: Pick<VerifyImageJob, 'source' | 'sourceSeekable' | 'imageSize' | 'extents' | 'skips' | 'signal' | 'onProgress' | 'overlay'> & { started: number }, reader: TargetReader): Promise<TargetResult> {
   const target = reader.path;
   let layout: StreamLayout;
   try {
@@ -85,6 +88,11 @@ export async function compareWithImage(job: Pick<VerifyImageJob, 'source' | 'sou
   } catch (error) {
     job.skips?.close();
     return { status: 'failed', target, bytes: 0, ...toFailure(error) };
+  }
+  const overlay = job.overlay === undefined ? [] : await unlessAborted(job.overlay, job.signal);
+  if (overlay === ABANDONED) {
+    job.skips?.close();
+    return { status: 'cancelled', target, bytes: 0 };
   }
   const memory = allocatePumpMemory(DEFAULT_REQUEST, DEFAULT_REQUEST);
   const device = memory.extra;
@@ -108,6 +116,8 @@ export async function compareWithImage(job: Pick<VerifyImageJob, 'source' | 'sou
         return got;
       },
       check: async (image, at, differences) => {
+        // The customisation lies at device offsets; a stream that leaves ranges out reaches them piece by piece.
+        for (const piece of layout.pieces(at, image.length)) applyOverlay(image.subarray(piece.bufferOffset, piece.bufferOffset + piece.length), piece.deviceOffset, overlay);
         const n = image.length;
         const got = await readSpan(reader, layout, device, n, at);
         if (got < n) {
@@ -135,6 +145,9 @@ export async function compareWithImage(job: Pick<VerifyImageJob, 'source' | 'sou
     const offset = layout.deviceOffset(position);
     return { status: 'failed', target, bytes: position, code: 'source-truncated', message: `The image ended after ${offset} of its ${job.imageSize ?? streamBytes} bytes.`, offset };
   }
+  const imageBytes = job.imageSize ?? position;
+  const outside = outsideImage(overlay, imageBytes);
+  if (outside !== null) return { status: 'failed', target, bytes: position, code: 'protocol-error', message: `The customisation to compare reaches past the image's ${imageBytes} bytes (from offset ${outside}).` };
   const { count, first } = compared.differences;
   if (count > 0) {
     return {

@@ -10,6 +10,8 @@ import { EXIT, exitCodeFor } from '../exit-codes.js';
 import { createReporter, type Reporter } from '../reporter.js';
 import { isFileTarget } from './flash-to-file.js';
 import { prepareCliImage } from './prepare-cli-image.js';
+import type { CustomiseFlags } from '../customise-flags.js';
+import { overlayPieces } from '../../user/customise/prepare.js';
 
 export interface VerifyArgs {
   image: string;
@@ -18,21 +20,25 @@ export interface VerifyArgs {
   elevate?: 'sudo' | 'pkexec' | undefined;
   /** --exact: compare every byte, as `flash --exact` writes them. */
   exact: boolean;
+  /** The customisation the drive was flashed with: compared in place of the image's bytes there. */
+  customise?: CustomiseFlags | undefined;
 }
 
 /**
- * `sluice verify IMAGE DEVICE|FILE [--exact] [--json] [--elevate sudo|pkexec]`: compares a written
- * device (or file) with the image, decoding it if it is compressed; writes nothing. A drive is
- * compared under the rule a flash writes it by (common/domain/skipped.ts): what the block map and
- * the free space leave out is not compared, and the result says how much that was. A file, which
- * a flash writes whole, is compared whole, and so is a drive with --exact.
+ * `sluice verify IMAGE DEVICE|FILE [--exact] [--json] [--elevate sudo|pkexec] [customisation flags]`:
+ * compares a written device (or file) with the image, decoding it if it is compressed; writes
+ * nothing. A drive is compared under the rule a flash writes it by (common/domain/skipped.ts): what
+ * the block map and the free space leave out is not compared, and the result says how much that
+ * was. A file, which a flash writes whole, is compared whole, and so is a drive with --exact. With
+ * the customisation flags the drive was flashed with, its customisation is compared too, in place
+ * of the image's bytes there.
  */
 export async function verifyCommand(args: VerifyArgs): Promise<number> {
   // A drive is read by the helper, like every drive Sluice opens, so it gets root the way a flash
   // does; a file is the user's own and is read here.
   const [target = args.target] = await namedDrives([args.target]);
   const toFile = await isFileTarget(target);
-  const prepared = await prepareCliImage({ image: args.image, bmap: toFile || args.exact ? false : undefined, partitions: false });
+  const prepared = await prepareCliImage({ image: args.image, bmap: toFile || args.exact ? false : undefined, partitions: false }, args.customise === undefined ? undefined : { flags: args.customise, cards: 1 });
   if (typeof prepared === 'number') return prepared;
   const reporter = createReporter(args.json);
   const verified = toFile ? await verifyFileHere(prepared, target, reporter) : await verifyDriveInHelper(prepared, target, args, reporter);
@@ -52,7 +58,9 @@ async function verifyFileHere(prepared: PreparedImage, target: string, reporter:
   }
   const controller = new AbortController();
   const stopListening = cancelOnSigint(() => controller.abort(), 'Nothing was written.');
-  const result = verifyImage({ source: feed.source, imageSize: prepared.imageSize, target, signal: controller.signal, onProgress: (p) => reporter.progress(p) }).then((r) => [r]);
+  const card = prepared.customisation?.overlays[0];
+  const overlay = card === undefined ? undefined : Promise.resolve(overlayPieces(card));
+  const result = verifyImage({ source: feed.source, imageSize: prepared.imageSize, target, overlay, signal: controller.signal, onProgress: (p) => reporter.progress(p) }).then((r) => [r]);
   // A decoder's failure makes the comparison meaningless: its reason is the result.
   const results = await feed.finish(result, wholeImageListener(() => undefined));
   stopListening();
@@ -68,6 +76,7 @@ async function verifyDriveInHelper(prepared: PreparedImage, target: string, args
     job: { kind: 'verify', target, imageSize, sourceSeekable, ...(extents === undefined ? {} : { extents }) },
     elevation: chooseElevation({ platform: process.platform, isRoot: process.getuid?.() === 0, frontEnd: 'cli', interactive, prefer: args.elevate, installed: onPath }),
     interactive,
+    overlays: prepared.customisation?.overlays,
     onProgress: (p) => reporter.progress(p),
     onLog: (_level, message) => process.stderr.write(`sluice: ${message}\n`),
   });

@@ -4,6 +4,7 @@
  */
 import * as v from 'valibot';
 import { BACKUP_COMPRESSIONS } from '../domain/backup-compression.js';
+import { ProfileSchema } from '../domain/customisation.js';
 import type { Drive } from '../domain/drive.js';
 import type { JobKind } from '../domain/job.js';
 import { MAX_TARGETS } from './helper-protocol.js';
@@ -46,6 +47,8 @@ export const FlashRequestSchema = v.strictObject({
   ),
   /** Internal disks among the targets (verdict `system`, confirm-by-name) whose name the user typed to confirm. */
   confirmedSystemDrives: v.pipe(v.array(DevicePathSchema), v.maxLength(MAX_TARGETS)),
+  /** Customise each card (issue 13): card i gets the profile's card number nextCard + i. */
+  customise: v.optional(v.nullable(ProfileSchema)),
 });
 export type FlashRequest = v.InferOutput<typeof FlashRequestSchema>;
 

@@ -18,6 +18,9 @@ export const INVOKE_CHANNELS = {
   cancelJob: 'sluice:job:cancel',
   openExternal: 'sluice:shell:open-external',
   pageReady: 'sluice:page:ready',
+  sealCustomisation: 'sluice:customise:seal',
+  previewCustomisation: 'sluice:customise:preview',
+  listSshKeys: 'sluice:customise:ssh-keys',
 } as const;
 
 export type InvokeMethod = keyof typeof INVOKE_CHANNELS;

@@ -9,6 +9,8 @@ import type { EventName, InvokeMethod } from './ipc-channels.js';
 import type { ImageInfo } from '../domain/image.js';
 import type { Progress } from '../domain/progress.js';
 import { BackupCompressionSchema, BackupRequestSchema, DevicePathSchema, FlashRequestSchema, ImagePathSchema, ImageUrlSchema, type BackupRequest, type DriveInfo, type FlashRequest, type JobEnd } from './app-models.js';
+import { CustomisationDraftSchema, PreviewCardsSchema, type CustomisationDraft, type CustomisationPreview, type SshKeyFile } from './customise.js';
+import { ProfileSchema, type Profile } from '../domain/customisation.js';
 import { SettingsPatchSchema, type Settings, type SettingsPatch } from './settings.js';
 
 /** A file from a drop event; the DOM's File in the renderer. */
@@ -53,6 +55,15 @@ export interface SluiceApi {
    * (a double-click that started Sluice) arrives now as imageOpened, later ones as they come.
    */
   pageReady(): Promise<ApiResult<null>>;
+  /**
+   * Turns the Customise form into a profile: a password typed is hashed, a Wi-Fi passphrase turned
+   * into its PSK, and the whole checked. The page keeps only the answer.
+   */
+  sealCustomisation(draft: CustomisationDraft): Promise<ApiResult<Profile>>;
+  /** What `profile` writes onto each of `cards` cards with the chosen image, or why it cannot (no method, no room, ...). */
+  previewCustomisation(profile: Profile, cards: number): Promise<ApiResult<CustomisationPreview>>;
+  /** The user's public keys (~/.ssh/id_*.pub), offered for import. */
+  listSshKeys(): Promise<ApiResult<SshKeyFile[]>>;
   /** The file's path on disk, or '' for a file that has none (dragged out of a web page). */
   pathForFile(file: DroppedFile): string;
   onDrivesChanged(listener: (drives: DriveInfo[]) => void): Unsubscribe;
@@ -91,6 +102,9 @@ export const INVOKE_ARGS = {
   cancelJob: v.strictTuple([]),
   openExternal: v.strictTuple([v.pipe(v.string(), v.maxLength(2048))]),
   pageReady: v.strictTuple([]),
+  sealCustomisation: v.strictTuple([CustomisationDraftSchema]),
+  previewCustomisation: v.strictTuple([ProfileSchema, PreviewCardsSchema]),
+  listSshKeys: v.strictTuple([]),
 } satisfies { [K in InvokeMethod]: v.GenericSchema<unknown, Parameters<SluiceApi[K]>> };
 
 /** The main process's side: every invoke method, called with already-validated arguments. */

@@ -1,4 +1,8 @@
 import * as v from 'valibot';
+import { ProfileSchema } from '../domain/customisation.js';
+
+/** Saved customisation profiles: more is a list nobody can pick from. */
+export const MAX_PROFILES = 32;
 
 /** The user's preferences, persisted as JSON in the app's userData folder. */
 export const SettingsSchema = v.strictObject({
@@ -10,12 +14,22 @@ export const SettingsSchema = v.strictObject({
   showVirtual: v.boolean(),
   /** A desktop notification when a flash ends. */
   notifications: v.boolean(),
+  /**
+   * Saved customisation profiles (issue 13), each name once. A profile holds a password only as its
+   * sha512-crypt hash and a Wi-Fi passphrase only as its PSK (ProfileSchema has no field for either
+   * in clear), so this file never holds one.
+   */
+  profiles: v.pipe(
+    v.array(ProfileSchema),
+    v.maxLength(MAX_PROFILES),
+    v.check((profiles) => new Set(profiles.map((p) => p.name)).size === profiles.length, 'each profile has its own name'),
+  ),
   /** Write every byte of the image (flash --exact): no free space and no block map left out. */
   exact: v.boolean(),
 });
 export type Settings = v.InferOutput<typeof SettingsSchema>;
 
-export const DEFAULT_SETTINGS: Readonly<Settings> = Object.freeze({ verify: true, eject: true, showVirtual: false, notifications: true, exact: false });
+export const DEFAULT_SETTINGS: Readonly<Settings> = Object.freeze({ verify: true, eject: true, showVirtual: false, notifications: true, exact: false, profiles: [] });
 
 /** What the renderer may send to change settings: any subset of the fields, nothing else. */
 export const SettingsPatchSchema = v.partial(SettingsSchema);

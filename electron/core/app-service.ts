@@ -5,6 +5,10 @@ import type { FlashRequest } from '../../common/contracts/app-models.js';
 import type { InvokeMethod } from '../../common/contracts/ipc-channels.js';
 import { INVOKE_ARGS, type ApiHandlers, type EmitEvent } from '../../common/contracts/ipc-contract.js';
 import { errorText } from '../../common/domain/error-details.js';
+import { JobError } from '../../common/domain/failure.js';
+import { nextCardAfter, type Profile } from '../../common/domain/customisation.js';
+import type { JobEnd } from '../../common/contracts/app-models.js';
+import { prepareCustomised, previewCustomisation, sealDraft, sshKeyFiles } from './customise.js';
 import type { ImageInfo } from '../../common/domain/image.js';
 import type { JobKind } from '../../common/domain/job.js';
 import { openSourceFeed } from '../../user/images/source-feed.js';
@@ -33,6 +37,8 @@ export interface AppServiceDeps {
   showInFolder(path: string): void;
   effects: DesktopEffects;
   emit: EmitEvent;
+  /** Where the user's SSH keys are (~/.ssh): the Customise step offers id_*.pub from it. */
+  sshDir: string;
   /** Images the system hands over (double-click, "Open with", command line); the service takes them once the page is ready. */
   handOff: ImageHandOff;
 }
@@ -46,6 +52,17 @@ export interface AppService {
   /** Cancels the running job and waits until the helper has stopped and closed the device. */
   cancelJobAndWait(): Promise<void>;
   close(): Promise<void>;
+}
+
+/**
+ * After a customised flash: the saved profile of that name gives its next card the number after
+ * the cards customised, so a classroom set flashed a few at a time gets pi-1, pi-2, ... once each.
+ */
+async function countCards(settings: SettingsStore, profile: Profile, end: JobEnd): Promise<void> {
+  const next = nextCardAfter(profile.nextCard, end.results);
+  const { profiles } = settings.get();
+  if (next === profile.nextCard || !profiles.some((p) => p.name === profile.name)) return;
+  await settings.update({ profiles: profiles.map((p) => (p.name === profile.name ? { ...p, nextCard: Math.max(p.nextCard, next) } : p)) });
 }
 
 function isInvokeMethod(method: string): method is InvokeMethod {
@@ -90,12 +107,21 @@ export function createAppService(deps: AppServiceDeps): AppService {
       const chosen = named.value;
       const refusal = refuseTargets(request) ?? (await image.unchanged(chosen));
       if (!refusal.ok) return refusal;
+      let customised: Awaited<ReturnType<typeof prepareCustomised>> = null;
+      if (request.customise !== undefined && request.customise !== null) {
+        try {
+          customised = await prepareCustomised(chosen, request.customise, request.targets.length);
+        } catch (error) {
+          if (error instanceof JobError) return refused(error.failure);
+          throw error;
+        }
+      }
       let input: FlashSessionJob['input'];
       if (chosen.source.kind === 'drive') {
         input = { kind: 'drive', device: chosen.source.device };
       } else {
         try {
-          input = { kind: 'feed', feed: await openSourceFeed(chosen.source.prepared, { leaveOut: deps.settings.get().exact ? 'nothing' : 'all' }) };
+          input = { kind: 'feed', feed: await openSourceFeed(customised?.prepared ?? chosen.source.prepared, { leaveOut: deps.settings.get().exact ? 'nothing' : 'all' }) };
         } catch (error) {
           return refuse('source-read-error', `${chosen.info.name} could not be opened for writing: ${errorText(error)}`);
         }
@@ -107,7 +133,10 @@ export function createAppService(deps: AppServiceDeps): AppService {
         return busy;
       }
       const settings = deps.settings.get();
-      runner.run(startFlashSession({ input, targets: request.targets, verify: settings.verify, eject: settings.eject, notify: settings.notifications }, session));
+      const flash = startFlashSession({ input, targets: request.targets, verify: settings.verify, eject: settings.eject, notify: settings.notifications, overlays: customised?.customisation.overlays }, session);
+      const profile = customised === null ? null : (request.customise ?? null);
+      // A saved profile's {n} counts on past the cards customised, before the page hears of the end.
+      runner.run(profile === null ? flash : { ...flash, done: flash.done.then(async (end) => (await countCards(deps.settings, profile, end), end)) });
       return ok(null);
     });
 
@@ -142,6 +171,13 @@ export function createAppService(deps: AppServiceDeps): AppService {
       deps.handOff.connect(openHandedOver);
       return ok(null);
     },
+    sealCustomisation: async (draft) => sealDraft(draft),
+    previewCustomisation: async (profile, cards) => {
+      const chosen = image.current;
+      if (chosen === null) return refuse('no-image', 'Choose an image first.');
+      return previewCustomisation(chosen, profile, cards);
+    },
+    listSshKeys: async () => ok(await sshKeyFiles(deps.sshDir)),
   };
 
   const invoke = async (method: string, args: unknown): Promise<ApiResult<unknown>> => {

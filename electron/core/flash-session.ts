@@ -25,6 +25,8 @@ export interface FlashSessionJob {
   /** The helper ejects each drive it wrote and verified; a failure to eject comes back as a warning on its ok result. */
   eject: boolean;
   notify: boolean;
+  /** Each target's customisation, in order: the byte ranges written after the image (electron/core/customise.ts). */
+  overlays?: readonly (readonly (readonly [number, string])[])[] | undefined;
 }
 
 /** What a session needs from the app: the helper launcher, the desktop, and where progress goes. */
@@ -51,6 +53,7 @@ export function startFlashSession(job: FlashSessionJob, deps: SessionDeps): JobS
       helper = deps.launch({
         ...(feed === null ? {} : { source: feed.source }),
         job: helperJob,
+        overlays: job.overlays,
         onProgress: (progress) => {
           latest.set(progress.target, progress);
           deps.onProgress(progress);

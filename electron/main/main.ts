@@ -3,6 +3,7 @@
  * (no Electron imports, tested under Node); this file and its neighbours only connect it to
  * Electron's window, IPC, dialogs and desktop integration.
  */
+import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { app, BrowserWindow, protocol, shell } from 'electron';
@@ -59,6 +60,7 @@ async function openWindow(): Promise<void> {
         program: app.isPackaged ? packagedHelperProgram(process.resourcesPath) : builtHelperProgram(),
       }),
     pickImage: () => pickImageWithDialog(window),
+    sshDir: join(homedir(), '.ssh'),
     pickBackupFile: (suggestedName) => pickBackupFileWithDialog(window, suggestedName),
     openExternal: (url) => shell.openExternal(url),
     showInFolder: (path) => shell.showItemInFolder(path),

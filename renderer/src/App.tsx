@@ -6,6 +6,9 @@ import type { BackupRequest, DriveInfo } from '../../common/contracts/app-models
 import type { Settings } from '../../common/contracts/settings.js';
 import { BackupDialog } from './components/BackupDialog.js';
 import { ConfirmFlash } from './components/ConfirmFlash.js';
+import { CustomiseDialog } from './components/CustomiseDialog.js';
+import type { CustomisationPreview } from '../../common/contracts/customise.js';
+import type { Profile } from '../../common/domain/customisation.js';
 import { DrivePicker } from './components/DrivePicker.js';
 import { DriveStep } from './components/DriveStep.js';
 import { EndScreen } from './components/EndScreen.js';
@@ -18,7 +21,7 @@ import { availableDrives, canFlash, copyableDrives, defaultVisibility, flowReduc
 import { useFileDrop } from './use-file-drop.js';
 import { ErrorMessage } from './components/ErrorMessage.js';
 
-type Dialog = 'drives' | 'confirm' | 'settings' | { backup: DriveInfo } | null;
+type Dialog = 'drives' | 'confirm' | 'settings' | 'customise' | { backup: DriveInfo } | null;
 
 export function App({ api }: { api: SluiceApi }) {
   const [state, dispatch] = useReducer(flowReducer, INITIAL_STATE);
@@ -27,12 +30,18 @@ export function App({ api }: { api: SluiceApi }) {
   /** The backup dialog's own state: waiting for the save dialog, or why the backup could not start. */
   const [backupBusy, setBackupBusy] = useState(false);
   const [backupError, setBackupError] = useState<string | null>(null);
+  /** What the erase confirmation says the customisation writes: undefined while it is worked out. */
+  const [confirmCustomisation, setConfirmCustomisation] = useState<ApiResult<CustomisationPreview> | null | undefined>(null);
 
   useEffect(() => {
     const unsubscribe = [
       api.onDrivesChanged((drives) => dispatch({ type: 'drives', drives })),
       api.onJobProgress((progress) => dispatch({ type: 'progress', progress })),
-      api.onJobEnd((end) => dispatch({ type: 'job-ended', end })),
+      api.onJobEnd((end) => {
+        dispatch({ type: 'job-ended', end });
+        // A saved profile's {n} moved on in the main process: show it.
+        void api.getSettings().then((result) => result.ok && dispatch({ type: 'settings', settings: result.value }));
+      }),
       api.onImageOpened((result) => dispatch({ type: 'image-opened', result })),
     ];
     // Only now, with every listener in place: an image handed over at start arrives in answer to this.
@@ -93,9 +102,19 @@ export function App({ api }: { api: SluiceApi }) {
     setDialog(null);
     dispatch({ type: 'flash-starting' });
     void api
-      .startFlash({ image: state.image.source, targets: state.selected, confirmedSystemDrives: state.confirmedSystem })
+      .startFlash({ image: state.image.source, targets: state.selected, confirmedSystemDrives: state.confirmedSystem, customise: state.customise })
       .then((result) => !result.ok && dispatch({ type: 'flash-refused', message: result.error.message }));
   };
+
+  /** The erase confirmation, with what the customisation writes onto these cards worked out first. */
+  const openConfirm = () => {
+    setDialog('confirm');
+    if (state.customise === null) return setConfirmCustomisation(null);
+    setConfirmCustomisation(undefined);
+    void api.previewCustomisation(state.customise, state.selected.length).then(setConfirmCustomisation);
+  };
+
+  const saveProfiles = (profiles: Profile[]) => updateSettings({ profiles });
 
   const openBackup = (drive: DriveInfo) => {
     setBackupError(null);
@@ -162,9 +181,20 @@ export function App({ api }: { api: SluiceApi }) {
           />
         ) : (
           <div className="steps" data-screen="steps">
-            <ImageStep image={state.image} busy={state.imageBusy} error={state.imageError} onChoose={chooseImage} onOpenUrl={openImageUrl} sourceDrives={copyableDrives(state)} onChooseSourceDrive={chooseSourceDrive} onClear={clearImage} />
+            <ImageStep
+              image={state.image}
+              busy={state.imageBusy}
+              error={state.imageError}
+              onChoose={chooseImage}
+              onOpenUrl={openImageUrl}
+              sourceDrives={copyableDrives(state)}
+              onChooseSourceDrive={chooseSourceDrive}
+              onClear={clearImage}
+              customise={state.customise}
+              onCustomise={() => setDialog('customise')}
+            />
             <DriveStep selected={targets} available={availableDrives(state)} notice={state.driveNotice} onOpenPicker={() => setDialog('drives')} />
-            <FlashStep ready={canFlash(state)} verify={state.settings?.verify ?? true} error={state.startError} onFlash={() => setDialog('confirm')} onOpenSettings={() => setDialog('settings')} />
+            <FlashStep ready={canFlash(state)} verify={state.settings?.verify ?? true} error={state.startError} onFlash={openConfirm} onOpenSettings={() => setDialog('settings')} />
           </div>
         )}
       </main>
@@ -183,7 +213,7 @@ export function App({ api }: { api: SluiceApi }) {
         />
       )}
       {dialog === 'confirm' && state.image !== null && targets.length > 0 && (
-        <ConfirmFlash image={state.image} targets={targets} verify={state.settings?.verify ?? true} onConfirm={startFlash} onCancel={() => setDialog(null)} />
+        <ConfirmFlash image={state.image} targets={targets} verify={state.settings?.verify ?? true} customisation={confirmCustomisation} onConfirm={startFlash} onCancel={() => setDialog(null)} />
       )}
       {typeof dialog === 'object' && dialog !== null && (
         <BackupDialog
@@ -192,6 +222,21 @@ export function App({ api }: { api: SluiceApi }) {
           busy={backupBusy}
           error={backupError}
           onStart={(compress, trim) => void startBackup(dialog.backup, compress, trim)}
+          onCancel={() => setDialog(null)}
+        />
+      )}
+      {dialog === 'customise' && state.image !== null && (
+        <CustomiseDialog
+          image={state.image}
+          cards={Math.max(1, state.selected.length)}
+          current={state.customise}
+          profiles={state.settings?.profiles ?? []}
+          api={api}
+          onSaveProfiles={saveProfiles}
+          onApply={(profile) => {
+            dispatch({ type: 'customise', profile });
+            setDialog(null);
+          }}
           onCancel={() => setDialog(null)}
         />
       )}

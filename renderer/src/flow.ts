@@ -8,6 +8,7 @@ import type { Progress } from '../../common/domain/progress.js';
 import type { ImageInfo } from '../../common/domain/image.js';
 import type { DriveInfo, JobEnd } from '../../common/contracts/app-models.js';
 import type { Settings } from '../../common/contracts/settings.js';
+import { nextCardAfter, type Profile } from '../../common/domain/customisation.js';
 import { driveName } from './labels.js';
 
 /**
@@ -66,6 +67,8 @@ export interface FlowState {
   startError: string | null;
   running: RunningJob | null;
   finished: FinishedJob | null;
+  /** The customisation the next flash writes onto each card (issue 13); null: none. */
+  customise: Profile | null;
 }
 
 export const INITIAL_STATE: FlowState = {
@@ -80,6 +83,7 @@ export const INITIAL_STATE: FlowState = {
   startError: null,
   running: null,
   finished: null,
+  customise: null,
 };
 
 export type FlowAction =
@@ -89,6 +93,7 @@ export type FlowAction =
   | { type: 'image-dialog-closed' }
   | { type: 'image-error'; message: string }
   | { type: 'image-cleared' }
+  | { type: 'customise'; profile: Profile | null }
   /** An image the system handed over (double-click, "Open with", command line), as the main process chose it or refused it. */
   | { type: 'image-opened'; result: ApiResult<ImageInfo> }
   | { type: 'drives'; drives: DriveInfo[] }
@@ -173,7 +178,10 @@ export function flowReducer(state: FlowState, action: FlowAction): FlowState {
     case 'image-busy':
       return { ...state, imageBusy: true, imageError: null };
     case 'image-chosen':
-      return { ...state, image: action.image, imageBusy: false, imageError: null, startError: null };
+      // An image that takes no customisation drops it: nothing is guessed, and the image step says why.
+      return { ...state, image: action.image, imageBusy: false, imageError: null, startError: null, customise: action.image.customisation === null ? null : state.customise };
+    case 'customise':
+      return { ...state, customise: action.profile, startError: null };
     case 'image-dialog-closed':
       return { ...state, imageBusy: false };
     case 'image-error':
@@ -209,7 +217,7 @@ export function flowReducer(state: FlowState, action: FlowAction): FlowState {
       return state.running === null ? state : { ...state, running: { ...state.running, cancelling: true } };
     case 'job-ended':
       if (state.running === null) return state;
-      return { ...state, running: null, finished: { subject: state.running.subject, end: action.end } };
+      return { ...state, running: null, finished: { subject: state.running.subject, end: action.end }, customise: countedOn(state.customise, action.end) };
     case 'start-over':
       return {
         ...state,
@@ -223,6 +231,11 @@ export function flowReducer(state: FlowState, action: FlowAction): FlowState {
     case 'back-to-steps':
       return { ...state, finished: null };
   }
+}
+
+/** The customisation with its {n} past the last card it customised. */
+function countedOn(profile: Profile | null, end: JobEnd): Profile | null {
+  return profile === null ? null : { ...profile, nextCard: nextCardAfter(profile.nextCard, end.results) };
 }
 
 function startJob(state: FlowState, subject: JobSubject, verify: boolean): FlowState {

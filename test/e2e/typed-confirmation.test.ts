@@ -58,6 +58,9 @@ function installStandIn(fixture: Fixture): void {
     cancelJob: () => ok(null),
     openExternal: () => ok(null),
     pageReady: () => ok(null),
+    sealCustomisation: (draft) => ok(draft.profile),
+    previewCustomisation: () => ok({ method: 'systemd-firstrun', why: '', files: [], hostnames: [] }),
+    listSshKeys: () => ok([]),
     pathForFile: () => '',
     onDrivesChanged: never,
     onJobProgress: never,
@@ -120,7 +123,7 @@ describe('an internal disk in the drive picker', () => {
       await confirm.getByRole('button', { name: 'Erase and flash' }).click();
 
       const requests = await page.evaluate(() => (globalThis as unknown as { startRequests: FlashRequest[] }).startRequests);
-      expect(requests).toEqual([{ image: image.source, targets: [INTERNAL], confirmedSystemDrives: [INTERNAL] }]);
+      expect(requests).toEqual([{ image: image.source, targets: [INTERNAL], confirmedSystemDrives: [INTERNAL], customise: null }]);
       const disk = drives.find((d) => d.device === INTERNAL);
       if (disk === undefined) throw new Error('the fixture lost its internal disk');
       expect(targetRefusal(disk, requests[0]?.confirmedSystemDrives.includes(INTERNAL) ?? false)).toBeNull();

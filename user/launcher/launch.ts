@@ -6,7 +6,7 @@
  */
 import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process';
 import type { Readable } from 'node:stream';
-import { FromHelper, jobDrives, type HelperJob, type ToHelper } from '../../common/contracts/helper-protocol.js';
+import { FromHelper, jobDrives, MAX_OVERLAY_PIECE, type HelperJob, type ToHelper } from '../../common/contracts/helper-protocol.js';
 import { errorText } from '../../common/domain/error-details.js';
 import type { Failure } from '../../common/domain/failure.js';
 import type { JobKind } from '../../common/domain/job.js';
@@ -44,6 +44,11 @@ export interface HelperLaunchOptions {
   onProgress?: ((progress: Progress) => void) | undefined;
   /** The helper's log messages, and every line the elevation tool or the helper writes to stderr. */
   onLog?: ((level: 'info' | 'warn', message: string) => void) | undefined;
+  /**
+   * A flash's customisation: per target, in order, the [offset, base64 bytes] ranges it gets after
+   * the image (common/domain/customisation.ts PreparedCustomisation); a verify's has one entry.
+   */
+  overlays?: readonly (readonly (readonly [number, string])[])[] | undefined;
 }
 
 export interface LaunchedHelper {
@@ -132,6 +137,31 @@ function readFrontToBack(job: HelperJob): HelperJob {
   if ((job.kind !== 'flash' && job.kind !== 'verify') || job.sourceSeekable !== true) return job;
   const { extents: _inPlace, ...whole } = job;
   return { ...whole, sourceSeekable: false };
+}
+
+/** The bytes each target's customisation holds. */
+function overlayBytesOf(card: readonly (readonly [number, string])[]): number {
+  return card.reduce((sum, [, data]) => sum + Buffer.byteLength(data, 'base64'), 0);
+}
+
+/** `job` announcing the customisation its drives get (the helper waits for exactly these bytes). */
+function withOverlayBytes(job: HelperJob, overlays: HelperLaunchOptions['overlays']): HelperJob {
+  if (overlays === undefined) return job;
+  if (job.kind === 'flash') return { ...job, overlayBytes: overlays.map(overlayBytesOf) };
+  if (job.kind === 'verify') return { ...job, overlayBytes: overlayBytesOf(overlays[0] ?? []) };
+  return job;
+}
+
+/** The overlay messages that carry the customisation, each within a frame. */
+function* overlayMessages(overlays: NonNullable<HelperLaunchOptions['overlays']>): Generator<ToHelper> {
+  for (const [target, card] of overlays.entries()) {
+    for (const [offset, data] of card) {
+      const bytes = Buffer.from(data, 'base64');
+      for (let at = 0; at < bytes.length; at += MAX_OVERLAY_PIECE) {
+        yield { type: 'overlay', target, offset: offset + at, data: bytes.subarray(at, at + MAX_OVERLAY_PIECE).toString('base64') };
+      }
+    }
+  }
 }
 
 /** Starts one helper job. */
@@ -335,8 +365,10 @@ class HelperLaunch implements LaunchedHelper {
     });
     this.channel = channel;
     const { job } = this;
-    void channel.send({ type: 'job', job: this.elevation.passesStdin ? job : readFrontToBack(job) });
+    const { overlays } = this.options;
+    void channel.send({ type: 'job', job: withOverlayBytes(this.elevation.passesStdin ? job : readFrontToBack(job), overlays) });
     for (const extents of this.unsentSkips.splice(0)) void channel.send({ type: 'skip', extents });
+    if (overlays !== undefined) for (const message of overlayMessages(overlays)) void channel.send(message);
     if (this.sourceEnd !== null) this.sendSourceEnd(this.sourceEnd);
     if (this.cancelRequested) void channel.send({ type: 'cancel' });
   }

@@ -5,17 +5,23 @@ import { verdictEffect } from '../../../common/domain/verdict.js';
 import { driveName } from '../labels.js';
 import { WarningIcon } from './Icons.js';
 import { Modal } from './Modal.js';
+import { ErrorMessage } from './ErrorMessage.js';
+import type { ApiResult } from '../../../common/contracts/api-result.js';
+import type { CustomisationPreview } from '../../../common/contracts/customise.js';
 
 interface ConfirmFlashProps {
   image: ImageInfo;
   targets: DriveInfo[];
   verify: boolean;
+  /** What customising writes onto each card (issue 13), or why it cannot; null: not customised, undefined: still being worked out. */
+  customisation?: ApiResult<CustomisationPreview> | null | undefined;
   onConfirm: () => void;
   onCancel: () => void;
 }
 
 /** The last stop before erasing: names every drive, and Cancel has the focus. */
-export function ConfirmFlash({ image, targets, verify, onConfirm, onCancel }: ConfirmFlashProps) {
+export function ConfirmFlash({ image, targets, verify, customisation = null, onConfirm, onCancel }: ConfirmFlashProps) {
+  const blocked = customisation === undefined || (customisation !== null && !customisation.ok);
   const warnings = targets.flatMap((t) => t.verdicts.filter((v) => verdictEffect(v) === 'warn'));
   return (
     <Modal
@@ -27,7 +33,7 @@ export function ConfirmFlash({ image, targets, verify, onConfirm, onCancel }: Co
           <button type="button" className="button" onClick={onCancel} autoFocus>
             Cancel
           </button>
-          <button type="button" className="button danger" onClick={onConfirm}>
+          <button type="button" className="button danger" onClick={onConfirm} disabled={blocked}>
             Erase and flash
           </button>
         </>
@@ -50,6 +56,14 @@ export function ConfirmFlash({ image, targets, verify, onConfirm, onCancel }: Co
           {warning.message}
         </p>
       ))}
+      {customisation === undefined && <p className="hint">Working out the customisation…</p>}
+      {customisation?.ok === true && (
+        <p data-testid="confirm-customisation">
+          Then customised for {customisation.value.method}: {(customisation.value.files[0] ?? []).map((f) => f.name).join(', ')}
+          {customisation.value.hostnames.some((h) => h !== null) && ` (host ${customisation.value.hostnames.join(', ')})`}.
+        </p>
+      )}
+      {customisation?.ok === false && <ErrorMessage error={customisation.error.message} />}
       {!verify && <p className="message warning">Verification is off: Sluice will not read the drives back to check them.</p>}
     </Modal>
   );

@@ -69,7 +69,8 @@ function ResultRow({ result, job, name, onOpenLink }: { result: TargetResult; jo
         <li className="result ok">
           <strong>{name}</strong> <span className="muted">{result.target}</span>
           <p>
-            {result.verified ? words.ok : words.unverified}: {formatBytes(result.bytes)} in {formatDuration(result.seconds)}
+            {result.customised === true ? (result.verified ? 'Written, verified and customised' : 'Written and customised, not verified') : result.verified ? words.ok : words.unverified}: {formatBytes(result.bytes)} in{' '}
+            {formatDuration(result.seconds)}
             {speed}
           </p>
           {skippedLines(result.skipped, result.skippedFor ?? [], result.written ? 'written' : 'compared').map((line) => (

@@ -5,6 +5,8 @@ import { formatBytes } from '../../../common/domain/units.js';
 import { FORMAT_LABEL, PARTITION_TABLE_LABEL } from '../labels.js';
 import { ImageIcon } from './Icons.js';
 import { StepCard } from './StepCard.js';
+import type { Profile } from '../../../common/domain/customisation.js';
+import { customisationSummary, METHOD_LABEL } from '../customise-form.js';
 import { ErrorMessage } from './ErrorMessage.js';
 
 interface ImageStepProps {
@@ -17,6 +19,9 @@ interface ImageStepProps {
   sourceDrives: DriveInfo[];
   onChooseSourceDrive: (device: string) => void;
   onClear: () => void;
+  /** The customisation the next flash writes (issue 13). */
+  customise: Profile | null;
+  onCustomise: () => void;
 }
 
 /** What the drive receives: exact, "at least" for a lower bound (gzip's trailer), or unknown. */
@@ -64,6 +69,21 @@ function ImageDetails({ image }: { image: ImageInfo }) {
   );
 }
 
+/** Whether and how the image can be customised, what is set, and the way to the Customise dialog. Nothing for an image not looked at (a download, a drive). */
+function CustomisationRow({ image, customise, busy, onCustomise }: { image: ImageInfo; customise: Profile | null; busy: boolean; onCustomise: () => void }) {
+  if (image.customisation === null && image.customisationNote === null) return null;
+  return (
+    <div className="customisation">
+      <p data-testid="image-customisation">
+        {image.customisation === null ? 'Cannot be customised: no first-boot method found.' : customise === null ? `Can be customised: ${METHOD_LABEL[image.customisation]}.` : `Customised: ${customisationSummary(customise)}.`}
+      </p>
+      <button type="button" className="button" onClick={onCustomise} disabled={busy}>
+        Customise…
+      </button>
+    </div>
+  );
+}
+
 /** An http(s) address to flash from; the main process checks it again and probes it. */
 function UrlForm({ busy, onOpenUrl }: { busy: boolean; onOpenUrl: (url: string) => void }) {
   const [url, setUrl] = useState('');
@@ -106,7 +126,7 @@ function SourceDriveForm({ busy, drives, onChoose }: { busy: boolean; drives: Dr
 }
 
 /** Step 1: the image, chosen with the native dialog, dropped anywhere on the window, given as a web address, or a drive to clone. */
-export function ImageStep({ image, busy, error, onChoose, onOpenUrl, sourceDrives, onChooseSourceDrive, onClear }: ImageStepProps) {
+export function ImageStep({ image, busy, error, onChoose, onOpenUrl, sourceDrives, onChooseSourceDrive, onClear, customise, onCustomise }: ImageStepProps) {
   const [asking, setAsking] = useState<'url' | 'drive' | null>(null);
   return (
     <StepCard number={1} title="Image" icon={<ImageIcon className="step-icon" />} done={image !== null}>
@@ -135,6 +155,7 @@ export function ImageStep({ image, busy, error, onChoose, onOpenUrl, sourceDrive
             {image.name}
           </p>
           <ImageDetails image={image} />
+          <CustomisationRow image={image} customise={customise} busy={busy} onCustomise={onCustomise} />
           <div className="actions">
             <button type="button" className="button" onClick={onChoose} disabled={busy}>
               Change…

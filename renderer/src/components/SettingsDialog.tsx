@@ -3,7 +3,10 @@ import type { Settings } from '../../../common/contracts/settings.js';
 import { Modal } from './Modal.js';
 import { ErrorMessage } from './ErrorMessage.js';
 
-const FIELDS: readonly { key: keyof Settings; label: string; help: string }[] = [
+/** The on/off settings this panel shows (profiles are the Customise dialog's). */
+type Toggle = Exclude<keyof Settings, 'profiles'>;
+
+const FIELDS: readonly { key: Toggle; label: string; help: string }[] = [
   { key: 'verify', label: 'Verify after writing', help: 'Read every drive back and compare it with the image. Turning this off means a bad card goes unnoticed.' },
   { key: 'eject', label: 'Eject when done', help: 'Eject the drives after a successful flash, so they can be pulled out at once.' },
   { key: 'exact', label: 'Write every byte', help: 'Also write the free space of the image’s filesystems, so no old data stays on the card. Slower: most of an OS image is free space.' },
@@ -22,7 +25,7 @@ interface SettingsDialogProps {
 export function SettingsDialog({ settings, onChange, onClose }: SettingsDialogProps) {
   const [shown, setShown] = useState(settings);
   const [error, setError] = useState<string | null>(null);
-  const change = (key: keyof Settings, value: boolean): void => {
+  const change = (key: Toggle, value: boolean): void => {
     setShown((current) => ({ ...current, [key]: value }));
     void onChange({ [key]: value }).then((problem) => {
       setError(problem);

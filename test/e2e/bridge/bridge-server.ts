@@ -10,6 +10,7 @@
  */
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { ApiResult } from '../../../common/contracts/api-result.js';
@@ -35,6 +36,8 @@ export interface BridgeOptions {
   settingsFile: string;
   initialSettings?: SettingsPatch | undefined;
   launchHelper: HelperLauncher;
+  /** The Customise step's ~/.ssh; default: .ssh in dropDir. */
+  sshDir?: string | undefined;
 }
 
 /** What the Electron glue would have done, for the tests to check. */
@@ -116,6 +119,7 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
     settings,
     launchHelper: options.launchHelper,
     pickImage: async () => dialogAnswer,
+    sshDir: options.sshDir ?? join(options.dropDir, '.ssh'),
     pickBackupFile: async (suggestedName) => {
       suggestedNames.push(suggestedName);
       return saveDialogAnswer;

@@ -63,6 +63,7 @@ async function harness(dir: string, settings: Parameters<SettingsStore['update']
     settings: store,
     launchHelper: await testLauncher(cgroupDir),
     pickImage: async () => null,
+    sshDir: '/nonexistent/.ssh',
     pickBackupFile: async (suggestedName) => {
       h.suggestedNames.push(suggestedName);
       return h.saveAs;

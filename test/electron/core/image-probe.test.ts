@@ -47,6 +47,9 @@ describe('probing an image', () => {
       entry: null,
       blockMap: null,
       checksum: null,
+      // The app's Customise step is offered from these: a Linux partition alone has no first-boot method.
+      customisation: null,
+      customisationNote: expect.stringMatching(/^No FAT boot partition \(looked for cmdline\.txt and config\.txt/),
     });
     expect(probed.local?.identity.size).toBe(8 * MiB);
   });
@@ -101,6 +104,7 @@ describe('the main process while a hostile image is probed', () => {
         throw new Error('nothing is flashed here');
       },
       pickImage: async () => null,
+      sshDir: '/nonexistent/.ssh',
       pickBackupFile: async () => null,
       openExternal: async () => undefined,
       showInFolder: () => undefined,
