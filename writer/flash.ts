@@ -331,7 +331,7 @@ async function runJob(job: WriteJob, layout: StreamLayout, opened: readonly Writ
     }
     if (job.signal?.aborted) return await cancelAll();
     // A stream whose length showed only at its end gets its markers now, past what it turned out to be.
-    if (job.imageSize === null) await writeMarkers(imageBytes);
+    if (job.imageSize === null) await writeMarkers(layout.imageEnd(imageBytes));
 
     // 4. The head, now that the rest is on the device.
     await onEachTarget((t) => writeStream(t, head, headLength, 0), 0);

@@ -114,6 +114,17 @@ export class StreamLayout {
     this.bytes = Number.isFinite(streamBytes) ? streamBytes : null;
   }
 
+  /**
+   * Where the image ends on the device once the stream has brought `streamBytes`: its size when
+   * known, else the device offset the stream's end maps to (a range left out at the very end is
+   * passed over, as the last extent of such a layout is endless). Capacity markers and customisation
+   * are placed by this, never by the stream's count: a stream that left free space out is shorter
+   * than the image it lays down.
+   */
+  imageEnd(streamBytes: number): number {
+    return this.imageSize ?? this.deviceOffset(streamBytes);
+  }
+
   /** True when the stream is a block map's ranges rather than the whole image. */
   get sparse(): boolean {
     return this.extents !== null;

@@ -51,4 +51,16 @@ describe('StreamLayout: where stream bytes go on the device', () => {
   ] as [string, [number, number][]][])('refuses a map that is %s', (_name, extents) => {
     expect(() => StreamLayout.mapped(extents, 16 * K)).toThrow(JobError);
   });
+
+  it('places the image end past the ranges left out of a stream of unknown length, not at its byte count', () => {
+    const layout = StreamLayout.whole(null);
+    expect(layout.imageEnd(3 * K)).toBe(3 * K);
+    // Free space found at 4K..12K while 2K had arrived, then more at the very end.
+    layout.omit([[4 * K, 8 * K]], 2 * K);
+    expect(layout.imageEnd(6 * K)).toBe(14 * K);
+    layout.omit([[20 * K, 4 * K]], 10 * K);
+    // 12 KiB streamed: 4K before the first range, 8K after it up to 20K; the image reaches 24K.
+    expect(layout.imageEnd(12 * K)).toBe(24 * K);
+    expect(StreamLayout.mapped([[0, K]], 16 * K).imageEnd(K)).toBe(16 * K);
+  });
 });
