@@ -312,7 +312,10 @@ async function runJob(job: WriteJob, layout: StreamLayout, opened: readonly Writ
       }
     }
     // 5. Each drive's customisation, once its image is on it: written, then read back whether or not the image was.
-    if (job.overlays !== undefined) await customiseTargets(opened, results, job.overlays, chunk, imageBytes, job.signal);
+    // The image reaches its whole size on the device even where a block map left ranges unwritten
+    // (the free clusters customisation allocates are among them): that, not the stream, bounds it.
+    const imageEnd = layout.sparse && job.imageSize !== null ? job.imageSize : imageBytes;
+    if (job.overlays !== undefined) await customiseTargets(opened, results, job.overlays, chunk, imageEnd, job.signal);
   } catch (error) {
     // A source failure ends the job for every target still being written.
     const failure = error instanceof JobError ? error.failure : toFailure(error);
