@@ -17,6 +17,7 @@ import { hashPassword, wifiPsk } from '../../user/customise/secrets.js';
 import { assertTestTarget, collect, flashCli, resultsOf, spawnCli, type CliRun } from '../support/cli.js';
 import { checkShellScript, cloudInitSchemaProblem, glibcCrypt, netplanProblem, parseToml, sshKeyPair } from '../support/customisation.js';
 import { describeDevices } from '../support/device-suite.js';
+import { serveFiles } from '../support/file-server.js';
 import { createLoop, digestFile, readBytes, scratchDir, type LoopDevice } from '../support/loop-device.js';
 import { LAYOUT_BOOT_OFFSET, LAYOUT_BOOT_SIZE, LAYOUT_IMAGE_SIZE, LAYOUT_ROOT_OFFSET, LAYOUT_ROOT_SIZE, layoutImage, PI_CMDLINE, sh, UBUNTU_USER_DATA, type BootLayout } from '../support/os-image.js';
 
@@ -251,5 +252,22 @@ describeDevices('customising a card (issue 13 acceptance)', () => {
     const unmapped = clusters.filter((c) => !mapped.some(([from, to]) => block(c) >= from && block(c) <= to));
     expect(unmapped.length).toBeGreaterThanOrEqual(clusters.length - 4096 / clusterBytes);
     expect(unmapped.length).toBeGreaterThan(0);
+  });
+
+  it.each(['.img', '.img.xz'])('an image on the web, %s: customised while it downloads, as a local file is', async (suffix) => {
+    const server = await serveFiles([`${images.get('pi-os') ?? ''}${suffix === '.img' ? '' : suffix.slice(4)}`], { ranges: true });
+    try {
+      const card = createLoop({ size: CARD_SIZE });
+      const run = await flashCli(`${server.base}/pi-os${suffix}`, [card.path], flags);
+      expect(run.code, run.stderr).toBe(0);
+      expect(resultsOf(run).get(card.path)).toMatchObject({ status: 'ok', verified: true, customised: true });
+      expect(fsckProblems(card, scratchDir())).toEqual([]);
+      const script = bootFile(card.path, 'firstrun.sh').toString('utf8');
+      const hash = /userconf 'alice' '(\$6\$[^']+)'/.exec(script)?.[1] ?? '';
+      expect(script).toBe(firstRunScript(settings(hash), '/boot/firmware'));
+      expectNoSecretInClear(card);
+    } finally {
+      await server.close();
+    }
   });
 });

@@ -40,6 +40,9 @@ function PreviewList({ preview }: { preview: CustomisationPreview }) {
   const files = preview.files[0] ?? [];
   return (
     <section className="preview" aria-label="Files written">
+      <p data-testid="preview-method">
+        {METHOD_LABEL[preview.method]}: {preview.why}
+      </p>
       <p>
         <strong>Writes onto the boot partition{preview.files.length > 1 ? ' of each card' : ''}:</strong> {files.map((f) => `${f.name} (${formatBytes(f.size)})`).join(', ')}
       </p>
@@ -67,7 +70,10 @@ export function CustomiseDialog({ image, cards, current, profiles, api, onSavePr
     setNotice(null);
   };
 
-  if (image.customisation === null) {
+  /** A download's boot partition is read when the settings are checked, not when it was chosen. */
+  const method = image.customisation;
+  const notLookedAt = method === null && image.customisationNote === null;
+  if (method === null && !notLookedAt) {
     return (
       <Modal
         title="Customise"
@@ -170,7 +176,13 @@ export function CustomiseDialog({ image, cards, current, profiles, api, onSavePr
       }
     >
       <p data-testid="customise-method">
-        <strong>{METHOD_LABEL[image.customisation]}</strong>: {image.customisationNote}
+        {method === null ? (
+          'Sluice reads the boot partition of this download to find its first-boot method when you check the settings (Show what is written).'
+        ) : (
+          <>
+            <strong>{METHOD_LABEL[method]}</strong>: {image.customisationNote}
+          </>
+        )}
       </p>
       <div className="profile-row">
         <Field label="Profile">
@@ -287,12 +299,12 @@ export function CustomiseDialog({ image, cards, current, profiles, api, onSavePr
       </fieldset>
       <details>
         <summary>Your own first-boot files</summary>
-        {image.customisation === 'systemd-firstrun' && (
+        {(method === null || method === 'systemd-firstrun') && (
           <Field label="firstrun.sh" hint="Written in place of the one Sluice makes.">
             <textarea rows={4} value={form.firstRunScript} onChange={(e) => set('firstRunScript', e.target.value)} spellCheck={false} />
           </Field>
         )}
-        {image.customisation === 'cloud-init' && (
+        {(method === null || method === 'cloud-init') && (
           <>
             <Field label="user-data" hint="Written in place of the one Sluice makes.">
               <textarea rows={4} value={form.userData} onChange={(e) => set('userData', e.target.value)} spellCheck={false} />
@@ -302,7 +314,7 @@ export function CustomiseDialog({ image, cards, current, profiles, api, onSavePr
             </Field>
           </>
         )}
-        {image.customisation === 'rpi-preseed' && <p className="hint">This image takes rpi-preseed.toml, made from the settings above.</p>}
+        {method === 'rpi-preseed' && <p className="hint">This image takes rpi-preseed.toml, made from the settings above.</p>}
       </details>
       <div className="actions">
         <button type="button" className="button" onClick={showPreview} disabled={busy}>
