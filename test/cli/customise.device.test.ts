@@ -270,4 +270,14 @@ describeDevices('customising a card (issue 13 acceptance)', () => {
       await server.close();
     }
   });
+
+  it('an --ssh-key file that is not a public key (the private half, named by mistake): refused before anything is written', async () => {
+    const { privateKey } = sshKeyPair(scratchDir());
+    const card = createLoop({ size: CARD_SIZE });
+    const before = digestFile(card.backing);
+    const run = await flashCli(images.get('pi-os') ?? '', [card.path], ['--hostname', 'pi', '--ssh-key', privateKey]);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain(`sluice: ${privateKey} line 1 is not an SSH public key: it is a private key; give the public key (the .pub file next to it). Nothing was written.`);
+    expect(digestFile(card.backing)).toBe(before);
+  });
 });
