@@ -1,4 +1,4 @@
-import { useState, type ReactNode } from 'react';
+import { useEffect, useRef, useState, type ReactNode } from 'react';
 import type { CustomisationPreview, SshKeyFile } from '../../../common/contracts/customise.js';
 import type { SluiceApi } from '../../../common/contracts/ipc-contract.js';
 import type { Profile } from '../../../common/domain/customisation.js';
@@ -38,8 +38,14 @@ function Field({ label, hint, children }: { label: string; hint?: string; childr
 /** What will be written: the method, and each card's files and host name. */
 function PreviewList({ preview }: { preview: CustomisationPreview }) {
   const files = preview.files[0] ?? [];
+  const ref = useRef<HTMLElement>(null);
+  // It appears at the foot of a long form: brought into view, and read out, when it changes.
+  // A block body: newer Chromium returns a promise from scrollIntoView, which React would take for a cleanup.
+  useEffect(() => {
+    ref.current?.scrollIntoView({ block: 'nearest' });
+  }, [preview]);
   return (
-    <section className="preview" aria-label="Files written">
+    <section className="preview" aria-label="Files written" aria-live="polite" ref={ref}>
       <p data-testid="preview-method">
         {METHOD_LABEL[preview.method]}: {preview.why}
       </p>
