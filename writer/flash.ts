@@ -373,7 +373,9 @@ async function runJob(job: WriteJob, layout: StreamLayout, opened: readonly Writ
       results.set(t.path, end.status === 'ok' ? { status: 'ok', target: t.path, bytes: imageBytes, written: true, verified: job.verify, seconds, ...skipped, ...end.health } : end);
     });
     // 6. Each drive's customisation, once its image is on it: written, then read back whether or not the image was.
-    if (job.overlays !== undefined) await customiseTargets(opened, results, job.overlays, chunk, imageBytes, job.signal);
+    // The image reaches its whole size on the device even where a block map or free space left ranges unwritten
+    // (the free clusters customisation allocates are among them): that, not the stream, bounds it.
+    if (job.overlays !== undefined) await customiseTargets(opened, results, job.overlays, chunk, layout.imageEnd(imageBytes), job.signal);
   } catch (error) {
     // A source failure ends the job for every target still being written.
     const failure = error instanceof JobError ? error.failure : toFailure(error);

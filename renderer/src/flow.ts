@@ -178,8 +178,8 @@ export function flowReducer(state: FlowState, action: FlowAction): FlowState {
     case 'image-busy':
       return { ...state, imageBusy: true, imageError: null };
     case 'image-chosen':
-      // An image that takes no customisation drops it: nothing is guessed, and the image step says why.
-      return { ...state, image: action.image, imageBusy: false, imageError: null, startError: null, customise: action.image.customisation === null ? null : state.customise };
+      // An image found to take no customisation drops it: nothing is guessed, and the image step says why.
+      return { ...state, image: action.image, imageBusy: false, imageError: null, startError: null, customise: action.image.customisation === null && action.image.customisationNote !== null ? null : state.customise };
     case 'customise':
       return { ...state, customise: action.profile, startError: null };
     case 'image-dialog-closed':

@@ -17,6 +17,7 @@ import { hashPassword, wifiPsk } from '../../user/customise/secrets.js';
 import { assertTestTarget, collect, flashCli, resultsOf, spawnCli, type CliRun } from '../support/cli.js';
 import { checkShellScript, cloudInitSchemaProblem, glibcCrypt, netplanProblem, parseToml, sshKeyPair } from '../support/customisation.js';
 import { describeDevices } from '../support/device-suite.js';
+import { serveFiles } from '../support/file-server.js';
 import { createLoop, digestFile, readBytes, scratchDir, type LoopDevice } from '../support/loop-device.js';
 import { LAYOUT_BOOT_OFFSET, LAYOUT_BOOT_SIZE, LAYOUT_IMAGE_SIZE, LAYOUT_ROOT_OFFSET, LAYOUT_ROOT_SIZE, layoutImage, PI_CMDLINE, sh, UBUNTU_USER_DATA, type BootLayout } from '../support/os-image.js';
 
@@ -202,5 +203,81 @@ describeDevices('customising a card (issue 13 acceptance)', () => {
     expect(bad.code).toBe(1);
     expect(resultsOf(bad).get(card.path)).toMatchObject({ status: 'failed', code: 'verify-mismatch', offset: at });
     expect(bad.stdout).toMatch(new RegExp(`1 byte differs, the first at byte offset ${at}`));
+  });
+
+  it('with a block map that leaves the boot partition\'s free space unwritten (as free-space skipping does), every cluster the customisation allocated is written whole and verified', async () => {
+    const work = scratchDir();
+    const sparse = layoutImage(work, 'pi-os', { name: 'sparse.img' });
+    const bmap = join(work, 'pi-os.img.bmap');
+    const mappedBy = (file: string) => {
+      execFileSync('bmaptool', ['create', '-o', bmap, file], { stdio: 'ignore' });
+      return [...readFileSync(bmap, 'utf8').matchAll(/<Range[^>]*> (\d+)(?:-(\d+))? </g)].map((m) => [Number(m[1]), Number(m[2] ?? m[1])] as const);
+    };
+    // An image whose map leaves out exactly the boot partition's free space, as free-space
+    // skipping does: everything allocated, then the free clusters after the last file punched out.
+    const usedEnd = 4096 * (1 + Math.max(...mappedBy(sparse).filter(([from]) => from * 4096 < LAYOUT_ROOT_OFFSET).map(([, to]) => to)));
+    const image = join(work, 'pi-os.img');
+    execFileSync('cp', ['--sparse=never', sparse, image]);
+    execFileSync('fallocate', ['--punch-hole', '--offset', String(usedEnd), '--length', String(LAYOUT_ROOT_OFFSET - usedEnd), image]);
+    const mapped = mappedBy(image);
+    expect(mapped).toEqual([
+      [0, usedEnd / 4096 - 1],
+      [LAYOUT_ROOT_OFFSET / 4096, LAYOUT_IMAGE_SIZE / 4096 - 1],
+    ]);
+    const profile = join(work, 'profile.json');
+    writeFileSync(profile, JSON.stringify({ hostname: 'kiosk', user: { name: 'alice', passwordHash: hashPassword(PASSWORD) }, ssh: { authorizedKeys: [key] } }));
+    const card = createLoop({ size: CARD_SIZE });
+    const run = await flashCli(image, [card.path], ['--no-eject', '--bmap', bmap, '--customise', profile]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(resultsOf(run).get(card.path)).toMatchObject({ status: 'ok', verified: true, customised: true });
+    expect(fsckProblems(card, scratchDir())).toEqual([]);
+
+    // Where the boot partition's clusters are, from its own boot sector.
+    const boot = readBytes(image, LAYOUT_BOOT_OFFSET, 512);
+    const clusterBytes = boot.readUInt16LE(11) * boot.readUInt8(13);
+    const dataOffset = LAYOUT_BOOT_OFFSET + (boot.readUInt16LE(14) + boot.readUInt8(16) * boot.readUInt32LE(36)) * boot.readUInt16LE(11);
+    const script = bootFile(card.path, 'firstrun.sh');
+    const chain = execFileSync('mshowfat', ['-i', `${card.path}@@${LAYOUT_BOOT_OFFSET}`, '::/firstrun.sh'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+    const clusters = [...chain.matchAll(/<(\d+)(?:-(\d+))?>/g)].flatMap((m) => {
+      const first = Number(m[1]);
+      return Array.from({ length: Number(m[2] ?? m[1]) - first + 1 }, (_, i) => first + i);
+    });
+    expect(clusters.length).toBe(Math.ceil(script.length / clusterBytes));
+    const onCard = Buffer.concat(clusters.map((c) => readBytes(card.backing, dataOffset + (c - 2) * clusterBytes, clusterBytes)));
+    // The whole of each cluster, the zeros after the script's end included, is what Sluice wrote:
+    // the card was random before, and the map left these clusters out of the image's write.
+    expect(onCard.equals(Buffer.concat([script, Buffer.alloc(onCard.length - script.length)]))).toBe(true);
+    const block = (c: number) => Math.floor((dataOffset + (c - 2) * clusterBytes) / 4096);
+    // First fit starts in the last 4 KiB block the map has; the clusters after it were left out of the image's write.
+    const unmapped = clusters.filter((c) => !mapped.some(([from, to]) => block(c) >= from && block(c) <= to));
+    expect(unmapped.length).toBeGreaterThanOrEqual(clusters.length - 4096 / clusterBytes);
+    expect(unmapped.length).toBeGreaterThan(0);
+  });
+
+  it.each(['.img', '.img.xz'])('an image on the web, %s: customised while it downloads, as a local file is', async (suffix) => {
+    const server = await serveFiles([`${images.get('pi-os') ?? ''}${suffix === '.img' ? '' : suffix.slice(4)}`], { ranges: true });
+    try {
+      const card = createLoop({ size: CARD_SIZE });
+      const run = await flashCli(`${server.base}/pi-os${suffix}`, [card.path], flags);
+      expect(run.code, run.stderr).toBe(0);
+      expect(resultsOf(run).get(card.path)).toMatchObject({ status: 'ok', verified: true, customised: true });
+      expect(fsckProblems(card, scratchDir())).toEqual([]);
+      const script = bootFile(card.path, 'firstrun.sh').toString('utf8');
+      const hash = /userconf 'alice' '(\$6\$[^']+)'/.exec(script)?.[1] ?? '';
+      expect(script).toBe(firstRunScript(settings(hash), '/boot/firmware'));
+      expectNoSecretInClear(card);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('an --ssh-key file that is not a public key (the private half, named by mistake): refused before anything is written', async () => {
+    const { privateKey } = sshKeyPair(scratchDir());
+    const card = createLoop({ size: CARD_SIZE });
+    const before = digestFile(card.backing);
+    const run = await flashCli(images.get('pi-os') ?? '', [card.path], ['--hostname', 'pi', '--ssh-key', privateKey]);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain(`sluice: ${privateKey} line 1 is not an SSH public key: it is a private key; give the public key (the .pub file next to it). Nothing was written.`);
+    expect(digestFile(card.backing)).toBe(before);
   });
 });

@@ -20,6 +20,7 @@ import { checkShellScript, glibcCrypt, sshKeyPair } from '../support/customisati
 import { describeDevices } from '../support/device-suite.js';
 import { createLoop, readBytes, scratchDir, type LoopDevice } from '../support/loop-device.js';
 import { LAYOUT_BOOT_OFFSET, LAYOUT_BOOT_SIZE, LAYOUT_IMAGE_SIZE, layoutImage, PI_CMDLINE, sh } from '../support/os-image.js';
+import { serveFiles } from '../support/file-server.js';
 import { launchBrowser, openApp, type AppUnderTest } from './app-harness.js';
 
 const CARD_SIZE = LAYOUT_IMAGE_SIZE + 16 * 1024 * 1024;
@@ -209,6 +210,45 @@ describeDevices('the Customise step, in Chromium, against the real core and help
       expect(app.pageErrors).toEqual([]);
     } finally {
       await app.close();
+    }
+  }, 240_000);
+
+  it('an image at a web address: its method is found when the settings are checked, and the card it is written to is customised', async () => {
+    const dir = scratchDir();
+    layoutImage(dir, 'pi-os');
+    sh(dir, 'xz -T2 -k -1 pi-os.img');
+    const server = await serveFiles([join(dir, 'pi-os.img.xz')], { ranges: true });
+    const card = createLoop({ size: CARD_SIZE, dir });
+    assertTestTarget(card.path);
+    const app = await openApp(context, { dropDir: dir, settings: { showVirtual: true, eject: false } });
+    const { page } = app;
+    try {
+      await page.getByRole('button', { name: 'Flash from URL…' }).click();
+      await page.getByRole('textbox', { name: 'Image address' }).fill(`${server.base}/pi-os.img.xz`);
+      await page.getByRole('button', { name: 'Open' }).click();
+      await expect.poll(() => page.getByTestId('image-customisation').textContent()).toBe('Can be customised if it has a first-boot method: Sluice looks when you customise it.');
+      await chooseDrives(page, [card.path]);
+      await page.getByRole('button', { name: 'Customise…' }).click();
+      const dialog = page.getByRole('dialog', { name: 'Customise' });
+      await dialog.getByLabel('Host name').fill('kiosk');
+      await dialog.getByLabel('Time zone').fill('Europe/Paris');
+      await dialog.getByRole('button', { name: 'Show what is written' }).click();
+      await expect(dialog.getByTestId('preview-method').textContent()).resolves.toMatch(/^Raspberry Pi OS first run \(firstrun\.sh\): The boot partition \(partition 1\) has cmdline\.txt and config\.txt/);
+      await app.screenshot('customise-url-preview');
+      await dialog.getByRole('button', { name: 'Use these settings' }).click();
+      await dialog.waitFor({ state: 'detached' });
+      await page.getByRole('button', { name: 'Flash!' }).click();
+      const confirm = page.getByRole('dialog', { name: 'Erase this drive?' });
+      await confirm.getByTestId('confirm-customisation').waitFor();
+      await confirm.getByRole('button', { name: 'Erase and flash' }).click();
+      await endScreen(page, 'success').waitFor({ timeout: 120_000 });
+      await expect(page.locator('li.result.ok').textContent()).resolves.toContain('Written, verified and customised');
+      expect(fatProblems(card)).toBeNull();
+      expect(bootFile(card.path, 'firstrun.sh').toString('utf8')).toMatch(/set_hostname 'kiosk'[\s\S]*'Europe\/Paris'/);
+      expect(app.pageErrors).toEqual([]);
+    } finally {
+      await app.close();
+      await server.close();
     }
   }, 240_000);
 });

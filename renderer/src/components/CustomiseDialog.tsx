@@ -1,4 +1,4 @@
-import { useState, type ReactNode } from 'react';
+import { useEffect, useRef, useState, type ReactNode } from 'react';
 import type { CustomisationPreview, SshKeyFile } from '../../../common/contracts/customise.js';
 import type { SluiceApi } from '../../../common/contracts/ipc-contract.js';
 import type { Profile } from '../../../common/domain/customisation.js';
@@ -38,8 +38,17 @@ function Field({ label, hint, children }: { label: string; hint?: string; childr
 /** What will be written: the method, and each card's files and host name. */
 function PreviewList({ preview }: { preview: CustomisationPreview }) {
   const files = preview.files[0] ?? [];
+  const ref = useRef<HTMLElement>(null);
+  // It appears at the foot of a long form: brought into view, and read out, when it changes.
+  // A block body: newer Chromium returns a promise from scrollIntoView, which React would take for a cleanup.
+  useEffect(() => {
+    ref.current?.scrollIntoView({ block: 'nearest' });
+  }, [preview]);
   return (
-    <section className="preview" aria-label="Files written">
+    <section className="preview" aria-label="Files written" aria-live="polite" ref={ref}>
+      <p data-testid="preview-method">
+        {METHOD_LABEL[preview.method]}: {preview.why}
+      </p>
       <p>
         <strong>Writes onto the boot partition{preview.files.length > 1 ? ' of each card' : ''}:</strong> {files.map((f) => `${f.name} (${formatBytes(f.size)})`).join(', ')}
       </p>
@@ -67,7 +76,10 @@ export function CustomiseDialog({ image, cards, current, profiles, api, onSavePr
     setNotice(null);
   };
 
-  if (image.customisation === null) {
+  /** A download's boot partition is read when the settings are checked, not when it was chosen. */
+  const method = image.customisation;
+  const notLookedAt = method === null && image.customisationNote === null;
+  if (method === null && !notLookedAt) {
     return (
       <Modal
         title="Customise"
@@ -170,7 +182,13 @@ export function CustomiseDialog({ image, cards, current, profiles, api, onSavePr
       }
     >
       <p data-testid="customise-method">
-        <strong>{METHOD_LABEL[image.customisation]}</strong>: {image.customisationNote}
+        {method === null ? (
+          'Sluice reads the boot partition of this download to find its first-boot method when you check the settings (Show what is written).'
+        ) : (
+          <>
+            <strong>{METHOD_LABEL[method]}</strong>: {image.customisationNote}
+          </>
+        )}
       </p>
       <div className="profile-row">
         <Field label="Profile">
@@ -287,12 +305,12 @@ export function CustomiseDialog({ image, cards, current, profiles, api, onSavePr
       </fieldset>
       <details>
         <summary>Your own first-boot files</summary>
-        {image.customisation === 'systemd-firstrun' && (
+        {(method === null || method === 'systemd-firstrun') && (
           <Field label="firstrun.sh" hint="Written in place of the one Sluice makes.">
             <textarea rows={4} value={form.firstRunScript} onChange={(e) => set('firstRunScript', e.target.value)} spellCheck={false} />
           </Field>
         )}
-        {image.customisation === 'cloud-init' && (
+        {(method === null || method === 'cloud-init') && (
           <>
             <Field label="user-data" hint="Written in place of the one Sluice makes.">
               <textarea rows={4} value={form.userData} onChange={(e) => set('userData', e.target.value)} spellCheck={false} />
@@ -302,7 +320,7 @@ export function CustomiseDialog({ image, cards, current, profiles, api, onSavePr
             </Field>
           </>
         )}
-        {image.customisation === 'rpi-preseed' && <p className="hint">This image takes rpi-preseed.toml, made from the settings above.</p>}
+        {method === 'rpi-preseed' && <p className="hint">This image takes rpi-preseed.toml, made from the settings above.</p>}
       </details>
       <div className="actions">
         <button type="button" className="button" onClick={showPreview} disabled={busy}>

@@ -71,12 +71,13 @@ function ImageDetails({ image }: { image: ImageInfo }) {
 
 /** Whether and how the image can be customised, what is set, and the way to the Customise dialog. Nothing for an image not looked at (a download, a drive). */
 function CustomisationRow({ image, customise, busy, onCustomise }: { image: ImageInfo; customise: Profile | null; busy: boolean; onCustomise: () => void }) {
-  if (image.customisation === null && image.customisationNote === null) return null;
+  // A drive is copied bit for bit; a download's boot partition is read only when asked (it costs a download of its start).
+  const notLookedAt = image.customisation === null && image.customisationNote === null;
+  if (notLookedAt && image.origin !== 'url') return null;
+  const offer = image.customisation !== null ? `Can be customised: ${METHOD_LABEL[image.customisation]}.` : notLookedAt ? 'Can be customised if it has a first-boot method: Sluice looks when you customise it.' : 'Cannot be customised: no first-boot method found.';
   return (
     <div className="customisation">
-      <p data-testid="image-customisation">
-        {image.customisation === null ? 'Cannot be customised: no first-boot method found.' : customise === null ? `Can be customised: ${METHOD_LABEL[image.customisation]}.` : `Customised: ${customisationSummary(customise)}.`}
-      </p>
+      <p data-testid="image-customisation">{customise === null ? offer : `Customised: ${customisationSummary(customise)}.`}</p>
       <button type="button" className="button" onClick={onCustomise} disabled={busy}>
         Customise…
       </button>
