@@ -26,6 +26,16 @@ export interface HttpBody {
   partial: boolean;
 }
 
+/** The server answered with an error status: the download exists no further than that. */
+export class HttpStatusError extends JobError {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super({ code: 'source-read-error', message });
+  }
+}
+
 /** Redirects followed before giving up, as browsers do. */
 const MAX_REDIRECTS = 20;
 
@@ -141,7 +151,7 @@ export async function openHttp(url: string, options: { range?: [number, number] 
         response.destroy();
         const words = `${status}${response.statusMessage ? ` ${response.statusMessage}` : ''}`;
         const hint = status === 404 ? ' Check the address.' : status >= 500 ? ' The server has a problem; try again later.' : '';
-        throw jobError('source-read-error', `Downloading ${url} failed: the server answered ${words}.${hint}`);
+        throw new HttpStatusError(status, `Downloading ${url} failed: the server answered ${words}.${hint}`);
       }
       const length = response.headers['content-length'];
       const size = length !== undefined && /^\d+$/.test(length) && status === 200 ? Number(length) : null;
@@ -226,6 +236,24 @@ export async function readSmallDownload(url: string, limit: number): Promise<str
   } catch {
     return null;
   }
+}
+
+/**
+ * The whole of a small download (a catalogue document) of at most `limit` bytes, read within
+ * `timeoutMs`. Unlike readSmallDownload it says why it failed: the caller tells "offline" from
+ * "no such file" and from "too large" by it.
+ */
+export async function readBoundedDownload(url: string, limit: number, timeoutMs: number): Promise<Buffer> {
+  const started = performance.now();
+  let answer: SmallAnswer;
+  try {
+    answer = await readSmall(url, limit, timeoutMs);
+  } catch (error) {
+    if (performance.now() - started >= timeoutMs) throw jobError('source-read-error', `Downloading ${url} failed: it took more than ${seconds(timeoutMs)}.`);
+    throw error;
+  }
+  if (!answer.whole) throw jobError('source-corrupt', `${url} is larger than ${limit} bytes, more than Sluice reads of such a file.`);
+  return answer.bytes;
 }
 
 /**
