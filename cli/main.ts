@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util';
 import { BACKUP_COMPRESSIONS, type BackupCompression } from '../common/domain/backup-compression.js';
 import { EXIT } from './exit-codes.js';
 import { errorText } from '../common/domain/error-details.js';
+import { parseSize } from './size-option.js';
 
 const USAGE = `Usage:
   sluice list [--all] [--virtual] [--json]      list the drives Sluice would offer (cards, sticks)
@@ -80,6 +81,9 @@ export async function main(argv: readonly string[]): Promise<number> {
         'builtin-decoders': { type: 'boolean', default: false },
         compress: { type: 'string' },
         'trim-to-partitions': { type: 'boolean', default: false },
+        repo: { type: 'string', multiple: true },
+        'no-cache': { type: 'boolean', default: false },
+        'cache-limit': { type: 'string' },
         help: { type: 'boolean', short: 'h', default: false },
       },
     });
@@ -101,6 +105,8 @@ export async function main(argv: readonly string[]): Promise<number> {
   if (compress !== undefined && !isCompression(compress)) return usageError(`--compress takes ${BACKUP_COMPRESSIONS.join(', ')}, not "${compress}"`);
   if (command !== 'backup' && (compress !== undefined || values['trim-to-partitions'])) return usageError('--compress and --trim-to-partitions are options of backup');
   if (command !== 'flash' && values['allow-truncated']) return usageError('--allow-truncated is an option of flash');
+  const cacheLimit = values['cache-limit'] === undefined ? undefined : parseSize(values['cache-limit']);
+  if (cacheLimit === null) return usageError(`--cache-limit takes a size such as 20G or 500M, not "${values['cache-limit']}"`);
   // Each command's modules load only when it runs: `sluice --help` or a usage error need none of them.
   switch (command) {
     case 'info': {
@@ -113,7 +119,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     case 'flash': {
       const [image, ...targets] = rest;
       if (image === undefined || targets.length === 0) return usageError('flash needs an IMAGE and at least one DEVICE');
-      return (await import('./commands/flash.js')).flashCommand({ image, targets, sha256, bmap, systemTools: !values['builtin-decoders'], verify: !values['no-verify'], eject: !values['no-eject'], yes: values.yes, json: values.json, elevate, allowTruncated: values['allow-truncated'] });
+      return (await import('./commands/flash.js')).flashCommand({ image, targets, sha256, bmap, systemTools: !values['builtin-decoders'], verify: !values['no-verify'], eject: !values['no-eject'], yes: values.yes, json: values.json, elevate, allowTruncated: values['allow-truncated'], repos: values.repo, cache: !values['no-cache'], cacheLimit });
     }
     case 'verify': {
       const [image, target, ...extra] = rest;

@@ -6,6 +6,12 @@
  * entry by its path.
  */
 
+/** Raspberry Pi's own list, the repository used when none is named. */
+export const DEFAULT_REPOSITORY = 'https://downloads.raspberrypi.com/os_list_imagingutility_v4.json';
+
+/** How an image names a catalogue entry on the command line: `os:PATH` or `os:NAME`. */
+export const OS_PREFIX = 'os:';
+
 /**
  * How an OS wants to be customised on first boot, as its catalogue entry says (`init_format`). Only
  * a hint: the image's own contents win when they disagree (the customisation code reads them).

@@ -197,15 +197,7 @@ export const TARGETS: FuzzTarget[] = [
       Buffer.from(JSON.stringify({ type: 'prepared', prepared: { info: { source: '/x.img', name: 'x.img', origin: 'file', format: 'raw', sourceSize: 4096, size: 4096, sizeExact: true, partitionTable: null, entry: null, blockMap: null, checksum: null } } })),
     ],
     // What the app and the CLI trust of a probe process that may have been subverted: only what the schema lets through.
-    run: async (input) => {
-      let message: unknown;
-      try {
-        message = JSON.parse(input.toString('utf8'));
-      } catch {
-        return;
-      }
-      v.safeParse(ProbeReply, message);
-    },
+    run: async (input) => asMessage(input, (message) => v.safeParse(ProbeReply, message)),
     documented: () => false,
   },
   {
@@ -240,18 +232,21 @@ export const TARGETS: FuzzTarget[] = [
       ];
     },
     // What the app and the CLI take from a catalogue process that may have been subverted.
-    run: async (input) => {
-      let message: unknown;
-      try {
-        message = JSON.parse(input.toString('utf8'));
-      } catch {
-        return;
-      }
-      checkedCatalogue({ source: 'https://x/list.json', depth: 0, expand: false, savedDir: null }, message);
-    },
+    run: async (input) => asMessage(input, (message) => checkedCatalogue({ source: 'https://x/list.json', depth: 0, expand: false, savedDir: null }, message)),
     documented: () => false,
   },
 ];
+
+/** An IPC message is JSON by the time it is checked: input that is not JSON never reaches the check. */
+function asMessage(input: Buffer, check: (message: unknown) => unknown): unknown {
+  let message: unknown;
+  try {
+    message = JSON.parse(input.toString('utf8'));
+  } catch {
+    return null;
+  }
+  return check(message);
+}
 
 /** The HTTP probe target's server, started once, and what it answers with now. */
 let server: Promise<FileServer> | null = null;

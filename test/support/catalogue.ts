@@ -8,6 +8,7 @@
  */
 import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
+import type { ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { deflateSync, crc32 } from 'node:zlib';
 import { MiB } from '../../common/domain/units.js';
@@ -33,8 +34,11 @@ export interface CatalogueServer extends FileServer {
   images: Record<'lite' | 'desktop' | 'rescue', TestImage>;
   /** Requests answered for `path`. */
   requestsFor(path: string): number;
-  /** The next whole-body answer for `path` sends `fraction` of it, then drops the connection. */
-  cutNext(path: string, fraction: number): void;
+  /** The next `times` whole-body answers for `path` send `fraction` of it, then drop the connection. */
+  cutNext(path: string, fraction: number, times?: number): void;
+  /** Every answer for `path`, whole or a range, stops at `fraction` of the file and drops the connection, until mend(). */
+  breakAll(path: string, fraction: number): void;
+  mend(path: string): void;
   /** Replaces what `path` serves (a document, or an image with other bytes). */
   put(path: string, body: Buffer): void;
 }
@@ -127,7 +131,12 @@ export async function serveCatalogue(dir: string): Promise<CatalogueServer> {
   for (const [name, rgb] of Object.entries(colours)) bodies.set(`/icons/${name}.png`, tinyPng(rgb));
   writeFileSync(join(dir, 'os_list_v4.json'), bodies.get('/os_list_v4.json') ?? '');
   const counts = new Map<string, number>();
-  const cuts = new Map<string, number>();
+  const cuts = new Map<string, { fraction: number; times: number }>();
+  const broken = new Map<string, number>();
+  /** Sends the answer's bytes up to file offset `at` (the answer starts at `start`), then drops the connection. */
+  const cutShort = (response: ServerResponse, body: Buffer, start: number, at: number) => {
+    response.write(body.subarray(start, Math.max(start, at)), () => setTimeout(() => response.socket?.destroy(), 20));
+  };
   const server = await serve((request, response) => {
     const path = (request.url ?? '/').split('?')[0] ?? '/';
     counts.set(path, (counts.get(path) ?? 0) + 1);
@@ -140,20 +149,28 @@ export async function serveCatalogue(dir: string): Promise<CatalogueServer> {
       const start = Number(range[1]);
       const end = Math.min(range[2] === '' ? body.length - 1 : Number(range[2]), body.length - 1);
       if (start >= body.length) return void response.writeHead(416, { 'Content-Range': `bytes */${body.length}` }).end();
-      return void response.writeHead(206, { 'Content-Range': `bytes ${start}-${end}/${body.length}`, 'Content-Length': end - start + 1, ETag: etag }).end(body.subarray(start, end + 1));
+      response.writeHead(206, { 'Content-Range': `bytes ${start}-${end}/${body.length}`, 'Content-Length': end - start + 1, ETag: etag });
+      const at = broken.get(path);
+      return void (at === undefined ? response.end(body.subarray(start, end + 1)) : cutShort(response, body.subarray(0, end + 1), start, Math.floor(body.length * at)));
     }
     response.writeHead(200, { 'Content-Length': body.length, 'Content-Type': path.endsWith('.json') ? 'application/json' : 'application/octet-stream', ETag: etag });
     const cut = cuts.get(path);
-    if (cut === undefined) return void response.end(body);
-    cuts.delete(path);
-    response.write(body.subarray(0, Math.floor(body.length * cut)), () => setTimeout(() => response.socket?.destroy(), 20));
+    if (cut !== undefined) {
+      if (cut.times <= 1) cuts.delete(path);
+      else cut.times -= 1;
+    }
+    const at = cut?.fraction ?? broken.get(path);
+    if (at === undefined) return void response.end(body);
+    cutShort(response, body, 0, Math.floor(body.length * at));
   });
   return {
     ...server,
     top: `${server.base}/os_list_v4.json`,
     images,
     requestsFor: (path) => counts.get(path) ?? 0,
-    cutNext: (path, fraction) => cuts.set(path, fraction),
+    cutNext: (path, fraction, times = 1) => cuts.set(path, { fraction, times }),
+    breakAll: (path, fraction) => broken.set(path, fraction),
+    mend: (path) => broken.delete(path),
     put: (path, body) => bodies.set(path, body),
   };
 }

@@ -71,8 +71,8 @@ function decoderStdio(plan: DecodePlan, output: DecoderOutput, pipe: OsPipe | nu
   return { stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'ipc'], outFd: 3 };
 }
 
-/** Starts decoding `plan`; see DecoderOutput for where the bytes go. */
-export async function startDecoder(plan: DecodePlan, output: DecoderOutput = 'stream'): Promise<RunningDecoder> {
+/** Starts decoding `plan`; see DecoderOutput for where the bytes go. `notice` hears what the decoder tells the person flashing. */
+export async function startDecoder(plan: DecodePlan, output: DecoderOutput = 'stream', notice: (message: string) => void = () => undefined): Promise<RunningDecoder> {
   const pipe = plan.sendImage && output === 'descriptor' && process.platform !== 'win32' ? await createOsPipe() : null;
   const { stdio, outFd } = decoderStdio(plan, output, pipe);
   let child: ChildProcess;
@@ -106,6 +106,9 @@ export async function startDecoder(plan: DecodePlan, output: DecoderOutput = 'st
         break;
       case 'started':
         resolveDecoder(message.decoder);
+        break;
+      case 'notice':
+        notice(message.message);
         break;
       case 'end':
         end ??= message.ok ? { status: 'ok', bytes: message.bytes, sha256: message.sha256 } : { status: 'failed', failure: { code: message.code, message: message.message, offset: message.offset } };

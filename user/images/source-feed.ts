@@ -17,6 +17,8 @@ export interface SourceFeed {
   readonly decoder: Promise<string>;
   /** Source bytes read so far (a download's progress). */
   sourceBytes(): number;
+  /** Calls `listener` with what the decoder tells the person flashing (a dropped download resumed). */
+  onNotice(listener: (message: string) => void): void;
   /**
    * Relays the decoder's verdict (to the helper job's endSource), waits for the job's results,
    * stops the decoder, and returns the results with the source's own failure in place of what
@@ -53,8 +55,11 @@ export async function openSourceFeed(prepared: PreparedImage, output: DecoderOut
   const plan = direct ? prepared.plan : { ...prepared.plan, sendImage: true };
   const file = direct && location.kind === 'file' && prepared.identity !== null ? await openProbedFile(location.path, prepared.identity) : null;
   let decoder: RunningDecoder | null = null;
+  const listeners: ((message: string) => void)[] = [];
   try {
-    decoder = file === null || plan.sha256 !== null ? await startDecoder(plan, output) : null;
+    // A raw image the helper reads itself still has a decoder beside it when a checksum must be checked.
+    const checked = plan.sha256 !== null || (plan.imageSha256 ?? null) !== null;
+    decoder = file === null || checked ? await startDecoder(plan, output, (message) => listeners.forEach((listener) => listener(message))) : null;
   } catch (error) {
     if (file !== null) await closeFd(file);
     throw error;
@@ -76,6 +81,7 @@ export async function openSourceFeed(prepared: PreparedImage, output: DecoderOut
     },
     decoder: running === null ? Promise.resolve('read directly') : file !== null ? Promise.resolve('read directly, SHA-256 checked alongside') : running.decoder,
     sourceBytes: () => running?.sourceBytes() ?? 0,
+    onNotice: (listener) => void listeners.push(listener),
     finish: async (pending, endSource) => {
       void running?.ended.then((end) => {
         if (end.status === 'ok') endSource({ ok: true, bytes: end.bytes });

@@ -102,15 +102,30 @@ export class ImageSink extends Writable {
   private extentIndex = 0;
   private sinceCollection = 0;
   private readonly ranges: RangeChecker | null;
+  /** SHA-256 of every decoded byte (before the map's filtering), when the image's own checksum is to be checked. */
+  private readonly hash: Hash | null;
+  private imageDigest: string | null = null;
 
   constructor(
     private readonly fd: number,
     private readonly imageSize: number | null,
     private readonly map: DecodeMap | null,
     private readonly format: string,
+    hashImage = false,
   ) {
     super({ highWaterMark: 4 * 1024 * 1024 });
     this.ranges = map === null ? null : new RangeChecker(map);
+    this.hash = hashImage ? createHash('sha256') : null;
+  }
+
+  /** Whether every decoded byte must pass through here to be hashed. */
+  get hashing(): boolean {
+    return this.hash !== null;
+  }
+
+  /** The decoded image's SHA-256 once it has ended; null when not hashing. */
+  digest(): string | null {
+    return this.imageDigest;
   }
 
   override _writev(chunks: { chunk: Buffer }[], callback: (error?: Error | null) => void): void {
@@ -121,6 +136,7 @@ export class ImageSink extends Writable {
         this.admit(chunk);
         for (const piece of this.mapped(chunk, this.position)) out.push(piece);
         this.ranges?.feed(chunk, this.position);
+        this.hash?.update(chunk);
         this.position += chunk.length;
       }
     } catch (error) {
@@ -149,6 +165,7 @@ export class ImageSink extends Writable {
         throw jobError('source-truncated', `The ${this.format} image ended after ${this.position} of its ${this.imageSize} bytes: it is truncated.`, { offset: this.position });
       }
       this.ranges?.end(this.position);
+      this.imageDigest = this.hash?.digest('hex') ?? null;
       callback();
     } catch (error) {
       callback(error as Error);
