@@ -61,13 +61,18 @@ function fromCatalogue(prepared: PreparedImage, os: CatalogueOs, imageSha256: st
   };
 }
 
+/** The SHA-256 an entry's download is kept by in the image cache: the download's own, else the decompressed image's. */
+export function cacheKey(os: CatalogueOs): string {
+  return os.downloadSha256 ?? os.extractSha256;
+}
+
 /** Prepares `os` to be flashed; rejects with a JobError as the probe does (offline and not cached: the download's failure). */
 export async function prepareCatalogueImage(os: CatalogueOs, options: CatalogueImageOptions): Promise<CatalogueImage> {
   const probe = (image: string) => prepareImageInChild({ image, sha256: os.downloadSha256 ?? undefined, systemTools: options.systemTools, partitions: options.partitions });
   const none = async () => undefined;
   if (!isUrl(os.url)) return { prepared: fromCatalogue(await probe(os.url), os, os.extractSha256), from: 'file', cached: false, notes: [], settle: none };
   const checks: CacheChecks = os.downloadSha256 !== null ? 'download' : 'image';
-  const key = os.downloadSha256 ?? os.extractSha256;
+  const key = cacheKey(os);
   const cache = options.cache;
   const hit = cache === null ? null : await cache.find(key);
   const notes: string[] = [];
