@@ -28,6 +28,8 @@ export const CatalogueRequest = v.strictObject({
   expand: v.boolean(),
   /** Where documents are saved for offline use, and read from when the source cannot be reached; null: neither. */
   savedDir: v.nullable(v.pipe(v.string(), v.maxLength(4096))),
+  /** Where the entries' icons are fetched to (the app shows them); null: not fetched. */
+  iconsDir: v.optional(v.nullable(v.pipe(v.string(), v.maxLength(4096)))),
 });
 export type CatalogueRequest = v.InferOutput<typeof CatalogueRequest>;
 

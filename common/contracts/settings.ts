@@ -1,4 +1,16 @@
 import * as v from 'valibot';
+import { DEFAULT_REPOSITORY } from '../domain/catalogue.js';
+
+/** Catalogues a person keeps at most: a few vendors' lists and a local manifest or two. */
+const MAX_REPOSITORIES = 16;
+
+/** A catalogue's address (http or https) or a local file's absolute path. */
+export const RepositorySchema = v.pipe(
+  v.string(),
+  v.minLength(1),
+  v.maxLength(2048),
+  v.check((value) => /^https?:\/\/\S+$/i.test(value) || /^(\/|[A-Za-z]:\\)/.test(value), 'A catalogue is an http(s) address or a file\'s full path.'),
+);
 
 /** The user's preferences, persisted as JSON in the app's userData folder. */
 export const SettingsSchema = v.strictObject({
@@ -10,10 +22,17 @@ export const SettingsSchema = v.strictObject({
   showVirtual: v.boolean(),
   /** A desktop notification when a flash ends. */
   notifications: v.boolean(),
+  /** The OS catalogues "Choose OS" lists (os_list v4 addresses or local files), in order. */
+  repositories: v.pipe(v.array(RepositorySchema), v.maxLength(MAX_REPOSITORIES)),
+  /** The image cache's size limit, in bytes (least recently used images go first). */
+  cacheLimitBytes: v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(Number.MAX_SAFE_INTEGER)),
 });
 export type Settings = v.InferOutput<typeof SettingsSchema>;
 
-export const DEFAULT_SETTINGS: Readonly<Settings> = Object.freeze({ verify: true, eject: true, showVirtual: false, notifications: true });
+/** The settings that are switches (the settings dialog's checkboxes). */
+export type SwitchSetting = { [K in keyof Settings]: Settings[K] extends boolean ? K : never }[keyof Settings];
+
+export const DEFAULT_SETTINGS: Readonly<Settings> = Object.freeze({ verify: true, eject: true, showVirtual: false, notifications: true, repositories: [DEFAULT_REPOSITORY], cacheLimitBytes: 20_000_000_000 });
 
 /** What the renderer may send to change settings: any subset of the fields, nothing else. */
 export const SettingsPatchSchema = v.partial(SettingsSchema);

@@ -62,7 +62,7 @@ function mergeWithDefaults(stored: unknown): { settings: Settings; rejected: str
   for (const key of Object.keys(SettingsSchema.entries) as (keyof Settings)[]) {
     if (!(key in record)) continue;
     const parsed = v.safeParse(SettingsSchema.entries[key], record[key]);
-    if (parsed.success) settings[key] = parsed.output;
+    if (parsed.success) Object.assign(settings, { [key]: parsed.output });
     else rejected.push(`"${key}"`);
   }
   return { settings, rejected };

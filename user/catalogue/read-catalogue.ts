@@ -9,6 +9,7 @@ import type { CatalogueDocument, CatalogueItem } from '../../common/domain/catal
 import { jobError, JobError } from '../../common/domain/failure.js';
 import { HttpStatusError, readBoundedDownload } from '../images/http-source.js';
 import { readSidecar } from '../images/sidecar-file.js';
+import { fetchIcons } from './icons.js';
 import { isLocalSource, MAX_DOCUMENT_BYTES, parseOsList } from './os-list.js';
 import { savedDocument, saveDocument } from './saved-documents.js';
 
@@ -98,12 +99,16 @@ function capped(notes: readonly string[]): string[] {
   return kept.map((note) => (note.length > MAX_NOTE_LENGTH ? `${note.slice(0, MAX_NOTE_LENGTH - 1)}…` : note));
 }
 
-/** Reads what `request` asks for. Throws a JobError when the document itself cannot be read. */
+/** Reads what `request` asks for, and fetches its icons when asked to. Throws a JobError when the document itself cannot be read. */
 export async function readCatalogue(request: CatalogueRequest): Promise<CatalogueDocument> {
   const session: Session = { savedDir: request.savedDir, unreachable: null, documents: 0, notes: [], offline: null };
-  const document = await readOne(request.source, request.depth, session);
-  if (!request.expand) return { ...document, notes: capped(document.notes) };
-  session.offline = document.offline;
-  const items = await expandItems(document.items, request.depth, session);
-  return { ...document, items, notes: capped([...document.notes, ...session.notes]), offline: session.offline };
+  let document = await readOne(request.source, request.depth, session);
+  if (request.expand) {
+    session.offline = document.offline;
+    const items = await expandItems(document.items, request.depth, session);
+    document = { ...document, items, notes: [...document.notes, ...session.notes], offline: session.offline };
+  }
+  // Offline, the icons are those fetched before: the network is not tried again for each.
+  if (request.iconsDir !== undefined && request.iconsDir !== null && session.unreachable === null) await fetchIcons(document, request.iconsDir);
+  return { ...document, notes: capped(document.notes) };
 }

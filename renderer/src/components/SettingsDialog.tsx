@@ -1,9 +1,9 @@
 import { useState } from 'react';
-import type { Settings } from '../../../common/contracts/settings.js';
+import type { Settings, SwitchSetting } from '../../../common/contracts/settings.js';
 import { Modal } from './Modal.js';
 import { ErrorMessage } from './ErrorMessage.js';
 
-const FIELDS: readonly { key: keyof Settings; label: string; help: string }[] = [
+const FIELDS: readonly { key: SwitchSetting; label: string; help: string }[] = [
   { key: 'verify', label: 'Verify after writing', help: 'Read every drive back and compare it with the image. Turning this off means a bad card goes unnoticed.' },
   { key: 'eject', label: 'Eject when done', help: 'Eject the drives after a successful flash, so they can be pulled out at once.' },
   { key: 'notifications', label: 'Notify when done', help: 'A desktop notification when a flash ends.' },
@@ -21,7 +21,7 @@ interface SettingsDialogProps {
 export function SettingsDialog({ settings, onChange, onClose }: SettingsDialogProps) {
   const [shown, setShown] = useState(settings);
   const [error, setError] = useState<string | null>(null);
-  const change = (key: keyof Settings, value: boolean): void => {
+  const change = (key: SwitchSetting, value: boolean): void => {
     setShown((current) => ({ ...current, [key]: value }));
     void onChange({ [key]: value }).then((problem) => {
       setError(problem);

@@ -1,12 +1,13 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CatalogueCategory, CatalogueOs } from '../../../common/domain/catalogue.js';
 import { MiB } from '../../../common/domain/units.js';
 import { builtCatalogueLaunch } from '../../support/built-modules.js';
-import { serveCatalogue, type CatalogueServer } from '../../support/catalogue.js';
+import { serveCatalogue, tinyPng, type CatalogueServer } from '../../support/catalogue.js';
 import { serve } from '../../support/file-server.js';
+import { iconFileName } from '../../../user/catalogue/icon-files.js';
 
 const { checkedCatalogue, readCatalogueInChild } = await builtCatalogueLaunch();
 
@@ -95,6 +96,43 @@ describe('readCatalogueInChild: a catalogue read in its own process', () => {
     // Its addresses are read against the file now: "/images/lite.img.xz" is a path on this computer.
     expect((document.items[0] as CatalogueOs).url).toBe('/images/lite.img.xz');
     expect(document.items[0]?.icon).toBe('file:///icons/lite.png');
+  });
+});
+
+describe('catalogue icons: fetched by the catalogue process, kept only when they are images', () => {
+  it('keeps each icon once, by its address; skips one that is not an image, or too large; fetches nothing when offline', async () => {
+    const png = tinyPng([10, 20, 30]);
+    let iconRequests = 0;
+    const own = await serve((request, response) => {
+      if (request.url === '/list.json') {
+        const os = (name: string, icon: string) => ({ name, description: '', icon, url: '/x.img.xz', extract_size: 1, extract_sha256: 'a'.repeat(64), image_download_size: 1, release_date: '2026-11-01' });
+        const items = [os('Png', '/png.png'), os('Html', '/page.png'), os('Huge', '/huge.png'), os('Svg', '/icon.svg'), os('Same', '/png.png')];
+        return void response.writeHead(200).end(JSON.stringify({ os_list: items }));
+      }
+      iconRequests += 1;
+      if (request.url === '/png.png') return void response.writeHead(200).end(png);
+      if (request.url === '/page.png') return void response.writeHead(200).end('<html><script>alert(1)</script></html>');
+      if (request.url === '/huge.png') return void response.writeHead(200).end(Buffer.concat([png, Buffer.alloc(300 * 1024)]));
+      if (request.url === '/icon.svg') return void response.writeHead(200).end('<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>');
+      response.writeHead(404).end();
+    });
+    const icons = join(dir, 'icons');
+    const saved = join(dir, 'saved-for-icons');
+    const source = `${own.base}/list.json`;
+    try {
+      await readCatalogueInChild({ source, depth: 0, expand: false, savedDir: saved, iconsDir: icons });
+      expect(iconRequests).toBe(4);
+      expect(readdirSync(icons)).toEqual([iconFileName(`${own.base}/png.png`)]);
+      expect(readFileSync(join(icons, iconFileName(`${own.base}/png.png`))).equals(png)).toBe(true);
+      // Read again: the icon it holds is not asked for again.
+      await readCatalogueInChild({ source, depth: 0, expand: false, savedDir: saved, iconsDir: icons });
+      expect(iconRequests).toBe(7);
+    } finally {
+      await own.close();
+    }
+    const offline = await readCatalogueInChild({ source, depth: 0, expand: false, savedDir: saved, iconsDir: icons });
+    expect(offline.offline).not.toBeNull();
+    expect(existsSync(join(icons, iconFileName(`${own.base}/png.png`)))).toBe(true);
   });
 });
 
