@@ -3,11 +3,11 @@
  * reading them in the catalogue process with their notes on stderr, finding an entry by its path
  * (reading only the documents along it) or by its name, and the image cache the commands share.
  */
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { DEFAULT_REPOSITORY, findEntry, placedEntries, type CatalogueDocument, type CatalogueItem, type PlacedOs } from '../common/domain/catalogue.js';
 import { jobError } from '../common/domain/failure.js';
 import { formatBytes } from '../common/domain/units.js';
-import { cacheDir } from '../user/cache/cache-dir.js';
+import { cacheDir, savedCataloguesDir } from '../user/cache/cache-dir.js';
 import { DEFAULT_LIMIT_BYTES, ImageCache } from '../user/cache/image-cache.js';
 import { readCatalogueInChild } from '../user/catalogue/catalogue-launch.js';
 import { isLocalSource } from '../user/catalogue/os-list.js';
@@ -24,7 +24,7 @@ export function repositories(named: readonly string[] | undefined): string[] {
 
 /** Where catalogue documents are saved for offline use. */
 function savedDir(): string {
-  return join(cacheDir(), 'catalogues');
+  return savedCataloguesDir(cacheDir());
 }
 
 /** What this command has said already: a document read twice (walked, then searched) is reported once. */

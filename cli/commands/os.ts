@@ -1,7 +1,6 @@
-import { boardFilter, filterItems, pathText, placedEntries, type BoardFilter, type CatalogueBoard, type CatalogueDocument } from '../../common/domain/catalogue.js';
+import { boardFilter, cacheKey, filterItems, pathText, placedEntries, type BoardFilter, type CatalogueBoard, type CatalogueDocument } from '../../common/domain/catalogue.js';
 import { JobError } from '../../common/domain/failure.js';
 import { formatBytes } from '../../common/domain/units.js';
-import { cacheKey } from '../../user/catalogue/catalogue-image.js';
 import { imageCache, readRepositories, repositories } from '../catalogue.js';
 import { EXIT } from '../exit-codes.js';
 

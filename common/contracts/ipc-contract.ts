@@ -9,6 +9,7 @@ import type { EventName, InvokeMethod } from './ipc-channels.js';
 import type { ImageInfo } from '../domain/image.js';
 import type { Progress } from '../domain/progress.js';
 import { BackupCompressionSchema, BackupRequestSchema, DevicePathSchema, FlashRequestSchema, ImagePathSchema, ImageUrlSchema, type BackupRequest, type DriveInfo, type FlashRequest, type JobEnd } from './app-models.js';
+import { CataloguePathSchema, CatalogueSourceSchema, type CacheView, type CatalogueView } from './catalogue-view.js';
 import { SettingsPatchSchema, type Settings, type SettingsPatch } from './settings.js';
 
 /** A file from a drop event; the DOM's File in the renderer. */
@@ -32,6 +33,14 @@ export interface SluiceApi {
   /** Chooses a whole drive as what is written (a clone): copied by the helper, bit for bit. */
   chooseSourceDrive(device: string): Promise<ApiResult<ImageInfo>>;
   clearImage(): Promise<ApiResult<null>>;
+  /** Reads a catalogue document: a repository in the settings, or a category's subitems_url from a document read before. */
+  readCatalogue(source: string): Promise<ApiResult<CatalogueView>>;
+  /** Chooses the OS at `path` in the document read from `source`: from the image cache when it holds it, else downloaded while it is written. */
+  chooseCatalogueOs(source: string, path: string[]): Promise<ApiResult<ImageInfo>>;
+  /** The image cache: where it is, its limit, what it holds. */
+  getCache(): Promise<ApiResult<CacheView>>;
+  /** Deletes every image the cache holds (saved catalogues stay, for the list offline); refused while a job runs. */
+  clearCache(): Promise<ApiResult<CacheView>>;
   listDrives(): Promise<ApiResult<DriveInfo[]>>;
   /** Starts writing the chosen image; progress and the end arrive as events. */
   startFlash(request: FlashRequest): Promise<ApiResult<null>>;
@@ -83,6 +92,10 @@ export const INVOKE_ARGS = {
   openImageUrl: v.strictTuple([ImageUrlSchema]),
   chooseSourceDrive: v.strictTuple([DevicePathSchema]),
   clearImage: v.strictTuple([]),
+  readCatalogue: v.strictTuple([CatalogueSourceSchema]),
+  chooseCatalogueOs: v.strictTuple([CatalogueSourceSchema, CataloguePathSchema]),
+  getCache: v.strictTuple([]),
+  clearCache: v.strictTuple([]),
   listDrives: v.strictTuple([]),
   startFlash: v.strictTuple([FlashRequestSchema]),
   chooseBackupFile: v.strictTuple([DevicePathSchema, BackupCompressionSchema]),

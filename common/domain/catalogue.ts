@@ -166,3 +166,8 @@ export function findEntry(entries: readonly PlacedOs[], wanted: string): PlacedO
   if (named.length === 0) return { missing: true };
   return { ambiguous: named.map((e) => pathText(e.path)) };
 }
+
+/** The SHA-256 an entry's download is kept by in the image cache: the download's own, else the decompressed image's. */
+export function cacheKey(os: CatalogueOs): string {
+  return os.downloadSha256 ?? os.extractSha256;
+}

@@ -5,9 +5,13 @@ import type { FlashRequest } from '../../common/contracts/app-models.js';
 import type { InvokeMethod } from '../../common/contracts/ipc-channels.js';
 import { INVOKE_ARGS, type ApiHandlers, type EmitEvent } from '../../common/contracts/ipc-contract.js';
 import { errorText } from '../../common/domain/error-details.js';
+import { JobError } from '../../common/domain/failure.js';
 import type { ImageInfo } from '../../common/domain/image.js';
 import type { JobKind } from '../../common/domain/job.js';
+import type { CatalogueImage } from '../../user/catalogue/catalogue-image.js';
+import type { PreparedImage } from '../../user/images/probe.js';
 import { openSourceFeed } from '../../user/images/source-feed.js';
+import { AppCatalogue } from './app-catalogue.js';
 import { BackupFiles } from './backup-files.js';
 import { ChosenImage } from './chosen-image.js';
 import type { DesktopEffects } from './desktop-job.js';
@@ -35,6 +39,8 @@ export interface AppServiceDeps {
   emit: EmitEvent;
   /** Images the system hands over (double-click, "Open with", command line); the service takes them once the page is ready. */
   handOff: ImageHandOff;
+  /** The cache folder: downloaded images, saved catalogues and their icons (user/cache/cache-dir.ts). */
+  cacheDir: string;
 }
 
 export interface AppService {
@@ -67,6 +73,7 @@ export function createAppService(deps: AppServiceDeps): AppService {
   );
   const image = new ChosenImage(runner, () => drives.republish());
   const backups = new BackupFiles(runner, drives, deps.settings, deps);
+  const catalogue = new AppCatalogue(deps.settings, deps.cacheDir);
   const session: SessionDeps = { launch: deps.launchHelper, effects: deps.effects, onProgress: (progress) => deps.emit('jobProgress', progress) };
 
   /** Why `request`'s drives may not be written, from the app's own listing and the shared rules; the helper checks every device again from its own look. */
@@ -91,12 +98,22 @@ export function createAppService(deps: AppServiceDeps): AppService {
       const refusal = refuseTargets(request) ?? (await image.unchanged(chosen));
       if (!refusal.ok) return refusal;
       let input: FlashSessionJob['input'];
+      /** After the flash: a cached download that failed its checks is removed (user/catalogue/catalogue-image.ts). */
+      let settle: CatalogueImage['settle'] = async () => undefined;
       if (chosen.source.kind === 'drive') {
         input = { kind: 'drive', device: chosen.source.device };
       } else {
         try {
-          input = { kind: 'feed', feed: await openSourceFeed(chosen.source.prepared) };
+          let prepared: PreparedImage;
+          if (chosen.source.kind === 'catalogue') {
+            const entry = await catalogue.prepareForFlash(chosen.source.os);
+            ({ prepared, settle } = entry);
+          } else {
+            prepared = chosen.source.prepared;
+          }
+          input = { kind: 'feed', feed: await openSourceFeed(prepared) };
         } catch (error) {
+          if (error instanceof JobError) return refused(error.failure);
           return refuse('source-read-error', `${chosen.info.name} could not be opened for writing: ${errorText(error)}`);
         }
       }
@@ -107,7 +124,8 @@ export function createAppService(deps: AppServiceDeps): AppService {
         return busy;
       }
       const settings = deps.settings.get();
-      runner.run(startFlashSession({ input, targets: request.targets, verify: settings.verify, eject: settings.eject, notify: settings.notifications }, session));
+      const started = startFlashSession({ input, targets: request.targets, verify: settings.verify, eject: settings.eject, notify: settings.notifications }, session);
+      runner.run({ ...started, done: started.done.then(async (end) => (await settle(end.results).catch(() => undefined), end)) });
       return ok(null);
     });
 
@@ -127,6 +145,14 @@ export function createAppService(deps: AppServiceDeps): AppService {
       return drive.ok ? image.choose(device, () => probeSourceDrive(drive.value)) : drive;
     },
     clearImage: async () => image.clear(),
+    readCatalogue: (source) => catalogue.read(source),
+    chooseCatalogueOs: (source, path) => image.choose(path.at(-1) ?? source, () => catalogue.probe(source, path)),
+    getCache: async () => ok(await catalogue.cacheView()),
+    clearCache: async () => {
+      // A flash may be writing into the cache (or reading from it) right now.
+      const busy = runner.busy();
+      return busy ?? ok(await catalogue.clearCache());
+    },
     listDrives: async () => ok(await drives.current()),
     startFlash,
     chooseBackupFile: (device, compress) => backups.choose(device, compress),

@@ -6,6 +6,7 @@
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { app, BrowserWindow, protocol, shell } from 'electron';
+import { cacheDir, catalogueIconsDir } from '../../user/cache/cache-dir.js';
 import { chooseElevation, onPath } from '../../user/launcher/elevation/choose.js';
 import { builtHelperProgram, packagedHelperProgram } from '../../user/launcher/helper-program.js';
 import { startHelper } from '../../user/launcher/launch.js';
@@ -43,7 +44,8 @@ function bringWindowForward(): void {
 
 async function openWindow(): Promise<void> {
   denyAllPermissions();
-  registerAppProtocol(UI_DIR);
+  const cache = cacheDir();
+  registerAppProtocol(UI_DIR, catalogueIconsDir(cache));
   const settings = await SettingsStore.open(join(app.getPath('userData'), 'settings.json'));
   if (settings.problem !== null) process.stderr.write(`sluice: ${settings.problem}\n`);
 
@@ -67,6 +69,7 @@ async function openWindow(): Promise<void> {
       if (!window.isDestroyed()) window.webContents.send(EVENT_CHANNELS[event], payload);
     },
     handOff,
+    cacheDir: cache,
   });
   registerIpcHandlers(service);
   guardQuitDuringJob(window, service);

@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useReducer, useState } from 'react';
+import { useCallback, useEffect, useMemo, useReducer, useState } from 'react';
 import type { ApiResult } from '../../common/contracts/api-result.js';
 import type { SluiceApi } from '../../common/contracts/ipc-contract.js';
 import type { ImageInfo } from '../../common/domain/image.js';
@@ -12,13 +12,14 @@ import { EndScreen } from './components/EndScreen.js';
 import { FlashStep } from './components/FlashStep.js';
 import { GearIcon, ImageIcon } from './components/Icons.js';
 import { ImageStep } from './components/ImageStep.js';
+import { OsPicker } from './components/OsPicker.js';
 import { ProgressView } from './components/ProgressView.js';
 import { SettingsDialog } from './components/SettingsDialog.js';
 import { availableDrives, canFlash, copyableDrives, defaultVisibility, flowReducer, INITIAL_STATE, selectedDrives } from './flow.js';
 import { useFileDrop } from './use-file-drop.js';
 import { ErrorMessage } from './components/ErrorMessage.js';
 
-type Dialog = 'drives' | 'confirm' | 'settings' | { backup: DriveInfo } | null;
+type Dialog = 'drives' | 'confirm' | 'settings' | 'os' | { backup: DriveInfo } | null;
 
 export function App({ api }: { api: SluiceApi }) {
   const [state, dispatch] = useReducer(flowReducer, INITIAL_STATE);
@@ -57,6 +58,15 @@ export function App({ api }: { api: SluiceApi }) {
     (url: string) => {
       dispatch({ type: 'image-busy' });
       void api.openImageUrl(url).then(imageChosen);
+    },
+    [api, imageChosen],
+  );
+
+  const chooseCatalogueOs = useCallback(
+    (source: string, path: string[]) => {
+      setDialog(null);
+      dispatch({ type: 'image-busy' });
+      void api.chooseCatalogueOs(source, path).then(imageChosen);
     },
     [api, imageChosen],
   );
@@ -137,6 +147,7 @@ export function App({ api }: { api: SluiceApi }) {
     return null;
   };
 
+  const cacheApi = useMemo(() => ({ load: () => api.getCache(), clear: () => api.clearCache() }), [api]);
   const targets = selectedDrives(state);
 
   return (
@@ -162,7 +173,7 @@ export function App({ api }: { api: SluiceApi }) {
           />
         ) : (
           <div className="steps" data-screen="steps">
-            <ImageStep image={state.image} busy={state.imageBusy} error={state.imageError} onChoose={chooseImage} onOpenUrl={openImageUrl} sourceDrives={copyableDrives(state)} onChooseSourceDrive={chooseSourceDrive} onClear={clearImage} />
+            <ImageStep image={state.image} busy={state.imageBusy} error={state.imageError} onChoose={chooseImage} onOpenUrl={openImageUrl} onChooseOs={() => setDialog('os')} sourceDrives={copyableDrives(state)} onChooseSourceDrive={chooseSourceDrive} onClear={clearImage} />
             <DriveStep selected={targets} available={availableDrives(state)} notice={state.driveNotice} onOpenPicker={() => setDialog('drives')} />
             <FlashStep ready={canFlash(state)} verify={state.settings?.verify ?? true} error={state.startError} onFlash={() => setDialog('confirm')} onOpenSettings={() => setDialog('settings')} />
           </div>
@@ -195,7 +206,8 @@ export function App({ api }: { api: SluiceApi }) {
           onCancel={() => setDialog(null)}
         />
       )}
-      {dialog === 'settings' && state.settings !== null && <SettingsDialog settings={state.settings} onChange={updateSettings} onClose={() => setDialog(null)} />}
+      {dialog === 'settings' && state.settings !== null && <SettingsDialog settings={state.settings} onChange={updateSettings} cache={cacheApi} onClose={() => setDialog(null)} />}
+      {dialog === 'os' && state.settings !== null && <OsPicker repositories={state.settings.repositories} read={(source) => api.readCatalogue(source)} onChoose={chooseCatalogueOs} onClose={() => setDialog(null)} />}
       {dragging && (
         <div className="drop-overlay" aria-hidden="true">
           <ImageIcon className="drop-icon" />

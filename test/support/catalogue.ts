@@ -34,6 +34,8 @@ export interface CatalogueServer extends FileServer {
   images: Record<'lite' | 'desktop' | 'rescue', TestImage>;
   /** Requests answered for `path`. */
   requestsFor(path: string): number;
+  /** The Range headers of the requests for `path`, in order. */
+  rangesFor(path: string): string[];
   /** The next `times` whole-body answers for `path` send `fraction` of it, then drop the connection. */
   cutNext(path: string, fraction: number, times?: number): void;
   /** Every answer for `path`, whole or a range, stops at `fraction` of the file and drops the connection, until mend(). */
@@ -131,6 +133,7 @@ export async function serveCatalogue(dir: string): Promise<CatalogueServer> {
   for (const [name, rgb] of Object.entries(colours)) bodies.set(`/icons/${name}.png`, tinyPng(rgb));
   writeFileSync(join(dir, 'os_list_v4.json'), bodies.get('/os_list_v4.json') ?? '');
   const counts = new Map<string, number>();
+  const ranges = new Map<string, string[]>();
   const cuts = new Map<string, { fraction: number; times: number }>();
   const broken = new Map<string, number>();
   /** Sends the answer's bytes up to file offset `at` (the answer starts at `start`), then drops the connection. */
@@ -140,6 +143,7 @@ export async function serveCatalogue(dir: string): Promise<CatalogueServer> {
   const server = await serve((request, response) => {
     const path = (request.url ?? '/').split('?')[0] ?? '/';
     counts.set(path, (counts.get(path) ?? 0) + 1);
+    if (request.headers.range !== undefined) ranges.set(path, [...(ranges.get(path) ?? []), request.headers.range]);
     const body = bodies.get(path);
     if (body === undefined) return void response.writeHead(404, 'Not Found').end();
     const etag = `"${sha256(body).slice(0, 16)}"`;
@@ -168,6 +172,7 @@ export async function serveCatalogue(dir: string): Promise<CatalogueServer> {
     top: `${server.base}/os_list_v4.json`,
     images,
     requestsFor: (path) => counts.get(path) ?? 0,
+    rangesFor: (path) => ranges.get(path) ?? [],
     cutNext: (path, fraction, times = 1) => cuts.set(path, { fraction, times }),
     breakAll: (path, fraction) => broken.set(path, fraction),
     mend: (path) => broken.delete(path),

@@ -40,3 +40,13 @@ export function cacheDir(env: NodeJS.ProcessEnv = process.env, platform: NodeJS.
       return join(user === null && env['XDG_CACHE_HOME'] ? env['XDG_CACHE_HOME'] : join(home, '.cache'), 'sluice');
   }
 }
+
+/** Where catalogue documents are saved for offline use, inside the cache folder `cache`. */
+export function savedCataloguesDir(cache: string): string {
+  return join(cache, 'catalogues');
+}
+
+/** Where catalogue icons are kept (user/catalogue/icons.ts), inside the cache folder `cache`. */
+export function catalogueIconsDir(cache: string): string {
+  return join(cache, 'icons');
+}

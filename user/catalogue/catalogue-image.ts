@@ -7,7 +7,7 @@
  * image's (extract_sha256) as it is decoded, unless the bytes are a cached download that was
  * already checked against both when it was kept and is checked against the download's again now.
  */
-import type { CatalogueOs } from '../../common/domain/catalogue.js';
+import { cacheKey, type CatalogueOs } from '../../common/domain/catalogue.js';
 import { JobError, type FailureCode } from '../../common/domain/failure.js';
 import { isUrl } from '../../common/domain/image.js';
 import type { TargetResult } from '../../common/domain/result.js';
@@ -33,6 +33,11 @@ export interface CatalogueImage {
 
 export interface CatalogueImageOptions {
   cache: ImageCache | null;
+  /**
+   * false: a download is not saved into the cache, and nothing is evicted for it (the app looks at
+   * an entry when it is chosen, and keeps it when it is flashed). Default true.
+   */
+  keep?: boolean;
   systemTools: boolean;
   partitions: boolean;
 }
@@ -59,11 +64,6 @@ function fromCatalogue(prepared: PreparedImage, os: CatalogueOs, imageSha256: st
     info: { ...info, name: os.name, size, sizeExact: info.size === null ? true : info.sizeExact, checksum },
     plan: { ...plan, sha256From: checksum?.from ?? plan.sha256From, imageSha256 },
   };
-}
-
-/** The SHA-256 an entry's download is kept by in the image cache: the download's own, else the decompressed image's. */
-export function cacheKey(os: CatalogueOs): string {
-  return os.downloadSha256 ?? os.extractSha256;
 }
 
 /** Prepares `os` to be flashed; rejects with a JobError as the probe does (offline and not cached: the download's failure). */
@@ -96,7 +96,7 @@ export async function prepareCatalogueImage(os: CatalogueOs, options: CatalogueI
     }
   }
   const prepared = fromCatalogue(await probe(os.url), os, os.extractSha256);
-  if (cache === null) return { prepared, from: 'download', cached: false, notes, settle: none };
+  if (cache === null || options.keep === false) return { prepared, from: 'download', cached: false, notes, settle: none };
   const room = await cache.reserve({ key, name: os.name, url: os.url, size: os.downloadSize, checks });
   if ('refused' in room) return { prepared, from: 'download', cached: false, notes: [...notes, `${os.name} is downloaded without being kept in the cache: ${room.refused}.`], settle: none };
   return { prepared: { ...prepared, plan: { ...prepared.plan, tee: room.tee } }, from: 'download', cached: true, notes: [...notes, ...evictedNote(room.evicted)], settle: none };

@@ -79,6 +79,7 @@ async function harness(dir: string, settings: Parameters<SettingsStore['update']
     },
     emit: (event, payload) => void (h.events[event] as unknown[]).push(payload),
     handOff: h.handOff,
+    cacheDir: join(dir, 'cache'),
   });
   current = h;
   return h;
