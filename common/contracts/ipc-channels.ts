@@ -32,6 +32,7 @@ export const EVENT_CHANNELS = {
   jobProgress: 'sluice:job:progress',
   jobEnd: 'sluice:job:end',
   imageOpened: 'sluice:image:opened',
+  download: 'sluice:job:download',
 } as const;
 
 export type EventName = keyof typeof EVENT_CHANNELS;

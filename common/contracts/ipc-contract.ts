@@ -69,6 +69,20 @@ export interface SluiceApi {
   onJobEnd(listener: (end: JobEnd) => void): Unsubscribe;
   /** An image the system asked Sluice to open (double-click, "Open with", command line): chosen, or why not. */
   onImageOpened(listener: (opened: ApiResult<ImageInfo>) => void): Unsubscribe;
+  /** A flash's download, apart from its writing: how far it got, and that it was resumed after a drop. */
+  onDownload(listener: (download: DownloadProgress) => void): Unsubscribe;
+}
+
+/** A flash's download as the progress screen shows it beside the writing. */
+export interface DownloadProgress {
+  /** Bytes of the download received so far. */
+  bytesDone: number;
+  /** Bytes of the whole download, when the server or the catalogue says. */
+  bytesTotal: number | null;
+  /** Bytes per second since the download started. */
+  speed: number;
+  /** The last thing the download said (a dropped connection resumed), or null. */
+  notice: string | null;
 }
 
 /** What each push event carries. */
@@ -78,6 +92,7 @@ export interface EventPayloads {
   jobEnd: JobEnd;
   /** Chosen exactly as a dropped file is (selectImage), or refused: not found, unreadable, or `busy` while a flash runs. */
   imageOpened: ApiResult<ImageInfo>;
+  download: DownloadProgress;
 }
 
 /** Sends a push event to the page, whatever the transport (Electron IPC, or the test bridge). */

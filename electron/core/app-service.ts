@@ -17,6 +17,7 @@ import { ChosenImage } from './chosen-image.js';
 import type { DesktopEffects } from './desktop-job.js';
 import { DriveListing, notListed } from './drive-listing.js';
 import { targetRefusal } from './drive-view.js';
+import { reportDownload } from './download-progress.js';
 import { startFlashSession, type FlashSessionJob, type HelperLauncher, type SessionDeps } from './flash-session.js';
 import type { ImageHandOff } from './image-hand-off.js';
 import { probeImage, probeImageUrl, probeSourceDrive } from './image-probe.js';
@@ -98,6 +99,8 @@ export function createAppService(deps: AppServiceDeps): AppService {
       const refusal = refuseTargets(request) ?? (await image.unchanged(chosen));
       if (!refusal.ok) return refusal;
       let input: FlashSessionJob['input'];
+      /** Whether the image is downloaded as it is written (a URL, or a catalogue entry not in the cache). */
+      let downloading = chosen.info.origin === 'url';
       /** After the flash: a cached download that failed its checks is removed (user/catalogue/catalogue-image.ts). */
       let settle: CatalogueImage['settle'] = async () => undefined;
       if (chosen.source.kind === 'drive') {
@@ -108,6 +111,7 @@ export function createAppService(deps: AppServiceDeps): AppService {
           if (chosen.source.kind === 'catalogue') {
             const entry = await catalogue.prepareForFlash(chosen.source.os);
             ({ prepared, settle } = entry);
+            downloading = entry.from === 'download';
           } else {
             prepared = chosen.source.prepared;
           }
@@ -125,7 +129,8 @@ export function createAppService(deps: AppServiceDeps): AppService {
       }
       const settings = deps.settings.get();
       const started = startFlashSession({ input, targets: request.targets, verify: settings.verify, eject: settings.eject, notify: settings.notifications }, session);
-      runner.run({ ...started, done: started.done.then(async (end) => (await settle(end.results).catch(() => undefined), end)) });
+      const stopReporting = downloading && input.kind === 'feed' ? reportDownload(input.feed, chosen.info.sourceSize, (download) => deps.emit('download', download)) : () => undefined;
+      runner.run({ ...started, done: started.done.then(async (end) => (stopReporting(), await settle(end.results).catch(() => undefined), end)) });
       return ok(null);
     });
 

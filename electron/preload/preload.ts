@@ -41,6 +41,7 @@ const api: SluiceApi = {
   onJobProgress: (listener) => subscribe(EVENT_CHANNELS.jobProgress, listener),
   onJobEnd: (listener) => subscribe(EVENT_CHANNELS.jobEnd, listener),
   onImageOpened: (listener) => subscribe(EVENT_CHANNELS.imageOpened, listener),
+  onDownload: (listener) => subscribe(EVENT_CHANNELS.download, listener),
 };
 
 contextBridge.exposeInMainWorld('sluice', api);

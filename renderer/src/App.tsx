@@ -35,6 +35,7 @@ export function App({ api }: { api: SluiceApi }) {
       api.onJobProgress((progress) => dispatch({ type: 'progress', progress })),
       api.onJobEnd((end) => dispatch({ type: 'job-ended', end })),
       api.onImageOpened((result) => dispatch({ type: 'image-opened', result })),
+      api.onDownload((download) => dispatch({ type: 'download', download })),
     ];
     // Only now, with every listener in place: an image handed over at start arrives in answer to this.
     void api.pageReady();

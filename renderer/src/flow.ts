@@ -7,6 +7,7 @@ import type { ApiResult } from '../../common/contracts/api-result.js';
 import type { Progress } from '../../common/domain/progress.js';
 import type { ImageInfo } from '../../common/domain/image.js';
 import type { DriveInfo, JobEnd } from '../../common/contracts/app-models.js';
+import type { DownloadProgress } from '../../common/contracts/ipc-contract.js';
 import type { Settings } from '../../common/contracts/settings.js';
 import { driveName } from './labels.js';
 
@@ -42,6 +43,8 @@ export interface RunningJob {
   cancelling: boolean;
   /** Why an image the system handed over meanwhile was not opened. */
   notice: string | null;
+  /** The image's download, when it is downloaded while it is written. */
+  download: DownloadProgress | null;
 }
 
 export interface FinishedJob {
@@ -100,6 +103,7 @@ export type FlowAction =
   | { type: 'backup-refused' }
   | { type: 'flash-refused'; message: string }
   | { type: 'progress'; progress: Progress }
+  | { type: 'download'; download: DownloadProgress }
   | { type: 'cancelling' }
   | { type: 'job-ended'; end: JobEnd }
   | { type: 'start-over'; keepImage: boolean }
@@ -205,6 +209,8 @@ export function flowReducer(state: FlowState, action: FlowAction): FlowState {
     case 'progress':
       if (state.running === null) return state;
       return { ...state, running: { ...state.running, progress: { ...state.running.progress, [action.progress.target]: action.progress } } };
+    case 'download':
+      return state.running === null ? state : { ...state, running: { ...state.running, download: action.download } };
     case 'cancelling':
       return state.running === null ? state : { ...state, running: { ...state.running, cancelling: true } };
     case 'job-ended':
@@ -226,5 +232,5 @@ export function flowReducer(state: FlowState, action: FlowAction): FlowState {
 }
 
 function startJob(state: FlowState, subject: JobSubject, verify: boolean): FlowState {
-  return { ...state, startError: null, finished: null, running: { subject, verify, progress: {}, cancelling: false, notice: null } };
+  return { ...state, startError: null, finished: null, running: { subject, verify, progress: {}, cancelling: false, notice: null, download: null } };
 }

@@ -7,6 +7,7 @@
  */
 import { createHash } from 'node:crypto';
 import { createReadStream, statSync, writeFileSync } from 'node:fs';
+import { availableParallelism, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { CLI } from '../support/cli.js';
 import { serveFiles } from '../support/file-server.js';
@@ -31,6 +32,21 @@ function table(title: string, rows: { name: string; m: Measurement; reference?: 
   return lines.join('\n');
 }
 
+/**
+ * The medians of `a` and `b`, run in turns (a, b, a, b, …): on a shared machine the load changes
+ * from minute to minute, and what is compared should meet the same load.
+ */
+async function interleaved(runs: number, a: () => Promise<Measurement>, b: () => Promise<Measurement>): Promise<[Measurement, Measurement]> {
+  const as: Measurement[] = [];
+  const bs: Measurement[] = [];
+  for (let i = 0; i < runs; i++) {
+    as.push(await medianOf(1, a));
+    bs.push(await medianOf(1, b));
+  }
+  const median = (all: Measurement[]) => [...all].sort((x, y) => x.wallSeconds - y.wallSeconds)[Math.floor(all.length / 2)] as Measurement;
+  return [median(as), median(bs)];
+}
+
 export async function catalogueSection(dir: string, fixtures: string, runs: number): Promise<string> {
   const raw = osLikeImage(fixtures);
   const xz = compressedFixture(fixtures, 'os.img.xz', 'xz -6 -T2 -c os.img > os.img.xz.partial');
@@ -49,13 +65,13 @@ export async function catalogueSection(dir: string, fixtures: string, runs: numb
   const cache = join(dir, 'bench-cache');
   const flashOs = (flags: string) => `SLUICE_CACHE_DIR=${cache} ${NODE} ${CLI} flash --yes --repo ${list} ${flags} os:"Bench OS" ${loop.path}`;
   try {
-    const teeOff = await medianOf(runs, () => measure(flashOs('--no-cache')));
-    // Emptied before each run: every run downloads and keeps the whole image.
-    const teeOn = await medianOf(runs, () => measure(`rm -rf ${cache}/images && ${flashOs('')}`));
-    const local = await medianOf(runs, () => measure(`${NODE} ${CLI} flash --yes --sha256 ${downloadSha256} ${xz} ${loop.path}`));
-    const fromCache = await medianOf(runs, () => measure(flashOs('')));
+    // Emptied before each run with the tee: every such run downloads and keeps the whole image.
+    const [teeOff, teeOn] = await interleaved(runs, () => measure(flashOs('--no-cache')), () => measure(`rm -rf ${cache}/images && ${flashOs('')}`));
+    const [local, fromCache] = await interleaved(runs, () => measure(`${NODE} ${CLI} flash --yes --sha256 ${downloadSha256} ${xz} ${loop.path}`), () => measure(flashOs('')));
     return [
-      table(`Catalogue entry, ${OS_IMAGE_BYTES / 2 ** 30} GiB OS-like image as .xz (${(size / 1e6).toFixed(0)} MB) from 127.0.0.1, write + verify, loop on /dev/shm (median of ${runs})`, [
+      `Load average at the end: ${loadavg()[0]?.toFixed(1)} on ${availableParallelism()} cores.`,
+      '',
+      table(`Catalogue entry, ${OS_IMAGE_BYTES / 2 ** 30} GiB OS-like image as .xz (${(size / 1e6).toFixed(0)} MB) from 127.0.0.1, write + verify, loop on /dev/shm (median of ${runs}, the two rows of each pair run in turns)`, [
         { name: '`sluice flash os:…` downloading, `--no-cache`', m: teeOff },
         { name: '**`sluice flash os:…` downloading, saved into the cache as it is written**', m: teeOn, reference: teeOff },
         { name: '`sluice flash --sha256 … os.img.xz` (the same .xz as a local file)', m: local },

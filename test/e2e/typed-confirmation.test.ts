@@ -67,6 +67,7 @@ function installStandIn(fixture: Fixture): void {
     onJobProgress: never,
     onJobEnd: never,
     onImageOpened: never,
+    onDownload: never,
   };
   Object.defineProperty(globalThis, 'sluice', { value: api });
   Object.defineProperty(globalThis, 'startRequests', { value: startRequests });

@@ -67,6 +67,7 @@ const api: SluiceApi = {
   onJobProgress: (listener) => subscribe('jobProgress', listener),
   onJobEnd: (listener) => subscribe('jobEnd', listener),
   onImageOpened: (listener) => subscribe('imageOpened', listener),
+  onDownload: (listener) => subscribe('download', listener),
 };
 
 Object.defineProperty(globalThis, 'sluice', { value: Object.freeze(api), enumerable: true });
