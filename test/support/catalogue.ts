@@ -41,6 +41,8 @@ export interface CatalogueServer extends FileServer {
   /** Every answer for `path`, whole or a range, stops at `fraction` of the file and drops the connection, until mend(). */
   breakAll(path: string, fraction: number): void;
   mend(path: string): void;
+  /** Answers for `path` are sent at `bytesPerSecond` (a slow network), or at full speed again with null. */
+  pace(path: string, bytesPerSecond: number | null): void;
   /** Replaces what `path` serves (a document, or an image with other bytes). */
   put(path: string, body: Buffer): void;
 }
@@ -137,8 +139,22 @@ export async function serveCatalogue(dir: string): Promise<CatalogueServer> {
   const cuts = new Map<string, { fraction: number; times: number }>();
   const broken = new Map<string, number>();
   /** Sends the answer's bytes up to file offset `at` (the answer starts at `start`), then drops the connection. */
-  const cutShort = (response: ServerResponse, body: Buffer, start: number, at: number) => {
-    response.write(body.subarray(start, Math.max(start, at)), () => setTimeout(() => response.socket?.destroy(), 20));
+  const paced = new Map<string, number>();
+  /**
+   * Sends body[start, end) (at `bytesPerSecond` when paced, in 64 KiB pieces), then ends the
+   * answer, or drops the connection when `cutAt` (a file offset) comes first.
+   */
+  const send = (response: ServerResponse, body: Buffer, start: number, end: number, cutAt: number | undefined, bytesPerSecond: number | undefined) => {
+    const stop = cutAt === undefined ? end : Math.max(start, Math.min(end, cutAt));
+    const finish = () => (stop < end ? setTimeout(() => response.socket?.destroy(), 20) : response.end());
+    if (bytesPerSecond === undefined) return void response.write(body.subarray(start, stop), finish);
+    const piece = 64 * 1024;
+    const next = (at: number): void => {
+      if (at >= stop || response.destroyed) return void finish();
+      const until = Math.min(stop, at + piece);
+      response.write(body.subarray(at, until), () => setTimeout(() => next(until), (1000 * (until - at)) / bytesPerSecond));
+    };
+    next(start);
   };
   const server = await serve((request, response) => {
     const path = (request.url ?? '/').split('?')[0] ?? '/';
@@ -155,7 +171,7 @@ export async function serveCatalogue(dir: string): Promise<CatalogueServer> {
       if (start >= body.length) return void response.writeHead(416, { 'Content-Range': `bytes */${body.length}` }).end();
       response.writeHead(206, { 'Content-Range': `bytes ${start}-${end}/${body.length}`, 'Content-Length': end - start + 1, ETag: etag });
       const at = broken.get(path);
-      return void (at === undefined ? response.end(body.subarray(start, end + 1)) : cutShort(response, body.subarray(0, end + 1), start, Math.floor(body.length * at)));
+      return void send(response, body, start, end + 1, at === undefined ? undefined : Math.floor(body.length * at), paced.get(path));
     }
     response.writeHead(200, { 'Content-Length': body.length, 'Content-Type': path.endsWith('.json') ? 'application/json' : 'application/octet-stream', ETag: etag });
     const cut = cuts.get(path);
@@ -164,8 +180,7 @@ export async function serveCatalogue(dir: string): Promise<CatalogueServer> {
       else cut.times -= 1;
     }
     const at = cut?.fraction ?? broken.get(path);
-    if (at === undefined) return void response.end(body);
-    cutShort(response, body, 0, Math.floor(body.length * at));
+    send(response, body, 0, body.length, at === undefined ? undefined : Math.floor(body.length * at), paced.get(path));
   });
   return {
     ...server,
@@ -177,5 +192,6 @@ export async function serveCatalogue(dir: string): Promise<CatalogueServer> {
     breakAll: (path, fraction) => broken.set(path, fraction),
     mend: (path) => broken.delete(path),
     put: (path, body) => bodies.set(path, body),
+    pace: (path, bytesPerSecond) => void (bytesPerSecond === null ? paced.delete(path) : paced.set(path, bytesPerSecond)),
   };
 }
