@@ -4,18 +4,43 @@ import { BACKUP_COMPRESSIONS, type BackupCompression } from '../common/domain/ba
 import { EXIT } from './exit-codes.js';
 import { errorText } from '../common/domain/error-details.js';
 import { CUSTOMISE_OPTIONS, customiseFlagsProblem, wantsCustomisation, type CustomiseFlags } from './customise-flags.js';
+import { parseSize } from './size-option.js';
+import { DEFAULT_REPOSITORY } from '../common/domain/catalogue.js';
 
 const USAGE = `Usage:
   sluice list [--all] [--virtual] [--json]      list the drives Sluice would offer (cards, sticks)
       --all         also this computer's own disks, and virtual drives
       --virtual     also loop devices, RAM disks and disk images
   sluice info IMAGE [--json]                    what IMAGE is: format, size, partitions, block map
+  sluice os list [--repo URL|FILE]... [--device BOARD] [--json]
+                                                the OS entries of a catalogue, by their path in
+                                                its category tree, with sizes and a "cached" mark
+      --repo URL|FILE
+                    a catalogue in Raspberry Pi Imager's os_list v4 format, or an
+                    Imager .rpi-imager-manifest; repeat for several (default:
+                    Raspberry Pi's list,
+                    ${DEFAULT_REPOSITORY})
+      --device BOARD
+                    only what runs on BOARD: a board's name or tag (sluice os boards)
+  sluice os boards [--repo URL|FILE]... [--json]
+                                                the boards a catalogue filters by, with their tags
+  sluice cache list [--json]                    the images kept in the image cache
+  sluice cache clear [--json]                   delete them (saved catalogues stay, for offline use)
   sluice flash IMAGE DEVICE... [options]        write IMAGE to one or more drives, then verify
   sluice flash IMAGE FILE [options]             write IMAGE, decoded, to a regular file (as you,
                     no administrator rights); FILE appears only once verified
                     IMAGE is a file or an http(s) URL: raw (.img .iso …), .gz, .xz,
                     .bz2, .zst, .zip (the image inside), .qcow2 or .dmg, decoded on
-                    the way (qcow2 and dmg from files only)
+                    the way (qcow2 and dmg from files only); or os:ENTRY, a catalogue
+                    entry by its path (os:"Category/Name") or by a name no other
+                    entry has, from the image cache when it holds it, else
+                    downloaded while it is written and kept in the cache
+      --repo URL|FILE
+                    the catalogue(s) os:ENTRY is found in, as for os list
+      --no-cache    neither read os:ENTRY from the image cache nor keep its download
+      --cache-limit SIZE
+                    the image cache's size limit, e.g. 20G (the default) or 500M; the
+                    least recently used images go first
       --sha256 HEX  the image file's SHA-256 (default: IMAGE.sha256 or SHA256SUMS
                     next to it, when one lists it); a mismatch fails the flash
       --bmap FILE   write and verify only the blocks this bmap maps (default:
@@ -78,6 +103,10 @@ const USAGE = `Usage:
                                                 copy a whole drive onto another, then verify
       --no-verify, --no-eject, --yes, --json, --elevate as for flash
 
+Downloads that break off are resumed from where they stopped (5 tries in a row, 1 to 16 s
+apart). The image cache is in ~/.cache/sluice (Linux), ~/Library/Caches/Sluice (macOS) or
+%LOCALAPPDATA%\\Sluice\\Cache (Windows); SLUICE_CACHE_DIR names another.
+
 Exit codes: 0 success, 1 flash or verify failed, 2 usage error (or settings the image
 cannot take), 3 unsupported image format,
 4 target refused for safety, 5 administrator rights not granted, 130 cancelled.
@@ -116,6 +145,10 @@ export async function main(argv: readonly string[]): Promise<number> {
         compress: { type: 'string' },
         label: { type: 'string' },
         'trim-to-partitions': { type: 'boolean', default: false },
+        repo: { type: 'string', multiple: true },
+        'no-cache': { type: 'boolean', default: false },
+        'cache-limit': { type: 'string' },
+        device: { type: 'string' },
         help: { type: 'boolean', short: 'h', default: false },
         ...CUSTOMISE_OPTIONS,
       },
@@ -146,6 +179,11 @@ export async function main(argv: readonly string[]): Promise<number> {
   if (command !== 'flash' && command !== 'verify' && wantsCustomisation(customise)) return usageError('the customisation flags are options of flash and verify');
   const customiseProblem = customiseFlagsProblem(customise);
   if (customiseProblem !== null) return usageError(customiseProblem);
+  if (command !== 'flash' && command !== 'os' && values.repo !== undefined) return usageError('--repo is an option of os and flash');
+  if (command !== 'flash' && (values['no-cache'] || values['cache-limit'] !== undefined)) return usageError('--no-cache and --cache-limit are options of flash');
+  if (values.device !== undefined && !(command === 'os' && rest[0] === 'list')) return usageError('--device is an option of os list');
+  const cacheLimit = values['cache-limit'] === undefined ? undefined : parseSize(values['cache-limit']);
+  if (cacheLimit === null) return usageError(`--cache-limit takes a size such as 20G or 500M, not "${values['cache-limit']}"`);
   // Each command's modules load only when it runs: `sluice --help` or a usage error need none of them.
   switch (command) {
     case 'info': {
@@ -158,7 +196,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     case 'flash': {
       const [image, ...targets] = rest;
       if (image === undefined || targets.length === 0) return usageError('flash needs an IMAGE and at least one DEVICE');
-      return (await import('./commands/flash.js')).flashCommand({ image, targets, sha256, bmap, systemTools: !values['builtin-decoders'], verify: !values['no-verify'], capacityCheck: !values['no-capacity-check'], eject: !values['no-eject'], yes: values.yes, json: values.json, elevate, allowTruncated: values['allow-truncated'], exact: values.exact, customise });
+      return (await import('./commands/flash.js')).flashCommand({ image, targets, sha256, bmap, systemTools: !values['builtin-decoders'], verify: !values['no-verify'], capacityCheck: !values['no-capacity-check'], eject: !values['no-eject'], yes: values.yes, json: values.json, elevate, allowTruncated: values['allow-truncated'], exact: values.exact, customise, repos: values.repo, cache: !values['no-cache'], cacheLimit });
     }
     case 'verify': {
       const [image, target, ...extra] = rest;
@@ -184,6 +222,21 @@ export async function main(argv: readonly string[]): Promise<number> {
       const [source, target, ...extra] = rest;
       if (source === undefined || target === undefined || extra.length > 0) return usageError('clone needs exactly one SOURCE_DRIVE and one TARGET_DRIVE');
       return (await import('./commands/clone.js')).cloneCommand({ source, target, verify: !values['no-verify'], eject: !values['no-eject'], yes: values.yes, json: values.json, elevate });
+    }
+    case 'os': {
+      const [sub, ...extra] = rest;
+      if (extra.length > 0) return usageError(`os ${sub ?? ''} takes no arguments`);
+      const args = { repos: values.repo, device: values.device, json: values.json };
+      if (sub === 'list') return (await import('./commands/os.js')).osListCommand(args);
+      if (sub === 'boards') return (await import('./commands/os.js')).osBoardsCommand(args);
+      return usageError('os takes list or boards');
+    }
+    case 'cache': {
+      const [sub, ...extra] = rest;
+      if (extra.length > 0) return usageError(`cache ${sub ?? ''} takes no arguments`);
+      if (sub === 'list') return (await import('./commands/cache.js')).cacheListCommand(values.json);
+      if (sub === 'clear') return (await import('./commands/cache.js')).cacheClearCommand(values.json);
+      return usageError('cache takes list or clear');
     }
     case undefined:
       return usageError('no command given');

@@ -12,6 +12,8 @@ export interface Reporter {
   customisation(c: PreparedCustomisation): void;
   progress(progress: Progress): void;
   result(result: TargetResult): void;
+  /** Something to know that is not progress nor a result (a dropped download resumed). */
+  notice(message: string): void;
   /** Ends the live display, if any, before other output follows. */
   end(): void;
 }
@@ -23,6 +25,7 @@ function jsonReporter(): Reporter {
     customisation: (c) => process.stdout.write(`${JSON.stringify({ type: 'customisation', method: c.method, why: c.why, files: c.files })}\n`),
     progress: (p) => process.stdout.write(`${JSON.stringify({ type: 'progress', ...p })}\n`),
     result: (r) => process.stdout.write(`${JSON.stringify({ type: 'result', ...r })}\n`),
+    notice: (message) => process.stdout.write(`${JSON.stringify({ type: 'notice', message })}\n`),
     end: () => undefined,
   };
 }
@@ -52,6 +55,11 @@ function terminalReporter(): Reporter {
       draw();
     },
     result: (r) => process.stdout.write(`${resultLine(r)}\n`),
+    notice: (message) => {
+      process.stderr.write(`\x1b[2K\rsluice: ${message}\n`);
+      // The bars continue below the notice rather than overwrite it.
+      drawn = 0;
+    },
     end: () => {
       drawn = 0;
     },
@@ -70,6 +78,7 @@ function plainReporter(): Reporter {
       process.stderr.write(`${p.target}: ${p.phase}…\n`);
     },
     result: (r) => process.stdout.write(`${resultLine(r)}\n`),
+    notice: (message) => process.stderr.write(`sluice: ${message}\n`),
     end: () => undefined,
   };
 }

@@ -9,6 +9,7 @@
  *    image to offer as an argument (`npm run dev -- ~/Downloads/os.img`), or drop a file from
  *    that image's folder.
  */
+import { cacheDir } from '../../user/cache/cache-dir.js';
 import { spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -38,6 +39,7 @@ async function main(): Promise<void> {
     dropDir: image === null ? process.cwd() : dirname(image),
     settingsFile: join(mkdtempSync(join(tmpdir(), 'sluice-dev-')), 'settings.json'),
     launchHelper: startHelper,
+    cacheDir: cacheDir(),
   });
   bridge.answerDialog(image);
   console.log(`No Electron runtime here: open the renderer in a browser instead (reload after a rebuild):\n  ${bridge.url}`);

@@ -12,15 +12,23 @@ import { confirm } from '../prompt.js';
 import { createReporter } from '../reporter.js';
 import { describeSize } from '../render.js';
 import { flashToFileCommand, isFileTarget } from './flash-to-file.js';
-import { prepareCliImage } from './prepare-cli-image.js';
+import { prepareCliCatalogueImage, prepareCliImage } from './prepare-cli-image.js';
+import { OS_PREFIX } from '../../common/domain/catalogue.js';
+import { imageCache, repositories } from '../catalogue.js';
 import { judgeTargets, refuseTargets, type JudgedTarget } from './target-verdicts.js';
 import type { CustomiseFlags } from '../customise-flags.js';
 import type { PreparedCustomisation } from '../../common/domain/customisation.js';
 import { customisationLine } from '../render.js';
 
 export interface FlashArgs {
-  /** A path or an http(s) URL. */
+  /** A path, an http(s) URL, or a catalogue entry (os:PATH or os:NAME). */
   image: string;
+  /** --repo: the catalogues an os: image is looked for in (default: Raspberry Pi's). */
+  repos?: string[] | undefined;
+  /** --no-cache: an os: image is downloaded without being kept (and not read from the cache). */
+  cache?: boolean | undefined;
+  /** --cache-limit: the image cache's size limit in bytes. */
+  cacheLimit?: number | undefined;
   /** --sha256 HEX: the checksum the image (as stored, before decoding) must have. */
   sha256?: string | undefined;
   /** --bmap FILE, or false for --no-bmap (ignore a map next to the image). */
@@ -63,7 +71,9 @@ export async function flashCommand(args: FlashArgs): Promise<number> {
     process.stderr.write('sluice: a file is written on its own: name either one file or one or more drives.\n');
     return EXIT.usage;
   }
-  const prepared = await prepareCliImage({ image: args.image, sha256: args.sha256, bmap: args.exact ? false : args.bmap, systemTools: args.systemTools, partitions: false }, args.customise === undefined ? undefined : { flags: args.customise, cards: targets.length });
+  const catalogue = args.image.startsWith(OS_PREFIX) ? await prepareCliCatalogueImage(args.image.slice(OS_PREFIX.length), repositories(args.repos), args.cache === false ? null : imageCache(args.cacheLimit), args.systemTools) : null;
+  if (typeof catalogue === 'number') return catalogue;
+  const prepared = catalogue?.prepared ?? (await prepareCliImage({ image: args.image, sha256: args.sha256, bmap: args.exact ? false : args.bmap, systemTools: args.systemTools, partitions: false }, args.customise === undefined ? undefined : { flags: args.customise, cards: targets.length }));
   if (typeof prepared === 'number') return prepared;
   const cutShort = cutShortFailure(prepared.info);
   if (cutShort !== null && !args.allowTruncated) {
@@ -93,6 +103,7 @@ export async function flashCommand(args: FlashArgs): Promise<number> {
     return EXIT.cancelled;
   }
   const feed = await openSourceFeed(prepared, { leaveOut: args.exact ? 'nothing' : 'all' });
+  feed.onNotice((message) => reporter.notice(message));
   void feed.decoder.then((decoder) => {
     reporter.source(info, decoder);
     if (customisation !== null) reporter.customisation(customisation);
@@ -120,6 +131,7 @@ export async function flashCommand(args: FlashArgs): Promise<number> {
   const stopListening = cancelOnSigint(() => job.cancel(), DRIVE_INCOMPLETE);
   const results = await feed.finish(job.result, job);
   stopListening();
+  await catalogue?.settle(results);
   reporter.end();
   for (const r of results) reporter.result(r);
   return exitCodeFor(results);

@@ -1,8 +1,12 @@
 import { cardsOf } from '../../common/domain/customisation.js';
+import { pathText } from '../../common/domain/catalogue.js';
 import { JobError } from '../../common/domain/failure.js';
+import type { ImageCache } from '../../user/cache/image-cache.js';
+import { prepareCatalogueImage, type CatalogueImage } from '../../user/catalogue/catalogue-image.js';
 import type { ImageRequest, PreparedImage } from '../../user/images/probe.js';
 import { prepareImageInChild } from '../../user/images/probe-launch.js';
 import { wantsCustomisation, type CustomiseFlags } from '../customise-flags.js';
+import { findCatalogueEntry } from '../catalogue.js';
 import { EXIT } from '../exit-codes.js';
 
 /** The exit code for a refusal before anything started. */
@@ -19,6 +23,13 @@ function exitFor(error: JobError): number {
   }
 }
 
+/** Says why an image cannot be used, and returns the exit code. */
+function refused(error: unknown): number {
+  if (!(error instanceof JobError)) throw error;
+  process.stderr.write(`sluice: ${error.message}\n`);
+  return exitFor(error);
+}
+
 /**
  * Probes the image for a command in a probe process (user/images/probe-launch.ts), as the app does,
  * or says why it cannot be used and returns the exit code. With customisation flags, the settings
@@ -31,8 +42,24 @@ export async function prepareCliImage(request: ImageRequest, customise?: { flags
     const cards = cardsOf(await profileFromFlags(customise.flags), customise.cards);
     return await prepareImageInChild(cards === null ? request : { ...request, customise: cards });
   } catch (error) {
-    if (!(error instanceof JobError)) throw error;
-    process.stderr.write(`sluice: ${error.message}\n`);
-    return exitFor(error);
+    return refused(error);
+  }
+}
+
+/**
+ * Finds the catalogue entry `wanted` names (os:PATH or os:NAME, without the prefix) in `sources`
+ * and prepares it: from the image cache, or downloaded into it while it is written
+ * (user/catalogue/catalogue-image.ts). Or says why not and returns the exit code.
+ */
+export async function prepareCliCatalogueImage(wanted: string, sources: readonly string[], cache: ImageCache | null, systemTools: boolean): Promise<CatalogueImage | number> {
+  try {
+    const placed = await findCatalogueEntry(sources, wanted);
+    const image = await prepareCatalogueImage(placed.os, { cache, systemTools, partitions: false });
+    const how = image.from === 'cache' ? 'from the image cache, nothing to download' : image.from === 'file' ? 'a file on this computer' : image.cached ? 'downloaded while it is written, and kept in the image cache' : 'downloaded while it is written';
+    process.stderr.write(`sluice: ${pathText(placed.path)}: ${how}.\n`);
+    for (const note of image.notes) process.stderr.write(`sluice: ${note}\n`);
+    return image;
+  } catch (error) {
+    return refused(error);
   }
 }

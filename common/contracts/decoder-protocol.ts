@@ -37,6 +37,15 @@ export interface ZipEntryPlan {
 }
 
 /**
+ * A download saved into the image cache as it is read (user/images/download.ts): appended to
+ * `partial`, which a later try resumes from, and renamed to `complete` once its checks passed.
+ */
+export interface DownloadTee {
+  partial: string;
+  complete: string;
+}
+
+/**
  * Everything the decoder process needs to turn a source into image bytes on its fd 3. Made by
  * the parent (user/images/probe.ts), which has already probed the source.
  */
@@ -67,12 +76,18 @@ export interface DecodePlan {
    * whose free space the probe already found (read in place).
    */
   freeSpace: boolean;
+  /** Hex SHA-256 the decoded image must have (a catalogue's extract_sha256); absent or null when none is known. */
+  imageSha256?: string | null;
+  /** A download to save into the image cache as it is read; absent or null for none. */
+  tee?: DownloadTee | null;
 }
 
 /** Decoder → parent: how far it got reading the source (throttled), and how it ended. */
 export type DecoderMessage =
   | { type: 'progress'; sourceBytes: number }
   | { type: 'started'; decoder: string }
+  /** Something the person flashing should know that is not a failure (a dropped connection resumed). */
+  | { type: 'notice'; message: string }
   | { type: 'end'; ok: true; bytes: number | null; sha256: string | null }
   | ({ type: 'end'; ok: false } & Failure)
   /** The helper stopped reading (it failed or was cancelled): its result is the one that counts. */

@@ -10,6 +10,10 @@ export const INVOKE_CHANNELS = {
   openImageUrl: 'sluice:image:open-url',
   chooseSourceDrive: 'sluice:image:source-drive',
   clearImage: 'sluice:image:clear',
+  readCatalogue: 'sluice:catalogue:read',
+  chooseCatalogueOs: 'sluice:catalogue:choose',
+  getCache: 'sluice:cache:get',
+  clearCache: 'sluice:cache:clear',
   listDrives: 'sluice:drives:list',
   startFlash: 'sluice:flash:start',
   chooseBackupFile: 'sluice:backup:choose-file',
@@ -31,6 +35,7 @@ export const EVENT_CHANNELS = {
   jobProgress: 'sluice:job:progress',
   jobEnd: 'sluice:job:end',
   imageOpened: 'sluice:image:opened',
+  download: 'sluice:job:download',
 } as const;
 
 export type EventName = keyof typeof EVENT_CHANNELS;

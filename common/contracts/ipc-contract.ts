@@ -11,6 +11,7 @@ import type { Progress } from '../domain/progress.js';
 import { BackupCompressionSchema, BackupRequestSchema, DevicePathSchema, FlashRequestSchema, ImagePathSchema, ImageUrlSchema, type BackupRequest, type DriveInfo, type FlashRequest, type JobEnd } from './app-models.js';
 import { CustomisationDraftSchema, PreviewCardsSchema, type CustomisationDraft, type CustomisationPreview, type SshKeyFile } from './customise.js';
 import { ProfileSchema, type Profile } from '../domain/customisation.js';
+import { CataloguePathSchema, CatalogueSourceSchema, type CacheView, type CatalogueView } from './catalogue-view.js';
 import { SettingsPatchSchema, type Settings, type SettingsPatch } from './settings.js';
 
 /** A file from a drop event; the DOM's File in the renderer. */
@@ -34,6 +35,14 @@ export interface SluiceApi {
   /** Chooses a whole drive as what is written (a clone): copied by the helper, bit for bit. */
   chooseSourceDrive(device: string): Promise<ApiResult<ImageInfo>>;
   clearImage(): Promise<ApiResult<null>>;
+  /** Reads a catalogue document: a repository in the settings, or a category's subitems_url from a document read before. */
+  readCatalogue(source: string): Promise<ApiResult<CatalogueView>>;
+  /** Chooses the OS at `path` in the document read from `source`: from the image cache when it holds it, else downloaded while it is written. */
+  chooseCatalogueOs(source: string, path: string[]): Promise<ApiResult<ImageInfo>>;
+  /** The image cache: where it is, its limit, what it holds. */
+  getCache(): Promise<ApiResult<CacheView>>;
+  /** Deletes every image the cache holds (saved catalogues stay, for the list offline); refused while a job runs. */
+  clearCache(): Promise<ApiResult<CacheView>>;
   listDrives(): Promise<ApiResult<DriveInfo[]>>;
   /** Starts writing the chosen image; progress and the end arrive as events. */
   startFlash(request: FlashRequest): Promise<ApiResult<null>>;
@@ -71,6 +80,20 @@ export interface SluiceApi {
   onJobEnd(listener: (end: JobEnd) => void): Unsubscribe;
   /** An image the system asked Sluice to open (double-click, "Open with", command line): chosen, or why not. */
   onImageOpened(listener: (opened: ApiResult<ImageInfo>) => void): Unsubscribe;
+  /** A flash's download, apart from its writing: how far it got, and that it was resumed after a drop. */
+  onDownload(listener: (download: DownloadProgress) => void): Unsubscribe;
+}
+
+/** A flash's download as the progress screen shows it beside the writing. */
+export interface DownloadProgress {
+  /** Bytes of the download received so far. */
+  bytesDone: number;
+  /** Bytes of the whole download, when the server or the catalogue says. */
+  bytesTotal: number | null;
+  /** Bytes per second since the download started. */
+  speed: number;
+  /** The last thing the download said (a dropped connection resumed), or null. */
+  notice: string | null;
 }
 
 /** What each push event carries. */
@@ -80,6 +103,7 @@ export interface EventPayloads {
   jobEnd: JobEnd;
   /** Chosen exactly as a dropped file is (selectImage), or refused: not found, unreadable, or `busy` while a flash runs. */
   imageOpened: ApiResult<ImageInfo>;
+  download: DownloadProgress;
 }
 
 /** Sends a push event to the page, whatever the transport (Electron IPC, or the test bridge). */
@@ -94,6 +118,10 @@ export const INVOKE_ARGS = {
   openImageUrl: v.strictTuple([ImageUrlSchema]),
   chooseSourceDrive: v.strictTuple([DevicePathSchema]),
   clearImage: v.strictTuple([]),
+  readCatalogue: v.strictTuple([CatalogueSourceSchema]),
+  chooseCatalogueOs: v.strictTuple([CatalogueSourceSchema, CataloguePathSchema]),
+  getCache: v.strictTuple([]),
+  clearCache: v.strictTuple([]),
   listDrives: v.strictTuple([]),
   startFlash: v.strictTuple([FlashRequestSchema]),
   chooseBackupFile: v.strictTuple([DevicePathSchema, BackupCompressionSchema]),

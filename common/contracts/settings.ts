@@ -1,8 +1,20 @@
 import * as v from 'valibot';
 import { ProfileSchema } from '../domain/customisation.js';
+import { DEFAULT_REPOSITORY } from '../domain/catalogue.js';
 
 /** Saved customisation profiles: more is a list nobody can pick from. */
 export const MAX_PROFILES = 32;
+
+/** Catalogues a person keeps at most: a few vendors' lists and a local manifest or two. */
+const MAX_REPOSITORIES = 16;
+
+/** A catalogue's address (http or https) or a local file's absolute path. */
+export const RepositorySchema = v.pipe(
+  v.string(),
+  v.minLength(1),
+  v.maxLength(2048),
+  v.check((value) => /^https?:\/\/\S+$/i.test(value) || /^(\/|[A-Za-z]:\\)/.test(value), 'A catalogue is an http(s) address or a file\'s full path.'),
+);
 
 /** The user's preferences, persisted as JSON in the app's userData folder. */
 export const SettingsSchema = v.strictObject({
@@ -26,10 +38,17 @@ export const SettingsSchema = v.strictObject({
   ),
   /** Write every byte of the image (flash --exact): no free space and no block map left out. */
   exact: v.boolean(),
+  /** The OS catalogues "Choose OS" lists (os_list v4 addresses or local files), in order. */
+  repositories: v.pipe(v.array(RepositorySchema), v.maxLength(MAX_REPOSITORIES)),
+  /** The image cache's size limit, in bytes (least recently used images go first). */
+  cacheLimitBytes: v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(Number.MAX_SAFE_INTEGER)),
 });
 export type Settings = v.InferOutput<typeof SettingsSchema>;
 
-export const DEFAULT_SETTINGS: Readonly<Settings> = Object.freeze({ verify: true, eject: true, showVirtual: false, notifications: true, exact: false, profiles: [] });
+/** The settings that are switches (the settings dialog's checkboxes). */
+export type SwitchSetting = { [K in keyof Settings]: Settings[K] extends boolean ? K : never }[keyof Settings];
+
+export const DEFAULT_SETTINGS: Readonly<Settings> = Object.freeze({ verify: true, eject: true, showVirtual: false, notifications: true, exact: false, profiles: [], repositories: [DEFAULT_REPOSITORY], cacheLimitBytes: 20_000_000_000 });
 
 /** What the renderer may send to change settings: any subset of the fields, nothing else. */
 export const SettingsPatchSchema = v.partial(SettingsSchema);

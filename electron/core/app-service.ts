@@ -11,12 +11,16 @@ import type { JobEnd } from '../../common/contracts/app-models.js';
 import { prepareCustomised, previewCustomisation, sealDraft, sshKeyFiles } from './customise.js';
 import type { ImageInfo } from '../../common/domain/image.js';
 import type { JobKind } from '../../common/domain/job.js';
+import type { CatalogueImage } from '../../user/catalogue/catalogue-image.js';
+import type { PreparedImage } from '../../user/images/probe.js';
 import { openSourceFeed } from '../../user/images/source-feed.js';
+import { AppCatalogue } from './app-catalogue.js';
 import { BackupFiles } from './backup-files.js';
 import { ChosenImage } from './chosen-image.js';
 import type { DesktopEffects } from './desktop-job.js';
 import { DriveListing, notListed } from './drive-listing.js';
 import { targetRefusal } from './drive-view.js';
+import { reportDownload } from './download-progress.js';
 import { startFlashSession, type FlashSessionJob, type HelperLauncher, type SessionDeps } from './flash-session.js';
 import type { ImageHandOff } from './image-hand-off.js';
 import { probeImage, probeImageUrl, probeSourceDrive } from './image-probe.js';
@@ -41,6 +45,8 @@ export interface AppServiceDeps {
   sshDir: string;
   /** Images the system hands over (double-click, "Open with", command line); the service takes them once the page is ready. */
   handOff: ImageHandOff;
+  /** The cache folder: downloaded images, saved catalogues and their icons (user/cache/cache-dir.ts). */
+  cacheDir: string;
 }
 
 export interface AppService {
@@ -84,6 +90,7 @@ export function createAppService(deps: AppServiceDeps): AppService {
   );
   const image = new ChosenImage(runner, () => drives.republish());
   const backups = new BackupFiles(runner, drives, deps.settings, deps);
+  const catalogue = new AppCatalogue(deps.settings, deps.cacheDir);
   const session: SessionDeps = { launch: deps.launchHelper, effects: deps.effects, onProgress: (progress) => deps.emit('jobProgress', progress) };
 
   /** Why `request`'s drives may not be written, from the app's own listing and the shared rules; the helper checks every device again from its own look. */
@@ -117,12 +124,25 @@ export function createAppService(deps: AppServiceDeps): AppService {
         }
       }
       let input: FlashSessionJob['input'];
+      /** Whether the image is downloaded as it is written (a URL, or a catalogue entry not in the cache). */
+      let downloading = chosen.info.origin === 'url';
+      /** After the flash: a cached download that failed its checks is removed (user/catalogue/catalogue-image.ts). */
+      let settle: CatalogueImage['settle'] = async () => undefined;
       if (chosen.source.kind === 'drive') {
         input = { kind: 'drive', device: chosen.source.device };
       } else {
         try {
-          input = { kind: 'feed', feed: await openSourceFeed(customised?.prepared ?? chosen.source.prepared, { leaveOut: deps.settings.get().exact ? 'nothing' : 'all' }) };
+          let prepared: PreparedImage;
+          if (chosen.source.kind === 'catalogue') {
+            const entry = await catalogue.prepareForFlash(chosen.source.os);
+            ({ prepared, settle } = entry);
+            downloading = entry.from === 'download';
+          } else {
+            prepared = chosen.source.prepared;
+          }
+          input = { kind: 'feed', feed: await openSourceFeed(customised?.prepared ?? prepared, { leaveOut: deps.settings.get().exact ? 'nothing' : 'all' }) };
         } catch (error) {
+          if (error instanceof JobError) return refused(error.failure);
           return refuse('source-read-error', `${chosen.info.name} could not be opened for writing: ${errorText(error)}`);
         }
       }
@@ -133,10 +153,19 @@ export function createAppService(deps: AppServiceDeps): AppService {
         return busy;
       }
       const settings = deps.settings.get();
-      const flash = startFlashSession({ input, targets: request.targets, verify: settings.verify, eject: settings.eject, notify: settings.notifications, overlays: customised?.customisation.overlays }, session);
+      const started = startFlashSession({ input, targets: request.targets, verify: settings.verify, eject: settings.eject, notify: settings.notifications, overlays: customised?.customisation.overlays }, session);
+      const stopReporting = downloading && input.kind === 'feed' ? reportDownload(input.feed, chosen.info.sourceSize, (download) => deps.emit('download', download)) : () => undefined;
       const profile = customised === null ? null : (request.customise ?? null);
-      // A saved profile's {n} counts on past the cards customised, before the page hears of the end.
-      runner.run(profile === null ? flash : { ...flash, done: flash.done.then(async (end) => (await countCards(deps.settings, profile, end), end)) });
+      runner.run({
+        ...started,
+        done: started.done.then(async (end) => {
+          stopReporting();
+          await settle(end.results).catch(() => undefined);
+          // A saved profile's {n} counts on past the cards customised, before the page hears of the end.
+          if (profile !== null) await countCards(deps.settings, profile, end);
+          return end;
+        }),
+      });
       return ok(null);
     });
 
@@ -156,6 +185,14 @@ export function createAppService(deps: AppServiceDeps): AppService {
       return drive.ok ? image.choose(device, () => probeSourceDrive(drive.value)) : drive;
     },
     clearImage: async () => image.clear(),
+    readCatalogue: (source) => catalogue.read(source),
+    chooseCatalogueOs: (source, path) => image.choose(path.at(-1) ?? source, () => catalogue.probe(source, path)),
+    getCache: async () => ok(await catalogue.cacheView()),
+    clearCache: async () => {
+      // A flash may be writing into the cache (or reading from it) right now.
+      const busy = runner.busy();
+      return busy ?? ok(await catalogue.clearCache());
+    },
     listDrives: async () => ok(await drives.current()),
     startFlash,
     chooseBackupFile: (device, compress) => backups.choose(device, compress),

@@ -71,7 +71,8 @@ export async function sshKeyFiles(sshDir: string): Promise<SshKeyFile[]> {
 export async function prepareCustomised(chosen: ProbedImage, profile: Profile, count: number): Promise<{ prepared: PreparedImage; customisation: PreparedCustomisation } | null> {
   const cards = cardsOf(profile, count);
   if (cards === null) return null;
-  if (chosen.source.kind !== 'image') throw jobError('cannot-customise', 'A copied drive is written bit for bit: it cannot be customised.');
+  if (chosen.source.kind === 'drive') throw jobError('cannot-customise', 'A copied drive is written bit for bit: it cannot be customised.');
+  if (chosen.source.kind !== 'image') throw jobError('cannot-customise', 'An OS chosen from the catalogue cannot be customised yet: flash it once, or open the file from the image cache, and customise that.');
   const prepared = await prepareImageInChild({ image: chosen.info.source, partitions: true, customise: cards });
   if (chosen.local !== null && (prepared.identity === null || !sameFile(chosen.local.identity, prepared.identity))) {
     throw jobError('image-changed', `${chosen.info.name} changed on disk after it was chosen. Choose it again to check it.`);

@@ -1,4 +1,5 @@
 import { realpath, stat } from 'node:fs/promises';
+import type { CatalogueOs } from '../../common/domain/catalogue.js';
 import type { Drive } from '../../common/domain/drive.js';
 import { jobError } from '../../common/domain/failure.js';
 import type { ImageInfo } from '../../common/domain/image.js';
@@ -19,9 +20,11 @@ export interface ProbedImage {
   } | null;
   /**
    * How the flash reads it: a prepared image (the file itself, or a decoder: see
-   * user/images/source-feed.ts), or a whole drive the helper opens and reads itself (a clone).
+   * user/images/source-feed.ts), a whole drive the helper opens and reads itself (a clone), or a
+   * catalogue entry, prepared again when it is flashed: from the image cache, or downloaded into
+   * it (electron/core/app-catalogue.ts).
    */
-  source: { kind: 'image'; prepared: PreparedImage } | { kind: 'drive'; device: string };
+  source: { kind: 'image'; prepared: PreparedImage } | { kind: 'drive'; device: string } | { kind: 'catalogue'; os: CatalogueOs };
 }
 
 /** The identity of the file at `path` now. */

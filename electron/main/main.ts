@@ -7,6 +7,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { app, BrowserWindow, protocol, shell } from 'electron';
+import { cacheDir, catalogueIconsDir } from '../../user/cache/cache-dir.js';
 import { chooseElevation, onPath } from '../../user/launcher/elevation/choose.js';
 import { builtHelperProgram, packagedHelperProgram } from '../../user/launcher/helper-program.js';
 import { startHelper } from '../../user/launcher/launch.js';
@@ -44,7 +45,8 @@ function bringWindowForward(): void {
 
 async function openWindow(): Promise<void> {
   denyAllPermissions();
-  registerAppProtocol(UI_DIR);
+  const cache = cacheDir();
+  registerAppProtocol(UI_DIR, catalogueIconsDir(cache));
   const settings = await SettingsStore.open(join(app.getPath('userData'), 'settings.json'));
   if (settings.problem !== null) process.stderr.write(`sluice: ${settings.problem}\n`);
 
@@ -69,6 +71,7 @@ async function openWindow(): Promise<void> {
       if (!window.isDestroyed()) window.webContents.send(EVENT_CHANNELS[event], payload);
     },
     handOff,
+    cacheDir: cache,
   });
   registerIpcHandlers(service);
   guardQuitDuringJob(window, service);

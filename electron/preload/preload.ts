@@ -24,6 +24,10 @@ const api: SluiceApi = {
   openImageUrl: (url) => ipcRenderer.invoke(INVOKE_CHANNELS.openImageUrl, url),
   chooseSourceDrive: (device) => ipcRenderer.invoke(INVOKE_CHANNELS.chooseSourceDrive, device),
   clearImage: () => ipcRenderer.invoke(INVOKE_CHANNELS.clearImage),
+  readCatalogue: (source) => ipcRenderer.invoke(INVOKE_CHANNELS.readCatalogue, source),
+  chooseCatalogueOs: (source, path) => ipcRenderer.invoke(INVOKE_CHANNELS.chooseCatalogueOs, source, path),
+  getCache: () => ipcRenderer.invoke(INVOKE_CHANNELS.getCache),
+  clearCache: () => ipcRenderer.invoke(INVOKE_CHANNELS.clearCache),
   listDrives: () => ipcRenderer.invoke(INVOKE_CHANNELS.listDrives),
   startFlash: (request) => ipcRenderer.invoke(INVOKE_CHANNELS.startFlash, request),
   chooseBackupFile: (device, compress) => ipcRenderer.invoke(INVOKE_CHANNELS.chooseBackupFile, device, compress),
@@ -40,6 +44,7 @@ const api: SluiceApi = {
   onJobProgress: (listener) => subscribe(EVENT_CHANNELS.jobProgress, listener),
   onJobEnd: (listener) => subscribe(EVENT_CHANNELS.jobEnd, listener),
   onImageOpened: (listener) => subscribe(EVENT_CHANNELS.imageOpened, listener),
+  onDownload: (listener) => subscribe(EVENT_CHANNELS.download, listener),
 };
 
 contextBridge.exposeInMainWorld('sluice', api);

@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useReducer, useState } from 'react';
+import { useCallback, useEffect, useMemo, useReducer, useState } from 'react';
 import type { ApiResult } from '../../common/contracts/api-result.js';
 import type { SluiceApi } from '../../common/contracts/ipc-contract.js';
 import type { ImageInfo } from '../../common/domain/image.js';
@@ -15,13 +15,14 @@ import { EndScreen } from './components/EndScreen.js';
 import { FlashStep } from './components/FlashStep.js';
 import { GearIcon, ImageIcon } from './components/Icons.js';
 import { ImageStep } from './components/ImageStep.js';
+import { OsPicker } from './components/OsPicker.js';
 import { ProgressView } from './components/ProgressView.js';
 import { SettingsDialog } from './components/SettingsDialog.js';
 import { availableDrives, canFlash, copyableDrives, defaultVisibility, flowReducer, INITIAL_STATE, selectedDrives } from './flow.js';
 import { useFileDrop } from './use-file-drop.js';
 import { ErrorMessage } from './components/ErrorMessage.js';
 
-type Dialog = 'drives' | 'confirm' | 'settings' | 'customise' | { backup: DriveInfo } | null;
+type Dialog = 'drives' | 'confirm' | 'settings' | 'customise' | 'os' | { backup: DriveInfo } | null;
 
 export function App({ api }: { api: SluiceApi }) {
   const [state, dispatch] = useReducer(flowReducer, INITIAL_STATE);
@@ -43,6 +44,7 @@ export function App({ api }: { api: SluiceApi }) {
         void api.getSettings().then((result) => result.ok && dispatch({ type: 'settings', settings: result.value }));
       }),
       api.onImageOpened((result) => dispatch({ type: 'image-opened', result })),
+      api.onDownload((download) => dispatch({ type: 'download', download })),
     ];
     // Only now, with every listener in place: an image handed over at start arrives in answer to this.
     void api.pageReady();
@@ -66,6 +68,15 @@ export function App({ api }: { api: SluiceApi }) {
     (url: string) => {
       dispatch({ type: 'image-busy' });
       void api.openImageUrl(url).then(imageChosen);
+    },
+    [api, imageChosen],
+  );
+
+  const chooseCatalogueOs = useCallback(
+    (source: string, path: string[]) => {
+      setDialog(null);
+      dispatch({ type: 'image-busy' });
+      void api.chooseCatalogueOs(source, path).then(imageChosen);
     },
     [api, imageChosen],
   );
@@ -156,6 +167,7 @@ export function App({ api }: { api: SluiceApi }) {
     return null;
   };
 
+  const cacheApi = useMemo(() => ({ load: () => api.getCache(), clear: () => api.clearCache() }), [api]);
   const targets = selectedDrives(state);
 
   return (
@@ -187,6 +199,7 @@ export function App({ api }: { api: SluiceApi }) {
               error={state.imageError}
               onChoose={chooseImage}
               onOpenUrl={openImageUrl}
+              onChooseOs={() => setDialog('os')}
               sourceDrives={copyableDrives(state)}
               onChooseSourceDrive={chooseSourceDrive}
               onClear={clearImage}
@@ -240,7 +253,8 @@ export function App({ api }: { api: SluiceApi }) {
           onCancel={() => setDialog(null)}
         />
       )}
-      {dialog === 'settings' && state.settings !== null && <SettingsDialog settings={state.settings} onChange={updateSettings} onClose={() => setDialog(null)} />}
+      {dialog === 'settings' && state.settings !== null && <SettingsDialog settings={state.settings} onChange={updateSettings} cache={cacheApi} onClose={() => setDialog(null)} />}
+      {dialog === 'os' && state.settings !== null && <OsPicker repositories={state.settings.repositories} read={(source) => api.readCatalogue(source)} onChoose={chooseCatalogueOs} onClose={() => setDialog(null)} />}
       {dragging && (
         <div className="drop-overlay" aria-hidden="true">
           <ImageIcon className="drop-icon" />

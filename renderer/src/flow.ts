@@ -7,6 +7,7 @@ import type { ApiResult } from '../../common/contracts/api-result.js';
 import type { Progress } from '../../common/domain/progress.js';
 import type { ImageInfo } from '../../common/domain/image.js';
 import type { DriveInfo, JobEnd } from '../../common/contracts/app-models.js';
+import type { DownloadProgress } from '../../common/contracts/ipc-contract.js';
 import type { Settings } from '../../common/contracts/settings.js';
 import { nextCardAfter, type Profile } from '../../common/domain/customisation.js';
 import { driveName } from './labels.js';
@@ -43,6 +44,8 @@ export interface RunningJob {
   cancelling: boolean;
   /** Why an image the system handed over meanwhile was not opened. */
   notice: string | null;
+  /** The image's download, when it is downloaded while it is written. */
+  download: DownloadProgress | null;
 }
 
 export interface FinishedJob {
@@ -105,6 +108,7 @@ export type FlowAction =
   | { type: 'backup-refused' }
   | { type: 'flash-refused'; message: string }
   | { type: 'progress'; progress: Progress }
+  | { type: 'download'; download: DownloadProgress }
   | { type: 'cancelling' }
   | { type: 'job-ended'; end: JobEnd }
   | { type: 'start-over'; keepImage: boolean }
@@ -213,6 +217,8 @@ export function flowReducer(state: FlowState, action: FlowAction): FlowState {
     case 'progress':
       if (state.running === null) return state;
       return { ...state, running: { ...state.running, progress: { ...state.running.progress, [action.progress.target]: action.progress } } };
+    case 'download':
+      return state.running === null ? state : { ...state, running: { ...state.running, download: action.download } };
     case 'cancelling':
       return state.running === null ? state : { ...state, running: { ...state.running, cancelling: true } };
     case 'job-ended':
@@ -239,5 +245,5 @@ function countedOn(profile: Profile | null, end: JobEnd): Profile | null {
 }
 
 function startJob(state: FlowState, subject: JobSubject, verify: boolean): FlowState {
-  return { ...state, startError: null, finished: null, running: { subject, verify, progress: {}, cancelling: false, notice: null } };
+  return { ...state, startError: null, finished: null, running: { subject, verify, progress: {}, cancelling: false, notice: null, download: null } };
 }

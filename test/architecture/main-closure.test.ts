@@ -23,6 +23,8 @@ const SHARED_WITH_PROBE = [
   'out/user/images/image-child.js',
   // A backup trimmed to its partitions reads the table from the first bytes of the drive (user/backup/backup-file.ts), not of an image.
   'out/user/images/partition-table.js',
+  // Reads a small file whole, with a bound: the image cache's descriptions (user/cache/image-cache.ts) and the catalogue icons it serves (electron/core/catalogue-icons.ts), never an image.
+  'out/user/images/sidecar-file.js',
 ];
 
 function read(file: string): string | null {

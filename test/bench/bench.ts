@@ -12,6 +12,7 @@ import { allocateJobMemory } from '../../writer/job-memory.js';
 import { CLI } from '../support/cli.js';
 import { assertOwnedLoop, cleanupLoops, createLoop, scratchDir, writeRandomFile } from '../support/loop-device.js';
 import { throttledGroup } from '../support/throttle.js';
+import { catalogueSection } from './catalogue.js';
 import { fileSections } from './file-targets.js';
 import { customiseSection } from './customise.js';
 import { formatSections } from './formats.js';
@@ -21,8 +22,8 @@ import { measure, medianOf, type Measurement } from './measure.js';
 import { OS_IMAGE_BYTES } from './os-like-image.js';
 
 const RUNS = Number(process.env['BENCH_RUNS'] ?? 3);
-/** Which sections to run (comma-separated: startup, raw, slow, sparse, formats, files, probe, customise); all by default. */
-const SECTIONS = process.env['BENCH_SECTIONS']?.split(',') ?? ['startup', 'raw', 'slow', 'sparse', 'formats', 'files', 'probe', 'customise'];
+/** Which sections to run (comma-separated: startup, raw, slow, sparse, formats, files, probe, customise, catalogue); all by default. */
+const SECTIONS = process.env['BENCH_SECTIONS']?.split(',') ?? ['startup', 'raw', 'slow', 'sparse', 'formats', 'files', 'probe', 'customise', 'catalogue'];
 /** Bytes of the image and drives in the "files" section (BENCH_FILE_BYTES; default 1 GiB). */
 const FILE_BYTES = Number(process.env['BENCH_FILE_BYTES'] ?? GiB);
 /** The 1 GiB OS-like image and its compressed forms, kept between runs: making them takes minutes. */
@@ -184,6 +185,7 @@ async function main(): Promise<void> {
     if (SECTIONS.includes('files')) sections.push(...(await fileSections(dir, FIXTURES, RUNS, FILE_BYTES)));
     if (SECTIONS.includes('probe')) sections.push(await probeSection(RUNS, NODE));
     if (SECTIONS.includes('customise')) sections.push(await customiseSection(dir, RUNS));
+    if (SECTIONS.includes('catalogue')) sections.push(await catalogueSection(dir, FIXTURES, RUNS));
     process.stdout.write(`${sections.join('\n\n')}\n`);
   } finally {
     cleanupLoops();

@@ -7,6 +7,7 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { expect } from 'vitest';
 import type { SettingsPatch } from '../../common/contracts/settings.js';
 import type { HelperLauncher } from '../../electron/core/flash-session.js';
 import { jobDrives } from '../../common/contracts/helper-protocol.js';
@@ -51,6 +52,8 @@ export interface OpenAppOptions {
   settings?: SettingsPatch;
   cgroupDir?: string;
   colorScheme?: 'light' | 'dark';
+  /** The app's cache folder; default: `cache` in dropDir. */
+  cacheDir?: string;
   /**
    * The command line Sluice is started with, as a double-click on an image starts it on Windows
    * and Linux: handed to the core before the page loads, as electron/main/main.ts does at start.
@@ -85,6 +88,7 @@ export async function openApp(context: BrowserContext, options: OpenAppOptions):
     settingsFile: join(options.dropDir, 'settings.json'),
     initialSettings: options.settings,
     launchHelper: await testLauncher(options.cgroupDir),
+    cacheDir: options.cacheDir ?? join(options.dropDir, 'cache'),
   });
   if (options.startedWith !== undefined) bridge.handOff.openCommandLine(options.startedWith.argv, options.startedWith.workingDirectory);
   const page = await context.newPage();
@@ -125,4 +129,28 @@ export function recordPercents(page: Page, done: Promise<unknown>): Promise<numb
     }
     return seen;
   })();
+}
+
+/** Step 2: opens the picker, ticks exactly this loop device, and closes the picker. */
+export async function chooseDrive(page: Page, device: string): Promise<void> {
+  await page.getByRole('button', { name: 'Select target…' }).click();
+  const row = page.locator(`li[data-device="${device}"]`);
+  await row.waitFor();
+  await row.getByRole('checkbox').check();
+  await page.getByRole('button', { name: 'Select 1 drive' }).click();
+}
+
+/** Step 3: Flash!, then the erase confirmation. The launcher asserts the target again before the helper starts. */
+export async function flashAfterConfirming(app: AppUnderTest, device: string, screenshot?: string): Promise<void> {
+  assertTestTarget(device);
+  await app.page.getByRole('button', { name: 'Flash!' }).click();
+  const dialog = app.page.getByRole('dialog', { name: 'Erase this drive?' });
+  await dialog.waitFor();
+  await expect(dialog.textContent()).resolves.toContain(device);
+  if (screenshot !== undefined) await app.screenshot(screenshot);
+  await dialog.getByRole('button', { name: 'Erase and flash' }).click();
+}
+
+export function endScreen(page: Page, tone: 'success' | 'unverified' | 'cancelled' | 'failure') {
+  return page.locator(`section[data-screen="${tone}"]`);
 }

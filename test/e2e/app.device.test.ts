@@ -13,7 +13,7 @@ import { serveFiles } from '../support/file-server.js';
 import { osImage, sh } from '../support/os-image.js';
 import { rootDisk } from '../support/system-disk.js';
 import { slowSourceDrive, throttledGroup } from '../support/throttle.js';
-import { launchBrowser, openApp, recordPercents, type AppUnderTest } from './app-harness.js';
+import { chooseDrive, endScreen, flashAfterConfirming, launchBrowser, openApp, recordPercents, type AppUnderTest } from './app-harness.js';
 
 let browser: Awaited<ReturnType<typeof launchBrowser>> | undefined;
 let context: BrowserContext;
@@ -24,26 +24,6 @@ function imageAndLoop(imageSize: number, loopSize: number, name = 'image.img') {
   const image = join(dir, name);
   writeRandomFile(image, imageSize);
   return { dir, image, loop: createLoop({ size: loopSize, dir }) };
-}
-
-/** Step 2: opens the picker, ticks exactly this loop device, and closes the picker. */
-async function chooseDrive(page: Page, device: string): Promise<void> {
-  await page.getByRole('button', { name: 'Select target…' }).click();
-  const row = page.locator(`li[data-device="${device}"]`);
-  await row.waitFor();
-  await row.getByRole('checkbox').check();
-  await page.getByRole('button', { name: 'Select 1 drive' }).click();
-}
-
-/** Step 3: Flash!, then the erase confirmation. The launcher asserts the target again before the helper starts. */
-async function flashAfterConfirming(app: AppUnderTest, device: string, screenshot?: string): Promise<void> {
-  assertTestTarget(device);
-  await app.page.getByRole('button', { name: 'Flash!' }).click();
-  const dialog = app.page.getByRole('dialog', { name: 'Erase this drive?' });
-  await dialog.waitFor();
-  await expect(dialog.textContent()).resolves.toContain(device);
-  if (screenshot !== undefined) await app.screenshot(screenshot);
-  await dialog.getByRole('button', { name: 'Erase and flash' }).click();
 }
 
 /** Steps 1 to 3 for one drive: the image through the (answered) file dialog, the drive, Flash! and the erase confirmation. */
@@ -139,10 +119,6 @@ async function openBackupDialog(app: AppUnderTest, device: string, format: RegEx
   await dialog.getByRole('radio', { name: format }).check();
   app.bridge.answerSaveDialog(file);
   return dialog;
-}
-
-function endScreen(page: Page, tone: 'success' | 'unverified' | 'cancelled' | 'failure') {
-  return page.locator(`section[data-screen="${tone}"]`);
 }
 
 describeDevices('the desktop app, in Chromium, against the real core and helper', () => {

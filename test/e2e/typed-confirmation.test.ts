@@ -47,6 +47,10 @@ function installStandIn(fixture: Fixture): void {
     openImageUrl: () => ok(fixture.image),
     chooseSourceDrive: () => ok(fixture.image),
     clearImage: () => ok(null),
+    readCatalogue: (source) => ok({ source, boards: [], items: [], notes: [], offline: null, cached: [] }),
+    chooseCatalogueOs: () => ok(fixture.image),
+    getCache: () => ok({ dir: '', limitBytes: 0, entries: [] }),
+    clearCache: () => ok({ dir: '', limitBytes: 0, entries: [] }),
     listDrives: () => ok(fixture.drives),
     startFlash: (request) => {
       startRequests.push(request);
@@ -66,6 +70,7 @@ function installStandIn(fixture: Fixture): void {
     onJobProgress: never,
     onJobEnd: never,
     onImageOpened: never,
+    onDownload: never,
   };
   Object.defineProperty(globalThis, 'sluice', { value: api });
   Object.defineProperty(globalThis, 'startRequests', { value: startRequests });

@@ -24,6 +24,9 @@ import { readXzIndex, type ReadAt } from '../../user/images/xz-index.js';
 import { entryPlan, readSmallEntry, readZipArchive } from '../../user/images/zip-directory.js';
 import { prepareImage } from '../../user/images/probe.js';
 import { addressScope } from '../../user/images/redirect-policy.js';
+import { parseOsList } from '../../user/catalogue/os-list.js';
+import { checkedCatalogue } from '../../user/catalogue/catalogue-launch.js';
+import { catalogueDocuments, type TestImage } from '../support/catalogue.js';
 import { readZstdSize } from '../../user/images/zstd-size.js';
 import { detectMethod } from '../../user/customise/detect.js';
 import { Ext4Reader } from '../../user/customise/ext4.js';
@@ -233,15 +236,7 @@ export const TARGETS: FuzzTarget[] = [
       Buffer.from(JSON.stringify({ type: 'prepared', prepared: { info: { source: '/x.img', name: 'x.img', origin: 'file', format: 'raw', sourceSize: 4096, size: 4096, sizeExact: true, partitionTable: null, entry: null, blockMap: null, checksum: null, customisation: null, customisationNote: null } } })),
     ],
     // What the app and the CLI trust of a probe process that may have been subverted: only what the schema lets through.
-    run: async (input) => {
-      let message: unknown;
-      try {
-        message = JSON.parse(input.toString('utf8'));
-      } catch {
-        return;
-      }
-      v.safeParse(ProbeReply, message);
-    },
+    run: async (input) => asMessage(input, (message) => v.safeParse(ProbeReply, message)),
     documented: () => false,
   },
   {
@@ -254,7 +249,43 @@ export const TARGETS: FuzzTarget[] = [
     },
     documented: () => false,
   },
+  {
+    name: 'catalogue documents',
+    // The test catalogue's three documents (top level with boards, a category's, a nested one), as a server sends them.
+    seeds: () => {
+      const image = (name: string): TestImage => ({ raw: '', xz: '', path: `/images/${name}.img.xz`, extractSha256: 'ab'.repeat(32), downloadSha256: 'cd'.repeat(32), downloadSize: 5_000_000 });
+      const documents = catalogueDocuments({ lite: image('lite'), desktop: image('desktop'), rescue: image('rescue') });
+      return Object.values(documents).map((document) => Buffer.from(JSON.stringify(document, null, 2)));
+    },
+    run: async (input) => parseOsList(input, { source: 'https://lists.example/os_list_v4.json', depth: 0 }),
+    documented: isJobError,
+  },
+  {
+    name: "the catalogue process's answer",
+    seeds: () => {
+      const os = { kind: 'os', name: 'x', description: '', icon: null, url: 'https://x/x.img.xz', releaseDate: '2026-01-01', extractSize: 1, extractSha256: 'ab'.repeat(32), downloadSize: 1, downloadSha256: null, devices: ['a'], initFormat: 'systemd', architecture: null, website: null, bmapUrl: null };
+      const items = [os, { kind: 'category', name: 'c', description: '', icon: null, website: null, items: [os], subitemsUrl: null }];
+      return [
+        Buffer.from(JSON.stringify({ type: 'document', document: { source: 'https://x/list.json', boards: [{ name: 'b', description: '', icon: null, tags: ['a'], matchingType: 'exclusive', architecture: null }], items, notes: ['n'], offline: null } })),
+        Buffer.from(JSON.stringify({ type: 'failed', code: 'source-read-error', message: 'x' })),
+      ];
+    },
+    // What the app and the CLI take from a catalogue process that may have been subverted.
+    run: async (input) => asMessage(input, (message) => checkedCatalogue({ source: 'https://x/list.json', depth: 0, expand: false, savedDir: null }, message)),
+    documented: () => false,
+  },
 ];
+
+/** An IPC message is JSON by the time it is checked: input that is not JSON never reaches the check. */
+function asMessage(input: Buffer, check: (message: unknown) => unknown): unknown {
+  let message: unknown;
+  try {
+    message = JSON.parse(input.toString('utf8'));
+  } catch {
+    return null;
+  }
+  return check(message);
+}
 
 /** The HTTP probe target's server, started once, and what it answers with now. */
 let server: Promise<FileServer> | null = null;

@@ -9,6 +9,7 @@ import type * as ImageProbeModule from '../../electron/core/image-probe.js';
 import type * as HelperLaunch from '../../user/launcher/launch.js';
 import type * as ProbeLaunch from '../../user/images/probe-launch.js';
 import type * as Probe from '../../user/images/probe.js';
+import type * as CatalogueLaunch from '../../user/catalogue/catalogue-launch.js';
 
 export async function builtStartHelper(): Promise<typeof HelperLaunch.startHelper> {
   return ((await import(resolve('out/user/launcher/launch.js'))) as typeof HelperLaunch).startHelper;
@@ -32,4 +33,9 @@ export async function builtProbeLaunch(): Promise<typeof ProbeLaunch> {
 /** The probe's own logic as built, run in this process: what the probe process should answer. */
 export async function builtProbe(): Promise<typeof Probe> {
   return (await import(resolve('out/user/images/probe.js'))) as typeof Probe;
+}
+
+/** The catalogue process's launcher as built: it starts the built out/user/catalogue/process/main.js. */
+export async function builtCatalogueLaunch(): Promise<typeof CatalogueLaunch> {
+  return (await import(resolve('out/user/catalogue/catalogue-launch.js'))) as typeof CatalogueLaunch;
 }

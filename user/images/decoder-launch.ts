@@ -78,8 +78,11 @@ function decoderStdio(plan: DecodePlan, output: DecoderOutput, pipe: OsPipe | nu
  */
 export type OnSkip = (extents: [number, number][], reason: SkipReason) => Promise<void>;
 
-/** Starts decoding `plan`; see DecoderOutput for where the bytes go. A plan that looks for free space needs `onSkip`. */
-export async function startDecoder(plan: DecodePlan, output: DecoderOutput = 'stream', onSkip?: OnSkip): Promise<RunningDecoder> {
+/**
+ * Starts decoding `plan`; see DecoderOutput for where the bytes go. A plan that looks for free space
+ * needs `onSkip`; `notice` hears what the decoder tells the person flashing.
+ */
+export async function startDecoder(plan: DecodePlan, output: DecoderOutput = 'stream', onSkip?: OnSkip, notice: (message: string) => void = () => undefined): Promise<RunningDecoder> {
   if (plan.freeSpace && onSkip === undefined) throw new Error('a decoder that leaves free space out needs someone to tell');
   const pipe = plan.sendImage && output === 'descriptor' && process.platform !== 'win32' ? await createOsPipe() : null;
   const { stdio, outFd } = decoderStdio(plan, output, pipe);
@@ -114,6 +117,9 @@ export async function startDecoder(plan: DecodePlan, output: DecoderOutput = 'st
         break;
       case 'started':
         resolveDecoder(message.decoder);
+        break;
+      case 'notice':
+        notice(message.message);
         break;
       case 'end':
         end ??= message.ok ? { status: 'ok', bytes: message.bytes, sha256: message.sha256 } : { status: 'failed', failure: { code: message.code, message: message.message, offset: message.offset } };

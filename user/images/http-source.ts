@@ -24,6 +24,45 @@ export interface HttpBody {
   finalUrl: string;
   /** The server sent only the range asked for (206), not the whole file. */
   partial: boolean;
+  /** A 206's Content-Range: where its bytes start, and the whole file's size when the server says it. */
+  contentRange: { start: number; total: number | null } | null;
+  /**
+   * What names this version of the file, for If-Range when a download is resumed: a strong ETag,
+   * else Last-Modified; null when the server sends neither.
+   */
+  validator: string | null;
+}
+
+/** Content-Range: bytes START-END/TOTAL (TOTAL may be *). */
+function contentRange(header: string | undefined): HttpBody['contentRange'] {
+  const match = /^bytes (\d+)-\d+\/(\d+|\*)$/.exec(header ?? '');
+  if (match === null) return null;
+  return { start: Number(match[1]), total: match[2] === '*' ? null : Number(match[2]) };
+}
+
+/** A weak ETag (W/"…") may not be used with If-Range (RFC 9110 13.1.5). */
+function validatorOf(response: IncomingMessage): string | null {
+  const etag = response.headers.etag;
+  if (etag !== undefined && !etag.startsWith('W/')) return etag;
+  return response.headers['last-modified'] ?? null;
+}
+
+/** What openHttp asks for: the whole file, or bytes from START to END (to the end when null), and only if it is still the version named. */
+export interface HttpOptions {
+  range?: [number, number | null] | undefined;
+  /** If-Range: the file's validator from an earlier answer; a server whose file changed sends it whole (200). */
+  ifRange?: string | null | undefined;
+  signal?: AbortSignal | undefined;
+}
+
+/** The server answered with an error status: the download exists no further than that. */
+export class HttpStatusError extends JobError {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super({ code: 'source-read-error', message });
+  }
 }
 
 /** Redirects followed before giving up, as browsers do. */
@@ -115,8 +154,9 @@ function get(url: URL, addresses: readonly LookupAddress[], headers: OutgoingHtt
  * a body that ends before its Content-Length, breaks off, or stalls, since a short image must
  * never look like a whole one. `range` asks for those bytes only (probing).
  */
-export async function openHttp(url: string, options: { range?: [number, number] | undefined; signal?: AbortSignal | undefined } = {}): Promise<HttpBody> {
-  const headers: OutgoingHttpHeaders = options.range === undefined ? {} : { Range: `bytes=${options.range[0]}-${options.range[1]}` };
+export async function openHttp(url: string, options: HttpOptions = {}): Promise<HttpBody> {
+  const headers: OutgoingHttpHeaders = options.range === undefined ? {} : { Range: `bytes=${options.range[0]}-${options.range[1] ?? ''}` };
+  if (options.range !== undefined && options.ifRange !== undefined && options.ifRange !== null) headers['If-Range'] = options.ifRange;
   let target = new URL(url);
   let from: { url: URL; address: string | null } | null = null;
   try {
@@ -141,11 +181,12 @@ export async function openHttp(url: string, options: { range?: [number, number] 
         response.destroy();
         const words = `${status}${response.statusMessage ? ` ${response.statusMessage}` : ''}`;
         const hint = status === 404 ? ' Check the address.' : status >= 500 ? ' The server has a problem; try again later.' : '';
-        throw jobError('source-read-error', `Downloading ${url} failed: the server answered ${words}.${hint}`);
+        throw new HttpStatusError(status, `Downloading ${url} failed: the server answered ${words}.${hint}`);
       }
       const length = response.headers['content-length'];
-      const size = length !== undefined && /^\d+$/.test(length) && status === 200 ? Number(length) : null;
-      return { stream: checkedBody(response, url, size), size, finalUrl: target.href, partial: status === 206 };
+      const size = length !== undefined && /^\d+$/.test(length) && (status === 200 || status === 206) ? Number(length) : null;
+      const partial = status === 206;
+      return { stream: checkedBody(response, url, size), size, finalUrl: target.href, partial, contentRange: partial ? contentRange(response.headers['content-range']) : null, validator: validatorOf(response) };
     }
   } catch (error) {
     if (error instanceof JobError) throw error;
@@ -226,6 +267,24 @@ export async function readSmallDownload(url: string, limit: number): Promise<str
   } catch {
     return null;
   }
+}
+
+/**
+ * The whole of a small download (a catalogue document) of at most `limit` bytes, read within
+ * `timeoutMs`. Unlike readSmallDownload it says why it failed: the caller tells "offline" from
+ * "no such file" and from "too large" by it.
+ */
+export async function readBoundedDownload(url: string, limit: number, timeoutMs: number): Promise<Buffer> {
+  const started = performance.now();
+  let answer: SmallAnswer;
+  try {
+    answer = await readSmall(url, limit, timeoutMs);
+  } catch (error) {
+    if (performance.now() - started >= timeoutMs) throw jobError('source-read-error', `Downloading ${url} failed: it took more than ${seconds(timeoutMs)}.`);
+    throw error;
+  }
+  if (!answer.whole) throw jobError('source-corrupt', `${url} is larger than ${limit} bytes, more than Sluice reads of such a file.`);
+  return answer.bytes;
 }
 
 /**

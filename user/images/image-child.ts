@@ -4,6 +4,7 @@
  * and with the rights of the person who asked. Both ends' small pieces are here.
  */
 import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process';
+import { toFailure } from '../../common/domain/failure.js';
 
 /**
  * The user sudo ran Sluice for, when Sluice is root because of sudo (`sudo sluice flash img.xz
@@ -37,4 +38,27 @@ export function sendToParent(message: object): Promise<void> {
     if (process.send === undefined || !process.connected) return resolve();
     process.send(message, undefined, {}, () => resolve());
   });
+}
+
+/**
+ * Child side of a process that answers one question (the probe, the catalogue reader): takes the
+ * parent's one message, answers with what `answer` makes of it, or with the failure it threw
+ * (`{ type: 'failed', ...Failure }`), and exits.
+ */
+export function answerOnce(answer: (message: unknown) => Promise<object>): void {
+  const run = async (message: unknown) => {
+    let reply: object;
+    try {
+      reply = await answer(message);
+    } catch (error) {
+      reply = { type: 'failed', ...toFailure(error) };
+    }
+    await sendToParent(reply);
+    process.exit(0);
+  };
+  // Ctrl-C in a terminal reaches the whole process group; the parent decides what it means.
+  // Without the parent there is no one to answer.
+  process.on('SIGINT', () => undefined);
+  process.on('disconnect', () => process.exit(0));
+  process.once('message', (message: unknown) => void run(message));
 }

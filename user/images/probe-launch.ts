@@ -5,33 +5,18 @@
  * killed, and the caller gets a JobError that says so, while its own event loop never waited on
  * the parsing.
  */
-import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import * as v from 'valibot';
 import { ProbeReply } from '../../common/contracts/probe-protocol.js';
 import { jobError, type JobError } from '../../common/domain/failure.js';
-import { spawnImageChild } from './image-child.js';
+import { askLimitedChild, notStarted, type ChildLimits } from './limited-child.js';
 import { isUrl } from '../../common/domain/image.js';
 import type { ImageRequest, PreparedImage } from './probe.js';
 
 /** The probe's entry point, next to this file in the build output. */
 const PROBE_ENTRY = fileURLToPath(new URL('./probe/main.js', import.meta.url));
 
-export interface ProbeLimits {
-  /**
-   * V8's old generation (--max-old-space-size), in MiB: where the parsers' tables, ranges and
-   * strings live.
-   */
-  heapMiB: number;
-  /**
-   * The probe's resident memory, in MiB, watched from here where the system shows it (Linux's
-   * /proc): it also counts what the heap cap cannot see, the buffers and typed arrays a header's
-   * sizes could ask for.
-   */
-  memoryMiB: number;
-  /** How long the whole probe may take, in milliseconds. */
-  timeMs: number;
-}
+export type ProbeLimits = ChildLimits;
 
 /**
  * Measured here (Node 24; VmHWM, the kernel's own peak resident set): a probe of a 1 GiB .img.xz
@@ -54,27 +39,6 @@ export const DEFAULT_PROBE_LIMITS: Readonly<Record<'file' | 'url', ProbeLimits>>
   file: { heapMiB: 128, memoryMiB: 200, timeMs: 30_000 },
   url: { heapMiB: 128, memoryMiB: 200, timeMs: 60_000 },
 };
-
-/** How long a probe that has answered may take to exit before it is killed. */
-const EXIT_GRACE_MS = 5000;
-
-/** How often the probe's resident memory is looked at. */
-const MEMORY_POLL_MS = 20;
-
-/** V8's own words when the old generation is full (it then aborts the process). */
-const HEAP_EXHAUSTED = /JavaScript heap out of memory|Reached heap limit/;
-
-/** The probe's resident set size in bytes, where the system tells: Linux's /proc. Null elsewhere or once it is gone. */
-async function residentBytes(pid: number): Promise<number | null> {
-  if (process.platform !== 'linux') return null;
-  try {
-    const status = await readFile(`/proc/${pid}/status`, 'utf8');
-    const kib = /^VmRSS:\s+(\d+) kB$/m.exec(status)?.[1];
-    return kib === undefined ? null : Number(kib) * 1024;
-  } catch {
-    return null;
-  }
-}
 
 /** Why the probe was stopped, in words for the person who chose the image. */
 function overLimit(request: ImageRequest, what: 'memory' | 'heap' | 'time', limits: ProbeLimits): JobError {
@@ -119,58 +83,9 @@ export function checkedAnswer(request: ImageRequest, message: unknown): Prepared
  * first of these counts.
  */
 export function prepareImageInChild(request: ImageRequest, limits: ProbeLimits = DEFAULT_PROBE_LIMITS[isUrl(request.image) ? 'url' : 'file']): Promise<PreparedImage> {
-  const child = spawnImageChild(PROBE_ENTRY, [`--max-old-space-size=${limits.heapMiB}`, '--max-semi-space-size=1'], [], ['ignore', 'ignore', 'pipe', 'ipc']);
-  let stderr = '';
-  /** Seen as it arrives: V8's native stack trace after it could push the words out of `stderr`. */
-  let heapExhausted = false;
-  child.stderr?.setEncoding('utf8').on('data', (text: string) => {
-    stderr = (stderr + text).slice(-4096);
-    heapExhausted ||= HEAP_EXHAUSTED.test(stderr);
-  });
-  return new Promise<PreparedImage>((resolve, reject) => {
-    const running = () => child.exitCode === null && child.signalCode === null;
-    /** Set when a limit stopped the probe: the caller hears it once the process is gone. */
-    let stopped: JobError | null = null;
-    const stop = (what: 'memory' | 'time') => {
-      stopped ??= overLimit(request, what, limits);
-      if (running()) child.kill('SIGKILL');
-    };
-    const timer = setTimeout(() => stop('time'), limits.timeMs);
-    let looking = false;
-    const watch = setInterval(() => {
-      if (looking || child.pid === undefined) return;
-      looking = true;
-      void residentBytes(child.pid).then((bytes) => {
-        looking = false;
-        if (bytes !== null && bytes > limits.memoryMiB * 1024 * 1024) stop('memory');
-      });
-    }, MEMORY_POLL_MS);
-    const done = () => {
-      clearTimeout(timer);
-      clearInterval(watch);
-    };
-    child.on('message', (message: unknown) => {
-      if (stopped !== null) return;
-      done();
-      const result = checkedAnswer(request, message);
-      if (result instanceof Error) reject(result);
-      else resolve(result);
-      // It exits right after its answer; one that hangs in its exit is not waited for.
-      setTimeout(() => running() && child.kill('SIGKILL'), EXIT_GRACE_MS).unref();
-    });
-    child.on('error', (error) => {
-      done();
-      reject(jobError('internal', `The image probe could not be started: ${error.message}`));
-    });
-    child.on('close', (code, signal) => {
-      done();
-      if (stopped !== null) return reject(stopped);
-      if (heapExhausted) return reject(overLimit(request, 'heap', limits));
-      const why = signal !== null ? `killed by ${signal}` : `exit code ${code ?? '?'}`;
-      const said = stderr.trim().split('\n').pop() ?? '';
-      reject(jobError('source-read-error', `The image probe stopped unexpectedly (${why}${said ? `: ${said}` : ''}); ${request.image} was not read to the end.`));
-    });
-    // A probe that could not start says so through 'error' and 'close'.
-    child.send(request, () => undefined);
+  return askLimitedChild(PROBE_ENTRY, request, limits, (message) => checkedAnswer(request, message), {
+    overLimit: (what) => overLimit(request, what, limits),
+    stopped: (why) => jobError('source-read-error', `The image probe stopped unexpectedly (${why}); ${request.image} was not read to the end.`),
+    notStarted: notStarted('The image probe'),
   });
 }

@@ -31,6 +31,8 @@ export interface SourceFeed {
   readonly decoder: Promise<string>;
   /** Source bytes read so far (a download's progress). */
   sourceBytes(): number;
+  /** Calls `listener` with what the decoder tells the person flashing (a dropped download resumed). */
+  onNotice(listener: (message: string) => void): void;
   /**
    * Relays the decoder's verdict and the ranges it leaves out (to the job), waits for the job's
    * results, stops the decoder, and returns the results with the source's own failure in place of
@@ -116,8 +118,11 @@ export async function openSourceFeed(prepared: PreparedImage, options: FeedOptio
   const plan = { ...prepared.plan, map, sendImage: file === null, freeSpace: file === null && prepared.plan.freeSpace && leaveOut === 'all' };
   const relay = new SkipRelay(written.skipped);
   let decoder: RunningDecoder | null = null;
+  const listeners: ((message: string) => void)[] = [];
   try {
-    decoder = file === null || plan.sha256 !== null ? await startDecoder(plan, options.output ?? 'stream', relay.onSkip) : null;
+    // A raw image the helper reads itself still has a decoder beside it when a checksum must be checked.
+    const checked = plan.sha256 !== null || (plan.imageSha256 ?? null) !== null;
+    decoder = file === null || checked ? await startDecoder(plan, options.output ?? 'stream', relay.onSkip, (message) => listeners.forEach((listener) => listener(message))) : null;
   } catch (error) {
     if (file !== null) await closeFd(file);
     throw error;
@@ -139,6 +144,7 @@ export async function openSourceFeed(prepared: PreparedImage, options: FeedOptio
     },
     decoder: running === null ? Promise.resolve('read directly') : file !== null ? Promise.resolve('read directly, SHA-256 checked alongside') : running.decoder,
     sourceBytes: () => running?.sourceBytes() ?? 0,
+    onNotice: (listener) => void listeners.push(listener),
     finish: async (pending, to) => {
       relay.connect(to);
       void running?.ended.then((end) => {

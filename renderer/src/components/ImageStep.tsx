@@ -15,6 +15,8 @@ interface ImageStepProps {
   error: string | null;
   onChoose: () => void;
   onOpenUrl: (url: string) => void;
+  /** Opens "Choose OS": an entry of the catalogues in the settings. */
+  onChooseOs: () => void;
   /** Drives that can be copied (a clone): those the picker would show. */
   sourceDrives: DriveInfo[];
   onChooseSourceDrive: (device: string) => void;
@@ -126,8 +128,8 @@ function SourceDriveForm({ busy, drives, onChoose }: { busy: boolean; drives: Dr
   );
 }
 
-/** Step 1: the image, chosen with the native dialog, dropped anywhere on the window, given as a web address, or a drive to clone. */
-export function ImageStep({ image, busy, error, onChoose, onOpenUrl, sourceDrives, onChooseSourceDrive, onClear, customise, onCustomise }: ImageStepProps) {
+/** Step 1: the image, chosen with the native dialog, dropped anywhere on the window, picked from an OS catalogue, given as a web address, or a drive to clone. */
+export function ImageStep({ image, busy, error, onChoose, onOpenUrl, onChooseOs, sourceDrives, onChooseSourceDrive, onClear, customise, onCustomise }: ImageStepProps) {
   const [asking, setAsking] = useState<'url' | 'drive' | null>(null);
   return (
     <StepCard number={1} title="Image" icon={<ImageIcon className="step-icon" />} done={image !== null}>
@@ -141,6 +143,9 @@ export function ImageStep({ image, busy, error, onChoose, onOpenUrl, sourceDrive
           {asking === 'drive' && <SourceDriveForm busy={busy} drives={sourceDrives} onChoose={onChooseSourceDrive} />}
           {asking === null && (
             <div className="actions">
+              <button type="button" className="button quiet" onClick={onChooseOs} disabled={busy}>
+                Choose OS…
+              </button>
               <button type="button" className="button quiet" onClick={() => setAsking('url')} disabled={busy}>
                 Flash from URL…
               </button>

@@ -78,6 +78,14 @@ export function ProgressView({ job, onCancel }: { job: RunningJob; onCancel: () 
           );
         })}
       </ul>
+      {job.download !== null && (
+        <p className="muted" data-testid="download">
+          Download: {formatBytes(job.download.bytesDone)}
+          {job.download.bytesTotal === null ? '' : ` of ${formatBytes(job.download.bytesTotal)}`}
+          {job.download.speed > 0 ? ` · ${formatBytes(job.download.speed)}/s` : ''}
+          {job.download.notice === null ? '' : ` · ${job.download.notice}`}
+        </p>
+      )}
       {job.notice !== null && (
         <p className="message warning" role="status" data-testid="flash-notice">
           <WarningIcon />

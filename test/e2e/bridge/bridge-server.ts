@@ -18,9 +18,11 @@ import type { EmitEvent } from '../../../common/contracts/ipc-contract.js';
 import type { SettingsPatch } from '../../../common/contracts/settings.js';
 import type { AppService } from '../../../electron/core/app-service.js';
 import type { HelperLauncher } from '../../../electron/core/flash-session.js';
+import { isCatalogueIconPath, readCatalogueIcon } from '../../../electron/core/catalogue-icons.js';
 import { ImageHandOff } from '../../../electron/core/image-hand-off.js';
 import { rendererHeaders, resolveRendererFile } from '../../../electron/core/renderer-files.js';
 import { SettingsStore } from '../../../electron/core/settings-store.js';
+import { catalogueIconsDir } from '../../../user/cache/cache-dir.js';
 import { builtCreateAppService } from '../../support/built-modules.js';
 
 const COOKIE = 'sluice-bridge';
@@ -38,6 +40,8 @@ export interface BridgeOptions {
   launchHelper: HelperLauncher;
   /** The Customise step's ~/.ssh; default: .ssh in dropDir. */
   sshDir?: string | undefined;
+  /** The app's cache folder (images, saved catalogues, icons). */
+  cacheDir: string;
 }
 
 /** What the Electron glue would have done, for the tests to check. */
@@ -136,6 +140,7 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
     },
     emit,
     handOff,
+    cacheDir: options.cacheDir,
   });
 
   const shim = `const SLUICE_BRIDGE = ${JSON.stringify({ dropDir: options.dropDir })};\n${await readFile(options.shimFile, 'utf8')}`;
@@ -179,6 +184,10 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
       return void response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(result));
     }
     if (request.method !== 'GET') return void response.writeHead(405).end();
+    if (isCatalogueIconPath(url.pathname)) {
+      const icon = await readCatalogueIcon(catalogueIconsDir(options.cacheDir), url.pathname);
+      return void (icon === null ? response.writeHead(404).end() : response.writeHead(200, rendererHeaders(icon.contentType)).end(icon.bytes));
+    }
     await serveFile(response, url.pathname);
   };
 

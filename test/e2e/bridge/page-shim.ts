@@ -50,6 +50,10 @@ const api: SluiceApi = {
   openImageUrl: (url) => invoke('openImageUrl', url),
   chooseSourceDrive: (device) => invoke('chooseSourceDrive', device),
   clearImage: () => invoke('clearImage'),
+  readCatalogue: (source) => invoke('readCatalogue', source),
+  chooseCatalogueOs: (source, path) => invoke('chooseCatalogueOs', source, path),
+  getCache: () => invoke('getCache'),
+  clearCache: () => invoke('clearCache'),
   listDrives: () => invoke('listDrives'),
   startFlash: (request) => invoke('startFlash', request),
   chooseBackupFile: (device, compress) => invoke('chooseBackupFile', device, compress),
@@ -66,6 +70,7 @@ const api: SluiceApi = {
   onJobProgress: (listener) => subscribe('jobProgress', listener),
   onJobEnd: (listener) => subscribe('jobEnd', listener),
   onImageOpened: (listener) => subscribe('imageOpened', listener),
+  onDownload: (listener) => subscribe('download', listener),
 };
 
 Object.defineProperty(globalThis, 'sluice', { value: Object.freeze(api), enumerable: true });

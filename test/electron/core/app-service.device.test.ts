@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { gzipSync } from 'node:zlib';
@@ -51,7 +51,7 @@ async function harness(dir: string, settings: Parameters<SettingsStore['update']
   const h: Harness = {
     service: undefined as never,
     handOff: new ImageHandOff({ platform: 'linux', appInArguments: false }, () => undefined),
-    events: { drivesChanged: [], jobProgress: [], jobEnd: [], imageOpened: [] },
+    events: { drivesChanged: [], jobProgress: [], jobEnd: [], imageOpened: [], download: [] },
     effects: [],
     opened: [],
     shown: [],
@@ -80,6 +80,7 @@ async function harness(dir: string, settings: Parameters<SettingsStore['update']
     },
     emit: (event, payload) => void (h.events[event] as unknown[]).push(payload),
     handOff: h.handOff,
+    cacheDir: join(dir, 'cache'),
   });
   current = h;
   return h;
@@ -209,6 +210,9 @@ describeDevices('the main-process core (what Electron and the browser bridge bot
       const end = await flashEnded(h);
       expect(end.results).toMatchObject([{ status: 'ok', target: loop.path, bytes: 24 * MiB, verified: true }]);
       execFileSync('cmp', ['-n', String(24 * MiB), raw, loop.path]);
+      // The download is reported apart from the writing, to its last byte, before the end.
+      const downloadSize = statSync(`${raw}.xz`).size;
+      expect(h.events.download.at(-1)).toEqual({ bytesDone: downloadSize, bytesTotal: downloadSize, speed: expect.any(Number) as unknown, notice: null });
 
       expect(await h.service.invoke('openImageUrl', [`${server.base}/gone.img.xz`])).toMatchObject({ ok: false, error: { code: 'source-read-error', message: expect.stringContaining('404') as unknown } });
       for (const address of ['file:///etc/passwd', 'ftp://example.org/os.img', 'not a url']) {

@@ -111,6 +111,7 @@ describe('the main process while a hostile image is probed', () => {
       effects: { preventSleep: () => () => undefined, setProgress: () => undefined, notify: () => undefined },
       emit: () => undefined,
       handOff: new ImageHandOff({ platform: 'linux', appInArguments: false }, () => undefined),
+      cacheDir: join(dir, 'cache'),
     });
     try {
       await service.invoke('listDrives', []);

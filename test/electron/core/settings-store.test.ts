@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DEFAULT_SETTINGS } from '../../../common/contracts/settings.js';
+import { DEFAULT_REPOSITORY } from '../../../common/domain/catalogue.js';
 import { SettingsStore } from '../../../electron/core/settings-store.js';
 
 let dir: string;
@@ -15,9 +16,9 @@ beforeEach(async () => {
 afterEach(async () => rm(dir, { recursive: true, force: true }));
 
 describe('settings in userData/settings.json', () => {
-  it('start from the defaults: verify on, eject on, virtual drives hidden, notifications on, free space left out', async () => {
+  it('start from the defaults: verify on, eject on, virtual drives hidden, notifications on, free space left out, no profiles, Raspberry Pi\'s catalogue, a 20 GB cache', async () => {
     const store = await SettingsStore.open(file);
-    expect(store.get()).toEqual({ verify: true, eject: true, showVirtual: false, notifications: true, exact: false, profiles: [] });
+    expect(store.get()).toEqual({ verify: true, eject: true, showVirtual: false, notifications: true, exact: false, profiles: [], repositories: [DEFAULT_REPOSITORY], cacheLimitBytes: 20_000_000_000 });
     expect(store.get()).toEqual(DEFAULT_SETTINGS);
     expect(store.problem).toBeNull();
     expect(existsSync(file)).toBe(false);
@@ -36,7 +37,7 @@ describe('settings in userData/settings.json', () => {
     await store.update({ eject: false });
     writeFileSync(file, JSON.stringify({ verify: 'yes', eject: false, showVirtual: true, fromTheFuture: 1 }));
     const reopened = await SettingsStore.open(file);
-    expect(reopened.get()).toEqual({ verify: true, eject: false, showVirtual: true, notifications: true, exact: false, profiles: [] });
+    expect(reopened.get()).toEqual({ ...DEFAULT_SETTINGS, verify: true, eject: false, showVirtual: true, notifications: true });
     expect(reopened.problem).toContain('"verify"');
   });
 
@@ -54,5 +55,16 @@ describe('settings in userData/settings.json', () => {
     const store = await SettingsStore.open(file);
     await expect(store.update({ verify: 'no' as unknown as boolean })).rejects.toThrow();
     expect(store.get()).toEqual(DEFAULT_SETTINGS);
+  });
+
+  it('keep repositories as http(s) addresses or full paths, and refuse anything else', async () => {
+    const store = await SettingsStore.open(file);
+    const repositories = ['https://example.org/os_list.json', '/srv/images/lab.rpi-imager-manifest'];
+    expect((await store.update({ repositories })).repositories).toEqual(repositories);
+    for (const bad of ['file:///etc/passwd', 'relative/list.json', 'javascript:alert(1)', '']) {
+      await expect(store.update({ repositories: [bad] })).rejects.toThrow();
+    }
+    await expect(store.update({ cacheLimitBytes: -1 })).rejects.toThrow();
+    expect((await SettingsStore.open(file)).get().repositories).toEqual(repositories);
   });
 });

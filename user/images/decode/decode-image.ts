@@ -21,6 +21,8 @@ export interface Decoded {
   bytes: number | null;
   /** SHA-256 of the source when it was hashed on the way (downloads). */
   sourceDigest: string | null;
+  /** SHA-256 of the decoded image, when the plan gives one to check (imageSha256). */
+  imageDigest: string | null;
 }
 
 /** Reports from the decoder as it runs. */
@@ -30,6 +32,8 @@ export interface DecodeEvents {
   input(input: SourceInput): void;
   /** The stream leaves out `extents` from here on (see ImageSink); resolves once the helper has them. */
   skip(extents: [number, number][], reason: SkipReason): Promise<void>;
+  /** Something to tell the person flashing (a download resumed). */
+  notice(message: string): void;
 }
 
 /** SHA-256 of a whole file, read on its own alongside the decoding. */
@@ -42,27 +46,27 @@ export async function hashFile(path: string): Promise<string> {
 /** Runs a system tool on the source; straight from the file into the pipe when nothing needs to see the bytes. */
 async function viaTool(tool: ToolCommand, plan: DecodePlan, outFd: number, sink: ImageSink, events: DecodeEvents): Promise<Decoded> {
   events.started(tool.label);
-  if (plan.location.kind === 'file' && plan.map === null && !plan.freeSpace) {
+  if (plan.location.kind === 'file' && plan.map === null && !plan.freeSpace && !sink.hashing) {
     const file = await open(plan.location.path, 'r');
     try {
       await runDecoderTool(tool, plan.format, file.fd, outFd);
     } finally {
       await file.close();
     }
-    return { bytes: null, sourceDigest: null };
+    return { bytes: null, sourceDigest: null, imageDigest: null };
   }
-  const input = await openSourceInput(plan);
+  const input = await openSourceInput(plan, events);
   events.input(input);
   await runDecoderTool(tool, plan.format, input.stream, sink);
   sink.end();
   await finished(sink);
-  return { bytes: sink.sent, sourceDigest: input.digest() };
+  return { bytes: sink.sent, sourceDigest: input.digest(), imageDigest: sink.digest() };
 }
 
 /** The source as a stream; a download is hashed on the way when a checksum is expected. */
-function openSourceInput(plan: DecodePlan): Promise<SourceInput> {
+function openSourceInput(plan: DecodePlan, events: DecodeEvents): Promise<SourceInput> {
   const entry = plan.zipEntry;
-  return openInput(plan.location, { hash: plan.sha256 !== null && plan.location.kind === 'url', ...(entry === null ? {} : zipDataRange(entry)) });
+  return openInput(plan.location, { hash: plan.sha256 !== null && plan.location.kind === 'url', ...(entry === null ? {} : zipDataRange(entry)), tee: plan.tee, notice: events.notice });
 }
 
 function zipDataRange(entry: NonNullable<DecodePlan['zipEntry']>): { start: number; end: number } {
@@ -72,10 +76,10 @@ function zipDataRange(entry: NonNullable<DecodePlan['zipEntry']>): { start: numb
 /** Runs an in-process decoder from the source stream into the sink. */
 async function inProcess(name: string, plan: DecodePlan, sink: ImageSink, events: DecodeEvents, decode: (input: SourceInput) => Promise<void>): Promise<Decoded> {
   events.started(name);
-  const input = await openSourceInput(plan);
+  const input = await openSourceInput(plan, events);
   events.input(input);
   await decode(input);
-  return { bytes: sink.sent, sourceDigest: input.digest() };
+  return { bytes: sink.sent, sourceDigest: input.digest(), imageDigest: sink.digest() };
 }
 
 /** Runs a decoder that reads the image file out of order itself (qcow2, dmg): local files only. */
@@ -83,7 +87,7 @@ async function fromLocalFile(kind: string, name: string, plan: DecodePlan, sink:
   if (plan.location.kind !== 'file') throw jobError('unsupported-format', `${kind} images must be local files.`);
   events.started(name);
   await decode(plan.location.path, sink);
-  return { bytes: sink.sent, sourceDigest: null };
+  return { bytes: sink.sent, sourceDigest: null, imageDigest: sink.digest() };
 }
 
 /**
@@ -92,7 +96,7 @@ async function fromLocalFile(kind: string, name: string, plan: DecodePlan, sink:
  */
 export async function decodeImage(plan: DecodePlan, outFd: number, events: DecodeEvents): Promise<Decoded> {
   const skipping = plan.freeSpace ? { found: new StreamFreeSpace(plan.imageSize), announce: (extents: [number, number][], reason: SkipReason) => events.skip(extents, reason) } : null;
-  const sink = new ImageSink(outFd, plan.imageSize, plan.map, plan.format, skipping);
+  const sink = new ImageSink(outFd, plan.imageSize, plan.map, plan.format, skipping, (plan.imageSha256 ?? null) !== null);
   const tool = plan.systemTools && (plan.format === 'xz' || plan.format === 'zstd' || plan.format === 'bzip2') ? await systemDecoder(plan.format) : null;
   if (tool !== null) return viaTool(tool, plan, outFd, sink, events);
   switch (plan.format) {

@@ -123,6 +123,9 @@ export class ImageSink extends Writable {
   private skippedRanges = 0;
   private sinceCollection = 0;
   private readonly ranges: RangeChecker | null;
+  /** SHA-256 of every decoded byte (before the map's filtering), when the image's own checksum is to be checked. */
+  private readonly hash: Hash | null;
+  private imageDigest: string | null = null;
 
   constructor(
     private readonly fd: number,
@@ -130,10 +133,22 @@ export class ImageSink extends Writable {
     map: DecodeMap | null,
     private readonly format: string,
     private readonly skipping: SkipFreeSpace | null = null,
+    hashImage = false,
   ) {
     super({ highWaterMark: 4 * 1024 * 1024 });
     this.ranges = map === null ? null : new RangeChecker(map);
     this.keep = map?.extents ?? null;
+    this.hash = hashImage ? createHash('sha256') : null;
+  }
+
+  /** Whether every decoded byte must pass through here to be hashed. */
+  get hashing(): boolean {
+    return this.hash !== null;
+  }
+
+  /** The decoded image's SHA-256 once it has ended; null when not hashing. */
+  digest(): string | null {
+    return this.imageDigest;
   }
 
   override _writev(chunks: { chunk: Buffer }[], callback: (error?: Error | null) => void): void {
@@ -148,6 +163,7 @@ export class ImageSink extends Writable {
       if (this.skipping !== null && !this.skipping.found.done) await this.leaveOut(await this.skipping.found.feed(chunk, this.position), this.skipping);
       for (const piece of this.mapped(chunk, this.position)) out.push(piece);
       this.ranges?.feed(chunk, this.position);
+      this.hash?.update(chunk);
       this.position += chunk.length;
     }
     const bytes = out.reduce((sum, b) => sum + b.length, 0);
@@ -194,6 +210,7 @@ export class ImageSink extends Writable {
         throw jobError('source-truncated', `The ${this.format} image ended after ${this.position} of its ${this.imageSize} bytes: it is truncated.`, { offset: this.position });
       }
       this.ranges?.end(this.position);
+      this.imageDigest = this.hash?.digest('hex') ?? null;
       callback();
     } catch (error) {
       callback(error as Error);

@@ -2,8 +2,8 @@ import { createHash, type Hash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { Transform, type Readable } from 'node:stream';
 import { MiB } from '../../../common/domain/units.js';
-import { openHttp } from '../http-source.js';
-import type { SourceLocation } from '../../../common/contracts/decoder-protocol.js';
+import { MAX_RETRIES, openDownload } from '../download.js';
+import type { DownloadTee, SourceLocation } from '../../../common/contracts/decoder-protocol.js';
 
 /** Read size for local sources: large enough that per-chunk costs vanish next to decoding. */
 export const SOURCE_CHUNK = 1 * MiB;
@@ -16,6 +16,10 @@ export interface SourceInput {
   bytesRead(): number;
   /** Hex SHA-256 of every byte read, once the stream has ended; null when not hashing. */
   digest(): string | null;
+  /** The bytes passed their checks: a download saved into the cache becomes the cached image. */
+  commit(): Promise<void>;
+  /** The bytes are wrong: a download's partial file in the cache is deleted. */
+  discard(): Promise<void>;
 }
 
 export interface InputOptions {
@@ -25,20 +29,30 @@ export interface InputOptions {
   start?: number | undefined;
   end?: number | undefined;
   fileSize?: number | undefined;
+  /** For downloads: save into the image cache as it is read, resuming from what it holds. */
+  tee?: DownloadTee | null | undefined;
+  /** For downloads: what to tell the person flashing (a dropped connection that is resumed). */
+  notice?: ((message: string) => void) | undefined;
 }
 
 /** Opens the source for reading front to back. */
 export async function openInput(location: SourceLocation, options: InputOptions): Promise<SourceInput> {
   let raw: Readable;
   let size: number | null;
+  let settle = { commit: () => Promise.resolve(), discard: () => Promise.resolve() };
   if (location.kind === 'file') {
     const start = options.start ?? 0;
     raw = createReadStream(location.path, { highWaterMark: SOURCE_CHUNK, start, ...(options.end !== undefined ? { end: options.end - 1 } : {}) });
     size = options.end !== undefined ? options.end - start : options.fileSize !== undefined ? options.fileSize - start : null;
   } else {
-    const body = await openHttp(location.url);
-    raw = body.stream;
-    size = body.size;
+    const download = await openDownload(location.url, options.tee ?? null, {
+      retrying: (offset, attempt, pauseMs, why) =>
+        options.notice?.(`The download broke off at byte ${offset} (${why.replace(/\.$/, '')}); asking again for the rest in ${pauseMs >= 1000 ? `${pauseMs / 1000} s` : `${pauseMs} ms`} (try ${attempt} of ${MAX_RETRIES}).`),
+    });
+    if (download.resumedFrom > 0) options.notice?.(`Resuming the download at byte ${download.resumedFrom}: the bytes before it come from the cache, saved by an earlier try.`);
+    raw = download.stream;
+    size = download.size;
+    settle = download;
   }
   const hash: Hash | null = options.hash ? createHash('sha256') : null;
   let read = 0;
@@ -56,5 +70,5 @@ export async function openInput(location: SourceLocation, options: InputOptions)
   });
   raw.on('error', (error) => counted.destroy(error));
   raw.pipe(counted);
-  return { stream: counted, size, bytesRead: () => read, digest: () => digest };
+  return { stream: counted, size, bytesRead: () => read, digest: () => digest, commit: () => settle.commit(), discard: () => settle.discard() };
 }

@@ -7,25 +7,7 @@
  */
 import * as v from 'valibot';
 import { ProbeRequest, type ProbeReply } from '../../../common/contracts/probe-protocol.js';
-import { toFailure } from '../../../common/domain/failure.js';
-import { sendToParent } from '../image-child.js';
+import { answerOnce } from '../image-child.js';
 import { prepareImage } from '../probe.js';
 
-const send: (reply: ProbeReply) => Promise<void> = sendToParent;
-
-async function run(message: unknown): Promise<void> {
-  let reply: ProbeReply;
-  try {
-    reply = { type: 'prepared', prepared: await prepareImage(v.parse(ProbeRequest, message)) };
-  } catch (error) {
-    reply = { type: 'failed', ...toFailure(error) };
-  }
-  await send(reply);
-  process.exit(0);
-}
-
-// Ctrl-C in a terminal reaches the whole process group; the parent decides what it means.
-// Without the parent there is no one to probe for.
-process.on('SIGINT', () => undefined);
-process.on('disconnect', () => process.exit(0));
-process.once('message', (message: unknown) => void run(message));
+answerOnce(async (message): Promise<ProbeReply> => ({ type: 'prepared', prepared: await prepareImage(v.parse(ProbeRequest, message)) }));
