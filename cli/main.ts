@@ -27,6 +27,9 @@ const USAGE = `Usage:
                     decode with Sluice's own decoders even where the system's
                     xz, zstd or bzip2 would be faster
       --no-verify   skip reading the drive back (not recommended)
+      --no-capacity-check
+                    skip the check for fake capacity (markers written past the
+                    image and read back after it)
       --no-eject    leave the drive attached afterwards (it is ejected by default)
       --yes         do not ask before erasing (required without a terminal)
       --json        progress and results as JSON lines on stdout
@@ -35,6 +38,10 @@ const USAGE = `Usage:
                     terminal, pkexec otherwise; only the writing process runs as root)
   sluice verify IMAGE DEVICE [--json] [--elevate sudo|pkexec]
                                                 compare a drive (or a file) with IMAGE, writing nothing
+  sluice probe DEVICE [--json] [--elevate sudo|pkexec]
+                                                check a drive for fake capacity: its real size,
+                                                the kind of fake, in seconds; every block it
+                                                writes is saved first and put back
   sluice backup DRIVE FILE [options]            copy a whole drive into an image file, then verify
       --compress zstd|xz|gz
                     compress the image with the system's zstd, xz or gzip
@@ -69,6 +76,7 @@ export async function main(argv: readonly string[]): Promise<number> {
         json: { type: 'boolean', default: false },
         yes: { type: 'boolean', short: 'y', default: false },
         'no-verify': { type: 'boolean', default: false },
+        'no-capacity-check': { type: 'boolean', default: false },
         'no-eject': { type: 'boolean', default: false },
         all: { type: 'boolean', default: false },
         virtual: { type: 'boolean', default: false },
@@ -101,6 +109,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   if (compress !== undefined && !isCompression(compress)) return usageError(`--compress takes ${BACKUP_COMPRESSIONS.join(', ')}, not "${compress}"`);
   if (command !== 'backup' && (compress !== undefined || values['trim-to-partitions'])) return usageError('--compress and --trim-to-partitions are options of backup');
   if (command !== 'flash' && values['allow-truncated']) return usageError('--allow-truncated is an option of flash');
+  if (command !== 'flash' && values['no-capacity-check']) return usageError('--no-capacity-check is an option of flash');
   // Each command's modules load only when it runs: `sluice --help` or a usage error need none of them.
   switch (command) {
     case 'info': {
@@ -113,12 +122,17 @@ export async function main(argv: readonly string[]): Promise<number> {
     case 'flash': {
       const [image, ...targets] = rest;
       if (image === undefined || targets.length === 0) return usageError('flash needs an IMAGE and at least one DEVICE');
-      return (await import('./commands/flash.js')).flashCommand({ image, targets, sha256, bmap, systemTools: !values['builtin-decoders'], verify: !values['no-verify'], eject: !values['no-eject'], yes: values.yes, json: values.json, elevate, allowTruncated: values['allow-truncated'] });
+      return (await import('./commands/flash.js')).flashCommand({ image, targets, sha256, bmap, systemTools: !values['builtin-decoders'], verify: !values['no-verify'], capacityCheck: !values['no-capacity-check'], eject: !values['no-eject'], yes: values.yes, json: values.json, elevate, allowTruncated: values['allow-truncated'] });
     }
     case 'verify': {
       const [image, target, ...extra] = rest;
       if (image === undefined || target === undefined || extra.length > 0) return usageError('verify needs exactly one IMAGE and one DEVICE');
       return (await import('./commands/verify.js')).verifyCommand({ image, target, json: values.json, elevate });
+    }
+    case 'probe': {
+      const [device, ...extra] = rest;
+      if (device === undefined || extra.length > 0) return usageError('probe needs exactly one DEVICE');
+      return (await import('./commands/probe.js')).probeCommand({ device, json: values.json, elevate });
     }
     case 'backup': {
       const [drive, file, ...extra] = rest;

@@ -1,5 +1,5 @@
 import type { Phase, Progress } from '../common/domain/progress.js';
-import { DRIVE_INCOMPLETE, type TargetResult } from '../common/domain/result.js';
+import { DRIVE_INCOMPLETE, repairWords, type TargetResult } from '../common/domain/result.js';
 import { formatBytes, formatDuration } from '../common/domain/units.js';
 import type { ImageInfo } from '../common/domain/image.js';
 
@@ -32,7 +32,9 @@ export function resultLine(r: TargetResult): string {
       const how = r.verified ? 'written and verified' : 'written, NOT verified (verification was turned off)';
       const ejected = r.ejected === true ? ' Ejected: you can remove it now.' : '';
       const warnings = (r.warnings ?? []).map((w) => `\n  warning: ${w}`).join('');
-      return `${r.target}: ${how}, ${formatBytes(r.bytes)} in ${formatDuration(r.seconds)}${speed}.${ejected}${warnings}`;
+      const repaired = r.repaired === undefined ? '' : ` Verification found blocks that differed: ${repairWords(r.repaired)} (written again and read back right).`;
+      const capacity = r.capacityCheck === undefined ? '' : `\n  capacity checked: ${r.capacityCheck.markers} markers past the image came back (${formatDuration(r.capacityCheck.seconds)}).`;
+      return `${r.target}: ${how}, ${formatBytes(r.bytes)} in ${formatDuration(r.seconds)}${speed}.${repaired}${ejected}${capacity}${warnings}`;
     }
     case 'cancelled':
       return `${r.target}: cancelled. ${DRIVE_INCOMPLETE}`;

@@ -1,5 +1,5 @@
 /**
- * The four jobs the helper runs, one function each. Each opens what its job needs (the image
+ * The five jobs the helper runs, one function each. Each opens what its job needs (the image
  * descriptor, a source disk after its checks), hands it to the writer, and resolves with the one
  * message that ends the job: a result per reported drive, or a fatal message when the job could
  * not even start; runJob turns anything unforeseen into a failed result, so it never rejects.
@@ -16,6 +16,7 @@ import { refuseDriveName } from '../writer/drive-name.js';
 import { sendDevice, SourceDevice } from '../writer/source-device.js';
 import type { SourceEndSignal } from '../writer/source-end.js';
 import { verifyImage } from '../writer/verify-image.js';
+import { probeCapacity } from '../writer/probe-capacity.js';
 import type { HelperEndpoints } from './endpoints.js';
 
 export interface JobContext {
@@ -69,6 +70,7 @@ async function runFlash(job: HelperJobOf<'flash'>, context: JobContext): Promise
     targets: job.targets,
     verify: job.verify,
     eject: job.eject === true,
+    capacityCheck: job.capacityCheck !== false,
     extents: job.extents,
     sourceEnd: job.awaitSourceEnd === true ? context.sourceEnd : undefined,
     signal: context.signal,
@@ -145,6 +147,12 @@ async function runVerify(job: HelperJobOf<'verify'>, context: JobContext): Promi
   return { type: 'result', results: [result] };
 }
 
+/** A probe: the target checked for fake capacity, every block it writes put back; fd 0 is not read. */
+async function runProbe(job: HelperJobOf<'probe'>, context: JobContext): Promise<FromHelper> {
+  context.started();
+  return { type: 'result', results: [await probeCapacity({ target: job.target, signal: context.signal })] };
+}
+
 function runKind(job: HelperJob, context: JobContext): Promise<FromHelper> {
   switch (job.kind) {
     case 'flash':
@@ -155,6 +163,8 @@ function runKind(job: HelperJob, context: JobContext): Promise<FromHelper> {
       return runBackup(job, context);
     case 'verify':
       return runVerify(job, context);
+    case 'probe':
+      return runProbe(job, context);
   }
 }
 

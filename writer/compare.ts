@@ -9,16 +9,25 @@ import type { Failure } from '../common/domain/failure.js';
 import type { GrainHashes } from './grain-hashes.js';
 import { pump, type PumpEnd, type PumpOp } from './pump.js';
 
+/**
+ * How many differing units are remembered by offset. More than this many bad blocks is a card
+ * to replace, not to repair (repair.ts), and the list stays small whatever the card does.
+ */
+export const MAX_NOTED = 64;
+
 /** What differs between what was read back and what it should be. */
 export class Differences {
   /** Units that differ: grains where hashes are compared, bytes where bytes are. */
   count = 0;
   /** Offset of the first that differs, or -1; a check may narrow it down to a byte (verify-written.ts). */
   first = -1;
+  /** The offsets of the first MAX_NOTED units that differ, as noted. */
+  readonly noted: number[] = [];
 
   note(offset: number): void {
     this.count += 1;
     if (this.first < 0) this.first = offset;
+    if (this.noted.length < MAX_NOTED) this.noted.push(offset);
   }
 }
 

@@ -5,7 +5,7 @@ import { KiB, MiB } from '../common/domain/units.js';
 import { settleTarget } from './after-write.js';
 import { alignDown, alignUp } from './job-memory.js';
 import { sourceReadFailure, targetWriteFailure } from './failures.js';
-import { JobError, jobError, toFailure } from '../common/domain/failure.js';
+import { JobError, jobError, toFailure, type Failure } from '../common/domain/failure.js';
 import { chooseGrain, GrainHashes } from './grain-hashes.js';
 import { readFully } from '../node/io.js';
 import { ABANDONED, allocatePumpMemory, DEFAULT_REQUEST, pump, unlessAborted } from './pump.js';
@@ -15,8 +15,11 @@ import { ProgressMeter } from './progress-meter.js';
 import { waitForSourceEnd, type SourceEndSignal } from './source-end.js';
 import { StreamLayout, type Extent } from './stream-layout.js';
 import { TargetDevice } from './target-device.js';
-import { verifyWritten } from './verify-written.js';
+import { verifyWritten, type VerifyOutcome } from './verify-written.js';
 import type { WriteTarget } from './write-target.js';
+import { CapacityCheck } from './capacity-check.js';
+import { MarkerFormat } from './capacity-markers.js';
+import { repairGrains } from './repair.js';
 
 /**
  * The partition tables live in the first megabyte. It is written last, after everything else, and
@@ -35,6 +38,11 @@ const MAX_CHUNK = 16 * MiB;
  */
 const SYNC_INTERVAL_MS = 1000;
 
+/** What a target's ok result adds about the drive's health: the capacity check's cost, a repair. */
+type Health = Pick<Extract<TargetResult, { status: 'ok' }>, 'capacityCheck' | 'repaired'>;
+/** How one target's job ends, before its time is known. */
+type TargetEnd = { status: 'ok'; health: Health } | Exclude<TargetResult, { status: 'ok' }>;
+
 /** One flash job: one image, read once, written to one or more targets. */
 export interface FlashJob {
   /** Descriptor the image bytes are read from, front to back: the image file itself or a decoder's pipe. */
@@ -50,6 +58,11 @@ export interface FlashJob {
   targets: readonly string[];
   /** Read every target back and compare (default in every front end). */
   verify: boolean;
+  /**
+   * Write capacity markers past the image before it, and read them back after it, to catch a
+   * drive that is not the size it claims (capacity-check.ts). On unless false.
+   */
+  capacityCheck?: boolean | undefined;
   /** Eject each drive after a good write (the front ends default to it); off, the OS just re-reads its partitions. */
   eject?: boolean | undefined;
   signal?: AbortSignal | undefined;
@@ -168,6 +181,10 @@ async function runJob(job: WriteJob, layout: StreamLayout, opened: readonly Writ
   const chunk = memory.bytes.subarray(0, chunkSize);
   const head = memory.extra.subarray(0, HEAD_BYTES);
   const scratchOf = new Map(opened.map((t, i) => [t, memory.extra.subarray(HEAD_BYTES + i * scratchSize, HEAD_BYTES + (i + 1) * scratchSize)]));
+  // Capacity markers are built and read back in each target's scratch block: they are written
+  // before the image and read after it, never while a partial last block needs that block.
+  const markers = job.capacityCheck === false ? null : new MarkerFormat(memory.hash);
+  const capacityChecks = new Map<WriteTarget, CapacityCheck>();
 
   let active = opened;
   /** Targets a write has succeeded on: a later refusal to write is then a failure part-way, not a refusal. */
@@ -206,6 +223,16 @@ async function runJob(job: WriteJob, layout: StreamLayout, opened: readonly Writ
       wrote.add(t);
     }
   };
+  /** Writes each target's capacity markers past the image's `imageEnd` bytes, where nothing of the image goes. */
+  const writeMarkers = async (imageEnd: number): Promise<void> => {
+    if (markers === null) return;
+    await onEachTarget(async (t) => {
+      const check = CapacityCheck.plan(t, imageEnd, markers);
+      if (check === null) return;
+      capacityChecks.set(t, check);
+      await check.write(scratchOf.get(t) ?? chunk);
+    }, 0);
+  };
   /** The source side's failure, as soon as it is known: nothing more it sends can be trusted. */
   const throwIfSourceFailed = (): void => {
     const end = job.sourceEnd?.current;
@@ -229,6 +256,8 @@ async function runJob(job: WriteJob, layout: StreamLayout, opened: readonly Writ
     imageBytes = headLength;
     // The chunk region is still all zeros here.
     await onEachTarget((t) => writeStream(t, chunk, alignDown(headLength, t.blockSize), 0), 0);
+    // Markers go on before the image, so that the image pushes any cache of the drive past them.
+    if (job.imageSize !== null) await writeMarkers(job.imageSize);
 
     // 2. Everything after it, through the pump: while one half of the chunk region is written
     //    (and hashed), the next bytes arrive in the other.
@@ -287,6 +316,8 @@ async function runJob(job: WriteJob, layout: StreamLayout, opened: readonly Writ
       throw jobError('source-truncated', 'The image is empty: it decodes to 0 bytes, so there is nothing to write. Was the download or the image build interrupted?', { offset: 0 });
     }
     if (job.signal?.aborted) return await cancelAll();
+    // A stream whose length showed only at its end gets its markers now, past what it turned out to be.
+    if (job.imageSize === null) await writeMarkers(imageBytes);
 
     // 4. The head, now that the rest is on the device.
     await onEachTarget((t) => writeStream(t, head, headLength, 0), 0);
@@ -295,16 +326,37 @@ async function runJob(job: WriteJob, layout: StreamLayout, opened: readonly Writ
     for (const t of active) emit({ phase: 'syncing', target: t.path, bytesDone: imageBytes, bytesTotal: imageBytes, speed: 0, eta: null });
     await onEachTarget((t) => t.sync(), imageBytes);
 
-    if (!job.verify) {
-      const seconds = (performance.now() - started) / 1000;
-      endAll((t) => ({ status: 'ok', target: t.path, bytes: imageBytes, written: true, verified: false, seconds }));
-      return;
-    }
-    const verified = await verifyWritten({ targets: active, chunk, imageBytes, layout, hashes, job, emit });
+    const verified = job.verify ? await verifyWritten({ targets: active, chunk, imageBytes, layout, hashes, job, emit }) : new Map<WriteTarget, VerifyOutcome>();
+    // 5. Each target's capacity markers, then a repair of what verification found differing.
+    const regionSize = alignDown(Math.floor(chunk.length / active.length), hashes.grain);
+    const ends = await Promise.all(
+      active.map(async (t, i): Promise<TargetEnd> => {
+        const scratch = scratchOf.get(t) ?? chunk;
+        const failed = (failure: Failure): TargetEnd => ({ status: 'failed', target: t.path, bytes: imageBytes, ...failure });
+        const outcome = verified.get(t) ?? null;
+        if (outcome?.status === 'cancelled') return { status: 'cancelled', target: t.path, bytes: imageBytes };
+        try {
+          const verdict = await capacityChecks.get(t)?.judge(scratch);
+          // A drive that is not the size it claims explains any mismatch: nothing is repaired on it.
+          if (verdict !== undefined && 'failure' in verdict) return failed(verdict.failure);
+          const health: Health = verdict === undefined ? {} : { capacityCheck: verdict.passed };
+          if (outcome === null) return { status: 'ok', health };
+          if (outcome.differences === undefined) return failed(outcome.failure);
+          const region = chunk.subarray(i * regionSize, (i + 1) * regionSize);
+          const repair = await repairGrains({ target: t, differences: outcome.differences, failure: outcome.failure, imageBytes, layout, hashes, region, scratch, job });
+          if ('cancelled' in repair) return { status: 'cancelled', target: t.path, bytes: imageBytes };
+          return 'failure' in repair ? failed(repair.failure) : { status: 'ok', health: { ...health, repaired: repair.repaired } };
+        } catch (error) {
+          return failed(targetWriteFailure(t.path, error, 0, t.capacity, true).failure);
+        }
+      }),
+    );
     const seconds = (performance.now() - started) / 1000;
-    for (const [t, outcome] of verified) {
-      results.set(t.path, outcome === null ? { status: 'ok', target: t.path, bytes: imageBytes, written: true, verified: true, seconds } : outcome.status === 'cancelled' ? { status: 'cancelled', target: t.path, bytes: imageBytes } : { status: 'failed', target: t.path, bytes: imageBytes, ...outcome.failure });
-    }
+    active.forEach((t, i) => {
+      const end = ends[i];
+      if (end === undefined) return;
+      results.set(t.path, end.status === 'ok' ? { status: 'ok', target: t.path, bytes: imageBytes, written: true, verified: job.verify, seconds, ...end.health } : end);
+    });
   } catch (error) {
     // A source failure ends the job for every target still being written.
     const failure = error instanceof JobError ? error.failure : toFailure(error);

@@ -2,7 +2,7 @@ import type { Progress } from '../common/domain/progress.js';
 import type { Failure } from '../common/domain/failure.js';
 import { formatBytes } from '../common/domain/units.js';
 import { alignDown } from './job-memory.js';
-import { compareRead, grainCheck, grainMismatch, type Comparison } from './compare.js';
+import { compareRead, grainCheck, grainMismatch, type Comparison, type Differences } from './compare.js';
 import { targetReadFailure } from './failures.js';
 import { toFailure } from '../common/domain/failure.js';
 import type { GrainHashes } from './grain-hashes.js';
@@ -11,8 +11,11 @@ import { ProgressMeter } from './progress-meter.js';
 import type { StreamLayout } from './stream-layout.js';
 import type { WriteTarget } from './write-target.js';
 
-/** How verification of one target ended: null when every byte matched. */
-export type VerifyOutcome = null | { status: 'cancelled' } | { status: 'failed'; failure: Failure };
+/**
+ * How verification of one target ended: null when every byte matched. A mismatch carries what
+ * differs, for a repair (repair.ts).
+ */
+export type VerifyOutcome = null | { status: 'cancelled' } | { status: 'failed'; failure: Failure; differences?: Differences };
 
 interface VerifyWrittenArgs {
   targets: readonly WriteTarget[];
@@ -94,7 +97,7 @@ export async function verifyWritten(args: VerifyWrittenArgs): Promise<Map<WriteT
         (count, first) =>
           `Verification failed on ${target.path}: ${count === 1 ? '1 block' : `${count} blocks`} of ${formatBytes(hashes.grain)} ${count === 1 ? 'differs' : 'differ'} from the image, the first at byte offset ${first}. The card may be counterfeit or failing; try another card.`,
       );
-      return failure === null ? null : { status: 'failed', failure };
+      return failure === null ? null : { status: 'failed', failure, differences: compared.differences };
     }),
   );
   return new Map(targets.map((t, i) => [t, outcomes[i] ?? null]));

@@ -26,6 +26,8 @@ export interface FlashArgs {
   systemTools: boolean;
   targets: string[];
   verify: boolean;
+  /** Check each drive for fake capacity (on unless --no-capacity-check). */
+  capacityCheck: boolean;
   /** Eject each drive after a good write (on unless --no-eject). */
   eject: boolean;
   yes: boolean;
@@ -91,7 +93,7 @@ export async function flashCommand(args: FlashArgs): Promise<number> {
   // downloaded as us.
   const job = startHelper({
     source: feed.source,
-    job: { kind: 'flash', targets, ...feed.start, verify: args.verify, eject: args.eject },
+    job: { kind: 'flash', targets, ...feed.start, verify: args.verify, eject: args.eject, ...(args.capacityCheck ? {} : { capacityCheck: false }) },
     elevation: chooseElevation({
       platform: process.platform,
       isRoot: process.getuid?.() === 0,

@@ -7,6 +7,7 @@ import type { TargetResult } from '../domain/result.js';
 import { isJobFailureCode, type FailureCode, type JobFailureCode } from '../domain/failure.js';
 import type { JobKind } from '../domain/job.js';
 import type { JobEnd } from '../contracts/app-models.js';
+import { formatBytes } from '../domain/units.js';
 
 export type Tone = 'success' | 'unverified' | 'cancelled' | 'failure';
 
@@ -50,6 +51,10 @@ const FAILURE_TEXT: Readonly<Record<JobFailureCode, FailureText>> = {
   'write-error': { title: 'Write failed', advice: 'The drive reported an error. Try another port or reader; if it happens again, the drive is failing.' },
   'verify-read-error': { title: 'Could not read the drive back', advice: 'The drive failed while being read. Try another port; if it happens again, the drive is failing.' },
   'verify-mismatch': { title: 'Verification failed', advice: 'The drive does not hold what was written to it. Use another drive, and test this one for fake capacity.' },
+  'target-fake-capacity': {
+    title: 'Fake capacity: the drive holds less than it claims',
+    advice: 'Data written past its real size is lost. Do not trust this drive with data: use another, and return this one if you can.',
+  },
   'helper-died': { title: 'Writing stopped unexpectedly', advice: 'The drive is incomplete. Flash it again.' },
   'elevation-denied': { title: 'Administrator rights refused', advice: 'Nothing was written. Try again and approve the request.' },
   'protocol-error': { title: 'Internal error', advice: 'The drive may be incomplete. Flash it again; if this repeats, please report it.' },
@@ -91,6 +96,10 @@ type FailedResult = Extract<TargetResult, { status: 'failed' }>;
 
 /** The headline for one failed drive (or backup file); a verification mismatch names its exact offset. */
 export function failureHeadline(result: FailedResult, job: JobKind): string {
+  if (result.code === 'target-fake-capacity' && result.fakeCapacity !== undefined) {
+    const { realBytes, claimedBytes } = result.fakeCapacity;
+    return `Fake capacity: the drive holds about ${formatBytes(realBytes)}, not the ${formatBytes(claimedBytes)} it claims.`;
+  }
   if (result.code === 'verify-mismatch' && result.offset !== undefined) {
     return job === 'backup' ? `The backup differs from the drive at offset ${result.offset}.` : `Verification failed at offset ${result.offset}: the card may be counterfeit or failing.`;
   }

@@ -34,6 +34,8 @@ const FlashJob = v.strictObject({
   verify: v.boolean(),
   /** Eject (power off) each drive after it was written and verified; absent means no. */
   eject: v.optional(v.boolean()),
+  /** Capacity markers past the image, written before it and read back after it; absent means yes. */
+  capacityCheck: v.optional(v.boolean()),
   /**
    * fd 0 carries only these [offset, length] ranges of the image, concatenated: a block map. Only
    * they are written and verified; the rest of the device is left as it was. Needs `imageSize`.
@@ -77,8 +79,18 @@ const VerifyJob = v.strictObject({
   imageSize: v.nullable(ByteCount),
 });
 
+/**
+ * A probe (`sluice probe`): the `target` disk checked for fake capacity (writer/probe-capacity.ts).
+ * It writes test markers, so it is authorized as a write, but it saves every block it touches
+ * first and puts it back; fd 0 is not read.
+ */
+const ProbeJob = v.strictObject({
+  kind: v.literal('probe'),
+  target: DevicePath,
+});
+
 /** The one job a helper runs, told apart by its kind (common/domain/job.ts). */
-export const HelperJob = v.variant('kind', [FlashJob, CloneJob, BackupJob, VerifyJob]);
+export const HelperJob = v.variant('kind', [FlashJob, CloneJob, BackupJob, VerifyJob, ProbeJob]);
 export type HelperJob = v.InferOutput<typeof HelperJob>;
 export type HelperJobOf<K extends HelperJob['kind']> = Extract<HelperJob, { kind: K }>;
 
@@ -96,6 +108,8 @@ export function jobDrives(job: HelperJob): { reported: string[]; writes: string[
       return { reported: [job.source], writes: [], reads: job.source };
     case 'verify':
       return { reported: [job.target], writes: [], reads: job.target };
+    case 'probe':
+      return { reported: [job.target], writes: [job.target], reads: null };
   }
 }
 

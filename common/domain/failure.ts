@@ -6,6 +6,7 @@
  */
 import * as v from 'valibot';
 import { errorText } from './error-details.js';
+import { FakeCapacitySchema } from './fake-capacity.js';
 import { ByteCount, Message } from './wire.js';
 
 /** Refusals, returned before a single byte reaches the device: the device is untouched. */
@@ -38,6 +39,8 @@ const FAILURES_DURING_JOB = [
   'write-error',
   'verify-read-error',
   'verify-mismatch',
+  /** The drive holds less than it claims: the capacity check's markers past the image did not come back. */
+  'target-fake-capacity',
   'helper-died',
   'protocol-error',
   'internal',
@@ -89,6 +92,8 @@ export const FailureSchema = v.strictObject({
   offset: v.optional(ByteCount),
   /** For verify-mismatch: how many verification blocks differ. */
   badBlocks: v.optional(ByteCount),
+  /** For target-fake-capacity: the kind of fake and the drive's likely real capacity. */
+  fakeCapacity: v.optional(FakeCapacitySchema),
 });
 export type Failure = v.InferOutput<typeof FailureSchema>;
 

@@ -4,8 +4,9 @@
  * - flash: an image written to drives, then read back;
  * - clone: a whole drive written to another, then read back;
  * - backup: a whole drive saved into a file, then the file read back;
- * - verify: a drive compared with an image, nothing written.
+ * - verify: a drive compared with an image, nothing written;
+ * - probe: a drive checked for fake capacity, every block it writes put back.
  */
-export const JOB_KINDS = ['flash', 'clone', 'backup', 'verify'] as const;
+export const JOB_KINDS = ['flash', 'clone', 'backup', 'verify', 'probe'] as const;
 
 export type JobKind = (typeof JOB_KINDS)[number];

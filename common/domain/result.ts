@@ -5,6 +5,33 @@ import { ByteCount, DevicePath, Message } from './wire.js';
 /** Warnings on one ok result: eject and partition re-read give at most one each. */
 const MAX_WARNINGS = 4;
 
+/** A repair names at most this many of the blocks it rewrote. */
+export const MAX_REPAIR_OFFSETS = 16;
+
+/** The capacity check of a flash that passed: how many markers past the image came back, and what they cost. */
+const CapacityCheckSchema = v.strictObject({
+  markers: ByteCount,
+  /** Seconds spent writing and reading the markers. */
+  seconds: v.pipe(v.number(), v.minValue(0)),
+});
+
+/** Blocks that read back wrong, were written again from the image, and then read back right. */
+const RepairSchema = v.strictObject({
+  /** How many verification blocks (hash grains) were rewritten. */
+  blocks: ByteCount,
+  /** Their byte offsets on the drive, the first MAX_REPAIR_OFFSETS of them. */
+  offsets: v.pipe(v.array(ByteCount), v.maxLength(MAX_REPAIR_OFFSETS)),
+  /** The size of one block, in bytes. */
+  blockBytes: ByteCount,
+});
+export type Repair = v.InferOutput<typeof RepairSchema>;
+
+/** The words for a repair, on the CLI's result line and the app's end screen: "repaired 1 block at offset 52428800". */
+export function repairWords(repair: Repair): string {
+  const more = repair.blocks > repair.offsets.length ? ` and ${repair.blocks - repair.offsets.length} more` : '';
+  return `repaired ${repair.blocks === 1 ? '1 block' : `${repair.blocks} blocks`} at ${repair.offsets.length === 1 ? 'offset' : 'offsets'} ${repair.offsets.join(', ')}${more}`;
+}
+
 /**
  * How one target's job ended. Only `ok` may ever be shown as success. `bytes` counts image bytes
  * the job got through on this target: written (a flash) or compared (verify-only); for a failed
@@ -29,6 +56,10 @@ export const TargetResultSchema = v.variant('status', [
      * OS see the new partitions. Never a reason to call the flash failed.
      */
     warnings: v.optional(v.pipe(v.array(Message), v.maxLength(MAX_WARNINGS))),
+    /** The capacity check passed: every marker past the image came back. Absent when it did not run. */
+    capacityCheck: v.optional(CapacityCheckSchema),
+    /** Verification found blocks that differed, and rewriting them fixed them. */
+    repaired: v.optional(RepairSchema),
   }),
   v.strictObject({ status: v.literal('cancelled'), target: DevicePath, bytes: ByteCount }),
   v.strictObject({ status: v.literal('failed'), target: DevicePath, bytes: ByteCount, ...FailureSchema.entries }),
@@ -46,7 +77,8 @@ export const DRIVE_INCOMPLETE = 'The drive is incomplete; flash it again before 
  * it is; nothing was written. This is the one place a flash's failures get the drive's state.
  */
 export function reachedDrive(result: TargetResult): TargetResult {
-  if (result.status !== 'failed' || REFUSAL_CODES.has(result.code) || saysDriveIncomplete(result)) return result;
+  // A fake drive holds the whole image, verified: what to do about it is to stop using it, which its message says.
+  if (result.status !== 'failed' || REFUSAL_CODES.has(result.code) || result.code === 'target-fake-capacity' || saysDriveIncomplete(result)) return result;
   return { ...result, message: `${result.message} ${DRIVE_INCOMPLETE}` };
 }
 

@@ -78,6 +78,16 @@ export function verifyCli(image: string, target: string, options: CliOptions = {
   return collect(spawnCli(['verify', '--json', image, target], options));
 }
 
+/** Starts `sluice probe --json DEVICE` after checking the device is a loop device this test made. */
+export function spawnProbe(device: string, options: CliOptions = {}): ChildProcess {
+  assertOwnedLoop(device);
+  return spawnCli(['probe', '--json', device], options);
+}
+
+export function probeCli(device: string, options: CliOptions = {}): Promise<CliRun> {
+  return collect(spawnProbe(device, options));
+}
+
 /** The result events of a run, by target. */
 export function resultsOf(run: CliRun): Map<string, { status: string; code?: string; message?: string; offset?: number; badBlocks?: number; bytes: number }> {
   return new Map(run.events.filter((e) => e.type === 'result').map((e) => [String(e['target']), e as never]));

@@ -1,4 +1,5 @@
 import { afterAll, describe } from 'vitest';
+import { removeFakeCards } from './fake-card.js';
 import { cleanupLoops, isRoot } from './loop-device.js';
 
 /**
@@ -8,7 +9,11 @@ import { cleanupLoops, isRoot } from './loop-device.js';
  */
 export function describeDevices(name: string, body: () => void): void {
   describe.skipIf(!isRoot)(name, () => {
-    afterAll(() => cleanupLoops());
+    afterAll(async () => {
+      // A fake card's loop is detached and its FUSE filesystem unmounted before the scratch space goes.
+      await removeFakeCards();
+      cleanupLoops();
+    });
     body();
   });
 }

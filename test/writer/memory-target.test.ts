@@ -13,6 +13,7 @@ import type { TargetResult } from '../../common/domain/result.js';
 import { KiB, MiB } from '../../common/domain/units.js';
 import { HEAD_BYTES, streamLayoutOf, writeTargets } from '../../writer/flash.js';
 import { alignUp } from '../../writer/job-memory.js';
+import { markerPositions } from '../../writer/capacity-markers.js';
 import type { WriteTarget } from '../../writer/write-target.js';
 
 /** What O_DIRECT asks of a buffer's address: page-aligned is what the job memory promises. */
@@ -28,6 +29,7 @@ class MemoryDisk implements WriteTarget {
   readonly bytes: Buffer;
   readonly events: Event[] = [];
   readonly problems: string[] = [];
+  private corrupted = false;
 
   constructor(
     readonly path: string,
@@ -37,6 +39,8 @@ class MemoryDisk implements WriteTarget {
     private readonly imageEnd: number,
     /** Flips this byte as it is stored, like a card that keeps the wrong data. */
     private readonly corruptAt: number | null = null,
+    /** Flips it only the first time it is written, like a card with a weak cell. */
+    private readonly corruptOnce = false,
   ) {
     this.bytes = Buffer.alloc(capacity, UNTOUCHED);
   }
@@ -55,7 +59,10 @@ class MemoryDisk implements WriteTarget {
     this.events.push({ kind: 'write', position, length, zeros: data.every((b) => b === 0) });
     data.copy(this.bytes, position);
     const flip = this.corruptAt;
-    if (flip !== null && flip >= position && flip < position + length) this.bytes[flip] = (this.bytes[flip] ?? 0) ^ 0x01;
+    if (flip !== null && flip >= position && flip < position + length && !(this.corruptOnce && this.corrupted)) {
+      this.bytes[flip] = (this.bytes[flip] ?? 0) ^ 0x01;
+      this.corrupted = true;
+    }
   }
 
   async read(buffer: Buffer, offset: number, length: number, position: number): Promise<number> {
@@ -96,7 +103,7 @@ describe('the writer against an in-memory disk', () => {
   for (const blockSize of [512, 4096]) {
     for (const size of SIZES) {
       for (const chunkSize of [1 * MiB, 4 * MiB]) {
-        it(`${size} bytes, ${blockSize}-byte blocks, ${chunkSize / MiB} MiB requests: aligned requests, head blanked first and written last, nothing past the image touched`, async () => {
+        it(`${size} bytes, ${blockSize}-byte blocks, ${chunkSize / MiB} MiB requests: aligned requests, head blanked first and written last, nothing past the image touched but the capacity markers`, async () => {
           const image = randomBytes(size);
           const capacity = alignUp(size, blockSize) + 64 * KiB;
           const disk = new MemoryDisk('/dev/memory0', blockSize, capacity, size);
@@ -104,7 +111,14 @@ describe('the writer against an in-memory disk', () => {
           expect(disk.problems).toEqual([]);
           expect(result).toMatchObject({ status: 'ok', bytes: size, verified: true });
           expect(disk.bytes.subarray(0, size).equals(image)).toBe(true);
-          expect(disk.bytes.subarray(size).every((b) => b === UNTOUCHED)).toBe(true);
+          // Past the image: one marker block at each of the capacity check's places, nothing else.
+          const markers = markerPositions(size, capacity, blockSize);
+          expect(markers.length).toBeGreaterThan(0);
+          for (const p of markers) expect(disk.bytes.subarray(p, p + 16).toString('latin1')).toBe('SLUICE-CAPACITY1');
+          const past = Buffer.from(disk.bytes.subarray(size));
+          for (const p of markers) past.fill(UNTOUCHED, p - size, p - size + blockSize);
+          expect(past.every((b) => b === UNTOUCHED)).toBe(true);
+          expect(disk.events.filter((e) => e.kind === 'write' && e.position >= size).every((e) => 'length' in e && e.length === blockSize && markers.includes(e.position))).toBe(true);
 
           const writes = disk.events.filter((e) => e.kind === 'write');
           const headEnd = Math.min(size, HEAD_BYTES);
@@ -115,7 +129,7 @@ describe('the writer against an in-memory disk', () => {
           const lastWrite = disk.events.lastIndexOf(writes.at(-1)!);
           expect(disk.events.slice(lastWrite + 1).find((e) => e.kind === 'sync')).toBeDefined();
           // Verification reads everything back after the last write and its sync.
-          const reads = disk.events.slice(lastWrite).filter((e) => e.kind === 'read');
+          const reads = disk.events.slice(lastWrite).filter((e) => e.kind === 'read' && e.position < size);
           expect(reads.reduce((sum, e) => sum + ('length' in e ? Math.min(e.length, size - e.position) : 0), 0)).toBe(size);
         });
       }
@@ -134,14 +148,31 @@ describe('the writer against an in-memory disk', () => {
     expect(results.map((r) => r.status)).toEqual(['ok', 'ok']);
   });
 
-  it('a bit flipped on the disk fails verification, naming the exact byte, on that disk only', async () => {
+  it('a byte the disk flips every time it is written fails after the repair’s rounds, naming the exact byte, on that disk only', async () => {
     const size = 6 * MiB + 100;
     const image = randomBytes(size);
     const flipped = 4 * MiB + 4097;
     const disks = [new MemoryDisk('/dev/good', 512, 8 * MiB, size), new MemoryDisk('/dev/bad', 512, 8 * MiB, size, flipped)];
     const [good, bad] = await writeImage(image, disks);
     expect(good).toMatchObject({ status: 'ok', verified: true });
+    expect(good).not.toHaveProperty('repaired');
     expect(bad).toMatchObject({ status: 'failed', code: 'verify-mismatch', offset: flipped, badBlocks: 1 });
-    expect(bad?.status === 'failed' ? bad.message : '').toContain(`the first at byte offset ${flipped}`);
+    expect(bad?.status === 'failed' ? bad.message : '').toContain(`keeps corrupting the block at byte offset ${flipped}`);
+    // The first write and three rewrites of the bad block's grain, each read back.
+    const grainWrites = disks[1]?.events.filter((e) => e.kind === 'write' && e.position <= flipped && flipped < e.position + e.length) ?? [];
+    expect(grainWrites.length).toBe(4);
+  });
+
+  it('a byte the disk flips only the first time is repaired: only its block is written again, and the flash is green', async () => {
+    const size = 6 * MiB + 100;
+    const image = randomBytes(size);
+    const flipped = 4 * MiB + 4097;
+    const disk = new MemoryDisk('/dev/weak', 512, 8 * MiB, size, flipped, true);
+    const [result] = await writeImage(image, [disk]);
+    expect(result).toMatchObject({ status: 'ok', verified: true, repaired: { blocks: 1, offsets: [4 * MiB] } });
+    expect(disk.bytes.subarray(0, size).equals(image)).toBe(true);
+    const afterVerify = disk.events.slice(disk.events.findIndex((e) => e.kind === 'read' && e.position === 0));
+    const rewrites = afterVerify.filter((e) => e.kind === 'write');
+    expect(rewrites).toEqual([{ kind: 'write', position: 4 * MiB, length: 256 * KiB, zeros: false }]);
   });
 });

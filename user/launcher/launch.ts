@@ -69,6 +69,12 @@ const JOB_WORDS: Readonly<Record<JobKind, { process: string; needsRights: string
   clone: { process: 'The writing process', needsRights: 'Writing a disk', nothing: 'Nothing was written.', afterDeath: DRIVE_INCOMPLETE },
   backup: { process: 'The reading process', needsRights: 'Reading a whole disk', nothing: 'Nothing was read.', afterDeath: 'The drive was only read and is unchanged; back it up again.' },
   verify: { process: 'The reading process', needsRights: 'Reading a whole disk', nothing: 'Nothing was read.', afterDeath: 'The drive was only read and is unchanged; verify it again.' },
+  probe: {
+    process: 'The checking process',
+    needsRights: 'Checking a disk',
+    nothing: 'Nothing was written.',
+    afterDeath: 'Blocks it was testing (past the first MiB) may now hold its test markers instead of their data.',
+  },
 };
 
 /** What the authorization prompt says the helper is for. */
@@ -82,6 +88,8 @@ function jobReason(job: HelperJob): string {
       return `read ${job.source} to back it up`;
     case 'verify':
       return `read ${job.target} to compare it with a disk image`;
+    case 'probe':
+      return `check ${job.target} for fake capacity (what it overwrites is saved and put back)`;
   }
 }
 
@@ -104,6 +112,7 @@ async function withDriveNames(job: HelperJob): Promise<HelperJob> {
     case 'backup':
       return { ...job, source: await driveName(job.source) };
     case 'verify':
+    case 'probe':
       return { ...job, target: await driveName(job.target) };
   }
 }

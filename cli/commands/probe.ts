@@ -1,0 +1,77 @@
+import { fakeKindWords, type FakeKind } from '../../common/domain/fake-capacity.js';
+import type { TargetResult } from '../../common/domain/result.js';
+import { formatBytes, formatDuration } from '../../common/domain/units.js';
+import { chooseElevation, onPath } from '../../user/launcher/elevation/choose.js';
+import { startHelper } from '../../user/launcher/launch.js';
+import { cancelOnSigint } from '../cancel.js';
+import { namedDrives } from '../drive-names.js';
+import { exitCodeFor } from '../exit-codes.js';
+import { resultLine } from '../render.js';
+
+export interface ProbeArgs {
+  device: string;
+  json: boolean;
+  elevate?: 'sudo' | 'pkexec' | undefined;
+}
+
+/** What `sluice probe` prints, beside the result: the drive's real and claimed capacity, the kind of fake, the time. */
+interface ProbeReport {
+  type: 'probe';
+  target: string;
+  claimedBytes: number;
+  realBytes: number;
+  /** null: it holds what it claims. */
+  kind: FakeKind | null;
+  seconds: number;
+}
+
+function reportOf(result: TargetResult, seconds: number): ProbeReport | null {
+  if (result.status === 'ok') return { type: 'probe', target: result.target, claimedBytes: result.bytes, realBytes: result.bytes, kind: null, seconds };
+  if (result.status === 'failed' && result.fakeCapacity !== undefined) {
+    const { claimedBytes, realBytes, kind } = result.fakeCapacity;
+    return { type: 'probe', target: result.target, claimedBytes, realBytes, kind, seconds };
+  }
+  return null;
+}
+
+function reportLine(report: ProbeReport, result: TargetResult): string {
+  const time = formatDuration(report.seconds);
+  if (report.kind === null) {
+    const markers = result.status === 'ok' && result.capacityCheck !== undefined ? `${result.capacityCheck.markers} test blocks` : 'test blocks';
+    return `${report.target}: holds what it claims, ${formatBytes(report.claimedBytes)} (${markers} written and read back, then restored; ${time}).`;
+  }
+  const fake = { kind: report.kind, realBytes: report.realBytes, claimedBytes: report.claimedBytes };
+  return `${report.target}: FAKE CAPACITY. Real capacity about ${formatBytes(report.realBytes)} (${report.realBytes} bytes) of the ${formatBytes(report.claimedBytes)} claimed: ${fakeKindWords(fake)}. Its data was restored (${time}). Do not trust this drive with data.`;
+}
+
+/**
+ * `sluice probe DEVICE [--json] [--elevate sudo|pkexec]`: checks a drive for fake capacity without
+ * losing its data (writer/probe-capacity.ts runs in the helper, as root). Exit 0: it holds what it
+ * claims; 1: it does not, or the probe failed; 130: cancelled, with everything restored.
+ */
+export async function probeCommand(args: ProbeArgs): Promise<number> {
+  const [target = args.device] = await namedDrives([args.device]);
+  const interactive = process.stdin.isTTY === true;
+  const started = performance.now();
+  const job = startHelper({
+    job: { kind: 'probe', target },
+    elevation: chooseElevation({ platform: process.platform, isRoot: process.getuid?.() === 0, frontEnd: 'cli', interactive, prefer: args.elevate, installed: onPath }),
+    interactive,
+    onLog: (_level, message) => process.stderr.write(`sluice: ${message}\n`),
+  });
+  if (!args.json) process.stderr.write(`Probing ${target}: writing test blocks and putting its data back…\n`);
+  const stopListening = cancelOnSigint(() => job.cancel(), 'Blocks being tested may now hold test markers instead of their data.');
+  const results = await job.result;
+  stopListening();
+  const seconds = (performance.now() - started) / 1000;
+  for (const result of results) {
+    const report = reportOf(result, seconds);
+    if (args.json) {
+      if (report !== null) process.stdout.write(`${JSON.stringify(report)}\n`);
+      process.stdout.write(`${JSON.stringify({ type: 'result', ...result })}\n`);
+    } else {
+      process.stdout.write(`${report !== null ? reportLine(report, result) : resultLine(result)}\n`);
+    }
+  }
+  return exitCodeFor(results);
+}
