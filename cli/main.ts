@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util';
 import { BACKUP_COMPRESSIONS, type BackupCompression } from '../common/domain/backup-compression.js';
 import { EXIT } from './exit-codes.js';
 import { errorText } from '../common/domain/error-details.js';
+import { CUSTOMISE_OPTIONS, customiseFlagsProblem, wantsCustomisation, type CustomiseFlags } from './customise-flags.js';
 
 const USAGE = `Usage:
   sluice list [--all] [--virtual] [--json]      list the drives Sluice would offer (cards, sticks)
@@ -36,8 +37,23 @@ const USAGE = `Usage:
       --elevate sudo|pkexec
                     how to get root when not root already (default: sudo in a
                     terminal, pkexec otherwise; only the writing process runs as root)
-  sluice verify IMAGE DEVICE [--json] [--elevate sudo|pkexec]
-                                                compare a drive (or a file) with IMAGE, writing nothing
+    Customisation (first-boot settings, written after the image and read back; the
+    image's method is found on its boot partition: see sluice info):
+      --hostname NAME            {n} counts the cards: pi-{n} names them pi-1, pi-2, ...
+      --user NAME [--password-file FILE]
+                                 the first user; FILE holds the password, which only
+                                 ever reaches the card as its sha512-crypt hash
+      --ssh-key FILE             turn SSH on with this public key (repeatable)
+      --ssh-password             turn SSH on, with password login allowed
+      --wifi-ssid SSID --wifi-country CC [--wifi-password-file FILE] [--wifi-hidden]
+                                 Wi-Fi; the passphrase is written as its WPA key
+      --timezone Area/City, --keymap LAYOUT
+      --customise PROFILE.json   a saved profile; the flags above override it
+      --first-run-script FILE, --cloudinit-userdata FILE, --cloudinit-networkconfig FILE
+                                 your own files in place of Sluice's (as rpi-imager --cli)
+  sluice verify IMAGE DEVICE [--json] [--elevate sudo|pkexec] [customisation flags]
+                                                compare a drive (or a file) with IMAGE, writing
+                                                nothing; with the customisation it was given
   sluice probe DEVICE [--json] [--elevate sudo|pkexec]
                                                 check a drive for fake capacity: its real size,
                                                 the kind of fake, in seconds; every block it
@@ -53,7 +69,8 @@ const USAGE = `Usage:
                                                 copy a whole drive onto another, then verify
       --no-verify, --no-eject, --yes, --json, --elevate as for flash
 
-Exit codes: 0 success, 1 flash or verify failed, 2 usage error, 3 unsupported image format,
+Exit codes: 0 success, 1 flash or verify failed, 2 usage error (or settings the image
+cannot take), 3 unsupported image format,
 4 target refused for safety, 5 administrator rights not granted, 130 cancelled.
 `;
 
@@ -89,6 +106,7 @@ export async function main(argv: readonly string[]): Promise<number> {
         compress: { type: 'string' },
         'trim-to-partitions': { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h', default: false },
+        ...CUSTOMISE_OPTIONS,
       },
     });
   } catch (error) {
@@ -110,6 +128,10 @@ export async function main(argv: readonly string[]): Promise<number> {
   if (command !== 'backup' && (compress !== undefined || values['trim-to-partitions'])) return usageError('--compress and --trim-to-partitions are options of backup');
   if (command !== 'flash' && values['allow-truncated']) return usageError('--allow-truncated is an option of flash');
   if (command !== 'flash' && values['no-capacity-check']) return usageError('--no-capacity-check is an option of flash');
+  const customise: CustomiseFlags = values;
+  if (command !== 'flash' && command !== 'verify' && wantsCustomisation(customise)) return usageError('the customisation flags are options of flash and verify');
+  const customiseProblem = customiseFlagsProblem(customise);
+  if (customiseProblem !== null) return usageError(customiseProblem);
   // Each command's modules load only when it runs: `sluice --help` or a usage error need none of them.
   switch (command) {
     case 'info': {
@@ -122,12 +144,12 @@ export async function main(argv: readonly string[]): Promise<number> {
     case 'flash': {
       const [image, ...targets] = rest;
       if (image === undefined || targets.length === 0) return usageError('flash needs an IMAGE and at least one DEVICE');
-      return (await import('./commands/flash.js')).flashCommand({ image, targets, sha256, bmap, systemTools: !values['builtin-decoders'], verify: !values['no-verify'], capacityCheck: !values['no-capacity-check'], eject: !values['no-eject'], yes: values.yes, json: values.json, elevate, allowTruncated: values['allow-truncated'] });
+      return (await import('./commands/flash.js')).flashCommand({ image, targets, sha256, bmap, systemTools: !values['builtin-decoders'], verify: !values['no-verify'], capacityCheck: !values['no-capacity-check'], eject: !values['no-eject'], yes: values.yes, json: values.json, elevate, allowTruncated: values['allow-truncated'], customise });
     }
     case 'verify': {
       const [image, target, ...extra] = rest;
       if (image === undefined || target === undefined || extra.length > 0) return usageError('verify needs exactly one IMAGE and one DEVICE');
-      return (await import('./commands/verify.js')).verifyCommand({ image, target, json: values.json, elevate });
+      return (await import('./commands/verify.js')).verifyCommand({ image, target, json: values.json, elevate, customise });
     }
     case 'probe': {
       const [device, ...extra] = rest;

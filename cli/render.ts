@@ -2,6 +2,7 @@ import type { Phase, Progress } from '../common/domain/progress.js';
 import { DRIVE_INCOMPLETE, repairWords, type TargetResult } from '../common/domain/result.js';
 import { formatBytes, formatDuration } from '../common/domain/units.js';
 import type { ImageInfo } from '../common/domain/image.js';
+import type { PreparedCustomisation } from '../common/domain/customisation.js';
 
 const PHASE_LABEL: Record<Phase, string> = {
   decompressing: 'Decompressing',
@@ -29,7 +30,7 @@ export function resultLine(r: TargetResult): string {
     case 'ok': {
       const speed = r.seconds > 0 ? `, ${formatBytes(r.bytes / r.seconds)}/s` : '';
       if (!r.written) return `${r.target}: verified, ${formatBytes(r.bytes)} match the image (${formatDuration(r.seconds)}).`;
-      const how = r.verified ? 'written and verified' : 'written, NOT verified (verification was turned off)';
+      const how = `${r.verified ? 'written and verified' : 'written, NOT verified (verification was turned off)'}${r.customised === true ? ', customised' : ''}`;
       const ejected = r.ejected === true ? ' Ejected: you can remove it now.' : '';
       const warnings = (r.warnings ?? []).map((w) => `\n  warning: ${w}`).join('');
       const repaired = r.repaired === undefined ? '' : ` Verification found blocks that differed: ${repairWords(r.repaired)} (written again and read back right).`;
@@ -56,4 +57,10 @@ export function sourceLine(info: ImageInfo, decoder: string): string {
   const bmap = info.blockMap === null ? '' : `, block map from ${info.blockMap.from} (${formatBytes(info.blockMap.mappedBytes)} mapped)`;
   const checksum = info.checksum === null ? '' : `, SHA-256 from ${info.checksum.from}`;
   return `${info.name}: ${info.format}, ${describeSize(info)}${entry}${bmap}${checksum}; ${decoder}`;
+}
+
+/** What customisation writes: "customised for systemd-firstrun: firstrun.sh (2.1 KB), cmdline.txt (168 B)". */
+export function customisationLine(c: PreparedCustomisation): string {
+  const files = (c.files[0] ?? []).map((f) => `${f.name} (${formatBytes(f.size)})`).join(', ');
+  return `customised for ${c.method}: ${files}${c.files.length > 1 ? ', on each card its own' : ''}`;
 }

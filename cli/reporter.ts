@@ -1,12 +1,15 @@
 import type { Progress } from '../common/domain/progress.js';
 import type { TargetResult } from '../common/domain/result.js';
 import type { ImageInfo } from '../common/domain/image.js';
-import { progressLine, resultLine, sourceLine } from './render.js';
+import type { PreparedCustomisation } from '../common/domain/customisation.js';
+import { customisationLine, progressLine, resultLine, sourceLine } from './render.js';
 
 /** Where a CLI job's events go: a live terminal display, JSON lines, or plain lines for logs. */
 export interface Reporter {
   /** What is being written, and which decoder reads it. */
   source(info: ImageInfo, decoder: string): void;
+  /** What customisation writes onto each card (the settings' files, never a secret). */
+  customisation(c: PreparedCustomisation): void;
   progress(progress: Progress): void;
   result(result: TargetResult): void;
   /** Ends the live display, if any, before other output follows. */
@@ -17,6 +20,7 @@ export interface Reporter {
 function jsonReporter(): Reporter {
   return {
     source: (info, decoder) => process.stdout.write(`${JSON.stringify({ type: 'source', ...info, decoder })}\n`),
+    customisation: (c) => process.stdout.write(`${JSON.stringify({ type: 'customisation', method: c.method, why: c.why, files: c.files })}\n`),
     progress: (p) => process.stdout.write(`${JSON.stringify({ type: 'progress', ...p })}\n`),
     result: (r) => process.stdout.write(`${JSON.stringify({ type: 'result', ...r })}\n`),
     end: () => undefined,
@@ -39,6 +43,10 @@ function terminalReporter(): Reporter {
       // The bars continue below this line rather than overwrite it.
       drawn = 0;
     },
+    customisation: (c) => {
+      process.stderr.write(`${customisationLine(c)}\n`);
+      drawn = 0;
+    },
     progress: (p) => {
       lines.set(p.target, progressLine(p));
       draw();
@@ -55,6 +63,7 @@ function plainReporter(): Reporter {
   const phases = new Map<string, string>();
   return {
     source: (info, decoder) => process.stderr.write(`${sourceLine(info, decoder)}\n`),
+    customisation: (c) => process.stderr.write(`${customisationLine(c)}\n`),
     progress: (p) => {
       if (phases.get(p.target) === p.phase) return;
       phases.set(p.target, p.phase);

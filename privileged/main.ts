@@ -16,6 +16,7 @@
  */
 import { jobDrives, ToHelper, type FromHelper, type HelperJob } from '../common/contracts/helper-protocol.js';
 import { sourceEndSignal } from '../writer/source-end.js';
+import { OverlayInbox } from '../writer/overlay.js';
 import { Channel, ProtocolError } from '../node/channel.js';
 import { parseHelperArgv, type HelperArgs } from '../node/helper-command-line.js';
 import { exitProcess } from '../node/process-exit.js';
@@ -55,9 +56,17 @@ async function finish(channel: Channel<ToHelper, FromHelper>, message: FromHelpe
 function authorizationMismatch(args: HelperArgs, job: HelperJob): string | null {
   const { writes: targets, reads: source } = jobDrives(job);
   const authorized = args.targets;
+  if (job.kind === 'flash' && job.overlayBytes !== undefined && job.overlayBytes.length !== targets.length) return `the flash job announces customisations for ${job.overlayBytes.length} drives but writes ${targets.length}`;
   if (authorized.length === targets.length && authorized.every((t, i) => t === targets[i]) && source === args.source) return null;
   const describe = (writes: readonly string[], reads: string | null) => [writes.length > 0 ? `writing ${writes.join(', ')}` : '', reads !== null ? `reading ${reads}` : ''].filter(Boolean).join(' and ');
   return `the ${job.kind} job asks for ${describe(targets, source)}, but the helper was started for ${describe(authorized, args.source)}`;
+}
+
+/** The overlay bytes a job announces, per target: a flash's per drive, a verify's for its one drive. */
+function announcedOverlays(job: HelperJob): number[] {
+  if (job.kind === 'flash') return job.overlayBytes ?? [];
+  if (job.kind === 'verify' && job.overlayBytes !== undefined) return [job.overlayBytes];
+  return [];
 }
 
 function runHelper(args: HelperArgs, endpoints: HelperEndpoints): void {
@@ -94,6 +103,7 @@ function runHelper(args: HelperArgs, endpoints: HelperEndpoints): void {
     endpoints,
     signal: controller.signal,
     sourceEnd: sourceEnd.signal,
+    overlays: new OverlayInbox([]),
     progress: (p) => void channel.send({ type: 'progress', ...p }),
     started: () => (started = true),
   };
@@ -105,9 +115,13 @@ function runHelper(args: HelperArgs, endpoints: HelperEndpoints): void {
         const mismatch = authorizationMismatch(args, message.job);
         if (mismatch !== null) return reject(new ProtocolError(mismatch));
         job = message.job;
+        context.overlays = new OverlayInbox(announcedOverlays(job));
         void runJob(job, context).then((end) => finish(channel, end, end.type === 'fatal' ? EXIT.refused : EXIT.done));
       } else if (job === null) {
         reject(new ProtocolError(`${message.type} before start`));
+      } else if (message.type === 'overlay') {
+        const refused = context.overlays.add(message.target, message.offset, Buffer.from(message.data, 'base64'));
+        if (refused !== null) reject(new ProtocolError(refused));
       } else if (message.type === 'source-end') {
         if (message.ok) {
           sourceEnd.settle({ ok: true, bytes: message.bytes });

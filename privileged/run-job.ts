@@ -15,6 +15,7 @@ import { currentPlatform } from '../writer/platform/index.js';
 import { refuseDriveName } from '../writer/drive-name.js';
 import { sendDevice, SourceDevice } from '../writer/source-device.js';
 import type { SourceEndSignal } from '../writer/source-end.js';
+import type { OverlayInbox } from '../writer/overlay.js';
 import { verifyImage } from '../writer/verify-image.js';
 import { probeCapacity } from '../writer/probe-capacity.js';
 import type { HelperEndpoints } from './endpoints.js';
@@ -25,6 +26,8 @@ export interface JobContext {
   signal: AbortSignal;
   /** The unprivileged side's word on the image stream (source-end messages). */
   sourceEnd: SourceEndSignal;
+  /** The bytes each target gets after the image (overlay messages), as the job announced them. */
+  overlays: OverlayInbox;
   progress(progress: Progress): void;
   /** Called once the job holds a device: from then on a stop must be clean, not an exit. */
   started(): void;
@@ -73,6 +76,7 @@ async function runFlash(job: HelperJobOf<'flash'>, context: JobContext): Promise
     capacityCheck: job.capacityCheck !== false,
     extents: job.extents,
     sourceEnd: job.awaitSourceEnd === true ? context.sourceEnd : undefined,
+    overlays: job.overlayBytes === undefined ? undefined : context.overlays.complete.then((all) => new Map(job.targets.map((target, i) => [target, all[i] ?? []]))),
     signal: context.signal,
     onProgress: context.progress,
   });
@@ -143,7 +147,8 @@ async function runVerify(job: HelperJobOf<'verify'>, context: JobContext): Promi
   const source = await imageSource(context);
   if (typeof source !== 'number') return source;
   context.started();
-  const result = await verifyImage({ source, imageSize: job.imageSize, target: job.target, disksOnly: true, signal: context.signal, onProgress: context.progress });
+  const overlay = job.overlayBytes === undefined ? undefined : context.overlays.complete.then((all) => all[0] ?? []);
+  const result = await verifyImage({ source, imageSize: job.imageSize, target: job.target, disksOnly: true, overlay, signal: context.signal, onProgress: context.progress });
   return { type: 'result', results: [result] };
 }
 

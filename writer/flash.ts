@@ -16,6 +16,7 @@ import { waitForSourceEnd, type SourceEndSignal } from './source-end.js';
 import { StreamLayout, type Extent } from './stream-layout.js';
 import { TargetDevice } from './target-device.js';
 import { verifyWritten, type VerifyOutcome } from './verify-written.js';
+import { customiseTargets, type Overlays } from './overlay.js';
 import type { WriteTarget } from './write-target.js';
 import { CapacityCheck } from './capacity-check.js';
 import { MarkerFormat } from './capacity-markers.js';
@@ -82,6 +83,11 @@ export interface FlashJob {
    * match. Absent for an image file read directly.
    */
   sourceEnd?: SourceEndSignal | undefined;
+  /**
+   * Per target path, the customisation it gets once its image is written and verified (raw byte
+   * ranges, see overlay.ts); it settles when the bytes have arrived.
+   */
+  overlays?: Promise<Overlays> | undefined;
 }
 
 /**
@@ -357,6 +363,8 @@ async function runJob(job: WriteJob, layout: StreamLayout, opened: readonly Writ
       if (end === undefined) return;
       results.set(t.path, end.status === 'ok' ? { status: 'ok', target: t.path, bytes: imageBytes, written: true, verified: job.verify, seconds, ...end.health } : end);
     });
+    // 6. Each drive's customisation, once its image is on it: written, then read back whether or not the image was.
+    if (job.overlays !== undefined) await customiseTargets(opened, results, job.overlays, chunk, imageBytes, job.signal);
   } catch (error) {
     // A source failure ends the job for every target still being written.
     const failure = error instanceof JobError ? error.failure : toFailure(error);

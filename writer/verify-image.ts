@@ -3,7 +3,7 @@ import type { TargetResult } from '../common/domain/result.js';
 import { judgeDrive, refusalFailure } from '../common/domain/verdict.js';
 import { alignUp } from './job-memory.js';
 import { compareRead, type Comparison } from './compare.js';
-import { allocatePumpMemory, DEFAULT_REQUEST } from './pump.js';
+import { ABANDONED, allocatePumpMemory, DEFAULT_REQUEST, unlessAborted } from './pump.js';
 import { sourceReadFailure, targetReadFailure } from './failures.js';
 import { jobError, toFailure } from '../common/domain/failure.js';
 import { closeFd, readFully } from '../node/io.js';
@@ -13,6 +13,7 @@ import type { DevicePlatform } from './platform/types.js';
 import { ProgressMeter } from './progress-meter.js';
 import { safetyFacts } from './target-check.js';
 import type { WriteTarget } from './write-target.js';
+import { applyOverlay, outsideImage, type OverlayPiece } from './overlay.js';
 
 /** A verify-only job: compare a device that was written earlier against the image, writing nothing. */
 export interface VerifyImageJob {
@@ -24,6 +25,8 @@ export interface VerifyImageJob {
   platform?: DevicePlatform | undefined;
   /** Refuse anything but a disk: the helper reads as root, and a file is its owner's to compare. */
   disksOnly?: boolean | undefined;
+  /** The customisation the drive was given after the image: compared in place of the image's bytes there. */
+  overlay?: Promise<readonly OverlayPiece[]> | undefined;
 }
 
 /**
@@ -66,8 +69,10 @@ export type TargetReader = Pick<WriteTarget, 'path' | 'read'>;
  * third region and compared. Used by `sluice verify` and to verify a file that the kernel copied
  * (user/files/flash-to-file.ts), whose bytes never passed through a hash.
  */
-export async function compareWithImage(job: Pick<VerifyImageJob, 'source' | 'imageSize' | 'signal' | 'onProgress'> & { started: number }, reader: TargetReader): Promise<TargetResult> {
+export async function compareWithImage(job: Pick<VerifyImageJob, 'source' | 'imageSize' | 'signal' | 'onProgress' | 'overlay'> & { started: number }, reader: TargetReader): Promise<TargetResult> {
   const target = reader.path;
+  const overlay = job.overlay === undefined ? [] : await unlessAborted(job.overlay, job.signal);
+  if (overlay === ABANDONED) return { status: 'cancelled', target, bytes: 0 };
   const memory = allocatePumpMemory(DEFAULT_REQUEST, DEFAULT_REQUEST);
   const device = memory.extra;
   const meter = new ProgressMeter('verifying', target, job.imageSize, (p) => job.onProgress?.(p));
@@ -86,6 +91,7 @@ export async function compareWithImage(job: Pick<VerifyImageJob, 'source' | 'ima
         }
       },
       check: async (image, at, differences) => {
+        applyOverlay(image, at, overlay);
         const n = image.length;
         let got: number;
         try {
@@ -111,6 +117,8 @@ export async function compareWithImage(job: Pick<VerifyImageJob, 'source' | 'ima
   if (job.imageSize !== null && position !== job.imageSize) {
     return { status: 'failed', target, bytes: position, code: 'source-truncated', message: `The image ended after ${position} of its ${job.imageSize} bytes.`, offset: position };
   }
+  const outside = outsideImage(overlay, position);
+  if (outside !== null) return { status: 'failed', target, bytes: position, code: 'protocol-error', message: `The customisation to compare reaches past the image's ${position} bytes (from offset ${outside}).` };
   const { count, first } = compared.differences;
   if (count > 0) {
     return {

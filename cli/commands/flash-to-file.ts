@@ -3,6 +3,7 @@ import type { TargetResult } from '../../common/domain/result.js';
 import { JobError } from '../../common/domain/failure.js';
 import { checkFileTargetPath } from '../../user/files/file-target.js';
 import { flashToFile } from '../../user/files/flash-to-file.js';
+import { overlayPieces } from '../../user/customise/prepare.js';
 import { FileTarget } from '../../user/files/file-target.js';
 import { sourceEndSignal } from '../../writer/source-end.js';
 import type { PreparedImage } from '../../user/images/probe.js';
@@ -95,10 +96,14 @@ export async function flashToFileCommand(prepared: PreparedImage, args: FileFlas
     return EXIT.unsupportedFormat;
   }
   const reporter = createReporter(args.json);
-  void feed.decoder.then((decoder) => reporter.source(prepared.info, decoder));
+  void feed.decoder.then((decoder) => {
+    reporter.source(prepared.info, decoder);
+    if (prepared.customisation !== null) reporter.customisation(prepared.customisation);
+  });
   const controller = new AbortController();
   const sourceEnd = sourceEndSignal();
   const location = prepared.plan.location;
+  const card = prepared.customisation?.overlays[0];
   const stopListening = cancelOnSigint(() => controller.abort(), `The unfinished ${FileTarget.partialPath(args.target)} is left behind; delete it.`);
   const result = flashToFile({
     source: feed.source,
@@ -107,8 +112,10 @@ export async function flashToFileCommand(prepared: PreparedImage, args: FileFlas
     target,
     verify: args.verify,
     extents: feed.start.extents,
-    // The kernel copies the file only where the feed reads it directly (not under sudo: see openSourceFeed).
-    sourcePath: feed.start.sourceSeekable && location.kind === 'file' && feed.start.extents === undefined ? location.path : null,
+    // The kernel copies the file only where the feed reads it directly (not under sudo: see openSourceFeed),
+    // and nothing is written after the image (a customisation goes through the writing loop).
+    sourcePath: feed.start.sourceSeekable && location.kind === 'file' && feed.start.extents === undefined && card === undefined ? location.path : null,
+    overlays: card === undefined ? undefined : Promise.resolve(new Map([[target, overlayPieces(card)]])),
     sourceEnd: feed.start.awaitSourceEnd === true ? sourceEnd.signal : undefined,
     signal: controller.signal,
     onProgress: (p) => reporter.progress(p),

@@ -14,6 +14,9 @@ import { describeSize } from '../render.js';
 import { flashToFileCommand, isFileTarget } from './flash-to-file.js';
 import { prepareCliImage } from './prepare-cli-image.js';
 import { judgeTargets, refuseTargets, type JudgedTarget } from './target-verdicts.js';
+import type { CustomiseFlags } from '../customise-flags.js';
+import type { PreparedCustomisation } from '../../common/domain/customisation.js';
+import { customisationLine } from '../render.js';
 
 export interface FlashArgs {
   /** A path or an http(s) URL. */
@@ -36,15 +39,17 @@ export interface FlashArgs {
   elevate?: 'sudo' | 'pkexec' | undefined;
   /** --allow-truncated: write an image whose partitions reach past its end (see common/domain/cut-short.ts). */
   allowTruncated: boolean;
+  /** The customisation flags (--hostname, --user, ...). */
+  customise?: CustomiseFlags | undefined;
 }
 
 /** Asks before erasing, naming each drive the way its owner knows it. */
-async function confirmErase(info: ImageInfo, judged: readonly JudgedTarget[]): Promise<boolean> {
+async function confirmErase(info: ImageInfo, judged: readonly JudgedTarget[], customised: PreparedCustomisation | null): Promise<boolean> {
   const names = judged.map(({ target, drive }) => {
     const description = drive?.description || 'unnamed drive';
     return `  ${target}  ${description}${drive?.size ? `, ${formatBytes(drive.size)}` : ''}`;
   });
-  process.stderr.write(`This will ERASE everything on:\n${names.join('\n')}\nand write ${info.source} (${describeSize(info)}).\n`);
+  process.stderr.write(`This will ERASE everything on:\n${names.join('\n')}\nand write ${info.source} (${describeSize(info)})${customised === null ? '' : `, ${customisationLine(customised)}`}.\n`);
   return confirm('Continue?');
 }
 
@@ -56,7 +61,7 @@ export async function flashCommand(args: FlashArgs): Promise<number> {
     process.stderr.write('sluice: a file is written on its own: name either one file or one or more drives.\n');
     return EXIT.usage;
   }
-  const prepared = await prepareCliImage({ image: args.image, sha256: args.sha256, bmap: args.bmap, systemTools: args.systemTools, partitions: false });
+  const prepared = await prepareCliImage({ image: args.image, sha256: args.sha256, bmap: args.bmap, systemTools: args.systemTools, partitions: false }, args.customise === undefined ? undefined : { flags: args.customise, cards: targets.length });
   if (typeof prepared === 'number') return prepared;
   const cutShort = cutShortFailure(prepared.info);
   if (cutShort !== null && !args.allowTruncated) {
@@ -66,7 +71,7 @@ export async function flashCommand(args: FlashArgs): Promise<number> {
   if (cutShort !== null) process.stderr.write(`sluice: warning: ${cutShort.message} Writing it anyway (--allow-truncated).\n`);
   const [fileTarget] = fileTargets > 0 ? targets : [];
   if (fileTarget !== undefined) return flashToFileCommand(prepared, { image: args.image, target: fileTarget, verify: args.verify, yes: args.yes, json: args.json });
-  const { info } = prepared;
+  const { info, customisation } = prepared;
   const interactive = process.stdin.isTTY === true;
   if (!args.yes && !interactive) {
     process.stderr.write('sluice: refusing to erase a drive without confirmation; pass --yes when running without a terminal.\n');
@@ -81,12 +86,15 @@ export async function flashCommand(args: FlashArgs): Promise<number> {
     if (refused.length < targets.length) process.stderr.write('sluice: nothing was written to any drive.\n');
     return exitCodeFor(refused);
   }
-  if (!args.yes && !(await confirmErase(info, judged))) {
+  if (!args.yes && !(await confirmErase(info, judged, customisation))) {
     process.stderr.write('Nothing was written.\n');
     return EXIT.cancelled;
   }
   const feed = await openSourceFeed(prepared);
-  void feed.decoder.then((decoder) => reporter.source(info, decoder));
+  void feed.decoder.then((decoder) => {
+    reporter.source(info, decoder);
+    if (customisation !== null) reporter.customisation(customisation);
+  });
   // The helper is its own process even when we are root: it runs with the V8 flags that keep its
   // memory flat, and the CLI stays responsive to Ctrl-C while the helper does the I/O. When we
   // are not root it is the only part that gets root; the image is still opened, decoded and
@@ -103,6 +111,7 @@ export async function flashCommand(args: FlashArgs): Promise<number> {
       installed: onPath,
     }),
     interactive,
+    overlays: customisation?.overlays,
     onProgress: (p) => reporter.progress(p),
     onLog: (_level, message) => process.stderr.write(`sluice: ${message}\n`),
   });

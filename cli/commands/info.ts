@@ -24,6 +24,7 @@ function describe(info: ImageInfo): string {
   const map = info.blockMap;
   lines.push(`  block map:        ${map === null ? 'none' : `${map.from}: ${formatBytes(map.mappedBytes)} mapped in ${map.ranges} ranges; only those are written and verified`}`);
   lines.push(`  checksum:         ${info.checksum === null ? 'none' : `SHA-256 ${info.checksum.sha256} (from ${info.checksum.from})`}`);
+  lines.push(`  customisation:    ${info.customisationNote === null ? 'not looked for' : `${info.customisation ?? 'none'}: ${info.customisationNote}`}`);
   const cutShort = cutShortFailure(info);
   if (cutShort !== null) lines.push(`  problem:          ${cutShort.message}`);
   return lines.join('\n');

@@ -10,21 +10,26 @@ import { EXIT, exitCodeFor } from '../exit-codes.js';
 import { createReporter, type Reporter } from '../reporter.js';
 import { isFileTarget } from './flash-to-file.js';
 import { prepareCliImage } from './prepare-cli-image.js';
+import type { CustomiseFlags } from '../customise-flags.js';
+import { overlayPieces } from '../../user/customise/prepare.js';
 
 export interface VerifyArgs {
   image: string;
   target: string;
   json: boolean;
   elevate?: 'sudo' | 'pkexec' | undefined;
+  /** The customisation the drive was flashed with: compared in place of the image's bytes there. */
+  customise?: CustomiseFlags | undefined;
 }
 
 /**
  * `sluice verify IMAGE DEVICE|FILE [--json] [--elevate sudo|pkexec]`: compares a written device
  * (or file) with the image, decoding it if it is compressed; writes nothing. Every byte is
- * compared (a block map is not applied).
+ * compared (a block map is not applied). With the customisation flags the drive was flashed with,
+ * its customisation is compared too, in place of the image's bytes there.
  */
 export async function verifyCommand(args: VerifyArgs): Promise<number> {
-  const prepared = await prepareCliImage({ image: args.image, bmap: false, partitions: false });
+  const prepared = await prepareCliImage({ image: args.image, bmap: false, partitions: false }, args.customise === undefined ? undefined : { flags: args.customise, cards: 1 });
   if (typeof prepared === 'number') return prepared;
   const reporter = createReporter(args.json);
   // A drive is read by the helper, like every drive Sluice opens, so it gets root the way a flash
@@ -47,7 +52,9 @@ async function verifyFileHere(prepared: PreparedImage, target: string, reporter:
   }
   const controller = new AbortController();
   const stopListening = cancelOnSigint(() => controller.abort(), 'Nothing was written.');
-  const result = verifyImage({ source: feed.source, imageSize: prepared.imageSize, target, signal: controller.signal, onProgress: (p) => reporter.progress(p) }).then((r) => [r]);
+  const card = prepared.customisation?.overlays[0];
+  const overlay = card === undefined ? undefined : Promise.resolve(overlayPieces(card));
+  const result = verifyImage({ source: feed.source, imageSize: prepared.imageSize, target, overlay, signal: controller.signal, onProgress: (p) => reporter.progress(p) }).then((r) => [r]);
   // A decoder's failure makes the comparison meaningless: its reason is the result.
   const results = await feed.finish(result, () => undefined);
   stopListening();
@@ -62,6 +69,7 @@ async function verifyDriveInHelper(prepared: PreparedImage, target: string, args
     job: { kind: 'verify', target, imageSize: prepared.imageSize },
     elevation: chooseElevation({ platform: process.platform, isRoot: process.getuid?.() === 0, frontEnd: 'cli', interactive, prefer: args.elevate, installed: onPath }),
     interactive,
+    overlays: prepared.customisation?.overlays,
     onProgress: (p) => reporter.progress(p),
     onLog: (_level, message) => process.stderr.write(`sluice: ${message}\n`),
   });

@@ -5,6 +5,7 @@
  * beyond what the schema allows.
  */
 import * as v from 'valibot';
+import { MAX_OVERLAY_BYTES } from '../domain/customisation.js';
 import { FailureSchema } from '../domain/failure.js';
 import { ProgressSchema } from '../domain/progress.js';
 import { TargetResultSchema } from '../domain/result.js';
@@ -22,6 +23,12 @@ export const MAX_TARGETS = 16;
 export const MAX_EXTENTS = 2000;
 
 const Targets = v.pipe(v.array(DevicePath), v.minLength(1), v.maxLength(MAX_TARGETS));
+
+/** Bytes a drive gets after the image (customisation, writer/overlay.ts): sent in overlay messages. */
+const OverlayBytes = v.pipe(ByteCount, v.maxValue(MAX_OVERLAY_BYTES));
+
+/** One overlay message carries at most this many bytes, so that it fits a frame as base64. */
+export const MAX_OVERLAY_PIECE = 32 * 1024;
 
 /** A flash: the image on fd 0 written to the targets, then read back. */
 const FlashJob = v.strictObject({
@@ -46,6 +53,12 @@ const FlashJob = v.strictObject({
    * source-end message before it writes the partition table, and fails the job if it says so.
    */
   awaitSourceEnd: v.optional(v.boolean()),
+  /**
+   * Per target, in order: the bytes it gets after the image is written and verified (a card's
+   * customisation: raw byte ranges the unprivileged side planned, never a filesystem root parses).
+   * They arrive in overlay messages; each is written, synced, read back and compared.
+   */
+  overlayBytes: v.optional(v.pipe(v.array(OverlayBytes), v.maxLength(MAX_TARGETS))),
 });
 
 /**
@@ -77,6 +90,8 @@ const VerifyJob = v.strictObject({
   kind: v.literal('verify'),
   target: DevicePath,
   imageSize: v.nullable(ByteCount),
+  /** The customisation written after the image, compared in its place (overlay messages, target 0). */
+  overlayBytes: v.optional(OverlayBytes),
 });
 
 /**
@@ -125,7 +140,17 @@ export const SourceEndMessage = v.variant('ok', [
 ]);
 export type SourceEndMessage = v.InferOutput<typeof SourceEndMessage>;
 
-export const ToHelper = v.variant('type', [JobMessage, CancelMessage, SourceEndMessage]);
+/** Parent → helper: bytes a target gets after the image, at `offset` (see FlashJob overlayBytes). */
+export const OverlayMessage = v.strictObject({
+  type: v.literal('overlay'),
+  /** Index into the job's targets (0 for a verify). */
+  target: v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(MAX_TARGETS - 1)),
+  offset: ByteCount,
+  data: v.pipe(v.string(), v.minLength(4), v.maxLength((MAX_OVERLAY_PIECE / 3) * 4 + 4), v.regex(/^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/)),
+});
+export type OverlayMessage = v.InferOutput<typeof OverlayMessage>;
+
+export const ToHelper = v.variant('type', [JobMessage, CancelMessage, SourceEndMessage, OverlayMessage]);
 export type ToHelper = v.InferOutput<typeof ToHelper>;
 
 export const ProgressMessage = v.strictObject({ type: v.literal('progress'), ...ProgressSchema.entries });

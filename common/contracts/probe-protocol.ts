@@ -6,10 +6,11 @@
  * can send nothing but an image's description of honest shape and size.
  */
 import * as v from 'valibot';
+import { CUSTOMISATION_METHODS, CustomisationSchema, MAX_OVERLAY_BYTES } from '../domain/customisation.js';
 import { FailureSchema } from '../domain/failure.js';
 import { IMAGE_FORMATS } from '../domain/image-format.js';
 import { ByteCount } from '../domain/wire.js';
-import { MAX_EXTENTS } from './helper-protocol.js';
+import { MAX_EXTENTS, MAX_TARGETS } from './helper-protocol.js';
 
 /** A path, a URL, a file or entry name, a partition's type or label. */
 const Text = v.pipe(v.string(), v.maxLength(4096));
@@ -34,6 +35,8 @@ export const ProbeRequest = v.strictObject({
   bmap: v.optional(v.union([Text, v.literal(false)])),
   systemTools: v.optional(v.boolean()),
   partitions: v.optional(v.boolean()),
+  detect: v.optional(v.boolean()),
+  customise: v.optional(v.pipe(v.array(CustomisationSchema), v.minLength(1), v.maxLength(MAX_TARGETS))),
 });
 
 const PartitionTableSchema = v.strictObject({
@@ -57,6 +60,21 @@ const ImageInfoSchema = v.strictObject({
   entry: v.nullable(v.strictObject({ name: Text, choice: OptionalText })),
   blockMap: v.nullable(v.strictObject({ from: Text, mappedBytes: ByteCount, ranges: ByteCount })),
   checksum: v.nullable(v.strictObject({ sha256: Sha256, from: Text })),
+  customisation: v.nullable(v.picklist(CUSTOMISATION_METHODS)),
+  customisationNote: OptionalText,
+});
+
+/** Base64 of at most MAX_OVERLAY_BYTES. */
+const Base64 = v.pipe(v.string(), v.maxLength(Math.ceil(MAX_OVERLAY_BYTES / 3) * 4), v.regex(/^[A-Za-z0-9+/]*={0,2}$/));
+/** A card's ranges: each FAT copy, directory and file piece is one; a boot partition's whole FAT in single clusters is far below this. */
+export const MAX_OVERLAY_RANGES = 4096;
+
+/** common/domain/customisation.ts PreparedCustomisation. */
+const PreparedCustomisationSchema = v.strictObject({
+  method: v.picklist(CUSTOMISATION_METHODS),
+  why: Text,
+  files: v.pipe(v.array(v.pipe(v.array(v.strictObject({ name: Text, size: ByteCount })), v.maxLength(16))), v.maxLength(MAX_TARGETS)),
+  overlays: v.pipe(v.array(v.pipe(v.array(v.tuple([ByteCount, Base64])), v.maxLength(MAX_OVERLAY_RANGES))), v.minLength(1), v.maxLength(MAX_TARGETS)),
 });
 
 /** common/contracts/decoder-protocol.ts DecodePlan. */
@@ -97,6 +115,7 @@ const PreparedImageSchema = v.strictObject({
   imageSize: v.nullable(ByteCount),
   extents: v.nullable(Extents),
   identity: v.nullable(v.strictObject({ dev: v.number(), ino: v.number(), size: ByteCount, mtimeMs: v.number() })),
+  customisation: v.nullable(PreparedCustomisationSchema),
 });
 
 /** Probe → parent, its one message: the image, prepared, or why it cannot be used. */

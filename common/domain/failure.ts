@@ -65,6 +65,11 @@ const REQUEST_REFUSALS = [
   /** A cancel came when no job was running. */
   'no-job',
   'link-not-allowed',
+  /**
+   * The image cannot take the customisation asked for: it has no first-boot method Sluice knows,
+   * its boot partition has no room for the files, or the settings do not fit its method.
+   */
+  'cannot-customise',
 ] as const;
 
 /** The single source for the type and for every schema that carries a code. */

@@ -3,6 +3,7 @@
  * JSON lines, the app's main process and the page. Built by user/images/probe.ts (a file or a
  * download) or from a drive's listing (a clone); plain data, so it crosses IPC as is.
  */
+import type { CustomisationMethod } from './customisation.js';
 import type { ImageFormat } from './image-format.js';
 
 /** How a disk image partitions its bytes; 'none' is a filesystem or data with no table. */
@@ -64,6 +65,13 @@ export interface ImageInfo {
   blockMap: { from: string; mappedBytes: number; ranges: number } | null;
   /** The SHA-256 the image must have: checked while it is written. */
   checksum: ExpectedChecksum | null;
+  /**
+   * How the image takes first-boot settings (user/customise/detect.ts), read from its boot
+   * partition and root filesystem; null when it has no method Sluice knows, or was not looked at.
+   */
+  customisation: CustomisationMethod | null;
+  /** Why that method, or what was looked for and not found; null when the image was not looked at. */
+  customisationNote: string | null;
 }
 
 /** Whether an image is named by an http(s) address (downloaded while it is written) rather than a path. */

@@ -49,6 +49,8 @@ export const TargetResultSchema = v.variant('status', [
     verified: v.boolean(),
     /** Wall-clock seconds from opening the device to the end of verification. */
     seconds: v.pipe(v.number(), v.minValue(0)),
+    /** The drive got its customisation (first-boot settings) after the image, read back and compared; absent without one. */
+    customised: v.optional(v.boolean()),
     /** The drive was ejected (powered off) afterwards and can be pulled out; absent when ejecting was not asked for. */
     ejected: v.optional(v.boolean()),
     /**

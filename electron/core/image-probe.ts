@@ -80,6 +80,8 @@ export async function probeSourceDrive(drive: Drive): Promise<ProbedImage> {
       entry: null,
       blockMap: null,
       checksum: null,
+      customisation: null,
+      customisationNote: null,
     },
     local: null,
     source: { kind: 'drive', device: drive.device },

@@ -4,7 +4,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { MiB } from '../../common/domain/units.js';
 import { collect, spawnCli } from '../support/cli.js';
 import { scratchDir } from '../support/loop-device.js';
-import { osImage, sh } from '../support/os-image.js';
+import { layoutImage, osImage, sh } from '../support/os-image.js';
 import { writeDmg } from '../support/udif.js';
 
 const IMAGE_SIZE = 16 * MiB;
@@ -67,5 +67,21 @@ describe('sluice info: what an image is, before anything is written', () => {
     const unmapped = await collect(spawnCli(['info', '--no-bmap', join(dir, 'os.img.gz')]));
     expect(unmapped.stdout).toMatch(/image size:\s+at least 16\.8 MB \(at least 16777216 bytes, from the gzip trailer, which gives the size modulo 4 GiB\)/);
     expect(unmapped.stdout).toMatch(/block map:\s+none/);
+  });
+});
+
+describe('sluice info: the customisation method', () => {
+  it.each([
+    ['pi-os', 'systemd-firstrun'],
+    ['ubuntu', 'cloud-init'],
+    ['none', null],
+  ] as const)('%s image: "customisation": %s in --json, and a line of text', async (layout, method) => {
+    const dir = scratchDir();
+    const image = layoutImage(dir, layout);
+    const probe = await info(image);
+    expect(probe['customisation']).toBe(method);
+    expect(probe['customisationNote']).toEqual(expect.any(String));
+    const text = await collect(spawnCli(['info', image]));
+    expect(text.stdout).toMatch(new RegExp(`customisation: +${method ?? 'none'}: `));
   });
 });

@@ -25,6 +25,9 @@ import { entryPlan, readSmallEntry, readZipArchive } from '../../user/images/zip
 import { prepareImage } from '../../user/images/probe.js';
 import { addressScope } from '../../user/images/redirect-policy.js';
 import { readZstdSize } from '../../user/images/zstd-size.js';
+import { detectMethod } from '../../user/customise/detect.js';
+import { Ext4Reader } from '../../user/customise/ext4.js';
+import { FatEditor } from '../../user/customise/fat.js';
 import { serve, type FileServer } from '../support/file-server.js';
 import { osImage, sh } from '../support/os-image.js';
 import { writeDmg } from '../support/udif.js';
@@ -146,6 +149,42 @@ export const TARGETS: FuzzTarget[] = [
     documented: () => false,
   },
   {
+    name: 'FAT boot partition',
+    seeds: (dir) => {
+      sh(dir, `truncate -s 1M fat12.img && mkfs.fat -F 12 fat12.img >/dev/null && printf 'console=tty1 rootwait\\n' > cmdline.txt && mcopy -i fat12.img cmdline.txt ::/cmdline.txt && mcopy -i fat12.img cmdline.txt ::/a-long-file-name.txt`);
+      sh(dir, `truncate -s 34M fat32.img && mkfs.fat -F 32 -s 1 fat32.img >/dev/null && mcopy -i fat32.img cmdline.txt ::/cmdline.txt && head -c 600K fat32.img > fat32.head`);
+      return [readFileSync(join(dir, 'fat12.img')), readFileSync(join(dir, 'fat32.head'))];
+    },
+    // What customisation does with a boot partition: open it, list it, read cmdline.txt, plan new files.
+    run: async (input) => {
+      const fat = await FatEditor.open(readerOf(input), 0, 64 * MiB);
+      if (fat === null) return;
+      fat.entries();
+      await fat.readFile('cmdline.txt');
+      fat.writeFiles([{ name: 'firstrun.sh', bytes: Buffer.alloc(3000, 0x41) }, { name: 'cmdline.txt', bytes: Buffer.from('console=tty1 x\n') }, { name: 'network-config', bytes: Buffer.from('version: 2\n') }], 'cmdline.txt');
+      fat.writes();
+    },
+    documented: isJobError,
+  },
+  {
+    name: 'ext4 root filesystem',
+    seeds: (dir) => {
+      sh(dir, 'mkdir -p tree/usr/lib/raspberrypi-sys-mods tree/etc/cloud tree/boot/firmware && touch tree/usr/lib/raspberrypi-sys-mods/imager_custom && truncate -s 8M ext4.img && mke2fs -q -F -t ext4 -d tree ext4.img && head -c 2M ext4.img > ext4.head');
+      return [readFileSync(join(dir, 'ext4.head'))];
+    },
+    run: async (input) => {
+      const root = await Ext4Reader.open(readerOf(input), 0, 8 * MiB);
+      for (const path of ['/usr/lib/raspberrypi-sys-mods/imager_custom', '/etc/cloud', '/boot/firmware', '/usr/lib/systemd/system/rpi-preseed.service']) await root?.kind(path);
+    },
+    documented: () => false,
+  },
+  {
+    name: 'customisation method detection',
+    seeds: (dir) => [readFileSync(image(dir))],
+    run: async (input) => detectMethod({ readAt: readerOf(input), random: true }, readPartitionTable(input.subarray(0, 34 * 512))),
+    documented: isJobError,
+  },
+  {
     name: 'checksum lists',
     seeds: () => [
       Buffer.from(`${'ab'.repeat(32)}  os.img\n${'cd'.repeat(32)} *other.img\n`),
@@ -191,7 +230,7 @@ export const TARGETS: FuzzTarget[] = [
     name: "the probe process's answer",
     seeds: () => [
       Buffer.from(JSON.stringify({ type: 'failed', code: 'source-corrupt', message: 'x', offset: 3 })),
-      Buffer.from(JSON.stringify({ type: 'prepared', prepared: { info: { source: '/x.img', name: 'x.img', origin: 'file', format: 'raw', sourceSize: 4096, size: 4096, sizeExact: true, partitionTable: null, entry: null, blockMap: null, checksum: null } } })),
+      Buffer.from(JSON.stringify({ type: 'prepared', prepared: { info: { source: '/x.img', name: 'x.img', origin: 'file', format: 'raw', sourceSize: 4096, size: 4096, sizeExact: true, partitionTable: null, entry: null, blockMap: null, checksum: null, customisation: null, customisationNote: null } } })),
     ],
     // What the app and the CLI trust of a probe process that may have been subverted: only what the schema lets through.
     run: async (input) => {

@@ -103,6 +103,8 @@ export function checkedAnswer(request: ImageRequest, message: unknown): Prepared
     const location = prepared.plan.location;
     const named = location.kind === 'file' ? location.path : location.url;
     if (prepared.info.source !== request.image || named !== request.image) return jobError('protocol-error', `The image probe answered about another image (${named}) than ${request.image}; nothing was opened.`);
+    // What each card gets must be for the cards asked about, and only when asked.
+    if ((prepared.customisation?.overlays.length ?? 0) !== (request.customise?.length ?? 0)) return jobError('protocol-error', 'The image probe planned the customisation of another number of cards than were asked for; nothing was written.');
     return prepared;
   }
   const { type: _type, code, message: text, ...extra } = reply.output;

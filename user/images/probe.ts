@@ -16,7 +16,10 @@ import { dmgSize, openDmg } from './dmg.js';
 import { readQcow2 } from './qcow2.js';
 import { jobError } from '../../common/domain/failure.js';
 import { systemDecoder } from './decode/system-tool.js';
-import { readDecodedHead } from './decoded-head.js';
+import { decodedReader, type DecodedReader } from './decoded-reader.js';
+import type { Customisation, PreparedCustomisation } from '../../common/domain/customisation.js';
+import type { ImageAccess } from '../customise/detect.js';
+import { customisationOf } from '../customise/prepare.js';
 import { detectFormat, SNIFF_BYTES, type ImageFormat } from './detect-format.js';
 import { httpRangeReader, openHttp } from './http-source.js';
 import { listsBesideUrl } from './url-checksums.js';
@@ -43,6 +46,8 @@ export interface PreparedImage {
   extents: [number, number][] | null;
   /** A local file as it was probed, so a later flash can tell that it changed; null for a download. */
   identity: FileIdentity | null;
+  /** What customisation writes onto each card, when settings were given (user/customise/prepare.ts). */
+  customisation: PreparedCustomisation | null;
 }
 
 export interface ImageRequest {
@@ -61,6 +66,14 @@ export interface ImageRequest {
    * (common/domain/cut-short.ts).
    */
   partitions?: boolean | undefined;
+  /**
+   * Look for the image's customisation method (user/customise/detect.ts). Default: for a file,
+   * whenever its partition table is read; for a download, only when asked (it downloads the boot
+   * partition's metadata, a few MiB).
+   */
+  detect?: boolean | undefined;
+  /** The settings for each card, in target order: plan what customising writes onto each (implies detect). */
+  customise?: Customisation[] | undefined;
 }
 
 /** Formats whose bytes must be decoded from the start: only a download or a random-access reader can say more. */
@@ -113,6 +126,20 @@ async function withFilesystemLabels(table: PartitionTable, readImageAt: ReadAt |
     table.partitions.map(async (p) => (p.label !== null ? p : { ...p, label: filesystemLabel(await readImageAt(p.offset, FILESYSTEM_SNIFF_BYTES)) })),
   );
   return { ...table, partitions };
+}
+
+/**
+ * The bytes that hold the partition table. Null when a compressed image's decoder cannot give them:
+ * a probe reports what it can, and the flash itself names the problem.
+ */
+async function readHead(access: ImageAccess): Promise<Buffer | null> {
+  if (access.random) return access.readAt(0, PARTITION_TABLE_BYTES);
+  try {
+    const head = await access.readAt(0, PARTITION_TABLE_BYTES);
+    return head.length === PARTITION_TABLE_BYTES ? head : null;
+  } catch {
+    return null;
+  }
 }
 
 /** bzip2 has no in-process decoder worth the name (pure-JS ones run at 8-18 MB/s): refuse before writing. */
@@ -202,8 +229,18 @@ async function prepareFile(request: ImageRequest): Promise<PreparedImage> {
       sendImage: !(format === 'raw' && bmap === null),
       systemTools: request.systemTools ?? true,
     };
-    const head = readImageAt !== null ? await readImageAt(0, PARTITION_TABLE_BYTES) : request.partitions === false ? null : await readDecodedHead(plan, PARTITION_TABLE_BYTES);
-    const partitionTable = head === null ? null : await withFilesystemLabels(readPartitionTable(head), readImageAt);
+    const detect = request.customise !== undefined || (request.detect ?? request.partitions !== false);
+    const reader = readImageAt === null && (detect || request.partitions !== false) ? decodedReader(plan) : null;
+    const access: ImageAccess | null = readImageAt !== null ? { readAt: readImageAt, random: true } : reader !== null ? { readAt: reader.readAt, random: false } : null;
+    let partitionTable: PartitionTable | null;
+    let custom;
+    try {
+      const head = access === null ? null : await readHead(access);
+      partitionTable = head === null ? null : await withFilesystemLabels(readPartitionTable(head), readImageAt);
+      custom = await customisationOf(detect ? access : null, partitionTable, request.customise);
+    } finally {
+      await reader?.close();
+    }
     return {
       info: {
         source: path,
@@ -217,12 +254,15 @@ async function prepareFile(request: ImageRequest): Promise<PreparedImage> {
         entry,
         blockMap: bmap === null ? null : { from: bmap.from, mappedBytes: bmap.mappedBytes, ranges: bmap.ranges },
         checksum,
+        customisation: custom.support?.method ?? null,
+        customisationNote: custom.support?.why ?? null,
       },
       plan,
       direct: !plan.sendImage,
       imageSize: plan.imageSize,
       extents: plan.map?.extents ?? null,
       identity: image.identity,
+      customisation: custom.prepared,
     };
   } finally {
     await image.close();
@@ -281,6 +321,21 @@ async function prepareUrl(request: ImageRequest): Promise<PreparedImage> {
     systemTools: request.systemTools ?? true,
   };
   const name = basename(new URL(body.finalUrl).pathname) || url;
+  const detect = request.customise !== undefined || request.detect === true;
+  let custom: Awaited<ReturnType<typeof customisationOf>> = { support: null, prepared: null };
+  let detectedTable: PartitionTable | null = null;
+  if (detect) {
+    // A second download of the image's start, stopped once the boot partition has been read.
+    const reader: DecodedReader = decodedReader(plan);
+    try {
+      const access: ImageAccess = { readAt: reader.readAt, random: false };
+      const head = await readHead(access);
+      detectedTable = head === null ? null : readPartitionTable(head);
+      custom = await customisationOf(access, detectedTable, request.customise);
+    } finally {
+      await reader.close();
+    }
+  }
   return {
     info: {
       source: url,
@@ -290,16 +345,19 @@ async function prepareUrl(request: ImageRequest): Promise<PreparedImage> {
       sourceSize: body.size,
       size: plan.imageSize,
       sizeExact: plan.imageSize !== null,
-      partitionTable: format === 'raw' && request.partitions !== false ? readPartitionTable(head) : null,
+      partitionTable: format === 'raw' && request.partitions !== false ? readPartitionTable(head) : detectedTable,
       entry: null,
       blockMap: null,
       checksum,
+      customisation: custom.support?.method ?? null,
+      customisationNote: custom.support?.why ?? null,
     },
     plan,
     direct: false,
     imageSize: plan.imageSize,
     extents: null,
     identity: null,
+    customisation: custom.prepared,
   };
 }
 

@@ -6,7 +6,7 @@
  */
 import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process';
 import type { Readable } from 'node:stream';
-import { FromHelper, jobDrives, type HelperJob, type ToHelper } from '../../common/contracts/helper-protocol.js';
+import { FromHelper, jobDrives, MAX_OVERLAY_PIECE, type HelperJob, type ToHelper } from '../../common/contracts/helper-protocol.js';
 import { errorText } from '../../common/domain/error-details.js';
 import type { Failure } from '../../common/domain/failure.js';
 import type { JobKind } from '../../common/domain/job.js';
@@ -44,6 +44,11 @@ export interface HelperLaunchOptions {
   onProgress?: ((progress: Progress) => void) | undefined;
   /** The helper's log messages, and every line the elevation tool or the helper writes to stderr. */
   onLog?: ((level: 'info' | 'warn', message: string) => void) | undefined;
+  /**
+   * A flash's customisation: per target, in order, the [offset, base64 bytes] ranges it gets after
+   * the image (common/domain/customisation.ts PreparedCustomisation); a verify's has one entry.
+   */
+  overlays?: readonly (readonly (readonly [number, string])[])[] | undefined;
 }
 
 export interface LaunchedHelper {
@@ -114,6 +119,31 @@ async function withDriveNames(job: HelperJob): Promise<HelperJob> {
     case 'verify':
     case 'probe':
       return { ...job, target: await driveName(job.target) };
+  }
+}
+
+/** The bytes each target's customisation holds. */
+function overlayBytesOf(card: readonly (readonly [number, string])[]): number {
+  return card.reduce((sum, [, data]) => sum + Buffer.byteLength(data, 'base64'), 0);
+}
+
+/** `job` announcing the customisation its drives get (the helper waits for exactly these bytes). */
+function withOverlayBytes(job: HelperJob, overlays: HelperLaunchOptions['overlays']): HelperJob {
+  if (overlays === undefined) return job;
+  if (job.kind === 'flash') return { ...job, overlayBytes: overlays.map(overlayBytesOf) };
+  if (job.kind === 'verify') return { ...job, overlayBytes: overlayBytesOf(overlays[0] ?? []) };
+  return job;
+}
+
+/** The overlay messages that carry the customisation, each within a frame. */
+function* overlayMessages(overlays: NonNullable<HelperLaunchOptions['overlays']>): Generator<ToHelper> {
+  for (const [target, card] of overlays.entries()) {
+    for (const [offset, data] of card) {
+      const bytes = Buffer.from(data, 'base64');
+      for (let at = 0; at < bytes.length; at += MAX_OVERLAY_PIECE) {
+        yield { type: 'overlay', target, offset: offset + at, data: bytes.subarray(at, at + MAX_OVERLAY_PIECE).toString('base64') };
+      }
+    }
   }
 }
 
@@ -303,8 +333,10 @@ class HelperLaunch implements LaunchedHelper {
     });
     this.channel = channel;
     const { job } = this;
+    const { overlays } = this.options;
     // A seekable image the helper cannot read itself (it gets a copy through the channel) can only be read front to back.
-    void channel.send({ type: 'job', job: job.kind === 'flash' ? { ...job, sourceSeekable: job.sourceSeekable && this.elevation.passesStdin } : job });
+    void channel.send({ type: 'job', job: withOverlayBytes(job.kind === 'flash' ? { ...job, sourceSeekable: job.sourceSeekable && this.elevation.passesStdin } : job, overlays) });
+    if (overlays !== undefined) for (const message of overlayMessages(overlays)) void channel.send(message);
     if (this.sourceEnd !== null) this.sendSourceEnd(this.sourceEnd);
     if (this.cancelRequested) void channel.send({ type: 'cancel' });
   }

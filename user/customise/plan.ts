@@ -1,0 +1,120 @@
+/**
+ * What customising an image writes onto each card, decided before anything is written (issue 13).
+ *
+ * Design: Root never parses an image's filesystems, and of the issue's two designs that keep that
+ * rule this is the second, raw block writes, in the form that needs no reads from the card: the
+ * unprivileged side (this module, in the probe process) reads the boot partition from the image
+ * itself, plans the new files into its FAT, and hands the helper only byte ranges, one list per
+ * card. The helper writes them after the image is written and verified, syncs, reads them back with
+ * direct I/O and compares (writer/overlay.ts): a customised card that reports success holds its
+ * customisation. Why this and not a patch of the decoded stream:
+ * - Each card gets its own files: pi-{n} names the cards of one multi-card flash pi-1, pi-2, ...,
+ *   which one stream written to all of them cannot do.
+ * - The image stream stays as it is: a raw image is still read by the helper directly, a system
+ *   xz still writes straight into the helper's pipe, and a block map (or free-space skipping) needs
+ *   no exceptions for the clusters customisation allocates, since they are written on their own.
+ * - The stream patch would have to know cmdline.txt's content before the stream reaches the root
+ *   directory that records its new size, which the stream only brings later.
+ * The cost is a second write of a few KiB per card, measured in the README's Customise section.
+ */
+import type { Customisation, CustomisationMethod } from '../../common/domain/customisation.js';
+import { jobError } from '../../common/domain/failure.js';
+import { metaData, networkConfig, userData } from './cloud-init.js';
+import { withArguments } from './cmdline.js';
+import type { Detection, ImageAccess } from './detect.js';
+import { FatEditor, type NewFile } from './fat.js';
+import { firstRunArguments, firstRunScript } from './firstrun.js';
+import { preseedToml } from './preseed.js';
+
+/** Bytes of the image to write onto one card after the image: its offset in the image, and the bytes. */
+export interface OverlayRange {
+  offset: number;
+  bytes: Buffer;
+}
+
+/** What customisation writes onto each card. */
+export interface CustomisationPlan {
+  method: CustomisationMethod;
+  why: string;
+  /** Per card: the boot partition's files it writes, with their sizes. */
+  files: { name: string; size: number }[][];
+  /** Per card: the byte ranges to write after the image, in order. */
+  overlays: OverlayRange[][];
+}
+
+/** The arguments that make the Wi-Fi regulatory domain right from the first boot, as Imager adds them. */
+function regulatoryArguments(c: Customisation): string[] {
+  return c.wifi === null ? [] : [`cfg80211.ieee80211_regdom=${c.wifi.country}`];
+}
+
+/** The files `method` needs for `c`, given the boot partition's cmdline.txt (null when it has none). */
+function filesFor(method: CustomisationMethod, c: Customisation, detection: Detection, cmdline: string | null): NewFile[] {
+  const file = (name: string, text: string): NewFile => ({ name, bytes: Buffer.from(text, 'utf8') });
+  const needCmdline = (): string => {
+    if (cmdline === null) throw jobError('cannot-customise', `The boot partition has no cmdline.txt, which ${method} needs here. Nothing was written.`);
+    return cmdline;
+  };
+  switch (method) {
+    case 'systemd-firstrun':
+      return [file('firstrun.sh', c.firstRunScript ?? firstRunScript(c, detection.bootDir)), file('cmdline.txt', withArguments(needCmdline(), [...regulatoryArguments(c), ...firstRunArguments(detection.bootDir)]))];
+    case 'cloud-init': {
+      const user = userData(c);
+      const network = networkConfig(c);
+      const files = [file('user-data', user), file('meta-data', metaData(c, user, network))];
+      if (network !== null) files.push(file('network-config', network));
+      if (detection.seedOnCommandLine) files.push(file('cmdline.txt', withArguments(needCmdline(), [`ds=nocloud;s=file://${detection.bootDir}/`])));
+      return files;
+    }
+    case 'rpi-preseed':
+      return [file('rpi-preseed.toml', preseedToml(c))];
+  }
+}
+
+/** Settings that only one method can take, refused for the others. */
+function refuseForeignFiles(method: CustomisationMethod, c: Customisation): void {
+  if (c.firstRunScript !== null && method !== 'systemd-firstrun') throw jobError('cannot-customise', `A first-run script (--first-run-script) needs an image that runs firstrun.sh (systemd firstrun); this image takes ${method}. Nothing was written.`);
+  if ((c.cloudInitUserData !== null || c.cloudInitNetworkConfig !== null) && method !== 'cloud-init') {
+    throw jobError('cannot-customise', `cloud-init files (--cloudinit-userdata, --cloudinit-networkconfig) need an image that runs cloud-init; this image takes ${method}. Nothing was written.`);
+  }
+}
+
+/** A ReadAt that reads each range of the image once: every card's plan reads the same boot partition. */
+function remembering(access: ImageAccess): ImageAccess {
+  const seen = new Map<string, Promise<Buffer>>();
+  return {
+    random: access.random,
+    readAt: (offset, length) => {
+      const key = `${offset}:${length}`;
+      let read = seen.get(key);
+      if (read === undefined) {
+        read = access.readAt(offset, length);
+        seen.set(key, read);
+      }
+      return read;
+    },
+  };
+}
+
+/**
+ * The plan for writing `cards` (one customisation per card, in target order) onto the image
+ * `access` reads. Throws cannot-customise, before anything is written, when the image has no
+ * method, its boot partition no room, or the settings do not fit its method.
+ */
+export async function planCustomisation(access: ImageAccess, detection: Detection, cards: readonly Customisation[]): Promise<CustomisationPlan> {
+  const { method, boot } = detection;
+  if (method === null || boot === null) throw jobError('cannot-customise', `This image cannot be customised: ${detection.why} Write it without customisation settings, or choose another image. Nothing was written.`);
+  const reader = remembering(access);
+  const files: CustomisationPlan['files'] = [];
+  const overlays: OverlayRange[][] = [];
+  for (const c of cards) {
+    refuseForeignFiles(method, c);
+    const fat = await FatEditor.open(reader.readAt, boot.offset, boot.size);
+    if (fat === null) throw jobError('cannot-customise', `Partition ${boot.number} is no longer a FAT volume. Nothing was written.`);
+    const cmdline = await fat.readFile('cmdline.txt');
+    const cardFiles = filesFor(method, c, detection, cmdline === null ? null : cmdline.toString('utf8'));
+    fat.writeFiles(cardFiles, 'cmdline.txt');
+    files.push(cardFiles.map((f) => ({ name: f.name, size: f.bytes.length })));
+    overlays.push(fat.writes().map((w) => ({ offset: boot.offset + w.offset, bytes: w.bytes })));
+  }
+  return { method, why: detection.why, files, overlays };
+}

@@ -1,0 +1,111 @@
+/**
+ * Reading a compressed image's decoded bytes at given offsets without decoding all of it: a
+ * decoder run (decoder-launch.ts) read front to back, whose bytes before each offset asked for are
+ * skipped and whose run is stopped as soon as the caller is done. Offsets asked for in increasing
+ * order cost one pass over the image's start; an offset behind the last one starts a new run.
+ * Used for the partition table of a compressed image and for the boot partition that customisation
+ * reads (user/customise/): both lie in an image's first few MiB.
+ */
+import type { Readable } from 'node:stream';
+import type { DecodePlan } from '../../common/contracts/decoder-protocol.js';
+import { jobError } from '../../common/domain/failure.js';
+import { readFully } from '../../node/io.js';
+import { startDecoder, type RunningDecoder } from './decoder-launch.js';
+import type { ReadAt } from './xz-index.js';
+
+/** Bytes skipped per read while seeking forward. */
+const SKIP_CHUNK = 1024 * 1024;
+
+/**
+ * A read behind the current position starts the decoder again from the image's first byte. Readers
+ * here ask in increasing order but for a few exceptions (a FAT32 root directory that grew past the
+ * files after it); more runs than this are refused rather than decoding the image over and over.
+ */
+const MAX_RUNS = 8;
+
+/** The image's decoded bytes, read as they come (a pipe or, on Windows, a stream). */
+class DecodedBytes {
+  private leftover: Buffer | null = null;
+  private readonly iterator: AsyncIterator<Buffer> | null;
+
+  constructor(private readonly source: number | Readable) {
+    this.iterator = typeof source === 'number' ? null : (source[Symbol.asyncIterator]() as AsyncIterator<Buffer>);
+  }
+
+  /** Reads up to `length` bytes into `into`; fewer only at the image's end. */
+  async read(into: Buffer, length: number): Promise<number> {
+    if (typeof this.source === 'number') return readFully(this.source, into, 0, length, null);
+    let got = 0;
+    while (got < length) {
+      const chunk = this.leftover ?? (await this.next());
+      if (chunk === null) break;
+      const n = chunk.copy(into, got, 0, Math.min(chunk.length, length - got));
+      this.leftover = n < chunk.length ? chunk.subarray(n) : null;
+      got += n;
+    }
+    return got;
+  }
+
+  private async next(): Promise<Buffer | null> {
+    const step = await this.iterator?.next();
+    return step === undefined || step.done === true ? null : step.value;
+  }
+}
+
+/** Reads of a decoded image at any offset, for as long as the caller holds it; close() stops the decoder. */
+export interface DecodedReader {
+  readAt: ReadAt;
+  close(): Promise<void>;
+}
+
+/**
+ * A reader of `plan`'s decoded image. Reads return fewer bytes than asked only where the image
+ * ends; a decoder that fails says so as a JobError.
+ */
+export function decodedReader(plan: DecodePlan): DecodedReader {
+  const decodePlan: DecodePlan = { ...plan, map: null, sha256: null, sha256From: null, sendImage: true };
+  let decoder: RunningDecoder | null = null;
+  let bytes: DecodedBytes | null = null;
+  let position = 0;
+  let runs = 0;
+  const stop = async () => {
+    const running = decoder;
+    decoder = null;
+    bytes = null;
+    await running?.stop();
+  };
+  const start = async (): Promise<DecodedBytes> => {
+    await stop();
+    if (++runs > MAX_RUNS) throw jobError('source-read-error', `Reading ${plan.location.kind === 'file' ? plan.location.path : plan.location.url} out of order needed more than ${MAX_RUNS} passes over its start; it is not laid out as an OS image usually is.`);
+    decoder = await startDecoder(decodePlan, 'descriptor');
+    const source = decoder.source;
+    if (source === null) throw jobError('internal', 'The decoder gave no image bytes to read.');
+    position = 0;
+    bytes = new DecodedBytes(source);
+    return bytes;
+  };
+  /** Reads `length` bytes into `into`, or fewer at the end; turns a decoder's failure into its own words. */
+  const take = async (from: DecodedBytes, into: Buffer, length: number): Promise<number> => {
+    const got = await from.read(into, length);
+    position += got;
+    if (got < length && decoder !== null) {
+      const end = await Promise.race([decoder.ended, new Promise<null>((resolve) => setTimeout(() => resolve(null), 1000))]);
+      if (end?.status === 'failed') throw jobError(end.failure.code, end.failure.message, end.failure.offset === undefined ? {} : { offset: end.failure.offset });
+    }
+    return got;
+  };
+  return {
+    readAt: async (offset, length) => {
+      const from = bytes !== null && offset >= position ? bytes : await start();
+      const skip = Buffer.allocUnsafe(Math.min(SKIP_CHUNK, Math.max(1, offset - position)));
+      while (position < offset) {
+        const got = await take(from, skip, Math.min(skip.length, offset - position));
+        if (got === 0) return Buffer.alloc(0);
+      }
+      const out = Buffer.alloc(length);
+      const got = await take(from, out, length);
+      return out.subarray(0, got);
+    },
+    close: stop,
+  };
+}
