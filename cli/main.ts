@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util';
 import { BACKUP_COMPRESSIONS, type BackupCompression } from '../common/domain/backup-compression.js';
 import { EXIT } from './exit-codes.js';
 import { errorText } from '../common/domain/error-details.js';
+import { parseCount, parseSize, STATION_OPTIONS } from './station-flags.js';
 import { CUSTOMISE_OPTIONS, customiseFlagsProblem, wantsCustomisation, type CustomiseFlags } from './customise-flags.js';
 
 const USAGE = `Usage:
@@ -58,6 +59,23 @@ const USAGE = `Usage:
                                                 check a drive for fake capacity: its real size,
                                                 the kind of fake, in seconds; every block it
                                                 writes is saved first and put back
+  sluice station IMAGE [options]               a flashing station: every card inserted from now
+                                                on is written, checked, verified, customised,
+                                                ejected and logged on its own, up to 16 at once;
+                                                until Ctrl-C or --count cards
+      --customise PROFILE.json, --hostname pi-{n}, ...
+                    the customisation flags above; {n} counts cards in insertion order
+      --slots PATH  take cards only in this reader slot (repeatable): a
+                    /dev/disk/by-path name, or a loop device's backing file;
+                    default: any removable, USB or SD drive
+      --min-size N, --max-size N
+                    take only drives of this size (8GB, 30GiB or bytes; default: the
+                    image's size to 2TB)
+      --log FILE    the JSON Lines log, one line per card (default: sluice-station.jsonl)
+      --count N     stop after N cards
+      --virtual     also take loop devices (for tests)
+      --yes, --json, --elevate as for flash
+  sluice station-csv LOG                        a station's log as CSV, on stdout
   sluice backup DRIVE FILE [options]            copy a whole drive into an image file, then verify
       --compress zstd|xz|gz
                     compress the image with the system's zstd, xz or gzip
@@ -107,6 +125,7 @@ export async function main(argv: readonly string[]): Promise<number> {
         'trim-to-partitions': { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h', default: false },
         ...CUSTOMISE_OPTIONS,
+        ...STATION_OPTIONS,
       },
     });
   } catch (error) {
@@ -129,7 +148,8 @@ export async function main(argv: readonly string[]): Promise<number> {
   if (command !== 'flash' && values['allow-truncated']) return usageError('--allow-truncated is an option of flash');
   if (command !== 'flash' && values['no-capacity-check']) return usageError('--no-capacity-check is an option of flash');
   const customise: CustomiseFlags = values;
-  if (command !== 'flash' && command !== 'verify' && wantsCustomisation(customise)) return usageError('the customisation flags are options of flash and verify');
+  if (command !== 'flash' && command !== 'verify' && command !== 'station' && wantsCustomisation(customise)) return usageError('the customisation flags are options of flash, verify and station');
+  if (command !== 'station' && Object.keys(STATION_OPTIONS).some((k) => values[k as keyof typeof STATION_OPTIONS] !== undefined)) return usageError('--slots, --min-size, --max-size, --log and --count are options of station');
   const customiseProblem = customiseFlagsProblem(customise);
   if (customiseProblem !== null) return usageError(customiseProblem);
   // Each command's modules load only when it runs: `sluice --help` or a usage error need none of them.
@@ -155,6 +175,20 @@ export async function main(argv: readonly string[]): Promise<number> {
       const [device, ...extra] = rest;
       if (device === undefined || extra.length > 0) return usageError('probe needs exactly one DEVICE');
       return (await import('./commands/probe.js')).probeCommand({ device, json: values.json, elevate });
+    }
+    case 'station': {
+      const [image, ...extra] = rest;
+      if (image === undefined || extra.length > 0) return usageError('station needs exactly one IMAGE (name reader slots with --slots)');
+      const [minSize, maxSize] = [values['min-size'], values['max-size']].map((s) => (s === undefined ? undefined : parseSize(s)));
+      if (minSize === null || maxSize === null) return usageError('--min-size and --max-size take a size such as 8GB, 30GiB or a number of bytes');
+      const count = values.count === undefined ? null : parseCount(values.count);
+      if (count === null && values.count !== undefined) return usageError(`--count takes a number of cards, not "${values.count}"`);
+      return (await import('./commands/station.js')).stationCommand({ image, customise, slots: values.slots ?? [], minSize, maxSize, log: values.log ?? 'sluice-station.jsonl', count, virtual: values.virtual, yes: values.yes, json: values.json, elevate });
+    }
+    case 'station-csv': {
+      const [log, ...extra] = rest;
+      if (log === undefined || extra.length > 0) return usageError('station-csv needs exactly one LOG');
+      return (await import('./commands/station-csv.js')).stationCsvCommand(log);
     }
     case 'backup': {
       const [drive, file, ...extra] = rest;
