@@ -14,11 +14,12 @@ import { assertOwnedLoop, cleanupLoops, createLoop, scratchDir, writeRandomFile 
 import { throttledGroup } from '../support/throttle.js';
 import { fileSections } from './file-targets.js';
 import { formatSections } from './formats.js';
+import { stationSection } from './station.js';
 import { measure, medianOf, type Measurement } from './measure.js';
 
 const RUNS = Number(process.env['BENCH_RUNS'] ?? 3);
-/** Which sections to run (comma-separated: startup, raw, slow, formats, files); all by default. */
-const SECTIONS = process.env['BENCH_SECTIONS']?.split(',') ?? ['startup', 'raw', 'slow', 'formats', 'files'];
+/** Which sections to run (comma-separated: startup, raw, slow, formats, files, station); all by default. */
+const SECTIONS = process.env['BENCH_SECTIONS']?.split(',') ?? ['startup', 'raw', 'slow', 'formats', 'files', 'station'];
 /** Bytes of the image and drives in the "files" section (BENCH_FILE_BYTES; default 1 GiB). */
 const FILE_BYTES = Number(process.env['BENCH_FILE_BYTES'] ?? GiB);
 /** The 1 GiB OS-like image and its compressed forms, kept between runs: making them takes minutes. */
@@ -174,6 +175,7 @@ async function main(): Promise<void> {
       sections.push(...(await formatSections(dir, FIXTURES, RUNS, etcher, `etcher-sdk 10 (decompressThenFlash, verify; Node ${etcherNodeVersion()})`, BASELINE_CLI)));
     }
     if (SECTIONS.includes('files')) sections.push(...(await fileSections(dir, FIXTURES, RUNS, FILE_BYTES)));
+    if (SECTIONS.includes('station')) sections.push(await stationSection(dir));
     process.stdout.write(`${sections.join('\n\n')}\n`);
   } finally {
     cleanupLoops();

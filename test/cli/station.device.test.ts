@@ -20,7 +20,7 @@ import { throttledGroup, throttleDevice } from '../support/throttle.js';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Starts `sluice station --yes --json --virtual` taking cards only in `slots` (backing files this test made). */
-export function spawnStation(image: string, slots: readonly string[], flags: string[], options: CliOptions = {}): ChildProcess {
+function spawnStation(image: string, slots: readonly string[], flags: string[], options: CliOptions = {}): ChildProcess {
   for (const slot of slots) if (!slot.startsWith('/dev/shm/sluice-test-')) throw new Error(`refusing to arm a test station on ${slot}: not a backing file of this test`);
   return spawnCli(['station', '--yes', '--json', '--virtual', ...slots.flatMap((s) => ['--slots', s]), ...flags, image], options);
 }

@@ -2,7 +2,7 @@ import { toFailure } from '../../common/domain/failure.js';
 import type { Phase, Progress } from '../../common/domain/progress.js';
 import type { TargetResult } from '../../common/domain/result.js';
 import { openSourceFeed } from '../images/source-feed.js';
-import { startHelper, type LaunchedHelper } from '../launcher/launch.js';
+import type { LaunchedHelper } from '../launcher/launch.js';
 import { cardHostname, imageForCard, type StationImage } from './station-image.js';
 
 /** How one card's job ended, with what its log line needs beyond the helper's result. */
@@ -83,11 +83,9 @@ export function flashCard(image: StationImage, device: string, n: number, hooks:
         await feed.close();
         return cancelledResult();
       }
-      const launched = startHelper({
+      const launched = image.launch({
         source: feed.source,
         job: { kind: 'flash', targets: [device], ...feed.start, verify: true, eject: true },
-        elevation: image.elevation,
-        interactive: image.interactive,
         overlays: prepared.customisation?.overlays,
         onProgress: (p) => {
           clock.see(p);

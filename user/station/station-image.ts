@@ -4,7 +4,7 @@ import { customisationFor, isEmptyCustomisation, type Profile } from '../../comm
 import type { ImageRequest, PreparedImage } from '../images/probe.js';
 import { invokingUser } from '../images/image-child.js';
 import { prepareImageInChild } from '../images/probe-launch.js';
-import type { Elevation } from '../launcher/elevation/types.js';
+import type { HelperLaunchOptions, LaunchedHelper } from '../launcher/launch.js';
 
 /** The image an armed station writes to every card, prepared once at arming. */
 export interface StationImage {
@@ -17,9 +17,8 @@ export interface StationImage {
   name: string;
   /** The image file's SHA-256, for the log. */
   sha256: string;
-  /** How each card's helper gets root. */
-  elevation: Elevation;
-  interactive: boolean;
+  /** Starts one card's helper: startHelper with the front end's way of getting root (the app's, or the CLI's sudo/pkexec). */
+  launch(options: HelperLaunchOptions): LaunchedHelper;
 }
 
 /** Hashes a file in a child process of this runtime with the invoking user's rights (image-child.ts). */
