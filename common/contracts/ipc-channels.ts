@@ -18,6 +18,9 @@ export const INVOKE_CHANNELS = {
   cancelJob: 'sluice:job:cancel',
   openExternal: 'sluice:shell:open-external',
   pageReady: 'sluice:page:ready',
+  armStation: 'sluice:station:arm',
+  stopStation: 'sluice:station:stop',
+  exportStationLog: 'sluice:station:export',
 } as const;
 
 export type InvokeMethod = keyof typeof INVOKE_CHANNELS;
@@ -28,6 +31,8 @@ export const EVENT_CHANNELS = {
   jobProgress: 'sluice:job:progress',
   jobEnd: 'sluice:job:end',
   imageOpened: 'sluice:image:opened',
+  stationRow: 'sluice:station:row',
+  stationStatus: 'sluice:station:status',
 } as const;
 
 export type EventName = keyof typeof EVENT_CHANNELS;

@@ -10,6 +10,8 @@ import type { ImageInfo } from '../domain/image.js';
 import type { Progress } from '../domain/progress.js';
 import { BackupCompressionSchema, BackupRequestSchema, DevicePathSchema, FlashRequestSchema, ImagePathSchema, ImageUrlSchema, type BackupRequest, type DriveInfo, type FlashRequest, type JobEnd } from './app-models.js';
 import { SettingsPatchSchema, type Settings, type SettingsPatch } from './settings.js';
+import { StationRequestSchema, type StationRequest, type StationStatus } from './station-models.js';
+import type { StationRow } from '../domain/station.js';
 
 /** A file from a drop event; the DOM's File in the renderer. */
 export interface DroppedFile {
@@ -53,6 +55,12 @@ export interface SluiceApi {
    * (a double-click that started Sluice) arrives now as imageOpened, later ones as they come.
    */
   pageReady(): Promise<ApiResult<null>>;
+  /** Arms a flashing station with the chosen image: every card that appears from now on and fits the rules is written on its own. */
+  armStation(request: StationRequest): Promise<ApiResult<StationStatus>>;
+  /** Takes no more cards and cancels the cards being written; resolves once every card is logged. */
+  stopStation(): Promise<ApiResult<StationStatus>>;
+  /** Writes the station's log as CSV beside it and shows it in the file manager; returns the CSV's path. */
+  exportStationLog(): Promise<ApiResult<string>>;
   /** The file's path on disk, or '' for a file that has none (dragged out of a web page). */
   pathForFile(file: DroppedFile): string;
   onDrivesChanged(listener: (drives: DriveInfo[]) => void): Unsubscribe;
@@ -60,6 +68,9 @@ export interface SluiceApi {
   onJobEnd(listener: (end: JobEnd) => void): Unsubscribe;
   /** An image the system asked Sluice to open (double-click, "Open with", command line): chosen, or why not. */
   onImageOpened(listener: (opened: ApiResult<ImageInfo>) => void): Unsubscribe;
+  /** A station row appeared or changed (phase, progress, its end). */
+  onStationRow(listener: (row: StationRow) => void): Unsubscribe;
+  onStationStatus(listener: (status: StationStatus) => void): Unsubscribe;
 }
 
 /** What each push event carries. */
@@ -69,6 +80,8 @@ export interface EventPayloads {
   jobEnd: JobEnd;
   /** Chosen exactly as a dropped file is (selectImage), or refused: not found, unreadable, or `busy` while a flash runs. */
   imageOpened: ApiResult<ImageInfo>;
+  stationRow: StationRow;
+  stationStatus: StationStatus;
 }
 
 /** Sends a push event to the page, whatever the transport (Electron IPC, or the test bridge). */
@@ -91,6 +104,9 @@ export const INVOKE_ARGS = {
   cancelJob: v.strictTuple([]),
   openExternal: v.strictTuple([v.pipe(v.string(), v.maxLength(2048))]),
   pageReady: v.strictTuple([]),
+  armStation: v.strictTuple([StationRequestSchema]),
+  stopStation: v.strictTuple([]),
+  exportStationLog: v.strictTuple([]),
 } satisfies { [K in InvokeMethod]: v.GenericSchema<unknown, Parameters<SluiceApi[K]>> };
 
 /** The main process's side: every invoke method, called with already-validated arguments. */

@@ -13,6 +13,7 @@ import { ChosenImage } from './chosen-image.js';
 import type { DesktopEffects } from './desktop-job.js';
 import { DriveListing, notListed } from './drive-listing.js';
 import { targetRefusal } from './drive-view.js';
+import { StationService } from './station-service.js';
 import { startFlashSession, type FlashSessionJob, type HelperLauncher, type SessionDeps } from './flash-session.js';
 import type { ImageHandOff } from './image-hand-off.js';
 import { probeImage, probeImageUrl, probeSourceDrive } from './image-probe.js';
@@ -35,6 +36,8 @@ export interface AppServiceDeps {
   emit: EmitEvent;
   /** Images the system hands over (double-click, "Open with", command line); the service takes them once the page is ready. */
   handOff: ImageHandOff;
+  /** The flashing station's JSON Lines log (issue 19). */
+  stationLog: string;
 }
 
 export interface AppService {
@@ -67,6 +70,15 @@ export function createAppService(deps: AppServiceDeps): AppService {
   );
   const image = new ChosenImage(runner, () => drives.republish());
   const backups = new BackupFiles(runner, drives, deps.settings, deps);
+  const station = new StationService(runner, {
+    launch: deps.launchHelper,
+    effects: deps.effects,
+    emit: deps.emit,
+    logPath: deps.stationLog,
+    virtual: () => deps.settings.get().showVirtual,
+    notifications: () => deps.settings.get().notifications,
+    showInFolder: (path) => deps.showInFolder(path),
+  });
   const session: SessionDeps = { launch: deps.launchHelper, effects: deps.effects, onProgress: (progress) => deps.emit('jobProgress', progress) };
 
   /** Why `request`'s drives may not be written, from the app's own listing and the shared rules; the helper checks every device again from its own look. */
@@ -85,6 +97,7 @@ export function createAppService(deps: AppServiceDeps): AppService {
     runner.whileStarting(async () => {
       // Targets are checked against the app's own listing; right after start-up that is the first one.
       await drives.current();
+      if (station.armed) return refuse('busy', 'The flashing station is armed: stop it before flashing by hand.');
       const named = image.forFlash(request);
       if (!named.ok) return named;
       const chosen = named.value;
@@ -138,6 +151,14 @@ export function createAppService(deps: AppServiceDeps): AppService {
       await deps.openExternal(url);
       return ok(null);
     },
+    armStation: async (request) => {
+      const named = image.forFlash({ image: request.image, targets: [], confirmedSystemDrives: [] });
+      if (!named.ok) return named;
+      const unchanged = await image.unchanged(named.value);
+      return unchanged.ok ? station.arm(request, named.value) : unchanged;
+    },
+    stopStation: () => station.stop(),
+    exportStationLog: () => station.exportCsv(),
     pageReady: async () => {
       deps.handOff.connect(openHandedOver);
       return ok(null);
@@ -170,6 +191,7 @@ export function createAppService(deps: AppServiceDeps): AppService {
     close: async () => {
       // No start is taken from here on (runner.close says so at once), then the rest winds down.
       const closing = runner.close();
+      await station.stop();
       await drives.stop();
       await closing;
     },

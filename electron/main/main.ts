@@ -67,6 +67,7 @@ async function openWindow(): Promise<void> {
       if (!window.isDestroyed()) window.webContents.send(EVENT_CHANNELS[event], payload);
     },
     handOff,
+    stationLog: join(app.getPath('userData'), 'station-log.jsonl'),
   });
   registerIpcHandlers(service);
   guardQuitDuringJob(window, service);

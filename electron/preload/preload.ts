@@ -32,11 +32,16 @@ const api: SluiceApi = {
   cancelJob: () => ipcRenderer.invoke(INVOKE_CHANNELS.cancelJob),
   openExternal: (url) => ipcRenderer.invoke(INVOKE_CHANNELS.openExternal, url),
   pageReady: () => ipcRenderer.invoke(INVOKE_CHANNELS.pageReady),
+  armStation: (request) => ipcRenderer.invoke(INVOKE_CHANNELS.armStation, request),
+  stopStation: () => ipcRenderer.invoke(INVOKE_CHANNELS.stopStation),
+  exportStationLog: () => ipcRenderer.invoke(INVOKE_CHANNELS.exportStationLog),
   pathForFile: (file) => webUtils.getPathForFile(file as Parameters<typeof webUtils.getPathForFile>[0]),
   onDrivesChanged: (listener) => subscribe(EVENT_CHANNELS.drivesChanged, listener),
   onJobProgress: (listener) => subscribe(EVENT_CHANNELS.jobProgress, listener),
   onJobEnd: (listener) => subscribe(EVENT_CHANNELS.jobEnd, listener),
   onImageOpened: (listener) => subscribe(EVENT_CHANNELS.imageOpened, listener),
+  onStationRow: (listener) => subscribe(EVENT_CHANNELS.stationRow, listener),
+  onStationStatus: (listener) => subscribe(EVENT_CHANNELS.stationStatus, listener),
 };
 
 contextBridge.exposeInMainWorld('sluice', api);

@@ -58,11 +58,16 @@ function installStandIn(fixture: Fixture): void {
     cancelJob: () => ok(null),
     openExternal: () => ok(null),
     pageReady: () => ok(null),
+    armStation: () => Promise.reject(new Error('no station in this test')),
+    stopStation: () => Promise.reject(new Error('no station in this test')),
+    exportStationLog: () => Promise.reject(new Error('no station in this test')),
     pathForFile: () => '',
     onDrivesChanged: never,
     onJobProgress: never,
     onJobEnd: never,
     onImageOpened: never,
+    onStationRow: never,
+    onStationStatus: never,
   };
   Object.defineProperty(globalThis, 'sluice', { value: api });
   Object.defineProperty(globalThis, 'startRequests', { value: startRequests });

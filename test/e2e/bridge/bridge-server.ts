@@ -12,6 +12,7 @@ import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import type { ApiResult } from '../../../common/contracts/api-result.js';
 import type { EmitEvent } from '../../../common/contracts/ipc-contract.js';
 import type { SettingsPatch } from '../../../common/contracts/settings.js';
@@ -132,6 +133,7 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
     },
     emit,
     handOff,
+    stationLog: join(options.dropDir, 'station-log.jsonl'),
   });
 
   const shim = `const SLUICE_BRIDGE = ${JSON.stringify({ dropDir: options.dropDir })};\n${await readFile(options.shimFile, 'utf8')}`;

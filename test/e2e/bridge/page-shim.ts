@@ -58,11 +58,16 @@ const api: SluiceApi = {
   cancelJob: () => invoke('cancelJob'),
   openExternal: (url) => invoke('openExternal', url),
   pageReady: () => invoke('pageReady'),
+  armStation: (request) => invoke('armStation', request),
+  stopStation: () => invoke('stopStation'),
+  exportStationLog: () => invoke('exportStationLog'),
   pathForFile: (file) => `${SLUICE_BRIDGE.dropDir}/${file.name}`,
   onDrivesChanged: (listener) => subscribe('drivesChanged', listener),
   onJobProgress: (listener) => subscribe('jobProgress', listener),
   onJobEnd: (listener) => subscribe('jobEnd', listener),
   onImageOpened: (listener) => subscribe('imageOpened', listener),
+  onStationRow: (listener) => subscribe('stationRow', listener),
+  onStationStatus: (listener) => subscribe('stationStatus', listener),
 };
 
 Object.defineProperty(globalThis, 'sluice', { value: Object.freeze(api), enumerable: true });

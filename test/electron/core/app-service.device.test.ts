@@ -51,7 +51,7 @@ async function harness(dir: string, settings: Parameters<SettingsStore['update']
   const h: Harness = {
     service: undefined as never,
     handOff: new ImageHandOff({ platform: 'linux', appInArguments: false }, () => undefined),
-    events: { drivesChanged: [], jobProgress: [], jobEnd: [], imageOpened: [] },
+    events: { drivesChanged: [], jobProgress: [], jobEnd: [], imageOpened: [], stationRow: [], stationStatus: [] },
     effects: [],
     opened: [],
     shown: [],
@@ -79,6 +79,7 @@ async function harness(dir: string, settings: Parameters<SettingsStore['update']
     },
     emit: (event, payload) => void (h.events[event] as unknown[]).push(payload),
     handOff: h.handOff,
+    stationLog: join(dir, 'station-log.jsonl'),
   });
   current = h;
   return h;

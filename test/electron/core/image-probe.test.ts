@@ -107,6 +107,7 @@ describe('the main process while a hostile image is probed', () => {
       effects: { preventSleep: () => () => undefined, setProgress: () => undefined, notify: () => undefined },
       emit: () => undefined,
       handOff: new ImageHandOff({ platform: 'linux', appInArguments: false }, () => undefined),
+      stationLog: join(dir, 'station-log.jsonl'),
     });
     try {
       await service.invoke('listDrives', []);
