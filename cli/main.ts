@@ -3,7 +3,8 @@ import { parseArgs } from 'node:util';
 import { BACKUP_COMPRESSIONS, type BackupCompression } from '../common/domain/backup-compression.js';
 import { EXIT } from './exit-codes.js';
 import { errorText } from '../common/domain/error-details.js';
-import { parseCount, parseSize, STATION_OPTIONS } from './station-flags.js';
+import { parseDriveSize } from '../common/domain/station.js';
+import { parseCount, STATION_OPTIONS } from './station-flags.js';
 import { CUSTOMISE_OPTIONS, customiseFlagsProblem, wantsCustomisation, type CustomiseFlags } from './customise-flags.js';
 
 const USAGE = `Usage:
@@ -179,7 +180,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     case 'station': {
       const [image, ...extra] = rest;
       if (image === undefined || extra.length > 0) return usageError('station needs exactly one IMAGE (name reader slots with --slots)');
-      const [minSize, maxSize] = [values['min-size'], values['max-size']].map((s) => (s === undefined ? undefined : parseSize(s)));
+      const [minSize, maxSize] = [values['min-size'], values['max-size']].map((s) => (s === undefined ? undefined : parseDriveSize(s)));
       if (minSize === null || maxSize === null) return usageError('--min-size and --max-size take a size such as 8GB, 30GiB or a number of bytes');
       const count = values.count === undefined ? null : parseCount(values.count);
       if (count === null && values.count !== undefined) return usageError(`--count takes a number of cards, not "${values.count}"`);

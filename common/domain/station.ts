@@ -14,6 +14,17 @@ export const MAX_STATION_JOBS = 16;
 /** The default top of the size range: 2 TB, above every SD card and USB stick sold. */
 export const DEFAULT_MAX_DRIVE_BYTES = 2_000_000_000_000;
 
+const SIZE_UNITS: Readonly<Record<string, number>> = { '': 1, b: 1, k: 1e3, kb: 1e3, m: 1e6, mb: 1e6, g: 1e9, gb: 1e9, t: 1e12, tb: 1e12, kib: 2 ** 10, mib: 2 ** 20, gib: 2 ** 30, tib: 2 ** 40 };
+
+/** A size such as 8GB, 64 GB, 7.5G or 30GiB (G and GB are 10^9, as on the card's label), or a byte count; null when it is none. */
+export function parseDriveSize(text: string): number | null {
+  const match = /^\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*$/i.exec(text);
+  const unit = SIZE_UNITS[(match?.[2] ?? '').toLowerCase()];
+  if (match === null || unit === undefined) return null;
+  const bytes = Math.round(Number(match[1]) * unit);
+  return Number.isSafeInteger(bytes) ? bytes : null;
+}
+
 /** What an armed station accepts, shown before arming. */
 export interface StationRules {
   /** Bytes the image puts on a card (null: known only at its end); smaller drives are refused as too small. */

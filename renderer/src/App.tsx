@@ -14,6 +14,7 @@ import { GearIcon, ImageIcon } from './components/Icons.js';
 import { ImageStep } from './components/ImageStep.js';
 import { ProgressView } from './components/ProgressView.js';
 import { SettingsDialog } from './components/SettingsDialog.js';
+import { StationScreen } from './components/StationScreen.js';
 import { availableDrives, canFlash, copyableDrives, defaultVisibility, flowReducer, INITIAL_STATE, selectedDrives } from './flow.js';
 import { useFileDrop } from './use-file-drop.js';
 import { ErrorMessage } from './components/ErrorMessage.js';
@@ -27,6 +28,8 @@ export function App({ api }: { api: SluiceApi }) {
   /** The backup dialog's own state: waiting for the save dialog, or why the backup could not start. */
   const [backupBusy, setBackupBusy] = useState(false);
   const [backupError, setBackupError] = useState<string | null>(null);
+  /** The flashing station's screen is open (issue 19). */
+  const [station, setStation] = useState(false);
 
   useEffect(() => {
     const unsubscribe = [
@@ -149,7 +152,9 @@ export function App({ api }: { api: SluiceApi }) {
       </header>
       <main className="app-main">
         <ErrorMessage error={loadError} />
-        {state.running !== null ? (
+        {station && state.image !== null ? (
+          <StationScreen api={api} image={state.image} onClose={() => setStation(false)} />
+        ) : state.running !== null ? (
           <ProgressView job={state.running} onCancel={cancelJob} />
         ) : state.finished !== null ? (
           <EndScreen
@@ -165,6 +170,11 @@ export function App({ api }: { api: SluiceApi }) {
             <ImageStep image={state.image} busy={state.imageBusy} error={state.imageError} onChoose={chooseImage} onOpenUrl={openImageUrl} sourceDrives={copyableDrives(state)} onChooseSourceDrive={chooseSourceDrive} onClear={clearImage} />
             <DriveStep selected={targets} available={availableDrives(state)} notice={state.driveNotice} onOpenPicker={() => setDialog('drives')} />
             <FlashStep ready={canFlash(state)} verify={state.settings?.verify ?? true} error={state.startError} onFlash={() => setDialog('confirm')} onOpenSettings={() => setDialog('settings')} />
+            {state.image?.origin === 'file' && (
+              <button type="button" className="link-button" onClick={() => setStation(true)}>
+                Flashing station: write every card inserted…
+              </button>
+            )}
           </div>
         )}
       </main>

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { parseCount, parseSize } from '../../cli/station-flags.js';
+import { parseCount } from '../../cli/station-flags.js';
+import { parseDriveSize as parseSize } from '../../common/domain/station.js';
 
 describe('station flags', () => {
   it('reads sizes as on a card’s label (GB = 10^9) or in binary units', () => {
