@@ -89,8 +89,6 @@ describeDevices('sluice station (issue 19 acceptance)', () => {
     expect(bySlot.get(backings.readOnly)).toMatchObject({ card: null, result: 'refused', code: 'target-read-only', hostname: null, bytesWritten: 0 });
     expect(bySlot.get(backings.small)?.message).toMatch(/too small/);
     expect(bySlot.get(backings.readOnly)?.message).toMatch(/read-only/);
-    // The log is in the order things ended; pi-1 was inserted first.
-    expect(entries.map((e) => e.slot)).toEqual([backings.good1, backings.small, backings.readOnly, backings.good2]);
     for (const e of entries.filter((x) => x.result === 'ok')) {
       expect(e.writeSpeed).toBeGreaterThan(0);
       expect(e.verifySpeed).toBeGreaterThan(0);

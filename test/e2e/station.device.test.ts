@@ -50,25 +50,26 @@ describeDevices('the station screen (issue 19)', () => {
       await page.getByRole('button', { name: 'Start station' }).click();
       await page.getByTestId('station-status').filter({ hasText: 'Armed' }).waitFor();
 
-      const row = (device: string) => page.locator(`tr[data-device="${device}"]`);
+      // By slot: a device name may have had a row before, for a loop device another process attached and detached.
+      const row = (backing: string) => page.locator(`tr[data-slot="${backing}"]`);
       const fast = attachLoop(backings.fast);
-      await row(fast.path).and(page.locator('[data-result="ok"]')).waitFor({ timeout: 30_000 });
-      const small = attachLoop(backings.small);
-      await row(small.path).and(page.locator('[data-result="refused"]')).waitFor({ timeout: 10_000 });
+      await row(backings.fast).and(page.locator('[data-result="ok"]')).waitFor({ timeout: 30_000 });
+      attachLoop(backings.small);
+      await row(backings.small).and(page.locator('[data-result="refused"]')).waitFor({ timeout: 10_000 });
       const slow = attachLoop(backings.slow);
       throttleDevice(group.dir, slow.path, 1_000_000);
-      await row(slow.path).getByTestId('station-phase').filter({ hasText: 'Writing' }).waitFor({ timeout: 10_000 });
+      await row(backings.slow).getByTestId('station-phase').filter({ hasText: 'Writing' }).waitFor({ timeout: 10_000 });
       await app.screenshot('station-three-rows');
 
-      await expect(row(fast.path).getByTestId('station-phase').textContent()).resolves.toBe('Done: insert the next card');
-      await expect(row(fast.path).textContent()).resolves.toContain('lab-1');
-      await expect(row(small.path).getByTestId('station-phase').textContent()).resolves.toMatch(/^Refused.*too small/);
-      await expect(row(slow.path).textContent()).resolves.toContain('lab-2');
-      await expect(row(slow.path).getByRole('progressbar').count()).resolves.toBe(1);
+      await expect(row(backings.fast).getByTestId('station-phase').textContent()).resolves.toBe('Done: insert the next card');
+      await expect(row(backings.fast).textContent()).resolves.toContain('lab-1');
+      await expect(row(backings.small).getByTestId('station-phase').textContent()).resolves.toMatch(/^Refused.*too small/);
+      await expect(row(backings.slow).textContent()).resolves.toContain('lab-2');
+      await expect(row(backings.slow).getByRole('progressbar').count()).resolves.toBe(1);
       expect(app.bridge.effects.notifications.map((n) => n.title)).toContain('Card ready: insert the next one');
 
       await page.getByRole('button', { name: 'Stop station' }).click();
-      await row(slow.path).and(page.locator('[data-result="cancelled"]')).waitFor({ timeout: 30_000 });
+      await row(backings.slow).and(page.locator('[data-result="cancelled"]')).waitFor({ timeout: 30_000 });
       const log = readFileSync(join(dir, 'station-log.jsonl'), 'utf8')
         .split('\n')
         .filter(Boolean)

@@ -4,7 +4,7 @@ import { admitDrive, MAX_STATION_JOBS, type StationLogEntry, type StationRow, ty
 import { imageFacts } from '../drives/image-facts.js';
 import { DriveScanner, type DriveEvent } from '../drives/scanner.js';
 import { flashCard, type CardOutcome, type RunningCard } from './flash-card.js';
-import { driveIdentity } from './identity.js';
+import { driveIdentity, mediumId } from './identity.js';
 import type { StationImage } from './station-image.js';
 import type { StationLog } from './station-log.js';
 
@@ -37,8 +37,13 @@ interface Waiting {
  */
 export class Station {
   private readonly scanner: DriveScanner;
-  /** Devices with a medium that the station has seen: present at arming, or handled since. Removing the medium forgets it. */
-  private readonly seen = new Set<string>();
+  /**
+   * Devices with a medium that the station has seen (present at arming, or handled since), with
+   * that medium's identity (mediumId). Removing the medium forgets it.
+   */
+  private readonly seen = new Map<string, string | null>();
+  /** Drive events are handled one at a time, in order: each may read the medium's identity first. */
+  private events: Promise<void> = Promise.resolve();
   private readonly queue: Waiting[] = [];
   private readonly running = new Map<number, RunningCard>();
   /** Devices with a card queued or being written: whatever the listing says of them meanwhile, they get no second job. */
@@ -60,7 +65,9 @@ export class Station {
     this.scanner = new DriveScanner({
       showAll: false,
       showVirtual: options.rules.virtual,
-      onEvent: (event) => this.onDriveEvent(event),
+      onEvent: (event) => {
+        this.events = this.events.then(() => this.onDriveEvent(event));
+      },
       onError: (error) => {
         if (!this.armed) this.listingFailed = error;
         else options.onProblem(`Listing the drives failed: ${error.message}. Cards inserted now are taken once it works again.`);
@@ -74,6 +81,7 @@ export class Station {
    */
   async arm(): Promise<Drive[]> {
     await this.scanner.start();
+    await this.events;
     if (this.listingFailed !== null) {
       await this.scanner.stop();
       throw new Error(`The drives cannot be listed, so the station cannot tell which were there before: ${this.listingFailed.message}`);
@@ -94,15 +102,18 @@ export class Station {
     await this.done;
   }
 
-  private onDriveEvent(event: DriveEvent): void {
+  private async onDriveEvent(event: DriveEvent): Promise<void> {
     const { drive } = event;
     if (this.busy.has(drive.device)) return;
     if (event.type === 'removed' || drive.size === null) {
       this.seen.delete(drive.device);
       return;
     }
-    if (this.seen.has(drive.device)) return;
-    this.seen.add(drive.device);
+    const medium = await mediumId(drive.device);
+    const known = this.seen.get(drive.device);
+    // Seen before, with the same medium (or no way to tell): the card already handled, or present at arming.
+    if (known !== undefined && (medium === null || medium === known)) return;
+    this.seen.set(drive.device, medium);
     // The first listing (while arming) only records what is there.
     if (this.armed && this.accepting) void this.take(drive);
   }
@@ -188,6 +199,10 @@ export class Station {
 
   private async finish(row: StationRow, outcome: CardOutcome, drive: Drive): Promise<void> {
     const { result } = outcome;
+    // What the device holds now is the card this job handled, whatever the kernel numbered it
+    // meanwhile; a card pulled out during its job leaves its slot free for the next.
+    if (this.scanner.drives.some((d) => d.device === drive.device && d.size !== null)) this.seen.set(drive.device, await mediumId(drive.device));
+    else this.seen.delete(drive.device);
     this.busy.delete(drive.device);
     const failure = result.status === 'failed' ? result : null;
     await this.logRow({ ...row, hostname: outcome.hostname ?? row.hostname, phase: 'done', result: result.status, code: failure?.code ?? null, message: failure?.message ?? null }, outcome);

@@ -2,7 +2,7 @@ import { useEffect, useRef, useState } from 'react';
 import type { SluiceApi } from '../../../common/contracts/ipc-contract.js';
 import type { StationStatus } from '../../../common/contracts/station-models.js';
 import type { ImageInfo } from '../../../common/domain/image.js';
-import { DEFAULT_MAX_DRIVE_BYTES, parseDriveSize, type StationRow } from '../../../common/domain/station.js';
+import { parseDriveSize, type StationRow } from '../../../common/domain/station.js';
 import { formatBytes } from '../../../common/domain/units.js';
 import { rowDrive, rowFraction, rowPhase, rowSpeed, rowTime, withRow } from '../station.js';
 import { ErrorMessage } from './ErrorMessage.js';
@@ -152,7 +152,7 @@ export function StationScreen({ api, image, onClose }: StationScreenProps) {
             {rows.map((row) => {
               const fraction = rowFraction(row);
               return (
-                <tr key={row.id} data-device={row.device} data-result={row.result ?? ''} className={row.result === null ? '' : `tone-${row.result === 'ok' ? 'success' : 'failure'}`}>
+                <tr key={row.id} data-device={row.device} data-slot={row.slot} data-result={row.result ?? ''} className={row.result === null ? '' : `tone-${row.result === 'ok' ? 'success' : 'failure'}`}>
                   <td className="slot" title={row.slot}>
                     {row.slot.split('/').pop()}
                   </td>
