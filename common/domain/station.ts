@@ -71,14 +71,9 @@ export function admitDrive(drive: Drive, rules: StationRules, slot: string | nul
 /** How a card's line in the log ends. */
 export type StationOutcome = 'ok' | 'failed' | 'cancelled' | 'refused';
 
-/**
- * One card's line in the station's log (JSON Lines, one object a line, appended with fsync): the
- * format the README documents. Never a secret: of the customisation only the hostname.
- */
-export interface StationLogEntry {
-  /** When the card's job ended (or it was refused), ISO 8601 UTC. */
-  time: string;
-  /** The card's number in insertion order among the cards written ({n} of the hostname template); null when refused. */
+/** A card as a station's row and its log line name it. */
+export interface StationCard {
+  /** The card's number in insertion order among the cards admitted ({n} of the hostname template); null when refused. */
   card: number | null;
   /** The reader slot's stable name, or the device when it has none. */
   slot: string;
@@ -87,13 +82,22 @@ export interface StationLogEntry {
   serial: string | null;
   /** The drive's capacity in bytes, as it reports it. */
   capacity: number | null;
+  /** The hostname this card was given, or null without one. */
+  hostname: string | null;
+}
+
+/**
+ * One card's line in the station's log (JSON Lines, one object a line, appended with fsync): the
+ * format the README documents. Never a secret: of the customisation only the hostname.
+ */
+export interface StationLogEntry extends StationCard {
+  /** When the card's job ended (or it was refused), ISO 8601 UTC. */
+  time: string;
   /** The capacity check: passed (every marker past the image came back), fake (they did not), or null when it did not run. */
   capacityCheck: 'passed' | 'fake' | null;
   image: string;
   /** The image file's SHA-256. */
   imageSha256: string | null;
-  /** The hostname this card was given, or null without one. */
-  hostname: string | null;
   bytesWritten: number;
   /** Image bytes not written because a block map or a filesystem showed them free. */
   bytesSkipped: number;
@@ -156,16 +160,9 @@ export function stationLogCsv(entries: readonly StationLogEntry[]): string {
 export type StationPhase = 'queued' | 'preparing' | Phase | 'done';
 
 /** One row of the station's view: a card that appeared after arming, from its appearance to its log line. */
-export interface StationRow {
+export interface StationRow extends StationCard {
   /** Unique among the rows of one armed station. */
   id: number;
-  card: number | null;
-  slot: string;
-  device: string;
-  model: string | null;
-  serial: string | null;
-  capacity: number | null;
-  hostname: string | null;
   phase: StationPhase;
   /** The latest progress of the current phase; null before the helper reports. */
   progress: Pick<Progress, 'bytesDone' | 'bytesTotal' | 'speed' | 'eta'> | null;
