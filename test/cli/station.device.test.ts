@@ -104,6 +104,14 @@ describeDevices('sluice station (issue 19 acceptance)', () => {
       expect(verified.events.find((e) => e.type === 'result')).toMatchObject({ status: 'ok' });
     }
     for (const [path, digest] of untouched) expect(digestFile(path), path).toBe(digest);
+
+    // The CSV export: a header and one line per card, the refusals' reasons quoted whole.
+    const csv = await collect(spawnCli(['station-csv', log]));
+    expect(csv.code).toBe(0);
+    const lines = csv.stdout.split('\r\n');
+    expect(lines[0]).toBe('time,card,slot,device,model,serial,capacity,capacityCheck,image,imageSha256,hostname,bytesWritten,bytesSkipped,writeSpeed,verifySpeed,repairedBlocks,seconds,result,code,message');
+    expect(lines.find((l) => l.includes(backings.good2))).toMatch(new RegExp(`^[^,]+,2,${backings.good2},${good2.path},.*,passed,pi-os\\.img,${sha256},pi-2,${LAYOUT_IMAGE_SIZE},0,\\d+,\\d+,0,[\\d.]+,ok,,$`));
+    expect(lines.find((l) => l.includes(backings.small))).toMatch(/,refused,target-too-small,"?\/dev\/loop\d+ is too small: .*"?$/);
     console.log(`station: 2 cards of ${LAYOUT_IMAGE_SIZE / MiB} MiB customised and 2 refused in ${seconds.toFixed(1)} s (3 s of it inserting)`);
   }, 120_000);
 
