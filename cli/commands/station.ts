@@ -34,7 +34,7 @@ export interface StationArgs {
 function doneLine(row: StationRow): string {
   const who = `${row.card === null ? 'refused' : `card ${row.card}`} ${row.device}${row.slot !== row.device ? ` (${row.slot})` : ''}${row.hostname === null ? '' : ` ${row.hostname}`}`;
   const seconds = row.endedAt === null ? 0 : (Date.parse(row.endedAt) - Date.parse(row.startedAt)) / 1000;
-  if (row.result === 'ok') return `${who}: written, verified${row.hostname === null ? '' : ', customised'} and ejected in ${formatDuration(seconds)}. Insert the next card.`;
+  if (row.result === 'ok') return `${who}: written and verified${row.hostname === null ? '' : ', customised'} in ${formatDuration(seconds)}. Take it out and insert the next card.`;
   return `${who}: ${row.result ?? 'failed'}${row.code === null ? '' : ` (${row.code})`}: ${row.message ?? 'no message'}`;
 }
 

@@ -85,7 +85,7 @@ export class StationService {
         this.deps.emit('stationRow', row);
         if (row.phase === 'done' && row.result !== null && this.deps.notifications()) {
           const who = `${row.hostname ?? row.model ?? 'Card'} (${row.slot})`;
-          this.deps.effects.notify(row.result === 'ok' ? 'Card ready: insert the next one' : `Card ${row.result}`, row.result === 'ok' ? `${who} is written, verified and ejected.` : `${who}: ${row.message ?? row.code ?? ''}`);
+          this.deps.effects.notify(row.result === 'ok' ? 'Card ready: insert the next one' : `Card ${row.result}`, row.result === 'ok' ? `${who} is written and verified: take it out.` : `${who}: ${row.message ?? row.code ?? ''}`);
         }
       },
       onProblem: (problem) => this.publish({ ...this.status, problem }),
