@@ -124,22 +124,28 @@ export function createAppService(deps: AppServiceDeps): AppService {
       return ok(null);
     });
 
-  const selectImage = (path: string) => image.choose(path, probeImage);
+  /** The image never changes under an armed station: its screen names the image every card gets. */
+  const stationArmed = (): ApiResult<never> | null => (station.armed ? refuse('busy', 'The flashing station is armed with this image: stop it before choosing another.') : null);
+  const selectImage = async (path: string) => stationArmed() ?? image.choose(path, probeImage);
 
   const handlers: ApiHandlers = {
     getSettings: async () => ok(deps.settings.get()),
     updateSettings: async (patch) => ok(await deps.settings.update(patch)),
     chooseImage: async () => {
+      const armed = stationArmed();
+      if (armed !== null) return armed;
       const path = await deps.pickImage();
       return path === null ? ok(null) : selectImage(path);
     },
     selectImage,
-    openImageUrl: (url) => image.choose(url, probeImageUrl),
+    openImageUrl: async (url) => stationArmed() ?? image.choose(url, probeImageUrl),
     chooseSourceDrive: async (device) => {
+      const armed = stationArmed();
+      if (armed !== null) return armed;
       const drive = await drives.find(device);
       return drive.ok ? image.choose(device, () => probeSourceDrive(drive.value)) : drive;
     },
-    clearImage: async () => image.clear(),
+    clearImage: async () => stationArmed() ?? image.clear(),
     listDrives: async () => ok(await drives.current()),
     startFlash,
     chooseBackupFile: (device, compress) => backups.choose(device, compress),

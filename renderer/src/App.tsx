@@ -84,7 +84,7 @@ export function App({ api }: { api: SluiceApi }) {
     },
     [api, imageChosen],
   );
-  const dragging = useFileDrop(state.running === null && state.finished === null, dropFile);
+  const dragging = useFileDrop(!station && state.running === null && state.finished === null, dropFile);
 
   const clearImage = () => {
     dispatch({ type: 'image-cleared' });

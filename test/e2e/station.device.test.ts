@@ -10,6 +10,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import type { SluiceApi } from '../../common/contracts/ipc-contract.js';
 import type { StationLogEntry } from '../../common/domain/station.js';
 import { MiB } from '../../common/domain/units.js';
 import { describeDevices } from '../support/device-suite.js';
@@ -67,6 +68,10 @@ describeDevices('the station screen (issue 19)', () => {
       await expect(row(backings.slow).textContent()).resolves.toContain('lab-2');
       await expect(row(backings.slow).getByRole('progressbar').count()).resolves.toBe(1);
       expect(app.bridge.effects.notifications.map((n) => n.title)).toContain('Card ready: insert the next one');
+
+      // The image under an armed station does not change, whoever asks (a drop, "Open with").
+      const chosenMeanwhile = await page.evaluate((path) => (globalThis as unknown as { sluice: SluiceApi }).sluice.selectImage(path), image);
+      expect(chosenMeanwhile).toMatchObject({ ok: false, error: { code: 'busy' } });
 
       await page.getByRole('button', { name: 'Stop station' }).click();
       await row(backings.slow).and(page.locator('[data-result="cancelled"]')).waitFor({ timeout: 30_000 });
