@@ -13,7 +13,7 @@ import { MiB } from '../../common/domain/units.js';
 import type { StationLogEntry } from '../../common/domain/station.js';
 import { assertTestTarget, collect, spawnCli, waitForEvent, type CliOptions } from '../support/cli.js';
 import { describeDevices } from '../support/device-suite.js';
-import { attachLoop, createLoop, digestFile, scratchDir, writeRandomFile, type LoopDevice } from '../support/loop-device.js';
+import { attachLoop, createLoop, digestFile, scratchDir, smallTmpfs, writeRandomFile, type LoopDevice } from '../support/loop-device.js';
 import { LAYOUT_BOOT_OFFSET, LAYOUT_IMAGE_SIZE, layoutImage } from '../support/os-image.js';
 import { throttledGroup, throttleDevice } from '../support/throttle.js';
 
@@ -21,7 +21,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Starts `sluice station --yes --json --virtual` taking cards only in `slots` (backing files this test made). */
 function spawnStation(image: string, slots: readonly string[], flags: string[], options: CliOptions = {}): ChildProcess {
-  for (const slot of slots) if (!slot.startsWith('/dev/shm/sluice-test-')) throw new Error(`refusing to arm a test station on ${slot}: not a backing file of this test`);
+  for (const slot of slots) if (!/^(\/dev\/shm\/sluice-test-|\/tmp\/sluice-test-tmpfs-)[^/]+\/[^/]+$/.test(slot)) throw new Error(`refusing to arm a test station on ${slot}: not a backing file of this test`);
   return spawnCli(['station', '--yes', '--json', '--virtual', ...slots.flatMap((s) => ['--slots', s]), ...flags, image], options);
 }
 
@@ -114,6 +114,31 @@ describeDevices('sluice station (issue 19 acceptance)', () => {
     expect(lines.find((l) => l.includes(backings.small))).toMatch(/,refused,target-too-small,"?\/dev\/loop\d+ is too small: .*"?$/);
     console.log(`station: 2 cards of ${LAYOUT_IMAGE_SIZE / MiB} MiB customised and 2 refused in ${seconds.toFixed(1)} s (3 s of it inserting)`);
   }, 120_000);
+
+  it('one card failing mid-write stops no other: the card beside it is written and verified', async () => {
+    const dir = scratchDir();
+    const image = join(dir, 'image.img');
+    writeRandomFile(image, 24 * MiB);
+    // This card claims 32 MiB, but its backing file lives on 8 MiB of tmpfs: writing fails past it.
+    const failing = join(smallTmpfs(8 * MiB), 'failing.img');
+    execFileSync('truncate', ['-s', String(32 * MiB), failing]);
+    const good = join(dir, 'good.img');
+    writeRandomFile(good, 32 * MiB);
+    const log = join(dir, 'station.jsonl');
+    const child = spawnStation(image, [failing, good], ['--count', '2', '--log', log]);
+    const run = collect(child);
+    await waitForEvent(child, (e) => e.type === 'armed');
+    insert(failing);
+    // More than one listing apart (1 s plus the listing's own time), so the numbers follow insertion.
+    await sleep(1500);
+    const goodCard = insert(good);
+    const result = await run;
+    expect(result.code).toBe(1);
+    const bySlot = new Map(logOf(log, [failing, good]).map((e) => [e.slot, e]));
+    expect(bySlot.get(failing)).toMatchObject({ card: 1, result: 'failed', code: 'target-full' });
+    expect(bySlot.get(good)).toMatchObject({ card: 2, result: 'ok', code: null, bytesWritten: 24 * MiB });
+    execFileSync('cmp', ['-n', String(24 * MiB), image, goodCard.path]);
+  }, 60_000);
 
   describe('killed with -9 mid-batch', () => {
     it('leaves a complete log line for every card that finished, and no partial line', async () => {
