@@ -8,6 +8,7 @@ import { chooseElevation, onPath } from '../../user/launcher/elevation/choose.js
 import { startHelper } from '../../user/launcher/launch.js';
 import { imageName, imageSha256, imageForCard, type StationImage } from '../../user/station/station-image.js';
 import { StationLog } from '../../user/station/station-log.js';
+import { invokingUser } from '../../user/images/image-child.js';
 import { Station } from '../../user/station/station.js';
 import { wantsCustomisation, type CustomiseFlags } from '../customise-flags.js';
 import { EXIT } from '../exit-codes.js';
@@ -140,7 +141,7 @@ export async function stationCommand(args: StationArgs): Promise<number> {
     process.stderr.write('Not armed. Nothing was written.\n');
     return EXIT.cancelled;
   }
-  const log = await StationLog.open(args.log);
+  const log = await StationLog.open(args.log, invokingUser());
   const output = stationOutput(args.json);
   let failed = false;
   const station = new Station({

@@ -14,9 +14,19 @@ export class StationLog {
     private readonly file: FileHandle,
   ) {}
 
-  /** Opens (creating it if needed) the log at `path` for appending. */
-  static async open(path: string): Promise<StationLog> {
-    return new StationLog(path, await open(path, 'a', 0o644));
+  /**
+   * Opens (creating it if needed) the log at `path` for appending. A log this call creates belongs
+   * to `owner` when given: under sudo, the person who ran it, not root.
+   */
+  static async open(path: string, owner: { uid: number; gid: number } | null = null): Promise<StationLog> {
+    const file = await open(path, 'a', 0o644);
+    try {
+      if (owner !== null && (await file.stat()).size === 0) await file.chown(owner.uid, owner.gid);
+    } catch (error) {
+      await file.close();
+      throw error;
+    }
+    return new StationLog(path, file);
   }
 
   /** Appends `entry` and resolves once it is on disk; appends run one after another, in call order. */

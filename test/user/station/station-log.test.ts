@@ -1,4 +1,4 @@
-import { appendFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -36,5 +36,17 @@ describe('StationLog', () => {
     const path = join(dir, 'c.jsonl');
     appendFileSync(path, `${JSON.stringify(entry(1))}\nnot json\n`);
     await expect(readStationLog(path)).rejects.toThrow('line 2 is not a station log line');
+  });
+});
+
+describe('a log created under sudo', () => {
+  it.skipIf(process.getuid?.() !== 0)('belongs to the person who ran it; an existing log keeps its owner', async () => {
+    const fresh = join(dir, 'sudo.jsonl');
+    await (await StationLog.open(fresh, { uid: 1234, gid: 2345 })).close();
+    expect([statSync(fresh).uid, statSync(fresh).gid]).toEqual([1234, 2345]);
+    const existing = join(dir, 'existing.jsonl');
+    writeFileSync(existing, `${JSON.stringify(entry(1))}\n`);
+    await (await StationLog.open(existing, { uid: 1234, gid: 2345 })).close();
+    expect(statSync(existing).uid).toBe(0);
   });
 });
