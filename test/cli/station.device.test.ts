@@ -140,6 +140,30 @@ describeDevices('sluice station (issue 19 acceptance)', () => {
     execFileSync('cmp', ['-n', String(24 * MiB), image, goodCard.path]);
   }, 60_000);
 
+  it('Ctrl-C takes no more cards, cancels the card being written, logs it as cancelled and exits 130', async () => {
+    const dir = scratchDir();
+    const image = join(dir, 'image.img');
+    writeRandomFile(image, 24 * MiB);
+    const slow = join(dir, 'slow.img');
+    writeRandomFile(slow, 32 * MiB);
+    const log = join(dir, 'station.jsonl');
+    const group = throttledGroup(createLoop({ size: MiB, dir }).path, 1e12);
+    try {
+      const child = spawnStation(image, [slow], ['--log', log], { cgroup: group.dir });
+      const run = collect(child);
+      await waitForEvent(child, (e) => e.type === 'armed');
+      throttleDevice(group.dir, insert(slow).path, 2_000_000);
+      await waitForEvent(child, (e) => e.type === 'row' && e['phase'] === 'writing');
+      child.kill('SIGINT');
+      const result = await run;
+      expect(result.code).toBe(130);
+      expect(logOf(log, [slow])).toMatchObject([{ card: 1, result: 'cancelled' }]);
+      expect(result.events.at(-1)).toEqual({ type: 'stopped' });
+    } finally {
+      group.remove();
+    }
+  }, 60_000);
+
   describe('killed with -9 mid-batch', () => {
     it('leaves a complete log line for every card that finished, and no partial line', async () => {
       const dir = scratchDir();
