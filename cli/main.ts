@@ -3,6 +3,8 @@ import { parseArgs } from 'node:util';
 import { BACKUP_COMPRESSIONS, type BackupCompression } from '../common/domain/backup-compression.js';
 import { EXIT } from './exit-codes.js';
 import { errorText } from '../common/domain/error-details.js';
+import { parseDriveSize } from '../common/domain/station.js';
+import { parseCount, STATION_OPTIONS } from './station-flags.js';
 import { CUSTOMISE_OPTIONS, customiseFlagsProblem, wantsCustomisation, type CustomiseFlags } from './customise-flags.js';
 import { parseSize } from './size-option.js';
 import { DEFAULT_REPOSITORY } from '../common/domain/catalogue.js';
@@ -92,6 +94,23 @@ const USAGE = `Usage:
                                                 partition, FAT32 up to 32 GiB, exFAT above (as
                                                 the SD Association's formatter); only its tables
                                                 are written, then read back
+  sluice station IMAGE [options]               a flashing station: every card inserted from now
+                                                on is written, checked, verified, customised,
+                                                ejected and logged on its own, up to 16 at once;
+                                                until Ctrl-C or --count cards
+      --customise PROFILE.json, --hostname pi-{n}, ...
+                    the customisation flags above; {n} counts cards in insertion order
+      --slots PATH  take cards only in this reader slot (repeatable): a
+                    /dev/disk/by-path name, or a loop device's backing file;
+                    default: any removable, USB or SD drive
+      --min-size N, --max-size N
+                    take only drives of this size (8GB, 30GiB or bytes; default: the
+                    image's size to 2TB)
+      --log FILE    the JSON Lines log, one line per card (default: sluice-station.jsonl)
+      --count N     stop after N cards
+      --virtual     also take loop devices (for tests)
+      --yes, --json, --elevate as for flash
+  sluice station-csv LOG                        a station's log as CSV, on stdout
   sluice backup DRIVE FILE [options]            copy a whole drive into an image file, then verify
       --compress zstd|xz|gz
                     compress the image with the system's zstd, xz or gzip
@@ -151,6 +170,7 @@ export async function main(argv: readonly string[]): Promise<number> {
         device: { type: 'string' },
         help: { type: 'boolean', short: 'h', default: false },
         ...CUSTOMISE_OPTIONS,
+        ...STATION_OPTIONS,
       },
     });
   } catch (error) {
@@ -176,7 +196,8 @@ export async function main(argv: readonly string[]): Promise<number> {
   if (command !== 'erase' && values.label !== undefined) return usageError('--label is an option of erase');
   if (command !== 'flash' && values['no-capacity-check']) return usageError('--no-capacity-check is an option of flash');
   const customise: CustomiseFlags = values;
-  if (command !== 'flash' && command !== 'verify' && wantsCustomisation(customise)) return usageError('the customisation flags are options of flash and verify');
+  if (command !== 'flash' && command !== 'verify' && command !== 'station' && wantsCustomisation(customise)) return usageError('the customisation flags are options of flash, verify and station');
+  if (command !== 'station' && Object.keys(STATION_OPTIONS).some((k) => values[k as keyof typeof STATION_OPTIONS] !== undefined)) return usageError('--slots, --min-size, --max-size, --log and --count are options of station');
   const customiseProblem = customiseFlagsProblem(customise);
   if (customiseProblem !== null) return usageError(customiseProblem);
   if (command !== 'flash' && command !== 'os' && values.repo !== undefined) return usageError('--repo is an option of os and flash');
@@ -212,6 +233,20 @@ export async function main(argv: readonly string[]): Promise<number> {
       const [device, ...extra] = rest;
       if (device === undefined || extra.length > 0) return usageError('erase needs exactly one DEVICE');
       return (await import('./commands/erase.js')).eraseCommand({ device, label: values.label ?? null, yes: values.yes, json: values.json, elevate });
+    }
+    case 'station': {
+      const [image, ...extra] = rest;
+      if (image === undefined || extra.length > 0) return usageError('station needs exactly one IMAGE (name reader slots with --slots)');
+      const [minSize, maxSize] = [values['min-size'], values['max-size']].map((s) => (s === undefined ? undefined : parseDriveSize(s)));
+      if (minSize === null || maxSize === null) return usageError('--min-size and --max-size take a size such as 8GB, 30GiB or a number of bytes');
+      const count = values.count === undefined ? null : parseCount(values.count);
+      if (count === null && values.count !== undefined) return usageError(`--count takes a number of cards, not "${values.count}"`);
+      return (await import('./commands/station.js')).stationCommand({ image, customise, slots: values.slots ?? [], minSize, maxSize, log: values.log ?? 'sluice-station.jsonl', count, virtual: values.virtual, yes: values.yes, json: values.json, elevate });
+    }
+    case 'station-csv': {
+      const [log, ...extra] = rest;
+      if (log === undefined || extra.length > 0) return usageError('station-csv needs exactly one LOG');
+      return (await import('./commands/station-csv.js')).stationCsvCommand(log);
     }
     case 'backup': {
       const [drive, file, ...extra] = rest;

@@ -25,6 +25,9 @@ export const INVOKE_CHANNELS = {
   sealCustomisation: 'sluice:customise:seal',
   previewCustomisation: 'sluice:customise:preview',
   listSshKeys: 'sluice:customise:ssh-keys',
+  armStation: 'sluice:station:arm',
+  stopStation: 'sluice:station:stop',
+  exportStationLog: 'sluice:station:export',
 } as const;
 
 export type InvokeMethod = keyof typeof INVOKE_CHANNELS;
@@ -36,6 +39,8 @@ export const EVENT_CHANNELS = {
   jobEnd: 'sluice:job:end',
   imageOpened: 'sluice:image:opened',
   download: 'sluice:job:download',
+  stationRow: 'sluice:station:row',
+  stationStatus: 'sluice:station:status',
 } as const;
 
 export type EventName = keyof typeof EVENT_CHANNELS;

@@ -13,6 +13,8 @@ import { CustomisationDraftSchema, PreviewCardsSchema, type CustomisationDraft, 
 import { ProfileSchema, type Profile } from '../domain/customisation.js';
 import { CataloguePathSchema, CatalogueSourceSchema, type CacheView, type CatalogueView } from './catalogue-view.js';
 import { SettingsPatchSchema, type Settings, type SettingsPatch } from './settings.js';
+import { StationRequestSchema, type StationRequest, type StationStatus } from './station-models.js';
+import type { StationRow } from '../domain/station.js';
 
 /** A file from a drop event; the DOM's File in the renderer. */
 export interface DroppedFile {
@@ -73,6 +75,12 @@ export interface SluiceApi {
   previewCustomisation(profile: Profile, cards: number): Promise<ApiResult<CustomisationPreview>>;
   /** The user's public keys (~/.ssh/id_*.pub), offered for import. */
   listSshKeys(): Promise<ApiResult<SshKeyFile[]>>;
+  /** Arms a flashing station with the chosen image: every card that appears from now on and fits the rules is written on its own. */
+  armStation(request: StationRequest): Promise<ApiResult<StationStatus>>;
+  /** Takes no more cards and cancels the cards being written; resolves once every card is logged. */
+  stopStation(): Promise<ApiResult<StationStatus>>;
+  /** Writes the station's log as CSV beside it and shows it in the file manager; returns the CSV's path. */
+  exportStationLog(): Promise<ApiResult<string>>;
   /** The file's path on disk, or '' for a file that has none (dragged out of a web page). */
   pathForFile(file: DroppedFile): string;
   onDrivesChanged(listener: (drives: DriveInfo[]) => void): Unsubscribe;
@@ -82,6 +90,9 @@ export interface SluiceApi {
   onImageOpened(listener: (opened: ApiResult<ImageInfo>) => void): Unsubscribe;
   /** A flash's download, apart from its writing: how far it got, and that it was resumed after a drop. */
   onDownload(listener: (download: DownloadProgress) => void): Unsubscribe;
+  /** A station row appeared or changed (phase, progress, its end). */
+  onStationRow(listener: (row: StationRow) => void): Unsubscribe;
+  onStationStatus(listener: (status: StationStatus) => void): Unsubscribe;
 }
 
 /** A flash's download as the progress screen shows it beside the writing. */
@@ -104,6 +115,8 @@ export interface EventPayloads {
   /** Chosen exactly as a dropped file is (selectImage), or refused: not found, unreadable, or `busy` while a flash runs. */
   imageOpened: ApiResult<ImageInfo>;
   download: DownloadProgress;
+  stationRow: StationRow;
+  stationStatus: StationStatus;
 }
 
 /** Sends a push event to the page, whatever the transport (Electron IPC, or the test bridge). */
@@ -133,6 +146,9 @@ export const INVOKE_ARGS = {
   sealCustomisation: v.strictTuple([CustomisationDraftSchema]),
   previewCustomisation: v.strictTuple([ProfileSchema, PreviewCardsSchema]),
   listSshKeys: v.strictTuple([]),
+  armStation: v.strictTuple([StationRequestSchema]),
+  stopStation: v.strictTuple([]),
+  exportStationLog: v.strictTuple([]),
 } satisfies { [K in InvokeMethod]: v.GenericSchema<unknown, Parameters<SluiceApi[K]>> };
 
 /** The main process's side: every invoke method, called with already-validated arguments. */

@@ -21,6 +21,7 @@ import type { DesktopEffects } from './desktop-job.js';
 import { DriveListing, notListed } from './drive-listing.js';
 import { targetRefusal } from './drive-view.js';
 import { reportDownload } from './download-progress.js';
+import { StationService } from './station-service.js';
 import { startFlashSession, type FlashSessionJob, type HelperLauncher, type SessionDeps } from './flash-session.js';
 import type { ImageHandOff } from './image-hand-off.js';
 import { probeImage, probeImageUrl, probeSourceDrive } from './image-probe.js';
@@ -47,6 +48,8 @@ export interface AppServiceDeps {
   handOff: ImageHandOff;
   /** The cache folder: downloaded images, saved catalogues and their icons (user/cache/cache-dir.ts). */
   cacheDir: string;
+  /** The flashing station's JSON Lines log (issue 19). */
+  stationLog: string;
 }
 
 export interface AppService {
@@ -91,6 +94,15 @@ export function createAppService(deps: AppServiceDeps): AppService {
   const image = new ChosenImage(runner, () => drives.republish());
   const backups = new BackupFiles(runner, drives, deps.settings, deps);
   const catalogue = new AppCatalogue(deps.settings, deps.cacheDir);
+  const station = new StationService(runner, {
+    launch: deps.launchHelper,
+    effects: deps.effects,
+    emit: deps.emit,
+    logPath: deps.stationLog,
+    virtual: () => deps.settings.get().showVirtual,
+    notifications: () => deps.settings.get().notifications,
+    showInFolder: (path) => deps.showInFolder(path),
+  });
   const session: SessionDeps = { launch: deps.launchHelper, effects: deps.effects, onProgress: (progress) => deps.emit('jobProgress', progress) };
 
   /** Why `request`'s drives may not be written, from the app's own listing and the shared rules; the helper checks every device again from its own look. */
@@ -109,6 +121,7 @@ export function createAppService(deps: AppServiceDeps): AppService {
     runner.whileStarting(async () => {
       // Targets are checked against the app's own listing; right after start-up that is the first one.
       await drives.current();
+      if (station.armed) return refuse('busy', 'The flashing station is armed: stop it before flashing by hand.');
       const named = image.forFlash(request);
       if (!named.ok) return named;
       const chosen = named.value;
@@ -169,22 +182,28 @@ export function createAppService(deps: AppServiceDeps): AppService {
       return ok(null);
     });
 
-  const selectImage = (path: string) => image.choose(path, probeImage);
+  /** The image never changes under an armed station: its screen names the image every card gets. */
+  const stationArmed = (): ApiResult<never> | null => (station.armed ? refuse('busy', 'The flashing station is armed with this image: stop it before choosing another.') : null);
+  const selectImage = async (path: string) => stationArmed() ?? image.choose(path, probeImage);
 
   const handlers: ApiHandlers = {
     getSettings: async () => ok(deps.settings.get()),
     updateSettings: async (patch) => ok(await deps.settings.update(patch)),
     chooseImage: async () => {
+      const armed = stationArmed();
+      if (armed !== null) return armed;
       const path = await deps.pickImage();
       return path === null ? ok(null) : selectImage(path);
     },
     selectImage,
-    openImageUrl: (url) => image.choose(url, probeImageUrl),
+    openImageUrl: async (url) => stationArmed() ?? image.choose(url, probeImageUrl),
     chooseSourceDrive: async (device) => {
+      const armed = stationArmed();
+      if (armed !== null) return armed;
       const drive = await drives.find(device);
       return drive.ok ? image.choose(device, () => probeSourceDrive(drive.value)) : drive;
     },
-    clearImage: async () => image.clear(),
+    clearImage: async () => stationArmed() ?? image.clear(),
     readCatalogue: (source) => catalogue.read(source),
     chooseCatalogueOs: (source, path) => image.choose(path.at(-1) ?? source, () => catalogue.probe(source, path)),
     getCache: async () => ok(await catalogue.cacheView()),
@@ -204,6 +223,14 @@ export function createAppService(deps: AppServiceDeps): AppService {
       await deps.openExternal(url);
       return ok(null);
     },
+    armStation: async (request) => {
+      const named = image.forFlash({ image: request.image, targets: [], confirmedSystemDrives: [] });
+      if (!named.ok) return named;
+      const unchanged = await image.unchanged(named.value);
+      return unchanged.ok ? station.arm(request, named.value) : unchanged;
+    },
+    stopStation: () => station.stop(),
+    exportStationLog: () => station.exportCsv(),
     pageReady: async () => {
       deps.handOff.connect(openHandedOver);
       return ok(null);
@@ -243,6 +270,7 @@ export function createAppService(deps: AppServiceDeps): AppService {
     close: async () => {
       // No start is taken from here on (runner.close says so at once), then the rest winds down.
       const closing = runner.close();
+      await station.stop();
       await drives.stop();
       await closing;
     },

@@ -72,6 +72,7 @@ async function openWindow(): Promise<void> {
     },
     handOff,
     cacheDir: cache,
+    stationLog: join(app.getPath('userData'), 'station-log.jsonl'),
   });
   registerIpcHandlers(service);
   guardQuitDuringJob(window, service);

@@ -39,12 +39,17 @@ const api: SluiceApi = {
   sealCustomisation: (draft) => ipcRenderer.invoke(INVOKE_CHANNELS.sealCustomisation, draft),
   previewCustomisation: (profile, cards) => ipcRenderer.invoke(INVOKE_CHANNELS.previewCustomisation, profile, cards),
   listSshKeys: () => ipcRenderer.invoke(INVOKE_CHANNELS.listSshKeys),
+  armStation: (request) => ipcRenderer.invoke(INVOKE_CHANNELS.armStation, request),
+  stopStation: () => ipcRenderer.invoke(INVOKE_CHANNELS.stopStation),
+  exportStationLog: () => ipcRenderer.invoke(INVOKE_CHANNELS.exportStationLog),
   pathForFile: (file) => webUtils.getPathForFile(file as Parameters<typeof webUtils.getPathForFile>[0]),
   onDrivesChanged: (listener) => subscribe(EVENT_CHANNELS.drivesChanged, listener),
   onJobProgress: (listener) => subscribe(EVENT_CHANNELS.jobProgress, listener),
   onJobEnd: (listener) => subscribe(EVENT_CHANNELS.jobEnd, listener),
   onImageOpened: (listener) => subscribe(EVENT_CHANNELS.imageOpened, listener),
   onDownload: (listener) => subscribe(EVENT_CHANNELS.download, listener),
+  onStationRow: (listener) => subscribe(EVENT_CHANNELS.stationRow, listener),
+  onStationStatus: (listener) => subscribe(EVENT_CHANNELS.stationStatus, listener),
 };
 
 contextBridge.exposeInMainWorld('sluice', api);

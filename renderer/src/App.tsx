@@ -18,6 +18,7 @@ import { ImageStep } from './components/ImageStep.js';
 import { OsPicker } from './components/OsPicker.js';
 import { ProgressView } from './components/ProgressView.js';
 import { SettingsDialog } from './components/SettingsDialog.js';
+import { StationScreen } from './components/StationScreen.js';
 import { availableDrives, canFlash, copyableDrives, defaultVisibility, flowReducer, INITIAL_STATE, selectedDrives } from './flow.js';
 import { useFileDrop } from './use-file-drop.js';
 import { ErrorMessage } from './components/ErrorMessage.js';
@@ -33,6 +34,8 @@ export function App({ api }: { api: SluiceApi }) {
   const [backupError, setBackupError] = useState<string | null>(null);
   /** What the erase confirmation says the customisation writes: undefined while it is worked out. */
   const [confirmCustomisation, setConfirmCustomisation] = useState<ApiResult<CustomisationPreview> | null | undefined>(null);
+  /** The flashing station's screen is open (issue 19). */
+  const [station, setStation] = useState(false);
 
   useEffect(() => {
     const unsubscribe = [
@@ -101,7 +104,7 @@ export function App({ api }: { api: SluiceApi }) {
     },
     [api, imageChosen],
   );
-  const dragging = useFileDrop(state.running === null && state.finished === null, dropFile);
+  const dragging = useFileDrop(!station && state.running === null && state.finished === null, dropFile);
 
   const clearImage = () => {
     dispatch({ type: 'image-cleared' });
@@ -180,7 +183,9 @@ export function App({ api }: { api: SluiceApi }) {
       </header>
       <main className="app-main">
         <ErrorMessage error={loadError} />
-        {state.running !== null ? (
+        {station && state.image !== null ? (
+          <StationScreen api={api} image={state.image} onClose={() => setStation(false)} />
+        ) : state.running !== null ? (
           <ProgressView job={state.running} onCancel={cancelJob} />
         ) : state.finished !== null ? (
           <EndScreen
@@ -208,6 +213,11 @@ export function App({ api }: { api: SluiceApi }) {
             />
             <DriveStep selected={targets} available={availableDrives(state)} notice={state.driveNotice} onOpenPicker={() => setDialog('drives')} />
             <FlashStep ready={canFlash(state)} verify={state.settings?.verify ?? true} error={state.startError} onFlash={openConfirm} onOpenSettings={() => setDialog('settings')} />
+            {state.image?.origin === 'file' && (
+              <button type="button" className="link-button" onClick={() => setStation(true)}>
+                Flashing station: write every card inserted…
+              </button>
+            )}
           </div>
         )}
       </main>

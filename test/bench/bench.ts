@@ -18,12 +18,13 @@ import { customiseSection } from './customise.js';
 import { formatSections } from './formats.js';
 import { sparseRows } from './sparse.js';
 import { probeSection } from './probe.js';
+import { stationSection } from './station.js';
 import { measure, medianOf, type Measurement } from './measure.js';
 import { OS_IMAGE_BYTES } from './os-like-image.js';
 
 const RUNS = Number(process.env['BENCH_RUNS'] ?? 3);
-/** Which sections to run (comma-separated: startup, raw, slow, sparse, formats, files, probe, customise, catalogue); all by default. */
-const SECTIONS = process.env['BENCH_SECTIONS']?.split(',') ?? ['startup', 'raw', 'slow', 'sparse', 'formats', 'files', 'probe', 'customise', 'catalogue'];
+/** Which sections to run (comma-separated: startup, raw, slow, sparse, formats, files, probe, customise, catalogue, station); all by default. */
+const SECTIONS = process.env['BENCH_SECTIONS']?.split(',') ?? ['startup', 'raw', 'slow', 'sparse', 'formats', 'files', 'probe', 'customise', 'catalogue', 'station'];
 /** Bytes of the image and drives in the "files" section (BENCH_FILE_BYTES; default 1 GiB). */
 const FILE_BYTES = Number(process.env['BENCH_FILE_BYTES'] ?? GiB);
 /** The 1 GiB OS-like image and its compressed forms, kept between runs: making them takes minutes. */
@@ -186,6 +187,7 @@ async function main(): Promise<void> {
     if (SECTIONS.includes('probe')) sections.push(await probeSection(RUNS, NODE));
     if (SECTIONS.includes('customise')) sections.push(await customiseSection(dir, RUNS));
     if (SECTIONS.includes('catalogue')) sections.push(await catalogueSection(dir, FIXTURES, RUNS));
+    if (SECTIONS.includes('station')) sections.push(await stationSection(dir));
     process.stdout.write(`${sections.join('\n\n')}\n`);
   } finally {
     cleanupLoops();

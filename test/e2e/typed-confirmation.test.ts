@@ -65,12 +65,17 @@ function installStandIn(fixture: Fixture): void {
     sealCustomisation: (draft) => ok(draft.profile),
     previewCustomisation: () => ok({ method: 'systemd-firstrun', why: '', files: [], hostnames: [] }),
     listSshKeys: () => ok([]),
+    armStation: () => Promise.reject(new Error('no station in this test')),
+    stopStation: () => Promise.reject(new Error('no station in this test')),
+    exportStationLog: () => Promise.reject(new Error('no station in this test')),
     pathForFile: () => '',
     onDrivesChanged: never,
     onJobProgress: never,
     onJobEnd: never,
     onImageOpened: never,
     onDownload: never,
+    onStationRow: never,
+    onStationStatus: never,
   };
   Object.defineProperty(globalThis, 'sluice', { value: api });
   Object.defineProperty(globalThis, 'startRequests', { value: startRequests });

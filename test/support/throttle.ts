@@ -11,10 +11,9 @@ const BLKIO = '/sys/fs/cgroup/blkio';
  * /dev/shm becomes an honest slow SD card for every process placed in the group.
  */
 export function throttledGroup(device: string, bytesPerSecond: number, direction: 'write' | 'read' = 'write'): { dir: string; remove(): void } {
-  const majMin = execFileSync('lsblk', ['--nodeps', '--noheadings', '--output', 'MAJ:MIN', device], { encoding: 'utf8' }).trim();
   const dir = `${BLKIO}/sluice-test-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
   mkdirSync(dir);
-  writeFileSync(`${dir}/blkio.throttle.${direction}_bps_device`, `${majMin} ${bytesPerSecond}`);
+  throttleDevice(dir, device, bytesPerSecond, direction);
   return {
     dir,
     remove: () => {
@@ -25,6 +24,12 @@ export function throttledGroup(device: string, bytesPerSecond: number, direction
       }
     },
   };
+}
+
+/** Adds `device` to the throttled devices of the group at `dir`: one group can hold a rule for each of several cards. */
+export function throttleDevice(dir: string, device: string, bytesPerSecond: number, direction: 'write' | 'read' = 'write'): void {
+  const majMin = execFileSync('lsblk', ['--nodeps', '--noheadings', '--output', 'MAJ:MIN', device], { encoding: 'utf8' }).trim();
+  writeFileSync(`${dir}/blkio.throttle.${direction}_bps_device`, `${majMin} ${bytesPerSecond}`);
 }
 
 /** What a typical SD card sustains for writes, in bytes per second. */

@@ -141,6 +141,7 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
     emit,
     handOff,
     cacheDir: options.cacheDir,
+    stationLog: join(options.dropDir, 'station-log.jsonl'),
   });
 
   const shim = `const SLUICE_BRIDGE = ${JSON.stringify({ dropDir: options.dropDir })};\n${await readFile(options.shimFile, 'utf8')}`;

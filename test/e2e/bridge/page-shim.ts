@@ -65,12 +65,17 @@ const api: SluiceApi = {
   sealCustomisation: (draft) => invoke('sealCustomisation', draft),
   previewCustomisation: (profile, cards) => invoke('previewCustomisation', profile, cards),
   listSshKeys: () => invoke('listSshKeys'),
+  armStation: (request) => invoke('armStation', request),
+  stopStation: () => invoke('stopStation'),
+  exportStationLog: () => invoke('exportStationLog'),
   pathForFile: (file) => `${SLUICE_BRIDGE.dropDir}/${file.name}`,
   onDrivesChanged: (listener) => subscribe('drivesChanged', listener),
   onJobProgress: (listener) => subscribe('jobProgress', listener),
   onJobEnd: (listener) => subscribe('jobEnd', listener),
   onImageOpened: (listener) => subscribe('imageOpened', listener),
   onDownload: (listener) => subscribe('download', listener),
+  onStationRow: (listener) => subscribe('stationRow', listener),
+  onStationStatus: (listener) => subscribe('stationStatus', listener),
 };
 
 Object.defineProperty(globalThis, 'sluice', { value: Object.freeze(api), enumerable: true });

@@ -51,7 +51,7 @@ async function harness(dir: string, settings: Parameters<SettingsStore['update']
   const h: Harness = {
     service: undefined as never,
     handOff: new ImageHandOff({ platform: 'linux', appInArguments: false }, () => undefined),
-    events: { drivesChanged: [], jobProgress: [], jobEnd: [], imageOpened: [], download: [] },
+    events: { drivesChanged: [], jobProgress: [], jobEnd: [], imageOpened: [], download: [], stationRow: [], stationStatus: [] },
     effects: [],
     opened: [],
     shown: [],
@@ -81,6 +81,7 @@ async function harness(dir: string, settings: Parameters<SettingsStore['update']
     emit: (event, payload) => void (h.events[event] as unknown[]).push(payload),
     handOff: h.handOff,
     cacheDir: join(dir, 'cache'),
+    stationLog: join(dir, 'station-log.jsonl'),
   });
   current = h;
   return h;

@@ -112,6 +112,7 @@ describe('the main process while a hostile image is probed', () => {
       emit: () => undefined,
       handOff: new ImageHandOff({ platform: 'linux', appInArguments: false }, () => undefined),
       cacheDir: join(dir, 'cache'),
+      stationLog: join(dir, 'station-log.jsonl'),
     });
     try {
       await service.invoke('listDrives', []);

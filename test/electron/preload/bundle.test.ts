@@ -47,7 +47,7 @@ describe('the preload bundle', () => {
   it('exposes window.sluice and nothing else: one function per capability', () => {
     const { api, exposed } = loadPreload();
     expect([...exposed.keys()]).toEqual(['sluice']);
-    expect(Object.keys(api).sort()).toEqual([...Object.keys(INVOKE_CHANNELS), 'pathForFile', 'onDrivesChanged', 'onJobProgress', 'onJobEnd', 'onImageOpened'].sort());
+    expect(Object.keys(api).sort()).toEqual([...Object.keys(INVOKE_CHANNELS), 'pathForFile', 'onDrivesChanged', 'onJobProgress', 'onJobEnd', 'onImageOpened', 'onStationRow', 'onStationStatus'].sort());
     expect(Object.values(api).every((f) => typeof f === 'function')).toBe(true);
   });
 

@@ -1,0 +1,52 @@
+/**
+ * The station screen's pure parts (issue 19): the rows as the main process reports them, and the
+ * words each row shows. Testable without a browser.
+ */
+import type { StationPhase, StationRow } from '../../common/domain/station.js';
+import { formatBytes } from '../../common/domain/units.js';
+import { PHASE_LABEL } from './labels.js';
+
+/** Rows by id, newest first: a row's later reports replace its earlier ones. */
+export function withRow(rows: readonly StationRow[], row: StationRow): StationRow[] {
+  const others = rows.filter((r) => r.id !== row.id);
+  return [row, ...others].sort((a, b) => b.id - a.id);
+}
+
+const STATION_PHASE_LABEL: Readonly<Record<Exclude<StationPhase, 'done'>, string>> = { queued: 'Waiting for a free slot', preparing: 'Preparing', ...PHASE_LABEL };
+
+/** What a row's phase column says: the phase while it runs, how it ended once done. */
+export function rowPhase(row: StationRow): string {
+  if (row.phase !== 'done') return STATION_PHASE_LABEL[row.phase];
+  switch (row.result) {
+    case 'ok':
+      return 'Done: insert the next card';
+    case 'refused':
+      return 'Refused';
+    case 'cancelled':
+      return 'Cancelled';
+    default:
+      return 'Failed';
+  }
+}
+
+/** The progress of a running row, 0 to 1, or null when there is none to show. */
+export function rowFraction(row: StationRow): number | null {
+  const p = row.progress;
+  if (row.phase === 'done' || p === null || p.bytesTotal === null || p.bytesTotal === 0) return null;
+  return Math.min(1, p.bytesDone / p.bytesTotal);
+}
+
+export function rowSpeed(row: StationRow): string {
+  return row.phase !== 'done' && row.progress !== null && row.progress.speed > 0 ? `${formatBytes(row.progress.speed)}/s` : '';
+}
+
+/** The drive as a person finds it: its model and serial number, and its capacity. */
+export function rowDrive(row: StationRow): string {
+  const parts = [row.model ?? 'Unnamed drive', row.serial === null ? null : `SN ${row.serial}`, row.capacity === null ? null : formatBytes(row.capacity)];
+  return parts.filter((p) => p !== null).join(' · ');
+}
+
+/** The time a row started, or ended once done, as hh:mm:ss local time. */
+export function rowTime(row: StationRow): string {
+  return new Date(row.endedAt ?? row.startedAt).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit', second: '2-digit', hour12: false });
+}

@@ -1,0 +1,207 @@
+/**
+ * Issue 19's acceptance, through the built CLI: `sluice station` armed, then loop devices attached
+ * over time, as cards are inserted into a reader. Other processes on this machine attach loop
+ * devices too, so every station here is limited with --slots to the backing files this test made
+ * (a loop device's slot is its backing file): the station never even considers anything else.
+ */
+import { execFileSync, type ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { MiB } from '../../common/domain/units.js';
+import type { StationLogEntry } from '../../common/domain/station.js';
+import { assertTestTarget, collect, spawnCli, waitForEvent, type CliOptions } from '../support/cli.js';
+import { describeDevices } from '../support/device-suite.js';
+import { attachLoop, createLoop, digestFile, scratchDir, smallTmpfs, writeRandomFile, type LoopDevice } from '../support/loop-device.js';
+import { LAYOUT_BOOT_OFFSET, LAYOUT_IMAGE_SIZE, layoutImage } from '../support/os-image.js';
+import { throttledGroup, throttleDevice } from '../support/throttle.js';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Starts `sluice station --yes --json --virtual` taking cards only in `slots` (backing files this test made). */
+function spawnStation(image: string, slots: readonly string[], flags: string[], options: CliOptions = {}): ChildProcess {
+  for (const slot of slots) if (!/^(\/dev\/shm\/sluice-test-|\/tmp\/sluice-test-tmpfs-)[^/]+\/[^/]+$/.test(slot)) throw new Error(`refusing to arm a test station on ${slot}: not a backing file of this test`);
+  return spawnCli(['station', '--yes', '--json', '--virtual', ...slots.flatMap((s) => ['--slots', s]), ...flags, image], options);
+}
+
+/** The log's lines about `slots`: other loop devices that came and went on this machine are refused as outside-slots and left out. */
+function logOf(path: string, slots: readonly string[]): StationLogEntry[] {
+  if (!existsSync(path)) return [];
+  return readFileSync(path, 'utf8')
+    .split('\n')
+    .filter((l) => l !== '')
+    .map((l) => JSON.parse(l) as StationLogEntry)
+    .filter((e) => slots.includes(e.slot));
+}
+
+/** A file of the card's boot partition, read with mtools. */
+function bootFile(device: string, name: string): string {
+  return execFileSync('mtype', ['-i', `${device}@@${LAYOUT_BOOT_OFFSET}`, `::/${name}`], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+}
+
+/** Attaches `backing` as a new loop device: a card inserted. */
+function insert(backing: string, readOnly = false): LoopDevice {
+  const loop = attachLoop(backing, { readOnly });
+  assertTestTarget(loop.path);
+  return loop;
+}
+
+describeDevices('sluice station (issue 19 acceptance)', () => {
+  it('writes the good cards inserted after arming (pi-1, pi-2 in insertion order), refuses the too small and the read-only one with their reasons, and never touches a drive present before', async () => {
+    const dir = scratchDir();
+    const image = layoutImage(dir, 'pi-os');
+    const cardSize = LAYOUT_IMAGE_SIZE + 16 * MiB;
+    const present = createLoop({ size: cardSize, dir });
+    const backings = { good1: join(dir, 'good-1.img'), small: join(dir, 'small.img'), readOnly: join(dir, 'read-only.img'), good2: join(dir, 'good-2.img') };
+    writeRandomFile(backings.good1, cardSize);
+    writeRandomFile(backings.small, LAYOUT_IMAGE_SIZE - MiB);
+    writeRandomFile(backings.readOnly, cardSize);
+    writeRandomFile(backings.good2, cardSize);
+    const untouched = [present.backing, backings.small, backings.readOnly].map((p) => [p, digestFile(p)] as const);
+    const slots = [present.backing, ...Object.values(backings)];
+    const log = join(dir, 'station.jsonl');
+    const started = performance.now();
+    const child = spawnStation(image, slots, ['--count', '2', '--hostname', 'pi-{n}', '--log', log]);
+    const run = collect(child);
+    const armed = await waitForEvent(child, (e) => e.type === 'armed');
+    expect(armed['present']).toContain(present.path);
+
+    const good1 = insert(backings.good1);
+    await sleep(1000);
+    insert(backings.small);
+    await sleep(1000);
+    insert(backings.readOnly, true);
+    await sleep(1000);
+    const good2 = insert(backings.good2);
+    const result = await run;
+    const seconds = (performance.now() - started) / 1000;
+    expect(result.stderr).not.toMatch(/Error|sluice: /);
+    expect(result.code).toBe(0);
+
+    const entries = logOf(log, slots);
+    const bySlot = new Map(entries.map((e) => [e.slot, e]));
+    expect(entries).toHaveLength(4);
+    const sha256 = createHash('sha256').update(readFileSync(image)).digest('hex');
+    expect(bySlot.get(backings.good1)).toMatchObject({ card: 1, device: good1.path, hostname: 'pi-1', result: 'ok', code: null, capacityCheck: 'passed', imageSha256: sha256, bytesWritten: LAYOUT_IMAGE_SIZE, capacity: cardSize });
+    expect(bySlot.get(backings.good2)).toMatchObject({ card: 2, device: good2.path, hostname: 'pi-2', result: 'ok', code: null, capacityCheck: 'passed' });
+    expect(bySlot.get(backings.small)).toMatchObject({ card: null, result: 'refused', code: 'target-too-small', hostname: null, bytesWritten: 0 });
+    expect(bySlot.get(backings.readOnly)).toMatchObject({ card: null, result: 'refused', code: 'target-read-only', hostname: null, bytesWritten: 0 });
+    expect(bySlot.get(backings.small)?.message).toMatch(/too small/);
+    expect(bySlot.get(backings.readOnly)?.message).toMatch(/read-only/);
+    for (const e of entries.filter((x) => x.result === 'ok')) {
+      expect(e.writeSpeed).toBeGreaterThan(0);
+      expect(e.verifySpeed).toBeGreaterThan(0);
+    }
+
+    // Each good card holds the image with its own hostname, as `sluice verify` with that hostname confirms.
+    for (const [card, hostname] of [
+      [good1, 'pi-1'],
+      [good2, 'pi-2'],
+    ] as const) {
+      expect(bootFile(card.path, 'firstrun.sh')).toContain(`set_hostname '${hostname}'`);
+      const verified = await collect(spawnCli(['verify', '--json', '--hostname', hostname, image, card.path]));
+      expect(verified.events.find((e) => e.type === 'result')).toMatchObject({ status: 'ok' });
+    }
+    for (const [path, digest] of untouched) expect(digestFile(path), path).toBe(digest);
+
+    // The CSV export: a header and one line per card, the refusals' reasons quoted whole.
+    const csv = await collect(spawnCli(['station-csv', log]));
+    expect(csv.code).toBe(0);
+    const lines = csv.stdout.split('\r\n');
+    expect(lines[0]).toBe('time,card,slot,device,model,serial,capacity,capacityCheck,image,imageSha256,hostname,bytesWritten,bytesSkipped,writeSpeed,verifySpeed,repairedBlocks,seconds,result,code,message');
+    expect(lines.find((l) => l.includes(backings.good2))).toMatch(new RegExp(`^[^,]+,2,${backings.good2},${good2.path},.*,passed,pi-os\\.img,${sha256},pi-2,${LAYOUT_IMAGE_SIZE},0,\\d+,\\d+,0,[\\d.]+,ok,,$`));
+    expect(lines.find((l) => l.includes(backings.small))).toMatch(/,refused,target-too-small,"?\/dev\/loop\d+ is too small: .*"?$/);
+    console.log(`station: 2 cards of ${LAYOUT_IMAGE_SIZE / MiB} MiB customised and 2 refused in ${seconds.toFixed(1)} s (3 s of it inserting)`);
+  }, 120_000);
+
+  it('one card failing mid-write stops no other: the card beside it is written and verified', async () => {
+    const dir = scratchDir();
+    const image = join(dir, 'image.img');
+    writeRandomFile(image, 24 * MiB);
+    // This card claims 32 MiB, but its backing file lives on 8 MiB of tmpfs: writing fails past it.
+    const failing = join(smallTmpfs(8 * MiB), 'failing.img');
+    execFileSync('truncate', ['-s', String(32 * MiB), failing]);
+    const good = join(dir, 'good.img');
+    writeRandomFile(good, 32 * MiB);
+    const log = join(dir, 'station.jsonl');
+    const child = spawnStation(image, [failing, good], ['--count', '2', '--log', log]);
+    const run = collect(child);
+    await waitForEvent(child, (e) => e.type === 'armed');
+    insert(failing);
+    // More than one listing apart (1 s plus the listing's own time), so the numbers follow insertion.
+    await sleep(1500);
+    const goodCard = insert(good);
+    const result = await run;
+    expect(result.code).toBe(1);
+    const bySlot = new Map(logOf(log, [failing, good]).map((e) => [e.slot, e]));
+    expect(bySlot.get(failing)).toMatchObject({ card: 1, result: 'failed', code: 'target-full' });
+    expect(bySlot.get(good)).toMatchObject({ card: 2, result: 'ok', code: null, bytesWritten: 24 * MiB });
+    execFileSync('cmp', ['-n', String(24 * MiB), image, goodCard.path]);
+  }, 60_000);
+
+  it('Ctrl-C takes no more cards, cancels the card being written, logs it as cancelled and exits 130', async () => {
+    const dir = scratchDir();
+    const image = join(dir, 'image.img');
+    writeRandomFile(image, 24 * MiB);
+    const slow = join(dir, 'slow.img');
+    writeRandomFile(slow, 32 * MiB);
+    const log = join(dir, 'station.jsonl');
+    const group = throttledGroup(createLoop({ size: MiB, dir }).path, 1e12);
+    try {
+      const child = spawnStation(image, [slow], ['--log', log], { cgroup: group.dir });
+      const run = collect(child);
+      await waitForEvent(child, (e) => e.type === 'armed');
+      throttleDevice(group.dir, insert(slow).path, 2_000_000);
+      await waitForEvent(child, (e) => e.type === 'row' && e['phase'] === 'writing');
+      child.kill('SIGINT');
+      const result = await run;
+      expect(result.code).toBe(130);
+      expect(logOf(log, [slow])).toMatchObject([{ card: 1, result: 'cancelled' }]);
+      expect(result.events.at(-1)).toEqual({ type: 'stopped' });
+    } finally {
+      group.remove();
+    }
+  }, 60_000);
+
+  describe('killed with -9 mid-batch', () => {
+    it('leaves a complete log line for every card that finished, and no partial line', async () => {
+      const dir = scratchDir();
+      const image = join(dir, 'image.img');
+      writeRandomFile(image, 24 * MiB);
+      const fast = [1, 2, 3].map((i) => join(dir, `fast-${i}.img`));
+      const slow = join(dir, 'slow.img');
+      for (const path of [...fast, slow]) writeRandomFile(path, 32 * MiB);
+      const slots = [...fast, slow];
+      const log = join(dir, 'station.jsonl');
+      // One group for the station and its helpers; only the slow card gets a rule: 2 MB/s, 12 s for the image.
+      const group = throttledGroup(createLoop({ size: MiB, dir }).path, 1e12);
+      try {
+        const child = spawnStation(image, slots, ['--log', log], { cgroup: group.dir });
+        const run = collect(child);
+        await waitForEvent(child, (e) => e.type === 'armed');
+        const slowCard = insert(slow);
+        // A few milliseconds after it appears; the station's helper needs far longer to start writing.
+        throttleDevice(group.dir, slowCard.path, 2_000_000);
+        for (const path of fast) {
+          await sleep(300);
+          insert(path);
+        }
+        for (let tries = 0; logOf(log, fast).length < fast.length && tries < 300; tries++) await sleep(100);
+        expect(logOf(log, fast)).toHaveLength(3);
+        child.kill('SIGKILL');
+        const result = await run;
+        expect(result.signal).toBe('SIGKILL');
+        const text = readFileSync(log, 'utf8');
+        expect(text.endsWith('\n')).toBe(true);
+        const lines = text.split('\n').slice(0, -1);
+        for (const line of lines) expect(() => JSON.parse(line) as unknown).not.toThrow();
+        const entries = logOf(log, slots);
+        expect(entries.map((e) => [e.slot, e.result]).sort()).toEqual(fast.map((f) => [f, 'ok']).sort());
+        expect(entries.some((e) => e.slot === slow)).toBe(false);
+      } finally {
+        group.remove();
+      }
+    }, 120_000);
+  });
+});
