@@ -10,10 +10,12 @@ export const SettingsSchema = v.strictObject({
   showVirtual: v.boolean(),
   /** A desktop notification when a flash ends. */
   notifications: v.boolean(),
+  /** Capacity markers past the image, written before it and read back after it: a fake card fails the flash. */
+  capacityCheck: v.boolean(),
 });
 export type Settings = v.InferOutput<typeof SettingsSchema>;
 
-export const DEFAULT_SETTINGS: Readonly<Settings> = Object.freeze({ verify: true, eject: true, showVirtual: false, notifications: true });
+export const DEFAULT_SETTINGS: Readonly<Settings> = Object.freeze({ verify: true, eject: true, showVirtual: false, notifications: true, capacityCheck: true });
 
 /** What the renderer may send to change settings: any subset of the fields, nothing else. */
 export const SettingsPatchSchema = v.partial(SettingsSchema);

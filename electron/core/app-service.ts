@@ -107,7 +107,7 @@ export function createAppService(deps: AppServiceDeps): AppService {
         return busy;
       }
       const settings = deps.settings.get();
-      runner.run(startFlashSession({ input, targets: request.targets, verify: settings.verify, eject: settings.eject, notify: settings.notifications }, session));
+      runner.run(startFlashSession({ input, targets: request.targets, verify: settings.verify, eject: settings.eject, capacityCheck: settings.capacityCheck, notify: settings.notifications }, session));
       return ok(null);
     });
 

@@ -15,9 +15,9 @@ beforeEach(async () => {
 afterEach(async () => rm(dir, { recursive: true, force: true }));
 
 describe('settings in userData/settings.json', () => {
-  it('start from the defaults: verify on, eject on, virtual drives hidden, notifications on', async () => {
+  it('start from the defaults: verify on, eject on, virtual drives hidden, notifications on, capacity check on', async () => {
     const store = await SettingsStore.open(file);
-    expect(store.get()).toEqual({ verify: true, eject: true, showVirtual: false, notifications: true });
+    expect(store.get()).toEqual({ verify: true, eject: true, showVirtual: false, notifications: true, capacityCheck: true });
     expect(store.get()).toEqual(DEFAULT_SETTINGS);
     expect(store.problem).toBeNull();
     expect(existsSync(file)).toBe(false);
@@ -36,7 +36,7 @@ describe('settings in userData/settings.json', () => {
     await store.update({ eject: false });
     writeFileSync(file, JSON.stringify({ verify: 'yes', eject: false, showVirtual: true, fromTheFuture: 1 }));
     const reopened = await SettingsStore.open(file);
-    expect(reopened.get()).toEqual({ verify: true, eject: false, showVirtual: true, notifications: true });
+    expect(reopened.get()).toEqual({ verify: true, eject: false, showVirtual: true, notifications: true, capacityCheck: true });
     expect(reopened.problem).toContain('"verify"');
   });
 
