@@ -45,7 +45,7 @@ function eraseReport(target: string, plan: ErasePlan) {
 function eraseLine(result: TargetResult, plan: ErasePlan): string {
   if (result.status !== 'ok') return '';
   const named = plan.label === null ? '' : ` labelled "${plan.label}"`;
-  return `${result.target}: erased to one empty ${FILESYSTEM_NAMES[plan.filesystem]} partition${named} of ${formatBytes(plan.partitionBytes)} (${formatBytes(plan.clusterBytes)} clusters); ${formatBytes(planBytes(plan))} of tables written and read back in ${formatDuration(result.seconds)}, the rest of the drive left as it was.`;
+  return `${result.target}: erased to one empty ${FILESYSTEM_NAMES[plan.filesystem]} partition${named} of ${formatBytes(plan.partitionBytes)} (${plan.clusterBytes / 1024} KiB clusters); ${formatBytes(planBytes(plan))} of tables written and read back in ${formatDuration(result.seconds)}, the rest of the drive left as it was.`;
 }
 
 /**

@@ -2,7 +2,7 @@ import { useEffect, useRef } from 'react';
 import { EXTERNAL_LINKS } from '../../../common/app/links.js';
 import type { JobKind } from '../../../common/domain/job.js';
 import { failureAdvice, failureHeadline, summarizeJob, type Tone } from '../../../common/app/outcome.js';
-import type { TargetResult } from '../../../common/domain/result.js';
+import { repairWords, type TargetResult } from '../../../common/domain/result.js';
 import { formatBytes, formatDuration } from '../../../common/domain/units.js';
 import { jobRows, type FinishedJob, type JobSubject } from '../flow.js';
 import { driveName } from '../labels.js';
@@ -71,6 +71,16 @@ function ResultRow({ result, job, name, onOpenLink }: { result: TargetResult; jo
             {result.verified ? words.ok : words.unverified}: {formatBytes(result.bytes)} in {formatDuration(result.seconds)}
             {speed}
           </p>
+          {result.repaired !== undefined && (
+            <p data-testid="result-repaired">
+              Verification found blocks that differed and Sluice {repairWords(result.repaired)}: written again from the image and read back right. If it happens again, the card may be failing.
+            </p>
+          )}
+          {result.capacityCheck !== undefined && (
+            <p className="muted" data-testid="result-capacity">
+              Capacity checked: {result.capacityCheck.markers} test blocks past the image came back ({formatDuration(result.capacityCheck.seconds)}).
+            </p>
+          )}
           {result.ejected === true && <p>Ejected: you can remove it now.</p>}
           {/* After the image was safely written: worth saying, never a reason to call the flash failed. */}
           {result.warnings?.map((warning) => (

@@ -1,0 +1,76 @@
+import { join } from 'node:path';
+import type { BrowserContext } from 'playwright-core';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { KiB, MiB } from '../../common/domain/units.js';
+import { assertTestTarget } from '../support/cli.js';
+import { describeDevices } from '../support/device-suite.js';
+import { FAKE_CLAIMED, FAKE_REAL, fakeCard } from '../support/fake-card.js';
+import { scratchDir, writeRandomFile } from '../support/loop-device.js';
+import { launchBrowser, openApp, type AppUnderTest } from './app-harness.js';
+
+/** Chooses the image through the (answered) file dialog, ticks the card, and confirms the flash. */
+async function flashTo(app: AppUnderTest, image: string, device: string): Promise<void> {
+  const { page } = app;
+  app.bridge.answerDialog(image);
+  await page.getByRole('button', { name: 'Choose image…' }).click();
+  await page.getByRole('button', { name: 'Select target…' }).click();
+  const row = page.locator(`li[data-device="${device}"]`);
+  await row.waitFor();
+  await row.getByRole('checkbox').check();
+  await page.getByRole('button', { name: 'Select 1 drive' }).click();
+  assertTestTarget(device);
+  await page.getByRole('button', { name: 'Flash!' }).click();
+  await page.getByRole('dialog', { name: 'Erase this drive?' }).getByRole('button', { name: 'Erase and flash' }).click();
+}
+
+let browser: Awaited<ReturnType<typeof launchBrowser>> | undefined;
+let context: BrowserContext;
+
+describeDevices('card health in the desktop app', () => {
+  beforeAll(async () => {
+    browser = await launchBrowser();
+    context = browser.context;
+  });
+  afterAll(async () => {
+    await browser?.close();
+  });
+
+  it('a flash onto a fake-capacity card ends on the failure screen naming its real size', async () => {
+    const dir = scratchDir();
+    const image = join(dir, 'image.img');
+    writeRandomFile(image, 128 * MiB);
+    const card = await fakeCard(FAKE_CLAIMED, { kind: 'limbo', real: FAKE_REAL });
+    const app = await openApp(context, { dropDir: dir, settings: { showVirtual: true } });
+    try {
+      await flashTo(app, image, card.path);
+      const { page } = app;
+      await page.locator('section[data-screen="failure"]').waitFor({ timeout: 60_000 });
+      // The estimate is the last marker that came back (265.7 MB) of the 268.4 MB the card holds.
+      await expect(page.getByTestId('failure-headline').textContent()).resolves.toMatch(/^Fake capacity: the drive holds about 26\d MB, not the 4\.3 GB it claims\.$/);
+      await app.screenshot('health-01-fake-card');
+      expect(app.pageErrors).toEqual([]);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('a card that corrupts one block once ends green, the repair and the capacity check stated on the end screen', async () => {
+    const dir = scratchDir();
+    const image = join(dir, 'image.img');
+    writeRandomFile(image, 32 * MiB);
+    // fake-card.py flips a byte of this 4 KiB block the first time it is written.
+    const card = await fakeCard(64 * MiB, { kind: 'flaky', at: 20 * MiB + 8 * KiB, always: false });
+    const app = await openApp(context, { dropDir: dir, settings: { showVirtual: true, eject: false } });
+    try {
+      await flashTo(app, image, card.path);
+      const { page } = app;
+      await page.locator('section[data-screen="success"]').waitFor({ timeout: 60_000 });
+      await expect(page.getByTestId('result-repaired').textContent()).resolves.toContain(`repaired 1 block at offset ${20 * MiB}`);
+      await expect(page.getByTestId('result-capacity').textContent()).resolves.toMatch(/^Capacity checked: \d+ test blocks past the image came back/);
+      await app.screenshot('health-02-repaired');
+      expect(app.pageErrors).toEqual([]);
+    } finally {
+      await app.close();
+    }
+  });
+});
