@@ -112,6 +112,7 @@ export function failureAdvice(code: FailureCode, job: JobKind): string {
 
 /** One title and one sentence for the whole job, as a notification shows it. */
 export function summarizeJob(end: JobEnd): { tone: Tone; title: string; body: string } {
+  if (end.kind === 'probe') return summarizeProbe(end);
   return end.kind === 'backup' ? summarizeBackup(end) : summarizeWrite(end);
 }
 
@@ -133,6 +134,22 @@ function summarizeBackup(end: JobEnd): { tone: Tone; title: string; body: string
       return { tone, title: 'Backup cancelled', body: 'The incomplete backup file was deleted; the drive is as it was.' };
     case 'failure':
       return { tone, title: 'Backup failed', body: firstFailure(end, 'Nothing was saved.') };
+  }
+}
+
+function summarizeProbe(end: JobEnd): { tone: Tone; title: string; body: string } {
+  const tone = jobTone(end);
+  const drive = end.results[0]?.target ?? '';
+  switch (tone) {
+    case 'success':
+    case 'unverified':
+      return { tone, title: 'Card checked: it holds what it claims', body: `${drive} holds what it claims; every block tested was put back.` };
+    case 'cancelled':
+      return { tone, title: 'Check cancelled', body: 'Every block tested was put back.' };
+    case 'failure': {
+      const fake = end.results.some((r) => r.status === 'failed' && r.code === 'target-fake-capacity');
+      return { tone, title: fake ? 'Fake capacity found' : 'Check failed', body: firstFailure(end, 'Nothing was checked.') };
+    }
   }
 }
 

@@ -15,6 +15,7 @@ export const INVOKE_CHANNELS = {
   chooseBackupFile: 'sluice:backup:choose-file',
   startBackup: 'sluice:backup:start',
   showBackupFile: 'sluice:backup:show-file',
+  startProbe: 'sluice:probe:start',
   cancelJob: 'sluice:job:cancel',
   openExternal: 'sluice:shell:open-external',
   pageReady: 'sluice:page:ready',

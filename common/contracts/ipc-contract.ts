@@ -44,6 +44,11 @@ export interface SluiceApi {
   startBackup(request: BackupRequest): Promise<ApiResult<null>>;
   /** Shows the file the last backup saved in the system's file manager. */
   showBackupFile(): Promise<ApiResult<null>>;
+  /**
+   * Checks `device` for fake capacity (what `sluice probe` does): test blocks written and read
+   * back, every one put back; the end arrives as a jobEnd event of kind probe.
+   */
+  startProbe(device: string): Promise<ApiResult<null>>;
   /** Asks the running job (a flash or a backup) to stop; its end arrives as a jobEnd event with `cancelled` results. */
   cancelJob(): Promise<ApiResult<null>>;
   /** Opens one of the app's own links (links.ts) in the browser. */
@@ -88,6 +93,7 @@ export const INVOKE_ARGS = {
   chooseBackupFile: v.strictTuple([DevicePathSchema, BackupCompressionSchema]),
   startBackup: v.strictTuple([BackupRequestSchema]),
   showBackupFile: v.strictTuple([]),
+  startProbe: v.strictTuple([DevicePathSchema]),
   cancelJob: v.strictTuple([]),
   openExternal: v.strictTuple([v.pipe(v.string(), v.maxLength(2048))]),
   pageReady: v.strictTuple([]),

@@ -5,6 +5,7 @@ import type { FlashRequest } from '../../common/contracts/app-models.js';
 import type { InvokeMethod } from '../../common/contracts/ipc-channels.js';
 import { INVOKE_ARGS, type ApiHandlers, type EmitEvent } from '../../common/contracts/ipc-contract.js';
 import { errorText } from '../../common/domain/error-details.js';
+import { judgeDrive } from '../../common/domain/verdict.js';
 import type { ImageInfo } from '../../common/domain/image.js';
 import type { JobKind } from '../../common/domain/job.js';
 import { openSourceFeed } from '../../user/images/source-feed.js';
@@ -14,6 +15,7 @@ import type { DesktopEffects } from './desktop-job.js';
 import { DriveListing, notListed } from './drive-listing.js';
 import { targetRefusal } from './drive-view.js';
 import { startFlashSession, type FlashSessionJob, type HelperLauncher, type SessionDeps } from './flash-session.js';
+import { startProbeSession } from './probe-session.js';
 import type { ImageHandOff } from './image-hand-off.js';
 import { probeImage, probeImageUrl, probeSourceDrive } from './image-probe.js';
 import { JobRunner } from './job-runner.js';
@@ -111,6 +113,20 @@ export function createAppService(deps: AppServiceDeps): AppService {
       return ok(null);
     });
 
+  /** A drive checked for fake capacity: refused as a target would be, whatever image is chosen (the probe writes no image). */
+  const startProbe = (device: string): Promise<ApiResult<null>> =>
+    runner.whileStarting(async () => {
+      const drive = await drives.find(device);
+      if (!drive.ok) return drive;
+      // Internal disks are refused outright: a check is offered for cards and sticks only.
+      const refusal = targetRefusal({ ...drive.value, verdicts: judgeDrive(drive.value, null) }, false);
+      if (refusal !== null) return refused(refusal);
+      const busy = runner.busy();
+      if (busy !== null) return busy;
+      runner.run(startProbeSession(device, deps.settings.get().notifications, session));
+      return ok(null);
+    });
+
   const selectImage = (path: string) => image.choose(path, probeImage);
 
   const handlers: ApiHandlers = {
@@ -132,6 +148,7 @@ export function createAppService(deps: AppServiceDeps): AppService {
     chooseBackupFile: (device, compress) => backups.choose(device, compress),
     startBackup: (request) => backups.start(request, session),
     showBackupFile: async () => backups.show(),
+    startProbe,
     cancelJob: async () => runner.cancel(),
     openExternal: async (url) => {
       if (!isAllowedExternalUrl(url)) return refuse('link-not-allowed', 'Sluice opens only its own links.');

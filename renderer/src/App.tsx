@@ -5,6 +5,7 @@ import type { ImageInfo } from '../../common/domain/image.js';
 import type { BackupRequest, DriveInfo } from '../../common/contracts/app-models.js';
 import type { Settings } from '../../common/contracts/settings.js';
 import { BackupDialog } from './components/BackupDialog.js';
+import { CheckDialog } from './components/CheckDialog.js';
 import { ConfirmFlash } from './components/ConfirmFlash.js';
 import { DrivePicker } from './components/DrivePicker.js';
 import { DriveStep } from './components/DriveStep.js';
@@ -18,7 +19,7 @@ import { availableDrives, canFlash, copyableDrives, defaultVisibility, flowReduc
 import { useFileDrop } from './use-file-drop.js';
 import { ErrorMessage } from './components/ErrorMessage.js';
 
-type Dialog = 'drives' | 'confirm' | 'settings' | { backup: DriveInfo } | null;
+type Dialog = 'drives' | 'confirm' | 'settings' | { backup: DriveInfo } | { check: DriveInfo } | null;
 
 export function App({ api }: { api: SluiceApi }) {
   const [state, dispatch] = useReducer(flowReducer, INITIAL_STATE);
@@ -120,6 +121,12 @@ export function App({ api }: { api: SluiceApi }) {
     }
   };
 
+  const startProbe = (drive: DriveInfo) => {
+    setDialog(null);
+    dispatch({ type: 'probe-starting', drive });
+    void api.startProbe(drive.device).then((result) => !result.ok && dispatch({ type: 'flash-refused', message: result.error.message }));
+  };
+
   const cancelJob = () => {
     dispatch({ type: 'cancelling' });
     void api.cancelJob();
@@ -176,6 +183,7 @@ export function App({ api }: { api: SluiceApi }) {
           confirmedSystem={state.confirmedSystem}
           onCancel={() => setDialog(null)}
           onBackup={openBackup}
+          onCheck={(drive) => setDialog({ check: drive })}
           onDone={(devices, confirmedSystem) => {
             dispatch({ type: 'select', devices, confirmedSystem });
             setDialog(null);
@@ -185,7 +193,8 @@ export function App({ api }: { api: SluiceApi }) {
       {dialog === 'confirm' && state.image !== null && targets.length > 0 && (
         <ConfirmFlash image={state.image} targets={targets} verify={state.settings?.verify ?? true} onConfirm={startFlash} onCancel={() => setDialog(null)} />
       )}
-      {typeof dialog === 'object' && dialog !== null && (
+      {typeof dialog === 'object' && dialog !== null && 'check' in dialog && <CheckDialog drive={dialog.check} onStart={() => startProbe(dialog.check)} onCancel={() => setDialog(null)} />}
+      {typeof dialog === 'object' && dialog !== null && 'backup' in dialog && (
         <BackupDialog
           drive={state.drives.find((d) => d.device === dialog.backup.device) ?? dialog.backup}
           verify={state.settings?.verify ?? true}

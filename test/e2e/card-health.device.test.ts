@@ -5,7 +5,7 @@ import { KiB, MiB } from '../../common/domain/units.js';
 import { assertTestTarget } from '../support/cli.js';
 import { describeDevices } from '../support/device-suite.js';
 import { FAKE_CLAIMED, FAKE_REAL, fakeCard } from '../support/fake-card.js';
-import { scratchDir, writeRandomFile } from '../support/loop-device.js';
+import { createLoop, digestFile, scratchDir, writeRandomFile } from '../support/loop-device.js';
 import { launchBrowser, openApp, type AppUnderTest } from './app-harness.js';
 
 /** Chooses the image through the (answered) file dialog, ticks the card, and confirms the flash. */
@@ -72,5 +72,40 @@ describeDevices('card health in the desktop app', () => {
     } finally {
       await app.close();
     }
+  });
+
+  it('"Check…" in the drive list: a fake card is named with its real size, an honest one passes; nothing on either is lost', async () => {
+    const fake = await fakeCard(FAKE_CLAIMED, { kind: 'limbo', real: FAKE_REAL }, { random: true });
+    const honest = createLoop({ size: 64 * MiB });
+    const before = { fake: digestFile(fake.store), honest: digestFile(honest.backing) };
+    const app = await openApp(context, { dropDir: scratchDir(), settings: { showVirtual: true } });
+    try {
+      const { page } = app;
+      const check = async (device: string, screenshot?: string) => {
+        assertTestTarget(device);
+        await page.getByRole('button', { name: 'Select target…' }).click();
+        await page.getByRole('button', { name: new RegExp(`^Check .*\\(${device}\\) for fake capacity$`) }).click();
+        const dialog = page.getByRole('dialog', { name: 'Check this card for fake capacity?' });
+        await dialog.waitFor();
+        if (screenshot !== undefined) await app.screenshot(screenshot);
+        await dialog.getByRole('button', { name: 'Check' }).click();
+      };
+      await check(fake.path, 'health-03-check-dialog');
+      await page.locator('section[data-screen="failure"]').waitFor({ timeout: 60_000 });
+      await expect(page.getByRole('heading', { name: 'Fake capacity found' }).isVisible()).resolves.toBe(true);
+      await expect(page.getByTestId('failure-headline').textContent()).resolves.toBe('Fake capacity: the drive holds about 268 MB, not the 4.3 GB it claims.');
+      await app.screenshot('health-04-check-fake');
+      await page.getByRole('button', { name: 'Done' }).click();
+
+      await check(honest.path);
+      await page.locator('section[data-screen="success"]').waitFor({ timeout: 60_000 });
+      await expect(page.getByRole('heading', { name: 'Card checked: it holds what it claims' }).isVisible()).resolves.toBe(true);
+      await expect(page.getByTestId('probe-result').textContent()).resolves.toMatch(/^It holds the 67\.1 MB it claims: \d+ test blocks over the whole drive were written, read back and put back/);
+      await app.screenshot('health-05-check-honest');
+      expect(app.pageErrors).toEqual([]);
+    } finally {
+      await app.close();
+    }
+    expect({ fake: digestFile(fake.store), honest: digestFile(honest.backing) }).toEqual(before);
   });
 });

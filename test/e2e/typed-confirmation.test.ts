@@ -55,6 +55,7 @@ function installStandIn(fixture: Fixture): void {
     chooseBackupFile: () => ok(null),
     startBackup: () => ok(null),
     showBackupFile: () => ok(null),
+    startProbe: () => ok(null),
     cancelJob: () => ok(null),
     openExternal: () => ok(null),
     pageReady: () => ok(null),

@@ -2,7 +2,7 @@ import { useId, useState } from 'react';
 import type { DriveInfo } from '../../../common/contracts/app-models.js';
 import { formatBytes } from '../../../common/domain/units.js';
 import { isDriveShown, verdictEffect, type DriveVisibility } from '../../../common/domain/verdict.js';
-import { fileName, isCopyable, isSelectable } from '../flow.js';
+import { fileName, isCheckable, isCopyable, isSelectable } from '../flow.js';
 import { BUS_LABEL, driveName, verdictBadge } from '../labels.js';
 import { Modal } from './Modal.js';
 
@@ -16,6 +16,8 @@ interface DrivePickerProps {
   onCancel: () => void;
   /** "Back up…" on a drive's row: save it into an image file. */
   onBackup: (drive: DriveInfo) => void;
+  /** Check the drive for fake capacity (its data is put back). */
+  onCheck: (drive: DriveInfo) => void;
 }
 
 /** The name a person types to confirm a system drive: the last part of its path ("sda", "disk2", "PhysicalDrive1"). */
@@ -75,7 +77,7 @@ function SystemConfirm({ device, onConfirm, onCancel }: SystemConfirmProps) {
 }
 
 /** The drive list: live as drives come and go, several may be chosen, unsafe ones explain themselves. */
-export function DrivePicker({ drives, visibility, selected, confirmedSystem, onDone, onCancel, onBackup }: DrivePickerProps) {
+export function DrivePicker({ drives, visibility, selected, confirmedSystem, onDone, onCancel, onBackup, onCheck }: DrivePickerProps) {
   const [chosen, setChosen] = useState(selected);
   const [confirmed, setConfirmed] = useState(confirmedSystem);
   // Opened again with an internal disk chosen, the list shows it.
@@ -168,6 +170,16 @@ export function DrivePicker({ drives, visibility, selected, confirmedSystem, onD
                   onClick={() => onBackup(drive)}
                 >
                   Back up…
+                </button>
+                <button
+                  type="button"
+                  className="button quiet row-action"
+                  aria-label={`Check ${driveName(drive)} (${drive.device}) for fake capacity`}
+                  title={isCheckable(drive) ? 'Find out whether it holds what it claims; its data is put back' : drive.system === 'running' ? 'Sluice does not write to the running system' : drive.readOnly ? 'It is read-only' : 'There is no medium in it'}
+                  disabled={!isCheckable(drive)}
+                  onClick={() => onCheck(drive)}
+                >
+                  Check…
                 </button>
                 {pendingSystem === drive.device && (
                   <SystemConfirm

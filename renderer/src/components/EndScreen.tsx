@@ -43,7 +43,7 @@ function wordsFor(kind: JobKind): (typeof WORDS)['write'] {
 
 /** What the job was about: the image written, or the drive backed up. */
 function subjectName(subject: JobSubject): string {
-  return subject.kind !== 'backup' ? subject.image.name : `${driveName(subject.drive)} (${subject.drive.device})`;
+  return subject.kind === 'backup' || subject.kind === 'probe' ? `${driveName(subject.drive)} (${subject.drive.device})` : subject.image.name;
 }
 
 function ToneIcon({ tone }: { tone: Tone }) {
@@ -63,6 +63,16 @@ function ResultRow({ result, job, name, onOpenLink }: { result: TargetResult; jo
   const words = wordsFor(job);
   switch (result.status) {
     case 'ok': {
+      if (job === 'probe') {
+        return (
+          <li className="result ok">
+            <strong>{name}</strong> <span className="muted">{result.target}</span>
+            <p data-testid="probe-result">
+              It holds the {formatBytes(result.bytes)} it claims: {result.capacityCheck?.markers ?? 0} test blocks over the whole drive were written, read back and put back, in {formatDuration(result.seconds)}.
+            </p>
+          </li>
+        );
+      }
       const speed = result.seconds > 0 ? ` · ${formatBytes(result.bytes / result.seconds)}/s average` : '';
       return (
         <li className="result ok">
@@ -151,12 +161,12 @@ export function EndScreen({ finished, onFlashAnother, onFlashAgain, onDone, onSh
         ))}
       </ul>
       <div className="actions">
-        {subject.kind === 'backup' ? (
+        {subject.kind === 'backup' || subject.kind === 'probe' ? (
           <>
             <button type="button" className="button primary" onClick={onDone}>
               Done
             </button>
-            {end.results[0]?.status === 'ok' && (
+            {subject.kind === 'backup' && end.results[0]?.status === 'ok' && (
               <button type="button" className="button" onClick={onShowFile}>
                 Show in folder
               </button>

@@ -54,6 +54,7 @@ const api: SluiceApi = {
   startFlash: (request) => invoke('startFlash', request),
   chooseBackupFile: (device, compress) => invoke('chooseBackupFile', device, compress),
   startBackup: (request) => invoke('startBackup', request),
+  startProbe: (device) => invoke('startProbe', device),
   showBackupFile: () => invoke('showBackupFile'),
   cancelJob: () => invoke('cancelJob'),
   openExternal: (url) => invoke('openExternal', url),
