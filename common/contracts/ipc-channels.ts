@@ -16,6 +16,7 @@ export const INVOKE_CHANNELS = {
   startBackup: 'sluice:backup:start',
   showBackupFile: 'sluice:backup:show-file',
   startProbe: 'sluice:probe:start',
+  startErase: 'sluice:erase:start',
   cancelJob: 'sluice:job:cancel',
   openExternal: 'sluice:shell:open-external',
   pageReady: 'sluice:page:ready',

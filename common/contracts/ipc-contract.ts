@@ -8,7 +8,7 @@ import type { ApiResult } from './api-result.js';
 import type { EventName, InvokeMethod } from './ipc-channels.js';
 import type { ImageInfo } from '../domain/image.js';
 import type { Progress } from '../domain/progress.js';
-import { BackupCompressionSchema, BackupRequestSchema, DevicePathSchema, FlashRequestSchema, ImagePathSchema, ImageUrlSchema, type BackupRequest, type DriveInfo, type FlashRequest, type JobEnd } from './app-models.js';
+import { BackupCompressionSchema, BackupRequestSchema, DevicePathSchema, EraseRequestSchema, FlashRequestSchema, ImagePathSchema, ImageUrlSchema, type BackupRequest, type DriveInfo, type EraseRequest, type FlashRequest, type JobEnd } from './app-models.js';
 import { SettingsPatchSchema, type Settings, type SettingsPatch } from './settings.js';
 
 /** A file from a drop event; the DOM's File in the renderer. */
@@ -49,6 +49,11 @@ export interface SluiceApi {
    * back, every one put back; the end arrives as a jobEnd event of kind probe.
    */
   startProbe(device: string): Promise<ApiResult<null>>;
+  /**
+   * Makes `device` a normal empty drive again (what `sluice erase` does): one FAT32 or exFAT
+   * partition; the end arrives as a jobEnd event of kind erase.
+   */
+  startErase(request: EraseRequest): Promise<ApiResult<null>>;
   /** Asks the running job (a flash or a backup) to stop; its end arrives as a jobEnd event with `cancelled` results. */
   cancelJob(): Promise<ApiResult<null>>;
   /** Opens one of the app's own links (links.ts) in the browser. */
@@ -94,6 +99,7 @@ export const INVOKE_ARGS = {
   startBackup: v.strictTuple([BackupRequestSchema]),
   showBackupFile: v.strictTuple([]),
   startProbe: v.strictTuple([DevicePathSchema]),
+  startErase: v.strictTuple([EraseRequestSchema]),
   cancelJob: v.strictTuple([]),
   openExternal: v.strictTuple([v.pipe(v.string(), v.maxLength(2048))]),
   pageReady: v.strictTuple([]),

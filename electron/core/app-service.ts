@@ -1,13 +1,13 @@
 import * as v from 'valibot';
 import { isAllowedExternalUrl } from '../../common/app/links.js';
 import { ok, refuse, refused, type ApiResult } from '../../common/contracts/api-result.js';
-import type { FlashRequest } from '../../common/contracts/app-models.js';
+import type { DriveInfo, EraseRequest, FlashRequest } from '../../common/contracts/app-models.js';
 import type { InvokeMethod } from '../../common/contracts/ipc-channels.js';
 import { INVOKE_ARGS, type ApiHandlers, type EmitEvent } from '../../common/contracts/ipc-contract.js';
 import { errorText } from '../../common/domain/error-details.js';
 import { judgeDrive } from '../../common/domain/verdict.js';
 import type { ImageInfo } from '../../common/domain/image.js';
-import type { JobKind } from '../../common/domain/job.js';
+import type { AppJobKind } from '../../common/contracts/app-models.js';
 import { openSourceFeed } from '../../user/images/source-feed.js';
 import { BackupFiles } from './backup-files.js';
 import { ChosenImage } from './chosen-image.js';
@@ -16,6 +16,8 @@ import { DriveListing, notListed } from './drive-listing.js';
 import { targetRefusal } from './drive-view.js';
 import { startFlashSession, type FlashSessionJob, type HelperLauncher, type SessionDeps } from './flash-session.js';
 import { startProbeSession } from './probe-session.js';
+import { startEraseSession } from './erase-session.js';
+import { planErase } from '../../user/erase/erase-drive.js';
 import type { ImageHandOff } from './image-hand-off.js';
 import { probeImage, probeImageUrl, probeSourceDrive } from './image-probe.js';
 import { JobRunner } from './job-runner.js';
@@ -44,7 +46,7 @@ export interface AppService {
   /** Checks `args` against the channel's schema, then calls its handler. Never throws. */
   invoke(method: string, args: unknown): Promise<ApiResult<unknown>>;
   /** What is running: a flash, a clone, a backup, or nothing. */
-  runningJob(): JobKind | null;
+  runningJob(): AppJobKind | null;
   /** Cancels the running job and waits until the helper has stopped and closed the device. */
   cancelJobAndWait(): Promise<void>;
   close(): Promise<void>;
@@ -113,17 +115,40 @@ export function createAppService(deps: AppServiceDeps): AppService {
       return ok(null);
     });
 
-  /** A drive checked for fake capacity: refused as a target would be, whatever image is chosen (the probe writes no image). */
+  /**
+   * A drive to check or erase, refused as a target would be whatever image is chosen (neither
+   * writes the image); internal disks are refused outright: both are offered for cards and sticks.
+   */
+  const cardOrStick = async (device: string): Promise<ApiResult<DriveInfo>> => {
+    const drive = await drives.find(device);
+    if (!drive.ok) return drive;
+    const refusal = targetRefusal({ ...drive.value, verdicts: judgeDrive(drive.value, null) }, false);
+    return refusal === null ? drive : refused(refusal);
+  };
+
   const startProbe = (device: string): Promise<ApiResult<null>> =>
     runner.whileStarting(async () => {
-      const drive = await drives.find(device);
+      const drive = await cardOrStick(device);
       if (!drive.ok) return drive;
-      // Internal disks are refused outright: a check is offered for cards and sticks only.
-      const refusal = targetRefusal({ ...drive.value, verdicts: judgeDrive(drive.value, null) }, false);
-      if (refusal !== null) return refused(refusal);
       const busy = runner.busy();
       if (busy !== null) return busy;
       runner.run(startProbeSession(device, deps.settings.get().notifications, session));
+      return ok(null);
+    });
+
+  const startErase = (request: EraseRequest): Promise<ApiResult<null>> =>
+    runner.whileStarting(async () => {
+      const drive = await cardOrStick(request.device);
+      if (!drive.ok) return drive;
+      let plan;
+      try {
+        plan = planErase(drive.value, request.label);
+      } catch (error) {
+        return refuse('invalid-request', `${request.device} cannot be erased so: ${errorText(error)}. Nothing was written.`);
+      }
+      const busy = runner.busy();
+      if (busy !== null) return busy;
+      runner.run(startEraseSession(request.device, plan, deps.settings.get().notifications, session));
       return ok(null);
     });
 
@@ -149,6 +174,7 @@ export function createAppService(deps: AppServiceDeps): AppService {
     startBackup: (request) => backups.start(request, session),
     showBackupFile: async () => backups.show(),
     startProbe,
+    startErase,
     cancelJob: async () => runner.cancel(),
     openExternal: async (url) => {
       if (!isAllowedExternalUrl(url)) return refuse('link-not-allowed', 'Sluice opens only its own links.');

@@ -29,6 +29,7 @@ const api: SluiceApi = {
   chooseBackupFile: (device, compress) => ipcRenderer.invoke(INVOKE_CHANNELS.chooseBackupFile, device, compress),
   startBackup: (request) => ipcRenderer.invoke(INVOKE_CHANNELS.startBackup, request),
   startProbe: (device) => ipcRenderer.invoke(INVOKE_CHANNELS.startProbe, device),
+  startErase: (request) => ipcRenderer.invoke(INVOKE_CHANNELS.startErase, request),
   showBackupFile: () => ipcRenderer.invoke(INVOKE_CHANNELS.showBackupFile),
   cancelJob: () => ipcRenderer.invoke(INVOKE_CHANNELS.cancelJob),
   openExternal: (url) => ipcRenderer.invoke(INVOKE_CHANNELS.openExternal, url),

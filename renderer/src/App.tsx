@@ -6,6 +6,7 @@ import type { BackupRequest, DriveInfo } from '../../common/contracts/app-models
 import type { Settings } from '../../common/contracts/settings.js';
 import { BackupDialog } from './components/BackupDialog.js';
 import { CheckDialog } from './components/CheckDialog.js';
+import { EraseDialog } from './components/EraseDialog.js';
 import { ConfirmFlash } from './components/ConfirmFlash.js';
 import { DrivePicker } from './components/DrivePicker.js';
 import { DriveStep } from './components/DriveStep.js';
@@ -19,7 +20,7 @@ import { availableDrives, canFlash, copyableDrives, defaultVisibility, flowReduc
 import { useFileDrop } from './use-file-drop.js';
 import { ErrorMessage } from './components/ErrorMessage.js';
 
-type Dialog = 'drives' | 'confirm' | 'settings' | { backup: DriveInfo } | { check: DriveInfo } | null;
+type Dialog = 'drives' | 'confirm' | 'settings' | { backup: DriveInfo } | { check: DriveInfo } | { erase: DriveInfo } | null;
 
 export function App({ api }: { api: SluiceApi }) {
   const [state, dispatch] = useReducer(flowReducer, INITIAL_STATE);
@@ -127,6 +128,12 @@ export function App({ api }: { api: SluiceApi }) {
     void api.startProbe(drive.device).then((result) => !result.ok && dispatch({ type: 'flash-refused', message: result.error.message }));
   };
 
+  const startErase = (drive: DriveInfo, label: string | null) => {
+    setDialog(null);
+    dispatch({ type: 'erase-starting', drive });
+    void api.startErase({ device: drive.device, label }).then((result) => !result.ok && dispatch({ type: 'flash-refused', message: result.error.message }));
+  };
+
   const cancelJob = () => {
     dispatch({ type: 'cancelling' });
     void api.cancelJob();
@@ -184,6 +191,7 @@ export function App({ api }: { api: SluiceApi }) {
           onCancel={() => setDialog(null)}
           onBackup={openBackup}
           onCheck={(drive) => setDialog({ check: drive })}
+          onErase={(drive) => setDialog({ erase: drive })}
           onDone={(devices, confirmedSystem) => {
             dispatch({ type: 'select', devices, confirmedSystem });
             setDialog(null);
@@ -193,6 +201,7 @@ export function App({ api }: { api: SluiceApi }) {
       {dialog === 'confirm' && state.image !== null && targets.length > 0 && (
         <ConfirmFlash image={state.image} targets={targets} verify={state.settings?.verify ?? true} onConfirm={startFlash} onCancel={() => setDialog(null)} />
       )}
+      {typeof dialog === 'object' && dialog !== null && 'erase' in dialog && <EraseDialog drive={dialog.erase} onStart={(label) => startErase(dialog.erase, label)} onCancel={() => setDialog(null)} />}
       {typeof dialog === 'object' && dialog !== null && 'check' in dialog && <CheckDialog drive={dialog.check} onStart={() => startProbe(dialog.check)} onCancel={() => setDialog(null)} />}
       {typeof dialog === 'object' && dialog !== null && 'backup' in dialog && (
         <BackupDialog

@@ -17,8 +17,9 @@ import { driveName } from './labels.js';
 export type JobSubject =
   | { kind: 'flash' | 'clone'; image: ImageInfo; targets: DriveInfo[] }
   | { kind: 'backup'; drive: DriveInfo; file: string }
-  /** A drive checked for fake capacity (nothing of it is lost). */
-  | { kind: 'probe'; drive: DriveInfo };
+  /** A drive checked for fake capacity (nothing of it is lost), or erased back to one empty partition. */
+  | { kind: 'probe'; drive: DriveInfo }
+  | { kind: 'erase'; drive: DriveInfo };
 
 /** One line per thing being written, as progress and results are keyed: a drive's device, or the backup file's path. */
 export interface JobRow {
@@ -33,7 +34,7 @@ export function fileName(path: string): string {
 }
 
 export function jobRows(subject: JobSubject): JobRow[] {
-  if (subject.kind === 'probe') return [{ key: subject.drive.device, name: driveName(subject.drive), detail: subject.drive.device }];
+  if (subject.kind === 'probe' || subject.kind === 'erase') return [{ key: subject.drive.device, name: driveName(subject.drive), detail: subject.drive.device }];
   if (subject.kind !== 'backup') return subject.targets.map((t) => ({ key: t.device, name: driveName(t), detail: t.device }));
   return [{ key: subject.file, name: fileName(subject.file), detail: subject.file }];
 }
@@ -105,6 +106,8 @@ export type FlowAction =
   | { type: 'backup-refused' }
   /** `drive` is being checked for fake capacity; a refusal comes back as flash-refused does (said under the steps). */
   | { type: 'probe-starting'; drive: DriveInfo }
+  /** `drive` is being erased; a refusal comes back as flash-refused does. */
+  | { type: 'erase-starting'; drive: DriveInfo }
   | { type: 'flash-refused'; message: string }
   | { type: 'progress'; progress: Progress }
   | { type: 'cancelling' }
@@ -139,7 +142,7 @@ export function isCopyable(drive: DriveInfo): boolean {
   return drive.system !== 'running' && drive.size !== null && drive.size > 0;
 }
 
-/** A drive that can be checked for fake capacity: a card or stick with a medium, writable. The main process and the helper check again. */
+/** A drive that can be checked for fake capacity or erased: a card or stick with a medium, writable. The main process and the helper check again. */
 export function isCheckable(drive: DriveInfo): boolean {
   return drive.system === null && !drive.readOnly && drive.size !== null && drive.size > 0;
 }
@@ -212,6 +215,9 @@ export function flowReducer(state: FlowState, action: FlowAction): FlowState {
       return startJob(state, { kind: 'backup', drive: action.drive, file: action.file }, state.settings?.verify ?? true);
     case 'probe-starting':
       return startJob(state, { kind: 'probe', drive: action.drive }, true);
+    case 'erase-starting':
+      // The drive's contents are gone: it can no longer be a clone's source or hold the chosen image's flash as chosen.
+      return startJob(state, { kind: 'erase', drive: action.drive }, true);
     case 'flash-refused':
       return { ...state, running: null, startError: action.message };
     case 'backup-refused':

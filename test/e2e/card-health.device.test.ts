@@ -1,3 +1,4 @@
+import { execFileSync, spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import type { BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -5,7 +6,7 @@ import { KiB, MiB } from '../../common/domain/units.js';
 import { assertTestTarget } from '../support/cli.js';
 import { describeDevices } from '../support/device-suite.js';
 import { FAKE_CLAIMED, FAKE_REAL, fakeCard } from '../support/fake-card.js';
-import { createLoop, digestFile, scratchDir, writeRandomFile } from '../support/loop-device.js';
+import { attachLoop, createLoop, digestFile, readBytes, scratchDir, waitForPath, writeRandomFile } from '../support/loop-device.js';
 import { launchBrowser, openApp, type AppUnderTest } from './app-harness.js';
 
 /** Chooses the image through the (answered) file dialog, ticks the card, and confirms the flash. */
@@ -107,5 +108,42 @@ describeDevices('card health in the desktop app', () => {
       await app.close();
     }
     expect({ fake: digestFile(fake.store), honest: digestFile(honest.backing) }).toEqual(before);
+  });
+
+  it('"Erase…" in the drive list: a 256 MiB drive becomes one FAT32 partition with the label; a label FAT cannot store is refused, nothing written', async () => {
+    const loop = createLoop({ size: 256 * MiB });
+    const untouched = readBytes(loop.backing, 128 * MiB, MiB);
+    const head = readBytes(loop.backing, 0, 16 * MiB);
+    const app = await openApp(context, { dropDir: scratchDir(), settings: { showVirtual: true } });
+    try {
+      const { page } = app;
+      const erase = async (label: string, screenshot?: string) => {
+        assertTestTarget(loop.path);
+        await page.getByRole('button', { name: 'Select target…' }).click();
+        await page.getByRole('button', { name: new RegExp(`^Erase .*\\(${loop.path}\\)$`) }).click();
+        const dialog = page.getByRole('dialog', { name: 'Erase this drive?' });
+        await dialog.getByRole('textbox', { name: 'Label (optional)' }).fill(label);
+        if (screenshot !== undefined) await app.screenshot(screenshot);
+        await dialog.getByRole('button', { name: 'Erase' }).click();
+      };
+      await erase('a/b');
+      await expect(page.getByText(/cannot be a FAT32 label/).isVisible()).resolves.toBe(true);
+      expect(readBytes(loop.backing, 0, 16 * MiB).equals(head)).toBe(true);
+
+      await erase('Holiday 26', 'health-06-erase-dialog');
+      await page.locator('section[data-screen="success"]').waitFor({ timeout: 60_000 });
+      await expect(page.getByRole('heading', { name: 'Drive erased' }).isVisible()).resolves.toBe(true);
+      await expect(page.getByTestId('erase-result').textContent()).resolves.toMatch(/^One empty partition: its tables \(9\.4 MB\) written and read back/);
+      await app.screenshot('health-07-erased');
+      expect(app.pageErrors).toEqual([]);
+    } finally {
+      await app.close();
+    }
+    const scanned = attachLoop(loop.backing, { partitions: true });
+    await waitForPath(`${scanned.path}p1`);
+    const tag = (name: string) => execFileSync('blkid', ['-s', name, '-o', 'value', `${scanned.path}p1`], { encoding: 'utf8' }).trim();
+    expect([tag('TYPE'), tag('LABEL')]).toEqual(['vfat', 'HOLIDAY 26']);
+    expect(spawnSync('fsck.fat', ['-n', `${scanned.path}p1`]).status).toBe(0);
+    expect(readBytes(loop.backing, 128 * MiB, MiB).equals(untouched)).toBe(true);
   });
 });

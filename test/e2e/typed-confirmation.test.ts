@@ -56,6 +56,7 @@ function installStandIn(fixture: Fixture): void {
     startBackup: () => ok(null),
     showBackupFile: () => ok(null),
     startProbe: () => ok(null),
+    startErase: () => ok(null),
     cancelJob: () => ok(null),
     openExternal: () => ok(null),
     pageReady: () => ok(null),

@@ -92,7 +92,7 @@ describe('the screen state', () => {
     expect(state.selected).toEqual(before.selected);
   });
 
-  it('a drive being checked for fake capacity is the job; its end returns to the steps as they were; a refusal is said under them', () => {
+  it('a drive being checked for fake capacity (or erased) is the job; its end returns to the steps as they were; a refusal is said under them', () => {
     const before = ready();
     const [drive] = before.drives;
     if (drive === undefined) throw new Error('no drive in the fixture');
@@ -106,6 +106,10 @@ describe('the screen state', () => {
     expect(state.selected).toEqual(before.selected);
     const refused = flowReducer(flowReducer(state, { type: 'probe-starting', drive }), { type: 'flash-refused', message: 'Sluice is already flashing' });
     expect(refused).toMatchObject({ running: null, startError: 'Sluice is already flashing' });
+    // An erase is a job about one drive the same way.
+    const erasing = flowReducer(state, { type: 'erase-starting', drive });
+    expect(erasing.running).toMatchObject({ subject: { kind: 'erase', drive }, verify: true });
+    expect(jobRows({ kind: 'erase', drive })).toEqual(jobRows({ kind: 'probe', drive }));
   });
 
   it('ignores progress and ends that arrive with no flash running', () => {

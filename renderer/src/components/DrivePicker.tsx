@@ -18,6 +18,8 @@ interface DrivePickerProps {
   onBackup: (drive: DriveInfo) => void;
   /** Check the drive for fake capacity (its data is put back). */
   onCheck: (drive: DriveInfo) => void;
+  /** Erase the drive back to one empty partition. */
+  onErase: (drive: DriveInfo) => void;
 }
 
 /** The name a person types to confirm a system drive: the last part of its path ("sda", "disk2", "PhysicalDrive1"). */
@@ -77,7 +79,7 @@ function SystemConfirm({ device, onConfirm, onCancel }: SystemConfirmProps) {
 }
 
 /** The drive list: live as drives come and go, several may be chosen, unsafe ones explain themselves. */
-export function DrivePicker({ drives, visibility, selected, confirmedSystem, onDone, onCancel, onBackup, onCheck }: DrivePickerProps) {
+export function DrivePicker({ drives, visibility, selected, confirmedSystem, onDone, onCancel, onBackup, onCheck, onErase }: DrivePickerProps) {
   const [chosen, setChosen] = useState(selected);
   const [confirmed, setConfirmed] = useState(confirmedSystem);
   // Opened again with an internal disk chosen, the list shows it.
@@ -180,6 +182,16 @@ export function DrivePicker({ drives, visibility, selected, confirmedSystem, onD
                   onClick={() => onCheck(drive)}
                 >
                   Check…
+                </button>
+                <button
+                  type="button"
+                  className="button quiet row-action"
+                  aria-label={`Erase ${driveName(drive)} (${drive.device})`}
+                  title={isCheckable(drive) ? 'Make it a normal empty drive again' : drive.system === 'running' ? 'Sluice does not write to the running system' : drive.readOnly ? 'It is read-only' : 'There is no medium in it'}
+                  disabled={!isCheckable(drive)}
+                  onClick={() => onErase(drive)}
+                >
+                  Erase…
                 </button>
                 {pendingSystem === drive.device && (
                   <SystemConfirm

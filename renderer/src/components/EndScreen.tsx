@@ -1,6 +1,6 @@
 import { useEffect, useRef } from 'react';
 import { EXTERNAL_LINKS } from '../../../common/app/links.js';
-import type { JobKind } from '../../../common/domain/job.js';
+import type { AppJobKind } from '../../../common/contracts/app-models.js';
 import { failureAdvice, failureHeadline, summarizeJob, type Tone } from '../../../common/app/outcome.js';
 import { repairWords, type TargetResult } from '../../../common/domain/result.js';
 import { formatBytes, formatDuration } from '../../../common/domain/units.js';
@@ -37,13 +37,13 @@ const WORDS: Readonly<Record<'write' | 'backup', { ok: string; unverified: strin
   },
 };
 
-function wordsFor(kind: JobKind): (typeof WORDS)['write'] {
+function wordsFor(kind: AppJobKind): (typeof WORDS)['write'] {
   return WORDS[kind === 'backup' ? 'backup' : 'write'];
 }
 
 /** What the job was about: the image written, or the drive backed up. */
 function subjectName(subject: JobSubject): string {
-  return subject.kind === 'backup' || subject.kind === 'probe' ? `${driveName(subject.drive)} (${subject.drive.device})` : subject.image.name;
+  return subject.kind === 'backup' || subject.kind === 'probe' || subject.kind === 'erase' ? `${driveName(subject.drive)} (${subject.drive.device})` : subject.image.name;
 }
 
 function ToneIcon({ tone }: { tone: Tone }) {
@@ -59,7 +59,7 @@ function ToneIcon({ tone }: { tone: Tone }) {
   }
 }
 
-function ResultRow({ result, job, name, onOpenLink }: { result: TargetResult; job: JobKind; name: string; onOpenLink: (url: string) => void }) {
+function ResultRow({ result, job, name, onOpenLink }: { result: TargetResult; job: AppJobKind; name: string; onOpenLink: (url: string) => void }) {
   const words = wordsFor(job);
   switch (result.status) {
     case 'ok': {
@@ -69,6 +69,16 @@ function ResultRow({ result, job, name, onOpenLink }: { result: TargetResult; jo
             <strong>{name}</strong> <span className="muted">{result.target}</span>
             <p data-testid="probe-result">
               It holds the {formatBytes(result.bytes)} it claims: {result.capacityCheck?.markers ?? 0} test blocks over the whole drive were written, read back and put back, in {formatDuration(result.seconds)}.
+            </p>
+          </li>
+        );
+      }
+      if (job === 'erase') {
+        return (
+          <li className="result ok">
+            <strong>{name}</strong> <span className="muted">{result.target}</span>
+            <p data-testid="erase-result">
+              One empty partition: its tables ({formatBytes(result.bytes)}) written and read back in {formatDuration(result.seconds)}; the rest of the drive is free space now.
             </p>
           </li>
         );
@@ -161,7 +171,7 @@ export function EndScreen({ finished, onFlashAnother, onFlashAgain, onDone, onSh
         ))}
       </ul>
       <div className="actions">
-        {subject.kind === 'backup' || subject.kind === 'probe' ? (
+        {subject.kind === 'backup' || subject.kind === 'probe' || subject.kind === 'erase' ? (
           <>
             <button type="button" className="button primary" onClick={onDone}>
               Done

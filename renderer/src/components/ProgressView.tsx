@@ -22,6 +22,13 @@ function rate(progress: Progress | undefined): string {
 }
 
 function Title({ subject }: { subject: JobSubject }) {
+  if (subject.kind === 'erase') {
+    return (
+      <>
+        Erasing <span className="chosen-name">{driveName(subject.drive)}</span>
+      </>
+    );
+  }
   if (subject.kind === 'probe') {
     return (
       <>

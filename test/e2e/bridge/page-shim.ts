@@ -55,6 +55,7 @@ const api: SluiceApi = {
   chooseBackupFile: (device, compress) => invoke('chooseBackupFile', device, compress),
   startBackup: (request) => invoke('startBackup', request),
   startProbe: (device) => invoke('startProbe', device),
+  startErase: (request) => invoke('startErase', request),
   showBackupFile: () => invoke('showBackupFile'),
   cancelJob: () => invoke('cancelJob'),
   openExternal: (url) => invoke('openExternal', url),
