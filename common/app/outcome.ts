@@ -113,6 +113,7 @@ export function failureAdvice(code: FailureCode, job: AppJobKind): string {
 export function summarizeJob(end: JobEnd): { tone: Tone; title: string; body: string } {
   if (end.kind === 'probe') return summarizeProbe(end);
   if (end.kind === 'erase') return summarizeErase(end);
+  if (end.kind === 'verify') return summarizeVerify(end);
   return end.kind === 'backup' ? summarizeBackup(end) : summarizeWrite(end);
 }
 
@@ -150,6 +151,19 @@ function summarizeProbe(end: JobEnd): { tone: Tone; title: string; body: string 
       const fake = end.results.some((r) => r.status === 'failed' && r.code === 'target-fake-capacity');
       return { tone, title: fake ? 'Fake capacity found' : 'Check failed', body: firstFailure(end, 'Nothing was checked.') };
     }
+  }
+}
+
+function summarizeVerify(end: JobEnd): { tone: Tone; title: string; body: string } {
+  const tone = jobTone(end);
+  switch (tone) {
+    case 'success':
+    case 'unverified':
+      return { tone, title: 'The drive matches the image', body: 'Every byte of the image was compared with the drive; nothing was written.' };
+    case 'cancelled':
+      return { tone, title: 'Comparison cancelled', body: 'Nothing was written.' };
+    case 'failure':
+      return { tone, title: 'The drive differs from the image', body: firstFailure(end, 'Nothing was compared.') };
   }
 }
 

@@ -17,6 +17,8 @@ export const INVOKE_CHANNELS = {
   showBackupFile: 'sluice:backup:show-file',
   startProbe: 'sluice:probe:start',
   startErase: 'sluice:erase:start',
+  chooseCompareImage: 'sluice:compare:choose-image',
+  startCompare: 'sluice:compare:start',
   cancelJob: 'sluice:job:cancel',
   openExternal: 'sluice:shell:open-external',
   pageReady: 'sluice:page:ready',

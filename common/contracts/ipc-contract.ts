@@ -54,6 +54,10 @@ export interface SluiceApi {
    * partition; the end arrives as a jobEnd event of kind erase.
    */
   startErase(request: EraseRequest): Promise<ApiResult<null>>;
+  /** Opens the open dialog for an image to compare `device` with, and probes it; null when the user closed it. */
+  chooseCompareImage(device: string): Promise<ApiResult<ImageInfo | null>>;
+  /** Compares `device` with the image chosen for it, writing nothing (what `sluice verify` does); the end arrives as a jobEnd event of kind verify. */
+  startCompare(device: string): Promise<ApiResult<null>>;
   /** Asks the running job (a flash or a backup) to stop; its end arrives as a jobEnd event with `cancelled` results. */
   cancelJob(): Promise<ApiResult<null>>;
   /** Opens one of the app's own links (links.ts) in the browser. */
@@ -100,6 +104,8 @@ export const INVOKE_ARGS = {
   showBackupFile: v.strictTuple([]),
   startProbe: v.strictTuple([DevicePathSchema]),
   startErase: v.strictTuple([EraseRequestSchema]),
+  chooseCompareImage: v.strictTuple([DevicePathSchema]),
+  startCompare: v.strictTuple([DevicePathSchema]),
   cancelJob: v.strictTuple([]),
   openExternal: v.strictTuple([v.pipe(v.string(), v.maxLength(2048))]),
   pageReady: v.strictTuple([]),

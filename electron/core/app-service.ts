@@ -10,6 +10,7 @@ import type { ImageInfo } from '../../common/domain/image.js';
 import type { AppJobKind } from '../../common/contracts/app-models.js';
 import { openSourceFeed } from '../../user/images/source-feed.js';
 import { BackupFiles } from './backup-files.js';
+import { ImageComparison } from './image-comparison.js';
 import { ChosenImage } from './chosen-image.js';
 import type { DesktopEffects } from './desktop-job.js';
 import { DriveListing, notListed } from './drive-listing.js';
@@ -71,6 +72,7 @@ export function createAppService(deps: AppServiceDeps): AppService {
   );
   const image = new ChosenImage(runner, () => drives.republish());
   const backups = new BackupFiles(runner, drives, deps.settings, deps);
+  const comparison = new ImageComparison(runner, drives, deps.settings, () => deps.pickImage());
   const session: SessionDeps = { launch: deps.launchHelper, effects: deps.effects, onProgress: (progress) => deps.emit('jobProgress', progress) };
 
   /** Why `request`'s drives may not be written, from the app's own listing and the shared rules; the helper checks every device again from its own look. */
@@ -175,6 +177,8 @@ export function createAppService(deps: AppServiceDeps): AppService {
     showBackupFile: async () => backups.show(),
     startProbe,
     startErase,
+    chooseCompareImage: (device) => comparison.choose(device),
+    startCompare: (device) => comparison.start(device, session),
     cancelJob: async () => runner.cancel(),
     openExternal: async (url) => {
       if (!isAllowedExternalUrl(url)) return refuse('link-not-allowed', 'Sluice opens only its own links.');

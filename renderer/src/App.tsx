@@ -134,6 +134,16 @@ export function App({ api }: { api: SluiceApi }) {
     void api.startErase({ device: drive.device, label }).then((result) => !result.ok && dispatch({ type: 'flash-refused', message: result.error.message }));
   };
 
+  const compare = async (drive: DriveInfo) => {
+    setDialog(null);
+    const chosen = await api.chooseCompareImage(drive.device);
+    if (!chosen.ok) return dispatch({ type: 'flash-refused', message: chosen.error.message });
+    if (chosen.value === null) return;
+    dispatch({ type: 'compare-starting', drive, image: chosen.value });
+    const started = await api.startCompare(drive.device);
+    if (!started.ok) dispatch({ type: 'flash-refused', message: started.error.message });
+  };
+
   const cancelJob = () => {
     dispatch({ type: 'cancelling' });
     void api.cancelJob();
@@ -192,6 +202,7 @@ export function App({ api }: { api: SluiceApi }) {
           onBackup={openBackup}
           onCheck={(drive) => setDialog({ check: drive })}
           onErase={(drive) => setDialog({ erase: drive })}
+          onCompare={(drive) => void compare(drive)}
           onDone={(devices, confirmedSystem) => {
             dispatch({ type: 'select', devices, confirmedSystem });
             setDialog(null);

@@ -19,7 +19,9 @@ export type JobSubject =
   | { kind: 'backup'; drive: DriveInfo; file: string }
   /** A drive checked for fake capacity (nothing of it is lost), or erased back to one empty partition. */
   | { kind: 'probe'; drive: DriveInfo }
-  | { kind: 'erase'; drive: DriveInfo };
+  | { kind: 'erase'; drive: DriveInfo }
+  /** A drive compared with an image it should hold, nothing written. */
+  | { kind: 'verify'; drive: DriveInfo; image: ImageInfo };
 
 /** One line per thing being written, as progress and results are keyed: a drive's device, or the backup file's path. */
 export interface JobRow {
@@ -34,7 +36,7 @@ export function fileName(path: string): string {
 }
 
 export function jobRows(subject: JobSubject): JobRow[] {
-  if (subject.kind === 'probe' || subject.kind === 'erase') return [{ key: subject.drive.device, name: driveName(subject.drive), detail: subject.drive.device }];
+  if (subject.kind === 'probe' || subject.kind === 'erase' || subject.kind === 'verify') return [{ key: subject.drive.device, name: driveName(subject.drive), detail: subject.drive.device }];
   if (subject.kind !== 'backup') return subject.targets.map((t) => ({ key: t.device, name: driveName(t), detail: t.device }));
   return [{ key: subject.file, name: fileName(subject.file), detail: subject.file }];
 }
@@ -108,6 +110,8 @@ export type FlowAction =
   | { type: 'probe-starting'; drive: DriveInfo }
   /** `drive` is being erased; a refusal comes back as flash-refused does. */
   | { type: 'erase-starting'; drive: DriveInfo }
+  /** `drive` is being compared with `image`; a refusal comes back as flash-refused does. */
+  | { type: 'compare-starting'; drive: DriveInfo; image: ImageInfo }
   | { type: 'flash-refused'; message: string }
   | { type: 'progress'; progress: Progress }
   | { type: 'cancelling' }
@@ -215,6 +219,8 @@ export function flowReducer(state: FlowState, action: FlowAction): FlowState {
       return startJob(state, { kind: 'backup', drive: action.drive, file: action.file }, state.settings?.verify ?? true);
     case 'probe-starting':
       return startJob(state, { kind: 'probe', drive: action.drive }, true);
+    case 'compare-starting':
+      return startJob(state, { kind: 'verify', drive: action.drive, image: action.image }, true);
     case 'erase-starting':
       // The drive's contents are gone: it can no longer be a clone's source or hold the chosen image's flash as chosen.
       return startJob(state, { kind: 'erase', drive: action.drive }, true);

@@ -1,4 +1,5 @@
 import { execFileSync, spawnSync } from 'node:child_process';
+import { closeSync, openSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import type { BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -145,5 +146,44 @@ describeDevices('card health in the desktop app', () => {
     expect([tag('TYPE'), tag('LABEL')]).toEqual(['vfat', 'HOLIDAY 26']);
     expect(spawnSync('fsck.fat', ['-n', `${scanned.path}p1`]).status).toBe(0);
     expect(readBytes(loop.backing, 128 * MiB, MiB).equals(untouched)).toBe(true);
+  });
+
+  it('"Compare…" in the drive list: a drive holding the image matches; one byte changed on it is named by its offset; nothing is written', async () => {
+    const dir = scratchDir();
+    const image = join(dir, 'os.img');
+    writeRandomFile(image, 16 * MiB);
+    const loop = createLoop({ size: 32 * MiB, dir });
+    execFileSync('dd', [`if=${image}`, `of=${loop.backing}`, 'bs=1M', 'conv=notrunc', 'status=none']);
+    const app = await openApp(context, { dropDir: dir, settings: { showVirtual: true } });
+    try {
+      const { page } = app;
+      const compare = async () => {
+        assertTestTarget(loop.path);
+        app.bridge.answerDialog(image);
+        await page.getByRole('button', { name: 'Select target…' }).click();
+        await page.getByRole('button', { name: new RegExp(`^Compare .*\\(${loop.path}\\) with an image$`) }).click();
+      };
+      await compare();
+      await page.locator('section[data-screen="success"]').waitFor({ timeout: 60_000 });
+      await expect(page.getByRole('heading', { name: 'The drive matches the image' }).isVisible()).resolves.toBe(true);
+      await expect(page.getByTestId('compare-result').textContent()).resolves.toMatch(/^It holds the image: 16\.8 MB compared in .*, nothing written\.$/);
+      await app.screenshot('health-08-compare-match');
+      await page.getByRole('button', { name: 'Done' }).click();
+
+      const changedAt = 5 * MiB + 123;
+      const fd = openSync(loop.backing, 'r+');
+      writeSync(fd, Buffer.from([(readBytes(loop.backing, changedAt, 1)[0] ?? 0) ^ 0xff]), 0, 1, changedAt);
+      closeSync(fd);
+      const before = digestFile(loop.backing);
+      await compare();
+      await page.locator('section[data-screen="failure"]').waitFor({ timeout: 60_000 });
+      await expect(page.getByRole('heading', { name: 'The drive differs from the image' }).isVisible()).resolves.toBe(true);
+      await expect(page.getByTestId('failure-headline').textContent()).resolves.toContain(`offset ${changedAt}`);
+      await app.screenshot('health-09-compare-differs');
+      expect(digestFile(loop.backing)).toBe(before);
+      expect(app.pageErrors).toEqual([]);
+    } finally {
+      await app.close();
+    }
   });
 });

@@ -57,6 +57,8 @@ function installStandIn(fixture: Fixture): void {
     showBackupFile: () => ok(null),
     startProbe: () => ok(null),
     startErase: () => ok(null),
+    chooseCompareImage: () => ok(null),
+    startCompare: () => ok(null),
     cancelJob: () => ok(null),
     openExternal: () => ok(null),
     pageReady: () => ok(null),

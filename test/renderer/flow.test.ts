@@ -92,7 +92,7 @@ describe('the screen state', () => {
     expect(state.selected).toEqual(before.selected);
   });
 
-  it('a drive being checked for fake capacity (or erased) is the job; its end returns to the steps as they were; a refusal is said under them', () => {
+  it('a drive being checked for fake capacity (or erased, or compared with an image) is the job; its end returns to the steps as they were; a refusal is said under them', () => {
     const before = ready();
     const [drive] = before.drives;
     if (drive === undefined) throw new Error('no drive in the fixture');
@@ -110,6 +110,10 @@ describe('the screen state', () => {
     const erasing = flowReducer(state, { type: 'erase-starting', drive });
     expect(erasing.running).toMatchObject({ subject: { kind: 'erase', drive }, verify: true });
     expect(jobRows({ kind: 'erase', drive })).toEqual(jobRows({ kind: 'probe', drive }));
+    // A comparison with an image too, keeping the image it compares with.
+    const comparing = flowReducer(state, { type: 'compare-starting', drive, image });
+    expect(comparing.running).toMatchObject({ subject: { kind: 'verify', drive, image } });
+    expect(jobRows({ kind: 'verify', drive, image })).toEqual(jobRows({ kind: 'probe', drive }));
   });
 
   it('ignores progress and ends that arrive with no flash running', () => {

@@ -20,6 +20,8 @@ interface DrivePickerProps {
   onCheck: (drive: DriveInfo) => void;
   /** Erase the drive back to one empty partition. */
   onErase: (drive: DriveInfo) => void;
+  /** Compare the drive with an image it should hold, writing nothing. */
+  onCompare: (drive: DriveInfo) => void;
 }
 
 /** The name a person types to confirm a system drive: the last part of its path ("sda", "disk2", "PhysicalDrive1"). */
@@ -79,7 +81,7 @@ function SystemConfirm({ device, onConfirm, onCancel }: SystemConfirmProps) {
 }
 
 /** The drive list: live as drives come and go, several may be chosen, unsafe ones explain themselves. */
-export function DrivePicker({ drives, visibility, selected, confirmedSystem, onDone, onCancel, onBackup, onCheck, onErase }: DrivePickerProps) {
+export function DrivePicker({ drives, visibility, selected, confirmedSystem, onDone, onCancel, onBackup, onCheck, onErase, onCompare }: DrivePickerProps) {
   const [chosen, setChosen] = useState(selected);
   const [confirmed, setConfirmed] = useState(confirmedSystem);
   // Opened again with an internal disk chosen, the list shows it.
@@ -192,6 +194,16 @@ export function DrivePicker({ drives, visibility, selected, confirmedSystem, onD
                   onClick={() => onErase(drive)}
                 >
                   Erase…
+                </button>
+                <button
+                  type="button"
+                  className="button quiet row-action"
+                  aria-label={`Compare ${driveName(drive)} (${drive.device}) with an image`}
+                  title={isCopyable(drive) ? 'Check it against an image it should hold; nothing is written' : drive.system === 'running' ? 'Sluice does not read the running system' : 'There is no medium in it'}
+                  disabled={!isCopyable(drive)}
+                  onClick={() => onCompare(drive)}
+                >
+                  Compare…
                 </button>
                 {pendingSystem === drive.device && (
                   <SystemConfirm

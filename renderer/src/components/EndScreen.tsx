@@ -43,6 +43,7 @@ function wordsFor(kind: AppJobKind): (typeof WORDS)['write'] {
 
 /** What the job was about: the image written, or the drive backed up. */
 function subjectName(subject: JobSubject): string {
+  if (subject.kind === 'verify') return `${driveName(subject.drive)} (${subject.drive.device}) and ${subject.image.name}`;
   return subject.kind === 'backup' || subject.kind === 'probe' || subject.kind === 'erase' ? `${driveName(subject.drive)} (${subject.drive.device})` : subject.image.name;
 }
 
@@ -69,6 +70,16 @@ function ResultRow({ result, job, name, onOpenLink }: { result: TargetResult; jo
             <strong>{name}</strong> <span className="muted">{result.target}</span>
             <p data-testid="probe-result">
               It holds the {formatBytes(result.bytes)} it claims: {result.capacityCheck?.markers ?? 0} test blocks over the whole drive were written, read back and put back, in {formatDuration(result.seconds)}.
+            </p>
+          </li>
+        );
+      }
+      if (job === 'verify') {
+        return (
+          <li className="result ok">
+            <strong>{name}</strong> <span className="muted">{result.target}</span>
+            <p data-testid="compare-result">
+              It holds the image: {formatBytes(result.bytes)} compared in {formatDuration(result.seconds)}, nothing written.
             </p>
           </li>
         );
@@ -171,7 +182,7 @@ export function EndScreen({ finished, onFlashAnother, onFlashAgain, onDone, onSh
         ))}
       </ul>
       <div className="actions">
-        {subject.kind === 'backup' || subject.kind === 'probe' || subject.kind === 'erase' ? (
+        {subject.kind === 'backup' || subject.kind === 'probe' || subject.kind === 'erase' || subject.kind === 'verify' ? (
           <>
             <button type="button" className="button primary" onClick={onDone}>
               Done

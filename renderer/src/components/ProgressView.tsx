@@ -22,6 +22,13 @@ function rate(progress: Progress | undefined): string {
 }
 
 function Title({ subject }: { subject: JobSubject }) {
+  if (subject.kind === 'verify') {
+    return (
+      <>
+        Comparing <span className="chosen-name">{driveName(subject.drive)}</span> with <span className="chosen-name">{subject.image.name}</span>
+      </>
+    );
+  }
   if (subject.kind === 'erase') {
     return (
       <>
