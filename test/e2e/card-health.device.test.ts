@@ -166,7 +166,7 @@ describeDevices('card health in the desktop app', () => {
       await compare();
       await page.locator('section[data-screen="success"]').waitFor({ timeout: 60_000 });
       await expect(page.getByRole('heading', { name: 'The drive matches the image' }).isVisible()).resolves.toBe(true);
-      await expect(page.getByTestId('compare-result').textContent()).resolves.toMatch(/^It holds the image: 16\.8 MB compared in .*, nothing written\.$/);
+      await expect(page.getByTestId('verify-result').textContent()).resolves.toMatch(/^It holds the image: 16\.8 MB compared in .*, nothing written\.$/);
       await app.screenshot('health-08-compare-match');
       await page.getByRole('button', { name: 'Done' }).click();
 

@@ -80,6 +80,15 @@ function SystemConfirm({ device, onConfirm, onCancel }: SystemConfirmProps) {
   );
 }
 
+
+/** Why a drive cannot be checked or erased from its row (the main process and the helper check again); null when it can. */
+function notCheckable(drive: DriveInfo): string | null {
+  if (isCheckable(drive)) return null;
+  if (drive.system === 'running') return 'Sluice does not write to the running system';
+  if (drive.system === 'internal') return 'Offered for cards and sticks, not this computer\'s own disks';
+  return drive.readOnly ? 'It is read-only' : 'There is no medium in it';
+}
+
 /** The drive list: live as drives come and go, several may be chosen, unsafe ones explain themselves. */
 export function DrivePicker({ drives, visibility, selected, confirmedSystem, onDone, onCancel, onBackup, onCheck, onErase, onCompare }: DrivePickerProps) {
   const [chosen, setChosen] = useState(selected);
@@ -143,6 +152,7 @@ export function DrivePicker({ drives, visibility, selected, confirmedSystem, onD
             const inputId = `${listId}-${drive.device}`;
             const reasonId = `${inputId}-reason`;
             const reasons = drive.verdicts.map((v) => v.message).join(' ');
+            const notWritable = notCheckable(drive);
             return (
               <li key={drive.device} className={`drive-row ${selectable ? '' : 'blocked'}`} data-device={drive.device}>
                 <input
@@ -175,26 +185,16 @@ export function DrivePicker({ drives, visibility, selected, confirmedSystem, onD
                 >
                   Back up…
                 </button>
-                <button
-                  type="button"
-                  className="button quiet row-action"
-                  aria-label={`Check ${driveName(drive)} (${drive.device}) for fake capacity`}
-                  title={isCheckable(drive) ? 'Find out whether it holds what it claims; its data is put back' : drive.system === 'running' ? 'Sluice does not write to the running system' : drive.readOnly ? 'It is read-only' : 'There is no medium in it'}
-                  disabled={!isCheckable(drive)}
-                  onClick={() => onCheck(drive)}
-                >
-                  Check…
-                </button>
-                <button
-                  type="button"
-                  className="button quiet row-action"
-                  aria-label={`Erase ${driveName(drive)} (${drive.device})`}
-                  title={isCheckable(drive) ? 'Make it a normal empty drive again' : drive.system === 'running' ? 'Sluice does not write to the running system' : drive.readOnly ? 'It is read-only' : 'There is no medium in it'}
-                  disabled={!isCheckable(drive)}
-                  onClick={() => onErase(drive)}
-                >
-                  Erase…
-                </button>
+                {(
+                  [
+                    { label: 'Check…', name: `Check ${driveName(drive)} (${drive.device}) for fake capacity`, does: 'Find out whether it holds what it claims; its data is put back', run: onCheck },
+                    { label: 'Erase…', name: `Erase ${driveName(drive)} (${drive.device})`, does: 'Make it a normal empty drive again', run: onErase },
+                  ] as const
+                ).map(({ label, name, does, run }) => (
+                  <button key={label} type="button" className="button quiet row-action" aria-label={name} title={notWritable ?? does} disabled={notWritable !== null} onClick={() => run(drive)}>
+                    {label}
+                  </button>
+                ))}
                 <button
                   type="button"
                   className="button quiet row-action"

@@ -60,37 +60,26 @@ function ToneIcon({ tone }: { tone: Tone }) {
   }
 }
 
+type OkResult = Extract<TargetResult, { status: 'ok' }>;
+
+/** What a good end says for the jobs about one drive that write no image: a check, an erase, a comparison. */
+const SINGLE_DRIVE_OK = {
+  probe: (r: OkResult) =>
+    `It holds the ${formatBytes(r.bytes)} it claims: ${r.capacityCheck?.markers ?? 0} test blocks over the whole drive were written, read back and put back, in ${formatDuration(r.seconds)}.`,
+  erase: (r: OkResult) => `One empty partition: its tables (${formatBytes(r.bytes)}) written and read back in ${formatDuration(r.seconds)}; the rest of the drive is free space now.`,
+  verify: (r: OkResult) => `It holds the image: ${formatBytes(r.bytes)} compared in ${formatDuration(r.seconds)}, nothing written.`,
+} as const;
+
 function ResultRow({ result, job, name, onOpenLink }: { result: TargetResult; job: AppJobKind; name: string; onOpenLink: (url: string) => void }) {
   const words = wordsFor(job);
   switch (result.status) {
     case 'ok': {
-      if (job === 'probe') {
+      const single = job === 'probe' || job === 'erase' || job === 'verify' ? SINGLE_DRIVE_OK[job] : undefined;
+      if (single !== undefined) {
         return (
           <li className="result ok">
             <strong>{name}</strong> <span className="muted">{result.target}</span>
-            <p data-testid="probe-result">
-              It holds the {formatBytes(result.bytes)} it claims: {result.capacityCheck?.markers ?? 0} test blocks over the whole drive were written, read back and put back, in {formatDuration(result.seconds)}.
-            </p>
-          </li>
-        );
-      }
-      if (job === 'verify') {
-        return (
-          <li className="result ok">
-            <strong>{name}</strong> <span className="muted">{result.target}</span>
-            <p data-testid="compare-result">
-              It holds the image: {formatBytes(result.bytes)} compared in {formatDuration(result.seconds)}, nothing written.
-            </p>
-          </li>
-        );
-      }
-      if (job === 'erase') {
-        return (
-          <li className="result ok">
-            <strong>{name}</strong> <span className="muted">{result.target}</span>
-            <p data-testid="erase-result">
-              One empty partition: its tables ({formatBytes(result.bytes)}) written and read back in {formatDuration(result.seconds)}; the rest of the drive is free space now.
-            </p>
+            <p data-testid={`${job}-result`}>{single(result)}</p>
           </li>
         );
       }
