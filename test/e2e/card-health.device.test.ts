@@ -3,6 +3,7 @@ import { closeSync, openSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import type { BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { EXTERNAL_LINKS } from '../../common/app/links.js';
 import { KiB, MiB } from '../../common/domain/units.js';
 import { assertTestTarget } from '../support/cli.js';
 import { describeDevices } from '../support/device-suite.js';
@@ -181,6 +182,30 @@ describeDevices('card health in the desktop app', () => {
       await expect(page.getByTestId('failure-headline').textContent()).resolves.toContain(`offset ${changedAt}`);
       await app.screenshot('health-09-compare-differs');
       expect(digestFile(loop.backing)).toBe(before);
+      expect(app.pageErrors).toEqual([]);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('a card that corrupts a block every time ends red, naming the byte it keeps corrupting, and offers the F3 guide', async () => {
+    const dir = scratchDir();
+    const image = join(dir, 'image.img');
+    writeRandomFile(image, 32 * MiB);
+    const flakyAt = 20 * MiB + 8 * KiB;
+    const card = await fakeCard(64 * MiB, { kind: 'flaky', at: flakyAt, always: true });
+    const app = await openApp(context, { dropDir: dir, settings: { showVirtual: true, eject: false } });
+    try {
+      await flashTo(app, image, card.path);
+      const { page, bridge } = app;
+      await page.locator('section[data-screen="failure"]').waitFor({ timeout: 60_000 });
+      // fake-card.py flips byte 17 of the block.
+      await expect(page.getByTestId('failure-headline').textContent()).resolves.toBe(`Verification failed at offset ${flakyAt + 17}: the card may be counterfeit or failing.`);
+      await expect(page.getByText(`The card keeps corrupting the block at byte offset ${flakyAt + 17}`).isVisible()).resolves.toBe(true);
+      await app.screenshot('health-10-card-failing');
+      expect(bridge.effects.notifications).toEqual([{ title: 'Flash failed', body: `${card.path}: Verification failed at offset ${flakyAt + 17}: the card may be counterfeit or failing.` }]);
+      await page.getByRole('button', { name: 'How to test a card for fake capacity (F3)' }).click();
+      await expect.poll(() => bridge.openedLinks).toEqual([EXTERNAL_LINKS.fakeCardTest]);
       expect(app.pageErrors).toEqual([]);
     } finally {
       await app.close();
