@@ -6,7 +6,6 @@ import { errorText } from '../../common/domain/error-details.js';
 import { FILESYSTEM_NAMES } from '../../common/domain/erase.js';
 import { eraseJob, planErase } from '../../user/erase/erase-drive.js';
 import { planBytes, type ErasePlan } from '../../user/erase/volume.js';
-import { closeFd } from '../../node/io.js';
 import { listDrives } from '../../user/drives/list-drives.js';
 import { chooseElevation, onPath } from '../../user/launcher/elevation/choose.js';
 import { startHelper } from '../../user/launcher/launch.js';
@@ -85,7 +84,7 @@ export async function eraseCommand(args: EraseArgs): Promise<number> {
   const reporter = createReporter(args.json);
   const { source, job: eraseFlash } = await eraseJob(target, plan);
   const job = startHelper({
-    source,
+    source: source.fd,
     job: eraseFlash,
     elevation: chooseElevation({ platform: process.platform, isRoot: process.getuid?.() === 0, frontEnd: 'cli', interactive, prefer: args.elevate, installed: onPath }),
     interactive,
@@ -95,7 +94,7 @@ export async function eraseCommand(args: EraseArgs): Promise<number> {
   const stopListening = cancelOnSigint(() => job.cancel(), DRIVE_INCOMPLETE);
   const results = await job.result;
   stopListening();
-  await closeFd(source);
+  await source.dispose();
   reporter.end();
   for (const r of results) {
     if (args.json) {

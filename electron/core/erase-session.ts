@@ -1,7 +1,7 @@
 import type { TargetResult } from '../../common/domain/result.js';
 import { errorText } from '../../common/domain/error-details.js';
-import { closeFd } from '../../node/io.js';
 import { eraseJob } from '../../user/erase/erase-drive.js';
+import type { PlanFile } from '../../user/erase/stream.js';
 import type { ErasePlan } from '../../user/erase/volume.js';
 import type { LaunchedHelper } from '../../user/launcher/launch.js';
 import { runDesktopJob, type JobSession } from './desktop-job.js';
@@ -12,17 +12,17 @@ export function startEraseSession(device: string, plan: ErasePlan, notify: boole
   let helper: LaunchedHelper | null = null;
   let cancelled = false;
   const erase = async (): Promise<TargetResult[]> => {
-    let source: number | null = null;
+    let source: PlanFile | null = null;
     try {
       const start = await eraseJob(device, plan);
       source = start.source;
       if (cancelled) return [{ status: 'cancelled', target: device, bytes: 0 }];
-      helper = deps.launch({ source, job: start.job, onProgress: deps.onProgress });
+      helper = deps.launch({ source: source.fd, job: start.job, onProgress: deps.onProgress });
       return await helper.result;
     } catch (error) {
       return [{ status: 'failed', target: device, bytes: 0, code: 'helper-died', message: `The erasing process could not start: ${errorText(error)}. Nothing was written.` }];
     } finally {
-      if (source !== null) await closeFd(source);
+      await source?.dispose();
     }
   };
   const cancel = () => {

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { HelperJobOf } from '../../common/contracts/helper-protocol.js';
 import type { Drive } from '../../common/domain/drive.js';
-import { planFile } from './stream.js';
+import { planFile, type PlanFile } from './stream.js';
 import { erasePlan, type ErasePlan } from './volume.js';
 
 /** The layout an erase gives `drive`; throws an Error saying why the drive cannot be given one (its size, the label). */
@@ -11,12 +11,12 @@ export function planErase(drive: Pick<Drive, 'size' | 'logicalBlockSize'>, label
 }
 
 /**
- * The helper job that writes `plan` to `device`, and its fd 0 (the caller closes it after the job):
+ * The helper job that writes `plan` to `device`, and its fd 0 (the caller disposes of it after the job):
  * a block-mapped flash of the whole drive's size whose stream is only the ranges the tables take,
  * so the writer blanks the head first, writes it last and reads everything back. No capacity
  * markers: nothing lies past an image the drive's size (`sluice probe` checks the capacity).
  */
-export async function eraseJob(device: string, plan: ErasePlan): Promise<{ source: number; job: HelperJobOf<'flash'> }> {
+export async function eraseJob(device: string, plan: ErasePlan): Promise<{ source: PlanFile; job: HelperJobOf<'flash'> }> {
   const source = await planFile(plan);
   return { source, job: { kind: 'flash', targets: [device], imageSize: plan.driveBytes, sourceSeekable: false, extents: plan.extents, verify: true, eject: false, capacityCheck: false } };
 }
