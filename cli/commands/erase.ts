@@ -1,12 +1,11 @@
-import { randomBytes } from 'node:crypto';
 import { judgeDrive } from '../../common/domain/verdict.js';
 import type { TargetResult } from '../../common/domain/result.js';
 import { DRIVE_INCOMPLETE } from '../../common/domain/result.js';
 import { formatBytes, formatDuration } from '../../common/domain/units.js';
 import { errorText } from '../../common/domain/error-details.js';
-import { erasePlan, planBytes, type ErasePlan } from '../../user/erase/volume.js';
-import { planFile } from '../../user/erase/stream.js';
-import { closeFd } from '../../node/io.js';
+import { FILESYSTEM_NAMES } from '../../common/domain/erase.js';
+import { eraseJob, planErase } from '../../user/erase/erase-drive.js';
+import { planBytes, type ErasePlan } from '../../user/erase/volume.js';
 import { listDrives } from '../../user/drives/list-drives.js';
 import { chooseElevation, onPath } from '../../user/launcher/elevation/choose.js';
 import { startHelper } from '../../user/launcher/launch.js';
@@ -26,8 +25,6 @@ export interface EraseArgs {
   elevate?: 'sudo' | 'pkexec' | undefined;
 }
 
-const FILESYSTEM_NAMES = { fat32: 'FAT32', exfat: 'exFAT' } as const;
-
 /** What `sluice erase --json` prints beside the result: the volume it made. */
 function eraseReport(target: string, plan: ErasePlan) {
   return {
@@ -45,7 +42,7 @@ function eraseReport(target: string, plan: ErasePlan) {
 function eraseLine(result: TargetResult, plan: ErasePlan): string {
   if (result.status !== 'ok') return '';
   const named = plan.label === null ? '' : ` labelled "${plan.label}"`;
-  return `${result.target}: erased to one empty ${FILESYSTEM_NAMES[plan.filesystem]} partition${named} of ${formatBytes(plan.partitionBytes)} (${formatBytes(plan.clusterBytes)} clusters); ${formatBytes(planBytes(plan))} of tables written and read back in ${formatDuration(result.seconds)}, the rest of the drive left as it was.`;
+  return `${result.target}: erased to one empty ${FILESYSTEM_NAMES[plan.filesystem]} partition${named} of ${formatBytes(plan.partitionBytes)} (${plan.clusterBytes / 1024} KiB clusters); ${formatBytes(planBytes(plan))} of tables written and read back in ${formatDuration(result.seconds)}, the rest of the drive left as it was.`;
 }
 
 /**
@@ -62,7 +59,7 @@ export async function eraseCommand(args: EraseArgs): Promise<number> {
   }
   let plan: ErasePlan;
   try {
-    plan = erasePlan({ driveBytes: drive.size, sectorBytes: drive.logicalBlockSize, label: args.label, serial: randomBytes(4).readUInt32LE(), diskSignature: randomBytes(4).readUInt32LE() });
+    plan = planErase(drive, args.label);
   } catch (error) {
     process.stderr.write(`sluice: ${target} cannot be erased this way: ${errorText(error)}. Nothing was written.\n`);
     return EXIT.usage;
@@ -85,11 +82,10 @@ export async function eraseCommand(args: EraseArgs): Promise<number> {
     }
   }
   const reporter = createReporter(args.json);
-  const source = await planFile(plan);
+  const { source, job: eraseFlash } = await eraseJob(target, plan);
   const job = startHelper({
-    source,
-    // The "image" is the whole drive, so no capacity markers fit past it; `sluice probe` checks that.
-    job: { kind: 'flash', targets: [target], imageSize: plan.driveBytes, sourceSeekable: false, extents: plan.extents, verify: true, eject: false, capacityCheck: false },
+    source: source.fd,
+    job: eraseFlash,
     elevation: chooseElevation({ platform: process.platform, isRoot: process.getuid?.() === 0, frontEnd: 'cli', interactive, prefer: args.elevate, installed: onPath }),
     interactive,
     onProgress: (p) => reporter.progress(p),
@@ -98,7 +94,7 @@ export async function eraseCommand(args: EraseArgs): Promise<number> {
   const stopListening = cancelOnSigint(() => job.cancel(), DRIVE_INCOMPLETE);
   const results = await job.result;
   stopListening();
-  await closeFd(source);
+  await source.dispose();
   reporter.end();
   for (const r of results) {
     if (args.json) {

@@ -5,8 +5,7 @@
  */
 import type { TargetResult } from '../domain/result.js';
 import { isJobFailureCode, type FailureCode, type JobFailureCode } from '../domain/failure.js';
-import type { JobKind } from '../domain/job.js';
-import type { JobEnd } from '../contracts/app-models.js';
+import type { AppJobKind, JobEnd } from '../contracts/app-models.js';
 import { formatBytes } from '../domain/units.js';
 
 export type Tone = 'success' | 'unverified' | 'cancelled' | 'failure';
@@ -86,7 +85,7 @@ const BACKUP_FAILURE_TEXT: Readonly<Partial<Record<JobFailureCode, FailureText>>
   internal: { title: 'Internal error', advice: 'Nothing was saved. Back the drive up again; if this repeats, please report it.' },
 };
 
-function failureText(code: FailureCode, job: JobKind): FailureText {
+function failureText(code: FailureCode, job: AppJobKind): FailureText {
   // A request's refusal is answered before any job runs; in a job's result it can only be a bug.
   const known = isJobFailureCode(code) ? code : 'internal';
   return (job === 'backup' ? BACKUP_FAILURE_TEXT[known] : undefined) ?? FAILURE_TEXT[known];
@@ -95,7 +94,7 @@ function failureText(code: FailureCode, job: JobKind): FailureText {
 type FailedResult = Extract<TargetResult, { status: 'failed' }>;
 
 /** The headline for one failed drive (or backup file); a verification mismatch names its exact offset. */
-export function failureHeadline(result: FailedResult, job: JobKind): string {
+export function failureHeadline(result: FailedResult, job: AppJobKind): string {
   if (result.code === 'target-fake-capacity' && result.fakeCapacity !== undefined) {
     const { realBytes, claimedBytes } = result.fakeCapacity;
     return `Fake capacity: the drive holds about ${formatBytes(realBytes)}, not the ${formatBytes(claimedBytes)} it claims.`;
@@ -106,12 +105,15 @@ export function failureHeadline(result: FailedResult, job: JobKind): string {
   return failureText(result.code, job).title;
 }
 
-export function failureAdvice(code: FailureCode, job: JobKind): string {
+export function failureAdvice(code: FailureCode, job: AppJobKind): string {
   return failureText(code, job).advice;
 }
 
 /** One title and one sentence for the whole job, as a notification shows it. */
 export function summarizeJob(end: JobEnd): { tone: Tone; title: string; body: string } {
+  if (end.kind === 'probe') return summarizeProbe(end);
+  if (end.kind === 'erase') return summarizeErase(end);
+  if (end.kind === 'verify') return summarizeVerify(end);
   return end.kind === 'backup' ? summarizeBackup(end) : summarizeWrite(end);
 }
 
@@ -133,6 +135,48 @@ function summarizeBackup(end: JobEnd): { tone: Tone; title: string; body: string
       return { tone, title: 'Backup cancelled', body: 'The incomplete backup file was deleted; the drive is as it was.' };
     case 'failure':
       return { tone, title: 'Backup failed', body: firstFailure(end, 'Nothing was saved.') };
+  }
+}
+
+function summarizeProbe(end: JobEnd): { tone: Tone; title: string; body: string } {
+  const tone = jobTone(end);
+  const drive = end.results[0]?.target ?? '';
+  switch (tone) {
+    case 'success':
+    case 'unverified':
+      return { tone, title: 'Card checked: it holds what it claims', body: `${drive} holds what it claims; every block tested was put back.` };
+    case 'cancelled':
+      return { tone, title: 'Check cancelled', body: 'Every block tested was put back.' };
+    case 'failure': {
+      const fake = end.results.some((r) => r.status === 'failed' && r.code === 'target-fake-capacity');
+      return { tone, title: fake ? 'Fake capacity found' : 'Check failed', body: firstFailure(end, 'Nothing was checked.') };
+    }
+  }
+}
+
+function summarizeVerify(end: JobEnd): { tone: Tone; title: string; body: string } {
+  const tone = jobTone(end);
+  switch (tone) {
+    case 'success':
+    case 'unverified':
+      return { tone, title: 'The drive matches the image', body: 'Every byte of the image was compared with the drive; nothing was written.' };
+    case 'cancelled':
+      return { tone, title: 'Comparison cancelled', body: 'Nothing was written.' };
+    case 'failure':
+      return { tone, title: 'The drive differs from the image', body: firstFailure(end, 'Nothing was compared.') };
+  }
+}
+
+function summarizeErase(end: JobEnd): { tone: Tone; title: string; body: string } {
+  const tone = jobTone(end);
+  switch (tone) {
+    case 'success':
+    case 'unverified':
+      return { tone, title: 'Drive erased', body: 'It is a normal empty drive again: one partition, its tables written and read back.' };
+    case 'cancelled':
+      return { tone, title: 'Erase cancelled', body: 'The drive was not completely erased; erase it again before using it.' };
+    case 'failure':
+      return { tone, title: 'Erase failed', body: firstFailure(end, 'Nothing was written.') };
   }
 }
 

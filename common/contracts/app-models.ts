@@ -66,9 +66,22 @@ export const BackupRequestSchema = v.strictObject({
 });
 export type BackupRequest = v.InferOutput<typeof BackupRequestSchema>;
 
+/**
+ * What the app runs: the helper's kinds of job, and an erase, which the helper runs as a flash of
+ * the tables user/erase makes but which the app's screens and notifications name as what it is.
+ */
+export type AppJobKind = JobKind | 'erase';
+
+export const EraseRequestSchema = v.strictObject({
+  device: DevicePathSchema,
+  /** The new volume's label; null for none. The filesystem says what it can store (user/erase/label.ts). */
+  label: v.nullable(v.pipe(v.string(), v.maxLength(64))),
+});
+export type EraseRequest = v.InferOutput<typeof EraseRequestSchema>;
+
 /** How a job ended: a flash or a clone (one result per drive), or a backup (whose one result is the file's, or the drive's when it was refused). */
 export interface JobEnd {
-  kind: JobKind;
+  kind: AppJobKind;
   /** One per target, in the order they were requested. */
   results: TargetResult[];
   /** Whether verification was asked for (the setting when the flash started). */

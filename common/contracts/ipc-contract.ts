@@ -8,7 +8,7 @@ import type { ApiResult } from './api-result.js';
 import type { EventName, InvokeMethod } from './ipc-channels.js';
 import type { ImageInfo } from '../domain/image.js';
 import type { Progress } from '../domain/progress.js';
-import { BackupCompressionSchema, BackupRequestSchema, DevicePathSchema, FlashRequestSchema, ImagePathSchema, ImageUrlSchema, type BackupRequest, type DriveInfo, type FlashRequest, type JobEnd } from './app-models.js';
+import { BackupCompressionSchema, BackupRequestSchema, DevicePathSchema, EraseRequestSchema, FlashRequestSchema, ImagePathSchema, ImageUrlSchema, type BackupRequest, type DriveInfo, type EraseRequest, type FlashRequest, type JobEnd } from './app-models.js';
 import { CustomisationDraftSchema, PreviewCardsSchema, type CustomisationDraft, type CustomisationPreview, type SshKeyFile } from './customise.js';
 import { ProfileSchema, type Profile } from '../domain/customisation.js';
 import { CataloguePathSchema, CatalogueSourceSchema, type CacheView, type CatalogueView } from './catalogue-view.js';
@@ -57,6 +57,20 @@ export interface SluiceApi {
   startBackup(request: BackupRequest): Promise<ApiResult<null>>;
   /** Shows the file the last backup saved in the system's file manager. */
   showBackupFile(): Promise<ApiResult<null>>;
+  /**
+   * Checks `device` for fake capacity (what `sluice probe` does): test blocks written and read
+   * back, every one put back; the end arrives as a jobEnd event of kind probe.
+   */
+  startProbe(device: string): Promise<ApiResult<null>>;
+  /**
+   * Makes `device` a normal empty drive again (what `sluice erase` does): one FAT32 or exFAT
+   * partition; the end arrives as a jobEnd event of kind erase.
+   */
+  startErase(request: EraseRequest): Promise<ApiResult<null>>;
+  /** Opens the open dialog for an image to compare `device` with, and probes it; null when the user closed it. */
+  chooseCompareImage(device: string): Promise<ApiResult<ImageInfo | null>>;
+  /** Compares `device` with the image chosen for it, writing nothing (what `sluice verify` does); the end arrives as a jobEnd event of kind verify. */
+  startCompare(device: string): Promise<ApiResult<null>>;
   /** Asks the running job (a flash or a backup) to stop; its end arrives as a jobEnd event with `cancelled` results. */
   cancelJob(): Promise<ApiResult<null>>;
   /** Opens one of the app's own links (links.ts) in the browser. */
@@ -140,6 +154,10 @@ export const INVOKE_ARGS = {
   chooseBackupFile: v.strictTuple([DevicePathSchema, BackupCompressionSchema]),
   startBackup: v.strictTuple([BackupRequestSchema]),
   showBackupFile: v.strictTuple([]),
+  startProbe: v.strictTuple([DevicePathSchema]),
+  startErase: v.strictTuple([EraseRequestSchema]),
+  chooseCompareImage: v.strictTuple([DevicePathSchema]),
+  startCompare: v.strictTuple([DevicePathSchema]),
   cancelJob: v.strictTuple([]),
   openExternal: v.strictTuple([v.pipe(v.string(), v.maxLength(2048))]),
   pageReady: v.strictTuple([]),

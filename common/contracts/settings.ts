@@ -42,13 +42,15 @@ export const SettingsSchema = v.strictObject({
   repositories: v.pipe(v.array(RepositorySchema), v.maxLength(MAX_REPOSITORIES)),
   /** The image cache's size limit, in bytes (least recently used images go first). */
   cacheLimitBytes: v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(Number.MAX_SAFE_INTEGER)),
+  /** Capacity markers past the image, written before it and read back after it: a fake card fails the flash. */
+  capacityCheck: v.boolean(),
 });
 export type Settings = v.InferOutput<typeof SettingsSchema>;
 
 /** The settings that are switches (the settings dialog's checkboxes). */
 export type SwitchSetting = { [K in keyof Settings]: Settings[K] extends boolean ? K : never }[keyof Settings];
 
-export const DEFAULT_SETTINGS: Readonly<Settings> = Object.freeze({ verify: true, eject: true, showVirtual: false, notifications: true, exact: false, profiles: [], repositories: [DEFAULT_REPOSITORY], cacheLimitBytes: 20_000_000_000 });
+export const DEFAULT_SETTINGS: Readonly<Settings> = Object.freeze({ verify: true, eject: true, showVirtual: false, notifications: true, exact: false, profiles: [], repositories: [DEFAULT_REPOSITORY], cacheLimitBytes: 20_000_000_000, capacityCheck: true });
 
 /** What the renderer may send to change settings: any subset of the fields, nothing else. */
 export const SettingsPatchSchema = v.partial(SettingsSchema);

@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import { isAllowedExternalUrl } from '../../common/app/links.js';
 import { ok, refuse, refused, type ApiResult } from '../../common/contracts/api-result.js';
-import type { FlashRequest } from '../../common/contracts/app-models.js';
+import type { DriveInfo, EraseRequest, FlashRequest } from '../../common/contracts/app-models.js';
 import type { InvokeMethod } from '../../common/contracts/ipc-channels.js';
 import { INVOKE_ARGS, type ApiHandlers, type EmitEvent } from '../../common/contracts/ipc-contract.js';
 import { errorText } from '../../common/domain/error-details.js';
@@ -10,12 +10,14 @@ import { nextCardAfter, type Profile } from '../../common/domain/customisation.j
 import type { JobEnd } from '../../common/contracts/app-models.js';
 import { prepareCustomised, previewCustomisation, sealDraft, sshKeyFiles } from './customise.js';
 import type { ImageInfo } from '../../common/domain/image.js';
-import type { JobKind } from '../../common/domain/job.js';
 import type { CatalogueImage } from '../../user/catalogue/catalogue-image.js';
 import type { PreparedImage } from '../../user/images/probe.js';
+import { judgeDrive } from '../../common/domain/verdict.js';
+import type { AppJobKind } from '../../common/contracts/app-models.js';
 import { openSourceFeed } from '../../user/images/source-feed.js';
 import { AppCatalogue } from './app-catalogue.js';
 import { BackupFiles } from './backup-files.js';
+import { ImageComparison } from './image-comparison.js';
 import { ChosenImage } from './chosen-image.js';
 import type { DesktopEffects } from './desktop-job.js';
 import { DriveListing, notListed } from './drive-listing.js';
@@ -23,6 +25,9 @@ import { targetRefusal } from './drive-view.js';
 import { reportDownload } from './download-progress.js';
 import { StationService } from './station-service.js';
 import { startFlashSession, type FlashSessionJob, type HelperLauncher, type SessionDeps } from './flash-session.js';
+import { startProbeSession } from './probe-session.js';
+import { startEraseSession } from './erase-session.js';
+import { planErase } from '../../user/erase/erase-drive.js';
 import type { ImageHandOff } from './image-hand-off.js';
 import { probeImage, probeImageUrl, probeSourceDrive } from './image-probe.js';
 import { JobRunner } from './job-runner.js';
@@ -57,7 +62,7 @@ export interface AppService {
   /** Checks `args` against the channel's schema, then calls its handler. Never throws. */
   invoke(method: string, args: unknown): Promise<ApiResult<unknown>>;
   /** What is running: a flash, a clone, a backup, or nothing. */
-  runningJob(): JobKind | null;
+  runningJob(): AppJobKind | null;
   /** Cancels the running job and waits until the helper has stopped and closed the device. */
   cancelJobAndWait(): Promise<void>;
   close(): Promise<void>;
@@ -103,6 +108,7 @@ export function createAppService(deps: AppServiceDeps): AppService {
     notifications: () => deps.settings.get().notifications,
     showInFolder: (path) => deps.showInFolder(path),
   });
+  const comparison = new ImageComparison(runner, drives, deps.settings, () => deps.pickImage());
   const session: SessionDeps = { launch: deps.launchHelper, effects: deps.effects, onProgress: (progress) => deps.emit('jobProgress', progress) };
 
   /** Why `request`'s drives may not be written, from the app's own listing and the shared rules; the helper checks every device again from its own look. */
@@ -166,7 +172,7 @@ export function createAppService(deps: AppServiceDeps): AppService {
         return busy;
       }
       const settings = deps.settings.get();
-      const started = startFlashSession({ input, targets: request.targets, verify: settings.verify, eject: settings.eject, notify: settings.notifications, overlays: customised?.customisation.overlays }, session);
+      const started = startFlashSession({ input, targets: request.targets, verify: settings.verify, eject: settings.eject, capacityCheck: settings.capacityCheck, notify: settings.notifications, overlays: customised?.customisation.overlays }, session);
       const stopReporting = downloading && input.kind === 'feed' ? reportDownload(input.feed, chosen.info.sourceSize, (download) => deps.emit('download', download)) : () => undefined;
       const profile = customised === null ? null : (request.customise ?? null);
       runner.run({
@@ -179,6 +185,43 @@ export function createAppService(deps: AppServiceDeps): AppService {
           return end;
         }),
       });
+      return ok(null);
+    });
+
+  /**
+   * A drive to check or erase, refused as a target would be whatever image is chosen (neither
+   * writes the image); internal disks are refused outright: both are offered for cards and sticks.
+   */
+  const cardOrStick = async (device: string): Promise<ApiResult<DriveInfo>> => {
+    const drive = await drives.find(device);
+    if (!drive.ok) return drive;
+    const refusal = targetRefusal({ ...drive.value, verdicts: judgeDrive(drive.value, null) }, false);
+    return refusal === null ? drive : refused(refusal);
+  };
+
+  const startProbe = (device: string): Promise<ApiResult<null>> =>
+    runner.whileStarting(async () => {
+      const drive = await cardOrStick(device);
+      if (!drive.ok) return drive;
+      const busy = runner.busy();
+      if (busy !== null) return busy;
+      runner.run(startProbeSession(device, deps.settings.get().notifications, session));
+      return ok(null);
+    });
+
+  const startErase = (request: EraseRequest): Promise<ApiResult<null>> =>
+    runner.whileStarting(async () => {
+      const drive = await cardOrStick(request.device);
+      if (!drive.ok) return drive;
+      let plan;
+      try {
+        plan = planErase(drive.value, request.label);
+      } catch (error) {
+        return refuse('invalid-request', `${request.device} cannot be erased so: ${errorText(error)}. Nothing was written.`);
+      }
+      const busy = runner.busy();
+      if (busy !== null) return busy;
+      runner.run(startEraseSession(request.device, plan, deps.settings.get().notifications, session));
       return ok(null);
     });
 
@@ -217,6 +260,10 @@ export function createAppService(deps: AppServiceDeps): AppService {
     chooseBackupFile: (device, compress) => backups.choose(device, compress),
     startBackup: (request) => backups.start(request, session),
     showBackupFile: async () => backups.show(),
+    startProbe,
+    startErase,
+    chooseCompareImage: (device) => comparison.choose(device),
+    startCompare: (device) => comparison.start(device, session),
     cancelJob: async () => runner.cancel(),
     openExternal: async (url) => {
       if (!isAllowedExternalUrl(url)) return refuse('link-not-allowed', 'Sluice opens only its own links.');

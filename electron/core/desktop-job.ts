@@ -1,5 +1,5 @@
 import type { TargetResult } from '../../common/domain/result.js';
-import type { JobKind } from '../../common/domain/job.js';
+import type { AppJobKind } from '../../common/contracts/app-models.js';
 import type { JobEnd } from '../../common/contracts/app-models.js';
 import { summarizeJob } from '../../common/app/outcome.js';
 
@@ -17,7 +17,7 @@ export interface DesktopEffects {
 
 /** A job the app runs (a flash or a backup), as the app service holds it. */
 export interface JobSession {
-  readonly kind: JobKind;
+  readonly kind: AppJobKind;
   /** Asks the job to stop; `done` then resolves with `cancelled` results. */
   cancel(): void;
   /** How the job ended; never rejects. */
@@ -29,7 +29,7 @@ export interface JobSession {
  * happened, and a notification saying how it ended. The keep-awake block is taken before `work`
  * starts (this function's synchronous part). `work` must not reject.
  */
-export async function runDesktopJob(job: { kind: JobKind; verify: boolean; notify: boolean }, effects: DesktopEffects, work: () => Promise<TargetResult[]>): Promise<JobEnd> {
+export async function runDesktopJob(job: { kind: AppJobKind; verify: boolean; notify: boolean }, effects: DesktopEffects, work: () => Promise<TargetResult[]>): Promise<JobEnd> {
   const started = performance.now();
   const allowSleep = effects.preventSleep();
   try {

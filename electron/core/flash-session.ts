@@ -24,6 +24,8 @@ export interface FlashSessionJob {
   verify: boolean;
   /** The helper ejects each drive it wrote and verified; a failure to eject comes back as a warning on its ok result. */
   eject: boolean;
+  /** Check each drive for fake capacity (a flash of an image; a clone fills what it copies). */
+  capacityCheck: boolean;
   notify: boolean;
   /** Each target's customisation, in order: the byte ranges written after the image (electron/core/customise.ts). */
   overlays?: readonly (readonly (readonly [number, string])[])[] | undefined;
@@ -44,7 +46,7 @@ export function startFlashSession(job: FlashSessionJob, deps: SessionDeps): JobS
   const targets = [...job.targets];
   const helperJob: HelperJob =
     input.kind === 'feed'
-      ? { kind: 'flash', targets, ...input.feed.start, verify: job.verify, eject: job.eject }
+      ? { kind: 'flash', targets, ...input.feed.start, verify: job.verify, eject: job.eject, ...(job.capacityCheck ? {} : { capacityCheck: false }) }
       : { kind: 'clone', source: input.device, targets, verify: job.verify, eject: job.eject };
 
   const write = async (): Promise<TargetResult[]> => {

@@ -1,7 +1,7 @@
 import { refuse, type ApiResult } from '../../common/contracts/api-result.js';
 import type { JobEnd } from '../../common/contracts/app-models.js';
 import { errorText } from '../../common/domain/error-details.js';
-import type { JobKind } from '../../common/domain/job.js';
+import type { AppJobKind } from '../../common/contracts/app-models.js';
 import type { JobSession } from './desktop-job.js';
 
 const JOB_RUNNING = 'Sluice is already flashing or backing up a drive; wait for it to end.';
@@ -24,7 +24,7 @@ export class JobRunner {
   ) {}
 
   /** The kind of job running, or null. */
-  running(): JobKind | null {
+  running(): AppJobKind | null {
     return this.session?.kind ?? null;
   }
 

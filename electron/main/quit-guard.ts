@@ -1,8 +1,8 @@
 import { dialog, type BrowserWindow } from 'electron';
 import type { AppService } from '../core/app-service.js';
 
-/** What stopping costs, said plainly: a half-written drive (a flash or a clone), or only the backup file. */
-const QUESTION: Readonly<Record<'write' | 'backup', { title: string; message: string; detail: string; keep: string }>> = {
+/** What stopping costs, said plainly: a half-written drive (a flash, a clone, an erase), only the backup file, or nothing (a check puts back what it tested; a comparison only reads). */
+const QUESTION: Readonly<Record<'write' | 'backup' | 'probe' | 'verify', { title: string; message: string; detail: string; keep: string }>> = {
   write: {
     title: 'A flash is running',
     message: 'Stop writing and quit?',
@@ -14,6 +14,18 @@ const QUESTION: Readonly<Record<'write' | 'backup', { title: string; message: st
     message: 'Stop the backup and quit?',
     detail: 'The drive is left as it was; the incomplete backup file is deleted.',
     keep: 'Keep backing up',
+  },
+  probe: {
+    title: 'A card is being checked',
+    message: 'Stop the check and quit?',
+    detail: 'Every block tested so far is put back first.',
+    keep: 'Keep checking',
+  },
+  verify: {
+    title: 'A drive is being compared with an image',
+    message: 'Stop comparing and quit?',
+    detail: 'Nothing was written to the drive.',
+    keep: 'Keep comparing',
   },
 };
 
@@ -28,7 +40,7 @@ export function guardQuitDuringJob(window: BrowserWindow, service: AppService): 
     const running = service.runningJob();
     if (confirmed || running === null) return;
     event.preventDefault();
-    const question = QUESTION[running === 'backup' ? 'backup' : 'write'];
+    const question = QUESTION[running === 'backup' || running === 'probe' || running === 'verify' ? running : 'write'];
     const choice = dialog.showMessageBoxSync(window, {
       type: 'warning',
       title: question.title,

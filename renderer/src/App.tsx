@@ -5,6 +5,8 @@ import type { ImageInfo } from '../../common/domain/image.js';
 import type { BackupRequest, DriveInfo } from '../../common/contracts/app-models.js';
 import type { Settings } from '../../common/contracts/settings.js';
 import { BackupDialog } from './components/BackupDialog.js';
+import { CheckDialog } from './components/CheckDialog.js';
+import { EraseDialog } from './components/EraseDialog.js';
 import { ConfirmFlash } from './components/ConfirmFlash.js';
 import { CustomiseDialog } from './components/CustomiseDialog.js';
 import type { CustomisationPreview } from '../../common/contracts/customise.js';
@@ -23,7 +25,7 @@ import { availableDrives, canFlash, copyableDrives, defaultVisibility, flowReduc
 import { useFileDrop } from './use-file-drop.js';
 import { ErrorMessage } from './components/ErrorMessage.js';
 
-type Dialog = 'drives' | 'confirm' | 'settings' | 'customise' | 'os' | { backup: DriveInfo } | null;
+type Dialog = 'drives' | 'confirm' | 'settings' | 'customise' | 'os' | { backup: DriveInfo } | { check: DriveInfo } | { erase: DriveInfo } | null;
 
 export function App({ api }: { api: SluiceApi }) {
   const [state, dispatch] = useReducer(flowReducer, INITIAL_STATE);
@@ -153,6 +155,28 @@ export function App({ api }: { api: SluiceApi }) {
     }
   };
 
+  const startProbe = (drive: DriveInfo) => {
+    setDialog(null);
+    dispatch({ type: 'probe-starting', drive });
+    void api.startProbe(drive.device).then((result) => !result.ok && dispatch({ type: 'flash-refused', message: result.error.message }));
+  };
+
+  const startErase = (drive: DriveInfo, label: string | null) => {
+    setDialog(null);
+    dispatch({ type: 'erase-starting', drive });
+    void api.startErase({ device: drive.device, label }).then((result) => !result.ok && dispatch({ type: 'flash-refused', message: result.error.message }));
+  };
+
+  const compare = async (drive: DriveInfo) => {
+    setDialog(null);
+    const chosen = await api.chooseCompareImage(drive.device);
+    if (!chosen.ok) return dispatch({ type: 'flash-refused', message: chosen.error.message });
+    if (chosen.value === null) return;
+    dispatch({ type: 'compare-starting', drive, image: chosen.value });
+    const started = await api.startCompare(drive.device);
+    if (!started.ok) dispatch({ type: 'flash-refused', message: started.error.message });
+  };
+
   const cancelJob = () => {
     dispatch({ type: 'cancelling' });
     void api.cancelJob();
@@ -229,6 +253,9 @@ export function App({ api }: { api: SluiceApi }) {
           confirmedSystem={state.confirmedSystem}
           onCancel={() => setDialog(null)}
           onBackup={openBackup}
+          onCheck={(drive) => setDialog({ check: drive })}
+          onErase={(drive) => setDialog({ erase: drive })}
+          onCompare={(drive) => void compare(drive)}
           onDone={(devices, confirmedSystem) => {
             dispatch({ type: 'select', devices, confirmedSystem });
             setDialog(null);
@@ -238,7 +265,9 @@ export function App({ api }: { api: SluiceApi }) {
       {dialog === 'confirm' && state.image !== null && targets.length > 0 && (
         <ConfirmFlash image={state.image} targets={targets} verify={state.settings?.verify ?? true} customisation={confirmCustomisation} onConfirm={startFlash} onCancel={() => setDialog(null)} />
       )}
-      {typeof dialog === 'object' && dialog !== null && (
+      {typeof dialog === 'object' && dialog !== null && 'erase' in dialog && <EraseDialog drive={dialog.erase} onStart={(label) => startErase(dialog.erase, label)} onCancel={() => setDialog(null)} />}
+      {typeof dialog === 'object' && dialog !== null && 'check' in dialog && <CheckDialog drive={dialog.check} onStart={() => startProbe(dialog.check)} onCancel={() => setDialog(null)} />}
+      {typeof dialog === 'object' && dialog !== null && 'backup' in dialog && (
         <BackupDialog
           drive={state.drives.find((d) => d.device === dialog.backup.device) ?? dialog.backup}
           verify={state.settings?.verify ?? true}

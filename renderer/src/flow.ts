@@ -16,7 +16,14 @@ import { driveName } from './labels.js';
  * What a job works on: an image (a flash) or a drive (a clone) written to drives, as they were
  * when it started (the live list may lose them mid-write), or a drive saved into a file (a backup).
  */
-export type JobSubject = { kind: 'flash' | 'clone'; image: ImageInfo; targets: DriveInfo[] } | { kind: 'backup'; drive: DriveInfo; file: string };
+export type JobSubject =
+  | { kind: 'flash' | 'clone'; image: ImageInfo; targets: DriveInfo[] }
+  | { kind: 'backup'; drive: DriveInfo; file: string }
+  /** A drive checked for fake capacity (nothing of it is lost), or erased back to one empty partition. */
+  | { kind: 'probe'; drive: DriveInfo }
+  | { kind: 'erase'; drive: DriveInfo }
+  /** A drive compared with an image it should hold, nothing written. */
+  | { kind: 'verify'; drive: DriveInfo; image: ImageInfo };
 
 /** One line per thing being written, as progress and results are keyed: a drive's device, or the backup file's path. */
 export interface JobRow {
@@ -31,6 +38,7 @@ export function fileName(path: string): string {
 }
 
 export function jobRows(subject: JobSubject): JobRow[] {
+  if (subject.kind === 'probe' || subject.kind === 'erase' || subject.kind === 'verify') return [{ key: subject.drive.device, name: driveName(subject.drive), detail: subject.drive.device }];
   if (subject.kind !== 'backup') return subject.targets.map((t) => ({ key: t.device, name: driveName(t), detail: t.device }));
   return [{ key: subject.file, name: fileName(subject.file), detail: subject.file }];
 }
@@ -106,6 +114,12 @@ export type FlowAction =
   | { type: 'backup-starting'; drive: DriveInfo; file: string }
   /** The backup did not start: back to the steps, where the backup dialog says why. */
   | { type: 'backup-refused' }
+  /** `drive` is being checked for fake capacity; a refusal comes back as flash-refused does (said under the steps). */
+  | { type: 'probe-starting'; drive: DriveInfo }
+  /** `drive` is being erased; a refusal comes back as flash-refused does. */
+  | { type: 'erase-starting'; drive: DriveInfo }
+  /** `drive` is being compared with `image`; a refusal comes back as flash-refused does. */
+  | { type: 'compare-starting'; drive: DriveInfo; image: ImageInfo }
   | { type: 'flash-refused'; message: string }
   | { type: 'progress'; progress: Progress }
   | { type: 'download'; download: DownloadProgress }
@@ -139,6 +153,11 @@ export function availableDrives(state: Pick<FlowState, 'drives' | 'settings'>): 
 /** A drive that can be read whole (cloned or backed up): a medium in it, and not the running system. The main process and the helper check again. */
 export function isCopyable(drive: DriveInfo): boolean {
   return drive.system !== 'running' && drive.size !== null && drive.size > 0;
+}
+
+/** A drive that can be checked for fake capacity or erased: a card or stick with a medium, writable. The main process and the helper check again. */
+export function isCheckable(drive: DriveInfo): boolean {
+  return drive.system === null && !drive.readOnly && drive.size !== null && drive.size > 0;
 }
 
 /** Drives that can be copied (a clone), among those the picker shows. */
@@ -210,6 +229,13 @@ export function flowReducer(state: FlowState, action: FlowAction): FlowState {
     case 'backup-starting':
       // Shown even when the settings could not be loaded: the main process runs the backup regardless.
       return startJob(state, { kind: 'backup', drive: action.drive, file: action.file }, state.settings?.verify ?? true);
+    case 'probe-starting':
+      return startJob(state, { kind: 'probe', drive: action.drive }, true);
+    case 'compare-starting':
+      return startJob(state, { kind: 'verify', drive: action.drive, image: action.image }, true);
+    case 'erase-starting':
+      // The drive's contents are gone: it can no longer be a clone's source or hold the chosen image's flash as chosen.
+      return startJob(state, { kind: 'erase', drive: action.drive }, true);
     case 'flash-refused':
       return { ...state, running: null, startError: action.message };
     case 'backup-refused':

@@ -1,5 +1,6 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
 import { GiB, MiB } from '../../common/domain/units.js';
@@ -52,6 +53,8 @@ describeDevices('sluice erase', () => {
     expect(run.events.find((e) => e.type === 'erase')).toMatchObject({ filesystem: 'fat32', label: 'SLUICE 1', partitionStart: 4 * MiB, partitionBytes: 252 * MiB });
     expect(run.events.find((e) => e.type === 'result')).toMatchObject({ status: 'ok', verified: true });
     expect(readBytes(loop.backing, 128 * MiB, MiB).equals(untouched)).toBe(true);
+    // The tables' temporary file is gone with its directory.
+    expect(readdirSync(tmpdir()).filter((name) => name.startsWith('sluice-erase-'))).toEqual([]);
     const partition = await partitionOf(loop);
     expect(identify(partition)).toEqual({ type: 'vfat', label: 'SLUICE 1' });
     clean('fsck.fat', partition);

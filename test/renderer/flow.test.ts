@@ -92,6 +92,30 @@ describe('the screen state', () => {
     expect(state.selected).toEqual(before.selected);
   });
 
+  it('a drive being checked for fake capacity (or erased, or compared with an image) is the job; its end returns to the steps as they were; a refusal is said under them', () => {
+    const before = ready();
+    const [drive] = before.drives;
+    if (drive === undefined) throw new Error('no drive in the fixture');
+    let state = flowReducer(before, { type: 'probe-starting', drive });
+    expect(state.running).toMatchObject({ subject: { kind: 'probe', drive }, verify: true });
+    expect(jobRows({ kind: 'probe', drive })).toEqual([{ key: drive.device, name: 'Card /dev/sdb', detail: drive.device }]);
+    const end: JobEnd = { kind: 'probe', results: [{ status: 'ok', target: drive.device, bytes: 4e9, written: false, verified: true, seconds: 0.3 }], verify: true, seconds: 0.4 };
+    state = flowReducer(flowReducer(state, { type: 'job-ended', end }), { type: 'back-to-steps' });
+    expect(state.finished).toBeNull();
+    expect(state.image).toBe(before.image);
+    expect(state.selected).toEqual(before.selected);
+    const refused = flowReducer(flowReducer(state, { type: 'probe-starting', drive }), { type: 'flash-refused', message: 'Sluice is already flashing' });
+    expect(refused).toMatchObject({ running: null, startError: 'Sluice is already flashing' });
+    // An erase is a job about one drive the same way.
+    const erasing = flowReducer(state, { type: 'erase-starting', drive });
+    expect(erasing.running).toMatchObject({ subject: { kind: 'erase', drive }, verify: true });
+    expect(jobRows({ kind: 'erase', drive })).toEqual(jobRows({ kind: 'probe', drive }));
+    // A comparison with an image too, keeping the image it compares with.
+    const comparing = flowReducer(state, { type: 'compare-starting', drive, image });
+    expect(comparing.running).toMatchObject({ subject: { kind: 'verify', drive, image } });
+    expect(jobRows({ kind: 'verify', drive, image })).toEqual(jobRows({ kind: 'probe', drive }));
+  });
+
   it('ignores progress and ends that arrive with no flash running', () => {
     const state = ready();
     expect(flowReducer(state, { type: 'progress', progress: { phase: 'writing', target: '/dev/sdb', bytesDone: 1, bytesTotal: 2, speed: 1, eta: 1 } })).toBe(state);

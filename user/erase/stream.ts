@@ -24,14 +24,23 @@ export function* planBytesOf(plan: Pick<ErasePlan, 'extents' | 'patches'>): Gene
   }
 }
 
+/** The plan's bytes, open for reading from their start (the helper's fd 0), and what closes and removes them. */
+export interface PlanFile {
+  fd: number;
+  dispose(): Promise<void>;
+}
+
 /**
- * The plan's bytes in an unlinked temporary file, open for reading from its start: the helper's
- * fd 0. A file rather than a pipe fed from here: the helper reads it at its own pace, and nothing
- * in this process can block on it. The caller closes the descriptor after the job.
+ * The plan's bytes in a temporary file of a fresh private directory. A file rather than a pipe fed
+ * from here: the helper reads it at its own pace, and nothing in this process can block on it. It
+ * is unlinked at once where the system allows that for an open file; Windows does not, so there
+ * dispose() removes it after the job.
  */
-export async function planFile(plan: Pick<ErasePlan, 'extents' | 'patches'>): Promise<number> {
+export async function planFile(plan: Pick<ErasePlan, 'extents' | 'patches'>): Promise<PlanFile> {
   const dir = await mkdtemp(join(tmpdir(), 'sluice-erase-'));
+  const remove = () => rm(dir, { recursive: true, force: true });
   const path = join(dir, 'tables');
+  let fd: number;
   try {
     const out = await openFd(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL);
     try {
@@ -39,8 +48,17 @@ export async function planFile(plan: Pick<ErasePlan, 'extents' | 'patches'>): Pr
     } finally {
       await closeFd(out);
     }
-    return await openFd(path, constants.O_RDONLY);
-  } finally {
-    await rm(dir, { recursive: true, force: true });
+    fd = await openFd(path, constants.O_RDONLY);
+  } catch (error) {
+    await remove();
+    throw error;
   }
+  if (process.platform !== 'win32') await remove();
+  return {
+    fd,
+    dispose: async () => {
+      await closeFd(fd);
+      await remove();
+    },
+  };
 }

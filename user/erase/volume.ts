@@ -6,7 +6,8 @@
  * clusters, and the drive's last MiB (where an old image's backup GPT would otherwise linger).
  * The rest of the drive is left as it is: free clusters are never read before they are written.
  */
-import { GiB, MiB } from '../../common/domain/units.js';
+import { eraseFilesystem, type EraseFilesystem } from '../../common/domain/erase.js';
+import { MiB } from '../../common/domain/units.js';
 import { alignDown, alignUp } from '../../writer/job-memory.js';
 import { EXTENT_ALIGN } from '../../writer/stream-layout.js';
 import { exfatVolume } from './exfat.js';
@@ -16,12 +17,9 @@ import { mbr } from './mbr.js';
 
 /** Where the partition starts and what every data structure inside it is aligned to. */
 export const ERASE_ALIGN = 4 * MiB;
-/** Up to this size a drive gets FAT32 (SDHC), above it exFAT (SDXC). */
-export const FAT32_MAX_BYTES = 32 * GiB;
 /** The drive's tail that is blanked: an old GPT's backup header lives in its last sector. */
 const TAIL_BYTES = MiB;
 
-export type Filesystem = 'fat32' | 'exfat';
 
 /** Bytes to put at a byte offset; everything else in the written ranges is zeros. */
 export interface Patch {
@@ -50,7 +48,7 @@ export interface VolumeRequest {
 }
 
 export interface ErasePlan {
-  filesystem: Filesystem;
+  filesystem: EraseFilesystem;
   /** The label as the volume stores it (FAT's in upper case); null for none. */
   label: string | null;
   /** The whole drive: the stream's image size. */
@@ -79,7 +77,7 @@ export function erasePlan(request: EraseRequest): ErasePlan {
   if (![512, 1024, 2048, 4096].includes(sectorBytes)) throw new Error(`a drive with ${sectorBytes}-byte sectors cannot be given FAT32 or exFAT`);
   const partitionStart = ERASE_ALIGN;
   const partitionBytes = alignDown(driveBytes, sectorBytes) - partitionStart;
-  const filesystem: Filesystem = driveBytes <= FAT32_MAX_BYTES ? 'fat32' : 'exfat';
+  const filesystem = eraseFilesystem(driveBytes);
   const volume = { bytes: partitionBytes, sectorBytes, startSector: partitionStart / sectorBytes, label: request.label, serial: request.serial };
   const inside = filesystem === 'fat32' ? fat32Volume(volume) : exfatVolume(volume);
   const table = mbr({ sectorBytes, startSector: partitionStart / sectorBytes, sectors: partitionBytes / sectorBytes, type: filesystem === 'fat32' ? 0x0c : 0x07, diskSignature: request.diskSignature });

@@ -2,7 +2,7 @@ import { useId, useState } from 'react';
 import type { DriveInfo } from '../../../common/contracts/app-models.js';
 import { formatBytes } from '../../../common/domain/units.js';
 import { isDriveShown, verdictEffect, type DriveVisibility } from '../../../common/domain/verdict.js';
-import { fileName, isCopyable, isSelectable } from '../flow.js';
+import { fileName, isCheckable, isCopyable, isSelectable } from '../flow.js';
 import { BUS_LABEL, driveName, verdictBadge } from '../labels.js';
 import { Modal } from './Modal.js';
 
@@ -16,6 +16,12 @@ interface DrivePickerProps {
   onCancel: () => void;
   /** "Back up…" on a drive's row: save it into an image file. */
   onBackup: (drive: DriveInfo) => void;
+  /** Check the drive for fake capacity (its data is put back). */
+  onCheck: (drive: DriveInfo) => void;
+  /** Erase the drive back to one empty partition. */
+  onErase: (drive: DriveInfo) => void;
+  /** Compare the drive with an image it should hold, writing nothing. */
+  onCompare: (drive: DriveInfo) => void;
 }
 
 /** The name a person types to confirm a system drive: the last part of its path ("sda", "disk2", "PhysicalDrive1"). */
@@ -74,8 +80,17 @@ function SystemConfirm({ device, onConfirm, onCancel }: SystemConfirmProps) {
   );
 }
 
+
+/** Why a drive cannot be checked or erased from its row (the main process and the helper check again); null when it can. */
+function notCheckable(drive: DriveInfo): string | null {
+  if (isCheckable(drive)) return null;
+  if (drive.system === 'running') return 'Sluice does not write to the running system';
+  if (drive.system === 'internal') return 'Offered for cards and sticks, not this computer\'s own disks';
+  return drive.readOnly ? 'It is read-only' : 'There is no medium in it';
+}
+
 /** The drive list: live as drives come and go, several may be chosen, unsafe ones explain themselves. */
-export function DrivePicker({ drives, visibility, selected, confirmedSystem, onDone, onCancel, onBackup }: DrivePickerProps) {
+export function DrivePicker({ drives, visibility, selected, confirmedSystem, onDone, onCancel, onBackup, onCheck, onErase, onCompare }: DrivePickerProps) {
   const [chosen, setChosen] = useState(selected);
   const [confirmed, setConfirmed] = useState(confirmedSystem);
   // Opened again with an internal disk chosen, the list shows it.
@@ -137,6 +152,7 @@ export function DrivePicker({ drives, visibility, selected, confirmedSystem, onD
             const inputId = `${listId}-${drive.device}`;
             const reasonId = `${inputId}-reason`;
             const reasons = drive.verdicts.map((v) => v.message).join(' ');
+            const notWritable = notCheckable(drive);
             return (
               <li key={drive.device} className={`drive-row ${selectable ? '' : 'blocked'}`} data-device={drive.device}>
                 <input
@@ -168,6 +184,26 @@ export function DrivePicker({ drives, visibility, selected, confirmedSystem, onD
                   onClick={() => onBackup(drive)}
                 >
                   Back up…
+                </button>
+                {(
+                  [
+                    { label: 'Check…', name: `Check ${driveName(drive)} (${drive.device}) for fake capacity`, does: 'Find out whether it holds what it claims; its data is put back', run: onCheck },
+                    { label: 'Erase…', name: `Erase ${driveName(drive)} (${drive.device})`, does: 'Make it a normal empty drive again', run: onErase },
+                  ] as const
+                ).map(({ label, name, does, run }) => (
+                  <button key={label} type="button" className="button quiet row-action" aria-label={name} title={notWritable ?? does} disabled={notWritable !== null} onClick={() => run(drive)}>
+                    {label}
+                  </button>
+                ))}
+                <button
+                  type="button"
+                  className="button quiet row-action"
+                  aria-label={`Compare ${driveName(drive)} (${drive.device}) with an image`}
+                  title={isCopyable(drive) ? 'Check it against an image it should hold; nothing is written' : drive.system === 'running' ? 'Sluice does not read the running system' : 'There is no medium in it'}
+                  disabled={!isCopyable(drive)}
+                  onClick={() => onCompare(drive)}
+                >
+                  Compare…
                 </button>
                 {pendingSystem === drive.device && (
                   <SystemConfirm

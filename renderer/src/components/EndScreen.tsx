@@ -1,9 +1,9 @@
 import { useEffect, useRef } from 'react';
 import { EXTERNAL_LINKS } from '../../../common/app/links.js';
-import type { JobKind } from '../../../common/domain/job.js';
+import type { AppJobKind } from '../../../common/contracts/app-models.js';
 import { failureAdvice, failureHeadline, summarizeJob, type Tone } from '../../../common/app/outcome.js';
 import { skippedLines } from '../../../common/app/skipped-words.js';
-import type { TargetResult } from '../../../common/domain/result.js';
+import { repairWords, type TargetResult } from '../../../common/domain/result.js';
 import { formatBytes, formatDuration } from '../../../common/domain/units.js';
 import { jobRows, type FinishedJob, type JobSubject } from '../flow.js';
 import { driveName } from '../labels.js';
@@ -38,13 +38,14 @@ const WORDS: Readonly<Record<'write' | 'backup', { ok: string; unverified: strin
   },
 };
 
-function wordsFor(kind: JobKind): (typeof WORDS)['write'] {
+function wordsFor(kind: AppJobKind): (typeof WORDS)['write'] {
   return WORDS[kind === 'backup' ? 'backup' : 'write'];
 }
 
 /** What the job was about: the image written, or the drive backed up. */
 function subjectName(subject: JobSubject): string {
-  return subject.kind !== 'backup' ? subject.image.name : `${driveName(subject.drive)} (${subject.drive.device})`;
+  if (subject.kind === 'verify') return `${driveName(subject.drive)} (${subject.drive.device}) and ${subject.image.name}`;
+  return subject.kind === 'backup' || subject.kind === 'probe' || subject.kind === 'erase' ? `${driveName(subject.drive)} (${subject.drive.device})` : subject.image.name;
 }
 
 function ToneIcon({ tone }: { tone: Tone }) {
@@ -60,10 +61,29 @@ function ToneIcon({ tone }: { tone: Tone }) {
   }
 }
 
-function ResultRow({ result, job, name, onOpenLink }: { result: TargetResult; job: JobKind; name: string; onOpenLink: (url: string) => void }) {
+type OkResult = Extract<TargetResult, { status: 'ok' }>;
+
+/** What a good end says for the jobs about one drive that write no image: a check, an erase, a comparison. */
+const SINGLE_DRIVE_OK = {
+  probe: (r: OkResult) =>
+    `It holds the ${formatBytes(r.bytes)} it claims: ${r.capacityCheck?.markers ?? 0} test blocks over the whole drive were written, read back and put back, in ${formatDuration(r.seconds)}.`,
+  erase: (r: OkResult) => `One empty partition: its tables (${formatBytes(r.bytes)}) written and read back in ${formatDuration(r.seconds)}; the rest of the drive is free space now.`,
+  verify: (r: OkResult) => `It holds the image: ${formatBytes(r.bytes)} compared in ${formatDuration(r.seconds)}, nothing written.`,
+} as const;
+
+function ResultRow({ result, job, name, onOpenLink }: { result: TargetResult; job: AppJobKind; name: string; onOpenLink: (url: string) => void }) {
   const words = wordsFor(job);
   switch (result.status) {
     case 'ok': {
+      const single = job === 'probe' || job === 'erase' || job === 'verify' ? SINGLE_DRIVE_OK[job] : undefined;
+      if (single !== undefined) {
+        return (
+          <li className="result ok">
+            <strong>{name}</strong> <span className="muted">{result.target}</span>
+            <p data-testid={`${job}-result`}>{single(result)}</p>
+          </li>
+        );
+      }
       const speed = result.seconds > 0 ? ` · ${formatBytes(result.bytes / result.seconds)}/s average` : '';
       return (
         <li className="result ok">
@@ -78,6 +98,16 @@ function ResultRow({ result, job, name, onOpenLink }: { result: TargetResult; jo
               {line}
             </p>
           ))}
+          {result.repaired !== undefined && (
+            <p data-testid="result-repaired">
+              Verification found blocks that differed and Sluice {repairWords(result.repaired)}: written again from the image and read back right. If it happens again, the card may be failing.
+            </p>
+          )}
+          {result.capacityCheck !== undefined && (
+            <p className="muted" data-testid="result-capacity">
+              Capacity checked: {result.capacityCheck.markers} test blocks past the image came back ({formatDuration(result.capacityCheck.seconds)}).
+            </p>
+          )}
           {result.ejected === true && <p>Ejected: you can remove it now.</p>}
           {/* After the image was safely written: worth saying, never a reason to call the flash failed. */}
           {result.warnings?.map((warning) => (
@@ -148,12 +178,12 @@ export function EndScreen({ finished, onFlashAnother, onFlashAgain, onDone, onSh
         ))}
       </ul>
       <div className="actions">
-        {subject.kind === 'backup' ? (
+        {subject.kind === 'backup' || subject.kind === 'probe' || subject.kind === 'erase' || subject.kind === 'verify' ? (
           <>
             <button type="button" className="button primary" onClick={onDone}>
               Done
             </button>
-            {end.results[0]?.status === 'ok' && (
+            {subject.kind === 'backup' && end.results[0]?.status === 'ok' && (
               <button type="button" className="button" onClick={onShowFile}>
                 Show in folder
               </button>

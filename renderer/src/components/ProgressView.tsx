@@ -22,6 +22,27 @@ function rate(progress: Progress | undefined): string {
 }
 
 function Title({ subject }: { subject: JobSubject }) {
+  if (subject.kind === 'verify') {
+    return (
+      <>
+        Comparing <span className="chosen-name">{driveName(subject.drive)}</span> with <span className="chosen-name">{subject.image.name}</span>
+      </>
+    );
+  }
+  if (subject.kind === 'erase') {
+    return (
+      <>
+        Erasing <span className="chosen-name">{driveName(subject.drive)}</span>
+      </>
+    );
+  }
+  if (subject.kind === 'probe') {
+    return (
+      <>
+        Checking <span className="chosen-name">{driveName(subject.drive)}</span> for fake capacity
+      </>
+    );
+  }
   if (subject.kind !== 'backup') {
     return (
       <>
@@ -63,8 +84,8 @@ export function ProgressView({ job, onCancel }: { job: RunningJob; onCancel: () 
           {percent(fraction)}
         </span>
       </div>
-      <p className="muted">{lead === undefined ? (job.subject.kind !== 'backup' ? 'Preparing the drive…' : 'Opening the drive…') : `${formatBytes(lead.bytesDone)}${lead.bytesTotal === null ? '' : ` of ${formatBytes(lead.bytesTotal)}`} · ${rate(lead)}`}</p>
-      <ul className="target-rows" aria-label={job.subject.kind !== 'backup' ? 'Drives' : 'Backup file'}>
+      <p className="muted">{lead === undefined ? ({ probe: 'Writing test blocks, reading them back, putting back what was there…', backup: 'Opening the drive…' } as Partial<Record<string, string>>)[job.subject.kind] ?? 'Preparing the drive…' : `${formatBytes(lead.bytesDone)}${lead.bytesTotal === null ? '' : ` of ${formatBytes(lead.bytesTotal)}`} · ${rate(lead)}`}</p>
+      <ul className="target-rows" aria-label={job.subject.kind === 'backup' ? 'Backup file' : job.subject.kind === 'probe' ? 'Drive' : 'Drives'}>
         {rows.map((row) => {
           const p = job.progress[row.key];
           const f = p === undefined ? null : targetFraction(p, job.verify);

@@ -10,6 +10,7 @@ const FIELDS: readonly { key: SwitchSetting; label: string; help: string }[] = [
   { key: 'verify', label: 'Verify after writing', help: 'Read every drive back and compare it with the image. Turning this off means a bad card goes unnoticed.' },
   { key: 'eject', label: 'Eject when done', help: 'Eject the drives after a successful flash, so they can be pulled out at once.' },
   { key: 'exact', label: 'Write every byte', help: 'Also write the free space of the image’s filesystems, so no old data stays on the card. Slower: most of an OS image is free space.' },
+  { key: 'capacityCheck', label: 'Check for fake capacity', help: 'Test blocks past the image are written before it and read back after it: a card that holds less than it claims fails the flash.' },
   { key: 'notifications', label: 'Notify when done', help: 'A desktop notification when a flash ends.' },
   { key: 'showVirtual', label: 'Show virtual drives', help: 'List loop devices and attached disk images as targets.' },
 ];

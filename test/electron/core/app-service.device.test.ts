@@ -294,20 +294,23 @@ describeDevices('the main-process core (what Electron and the browser bridge bot
     // Ejecting is on by default and asked of the helper; a loop device has no hardware to power off, and that is no warning.
     expect(end.results[0]).toMatchObject({ ejected: false });
     expect(end.results[0]).not.toHaveProperty('warnings');
+    // The capacity check is on by default: its markers went past the image and came back.
+    expect(end.results[0]).toMatchObject({ capacityCheck: { markers: expect.any(Number) as number } });
     expect(h.service.runningJob()).toBeNull();
   });
 
-  it('with notifications off, nothing is notified; with verification off, the result says so; with ejecting off, nothing is ejected', async () => {
+  it('with notifications off, nothing is notified; with verification off, the result says so; with ejecting or the capacity check off, neither is done', async () => {
     const dir = scratchDir();
     const image = join(dir, 'image.img');
     writeRandomFile(image, 4 * MiB);
     const loop = createLoop({ size: 8 * MiB, dir });
-    const h = await harness(dir, { notifications: false, verify: false, eject: false });
+    const h = await harness(dir, { notifications: false, verify: false, eject: false, capacityCheck: false });
     value(await h.service.handlers.selectImage(image));
     value(await h.service.handlers.startFlash({ image: image, targets: [loop.path], confirmedSystemDrives: [] }));
     const end = await flashEnded(h);
     expect(end).toMatchObject({ verify: false, results: [{ status: 'ok', verified: false }] });
     expect(end.results[0]).not.toHaveProperty('ejected');
+    expect(end.results[0]).not.toHaveProperty('capacityCheck');
     expect(h.effects.some((e) => e.startsWith('notified'))).toBe(false);
   });
 

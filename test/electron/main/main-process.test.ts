@@ -160,7 +160,7 @@ describe('the Electron main process, as built', () => {
     const getSettings = record.ipcHandlers.get(INVOKE_CHANNELS.getSettings);
     if (getSettings === undefined) throw new Error('no settings handler');
     const from = (url: string, parent: unknown = null) => ({ senderFrame: { url, parent } });
-    await expect(getSettings(from('app://sluice/index.html'))).resolves.toMatchObject({ ok: true, value: { verify: true, eject: true, showVirtual: false, notifications: true } });
+    await expect(getSettings(from('app://sluice/index.html'))).resolves.toMatchObject({ ok: true, value: { verify: true, eject: true, showVirtual: false, notifications: true, capacityCheck: true } });
     for (const event of [from('app://sluice/index.html', {}), from('https://evil.example/'), from('file:///tmp/x.html'), { senderFrame: null }]) {
       await expect(getSettings(event)).resolves.toMatchObject({ ok: false, error: { code: 'untrusted-sender' } });
     }

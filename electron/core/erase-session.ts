@@ -1,0 +1,33 @@
+import type { TargetResult } from '../../common/domain/result.js';
+import { errorText } from '../../common/domain/error-details.js';
+import { eraseJob } from '../../user/erase/erase-drive.js';
+import type { PlanFile } from '../../user/erase/stream.js';
+import type { ErasePlan } from '../../user/erase/volume.js';
+import type { LaunchedHelper } from '../../user/launcher/launch.js';
+import { runDesktopJob, type JobSession } from './desktop-job.js';
+import type { SessionDeps } from './flash-session.js';
+
+/** Runs one erase (the one `sluice erase` runs: the tables of `plan` through the flash path) with the desktop effects around it. */
+export function startEraseSession(device: string, plan: ErasePlan, notify: boolean, deps: SessionDeps): JobSession {
+  let helper: LaunchedHelper | null = null;
+  let cancelled = false;
+  const erase = async (): Promise<TargetResult[]> => {
+    let source: PlanFile | null = null;
+    try {
+      const start = await eraseJob(device, plan);
+      source = start.source;
+      if (cancelled) return [{ status: 'cancelled', target: device, bytes: 0 }];
+      helper = deps.launch({ source: source.fd, job: start.job, onProgress: deps.onProgress });
+      return await helper.result;
+    } catch (error) {
+      return [{ status: 'failed', target: device, bytes: 0, code: 'helper-died', message: `The erasing process could not start: ${errorText(error)}. Nothing was written.` }];
+    } finally {
+      await source?.dispose();
+    }
+  };
+  const cancel = () => {
+    cancelled = true;
+    helper?.cancel();
+  };
+  return { kind: 'erase', cancel, done: runDesktopJob({ kind: 'erase', verify: true, notify }, deps.effects, erase) };
+}
