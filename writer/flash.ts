@@ -219,7 +219,13 @@ async function runJob(job: WriteJob, layout: StreamLayout, opened: readonly Writ
   };
   const cancelAll = async (): Promise<void> => {
     await Promise.allSettled(active.map((t) => t.sync()));
-    endAll((t) => ({ status: 'cancelled', target: t.path, bytes: imageBytes }));
+    const refused = job.skips?.refusal;
+    if (refused !== undefined && refused !== null) {
+      const failure = toFailure(refused);
+      endAll((t) => ({ status: 'failed', target: t.path, bytes: imageBytes, ...failure }));
+    } else {
+      endAll((t) => ({ status: 'cancelled', target: t.path, bytes: imageBytes }));
+    }
   };
   /** Writes `length` stream bytes from `buffer`, which start at stream offset `at`, where the layout puts them. */
   const writeStream = async (t: WriteTarget, buffer: Buffer, length: number, at: number): Promise<void> => {

@@ -15,6 +15,12 @@ interface Pending {
  * the decoder goes on without those bytes) and rejects if the job refused it or no longer reads.
  */
 export class SkipInbox {
+  /**
+   * The first skip the job refused (a protocol error). The helper then stops the job, whose read
+   * may be waiting on a decoder that waits for this skip's answer; the job ends failed with this
+   * reason, not cancelled.
+   */
+  refusal: unknown = null;
   private handler: SkipHandler | null = null;
   private closed = false;
   private readonly pending: Pending[] = [];
@@ -46,6 +52,7 @@ export class SkipInbox {
       this.handler?.(entry.extents);
       entry.settle();
     } catch (error) {
+      this.refusal ??= error;
       entry.settle(error);
     }
   }

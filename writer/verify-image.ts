@@ -138,7 +138,11 @@ export async function compareWithImage(job: Pick<VerifyImageJob, 'source' | 'sou
   } finally {
     job.skips?.close();
   }
-  if (compared.end === 'cancelled') return { status: 'cancelled', target, bytes: compared.at };
+  if (compared.end === 'cancelled') {
+    // A skip the job refused stopped it (see SkipInbox.refusal): that is its reason.
+    const refused = job.skips?.refusal;
+    return refused !== undefined && refused !== null ? { status: 'failed', target, bytes: compared.at, ...toFailure(refused) } : { status: 'cancelled', target, bytes: compared.at };
+  }
   meter.finish();
   const streamBytes = layout.streamBytes;
   if (streamBytes !== null && position !== streamBytes) {

@@ -18,6 +18,8 @@ import { checksumFor } from '../../user/images/checksums.js';
 import { parseFrameHeader } from '../../user/images/decode/zstd-frames.js';
 import { detectFormat } from '../../user/images/detect-format.js';
 import { dmgSize, openDmg } from '../../user/images/dmg.js';
+import { findFreeSpace } from '../../user/images/free-space/find-free-space.js';
+import { randomAccess, StreamedImage } from '../../user/images/free-space/image-reader.js';
 import { filesystemLabel, readPartitionTable } from '../../user/images/partition-table.js';
 import { readQcow2 } from '../../user/images/qcow2.js';
 import { readXzIndex, type ReadAt } from '../../user/images/xz-index.js';
@@ -63,7 +65,39 @@ function image(dir: string): string {
   return path;
 }
 
+/**
+ * A 2 MiB disk whose one partition (1 MiB at 1 MiB, MBR) holds `mkfs` (a command run on the
+ * partition file `part`): small enough for the campaign's memory check, whole enough that the
+ * free-space readers reach the bitmaps or the FAT.
+ */
+function smallDisk(dir: string, name: string, type: string, mkfs: string): Buffer {
+  sh(dir, `truncate -s 1M part && ${mkfs} && truncate -s 2M ${name} && printf 'label: dos\\nstart=2048, size=2048, type=${type}\\n' | sfdisk --quiet ${name} && dd if=part of=${name} bs=1M seek=1 conv=notrunc status=none && rm part`);
+  return readFileSync(join(dir, name));
+}
+
 export const TARGETS: FuzzTarget[] = [
+  {
+    name: 'filesystem free space',
+    seeds: (dir) => {
+      sh(dir, 'mkdir -p tree && head -c 100000 /dev/urandom > tree/blob && echo hello > tree/note');
+      return [
+        smallDisk(dir, 'ext4.img', '83', 'mkfs.ext4 -q -F -b 1024 -d tree part'),
+        smallDisk(dir, 'ext2.img', '83', 'mkfs.ext2 -q -F -b 1024 -O ^resize_inode -d tree part'),
+        smallDisk(dir, 'fat.img', 'c', 'mkfs.vfat part > /dev/null && mcopy -i part tree/blob ::/blob'),
+        readFileSync(image(dir)),
+      ];
+    },
+    // Bytes of an image cannot make the readers throw (they find nothing instead): any error is a finding.
+    run: async (input) => {
+      await findFreeSpace(randomAccess(readerOf(input)), input.length, () => undefined);
+      const stream = new StreamedImage();
+      const finding = findFreeSpace(stream.read, input.length, () => undefined).finally(() => stream.done());
+      for (let at = 0; at < input.length && !stream.idle; at += 64 * 1024) await stream.feed(input.subarray(at, at + 64 * 1024), at);
+      stream.end();
+      await finding;
+    },
+    documented: () => false,
+  },
   {
     name: 'zip directory',
     seeds: (dir) => {

@@ -18,8 +18,12 @@ export function sfdiskPartitions(image: string): Extent[] {
   return table.partitiontable.partitions.map((p) => [p.start * sector, p.size * sector]);
 }
 
-/** Free blocks of the ext filesystem in `part` (a file holding just the partition), as dumpe2fs lists them. */
-function dumpe2fsFree(part: string, offset: number): Extent[] {
+/**
+ * Free blocks of the ext filesystem in `part` (a file holding just the partition), as dumpe2fs
+ * (libext2fs, which works out uninitialised bitmaps itself) lists them: byte ranges, placed at
+ * `offset`, one per run it lists.
+ */
+export function dumpe2fsFree(part: string, offset = 0): Extent[] {
   const out = execFileSync('dumpe2fs', [part], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
   const blockSize = Number(/^Block size:\s+(\d+)/m.exec(out)?.[1]);
   const ranges: Extent[] = [];

@@ -21,7 +21,8 @@ import { builtHelper } from './unprivileged.js';
 
 /** A backup's `size` skips this side's checks, so that only the helper's own can refuse the drive. */
 type DriverSpec = { imageThroughFifo: boolean; direct?: boolean } & (
-  | { image: string; imageSize: number; targets: string[] }
+  /** `extents`: the only ranges written, as for an image file read in place with its free space left out. */
+  | { image: string; imageSize: number; targets: string[]; extents?: [number, number][] }
   | { decoder: string[]; imageSize: number; targets: string[] }
   | { backup: { drive: string; file: string; size?: number } }
 );
@@ -48,7 +49,8 @@ if ('backup' in spec) {
   const decoder = 'decoder' in spec && pipe !== null ? spawn(spec.decoder[0] ?? '', spec.decoder.slice(1), { stdio: ['ignore', pipe.writeFd, 'inherit'] }) : null;
   if (pipe !== null) closeSync(pipe.writeFd);
   const image = 'image' in spec ? openSync(spec.image, 'r') : (pipe?.readFd ?? -1);
-  const job = startHelper({ source: image, job: { kind: 'flash', targets: spec.targets, imageSize: spec.imageSize, sourceSeekable: decoder === null, verify: true }, ...launchOptions });
+  const extents = 'extents' in spec && spec.extents !== undefined ? { extents: spec.extents } : {};
+  const job = startHelper({ source: image, job: { kind: 'flash', targets: spec.targets, imageSize: spec.imageSize, sourceSeekable: decoder === null, verify: true, ...extents }, ...launchOptions });
   process.on('SIGINT', () => job.cancel());
   const pid = await job.ready;
   process.stdout.write(`${JSON.stringify({ type: 'ready', pid })}\n`);

@@ -15,6 +15,8 @@ import { HEAD_BYTES, writeTargets } from '../../writer/flash.js';
 import { streamLayoutOf } from '../../writer/stream-layout.js';
 import { alignUp } from '../../writer/job-memory.js';
 import { markerPositions } from '../../writer/capacity-markers.js';
+import { SkipInbox } from '../../writer/skip-inbox.js';
+import { subtractExtents, type Extent } from '../../common/domain/extents.js';
 import type { WriteTarget } from '../../writer/write-target.js';
 
 /** What O_DIRECT asks of a buffer's address: page-aligned is what the job memory promises. */
@@ -175,5 +177,50 @@ describe('the writer against an in-memory disk', () => {
     const afterVerify = disk.events.slice(disk.events.findIndex((e) => e.kind === 'read' && e.position === 0));
     const rewrites = afterVerify.filter((e) => e.kind === 'write');
     expect(rewrites).toEqual([{ kind: 'write', position: 4 * MiB, length: 256 * KiB, zeros: false }]);
+  });
+
+  /**
+   * A stream that leaves `skipped` out, as a decoder does once the helper took its skip message:
+   * the file holds only the kept bytes, read front to back as a pipe is. Each skip is delivered
+   * as the helper delivers it; a refused one stops the job as the helper does (abort).
+   */
+  async function writeLeavingOut(image: Buffer, disk: MemoryDisk, skipped: Extent[][]): Promise<TargetResult | undefined> {
+    const kept = subtractExtents([[0, image.length]], skipped.flat());
+    const file = join(scratch, `left-out-${image.length}.img`);
+    writeFileSync(file, Buffer.concat(kept.map(([offset, length]) => image.subarray(offset, offset + length))));
+    const fd = openSync(file, 'r');
+    const skips = new SkipInbox();
+    const controller = new AbortController();
+    for (const extents of skipped) skips.deliver(extents).catch(() => controller.abort());
+    try {
+      const job = { source: fd, imageSize: image.length, sourceSeekable: false, verify: true, skips, signal: controller.signal };
+      return (await writeTargets(job, streamLayoutOf(job), [disk])).get(disk.path);
+    } finally {
+      closeSync(fd);
+    }
+  }
+
+  it('ranges a stream leaves out are neither written nor read back, the rest lands in place, and the result counts them', async () => {
+    const size = 6 * MiB + 100;
+    const image = randomBytes(size);
+    const disk = new MemoryDisk('/dev/memory0', 512, 8 * MiB, size);
+    const skipped: Extent[][] = [[[2 * MiB, MiB]], [[4 * MiB + 4 * KiB, 8 * KiB], [5 * MiB, 64 * KiB]]];
+    const result = await writeLeavingOut(image, disk, skipped);
+    expect(disk.problems).toEqual([]);
+    expect(result).toMatchObject({ status: 'ok', verified: true, bytes: size - MiB - 72 * KiB, skipped: MiB + 72 * KiB });
+    for (const [offset, length] of skipped.flat()) {
+      expect(disk.bytes.subarray(offset, offset + length).every((b) => b === UNTOUCHED)).toBe(true);
+      expect(disk.events.some((e) => e.kind !== 'sync' && e.kind !== 'close' && e.position < offset + length && e.position + e.length > offset)).toBe(false);
+    }
+    for (const [offset, length] of subtractExtents([[0, size]], skipped.flat())) expect(disk.bytes.subarray(offset, offset + length).equals(image.subarray(offset, offset + length))).toBe(true);
+  });
+
+  it('a range the job cannot leave out (not aligned) fails it as a protocol error, not as a cancel, and the head is never written', async () => {
+    const size = 4 * MiB;
+    const image = randomBytes(size);
+    const disk = new MemoryDisk('/dev/memory0', 512, 8 * MiB, size);
+    const result = await writeLeavingOut(image, disk, [[[2 * MiB + 1, 4 * KiB]]]);
+    expect(result).toMatchObject({ status: 'failed', code: 'protocol-error' });
+    expect(disk.bytes.subarray(0, 512).equals(image.subarray(0, 512))).toBe(false);
   });
 });

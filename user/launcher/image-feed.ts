@@ -24,6 +24,37 @@ function descriptorReader(fd: number): Readable {
 }
 
 /**
+ * Reads `extents` of an image file, in order, without ever closing it: what a helper that cannot
+ * read the file itself gets of an image read in place whose free space is left out.
+ */
+export function rangesReader(fd: number, extents: readonly (readonly [number, number])[]): Readable {
+  let index = 0;
+  let done = 0;
+  return new Readable({
+    highWaterMark: IMAGE_COPY_BYTES,
+    read() {
+      const extent = extents[index];
+      if (extent === undefined) return void this.push(null);
+      const [offset, length] = extent;
+      const buffer = Buffer.allocUnsafe(Math.min(IMAGE_COPY_BYTES, length - done));
+      readAt(fd, buffer, 0, buffer.length, offset + done).then(
+        (n) => {
+          // A file shorter than its ranges ends the copy; the helper then finds the image cut short.
+          if (n === 0) return void this.push(null);
+          done += n;
+          if (done === length) {
+            index += 1;
+            done = 0;
+          }
+          this.push(buffer.subarray(0, n));
+        },
+        (error: Error) => this.destroy(error),
+      );
+    },
+  });
+}
+
+/**
  * Copies the image into `sink` (the image FIFO or named pipe the helper reads) and closes it,
  * which is the helper's end of the image. Only elevation tools that pass no descriptor need this.
  * The caller keeps an image descriptor and closes it itself; reads follow the descriptor's own

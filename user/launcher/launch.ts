@@ -20,6 +20,7 @@ import { directLaunch } from './elevation/direct.js';
 import { lastLine, type Elevation, type LaunchCommand, type LaunchExit } from './elevation/types.js';
 import { builtHelperProgram, type HelperProgram } from './helper-program.js';
 import { createTransport, type LaunchTransport } from './transport.js';
+import { rangesReader } from './image-feed.js';
 
 /** How much of the launched process's stderr is kept to explain a failure to start. */
 const STDERR_TAIL_BYTES = 4096;
@@ -130,13 +131,21 @@ async function withDriveNames(job: HelperJob): Promise<HelperJob> {
 
 /**
  * `job` for a helper that gets a copy of the image through the channel rather than the file
- * itself: the copy is the whole file, read front to back, so the ranges a file read in place
- * would leave out (its free space) are in it, and written (or compared) after all.
+ * itself: the copy is read front to back, and carries only the job's ranges (imageCopy), as a
+ * decoder's stream would.
  */
 function readFrontToBack(job: HelperJob): HelperJob {
   if ((job.kind !== 'flash' && job.kind !== 'verify') || job.sourceSeekable !== true) return job;
-  const { extents: _inPlace, ...whole } = job;
-  return { ...whole, sourceSeekable: false };
+  return { ...job, sourceSeekable: false };
+}
+
+/**
+ * What goes through the channel for `job`: the image file's ranges the job takes (a file read in
+ * place leaves its free space out), or the source as it is.
+ */
+function imageCopy(job: HelperJob, source: number | Readable): number | Readable {
+  if ((job.kind !== 'flash' && job.kind !== 'verify') || job.sourceSeekable !== true || job.extents === undefined || typeof source !== 'number') return source;
+  return rangesReader(source, job.extents);
 }
 
 /** The bytes each target's customisation holds. */
@@ -388,7 +397,7 @@ class HelperLaunch implements LaunchedHelper {
     }
     const { source } = this.options;
     if (source === undefined) return;
-    void transport.feedImage(source, stop).then((error) => this.imageFailed(error));
+    void transport.feedImage(imageCopy(this.job, source), stop).then((error) => this.imageFailed(error));
   }
 
   private async closeBackupOut(): Promise<void> {

@@ -126,6 +126,28 @@ describeDevices('through sudo, as an unprivileged user', () => {
     expectWritten(loop, image);
   });
 
+  it('an image file with ranges left out, through the FIFO: only its ranges travel, land in place, and are verified; the rest of the drive is as it was', async () => {
+    const size = 5 * MiB + 77;
+    const { image, loop } = imageAndLoop(size, 8 * MiB);
+    const before = readFileSync(loop.backing);
+    const extents: [number, number][] = [
+      [0, MiB],
+      [2 * MiB, MiB + 8192],
+      [4 * MiB, MiB + 77],
+    ];
+    const spec = { image, imageSize: size, targets: [loop.path], imageThroughFifo: true, extents };
+    const run = await collect(spawnCommand([...asTestUser(), process.execPath, DRIVER, JSON.stringify(spec)]));
+    expect(resultOf(run), run.stderr).toMatchObject({ status: 'ok', bytes: 3 * MiB + 8192 + 77, skipped: 2 * MiB - 8192, verified: true });
+    const after = readFileSync(loop.backing);
+    const bytes = readFileSync(image);
+    for (const [offset, length] of extents) expect(after.subarray(offset, offset + length).equals(bytes.subarray(offset, offset + length))).toBe(true);
+    const untouched: [number, number][] = [
+      [MiB, MiB],
+      [3 * MiB + 8192, MiB - 8192],
+    ];
+    for (const [offset, length] of untouched) expect(after.subarray(offset, offset + length).equals(before.subarray(offset, offset + length))).toBe(true);
+  });
+
   it('a backup through the image FIFO, as osascript needs: the bytes of the drive reach a file of the user, equal to the drive', async () => {
     const drive = createLoop({ size: 12 * MiB + 4096 });
     const dir = mkdtempSync('/dev/shm/sluice-test-backup-');

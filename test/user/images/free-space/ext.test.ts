@@ -8,6 +8,7 @@ import { MiB } from '../../../../common/domain/units.js';
 import { extFree, extSuperblock } from '../../../../user/images/free-space/ext.js';
 import { randomAccess, StreamedImage } from '../../../../user/images/free-space/image-reader.js';
 import { writeRandomFile } from '../../../support/loop-device.js';
+import { dumpe2fsFree } from '../../../support/free-space.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'sluice-ext-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -29,19 +30,6 @@ function mkfs(name: string, size: number, args: string[]): string {
   return path;
 }
 
-/** Free blocks as dumpe2fs (libext2fs, which works out uninitialised bitmaps itself) lists them, as byte ranges. */
-function dumpe2fsFree(path: string): Extent[] {
-  const out = execFileSync('dumpe2fs', [path], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
-  const blockSize = Number(/^Block size:\s+(\d+)/m.exec(out)?.[1]);
-  const ranges: Extent[] = [];
-  for (const [, list] of out.matchAll(/^ {2}Free blocks: (.*)$/gm)) {
-    for (const item of (list ?? '').split(', ').filter(Boolean)) {
-      const [a, b = a] = item.split('-').map(Number);
-      ranges.push([(a ?? 0) * blockSize, ((b ?? 0) - (a ?? 0) + 1) * blockSize]);
-    }
-  }
-  return mergeExtents(ranges);
-}
 
 /** e2freefrag's count of free blocks, in bytes. */
 function e2freefragBytes(path: string): number {
@@ -92,7 +80,7 @@ describe('ext2/3/4 free blocks: exactly what dumpe2fs and e2freefrag say', () =>
   variants.forEach(([title, size, args, filesystem], i) => {
     it(title, async () => {
       const path = mkfs(`fs${i}.img`, size, args);
-      const expected = dumpe2fsFree(path);
+      const expected = mergeExtents(dumpe2fsFree(path));
       const random = await ourFree(path, false);
       expect(random.filesystem).toBe(filesystem);
       expect(random.free).toEqual(expected);
