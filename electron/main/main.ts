@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { app, BrowserWindow, protocol, shell } from 'electron';
 import { chooseElevation, onPath } from '../../user/launcher/elevation/choose.js';
-import { builtHelperProgram, packagedHelperProgram } from '../../user/launcher/helper-program.js';
+import { appImageHelperProgram, builtHelperProgram, packagedHelperProgram } from '../../user/launcher/helper-program.js';
 import { startHelper } from '../../user/launcher/launch.js';
 import { EVENT_CHANNELS } from '../../common/contracts/ipc-channels.js';
 import { createAppService } from '../core/app-service.js';
@@ -41,6 +41,9 @@ function bringWindowForward(): void {
   window?.focus();
 }
 
+/** Set by the AppImage runtime to the AppImage file this app runs from (user/launcher/helper-program.ts). */
+const appImage = process.env['APPIMAGE'];
+
 async function openWindow(): Promise<void> {
   denyAllPermissions();
   registerAppProtocol(UI_DIR);
@@ -56,7 +59,7 @@ async function openWindow(): Promise<void> {
       startHelper({
         ...options,
         elevation: chooseElevation({ platform: process.platform, isRoot: process.getuid?.() === 0, frontEnd: 'app', interactive: false, installed: onPath }),
-        program: app.isPackaged ? packagedHelperProgram(process.resourcesPath) : builtHelperProgram(),
+        program: !app.isPackaged ? builtHelperProgram() : appImage !== undefined ? appImageHelperProgram(appImage, process.getuid?.() ?? -1) : packagedHelperProgram(process.resourcesPath),
       }),
     pickImage: () => pickImageWithDialog(window),
     pickBackupFile: (suggestedName) => pickBackupFileWithDialog(window, suggestedName),

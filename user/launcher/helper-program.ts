@@ -3,8 +3,10 @@
  * packaged app runs the helper with its own Electron binary in Node mode, and what that asks of
  * the Electron fuses.
  */
+import { statSync } from 'node:fs';
 import { posix, win32 } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { errorText } from '../../common/domain/error-details.js';
 
 /**
  * V8 flags for the helper process, measured (1 GiB and 4 GiB raw images, loop device on /dev/shm):
@@ -48,4 +50,55 @@ export function builtHelperProgram(): HelperProgram {
 export function packagedHelperProgram(resourcesPath: string, platform: NodeJS.Platform = process.platform): HelperProgram {
   const file = platform === 'win32' ? win32.join(resourcesPath, 'sluice-helper.cmd') : posix.join(resourcesPath, 'sluice-helper');
   return { file, args: [], env: {} };
+}
+
+/**
+ * Where the helper's entry lies inside the app's resources, relative to them: what
+ * build/helper/sluice-helper runs, and what the AppImage's root-side copy finds under its APPDIR.
+ */
+export const PACKAGED_HELPER_ENTRY = 'resources/app.asar.unpacked/out/privileged/main.js';
+
+/**
+ * Run by the AppImage as root in Node mode (`-e`): the entry lies inside the AppImage's own mount,
+ * whose path (APPDIR) the AppImage runtime chooses afresh for root's run, so no command line can
+ * name it in advance. It becomes argv[1], where the helper expects its entry.
+ */
+const APPIMAGE_HELPER_LOADER = [
+  "const { join } = require('node:path');",
+  "if (!process.env.APPDIR) { process.stderr.write('sluice-helper: not started by the AppImage runtime (no APPDIR)\\n'); process.exit(1); }",
+  `const entry = join(process.env.APPDIR, '${PACKAGED_HELPER_ENTRY}');`,
+  'process.argv.splice(1, 0, entry);',
+  "import(require('node:url').pathToFileURL(entry).href);",
+].join(' ');
+
+/**
+ * The helper of an app packaged as an AppImage (`appImage` is the AppImage file, $APPIMAGE). The
+ * app's files are on a FUSE mount that only the user can read, at a path that changes every run,
+ * so root runs the AppImage file itself (as Etcher does): the runtime mounts it again, for root,
+ * and the AppRun script starts the app binary, here in Node mode on the helper's entry. The
+ * environment is emptied first, as build/helper/sluice-helper does, and PKEXEC_UID (which that
+ * empties too) says who the user is, as pkexec would.
+ *
+ * Root runs whatever that file holds, so it must be a file only its owner (the user, or root) can
+ * change: one that its group or anyone can write is refused, as is one another user owns.
+ */
+export function appImageHelperProgram(appImage: string, uid: number): HelperProgram {
+  let stat;
+  try {
+    stat = statSync(appImage);
+  } catch (error) {
+    throw new Error(`The AppImage ${appImage} cannot be found (${errorText(error)}), so the writing process cannot be started.`);
+  }
+  if (!stat.isFile()) throw new Error(`The AppImage ${appImage} is not a regular file, so the writing process cannot be started.`);
+  if ((stat.mode & 0o022) !== 0) {
+    throw new Error(`The AppImage ${appImage} can be changed by other users (mode ${(stat.mode & 0o777).toString(8)}), so Sluice will not run it as administrator. Make it writable by you alone: chmod go-w '${appImage}'.`);
+  }
+  if (stat.uid !== uid && stat.uid !== 0) {
+    throw new Error(`The AppImage ${appImage} belongs to another user (uid ${stat.uid}), so Sluice will not run it as administrator.`);
+  }
+  return {
+    file: '/usr/bin/env',
+    args: ['-i', 'ELECTRON_RUN_AS_NODE=1', `PKEXEC_UID=${uid}`, appImage, ...HELPER_V8_FLAGS, '-e', APPIMAGE_HELPER_LOADER, '--'],
+    env: {},
+  };
 }
