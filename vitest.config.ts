@@ -7,9 +7,13 @@ import { configDefaults, defineConfig } from 'vitest/config';
  *   *.linux.test.ts need Linux tools (sfdisk, mkfs.*, losetup, xz, qemu-img, bmaptool, GNU
  *   coreutils, /proc: test/setup/packages.list) but no device. Where a tool is missing, `npm test`
  *   says which package to install before it starts (test/setup/check-tools.ts).
+ * - "disks": *.disk.test.ts, on a real disk of the OS that runs them (test/support/test-disk.ts:
+ *   a loop device, a macOS RAM disk, a Windows VHD); the CI jobs of each OS run them
+ *   (.github/workflows/ci.yml), and Linux's run in "linux" as well.
  * `npm run test:portable` proves the split: it runs "portable" with a PATH that has none of them.
  */
-const LINUX = ['test/**/*.device.test.ts', 'test/**/*.linux.test.ts'];
+const DISKS = ['test/**/*.disk.test.ts'];
+const LINUX = ['test/**/*.device.test.ts', 'test/**/*.linux.test.ts', ...DISKS];
 
 export default defineConfig({
   test: {
@@ -28,6 +32,8 @@ export default defineConfig({
         extends: true,
         test: { name: 'linux', include: LINUX, exclude: [...configDefaults.exclude], globalSetup: ['test/setup/require-root.ts'] },
       },
+      // On Linux the disk tests are in "linux" already (they need root, as its others do).
+      ...(process.platform === 'linux' ? [] : [{ extends: true, test: { name: 'disks', include: DISKS, exclude: [...configDefaults.exclude] } }]),
     ],
   },
 });
