@@ -45,7 +45,7 @@ const matrix = job.strategy.matrix.include;
 const INSTALLER_EXTENSIONS: Record<string, Record<string, string>> = {
   linux: { AppImage: 'AppImage', deb: 'deb', rpm: 'rpm' },
   mac: { dmg: 'dmg', zip: 'zip' },
-  win: { nsis: 'exe', portable: 'exe' },
+  win: { nsis: 'exe' },
 };
 const RUNNER_PLATFORM: Record<string, { prefix: string; unpacked: string }> = {
   // macos-14 runners are Apple silicon: electron-builder names the arm64 app's folder mac-arm64.
