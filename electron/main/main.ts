@@ -3,6 +3,7 @@
  * (no Electron imports, tested under Node); this file and its neighbours only connect it to
  * Electron's window, IPC, dialogs and desktop integration.
  */
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { app, BrowserWindow, protocol, shell } from 'electron';
@@ -44,6 +45,16 @@ function bringWindowForward(): void {
 /** Set by the AppImage runtime to the AppImage file this app runs from (user/launcher/helper-program.ts). */
 const appImage = process.env['APPIMAGE'];
 
+/**
+ * The Apple team that signs releases, which root checks the app bundle against before it runs the
+ * helper (macBundleCheck): package.json "macTeamId", set by the release workflow; absent in
+ * development and unsigned builds.
+ */
+function macTeamId(): string | null {
+  const id = (JSON.parse(readFileSync(join(app.getAppPath(), 'package.json'), 'utf8')) as { macTeamId?: unknown }).macTeamId;
+  return typeof id === 'string' && id !== '' ? id : null;
+}
+
 async function openWindow(): Promise<void> {
   denyAllPermissions();
   registerAppProtocol(UI_DIR);
@@ -59,7 +70,7 @@ async function openWindow(): Promise<void> {
       startHelper({
         ...options,
         elevation: chooseElevation({ platform: process.platform, isRoot: process.getuid?.() === 0, frontEnd: 'app', interactive: false, installed: onPath }),
-        program: !app.isPackaged ? builtHelperProgram() : appImage !== undefined ? appImageHelperProgram(appImage, process.getuid?.() ?? -1) : packagedHelperProgram(process.resourcesPath),
+        program: !app.isPackaged ? builtHelperProgram() : appImage !== undefined ? appImageHelperProgram(appImage, process.getuid?.() ?? -1) : packagedHelperProgram(process.resourcesPath, process.platform, macTeamId()),
       }),
     pickImage: () => pickImageWithDialog(window),
     pickBackupFile: (suggestedName) => pickBackupFileWithDialog(window, suggestedName),

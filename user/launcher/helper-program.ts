@@ -7,6 +7,7 @@ import { statSync } from 'node:fs';
 import { posix, win32 } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { errorText } from '../../common/domain/error-details.js';
+import { shellQuote } from './elevation/osascript.js';
 
 /**
  * V8 flags for the helper process, measured (1 GiB and 4 GiB raw images, loop device on /dev/shm):
@@ -30,6 +31,8 @@ export interface HelperProgram {
    * helper with a reset environment, which is why the packaged launcher sets its own.
    */
   env: Readonly<Record<string, string>>;
+  /** What root checks in its shell before it runs `file` (osascript only): see macBundleCheck. */
+  precondition?: string;
 }
 
 /** This very runtime running the built entry: `npm start`, the CLI, the tests. */
@@ -47,9 +50,34 @@ export function builtHelperProgram(): HelperProgram {
  * ELECTRON_RUN_AS_NODE and runs the app binary on the helper entry, so it works the same through
  * every elevation tool.
  */
-export function packagedHelperProgram(resourcesPath: string, platform: NodeJS.Platform = process.platform): HelperProgram {
+export function packagedHelperProgram(resourcesPath: string, platform: NodeJS.Platform = process.platform, macTeamId: string | null = null): HelperProgram {
   const file = platform === 'win32' ? win32.join(resourcesPath, 'sluice-helper.cmd') : posix.join(resourcesPath, 'sluice-helper');
-  return { file, args: [], env: {} };
+  if (platform !== 'darwin') return { file, args: [], env: {} };
+  return { file, args: [], env: {}, precondition: macBundleCheck(posix.dirname(posix.dirname(resourcesPath)), macTeamId) };
+}
+
+/** The exit status of a refused check: not the helper's (it uses 0-5) nor the shell's own. */
+export const BUNDLE_CHECK_REFUSED = 77;
+
+/**
+ * macOS: root runs the helper launcher and JavaScript from the app bundle, which a drag-install
+ * leaves owned by the user, so any of the user's programs could have changed them. Before the
+ * elevated shell execs anything from the bundle, it checks, as root:
+ * - a signed build (`teamId`, the Apple team that signs releases): `codesign --verify --deep
+ *   --strict` against a requirement naming that team, so the whole bundle, app.asar.unpacked
+ *   included, is exactly what was signed;
+ * - an unsigned (development) build: that nothing in the bundle belongs to anyone but root or is
+ *   writable by its group or others, i.e. it runs only from a place only root can change.
+ */
+export function macBundleCheck(bundle: string, teamId: string | null): string {
+  const refuse = (words: string) => `{ echo ${shellQuote(words)} >&2; exit ${BUNDLE_CHECK_REFUSED}; }`;
+  if (teamId !== null) {
+    if (!/^[A-Z0-9]{10}$/.test(teamId)) throw new Error(`${teamId} is not an Apple team identifier`);
+    const requirement = `=anchor apple generic and certificate leaf[subject.OU] = "${teamId}"`;
+    return `/usr/bin/codesign --verify --deep --strict -R ${shellQuote(requirement)} ${shellQuote(bundle)} || ${refuse(`${bundle} is not the app its developers signed (codesign --verify failed), so it is not run as administrator. Download Sluice again.`)}`;
+  }
+  const untrusted = `/usr/bin/find ${shellQuote(bundle)} '(' '!' -user 0 -o -perm -020 -o -perm -002 ')' -print`;
+  return `[ -z "$(${untrusted} | /usr/bin/head -n 1)" ] || ${refuse(`This Sluice is an unsigned development build, and ${bundle} is not owned by root alone, so it is not run as administrator: move it where only root can change it (sudo chown -R root:wheel, chmod -R go-w).`)}`;
 }
 
 /**
