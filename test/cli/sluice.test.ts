@@ -1,5 +1,5 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
@@ -23,6 +23,8 @@ it.runIf(process.platform === 'linux')('an older Node with no pinned Node beside
   dirs.push(root);
   mkdirSync(join(root, 'out/cli'), { recursive: true });
   for (const file of ['sluice.js', 'minimum-node.js']) copyFileSync(join('out/cli', file), join(root, 'out/cli', file));
+  // What makes them ES modules in the installed package (a Node older than 20.19 detects no syntax).
+  writeFileSync(join(root, 'package.json'), '{ "type": "module" }\n');
   const run = spawnSync(SYSTEM_NODE, [join(root, 'out/cli/sluice.js'), 'list'], { encoding: 'utf8' });
   expect({ status: run.status, stdout: run.stdout, stderr: run.stderr }).toEqual({ status: 1, stdout: '', stderr: `Sluice needs Node ${MINIMUM_NODE_MAJOR} or later; this is ${version}.\n` });
 });
