@@ -1,14 +1,39 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
+
+/**
+ * Two projects, by what a test needs beyond Node:
+ * - "portable": nothing else; they run on every OS (the macOS and Windows CI jobs run these).
+ * - "linux": Linux itself or its tools. *.device.test.ts need root and loop devices;
+ *   *.linux.test.ts need Linux tools (sfdisk, mkfs.*, losetup, xz, qemu-img, bmaptool, GNU
+ *   coreutils, /proc: test/setup/packages.list) but no device. Where a tool is missing, `npm test`
+ *   says which package to install before it starts (test/setup/check-tools.ts).
+ * - "disks": *.disk.test.ts, on a real disk of the OS that runs them (test/support/test-disk.ts:
+ *   a loop device, a macOS RAM disk, a Windows VHD); the CI jobs of each OS run them
+ *   (.github/workflows/ci.yml), and Linux's run in "linux" as well.
+ * `npm run test:portable` proves the split: it runs "portable" with a PATH that has none of them.
+ */
+const DISKS = ['test/**/*.disk.test.ts'];
+const LINUX = ['test/**/*.device.test.ts', 'test/**/*.linux.test.ts', ...DISKS];
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts', 'test/**/*.test.tsx'],
-    globalSetup: ['test/setup/require-root.ts'],
     // Device tests spawn real processes and move real bytes; their time is I/O, not CPU.
     testTimeout: 120_000,
     hookTimeout: 120_000,
     pool: 'forks',
     // Two cores: more workers only make the device tests fight over them.
     maxWorkers: 2,
+    projects: [
+      {
+        extends: true,
+        test: { name: 'portable', include: ['test/**/*.test.ts', 'test/**/*.test.tsx'], exclude: [...configDefaults.exclude, ...LINUX] },
+      },
+      {
+        extends: true,
+        test: { name: 'linux', include: LINUX, exclude: [...configDefaults.exclude], globalSetup: ['test/setup/require-root.ts'] },
+      },
+      // On Linux the disk tests are in "linux" already (they need root, as its others do).
+      ...(process.platform === 'linux' ? [] : [{ extends: true, test: { name: 'disks', include: DISKS, exclude: [...configDefaults.exclude] } }]),
+    ],
   },
 });

@@ -1,4 +1,3 @@
-#!/usr/bin/env node
 import { parseArgs } from 'node:util';
 import { BACKUP_COMPRESSIONS, type BackupCompression } from '../common/domain/backup-compression.js';
 import { EXIT } from './exit-codes.js';

@@ -1,6 +1,6 @@
 /**
  * Compiles writer/xxh64.wat to the base64 module the engine embeds. The output is committed
- * so that installing Sluice needs no WebAssembly toolchain; test/writer/xxh64.test.ts fails if the
+ * so that installing Sluice needs no WebAssembly toolchain; test/writer/xxh64.linux.test.ts fails if the
  * committed bytes and the source ever disagree.
  */
 import { readFileSync, writeFileSync } from 'node:fs';

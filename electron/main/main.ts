@@ -4,12 +4,13 @@
  * Electron's window, IPC, dialogs and desktop integration.
  */
 import { homedir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { app, BrowserWindow, protocol, shell } from 'electron';
 import { cacheDir, catalogueIconsDir } from '../../user/cache/cache-dir.js';
 import { chooseElevation, onPath } from '../../user/launcher/elevation/choose.js';
-import { builtHelperProgram, packagedHelperProgram } from '../../user/launcher/helper-program.js';
+import { appImageHelperProgram, builtHelperProgram, packagedHelperProgram } from '../../user/launcher/helper-program.js';
 import { startHelper } from '../../user/launcher/launch.js';
 import { EVENT_CHANNELS } from '../../common/contracts/ipc-channels.js';
 import { createAppService } from '../core/app-service.js';
@@ -43,6 +44,19 @@ function bringWindowForward(): void {
   window?.focus();
 }
 
+/** Set by the AppImage runtime to the AppImage file this app runs from (user/launcher/helper-program.ts). */
+const appImage = process.env['APPIMAGE'];
+
+/**
+ * The Apple team that signs releases, which root checks the app bundle against before it runs the
+ * helper (macBundleCheck): package.json "macTeamId", set by the release workflow; absent in
+ * development and unsigned builds.
+ */
+function macTeamId(): string | null {
+  const id = (JSON.parse(readFileSync(join(app.getAppPath(), 'package.json'), 'utf8')) as { macTeamId?: unknown }).macTeamId;
+  return typeof id === 'string' && id !== '' ? id : null;
+}
+
 async function openWindow(): Promise<void> {
   denyAllPermissions();
   const cache = cacheDir();
@@ -59,7 +73,7 @@ async function openWindow(): Promise<void> {
       startHelper({
         ...options,
         elevation: chooseElevation({ platform: process.platform, isRoot: process.getuid?.() === 0, frontEnd: 'app', interactive: false, installed: onPath }),
-        program: app.isPackaged ? packagedHelperProgram(process.resourcesPath) : builtHelperProgram(),
+        program: !app.isPackaged ? builtHelperProgram() : appImage !== undefined ? appImageHelperProgram(appImage, process.getuid?.() ?? -1) : packagedHelperProgram(process.resourcesPath, process.platform, macTeamId()),
       }),
     pickImage: () => pickImageWithDialog(window),
     sshDir: join(homedir(), '.ssh'),

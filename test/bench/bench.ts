@@ -5,6 +5,7 @@
  * writes only to loop devices it creates itself.
  */
 import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { GiB, MiB } from '../../common/domain/units.js';
@@ -50,6 +51,17 @@ interface Row {
   m: Measurement;
   bytes: number;
   reference?: Measurement;
+}
+
+/**
+ * etcher-sdk is the bench's own package (test/bench/package.json), so that `npm install` of Sluice
+ * builds none of its native modules; the first bench that compares with it installs it, with the
+ * npm (and so for the Node, ETCHER_NODE) that runs the bench.
+ */
+function installEtcherSdk(): void {
+  if (existsSync('test/bench/node_modules/etcher-sdk/package.json')) return;
+  process.stderr.write('Installing the comparison, etcher-sdk, into test/bench/node_modules (once)…\n');
+  execFileSync('npm', ['ci', '--prefix', 'test/bench', '--no-audit', '--no-fund'], { stdio: ['ignore', 'inherit', 'inherit'] });
 }
 
 function etcherNodeVersion(): string {
@@ -199,6 +211,7 @@ async function main(): Promise<void> {
       `## Sluice benchmark — ${new Date().toISOString().slice(0, 10)}, Node ${process.version}, ${cpus} cores, Linux ${execFileSync('uname', ['-r'], { encoding: 'utf8' }).trim()}`,
       `XXH64 (WebAssembly, in place, 4 MiB blocks): ${(hashThroughput() / 1e9).toFixed(1)} GB/s on one core.`,
     ];
+    if (SECTIONS.includes('raw') || SECTIONS.includes('formats')) installEtcherSdk();
     if (SECTIONS.includes('startup')) sections.push(await startupSection());
     if (SECTIONS.includes('raw')) sections.push(await rawSection(dir));
     if (SECTIONS.includes('slow')) sections.push(await slowCardSection(dir));

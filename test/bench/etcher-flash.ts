@@ -4,16 +4,30 @@
  * Usage: node etcher-flash.js IMAGE DEVICE [IMAGE_BYTES]
  */
 import { execFileSync } from 'node:child_process';
-import { decompressThenFlash } from 'etcher-sdk/build/multi-write.js';
-import { BlockDevice } from 'etcher-sdk/build/source-destination/block-device.js';
-import { File } from 'etcher-sdk/build/source-destination/file.js';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+
+/**
+ * etcher-sdk is the bench's own dependency (test/bench/package.json, installed by `npm run bench`),
+ * not Sluice's: it compiles five native packages that nothing Sluice ships uses. This file runs
+ * from out/test/bench/, so it loads etcher-sdk (CommonJS) from that package, and types the little
+ * it uses here rather than making the project's typecheck depend on the bench's install.
+ */
+const load = createRequire(fileURLToPath(new URL('../../../test/bench/package.json', import.meta.url)));
+const { decompressThenFlash } = load('etcher-sdk/build/multi-write.js') as {
+  decompressThenFlash(options: {
+    source: unknown;
+    destinations: unknown[];
+    onFail: (destination: unknown, error: Error) => void;
+    onProgress: () => void;
+    verify: boolean;
+  }): Promise<{ failures: Map<unknown, Error>; bytesWritten: number }>;
+};
+const { BlockDevice } = load('etcher-sdk/build/source-destination/block-device.js') as { BlockDevice: new (options: { drive: object; write: boolean; direct: boolean; unmountOnSuccess: boolean }) => object };
+const { File } = load('etcher-sdk/build/source-destination/file.js') as { File: new (options: { path: string }) => object };
 // Each container format registers itself with etcher-sdk when its module loads; without these
-// imports getInnerSource() finds no decoder and etcher-sdk writes the compressed bytes as they are.
-import 'etcher-sdk/build/source-destination/gzip.js';
-import 'etcher-sdk/build/source-destination/xz.js';
-import 'etcher-sdk/build/source-destination/zip.js';
-import 'etcher-sdk/build/source-destination/bzip2.js';
-import 'etcher-sdk/build/source-destination/dmg.js';
+// the inner source finds no decoder and etcher-sdk writes the compressed bytes as they are.
+for (const format of ['gzip', 'xz', 'zip', 'bzip2', 'dmg']) load(`etcher-sdk/build/source-destination/${format}.js`);
 
 const [image, device] = process.argv.slice(2);
 if (image === undefined || device === undefined) throw new Error('usage: etcher-flash IMAGE DEVICE');

@@ -44,10 +44,10 @@ describe('electron-builder.yml', () => {
     expect(config.directories?.buildResources).toBe('build');
   });
 
-  it('builds AppImage, deb and rpm; dmg and zip for x64 and arm64; an NSIS installer and a portable exe', () => {
+  it('builds AppImage, deb and rpm; dmg and zip for x64 and arm64; an NSIS installer, and no portable exe (it would elevate a launcher from %TEMP%)', () => {
     expect(targets(config.linux?.target)).toEqual(new Map([['AppImage', ['x64']], ['deb', ['x64']], ['rpm', ['x64']]]));
     expect(targets(config.mac?.target)).toEqual(new Map([['dmg', ['x64', 'arm64']], ['zip', ['x64', 'arm64']]]));
-    expect(targets(config.win?.target)).toEqual(new Map([['nsis', ['x64']], ['portable', ['x64']]]));
+    expect(targets(config.win?.target)).toEqual(new Map([['nsis', ['x64']]]));
   });
 
   it('flips the fuses the security model asks for (build/HELPER.md), RunAsNode on for the helper', () => {

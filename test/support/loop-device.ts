@@ -9,6 +9,7 @@
 import { execFileSync } from 'node:child_process';
 import { createHash, randomFillSync } from 'node:crypto';
 import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, readSync, rmSync, writeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 export const isRoot = process.getuid?.() === 0;
@@ -41,8 +42,9 @@ export interface LoopOptions {
   dir?: string;
 }
 
+/** A fresh directory for a test's files: in memory on /dev/shm where there is one (Linux), else in the system's temporary directory. */
 export function scratchDir(): string {
-  const dir = mkdtempSync('/dev/shm/sluice-test-');
+  const dir = mkdtempSync(join(existsSync('/dev/shm') ? '/dev/shm' : tmpdir(), 'sluice-test-'));
   tempDirs.push(dir);
   return dir;
 }

@@ -5,7 +5,8 @@
  * - the shipped action build/polkit/org.sluice.write-disk-image.policy, its exec.path pointed at
  *   the program the test runs as the helper (the packaged launcher's path does not exist here),
  *   next to the machine's own actions;
- * - one rule of the test's for the test user: YES, NO, or AUTH_ADMIN (ask for root's password).
+ * - one rule of the test's for the test user: YES, NO, or AUTH_ADMIN (ask for root's password), for
+ *   Sluice's action or for another (`action`: pkexec's generic one for programs no action names).
  * Nothing of it is visible outside, and everything in it dies with the namespace's first process.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -40,7 +41,7 @@ set +e
 export type PolkitAnswer = 'YES' | 'NO' | 'AUTH_ADMIN';
 
 /** Starts `command` with a private polkit that answers `answer` for the test user; stdin is a pipe. */
-export function spawnWithPolkit(command: readonly string[], options: { helperProgram: string; answer: PolkitAnswer }): ChildProcess {
+export function spawnWithPolkit(command: readonly string[], options: { helperProgram: string; answer: PolkitAnswer; action?: string }): ChildProcess {
   const dir = scratchDir();
   const actions = join(dir, 'actions');
   const rules = join(dir, 'rules');
@@ -52,7 +53,7 @@ export function spawnWithPolkit(command: readonly string[], options: { helperPro
   writeFileSync(
     join(rules, '10-sluice-test.rules'),
     `polkit.addRule(function (action, subject) {
-  if (action.id === '${ACTION_ID}' && subject.user === '${TEST_USER}') return polkit.Result.${options.answer};
+  if (action.id === '${options.action ?? ACTION_ID}' && subject.user === '${TEST_USER}') return polkit.Result.${options.answer};
 });\n`,
   );
   return spawn('unshare', ['--mount', '--propagation', 'private', '--pid', '--fork', '--mount-proc', 'sh', '-c', SETUP, 'sh', actions, rules, ...command], {

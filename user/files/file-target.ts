@@ -7,6 +7,7 @@ import { alignUp } from '../../writer/job-memory.js';
 import { JobError, jobError } from '../../common/domain/failure.js';
 import { closeFd, openFd, readFully, syncData, writeFully } from '../../node/io.js';
 import type { WriteTarget } from '../../writer/write-target.js';
+import { UV_FS_O_DIRECT } from '../../writer/platform/win32.js';
 import { errorCode, errorText } from '../../common/domain/error-details.js';
 
 /**
@@ -87,6 +88,17 @@ export async function checkFileTargetPath(path: string): Promise<void> {
  * was written and verified: a failed or cancelled job leaves no file under the name asked for.
  * No privileges are involved: it is written with the rights of whoever runs the job.
  */
+/**
+ * The open flag that reads a file past the cache, per OS: O_DIRECT on Linux; on Windows libuv's
+ * UV_FS_O_DIRECT (FILE_FLAG_NO_BUFFERING). Node names O_DIRECT only on Linux: elsewhere
+ * constants.O_DIRECT is undefined, which an OR turned into no flag at all, so Windows verified a
+ * file from its cache. macOS has no such flag (F_NOCACHE is set with fcntl): null.
+ */
+export function directReadFlag(platform: NodeJS.Platform = process.platform): number | null {
+  if (platform === 'win32') return UV_FS_O_DIRECT;
+  return platform === 'linux' ? constants.O_DIRECT : null;
+}
+
 export class FileTarget implements WriteTarget {
   readonly blockSize = FILE_BLOCK;
   readonly optimalIoSize = 0;
@@ -186,10 +198,13 @@ export class FileTarget implements WriteTarget {
   }
 
   private async openReadBack(): Promise<number> {
-    try {
-      return await openFd(this.partial, constants.O_RDONLY | constants.O_DIRECT | constants.O_NOFOLLOW);
-    } catch (error) {
-      if (errorCode(error) !== 'EINVAL') throw error;
+    const direct = directReadFlag();
+    if (direct !== null) {
+      try {
+        return await openFd(this.partial, constants.O_RDONLY | direct | constants.O_NOFOLLOW);
+      } catch (error) {
+        if (errorCode(error) !== 'EINVAL') throw error;
+      }
     }
     return this.uncachedReader();
   }

@@ -306,7 +306,7 @@ class HelperLaunch implements LaunchedHelper {
     let command: LaunchCommand;
     try {
       if (job.kind === 'backup' && !elevation.passesStdin && transport.drainBackup === null) throw new Error(`backing up a drive through ${elevation.name} is not supported yet`);
-      command = elevation.command(program.file, [...program.args, ...argv], { reason: jobReason(job), interactive: options.interactive ?? false });
+      command = elevation.command(program.file, [...program.args, ...argv], { reason: jobReason(job), interactive: options.interactive ?? false, ...(program.precondition === undefined ? {} : { precondition: program.precondition }) });
     } catch (error) {
       await transport.close();
       return this.notStarted(error);

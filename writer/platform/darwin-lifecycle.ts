@@ -30,7 +30,7 @@ export function parseDissenter(text: string): Dissenter | null {
 
 /** What to tell the user when `diskutil unmountDisk` said no. */
 export function darwinBusyMessage(facts: DeviceFacts, diskutilSaid: string): string {
-  const where = `${facts.mountpoints.join(', ')} (on ${facts.path})`;
+  const where = facts.mountpoints.length > 0 ? `${facts.mountpoints.join(', ')} (on ${facts.path})` : `A volume on ${facts.path}`;
   const dissenter = parseDissenter(diskutilSaid);
   if (dissenter !== null) {
     return `${where} could not be unmounted: ${dissenter.program} (pid ${dissenter.pid}) is using it. Quit it (or close its files there), then try again. Nothing was written.`;
@@ -48,8 +48,12 @@ export async function darwinDiskNode(facts: DeviceFacts): Promise<string> {
   return facts.rawPath.replace(/^\/dev\/rdisk/, '/dev/disk');
 }
 
+/**
+ * Always the whole disk, even when `diskutil list -plist` showed no mountpoint: a physical disk's
+ * APFS container volumes are listed under the synthesized container disk, not under it, and would
+ * otherwise stay mounted while the disk is written.
+ */
 export async function unmountDarwin(facts: DeviceFacts): Promise<VolumeHold> {
-  if (facts.mountpoints.length === 0) return NOTHING_HELD;
   const node = await darwinDiskNode(facts);
   try {
     await runTool('diskutil', ['unmountDisk', node]);

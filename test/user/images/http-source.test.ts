@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { gzipSync } from 'node:zlib';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo, Server } from 'node:net';
@@ -116,8 +117,7 @@ describe('downloads from servers the test controls (127.0.0.1)', () => {
   beforeAll(async () => {
     dir = scratchDir();
     writeRandomFile(join(dir, 'os.img'), 256 * 1024);
-    execFileSync('gzip', ['-k', join(dir, 'os.img')]);
-    image = readFileSync(join(dir, 'os.img.gz'));
+    image = gzipSync(readFileSync(join(dir, 'os.img')));
     http = createServer((request, response) => {
       asked.push(request.url ?? '');
       const route = routes[request.url ?? ''];

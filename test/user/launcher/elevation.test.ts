@@ -4,8 +4,10 @@
  * machine, so they are checked here at their seam: the exact argv, with every quoting layer
  * undone the way the real consumer would undo it.
  */
-import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { chooseElevation, type ElevationContext } from '../../../user/launcher/elevation/choose.js';
 import { directLaunch } from '../../../user/launcher/elevation/direct.js';
@@ -15,7 +17,7 @@ import { sudoLaunch } from '../../../user/launcher/elevation/sudo.js';
 import { AUTHORIZATION_CANCELLED, type LaunchExit } from '../../../user/launcher/elevation/types.js';
 import { uacLaunch, uacScript, UAC_CANCELLED, windowsArg } from '../../../user/launcher/elevation/uac.js';
 import { HelperArgsError, helperArgv, parseHelperArgv, type HelperArgs } from '../../../node/helper-command-line.js';
-import { HELPER_V8_FLAGS, packagedHelperProgram } from '../../../user/launcher/helper-program.js';
+import { HELPER_V8_FLAGS, macBundleCheck, packagedHelperProgram } from '../../../user/launcher/helper-program.js';
 
 const PROGRAM = '/opt/Sluice/resources/sluice-helper';
 const ARGS = ['--channel', '/tmp/sluice-helper-AbC123', '--parent-pid', '4242', '--', '/dev/sdb'];
@@ -86,9 +88,39 @@ describe('osascript', () => {
     const match = /^do shell script (".*") with prompt (".*") with administrator privileges$/.exec(args[1] ?? '');
     expect(match).not.toBeNull();
     expect(unAppleScript(match?.[2] ?? '')).toBe('Sluice needs administrator rights to write a disk image to /dev/sdb.');
-    // What /bin/sh then runs is exactly the program and its arguments.
+    // What /bin/sh then runs is exactly the program and its arguments, exec'd.
     const shell = unAppleScript(match?.[1] ?? '');
-    expect(execFileSync('sh', ['-c', `printf '%s\\n' ${shell}`], { encoding: 'utf8' })).toBe([PROGRAM, ...ARGS].join('\n') + '\n');
+    expect(shell.startsWith('exec ')).toBe(true);
+    expect(execFileSync('sh', ['-c', `printf '%s\\n' ${shell.slice('exec '.length)}`], { encoding: 'utf8' })).toBe([PROGRAM, ...ARGS].join('\n') + '\n');
+  });
+
+  it('a signed build: root verifies the bundle against the team that signs releases before it runs anything from it', () => {
+    const check = macBundleCheck('/Applications/Sluice.app', 'ABCDE12345');
+    // Apple's code signing requirement language: anchor apple generic (a Developer ID chain) and
+    // the leaf certificate's OU, which is the team identifier.
+    expect(check).toBe(`/usr/bin/codesign --verify --deep --strict -R '=anchor apple generic and certificate leaf[subject.OU] = "ABCDE12345"' '/Applications/Sluice.app' || { echo '/Applications/Sluice.app is not the app its developers signed (codesign --verify failed), so it is not run as administrator. Download Sluice again.' >&2; exit 77; }`);
+    const { args } = osascriptLaunch.command(PROGRAM, ARGS, { ...REQUEST, precondition: check });
+    const shell = unAppleScript(/^do shell script (".*") with prompt/.exec(args[1] ?? '')?.[1] ?? '');
+    expect(shell.startsWith(`${check} && exec `)).toBe(true);
+    expect(() => macBundleCheck('/Applications/Sluice.app', 'abc; rm -rf /')).toThrow(/not an Apple team identifier/);
+  });
+
+  it.skipIf(process.platform === 'win32')('an unsigned build runs as root only from a bundle that only root can change', () => {
+    const bundle = mkdtempSync(join(tmpdir(), 'Sluice.app-'));
+    try {
+      mkdirSync(join(bundle, 'Contents/Resources'), { recursive: true });
+      writeFileSync(join(bundle, 'Contents/Resources/sluice-helper'), '');
+      chmodSync(bundle, 0o755);
+      const run = () => spawnSync('sh', ['-c', `${macBundleCheck(bundle, null)} && exec echo helper`], { encoding: 'utf8' });
+      // Owned by whoever runs this: root runs the helper; anyone else is refused.
+      expect(run().stdout).toBe(process.getuid?.() === 0 ? 'helper\n' : '');
+      chmodSync(join(bundle, 'Contents/Resources/sluice-helper'), 0o664);
+      const refused = run();
+      expect({ status: refused.status, stdout: refused.stdout }).toEqual({ status: 77, stdout: '' });
+      expect(refused.stderr).toBe(`This Sluice is an unsigned development build, and ${bundle} is not owned by root alone, so it is not run as administrator: move it where only root can change it (sudo chown -R root:wheel, chmod -R go-w).\n`);
+    } finally {
+      rmSync(bundle, { recursive: true, force: true });
+    }
   });
 
   it('quotes paths with quotes, backslashes and spaces through both layers', () => {

@@ -3,11 +3,13 @@
  * their tools' output, and the scripts it sends them. Linux's runs for real in
  * test/writer/platform/lifecycle.device.test.ts; its /proc parsing is checked here on this process's own maps.
  */
-import { readFileSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { TargetResult } from '../../../common/domain/result.js';
 import { settleTarget } from '../../../writer/after-write.js';
-import { darwinBusyMessage, parseDissenter } from '../../../writer/platform/darwin-lifecycle.js';
+import { darwinBusyMessage, parseDissenter, unmountDarwin } from '../../../writer/platform/darwin-lifecycle.js';
 import { darwinIdentifiers } from '../../../writer/platform/darwin.js';
 import { describeHolders, mappedDevnos, type Holder } from '../../../writer/platform/linux-holders.js';
 import { devnoText } from '../../../writer/platform/linux-sysfs.js';
@@ -52,6 +54,24 @@ describe('macOS: diskutil', () => {
     expect(message).toContain('/Volumes/bootfs (on /dev/disk4)');
     expect(message).toContain('mds_stores (pid 319) is using it');
     expect(darwinBusyMessage(card, 'timed out')).toContain('could not be unmounted: timed out');
+  });
+
+  it('unmounts the whole disk even when no mountpoint was listed (APFS volumes sit on a synthesized disk)', async () => {
+    // diskutil cannot run here: a stand-in on PATH records how it is called. The disk's node is
+    // this system's /dev/null, so that the check that it is still the inspected device holds.
+    const bin = mkdtempSync(join(tmpdir(), 'sluice-diskutil-'));
+    const calls = join(bin, 'calls');
+    writeFileSync(join(bin, 'diskutil'), `#!/bin/sh\necho "$@" >> '${calls}'\n`, { mode: 0o755 });
+    const path = process.env['PATH'];
+    process.env['PATH'] = `${bin}:${path ?? ''}`;
+    try {
+      await unmountDarwin({ ...card, rawPath: '/dev/null', rdev: statSync('/dev/null').rdev, mountpoints: [] });
+      expect(readFileSync(calls, 'utf8')).toBe('unmountDisk /dev/null\n');
+    } finally {
+      process.env['PATH'] = path;
+      rmSync(bin, { recursive: true, force: true });
+    }
+    expect(darwinBusyMessage({ ...card, mountpoints: [] }, 'timed out')).toBe('A volume on /dev/disk4 could not be unmounted: timed out. Close whatever uses it, then try again. Nothing was written.');
   });
 
   it('finds the BSD names of a disk, its partitions and APFS volumes, for the image-on-target check', () => {
@@ -101,7 +121,8 @@ describe('Windows: volume locks and eject', () => {
 });
 
 describe('Linux: who holds a filesystem', () => {
-  it('reads the device numbers this process has mapped (its own binary among them)', () => {
+  // /proc exists only on Linux: the one test here that reads the running system's own.
+  it.runIf(process.platform === 'linux')('reads the device numbers this process has mapped (its own binary among them)', () => {
     const own = mappedDevnos(readFileSync('/proc/self/maps', 'utf8'));
     expect(own).toContain(devnoText(statSync(process.execPath).dev));
     expect(mappedDevnos('7f00-7f01 r--p 00000000 103:02 1234 /lib/x.so\n7f02-7f03 rw-p 00000000 00:00 0 [heap]')).toEqual(new Set(['259:2']));

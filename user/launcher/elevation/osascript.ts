@@ -20,7 +20,8 @@ export const osascriptLaunch: Elevation = {
   channel: 'fifo',
   passesStdin: false,
   command: (program, args, request) => {
-    const shell = [program, ...args].map(shellQuote).join(' ');
+    const exec = `exec ${[program, ...args].map(shellQuote).join(' ')}`;
+    const shell = request.precondition === undefined ? exec : `${request.precondition} && ${exec}`;
     const prompt = `Sluice needs administrator rights to ${request.reason}.`;
     return {
       file: '/usr/bin/osascript',

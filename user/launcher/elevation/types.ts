@@ -11,6 +11,11 @@ export interface ElevationRequest {
   reason: string;
   /** A person at a terminal can answer a password prompt (sudo without -n). */
   interactive: boolean;
+  /**
+   * A shell command root runs first, where the elevation goes through a shell (osascript): the
+   * helper is exec'd only if it exits 0 (user/launcher/helper-program.ts macBundleCheck).
+   */
+  precondition?: string;
 }
 
 export interface LaunchCommand {
