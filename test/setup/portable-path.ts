@@ -16,7 +16,7 @@ export const MACOS_COMMANDS = [
   'wc', 'sort', 'uniq', 'tr', 'cut', 'sed', 'awk', 'grep', 'find', 'xargs', 'tee', 'diff', 'cmp', 'basename',
   'dirname', 'mktemp', 'mkfifo', 'sleep', 'date', 'uname', 'id', 'whoami', 'ps', 'kill', 'true', 'false',
   'echo', 'printf', 'test', 'expr', 'getconf', 'hostname', 'gzip', 'gunzip', 'bzip2', 'zip', 'unzip', 'tar',
-  'openssl', 'git', 'sudo', 'python3', 'file',
+  'openssl', 'git', 'sudo', 'python3', 'file', 'du',
 ];
 
 const dir = mkdtempSync(join(tmpdir(), 'sluice-portable-path-'));
