@@ -37,10 +37,10 @@ export function limitWords(progress: Progress): string | null {
   }
 }
 
-/** The measure behind limitWords, for the progress screen: "the drive waited for it 81% of the time". */
+/** The measure behind limitWords, for the progress screen: "the drive waited for the image's next bytes 81% of the time". */
 export function waitWords(progress: Progress): string | null {
   const limit = progress.limit;
   if (limit === undefined) return null;
   const percent = (share: number) => `${Math.round(share * 100)}%`;
-  return limit.by === 'drive' ? `the image's next bytes waited for the drive ${percent(limit.driveWait)} of the time` : `the drive waited for them ${percent(limit.sourceWait)} of the time`;
+  return limit.by === 'drive' ? `the image's next bytes waited for the drive ${percent(limit.driveWait)} of the time` : `the drive waited for the image's next bytes ${percent(limit.sourceWait)} of the time`;
 }

@@ -33,7 +33,7 @@ describe('the bottleneck, as the person flashing reads it', () => {
     expect(limitWords(driveBound)).toBe('limited by the drive');
     expect(limitWords(writing)).toBeNull();
     expect(waitWords(driveBound)).toBe("the image's next bytes waited for the drive 91% of the time");
-    expect(waitWords(sourceBound)).toBe('the drive waited for them 82% of the time');
+    expect(waitWords(sourceBound)).toBe("the drive waited for the image's next bytes 82% of the time");
   });
 
   it('ends the CLI progress line with it', () => {
