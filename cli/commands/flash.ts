@@ -126,7 +126,7 @@ export async function flashCommand(args: FlashArgs): Promise<number> {
     }),
     interactive,
     overlays: customisation?.overlays,
-    onProgress: (p) => reporter.progress(staged(p, feed.stage)),
+    onProgress: (p) => reporter.progress(staged(p, feed.stage())),
     onLog: (_level, message) => process.stderr.write(`sluice: ${message}\n`),
   });
   const stopListening = cancelOnSigint(() => job.cancel(), DRIVE_INCOMPLETE);

@@ -6,10 +6,14 @@ import type { Progress } from '../domain/progress.js';
  */
 export type SourceStage = 'downloading' | 'decompressing' | 'reading';
 
-/** The stage of an image read from `location` in `format`. */
-export function sourceStage(location: 'url' | 'file' | 'drive', format: string): SourceStage {
-  if (location === 'url') return 'downloading';
-  return location === 'file' && format !== 'raw' ? 'decompressing' : 'reading';
+/**
+ * The stage of an image read from `location` in `format`. A compressed download is limited by
+ * the download unless its decoder lags behind it (`decoderBehind`: downloaded bytes wait to be
+ * decoded).
+ */
+export function sourceStage(location: 'url' | 'file' | 'drive', format: string, decoderBehind: boolean): SourceStage {
+  if (format === 'raw') return location === 'url' ? 'downloading' : 'reading';
+  return location === 'url' && !decoderBehind ? 'downloading' : location === 'drive' ? 'reading' : 'decompressing';
 }
 
 /**

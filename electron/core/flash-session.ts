@@ -58,7 +58,7 @@ export function startFlashSession(job: FlashSessionJob, deps: SessionDeps): JobS
         job: helperJob,
         overlays: job.overlays,
         onProgress: (report) => {
-          const progress = staged(report, feed?.stage ?? 'reading');
+          const progress = staged(report, feed?.stage() ?? 'reading');
           latest.set(progress.target, progress);
           deps.onProgress(progress);
           deps.effects.setProgress(overallFraction(job.targets.map((d) => latest.get(d)), job.verify));

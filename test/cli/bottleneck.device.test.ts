@@ -1,17 +1,17 @@
 /**
  * The progress says which side limits the speed, as the writer measured it (limit-meter.ts), on
- * real devices: a card throttled by blkio, a download paced by a local server, a decoder slower
- * than the loop device it writes to.
+ * real devices: a card throttled by blkio; a download paced by a local server; a decoder slower
+ * than the loop device it writes to, fed by a fast server or a local file.
  */
 import { execFileSync } from 'node:child_process';
-import { basename, join } from 'node:path';
-import { expect, it } from 'vitest';
+import { join } from 'node:path';
+import { beforeAll, expect, it } from 'vitest';
 import { MiB } from '../../common/domain/units.js';
 import type { Progress } from '../../common/domain/progress.js';
 import { flashCli, type CliRun } from '../support/cli.js';
 import { describeDevices } from '../support/device-suite.js';
 import { servePaced } from '../support/file-server.js';
-import { createLoop, digestFile, readBytes, scratchDir, writeRandomFile } from '../support/loop-device.js';
+import { createLoop, digestFile, readBytes, scratchDir } from '../support/loop-device.js';
 import { slowCard } from '../support/throttle.js';
 import { createHash } from 'node:crypto';
 
@@ -53,42 +53,58 @@ describeDevices('the bottleneck in the progress', () => {
     }
   });
 
-  it('a 4 MB/s download onto a fast loop device: the phase is downloading, limited by the source', async () => {
-    const dir = scratchDir();
-    const image = join(dir, 'download.img');
-    writeRandomFile(image, 16 * MiB);
-    const loop = createLoop({ size: 32 * MiB, dir });
-    const server = await servePaced(image, 4_000_000);
+  /** 32 MiB of base64 text and its .xz: xz decodes it at tens of MB/s here, where a loop device on /dev/shm takes GB/s. */
+  let text = '';
+  beforeAll(() => {
+    text = join(scratchDir(), 'text.img');
+    execFileSync('sh', ['-c', `base64 -w 0 /dev/urandom | head -c ${32 * MiB} > '${text}' && xz -0 -T2 -k '${text}'`]);
+  });
+
+  /** Flashes `image` onto a fast loop device, checks it, and returns the reports that carry a limit. */
+  async function flashFast(image: string): Promise<Progress[]> {
+    const loop = createLoop({ size: 48 * MiB });
+    const run = await flashCli(image, [loop.path]);
+    expect(run.events.find((e) => e.type === 'result'), run.stderr).toMatchObject({ status: 'ok' });
+    expect(sha(readBytes(loop.backing, 0, 32 * MiB))).toBe(digestFile(text));
+    return writingReports(run, 0).filter((p) => p.limit !== undefined);
+  }
+
+  it('an .xz downloaded at 4 MB/s, slower than its decoder: the phase is downloading, limited by the source', async () => {
+    const server = await servePaced(`${text}.xz`, 4_000_000);
     try {
-      const run = await flashCli(`${server.base}/${basename(image)}`, [loop.path]);
-      expect(run.events.find((e) => e.type === 'result'), run.stderr).toMatchObject({ status: 'ok' });
-      const reports = writingReports(run, 6 * MiB);
+      // Past the first 12 MiB: the writer's window (3 s) and the decoder's (2 s) hold only the download's pace.
+      const reports = (await flashFast(`${server.base}/text.img.xz`)).filter((p) => p.bytesDone > 12 * MiB);
       expect(reports.length, summary(reports)).toBeGreaterThanOrEqual(5);
       for (const p of reports) {
         expect(p.phase, summary(reports)).toBe('downloading');
         expect(p.limit?.by, summary(reports)).toBe('source');
         expect(p.limit?.sourceWait, summary(reports)).toBeGreaterThan(0.5);
       }
-      expect(sha(readBytes(loop.backing, 0, 16 * MiB))).toBe(digestFile(image));
     } finally {
       await server.close();
     }
   });
 
-  it('an xz image decoded slower than the loop device writes: the phase is decompressing, limited by the source', async () => {
-    const dir = scratchDir();
-    const image = join(dir, 'text.img');
-    // Base64 text: xz decodes it at tens of MB/s here, where the loop device on /dev/shm takes GB/s.
-    execFileSync('sh', ['-c', `base64 -w 0 /dev/urandom | head -c ${32 * MiB} > '${image}' && xz -0 -T2 -k '${image}'`]);
-    const loop = createLoop({ size: 48 * MiB, dir });
-    const run = await flashCli(`${image}.xz`, [loop.path]);
-    expect(run.events.find((e) => e.type === 'result'), run.stderr).toMatchObject({ status: 'ok' });
-    const reports = writingReports(run, 0).filter((p) => p.limit !== undefined);
+  it('the same .xz from a fast server: its bytes wait for the decoder, so the phase is decompressing', async () => {
+    const server = await servePaced(`${text}.xz`, 1e12);
+    try {
+      const reports = (await flashFast(`${server.base}/text.img.xz`)).filter((p) => p.bytesDone > 12 * MiB);
+      expect(reports.length, summary(reports)).toBeGreaterThanOrEqual(3);
+      for (const p of reports) {
+        expect(p.phase, summary(reports)).toBe('decompressing');
+        expect(p.limit?.by, summary(reports)).toBe('source');
+      }
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('the same .xz as a local file: decompressing, limited by the source', async () => {
+    const reports = await flashFast(`${text}.xz`);
     expect(reports.length, summary(reports)).toBeGreaterThanOrEqual(3);
     for (const p of reports) {
       expect(p.phase, summary(reports)).toBe('decompressing');
       expect(p.limit?.by, summary(reports)).toBe('source');
     }
-    expect(sha(readBytes(loop.backing, 0, 32 * MiB))).toBe(digestFile(image));
   });
 });

@@ -32,8 +32,8 @@ export interface SourceFeed {
   readonly decoder: Promise<string>;
   /** Source bytes read so far (a download's progress). */
   sourceBytes(): number;
-  /** What feeds the writer: what its progress says it waits for when the source is the bottleneck. */
-  readonly stage: SourceStage;
+  /** What feeds the writer now: what its progress says it waits for when the source is the bottleneck. */
+  stage(): SourceStage;
   /** Calls `listener` with what the decoder tells the person flashing (a dropped download resumed). */
   onNotice(listener: (message: string) => void): void;
   /**
@@ -147,7 +147,7 @@ export async function openSourceFeed(prepared: PreparedImage, options: FeedOptio
     },
     decoder: running === null ? Promise.resolve('read directly') : file !== null ? Promise.resolve('read directly, SHA-256 checked alongside') : running.decoder,
     sourceBytes: () => running?.sourceBytes() ?? 0,
-    stage: sourceStage(location.kind, prepared.info.format),
+    stage: () => sourceStage(location.kind, prepared.info.format, running?.decoderBehind() ?? false),
     onNotice: (listener) => void listeners.push(listener),
     finish: async (pending, to) => {
       relay.connect(to);

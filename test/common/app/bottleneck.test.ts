@@ -8,13 +8,15 @@ const sourceBound: Progress = { ...writing, limit: { by: 'source', sourceWait: 0
 const driveBound: Progress = { ...writing, limit: { by: 'drive', sourceWait: 0, driveWait: 0.91 } };
 
 describe('the bottleneck, as the person flashing reads it', () => {
-  it('names what feeds the writer: a download, a decoder of a local file, or the image as it is', () => {
-    expect(sourceStage('url', 'xz')).toBe('downloading');
-    expect(sourceStage('url', 'raw')).toBe('downloading');
-    expect(sourceStage('file', 'zstd')).toBe('decompressing');
-    expect(sourceStage('file', 'qcow2')).toBe('decompressing');
-    expect(sourceStage('file', 'raw')).toBe('reading');
-    expect(sourceStage('drive', 'raw')).toBe('reading');
+  it('names what feeds the writer: a download, a decoder, or the image as it is', () => {
+    expect(sourceStage('url', 'raw', false)).toBe('downloading');
+    expect(sourceStage('url', 'xz', false)).toBe('downloading');
+    // Downloaded bytes queue up for a decoder slower than the network: decompression is what limits.
+    expect(sourceStage('url', 'xz', true)).toBe('decompressing');
+    expect(sourceStage('file', 'zstd', false)).toBe('decompressing');
+    expect(sourceStage('file', 'qcow2', true)).toBe('decompressing');
+    expect(sourceStage('file', 'raw', false)).toBe('reading');
+    expect(sourceStage('drive', 'raw', false)).toBe('reading');
   });
 
   it('renames writing to the source’s stage only while the writer waits for its source', () => {
