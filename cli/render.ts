@@ -25,7 +25,7 @@ export function progressLine(p: Progress): string {
   const speed = p.speed > 0 ? `${formatBytes(p.speed)}/s` : '';
   const eta = p.eta === null ? '' : `ETA ${formatDuration(p.eta)}`;
   const limit = limitWords(p) ?? '';
-  return `${PHASE_LABEL[p.phase].padEnd(13)} [${bar}] ${percent.padStart(4)}  ${speed.padStart(10)}  ${eta.padEnd(limit === '' ? 0 : 12)}${limit}`.trimEnd();
+  return `${PHASE_LABEL[p.phase].padEnd(13)} [${bar}] ${percent.padStart(4)}  ${speed.padStart(10)}  ${limit === '' ? eta : `${eta.padEnd(Math.max(14, eta.length + 2))}${limit}`}`.trimEnd();
 }
 
 /** The sentence that ends a job for one target, with what it left out and why. */

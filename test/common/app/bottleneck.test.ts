@@ -42,5 +42,7 @@ describe('the bottleneck, as the person flashing reads it', () => {
     expect(progressLine(staged(sourceBound, 'decompressing'))).toMatch(/^Decompressing +\[#{15}\.{15}\]  50% +4\.0 MB\/s  ETA 13 s +limited by decompression$/);
     expect(progressLine(driveBound)).toMatch(/limited by the drive$/);
     expect(progressLine(writing)).toMatch(/ETA 13 s$/);
+    // However long the ETA's words, the limit stands apart from them.
+    expect(progressLine({ ...driveBound, eta: 0.0001 })).toMatch(/ETA under 1 ms  limited by the drive$/);
   });
 });
