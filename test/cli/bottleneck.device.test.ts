@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { beforeAll, expect, it } from 'vitest';
 import { MiB } from '../../common/domain/units.js';
 import type { Progress } from '../../common/domain/progress.js';
-import { flashCli, type CliRun } from '../support/cli.js';
+import { assertTestTarget, collect, flashCli, spawnCli, type CliRun } from '../support/cli.js';
 import { describeDevices } from '../support/device-suite.js';
 import { servePaced } from '../support/file-server.js';
 import { createLoop, digestFile, readBytes, scratchDir } from '../support/loop-device.js';
@@ -106,5 +106,14 @@ describeDevices('the bottleneck in the progress', () => {
       expect(p.phase, summary(reports)).toBe('decompressing');
       expect(p.limit?.by, summary(reports)).toBe('source');
     }
+  });
+
+  it('plain logs (no terminal, no --json) say writing once, however the limit is named', async () => {
+    const loop = createLoop({ size: 48 * MiB });
+    assertTestTarget(loop.path);
+    const run = await collect(spawnCli(['flash', '--yes', `${text}.xz`, loop.path]));
+    expect(run.code, run.stderr).toBe(0);
+    const phases = run.stderr.split('\n').filter((line) => line.startsWith(`${loop.path}: `));
+    expect(phases).toEqual([`${loop.path}: writing…`, `${loop.path}: syncing…`, `${loop.path}: verifying…`]);
   });
 });
