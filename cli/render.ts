@@ -3,9 +3,11 @@ import { DRIVE_INCOMPLETE, repairWords, type TargetResult } from '../common/doma
 import { formatBytes, formatDuration } from '../common/domain/units.js';
 import type { ImageInfo } from '../common/domain/image.js';
 import { skippedLines } from '../common/app/skipped-words.js';
+import { limitWords } from '../common/app/bottleneck.js';
 import type { PreparedCustomisation } from '../common/domain/customisation.js';
 
 const PHASE_LABEL: Record<Phase, string> = {
+  downloading: 'Downloading',
   decompressing: 'Decompressing',
   writing: 'Writing',
   syncing: 'Syncing',
@@ -14,7 +16,7 @@ const PHASE_LABEL: Record<Phase, string> = {
 
 const BAR_WIDTH = 30;
 
-/** One line of a terminal progress bar: "Writing   [#######.......]  45%  123 MB/s  ETA 12 s". */
+/** One line of a terminal progress bar: "Writing   [#######.......]  45%  123 MB/s  ETA 12 s  limited by the drive". */
 export function progressLine(p: Progress): string {
   const fraction = p.bytesTotal ? Math.min(1, p.bytesDone / p.bytesTotal) : null;
   const filled = fraction === null ? 0 : Math.round(fraction * BAR_WIDTH);
@@ -22,7 +24,8 @@ export function progressLine(p: Progress): string {
   const percent = fraction === null ? formatBytes(p.bytesDone) : `${Math.floor(fraction * 100)}%`;
   const speed = p.speed > 0 ? `${formatBytes(p.speed)}/s` : '';
   const eta = p.eta === null ? '' : `ETA ${formatDuration(p.eta)}`;
-  return `${PHASE_LABEL[p.phase].padEnd(13)} [${bar}] ${percent.padStart(4)}  ${speed.padStart(10)}  ${eta}`.trimEnd();
+  const limit = limitWords(p) ?? '';
+  return `${PHASE_LABEL[p.phase].padEnd(13)} [${bar}] ${percent.padStart(4)}  ${speed.padStart(10)}  ${limit === '' ? eta : `${eta.padEnd(Math.max(14, eta.length + 2))}${limit}`}`.trimEnd();
 }
 
 /** The sentence that ends a job for one target, with what it left out and why. */

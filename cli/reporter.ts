@@ -73,9 +73,12 @@ function plainReporter(): Reporter {
     source: (info, decoder) => process.stderr.write(`${sourceLine(info, decoder)}\n`),
     customisation: (c) => process.stderr.write(`${customisationLine(c)}\n`),
     progress: (p) => {
-      if (phases.get(p.target) === p.phase) return;
-      phases.set(p.target, p.phase);
-      process.stderr.write(`${p.target}: ${p.phase}…\n`);
+      // Writing named by what limits it (downloading, decompressing) is still writing: a log line
+      // each time the limit changed sides would be noise.
+      const phase = p.phase === 'downloading' || p.phase === 'decompressing' ? 'writing' : p.phase;
+      if (phases.get(p.target) === phase) return;
+      phases.set(p.target, phase);
+      process.stderr.write(`${p.target}: ${phase}…\n`);
     },
     result: (r) => process.stdout.write(`${resultLine(r)}\n`),
     notice: (message) => process.stderr.write(`sluice: ${message}\n`),

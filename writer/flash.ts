@@ -1,5 +1,5 @@
 import { fstat } from 'node:fs';
-import type { Progress } from '../common/domain/progress.js';
+import type { Limit, Progress } from '../common/domain/progress.js';
 import { reachedDrive, type TargetResult } from '../common/domain/result.js';
 import { KiB, MiB } from '../common/domain/units.js';
 import { settleTarget } from './after-write.js';
@@ -11,6 +11,7 @@ import { ABANDONED, allocatePumpMemory, DEFAULT_REQUEST, pump, unlessAborted } f
 import { currentPlatform } from './platform/index.js';
 import type { DevicePlatform } from './platform/types.js';
 import { ProgressMeter } from './progress-meter.js';
+import { LimitMeter } from './limit-meter.js';
 import { waitForSourceEnd, type SourceEndSignal } from './source-end.js';
 import type { Extent } from '../common/domain/extents.js';
 import type { SkipInbox } from './skip-inbox.js';
@@ -154,6 +155,11 @@ export async function flash(job: FlashJob): Promise<TargetResult[]> {
   return job.targets.map((path) => results.get(path) ?? { status: 'failed', target: path, bytes: 0, ...toFailure(new Error('no result')) });
 }
 
+/** The `limit` of a writing report, once measured (exactOptionalPropertyTypes keeps an undefined one out). */
+function withLimit(limit: Limit | undefined): Pick<Progress, 'limit'> {
+  return limit === undefined ? {} : { limit };
+}
+
 /** What writeTargets needs of a job: everything but how its targets are found and opened. */
 export type WriteJob = Omit<FlashJob, 'targets' | 'eject' | 'platform' | 'extents'>;
 
@@ -196,7 +202,8 @@ async function runJob(job: WriteJob, layout: StreamLayout, opened: readonly Writ
   let imageBytes = 0;
   /** Stream bytes read so far: ranges left out from now on must lie after them. */
   let received = 0;
-  const meters = new Map(active.map((t) => [t, new ProgressMeter('writing', t.path, layout.streamBytes, emit)]));
+  const limit = new LimitMeter();
+  const meters = new Map(active.map((t) => [t, new ProgressMeter('writing', t.path, layout.streamBytes, (p) => emit({ ...p, ...withLimit(limit.current()) }))]));
   function emit(progress: Progress): void {
     job.onProgress?.(progress);
   }
@@ -305,6 +312,7 @@ async function runJob(job: WriteJob, layout: StreamLayout, opened: readonly Writ
       },
       // Hashing runs on this thread while the thread pool writes the same bytes: both only read them.
       alongside: (bytes, at) => hashes.record(bytes, at),
+      waited: (sourceMs, driveMs) => limit.waited(sourceMs, driveMs),
       advanced: (at) => {
         imageBytes = at;
         for (const t of active) meters.get(t)?.update(at);

@@ -58,6 +58,12 @@ export interface PumpOp {
   write(bytes: Buffer, at: number): Promise<boolean>;
   /** Runs on this thread while the write and the next read are in flight (hashing: all only read the bytes). */
   alongside?: ((bytes: Buffer, at: number) => void) | undefined;
+  /**
+   * After each turn that read ahead: how long the write outlasted the next read (`driveMs`: the
+   * source's bytes waited for the drive) or the read the write (`sourceMs`: the drive waited for
+   * the source). One of the two is 0. What tells which side limits the speed (limit-meter.ts).
+   */
+  waited?: ((sourceMs: number, driveMs: number) => void) | undefined;
   /** After each buffer, with the offset reached: progress, which costs no system call. */
   advanced?: ((at: number) => void) | undefined;
   /**
@@ -138,10 +144,15 @@ export async function pump(op: PumpOp): Promise<PumpEnd> {
     const next = at + filled;
     // A short buffer is the source's last: only a full one can have more behind it.
     const reading = filled === want(at) && next < end ? settle(op.read(op.halves[turn === 0 ? 1 : 0], want(next), next)) : NOTHING_MORE;
+    // When each side finished, for `waited`: stamped by their own callbacks, not by the order awaited.
+    let readAt = 0;
+    const timedRead = op.waited === undefined || reading === NOTHING_MORE ? reading : reading.then((r) => ((readAt = performance.now()), r));
     const writing = settle(op.write(bytes, at));
     op.alongside?.(bytes, at);
     const wrote = await writing;
-    const read = await unlessAborted(reading, op.signal);
+    const wroteAt = performance.now();
+    const read = await unlessAborted(timedRead, op.signal);
+    if (readAt > 0) op.waited?.(Math.max(0, readAt - wroteAt), Math.max(0, wroteAt - readAt));
     if (!wrote.ok) throw wrote.error;
     // Nobody takes more: whatever became of the read no longer matters.
     if (!wrote.value) return { end: 'stopped', at };

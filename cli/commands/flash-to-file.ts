@@ -12,6 +12,7 @@ import { cancelOnSigint } from '../cancel.js';
 import { EXIT, exitCodeFor } from '../exit-codes.js';
 import { confirm } from '../prompt.js';
 import { createReporter } from '../reporter.js';
+import { staged } from '../../common/app/bottleneck.js';
 
 /**
  * Windows names disks in the device namespace (\\.\PhysicalDrive2), where lstat finds nothing:
@@ -119,7 +120,7 @@ export async function flashToFileCommand(prepared: PreparedImage, args: FileFlas
     overlays: card === undefined ? undefined : Promise.resolve(new Map([[target, overlayPieces(card)]])),
     sourceEnd: feed.start.awaitSourceEnd === true ? sourceEnd.signal : undefined,
     signal: controller.signal,
-    onProgress: (p) => reporter.progress(p),
+    onProgress: (p) => reporter.progress(staged(p, feed.stage())),
   }).then((r) => [r]);
   const results = await feed.finish(result, wholeImageListener((end) => sourceEnd.settle(end)));
   stopListening();

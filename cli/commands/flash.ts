@@ -19,6 +19,7 @@ import { judgeTargets, refuseTargets, type JudgedTarget } from './target-verdict
 import type { CustomiseFlags } from '../customise-flags.js';
 import type { PreparedCustomisation } from '../../common/domain/customisation.js';
 import { customisationLine } from '../render.js';
+import { staged } from '../../common/app/bottleneck.js';
 
 export interface FlashArgs {
   /** A path, an http(s) URL, or a catalogue entry (os:PATH or os:NAME). */
@@ -125,7 +126,7 @@ export async function flashCommand(args: FlashArgs): Promise<number> {
     }),
     interactive,
     overlays: customisation?.overlays,
-    onProgress: (p) => reporter.progress(p),
+    onProgress: (p) => reporter.progress(staged(p, feed.stage())),
     onLog: (_level, message) => process.stderr.write(`sluice: ${message}\n`),
   });
   const stopListening = cancelOnSigint(() => job.cancel(), DRIVE_INCOMPLETE);

@@ -9,6 +9,7 @@ export function targetFraction(progress: Progress, verify: boolean): number | nu
   const phaseDone = Math.min(1, progress.bytesDone / progress.bytesTotal);
   const writingShare = verify ? 0.5 : 1;
   switch (progress.phase) {
+    case 'downloading':
     case 'decompressing':
     case 'writing':
       return phaseDone * writingShare;

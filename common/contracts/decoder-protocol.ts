@@ -84,7 +84,8 @@ export interface DecodePlan {
 
 /** Decoder → parent: how far it got reading the source (throttled), and how it ended. */
 export type DecoderMessage =
-  | { type: 'progress'; sourceBytes: number }
+  /** `queued`: source bytes read but not yet decoded (input.ts SourceInput.queued). */
+  | { type: 'progress'; sourceBytes: number; queued: number }
   | { type: 'started'; decoder: string }
   /** Something the person flashing should know that is not a failure (a dropped connection resumed). */
   | { type: 'notice'; message: string }

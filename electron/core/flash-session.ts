@@ -4,6 +4,7 @@ import type { HelperJob } from '../../common/contracts/helper-protocol.js';
 import type { HelperLaunchOptions, LaunchedHelper } from '../../user/launcher/launch.js';
 import type { SourceFeed } from '../../user/images/source-feed.js';
 import { overallFraction } from '../../common/app/job-progress.js';
+import { staged } from '../../common/app/bottleneck.js';
 import { runDesktopJob, type DesktopEffects, type JobSession } from './desktop-job.js';
 import { errorText } from '../../common/domain/error-details.js';
 
@@ -56,7 +57,8 @@ export function startFlashSession(job: FlashSessionJob, deps: SessionDeps): JobS
         ...(feed === null ? {} : { source: feed.source }),
         job: helperJob,
         overlays: job.overlays,
-        onProgress: (progress) => {
+        onProgress: (report) => {
+          const progress = staged(report, feed?.stage() ?? 'reading');
           latest.set(progress.target, progress);
           deps.onProgress(progress);
           deps.effects.setProgress(overallFraction(job.targets.map((d) => latest.get(d)), job.verify));

@@ -23,6 +23,7 @@ export const PARTITION_TABLE_LABEL: Readonly<Record<PartitionTableType, string>>
 };
 
 export const PHASE_LABEL: Readonly<Record<Phase, string>> = {
+  downloading: 'Downloading',
   decompressing: 'Decompressing',
   writing: 'Writing',
   syncing: 'Syncing',

@@ -170,6 +170,8 @@ describeDevices('the desktop app, in Chromium, against the real core and helper'
       const success = endScreen(page, 'success').waitFor({ timeout: 60_000 });
       const percents = recordPercents(page, success);
       await page.getByTestId('phase').filter({ hasText: 'Writing' }).waitFor();
+      // The card, throttled to 24 MB/s, is what the writer waits for: the screen says so, with the measure.
+      await page.getByTestId('limit').filter({ hasText: /^Speed limited by the drive: the image's next bytes waited for the drive \d+% of the time$/ }).waitFor({ timeout: 30_000 });
       await expect.poll(() => shownPercent(page), { timeout: 30_000 }).toBeGreaterThanOrEqual(15);
       await app.screenshot('06-writing');
       await page.getByTestId('phase').filter({ hasText: 'Verifying' }).waitFor();

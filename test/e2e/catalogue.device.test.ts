@@ -128,6 +128,10 @@ describeDevices('Choose OS: the catalogue and the image cache in the app', () =>
       server.pace(desktop.path, 4_000_000);
       await chooseDrive(page, loop.path);
       await flashAfterConfirming(app, loop.path);
+      // The writer waits for the download, and the screen says so: the phase is the download's, and why.
+      // Both are read from one report, in one look at the screen.
+      const limitedByDownload = page.getByTestId('limit').filter({ hasText: /^Speed limited by the download: the drive waited for the image's next bytes \d+% of the time$/ });
+      await page.locator('[data-screen="flashing"]').filter({ has: limitedByDownload }).filter({ has: page.getByTestId('phase').filter({ hasText: 'Downloading…' }) }).waitFor({ timeout: 30_000 });
       await page.getByTestId('download').filter({ hasText: /^Download: .* of 5\.\d MB · .*\/s · The download broke off at byte \d+/ }).waitFor({ timeout: 30_000 });
       await app.screenshot('catalogue-download');
       await endScreen(page, 'success').waitFor({ timeout: 60_000 });

@@ -12,7 +12,7 @@ import type { ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { deflateSync, crc32 } from 'node:zlib';
 import { MiB } from '../../common/domain/units.js';
-import { serve, type FileServer } from './file-server.js';
+import { serve, writePaced, type FileServer } from './file-server.js';
 import { osImage, sh } from './os-image.js';
 
 export const IMAGE_SIZE = 16 * MiB;
@@ -148,13 +148,7 @@ export async function serveCatalogue(dir: string): Promise<CatalogueServer> {
     const stop = cutAt === undefined ? end : Math.max(start, Math.min(end, cutAt));
     const finish = () => (stop < end ? setTimeout(() => response.socket?.destroy(), 20) : response.end());
     if (bytesPerSecond === undefined) return void response.write(body.subarray(start, stop), finish);
-    const piece = 64 * 1024;
-    const next = (at: number): void => {
-      if (at >= stop || response.destroyed) return void finish();
-      const until = Math.min(stop, at + piece);
-      response.write(body.subarray(at, until), () => setTimeout(() => next(until), (1000 * (until - at)) / bytesPerSecond));
-    };
-    next(start);
+    writePaced(response, body, start, stop, bytesPerSecond, finish);
   };
   const server = await serve((request, response) => {
     const path = (request.url ?? '/').split('?')[0] ?? '/';

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { createServer, type RequestListener } from 'node:http';
+import { createServer, type RequestListener, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { basename } from 'node:path';
 
@@ -46,5 +46,29 @@ export function serveFiles(files: readonly string[], options: { ranges?: boolean
       return response.writeHead(206, { 'Content-Range': `bytes ${start}-${end}/${body.length}`, 'Content-Length': end - start + 1 }).end(body.subarray(start, end + 1));
     }
     response.writeHead(200, { 'Content-Length': body.length, 'Content-Type': 'application/octet-stream' }).end(body);
+  });
+}
+
+/**
+ * Writes body[start, stop) to `response` at about `bytesPerSecond`, in 64 KiB pieces (a slow
+ * network), then calls `finish`, also when the answer was cut off meanwhile.
+ */
+export function writePaced(response: ServerResponse, body: Buffer, start: number, stop: number, bytesPerSecond: number, finish: () => void): void {
+  const piece = 64 * 1024;
+  const next = (at: number): void => {
+    if (at >= stop || response.destroyed) return void finish();
+    const until = Math.min(stop, at + piece);
+    response.write(body.subarray(at, until), () => setTimeout(() => next(until), (1000 * (until - at)) / bytesPerSecond));
+  };
+  next(start);
+}
+
+/** Serves `file` by its base name, with its length, at about `bytesPerSecond`: a slow download. */
+export function servePaced(file: string, bytesPerSecond: number): Promise<FileServer> {
+  const body = readFileSync(file);
+  return serve((request, response) => {
+    if (request.url !== `/${basename(file)}`) return void response.writeHead(404, 'Not Found').end();
+    response.writeHead(200, { 'Content-Length': body.length, 'Content-Type': 'application/octet-stream' });
+    writePaced(response, body, 0, body.length, bytesPerSecond, () => response.end());
   });
 }

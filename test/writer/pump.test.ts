@@ -3,6 +3,7 @@
  * writes, in which order, and how each way of ending leaves it (nothing in flight, the right
  * offset, the write's error before the read's).
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { pump, type PumpOp } from '../../writer/pump.js';
 
@@ -121,5 +122,33 @@ describe('the pump', () => {
     const end = pump({ ...op, read: () => new Promise<number>(() => undefined), signal: controller.signal });
     setTimeout(() => controller.abort(), 10);
     expect(await end).toEqual({ end: 'cancelled', at: 0 });
+  });
+
+  it('says after each turn which side was waited for: a slow source makes the drive wait, a slow write the source', async () => {
+    const turns = async (readMs: number, writeMs: number) => {
+      const { op } = rig(40);
+      const waits: [number, number][] = [];
+      const slowed: PumpOp = {
+        ...op,
+        read: async (into, length, at) => (await sleep(readMs), op.read(into, length, at)),
+        write: async (bytes, at) => (await sleep(writeMs), op.write(bytes, at)),
+        waited: (sourceMs, driveMs) => waits.push([sourceMs, driveMs]),
+      };
+      await pump(slowed);
+      return waits;
+    };
+    // 40 bytes in 8-byte buffers, length unknown: 5 writes, each with a read ahead (the last finds the end).
+    const slowSource = await turns(60, 0);
+    expect(slowSource).toHaveLength(5);
+    for (const [sourceMs, driveMs] of slowSource) {
+      expect(sourceMs).toBeGreaterThan(40);
+      expect(driveMs).toBe(0);
+    }
+    const slowDrive = await turns(0, 60);
+    expect(slowDrive).toHaveLength(5);
+    for (const [sourceMs, driveMs] of slowDrive) {
+      expect(sourceMs).toBe(0);
+      expect(driveMs).toBeGreaterThan(40);
+    }
   });
 });

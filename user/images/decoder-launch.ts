@@ -43,6 +43,15 @@ export type DecoderEnd =
  */
 export type DecoderOutput = 'stream' | 'descriptor';
 
+/** The decoder's last reports (every 200 ms) that say whether it or its source is the slower: up to 2 s, a majority of those received. */
+const BEHIND_WINDOW = 10;
+
+function bitCount(bits: number): number {
+  let count = 0;
+  for (let rest = bits; rest !== 0; rest &= rest - 1) count += 1;
+  return count;
+}
+
 export interface RunningDecoder {
   /**
    * What the decoded image is read from ('stream': the socket, 'descriptor': the pipe's read end);
@@ -54,6 +63,11 @@ export interface RunningDecoder {
   readonly decoder: Promise<string>;
   /** Source bytes read so far, for progress when the image size is not known. */
   sourceBytes(): number;
+  /**
+   * Whether the decoder, not its source, was the slower of the two lately: most of its last reports
+   * found source bytes queued for it. A download whose bytes wait to be decoded is not the bottleneck.
+   */
+  decoderBehind(): boolean;
   /** Stops the decoder (the job is over) and closes this process's end of the pipe. */
   stop(): Promise<void>;
 }
@@ -95,6 +109,9 @@ export async function startDecoder(plan: DecodePlan, output: DecoderOutput = 'st
   }
   const stream = outFd === 0 ? child.stdin : outFd === 3 && pipe === null ? (child.stdio[3] as Readable | null) : null;
   let sourceBytes = 0;
+  /** Of the last BEHIND_WINDOW progress reports, those that found source bytes queued for decoding, as bits. */
+  let behind = 0;
+  let reports = 0;
   let stderr = '';
   let end: DecoderEnd | null = null;
   let stopped = false;
@@ -114,6 +131,8 @@ export async function startDecoder(plan: DecodePlan, output: DecoderOutput = 'st
     switch (message.type) {
       case 'progress':
         sourceBytes = message.sourceBytes;
+        behind = ((behind << 1) | (message.queued > 0 ? 1 : 0)) & ((1 << BEHIND_WINDOW) - 1);
+        reports = Math.min(BEHIND_WINDOW, reports + 1);
         break;
       case 'started':
         resolveDecoder(message.decoder);
@@ -154,6 +173,7 @@ export async function startDecoder(plan: DecodePlan, output: DecoderOutput = 'st
     ended,
     decoder,
     sourceBytes: () => sourceBytes,
+    decoderBehind: () => bitCount(behind) * 2 > reports,
     stop: async () => {
       stopped = true;
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');

@@ -1,3 +1,4 @@
+import { sourceStage, type SourceStage } from '../../common/app/bottleneck.js';
 import type { Readable } from 'node:stream';
 import type { HelperJobOf } from '../../common/contracts/helper-protocol.js';
 import { extentBytes } from '../../common/domain/extents.js';
@@ -31,6 +32,8 @@ export interface SourceFeed {
   readonly decoder: Promise<string>;
   /** Source bytes read so far (a download's progress). */
   sourceBytes(): number;
+  /** What feeds the writer now: what its progress says it waits for when the source is the bottleneck. */
+  stage(): SourceStage;
   /** Calls `listener` with what the decoder tells the person flashing (a dropped download resumed). */
   onNotice(listener: (message: string) => void): void;
   /**
@@ -144,6 +147,7 @@ export async function openSourceFeed(prepared: PreparedImage, options: FeedOptio
     },
     decoder: running === null ? Promise.resolve('read directly') : file !== null ? Promise.resolve('read directly, SHA-256 checked alongside') : running.decoder,
     sourceBytes: () => running?.sourceBytes() ?? 0,
+    stage: () => sourceStage(location.kind, prepared.info.format, running?.decoderBehind() ?? false),
     onNotice: (listener) => void listeners.push(listener),
     finish: async (pending, to) => {
       relay.connect(to);

@@ -1,4 +1,5 @@
 import { overallFraction, targetFraction } from '../../../common/app/job-progress.js';
+import { limitWords, waitWords } from '../../../common/app/bottleneck.js';
 import type { Progress } from '../../../common/domain/progress.js';
 import { formatBytes, formatDuration } from '../../../common/domain/units.js';
 import { fileName, jobRows, type JobSubject, type RunningJob } from '../flow.js';
@@ -99,6 +100,11 @@ export function ProgressView({ job, onCancel }: { job: RunningJob; onCancel: () 
           );
         })}
       </ul>
+      {lead?.limit !== undefined && !job.cancelling && (
+        <p className="muted" data-testid="limit">
+          Speed {limitWords(lead)}: {waitWords(lead)}
+        </p>
+      )}
       {job.download !== null && (
         <p className="muted" data-testid="download">
           Download: {formatBytes(job.download.bytesDone)}

@@ -90,7 +90,8 @@ describeDevices('sluice flash URL: streamed from a server, with its errors', () 
       expect(result, run.stdout + run.stderr).toMatchObject({ status: 'ok', verified: true });
       expect(Number(result?.bytes) + Number(result?.skipped)).toBe(IMAGE_SIZE);
       expect(Number(result?.skipped)).toBeGreaterThan(IMAGE_SIZE / 4);
-      expect(run.events.some((e) => e.type === 'progress' && e['phase'] === 'writing')).toBe(true);
+      // Writing, or named by what limits it (the download, its decoder) once that is measured.
+      expect(run.events.some((e) => e.type === 'progress' && ['writing', 'downloading', 'decompressing'].includes(String(e['phase'])))).toBe(true);
       expect(differencesOutside(readBytes(loop.backing, 0, IMAGE_SIZE), image, free)).toEqual([]);
     });
   }

@@ -14,6 +14,11 @@ export interface SourceInput {
   /** Total size when known: the file's, or the download's Content-Length. */
   size: number | null;
   bytesRead(): number;
+  /**
+   * Source bytes read and not yet taken by the decoder. Near 0 while the decoder waits for a slow
+   * download; a buffer's worth or more while the decoder is the slower of the two.
+   */
+  queued(): number;
   /** Hex SHA-256 of every byte read, once the stream has ended; null when not hashing. */
   digest(): string | null;
   /** The bytes passed their checks: a download saved into the cache becomes the cached image. */
@@ -70,5 +75,6 @@ export async function openInput(location: SourceLocation, options: InputOptions)
   });
   raw.on('error', (error) => counted.destroy(error));
   raw.pipe(counted);
-  return { stream: counted, size, bytesRead: () => read, digest: () => digest, commit: () => settle.commit(), discard: () => settle.discard() };
+  const queued = () => raw.readableLength + counted.writableLength + counted.readableLength;
+  return { stream: counted, size, bytesRead: () => read, queued, digest: () => digest, commit: () => settle.commit(), discard: () => settle.discard() };
 }

@@ -48,7 +48,7 @@ async function run(plan: DecodePlan): Promise<void> {
   fileDigest?.catch(() => undefined);
   let input: SourceInput | null = null;
   const progress = setInterval(() => {
-    if (input !== null) void send({ type: 'progress', sourceBytes: input.bytesRead() });
+    if (input !== null) void send({ type: 'progress', sourceBytes: input.bytesRead(), queued: input.queued() });
   }, PROGRESS_INTERVAL_MS);
   let message: DecoderMessage;
   try {
