@@ -84,7 +84,8 @@ async function detectFromContents(access: ImageAccess, table: PartitionTable | n
   const where = `partition ${partition.number}`;
 
   const root = access.random ? await findRoot(access, table, partition) : null;
-  const rootNote = access.random ? (root === null ? ' No ext4 root filesystem was found.' : '') : ' The root filesystem was not read: it is not reachable without decoding the whole image.';
+  const unread = access.random ? 'no ext4 root filesystem was found' : 'the root filesystem was not read: it is not reachable without decoding the whole image';
+  const rootNote = root !== null ? '' : ` ${unread.charAt(0).toUpperCase()}${unread.slice(1)}.`;
   const preseed = root !== null && (await anyExists(root, PRESEED_UNITS));
   const cloud = root !== null && (await root.kind('/etc/cloud')) === 'directory';
   const imagerCustom = root !== null && (await root.kind(IMAGER_CUSTOM)) === 'file';
@@ -104,7 +105,7 @@ async function detectFromContents(access: ImageAccess, table: PartitionTable | n
     return support(null, `The boot partition (${where}) has none of what Sluice looks for (${lookedFor}).${rootNote}`, none);
   };
   // Only cmdline.txt and config.txt, and no root filesystem read: Raspberry Pi OS's firstrun, cloud-init and rpi-preseed all fit.
-  const undecided = root === null && seeds.length === 0 && piBoot ? `the boot partition (${where}) has cmdline.txt and config.txt, which do not tell the methods apart, and ${rootNote.trim().replace(/^The root/, 'the root').replace(/^No /, 'no ').replace(/\.$/, '')}` : null;
+  const undecided = root === null && seeds.length === 0 && piBoot ? `the boot partition (${where}) has cmdline.txt and config.txt, which do not tell the methods apart, and ${unread}` : null;
   return { ...contents(), undecided };
 }
 
@@ -124,7 +125,8 @@ export async function detectMethod(access: ImageAccess, table: PartitionTable | 
   if (wanted === null) return support(null, chosen, { boot: null, bootDir: '/boot', seedOnCommandLine: false });
   const rest = { boot: found.boot, bootDir: found.bootDir, seedOnCommandLine: wanted === 'cloud-init' };
   if (wanted === 'cloud-init') return support(wanted, `${chosen} The seed files go on the boot partition and cmdline.txt names them (ds=nocloud).`, rest);
-  return support(wanted, `${chosen} ${wanted === 'rpi-preseed' ? 'rpi-preseed.toml goes on the boot partition' : `firstrun.sh runs from ${found.bootDir}`}.`, rest);
+  // Undecided contents say systemd-firstrun themselves, so a catalogue that differs here names rpi-preseed.
+  return support(wanted, `${chosen} rpi-preseed.toml goes on the boot partition.`, rest);
 }
 
 /** The method a catalogue entry's init_format (Raspberry Pi Imager's values) names; null for "none". */
