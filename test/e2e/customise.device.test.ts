@@ -8,7 +8,7 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { BrowserContext, Page } from 'playwright-core';
+import type { BrowserContext, Locator, Page } from 'playwright-core';
 import * as v from 'valibot';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { customisationFor, ProfileSchema } from '../../common/domain/customisation.js';
@@ -53,6 +53,18 @@ async function chooseImage(app: AppUnderTest, image: string): Promise<void> {
   app.bridge.answerDialog(image);
   await app.page.getByRole('button', { name: 'Choose image…' }).click();
   await app.page.getByTestId('image-customisation').waitFor();
+}
+
+/** The Customise dialog's settings used, then Flash!, confirmed with the customisation named, to a green end that says customised. */
+async function useSettingsAndFlash(page: Page, dialog: Locator): Promise<void> {
+  await dialog.getByRole('button', { name: 'Use these settings' }).click();
+  await dialog.waitFor({ state: 'detached' });
+  await page.getByRole('button', { name: 'Flash!' }).click();
+  const confirm = page.getByRole('dialog', { name: 'Erase this drive?' });
+  await confirm.getByTestId('confirm-customisation').waitFor();
+  await confirm.getByRole('button', { name: 'Erase and flash' }).click();
+  await endScreen(page, 'success').waitFor({ timeout: 120_000 });
+  await expect(page.locator('li.result.ok').textContent()).resolves.toContain('Written, verified and customised');
 }
 
 async function chooseDrives(page: Page, devices: string[]): Promise<void> {
@@ -243,14 +255,7 @@ describeDevices('the Customise step, in Chromium, against the real core and help
       await dialog.getByRole('button', { name: 'Show what is written' }).click();
       await expect(dialog.getByTestId('preview-method').textContent()).resolves.toMatch(/^Raspberry Pi OS first run \(firstrun\.sh\): The boot partition \(partition 1\) has cmdline\.txt and config\.txt/);
       await app.screenshot('customise-url-preview');
-      await dialog.getByRole('button', { name: 'Use these settings' }).click();
-      await dialog.waitFor({ state: 'detached' });
-      await page.getByRole('button', { name: 'Flash!' }).click();
-      const confirm = page.getByRole('dialog', { name: 'Erase this drive?' });
-      await confirm.getByTestId('confirm-customisation').waitFor();
-      await confirm.getByRole('button', { name: 'Erase and flash' }).click();
-      await endScreen(page, 'success').waitFor({ timeout: 120_000 });
-      await expect(page.locator('li.result.ok').textContent()).resolves.toContain('Written, verified and customised');
+      await useSettingsAndFlash(page, dialog);
       expect(fatProblems(card)).toBeNull();
       expect(bootFile(card.path, 'firstrun.sh').toString('utf8')).toMatch(/set_hostname 'kiosk'[\s\S]*'Europe\/Paris'/);
       expect(app.pageErrors).toEqual([]);
@@ -278,14 +283,7 @@ describeDevices('the Customise step, in Chromium, against the real core and help
       await dialog.getByRole('button', { name: 'Show what is written' }).click();
       await expect(dialog.getByTestId('preview-method').textContent()).resolves.toMatch(/^cloud-init \(NoCloud seed on the boot partition\): The catalogue entry chooses cloud-init \(init_format "cloudinit-rpi"\): the boot partition \(partition 1\) has cmdline\.txt and config\.txt/);
       await app.screenshot('customise-catalogue-preview');
-      await dialog.getByRole('button', { name: 'Use these settings' }).click();
-      await dialog.waitFor({ state: 'detached' });
-      await page.getByRole('button', { name: 'Flash!' }).click();
-      const confirm = page.getByRole('dialog', { name: 'Erase this drive?' });
-      await confirm.getByTestId('confirm-customisation').waitFor();
-      await confirm.getByRole('button', { name: 'Erase and flash' }).click();
-      await endScreen(page, 'success').waitFor({ timeout: 120_000 });
-      await expect(page.locator('li.result.ok').textContent()).resolves.toContain('Written, verified and customised');
+      await useSettingsAndFlash(page, dialog);
       expect(fatProblems(card)).toBeNull();
       expect(bootFile(card.path, 'user-data').toString('utf8')).toMatch(/hostname: lab-1/);
       expect(bootFile(card.path, 'cmdline.txt').toString('utf8')).toBe(`${PI_CMDLINE.trimEnd()} ds=nocloud;s=file:///boot/firmware/\n`);
