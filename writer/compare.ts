@@ -19,14 +19,15 @@ export const MAX_NOTED = 64;
 export class Differences {
   /** Units that differ: grains where hashes are compared, bytes where bytes are. */
   count = 0;
-  /** Offset of the first that differs, or -1; a check may narrow it down to a byte (verify-written.ts). */
+  /** Offset of the first (lowest) that differs, or -1; a check may narrow it down to a byte (verify-written.ts). */
   first = -1;
   /** The offsets of the first MAX_NOTED units that differ, as noted. */
   readonly noted: number[] = [];
 
   note(offset: number): void {
     this.count += 1;
-    if (this.first < 0) this.first = offset;
+    // Checks go front to back, except a verify's customisation bytes in ranges the stream left out (verify-image.ts).
+    if (this.first < 0 || offset < this.first) this.first = offset;
     if (this.noted.length < MAX_NOTED) this.noted.push(offset);
   }
 }

@@ -125,6 +125,11 @@ export class StreamLayout {
     return this.imageSize ?? this.deviceOffset(streamBytes);
   }
 
+  /** The parts of `ranges` (sorted, disjoint) the stream does not carry: on the device, neither written nor compared with it. */
+  notCarried(ranges: readonly Extent[]): Extent[] {
+    return this.extents === null ? [] : subtractExtents(ranges, this.extents);
+  }
+
   /** True when the stream is a block map's ranges rather than the whole image. */
   get sparse(): boolean {
     return this.extents !== null;

@@ -1,14 +1,14 @@
 import type { Progress } from '../common/domain/progress.js';
 import type { TargetResult } from '../common/domain/result.js';
 import { judgeDrive, refusalFailure } from '../common/domain/verdict.js';
-import { alignUp } from './job-memory.js';
-import { compareRead, type Comparison } from './compare.js';
+import { alignDown, alignUp } from './job-memory.js';
+import { compareRead, type Comparison, type Differences } from './compare.js';
 import { ABANDONED, allocatePumpMemory, DEFAULT_REQUEST, unlessAborted } from './pump.js';
 import { targetReadFailure } from './failures.js';
-import type { Extent } from '../common/domain/extents.js';
+import { mergeExtents, type Extent } from '../common/domain/extents.js';
 import { readStream } from './read-stream.js';
 import type { SkipInbox } from './skip-inbox.js';
-import { streamLayoutOf, type StreamLayout } from './stream-layout.js';
+import { EXTENT_ALIGN, streamLayoutOf, type StreamLayout } from './stream-layout.js';
 import { readSpan } from './verify-written.js';
 import { jobError, toFailure } from '../common/domain/failure.js';
 import { closeFd, readFully } from '../node/io.js';
@@ -138,6 +138,13 @@ export async function compareWithImage(job: Pick<VerifyImageJob, 'source' | 'sou
   } finally {
     job.skips?.close();
   }
+  if (compared.end !== 'cancelled') {
+    try {
+      await compareLeftOutOverlay(reader, layout, overlay, device, compared.differences);
+    } catch (error) {
+      return { status: 'failed', target, bytes: position, ...toFailure(error) };
+    }
+  }
   if (compared.end === 'cancelled') {
     // A skip the job refused stopped it (see SkipInbox.refusal): that is its reason.
     const refused = job.skips?.refusal;
@@ -164,4 +171,34 @@ export async function compareWithImage(job: Pick<VerifyImageJob, 'source' | 'sou
     };
   }
   return { status: 'ok', target, bytes: position, written: false, verified: true, seconds: (performance.now() - job.started) / 1000, ...(layout.leftOut > 0 ? { skipped: layout.leftOut } : {}) };
+}
+
+/**
+ * Compares the customisation bytes that lie in ranges the stream left out with the target, noting
+ * each byte that differs. The customisation writes new files into clusters that were free in the
+ * image, which a flash leaves out (common/domain/skipped.ts) and the stream's comparison never
+ * reaches; they are no longer free on the card, so they are read back like every byte written.
+ */
+async function compareLeftOutOverlay(reader: TargetReader, layout: StreamLayout, overlay: readonly OverlayPiece[], buffer: Buffer, differences: Differences): Promise<void> {
+  const ranges = layout.notCarried(mergeExtents(overlay.map((p): Extent => [p.offset, p.bytes.length])));
+  for (const [offset, length] of ranges) {
+    const end = offset + length;
+    for (let at = offset; at < end; ) {
+      // Direct reads start and end on a block: read the aligned span around the bytes.
+      const start = alignDown(at, EXTENT_ALIGN);
+      const span = Math.min(buffer.length, alignUp(end, EXTENT_ALIGN) - start);
+      const until = Math.min(end, start + span);
+      let got: number;
+      try {
+        got = await reader.read(buffer, 0, span, start);
+      } catch (error) {
+        throw targetReadFailure(reader.path, error, start);
+      }
+      if (start + got < until) throw jobError('verify-mismatch', `${reader.path} ends at byte offset ${start + got}, before its customisation does.`, { offset: start + got });
+      const expected = Buffer.alloc(until - at);
+      applyOverlay(expected, at, overlay);
+      for (let i = 0; i < expected.length; i++) if (expected[i] !== buffer[at - start + i]) differences.note(at + i);
+      at = until;
+    }
+  }
 }

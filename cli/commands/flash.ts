@@ -72,9 +72,10 @@ export async function flashCommand(args: FlashArgs): Promise<number> {
     process.stderr.write('sluice: a file is written on its own: name either one file or one or more drives.\n');
     return EXIT.usage;
   }
-  const catalogue = args.image.startsWith(OS_PREFIX) ? await prepareCliCatalogueImage(args.image.slice(OS_PREFIX.length), repositories(args.repos), args.cache === false ? null : imageCache(args.cacheLimit), args.systemTools) : null;
+  const customise = args.customise === undefined ? undefined : { flags: args.customise, cards: targets.length };
+  const catalogue = args.image.startsWith(OS_PREFIX) ? await prepareCliCatalogueImage(args.image.slice(OS_PREFIX.length), repositories(args.repos), args.cache === false ? null : imageCache(args.cacheLimit), args.systemTools, customise) : null;
   if (typeof catalogue === 'number') return catalogue;
-  const prepared = catalogue?.prepared ?? (await prepareCliImage({ image: args.image, sha256: args.sha256, bmap: args.exact ? false : args.bmap, systemTools: args.systemTools, partitions: false }, args.customise === undefined ? undefined : { flags: args.customise, cards: targets.length }));
+  const prepared = catalogue?.prepared ?? (await prepareCliImage({ image: args.image, sha256: args.sha256, bmap: args.exact ? false : args.bmap, systemTools: args.systemTools, partitions: false }, customise));
   if (typeof prepared === 'number') return prepared;
   const cutShort = cutShortFailure(prepared.info);
   if (cutShort !== null && !args.allowTruncated) {

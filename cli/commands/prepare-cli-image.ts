@@ -1,4 +1,4 @@
-import { cardsOf } from '../../common/domain/customisation.js';
+import { cardsOf, type Customisation } from '../../common/domain/customisation.js';
 import { pathText } from '../../common/domain/catalogue.js';
 import { JobError } from '../../common/domain/failure.js';
 import type { ImageCache } from '../../user/cache/image-cache.js';
@@ -35,26 +35,39 @@ function refused(error: unknown): number {
  * or says why it cannot be used and returns the exit code. With customisation flags, the settings
  * are read (passwords hashed at once) and each of `cards` cards' customisation is planned too.
  */
-export async function prepareCliImage(request: ImageRequest, customise?: { flags: CustomiseFlags; cards: number }): Promise<PreparedImage | number> {
+export async function prepareCliImage(request: ImageRequest, customise?: CliCustomisation): Promise<PreparedImage | number> {
   try {
-    if (customise === undefined || !wantsCustomisation(customise.flags)) return await prepareImageInChild(request);
-    const { profileFromFlags } = await import('../customise-options.js');
-    const cards = cardsOf(await profileFromFlags(customise.flags), customise.cards);
-    return await prepareImageInChild(cards === null ? request : { ...request, customise: cards });
+    const cards = await cardsFromFlags(customise);
+    return await prepareImageInChild(cards === undefined ? request : { ...request, customise: cards });
   } catch (error) {
     return refused(error);
   }
 }
 
+/** The customisation flags of a command that writes `cards` cards. */
+export interface CliCustomisation {
+  flags: CustomiseFlags;
+  cards: number;
+}
+
+/** Each card's settings from the flags (passwords hashed at once); undefined when they set nothing. */
+async function cardsFromFlags(customise: CliCustomisation | undefined): Promise<Customisation[] | undefined> {
+  if (customise === undefined || !wantsCustomisation(customise.flags)) return undefined;
+  const { profileFromFlags } = await import('../customise-options.js');
+  return cardsOf(await profileFromFlags(customise.flags), customise.cards) ?? undefined;
+}
+
 /**
  * Finds the catalogue entry `wanted` names (os:PATH or os:NAME, without the prefix) in `sources`
  * and prepares it: from the image cache, or downloaded into it while it is written
- * (user/catalogue/catalogue-image.ts). Or says why not and returns the exit code.
+ * (user/catalogue/catalogue-image.ts), with each card's customisation planned when the flags ask
+ * for one (by the method the entry's init_format chooses where the image cannot tell). Or says
+ * why not and returns the exit code.
  */
-export async function prepareCliCatalogueImage(wanted: string, sources: readonly string[], cache: ImageCache | null, systemTools: boolean): Promise<CatalogueImage | number> {
+export async function prepareCliCatalogueImage(wanted: string, sources: readonly string[], cache: ImageCache | null, systemTools: boolean, customise?: CliCustomisation): Promise<CatalogueImage | number> {
   try {
     const placed = await findCatalogueEntry(sources, wanted);
-    const image = await prepareCatalogueImage(placed.os, { cache, systemTools, partitions: false });
+    const image = await prepareCatalogueImage(placed.os, { cache, systemTools, partitions: false, customise: await cardsFromFlags(customise) });
     const how = image.from === 'cache' ? 'from the image cache, nothing to download' : image.from === 'file' ? 'a file on this computer' : image.cached ? 'downloaded while it is written, and kept in the image cache' : 'downloaded while it is written';
     process.stderr.write(`sluice: ${pathText(placed.path)}: ${how}.\n`);
     for (const note of image.notes) process.stderr.write(`sluice: ${note}\n`);

@@ -6,6 +6,7 @@
  * can send nothing but an image's description of honest shape and size.
  */
 import * as v from 'valibot';
+import { INIT_FORMATS } from '../domain/catalogue.js';
 import { CUSTOMISATION_METHODS, CustomisationSchema, MAX_OVERLAY_BYTES } from '../domain/customisation.js';
 import { FailureSchema } from '../domain/failure.js';
 import { IMAGE_FORMATS } from '../domain/image-format.js';
@@ -38,6 +39,7 @@ export const ProbeRequest = v.strictObject({
   partitions: v.optional(v.boolean()),
   detect: v.optional(v.boolean()),
   customise: v.optional(v.pipe(v.array(CustomisationSchema), v.minLength(1), v.maxLength(MAX_TARGETS))),
+  initFormat: v.optional(v.nullable(v.picklist(INIT_FORMATS))),
 });
 
 const PartitionTableSchema = v.strictObject({

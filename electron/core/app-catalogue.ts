@@ -13,12 +13,14 @@ import { join } from 'node:path';
 import { ok, refuse, refused, type ApiResult } from '../../common/contracts/api-result.js';
 import { CATALOGUE_ICON_PATH, type CacheView, type CatalogueView } from '../../common/contracts/catalogue-view.js';
 import type { CatalogueDocument, CatalogueItem, CatalogueOs } from '../../common/domain/catalogue.js';
+import type { Customisation } from '../../common/domain/customisation.js';
 import { jobError, JobError } from '../../common/domain/failure.js';
 import { catalogueIconsDir, savedCataloguesDir } from '../../user/cache/cache-dir.js';
 import { ImageCache } from '../../user/cache/image-cache.js';
 import { readCatalogueInChild } from '../../user/catalogue/catalogue-launch.js';
 import { prepareCatalogueImage, type CatalogueImage } from '../../user/catalogue/catalogue-image.js';
 import { iconFileName } from '../../user/catalogue/icon-files.js';
+import type { PreparedImage } from '../../user/images/probe.js';
 import type { ProbedImage } from './image-probe.js';
 import type { SettingsStore } from './settings-store.js';
 
@@ -116,9 +118,20 @@ export class AppCatalogue {
     return { info: image.prepared.info, local: null, source: { kind: 'catalogue', os } };
   }
 
-  /** Prepares a chosen entry for its flash: from the cache, or downloaded while it is written and kept in the cache. */
-  prepareForFlash(os: CatalogueOs): Promise<CatalogueImage> {
-    return prepareCatalogueImage(os, { cache: this.cache(), systemTools: false, partitions: false });
+  /**
+   * What customising `os` with each of `cards` writes, looked at as `probe` looks (nothing kept or
+   * evicted): the Customise step's preview.
+   */
+  async prepareCustomised(os: CatalogueOs, cards: Customisation[]): Promise<PreparedImage> {
+    return (await prepareCatalogueImage(os, { cache: this.cache(), keep: false, systemTools: false, partitions: true, customise: cards })).prepared;
+  }
+
+  /**
+   * Prepares a chosen entry for its flash: from the cache, or downloaded while it is written and
+   * kept in the cache; with each card's customisation planned when `cards` are given.
+   */
+  prepareForFlash(os: CatalogueOs, cards?: Customisation[]): Promise<CatalogueImage> {
+    return prepareCatalogueImage(os, { cache: this.cache(), systemTools: false, partitions: false, customise: cards });
   }
 
   async cacheView(): Promise<CacheView> {

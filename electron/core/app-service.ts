@@ -6,9 +6,9 @@ import type { InvokeMethod } from '../../common/contracts/ipc-channels.js';
 import { INVOKE_ARGS, type ApiHandlers, type EmitEvent } from '../../common/contracts/ipc-contract.js';
 import { errorText } from '../../common/domain/error-details.js';
 import { JobError } from '../../common/domain/failure.js';
-import { nextCardAfter, type Profile } from '../../common/domain/customisation.js';
+import { cardsOf, nextCardAfter, type Profile } from '../../common/domain/customisation.js';
 import type { JobEnd } from '../../common/contracts/app-models.js';
-import { prepareCustomised, previewCustomisation, sealDraft, sshKeyFiles } from './customise.js';
+import { customisedOf, prepareCustomised, previewCustomisation, sealDraft, sshKeyFiles, type Customised } from './customise.js';
 import type { ImageInfo } from '../../common/domain/image.js';
 import type { CatalogueImage } from '../../user/catalogue/catalogue-image.js';
 import type { PreparedImage } from '../../user/images/probe.js';
@@ -133,10 +133,13 @@ export function createAppService(deps: AppServiceDeps): AppService {
       const chosen = named.value;
       const refusal = refuseTargets(request) ?? (await image.unchanged(chosen));
       if (!refusal.ok) return refusal;
-      let customised: Awaited<ReturnType<typeof prepareCustomised>> = null;
-      if (request.customise !== undefined && request.customise !== null) {
+      const profile = request.customise ?? null;
+      /** A catalogue entry is prepared (and its customisation planned) once, for its flash, below. */
+      const cards = profile === null ? null : cardsOf(profile, request.targets.length);
+      let customised: Customised | null = null;
+      if (profile !== null && chosen.source.kind !== 'catalogue') {
         try {
-          customised = await prepareCustomised(chosen, request.customise, request.targets.length);
+          customised = await prepareCustomised(chosen, profile, request.targets.length, (os, c) => catalogue.prepareCustomised(os, c));
         } catch (error) {
           if (error instanceof JobError) return refused(error.failure);
           throw error;
@@ -153,9 +156,10 @@ export function createAppService(deps: AppServiceDeps): AppService {
         try {
           let prepared: PreparedImage;
           if (chosen.source.kind === 'catalogue') {
-            const entry = await catalogue.prepareForFlash(chosen.source.os);
+            const entry = await catalogue.prepareForFlash(chosen.source.os, cards ?? undefined);
             ({ prepared, settle } = entry);
             downloading = entry.from === 'download';
+            if (cards !== null) customised = customisedOf(prepared);
           } else {
             prepared = chosen.source.prepared;
           }
@@ -174,14 +178,13 @@ export function createAppService(deps: AppServiceDeps): AppService {
       const settings = deps.settings.get();
       const started = startFlashSession({ input, targets: request.targets, verify: settings.verify, eject: settings.eject, capacityCheck: settings.capacityCheck, notify: settings.notifications, overlays: customised?.customisation.overlays }, session);
       const stopReporting = downloading && input.kind === 'feed' ? reportDownload(input.feed, chosen.info.sourceSize, (download) => deps.emit('download', download)) : () => undefined;
-      const profile = customised === null ? null : (request.customise ?? null);
       runner.run({
         ...started,
         done: started.done.then(async (end) => {
           stopReporting();
           await settle(end.results).catch(() => undefined);
           // A saved profile's {n} counts on past the cards customised, before the page hears of the end.
-          if (profile !== null) await countCards(deps.settings, profile, end);
+          if (customised !== null && profile !== null) await countCards(deps.settings, profile, end);
           return end;
         }),
       });
@@ -286,7 +289,7 @@ export function createAppService(deps: AppServiceDeps): AppService {
     previewCustomisation: async (profile, cards) => {
       const chosen = image.current;
       if (chosen === null) return refuse('no-image', 'Choose an image first.');
-      return previewCustomisation(chosen, profile, cards);
+      return previewCustomisation(chosen, profile, cards, (os, c) => catalogue.prepareCustomised(os, c));
     },
     listSshKeys: async () => ok(await sshKeyFiles(deps.sshDir)),
   };

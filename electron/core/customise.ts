@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import * as v from 'valibot';
 import { ok, refuse, refused, type ApiResult } from '../../common/contracts/api-result.js';
 import type { CustomisationDraft, CustomisationPreview, SshKeyFile } from '../../common/contracts/customise.js';
-import { cardsOf, customisationFor, ProfileSchema, type PreparedCustomisation, type Profile } from '../../common/domain/customisation.js';
+import type { CatalogueOs } from '../../common/domain/catalogue.js';
+import { cardsOf, customisationFor, ProfileSchema, type Customisation, type PreparedCustomisation, type Profile } from '../../common/domain/customisation.js';
 import { jobError, JobError } from '../../common/domain/failure.js';
 import { hashPassword, wifiPsk } from '../../user/customise/secrets.js';
 import { readPublicKeyFile } from '../../user/customise/ssh-keys.js';
@@ -63,28 +64,43 @@ export async function sshKeyFiles(sshDir: string): Promise<SshKeyFile[]> {
   );
 }
 
-/**
- * The chosen image prepared again with each of `count` cards' customisation planned, in the probe
- * process. Throws cannot-customise (no method, no room, settings the method cannot take) and
- * image-changed (the file is not the one that was chosen) before anything is written.
- */
-export async function prepareCustomised(chosen: ProbedImage, profile: Profile, count: number): Promise<{ prepared: PreparedImage; customisation: PreparedCustomisation } | null> {
-  const cards = cardsOf(profile, count);
-  if (cards === null) return null;
-  if (chosen.source.kind === 'drive') throw jobError('cannot-customise', 'A copied drive is written bit for bit: it cannot be customised.');
-  if (chosen.source.kind !== 'image') throw jobError('cannot-customise', 'An OS chosen from the catalogue cannot be customised yet: flash it once, or open the file from the image cache, and customise that.');
-  const prepared = await prepareImageInChild({ image: chosen.info.source, partitions: true, customise: cards });
-  if (chosen.local !== null && (prepared.identity === null || !sameFile(chosen.local.identity, prepared.identity))) {
-    throw jobError('image-changed', `${chosen.info.name} changed on disk after it was chosen. Choose it again to check it.`);
-  }
+/** An image prepared with each card's customisation planned, as a flash takes it. */
+export interface Customised {
+  prepared: PreparedImage;
+  customisation: PreparedCustomisation;
+}
+
+/** The customisation a probe asked for `cards` planned (probe-launch.ts refuses an answer without it). */
+export function customisedOf(prepared: PreparedImage): Customised {
   if (prepared.customisation === null) throw jobError('protocol-error', 'The image probe planned no customisation; nothing was written.');
   return { prepared, customisation: prepared.customisation };
 }
 
+/** Prepares a catalogue entry with each card's customisation planned (electron/core/app-catalogue.ts). */
+export type PrepareCatalogueOs = (os: CatalogueOs, cards: Customisation[]) => Promise<PreparedImage>;
+
+/**
+ * The chosen image prepared again with each of `count` cards' customisation planned, in the probe
+ * process; a catalogue entry through `fromCatalogue`, whose init_format chooses the method where
+ * the image cannot tell. Throws cannot-customise (no method, no room, settings the method cannot
+ * take) and image-changed (the file is not the one that was chosen) before anything is written.
+ */
+export async function prepareCustomised(chosen: ProbedImage, profile: Profile, count: number, fromCatalogue: PrepareCatalogueOs): Promise<Customised | null> {
+  const cards = cardsOf(profile, count);
+  if (cards === null) return null;
+  if (chosen.source.kind === 'drive') throw jobError('cannot-customise', 'A copied drive is written bit for bit: it cannot be customised.');
+  if (chosen.source.kind === 'catalogue') return customisedOf(await fromCatalogue(chosen.source.os, cards));
+  const prepared = await prepareImageInChild({ image: chosen.info.source, partitions: true, customise: cards });
+  if (chosen.local !== null && (prepared.identity === null || !sameFile(chosen.local.identity, prepared.identity))) {
+    throw jobError('image-changed', `${chosen.info.name} changed on disk after it was chosen. Choose it again to check it.`);
+  }
+  return customisedOf(prepared);
+}
+
 /** What `profile` writes onto each of `count` cards with the chosen image. */
-export async function previewCustomisation(chosen: ProbedImage, profile: Profile, count: number): Promise<ApiResult<CustomisationPreview>> {
+export async function previewCustomisation(chosen: ProbedImage, profile: Profile, count: number, fromCatalogue: PrepareCatalogueOs): Promise<ApiResult<CustomisationPreview>> {
   try {
-    const planned = await prepareCustomised(chosen, profile, count);
+    const planned = await prepareCustomised(chosen, profile, count, fromCatalogue);
     if (planned === null) return refuse('invalid-request', 'Nothing to customise: every setting is left as the image has it.');
     const { method, why, files } = planned.customisation;
     const hostnames = files.map((_, i) => customisationFor(profile, profile.nextCard + i).hostname);

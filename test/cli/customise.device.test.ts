@@ -19,6 +19,8 @@ import { checkShellScript, cloudInitSchemaProblem, glibcCrypt, netplanProblem, p
 import { describeDevices } from '../support/device-suite.js';
 import { serveFiles } from '../support/file-server.js';
 import { createLoop, digestFile, readBytes, scratchDir, type LoopDevice } from '../support/loop-device.js';
+import { imageFreeSpace } from '../support/free-space.js';
+import { extentBytes, intersectExtents } from '../../common/domain/extents.js';
 import { LAYOUT_BOOT_OFFSET, LAYOUT_BOOT_SIZE, LAYOUT_IMAGE_SIZE, LAYOUT_ROOT_OFFSET, LAYOUT_ROOT_SIZE, layoutImage, PI_CMDLINE, sh, UBUNTU_USER_DATA, type BootLayout } from '../support/os-image.js';
 
 const CARD_SIZE = LAYOUT_IMAGE_SIZE + 16 * 1024 * 1024;
@@ -269,6 +271,63 @@ describeDevices('customising a card (issue 13 acceptance)', () => {
     } finally {
       await server.close();
     }
+  });
+
+  /** The 512-byte clusters of a file of the card's boot partition, as device byte ranges (mshowfat's chain). */
+  function clusterRanges(card: LoopDevice, image: string, name: string): [number, number][] {
+    const boot = readBytes(image, LAYOUT_BOOT_OFFSET, 512);
+    const clusterBytes = boot.readUInt16LE(11) * boot.readUInt8(13);
+    const dataOffset = LAYOUT_BOOT_OFFSET + (boot.readUInt16LE(14) + boot.readUInt8(16) * boot.readUInt32LE(36)) * boot.readUInt16LE(11);
+    const chain = execFileSync('mshowfat', ['-i', `${card.path}@@${LAYOUT_BOOT_OFFSET}`, `::/${name}`], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+    return [...chain.matchAll(/<(\d+)(?:-(\d+))?>/g)].map((m) => [dataOffset + (Number(m[1]) - 2) * clusterBytes, (Number(m[2] ?? m[1]) - Number(m[1]) + 1) * clusterBytes]);
+  }
+
+  it.each(['.img', '.img.xz'])('free space left out (the default), %s: the customisation lands in ranges the flash leaves out, and is still written, read back with mtools byte for byte, and compared by sluice verify, which names one changed byte of firstrun.sh there', async (suffix) => {
+    const work = scratchDir();
+    const raw = layoutImage(work, 'pi-os');
+    if (suffix === '.img.xz') sh(work, 'xz -T2 -k -1 pi-os.img');
+    const image = `${raw}${suffix.slice(4)}`;
+    // A lab's keys make firstrun.sh long enough (over 12 KiB) to take whole 4 KiB blocks of free space.
+    const keys = [key, ...Array.from({ length: 24 }, (_, i) => readFileSync(sshKeyPair(work, 'rsa', `student-${i}@lab`).publicKey, 'utf8').trim())];
+    const settings = { hostname: 'free-{n}', user: { name: 'alice', passwordHash: hashPassword(PASSWORD) }, ssh: { authorizedKeys: keys }, wifi: { ssid: SSID, psk: wifiPsk(WIFI_PASSPHRASE, SSID), country: 'DE' } };
+    const profile = join(work, 'profile.json');
+    writeFileSync(profile, JSON.stringify(settings));
+    const card = createLoop({ size: CARD_SIZE });
+    const run = await flashCli(image, [card.path], ['--no-eject', '--customise', profile]);
+    expect(run.code, run.stderr).toBe(0);
+    const result = resultsOf(run).get(card.path);
+    expect(result).toMatchObject({ status: 'ok', verified: true, customised: true });
+    expect(result?.skipped ?? 0).toBeGreaterThan(0);
+    expect(fsckProblems(card, scratchDir())).toEqual([]);
+
+    // firstrun.sh's clusters were free in the image: the flash left (most of) them as the random card had them.
+    const free = await imageFreeSpace(raw, work);
+    const script = clusterRanges(card, raw, 'firstrun.sh');
+    const leftOut = intersectExtents(script, free);
+    expect(extentBytes(leftOut)).toBeGreaterThanOrEqual(8192);
+
+    const text = bootFile(card.path, 'firstrun.sh').toString('utf8');
+    const hash = /userconf 'alice' '(\$6\$[^']+)'/.exec(text)?.[1] ?? '';
+    const c = v.parse(CustomisationSchema, { ...settings, hostname: 'free-1', user: { name: 'alice', passwordHash: hash } });
+    expect(text).toBe(firstRunScript(c, '/boot/firmware'));
+    expect(bootFile(card.path, 'cmdline.txt').toString('utf8')).toBe(withArguments(PI_CMDLINE, ['cfg80211.ieee80211_regdom=DE', ...firstRunArguments('/boot/firmware')]));
+
+    const good = await verifyCli(image, card.path, ['--customise', profile]);
+    expect(good.code, good.stdout + good.stderr).toBe(0);
+    expect(resultsOf(good).get(card.path)?.skipped ?? 0).toBeGreaterThan(0);
+
+    // One byte of firstrun.sh, in a range the flash and the verify leave out of the image's bytes.
+    const [start = 0, run0 = 0] = script[0] ?? [];
+    expect(run0).toBeGreaterThanOrEqual(text.length);
+    const [from = 0, length = 0] = intersectExtents(leftOut, [[start, text.length]])[0] ?? [];
+    expect(length).toBeGreaterThan(0);
+    const at = from + Math.floor(length / 2);
+    const original = readBytes(card.backing, at, 1);
+    execFileSync('dd', [`of=${card.backing}`, 'bs=1', `seek=${at}`, 'count=1', 'conv=notrunc', 'status=none'], { input: Buffer.from([(original[0] ?? 0) ^ 0x20]) });
+    const bad = await verifyCli(image, card.path, ['--customise', profile]);
+    expect(bad.code).toBe(1);
+    expect(resultsOf(bad).get(card.path)).toMatchObject({ status: 'failed', code: 'verify-mismatch', offset: at });
+    expect(bad.stdout).toMatch(new RegExp(`1 byte differs, the first at byte offset ${at}`));
   });
 
   it('an --ssh-key file that is not a public key (the private half, named by mistake): refused before anything is written', async () => {

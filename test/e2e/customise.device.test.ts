@@ -8,7 +8,7 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { BrowserContext, Page } from 'playwright-core';
+import type { BrowserContext, Locator, Page } from 'playwright-core';
 import * as v from 'valibot';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { customisationFor, ProfileSchema } from '../../common/domain/customisation.js';
@@ -19,8 +19,10 @@ import { assertTestTarget } from '../support/cli.js';
 import { checkShellScript, glibcCrypt, sshKeyPair } from '../support/customisation.js';
 import { describeDevices } from '../support/device-suite.js';
 import { createLoop, readBytes, scratchDir, type LoopDevice } from '../support/loop-device.js';
-import { LAYOUT_BOOT_OFFSET, LAYOUT_BOOT_SIZE, LAYOUT_IMAGE_SIZE, layoutImage, PI_CMDLINE, sh } from '../support/os-image.js';
+import { LAYOUT_BOOT_OFFSET, LAYOUT_BOOT_SIZE, LAYOUT_IMAGE_SIZE, LAYOUT_ROOT_OFFSET, LAYOUT_ROOT_SIZE, layoutImage, PI_CMDLINE, sh } from '../support/os-image.js';
+import { differencesOutside, imageFreeSpace } from '../support/free-space.js';
 import { serveFiles } from '../support/file-server.js';
+import { serveLayoutCatalogue } from '../support/catalogue.js';
 import { launchBrowser, openApp, type AppUnderTest } from './app-harness.js';
 
 const CARD_SIZE = LAYOUT_IMAGE_SIZE + 16 * 1024 * 1024;
@@ -51,6 +53,18 @@ async function chooseImage(app: AppUnderTest, image: string): Promise<void> {
   app.bridge.answerDialog(image);
   await app.page.getByRole('button', { name: 'Choose image…' }).click();
   await app.page.getByTestId('image-customisation').waitFor();
+}
+
+/** The Customise dialog's settings used, then Flash!, confirmed with the customisation named, to a green end that says customised. */
+async function useSettingsAndFlash(page: Page, dialog: Locator): Promise<void> {
+  await dialog.getByRole('button', { name: 'Use these settings' }).click();
+  await dialog.waitFor({ state: 'detached' });
+  await page.getByRole('button', { name: 'Flash!' }).click();
+  const confirm = page.getByRole('dialog', { name: 'Erase this drive?' });
+  await confirm.getByTestId('confirm-customisation').waitFor();
+  await confirm.getByRole('button', { name: 'Erase and flash' }).click();
+  await endScreen(page, 'success').waitFor({ timeout: 120_000 });
+  await expect(page.locator('li.result.ok').textContent()).resolves.toContain('Written, verified and customised');
 }
 
 async function chooseDrives(page: Page, devices: string[]): Promise<void> {
@@ -206,7 +220,13 @@ describeDevices('the Customise step, in Chromium, against the real core and help
       await confirm.getByRole('button', { name: 'Erase and flash' }).click();
       await endScreen(page, 'success').waitFor({ timeout: 120_000 });
       await expect(page.locator('li.result.ok').textContent()).resolves.toContain('Written and verified');
-      expect(readBytes(card.backing, 0, LAYOUT_IMAGE_SIZE).equals(readFileSync(none))).toBe(true);
+      // Free space is left out by default: the card holds the image everywhere else, and its filesystems are clean.
+      await expect(page.getByTestId('result-skipped').count()).resolves.toBeGreaterThan(0);
+      expect(differencesOutside(readBytes(card.backing, 0, LAYOUT_IMAGE_SIZE), readFileSync(none), await imageFreeSpace(none, scratchDir()))).toEqual([]);
+      expect(fatProblems(card)).toBeNull();
+      const root = join(scratchDir(), 'root.part');
+      writeFileSync(root, readBytes(card.backing, LAYOUT_ROOT_OFFSET, LAYOUT_ROOT_SIZE));
+      expect(spawnSync('e2fsck', ['-fn', root], { encoding: 'utf8' }).status).toBe(0);
       expect(app.pageErrors).toEqual([]);
     } finally {
       await app.close();
@@ -235,16 +255,38 @@ describeDevices('the Customise step, in Chromium, against the real core and help
       await dialog.getByRole('button', { name: 'Show what is written' }).click();
       await expect(dialog.getByTestId('preview-method').textContent()).resolves.toMatch(/^Raspberry Pi OS first run \(firstrun\.sh\): The boot partition \(partition 1\) has cmdline\.txt and config\.txt/);
       await app.screenshot('customise-url-preview');
-      await dialog.getByRole('button', { name: 'Use these settings' }).click();
-      await dialog.waitFor({ state: 'detached' });
-      await page.getByRole('button', { name: 'Flash!' }).click();
-      const confirm = page.getByRole('dialog', { name: 'Erase this drive?' });
-      await confirm.getByTestId('confirm-customisation').waitFor();
-      await confirm.getByRole('button', { name: 'Erase and flash' }).click();
-      await endScreen(page, 'success').waitFor({ timeout: 120_000 });
-      await expect(page.locator('li.result.ok').textContent()).resolves.toContain('Written, verified and customised');
+      await useSettingsAndFlash(page, dialog);
       expect(fatProblems(card)).toBeNull();
       expect(bootFile(card.path, 'firstrun.sh').toString('utf8')).toMatch(/set_hostname 'kiosk'[\s\S]*'Europe\/Paris'/);
+      expect(app.pageErrors).toEqual([]);
+    } finally {
+      await app.close();
+      await server.close();
+    }
+  }, 240_000);
+
+  it('an OS chosen from a catalogue: its init_format chooses cloud-init where the boot partition cannot tell, said in the preview, and the card it is written to is customised so', async () => {
+    const dir = scratchDir();
+    const server = await serveLayoutCatalogue(dir, [{ name: 'Pi OS with cloud-init', layout: 'pi-os', initFormat: 'cloudinit-rpi' }]);
+    const card = createLoop({ size: CARD_SIZE, dir });
+    assertTestTarget(card.path);
+    const app = await openApp(context, { dropDir: dir, settings: { showVirtual: true, eject: false, repositories: [server.top] } });
+    const { page } = app;
+    try {
+      await page.getByRole('button', { name: 'Choose OS…' }).click();
+      await page.getByRole('dialog', { name: 'Choose OS' }).getByTestId('os-entry').filter({ hasText: 'Pi OS with cloud-init' }).click();
+      await expect.poll(() => page.getByTestId('image-customisation').textContent()).toBe('Can be customised if it has a first-boot method: Sluice looks when you customise it.');
+      await chooseDrives(page, [card.path]);
+      await page.getByRole('button', { name: 'Customise…' }).click();
+      const dialog = page.getByRole('dialog', { name: 'Customise' });
+      await dialog.getByLabel('Host name').fill('lab-{n}');
+      await dialog.getByRole('button', { name: 'Show what is written' }).click();
+      await expect(dialog.getByTestId('preview-method').textContent()).resolves.toMatch(/^cloud-init \(NoCloud seed on the boot partition\): The catalogue entry chooses cloud-init \(init_format "cloudinit-rpi"\): the boot partition \(partition 1\) has cmdline\.txt and config\.txt/);
+      await app.screenshot('customise-catalogue-preview');
+      await useSettingsAndFlash(page, dialog);
+      expect(fatProblems(card)).toBeNull();
+      expect(bootFile(card.path, 'user-data').toString('utf8')).toMatch(/hostname: lab-1/);
+      expect(bootFile(card.path, 'cmdline.txt').toString('utf8')).toBe(`${PI_CMDLINE.trimEnd()} ds=nocloud;s=file:///boot/firmware/\n`);
       expect(app.pageErrors).toEqual([]);
     } finally {
       await app.close();

@@ -12,8 +12,8 @@ import type { ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { deflateSync, crc32 } from 'node:zlib';
 import { MiB } from '../../common/domain/units.js';
-import { serve, writePaced, type FileServer } from './file-server.js';
-import { osImage, sh } from './os-image.js';
+import { serve, serveFiles, writePaced, type FileServer } from './file-server.js';
+import { LAYOUT_IMAGE_SIZE, layoutImage, osImage, sh } from './os-image.js';
 
 export const IMAGE_SIZE = 16 * MiB;
 
@@ -188,4 +188,40 @@ export async function serveCatalogue(dir: string): Promise<CatalogueServer> {
     put: (path, body) => bodies.set(path, body),
     pace: (path, bytesPerSecond) => void (bytesPerSecond === null ? paced.delete(path) : paced.set(path, bytesPerSecond)),
   };
+}
+
+/** An entry of a catalogue of the customisation layouts (serveLayoutCatalogue). */
+export interface LayoutEntry {
+  name: string;
+  layout: 'pi-os' | 'ubuntu';
+  /** The entry's init_format, as Raspberry Pi Imager's catalogue writes it. */
+  initFormat: string;
+}
+
+/**
+ * A catalogue of issue 13's layout images (os-image.ts layoutImage) as .img.xz, one document on
+ * 127.0.0.1 whose entries name the images with the init_format each is given; range requests are
+ * answered. `raw` holds each layout's raw image, to compare a card with.
+ */
+export async function serveLayoutCatalogue(dir: string, entries: readonly LayoutEntry[]): Promise<FileServer & { top: string; raw: Record<LayoutEntry['layout'], string> }> {
+  const raw = { 'pi-os': layoutImage(dir, 'pi-os'), ubuntu: layoutImage(dir, 'ubuntu') };
+  sh(dir, 'xz -T2 -k -1 pi-os.img && xz -T2 -k -1 ubuntu.img');
+  const os_list = entries.map(({ name, layout, initFormat }) => {
+    const compressed = readFileSync(`${raw[layout]}.xz`);
+    return {
+      name,
+      description: `${name}: a ${layout} layout image for the tests`,
+      url: `/${layout}.img.xz`,
+      extract_size: LAYOUT_IMAGE_SIZE,
+      extract_sha256: sha256(readFileSync(raw[layout])),
+      image_download_size: compressed.length,
+      image_download_sha256: sha256(compressed),
+      release_date: '2026-11-24',
+      init_format: initFormat,
+    };
+  });
+  const document = join(dir, 'layouts_v4.json');
+  writeFileSync(document, JSON.stringify({ os_list }));
+  const server = await serveFiles([document, `${raw['pi-os']}.xz`, `${raw.ubuntu}.xz`], { ranges: true });
+  return { ...server, top: `${server.base}/layouts_v4.json`, raw };
 }

@@ -63,4 +63,11 @@ describe('StreamLayout: where stream bytes go on the device', () => {
     expect(layout.imageEnd(12 * K)).toBe(24 * K);
     expect(StreamLayout.mapped([[0, K]], 16 * K).imageEnd(K)).toBe(16 * K);
   });
+
+  it('names the parts of given ranges the stream does not carry (a customisation in free space left out), and none for the whole image', () => {
+    expect(StreamLayout.whole(16 * K).notCarried([[K, 2 * K]])).toEqual([]);
+    const layout = StreamLayout.whole(null);
+    layout.omit([[4 * K, 8 * K]], 0);
+    expect(layout.notCarried([[2 * K, 4 * K], [10 * K, 100], [12 * K, 100]])).toEqual([[4 * K, 2 * K], [10 * K, 100]]);
+  });
 });

@@ -11,6 +11,7 @@ import { cacheKey, type CatalogueOs } from '../../common/domain/catalogue.js';
 import { JobError, type FailureCode } from '../../common/domain/failure.js';
 import { isUrl } from '../../common/domain/image.js';
 import type { TargetResult } from '../../common/domain/result.js';
+import type { Customisation } from '../../common/domain/customisation.js';
 import type { CachedImage, CacheChecks, ImageCache } from '../cache/image-cache.js';
 import type { PreparedImage } from '../images/probe.js';
 import { prepareImageInChild } from '../images/probe-launch.js';
@@ -40,6 +41,11 @@ export interface CatalogueImageOptions {
   keep?: boolean;
   systemTools: boolean;
   partitions: boolean;
+  /**
+   * Each card's settings, in target order: the probe plans what customising writes onto each, by
+   * the method the entry's init_format chooses where the image's contents cannot tell (user/customise/detect.ts).
+   */
+  customise?: Customisation[] | undefined;
 }
 
 /** What a cached file that fails them is: damaged on disk, so it is removed rather than used again. */
@@ -68,7 +74,7 @@ function fromCatalogue(prepared: PreparedImage, os: CatalogueOs, imageSha256: st
 
 /** Prepares `os` to be flashed; rejects with a JobError as the probe does (offline and not cached: the download's failure). */
 export async function prepareCatalogueImage(os: CatalogueOs, options: CatalogueImageOptions): Promise<CatalogueImage> {
-  const probe = (image: string) => prepareImageInChild({ image, sha256: os.downloadSha256 ?? undefined, systemTools: options.systemTools, partitions: options.partitions });
+  const probe = (image: string) => prepareImageInChild({ image, sha256: os.downloadSha256 ?? undefined, systemTools: options.systemTools, partitions: options.partitions, customise: options.customise, initFormat: os.initFormat });
   const none = async () => undefined;
   if (!isUrl(os.url)) return { prepared: fromCatalogue(await probe(os.url), os, os.extractSha256), from: 'file', cached: false, notes: [], settle: none };
   const checks: CacheChecks = os.downloadSha256 !== null ? 'download' : 'image';

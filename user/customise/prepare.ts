@@ -7,6 +7,7 @@
 import { MAX_OVERLAY_BYTES, type Customisation, type CustomisationSupport, type PreparedCustomisation } from '../../common/domain/customisation.js';
 import { errorText } from '../../common/domain/error-details.js';
 import { jobError, JobError } from '../../common/domain/failure.js';
+import type { InitFormat } from '../../common/domain/catalogue.js';
 import type { PartitionTable } from '../../common/domain/image.js';
 import { detectMethod, type ImageAccess } from './detect.js';
 import { planCustomisation, type OverlayRange } from './plan.js';
@@ -30,15 +31,16 @@ export interface ImageCustomisation {
 }
 
 /**
- * Looks at the image `access` reads (null: not looked at) for its method and, with `cards`, plans
+ * Looks at the image `access` reads (null: not looked at) for its method (with a catalogue entry's
+ * `initFormat`, see detect.ts) and, with `cards`, plans
  * what each gets. Without settings a boot partition that cannot be read is reported in words;
  * with them it refuses the flash, as anything else that stops the customisation does.
  */
-export async function customisationOf(access: ImageAccess | null, table: PartitionTable | null, cards: readonly Customisation[] | undefined): Promise<ImageCustomisation> {
+export async function customisationOf(access: ImageAccess | null, table: PartitionTable | null, cards: readonly Customisation[] | undefined, initFormat: InitFormat | null = null): Promise<ImageCustomisation> {
   if (access === null) return { support: null, prepared: null };
   let detection;
   try {
-    detection = await detectMethod(access, table);
+    detection = await detectMethod(access, table, initFormat);
   } catch (error) {
     if (cards !== undefined) throw error;
     const why = error instanceof JobError ? error.message : errorText(error);

@@ -20,6 +20,7 @@ import { randomAccess } from './free-space/image-reader.js';
 import { jobError } from '../../common/domain/failure.js';
 import { systemDecoder } from './decode/system-tool.js';
 import { decodedReader, type DecodedReader } from './decoded-reader.js';
+import type { InitFormat } from '../../common/domain/catalogue.js';
 import type { Customisation, PreparedCustomisation } from '../../common/domain/customisation.js';
 import type { ImageAccess } from '../customise/detect.js';
 import { customisationOf } from '../customise/prepare.js';
@@ -82,6 +83,8 @@ export interface ImageRequest {
   detect?: boolean | undefined;
   /** The settings for each card, in target order: plan what customising writes onto each (implies detect). */
   customise?: Customisation[] | undefined;
+  /** A catalogue entry's init_format: the method where the image's contents cannot tell (user/customise/detect.ts). */
+  initFormat?: InitFormat | null | undefined;
 }
 
 /** Formats whose bytes must be decoded from the start: only a download or a random-access reader can say more. */
@@ -245,7 +248,7 @@ async function prepareFile(request: ImageRequest): Promise<PreparedImage> {
     try {
       const head = access === null ? null : await readHead(access);
       partitionTable = head === null ? null : await withFilesystemLabels(readPartitionTable(head), readImageAt);
-      custom = await customisationOf(detect ? access : null, partitionTable, request.customise);
+      custom = await customisationOf(detect ? access : null, partitionTable, request.customise, request.initFormat);
     } finally {
       await reader?.close();
     }
@@ -342,7 +345,7 @@ async function prepareUrl(request: ImageRequest): Promise<PreparedImage> {
       const access: ImageAccess = { readAt: reader.readAt, random: false };
       const head = await readHead(access);
       detectedTable = head === null ? null : readPartitionTable(head);
-      custom = await customisationOf(access, detectedTable, request.customise);
+      custom = await customisationOf(access, detectedTable, request.customise, request.initFormat);
     } finally {
       await reader.close();
     }

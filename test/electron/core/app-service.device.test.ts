@@ -4,6 +4,7 @@ import { appendFileSync, existsSync, readFileSync, statSync, writeFileSync } fro
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { gzipSync } from 'node:zlib';
+import * as v from 'valibot';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ApiResult } from '../../../common/contracts/api-result.js';
 import type { EventPayloads } from '../../../common/contracts/ipc-contract.js';
@@ -19,7 +20,10 @@ import { describeDevices } from '../../support/device-suite.js';
 import { createLoop, digestFile, partitionedLoop, readBytes, scratchDir, writeRandomFile } from '../../support/loop-device.js';
 import { slowSourceDrive } from '../../support/throttle.js';
 import { serveFiles } from '../../support/file-server.js';
-import { osImage, sh } from '../../support/os-image.js';
+import { LAYOUT_BOOT_OFFSET, LAYOUT_BOOT_SIZE, LAYOUT_IMAGE_SIZE, osImage, PI_CMDLINE, sh } from '../../support/os-image.js';
+import { serveLayoutCatalogue } from '../../support/catalogue.js';
+import { differencesOutside, imageFreeSpace } from '../../support/free-space.js';
+import { ProfileSchema } from '../../../common/domain/customisation.js';
 import { testLauncher } from '../../e2e/app-harness.js';
 
 interface Harness {
@@ -101,6 +105,17 @@ async function flashEnded(h: Harness): Promise<EventPayloads['jobEnd']> {
   return h.events.jobEnd[0] as EventPayloads['jobEnd'];
 }
 
+/**
+ * `raw` flashed onto `device` under the free-space rule (the default): the bytes written and those
+ * left out make the image, and every byte outside the image's free space is the image's.
+ */
+async function expectFlashed(end: EventPayloads['jobEnd'], device: string, raw: string, size: number): Promise<void> {
+  const [result] = end.results;
+  expect(result).toMatchObject({ status: 'ok', target: device, verified: true });
+  expect(result?.status === 'ok' ? result.bytes + (result.skipped ?? 0) : 0).toBe(size);
+  expect(differencesOutside(readBytes(device, 0, size), readFileSync(raw), await imageFreeSpace(raw, scratchDir()))).toEqual([]);
+}
+
 describeDevices('the main-process core (what Electron and the browser bridge both run)', () => {
   it('checks every call against its schema before any handler runs', async () => {
     const { service } = await harness(scratchDir());
@@ -175,9 +190,7 @@ describeDevices('the main-process core (what Electron and the browser bridge bot
     expect((await drives(h.service)).find((d) => d.device === loop.path)?.verdicts.map((v) => v.kind)).toEqual(['virtual']);
 
     value(await h.service.handlers.startFlash({ image: `${raw}.xz`, targets: [loop.path], confirmedSystemDrives: [] }));
-    const end = await flashEnded(h);
-    expect(end.results).toMatchObject([{ status: 'ok', target: loop.path, bytes: 24 * MiB, verified: true }]);
-    execFileSync('cmp', ['-n', String(24 * MiB), raw, loop.path]);
+    await expectFlashed(await flashEnded(h), loop.path, raw, 24 * MiB);
   });
 
   it('a corrupt compressed image fails the flash with the decoder’s error, never a success', async () => {
@@ -208,9 +221,7 @@ describeDevices('the main-process core (what Electron and the browser bridge bot
       const info = value(await h.service.invoke('openImageUrl', [url]) as ApiResult<ImageInfo>);
       expect(info).toMatchObject({ source: url, name: 'os.img.xz', origin: 'url', format: 'xz', size: null, partitionTable: null });
       value(await h.service.handlers.startFlash({ image: url, targets: [loop.path], confirmedSystemDrives: [] }));
-      const end = await flashEnded(h);
-      expect(end.results).toMatchObject([{ status: 'ok', target: loop.path, bytes: 24 * MiB, verified: true }]);
-      execFileSync('cmp', ['-n', String(24 * MiB), raw, loop.path]);
+      await expectFlashed(await flashEnded(h), loop.path, raw, 24 * MiB);
       // The download is reported apart from the writing, to its last byte, before the end.
       const downloadSize = statSync(`${raw}.xz`).size;
       expect(h.events.download.at(-1)).toEqual({ bytesDone: downloadSize, bytesTotal: downloadSize, speed: expect.any(Number) as unknown, notice: null });
@@ -219,6 +230,35 @@ describeDevices('the main-process core (what Electron and the browser bridge bot
       for (const address of ['file:///etc/passwd', 'ftp://example.org/os.img', 'not a url']) {
         expect(await h.service.invoke('openImageUrl', [address])).toMatchObject({ ok: false, error: { code: 'invalid-request' } });
       }
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('an OS chosen from the catalogue is customised by the method its init_format chooses: previewed, then flashed, verified and kept in the cache', async () => {
+    const dir = scratchDir();
+    const server = await serveLayoutCatalogue(dir, [{ name: 'Pi OS with cloud-init', layout: 'pi-os', initFormat: 'cloudinit' }]);
+    try {
+      const loop = createLoop({ size: LAYOUT_IMAGE_SIZE + 16 * MiB, dir });
+      const h = await harness(dir, { repositories: [server.top] });
+      value(await h.service.handlers.readCatalogue(server.top));
+      const info = value(await h.service.handlers.chooseCatalogueOs(server.top, ['Pi OS with cloud-init']));
+      const profile = v.parse(ProfileSchema, { hostname: 'lab-{n}', timezone: 'Europe/London' });
+      const preview = value(await h.service.handlers.previewCustomisation(profile, 1));
+      expect(preview).toMatchObject({ method: 'cloud-init', hostnames: ['lab-1'] });
+      expect(preview.why).toMatch(/^The catalogue entry chooses cloud-init \(init_format "cloudinit"\): the boot partition \(partition 1\) has cmdline\.txt and config\.txt/);
+      expect(preview.files[0]?.map((f) => f.name).sort()).toEqual(['cmdline.txt', 'meta-data', 'user-data']);
+
+      value(await h.service.handlers.startFlash({ image: info.source, targets: [loop.path], confirmedSystemDrives: [], customise: profile }));
+      const end = await flashEnded(h);
+      expect(end.results).toMatchObject([{ status: 'ok', target: loop.path, verified: true, customised: true }]);
+      const boot = (name: string) => execFileSync('mtype', ['-i', `${loop.path}@@${LAYOUT_BOOT_OFFSET}`, `::/${name}`], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+      expect(boot('user-data')).toMatch(/hostname: lab-1/);
+      expect(boot('cmdline.txt')).toBe(`${PI_CMDLINE.trimEnd()} ds=nocloud;s=file:///boot/firmware/\n`);
+      const part = join(dir, 'boot.part');
+      writeFileSync(part, readBytes(loop.backing, LAYOUT_BOOT_OFFSET, LAYOUT_BOOT_SIZE));
+      execFileSync('fsck.fat', ['-n', part], { stdio: 'ignore' });
+      expect(value(await h.service.handlers.getCache()).entries).toMatchObject([{ name: 'Pi OS with cloud-init', complete: true }]);
     } finally {
       await server.close();
     }
