@@ -84,7 +84,7 @@ async function run(plan: DecodePlan): Promise<void> {
   // The last count, before the end: a download that ends between two ticks (a 5 MB image on a
   // fast network takes under 200 ms since free space is left out) is reported to its last byte.
   const opened = input as SourceInput | null;
-  if (opened !== null) await send({ type: 'progress', sourceBytes: opened.bytesRead() });
+  if (opened !== null) await send({ type: 'progress', sourceBytes: opened.bytesRead(), queued: opened.queued() });
   await send(message);
   process.exit(0);
 }
