@@ -6,13 +6,15 @@
  * list from its saved copy marked offline; the cache listed and cleared in the settings.
  */
 import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { DEFAULT_REPOSITORY } from '../../common/domain/catalogue.js';
 import { MiB } from '../../common/domain/units.js';
-import { IMAGE_SIZE, serveCatalogue, type CatalogueServer } from '../support/catalogue.js';
+import { IMAGE_SIZE, serveCatalogue, type CatalogueServer, type TestImage } from '../support/catalogue.js';
 import { describeDevices } from '../support/device-suite.js';
+import { differencesOutside, fsckPartitions, imageFreeSpace } from '../support/free-space.js';
 import { createLoop, readBytes, scratchDir, type LoopDevice } from '../support/loop-device.js';
 import { sh } from '../support/os-image.js';
 import { chooseDrive, endScreen, flashAfterConfirming, launchBrowser, openApp, type AppUnderTest } from './app-harness.js';
@@ -45,11 +47,24 @@ function category(page: Page, name: string) {
   return picker(page).getByTestId('os-category').filter({ hasText: name });
 }
 
-async function flashAndCompare(app: AppUnderTest, extractSha256: string): Promise<void> {
+async function flashAndCompare(app: AppUnderTest, image: TestImage): Promise<void> {
   await chooseDrive(app.page, loop.path);
   await flashAfterConfirming(app, loop.path);
   await endScreen(app.page, 'success').waitFor({ timeout: 60_000 });
-  expect(sha(readBytes(loop.backing, 0, IMAGE_SIZE))).toBe(extractSha256);
+  await expectCardHolds(app.page, image);
+}
+
+/**
+ * The card holds `image` as the app writes it by default: the end screen names the free space left
+ * out of each filesystem, every other byte is the image's (free space as dumpe2fs and the FAT list
+ * see it), and the card's filesystems pass fsck.
+ */
+async function expectCardHolds(page: Page, image: TestImage): Promise<void> {
+  await expect(page.getByTestId('result-skipped').allTextContents()).resolves.toEqual([expect.stringMatching(/ MB of free space in BOOT \(FAT12, partition 1\) not written\.$/), expect.stringMatching(/ MB of free space in rootfs \(ext4, partition 2\) not written\.$/)]);
+  const raw = readFileSync(image.raw);
+  expect(sha(raw)).toBe(image.extractSha256);
+  expect(differencesOutside(readBytes(loop.backing, 0, IMAGE_SIZE), raw, await imageFreeSpace(image.raw, dir))).toEqual([]);
+  fsckPartitions(loop.backing, image.raw, dir);
 }
 
 describeDevices('Choose OS: the catalogue and the image cache in the app', () => {
@@ -131,7 +146,7 @@ describeDevices('Choose OS: the catalogue and the image cache in the app', () =>
       await page.getByTestId('download').filter({ hasText: /^Download: .* of 5\.\d MB · .*\/s · The download broke off at byte \d+/ }).waitFor({ timeout: 30_000 });
       await app.screenshot('catalogue-download');
       await endScreen(page, 'success').waitFor({ timeout: 60_000 });
-      expect(sha(readBytes(loop.backing, 0, IMAGE_SIZE))).toBe(desktop.extractSha256);
+      await expectCardHolds(page, desktop);
       server.pace(desktop.path, null);
       const cutAt = Math.floor(desktop.downloadSize * 0.4);
       const resumedFrom = server.rangesFor(desktop.path).slice(rangesBefore).map((range) => Number(/^bytes=(\d+)-$/.exec(range)?.[1] ?? NaN));
@@ -156,7 +171,7 @@ describeDevices('Choose OS: the catalogue and the image cache in the app', () =>
       await app.screenshot('catalogue-offline');
       await entry(page, 'Test OS Desktop').click();
       await expect(page.getByTestId('image-name').textContent()).resolves.toBe('Test OS Desktop');
-      await flashAndCompare(app, desktop.extractSha256);
+      await flashAndCompare(app, desktop);
       await page.getByRole('button', { name: 'Start over' }).click();
 
       // The settings: the repository list, and the cache listed and cleared.

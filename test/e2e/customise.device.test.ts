@@ -177,7 +177,8 @@ describeDevices('the Customise step, in Chromium, against the real core and help
     const none = layoutImage(dir, 'none');
     const card = createLoop({ size: CARD_SIZE, dir });
     assertTestTarget(card.path);
-    const app = await openApp(context, { dropDir: dir, settings: { showVirtual: true, eject: false } });
+    // "Write every byte": the card must then equal the plain image byte for byte, free space included.
+    const app = await openApp(context, { dropDir: dir, settings: { showVirtual: true, eject: false, exact: true } });
     const { page } = app;
     try {
       await chooseImage(app, withMethod);
@@ -206,6 +207,7 @@ describeDevices('the Customise step, in Chromium, against the real core and help
       await confirm.getByRole('button', { name: 'Erase and flash' }).click();
       await endScreen(page, 'success').waitFor({ timeout: 120_000 });
       await expect(page.locator('li.result.ok').textContent()).resolves.toContain('Written and verified');
+      await expect(page.getByTestId('result-skipped').count()).resolves.toBe(0);
       expect(readBytes(card.backing, 0, LAYOUT_IMAGE_SIZE).equals(readFileSync(none))).toBe(true);
       expect(app.pageErrors).toEqual([]);
     } finally {
