@@ -149,6 +149,22 @@ describeDevices('sluice station (issue 19 acceptance)', () => {
     execFileSync('cmp', ['-n', String(24 * MiB), image, goodCard.path]);
   }, 60_000);
 
+  it('--exact: every card gets every byte, free space included, over what the card held', async () => {
+    const dir = scratchDir();
+    const image = layoutImage(dir, 'none');
+    const backing = join(dir, 'card.img');
+    writeRandomFile(backing, LAYOUT_IMAGE_SIZE + 16 * MiB);
+    const log = join(dir, 'station.jsonl');
+    const child = spawnStation(image, [backing], ['--count', '1', '--log', log, '--exact']);
+    const run = collect(child);
+    await waitForEvent(child, (e) => e.type === 'armed');
+    const card = insert(backing);
+    const result = await run;
+    expect(result.code, result.stderr).toBe(0);
+    expect(logOf(log, [backing])).toMatchObject([{ card: 1, result: 'ok', code: null, bytesWritten: LAYOUT_IMAGE_SIZE, bytesSkipped: 0 }]);
+    execFileSync('cmp', ['-n', String(LAYOUT_IMAGE_SIZE), image, card.path]);
+  }, 60_000);
+
   it('Ctrl-C takes no more cards, cancels the card being written, logs it as cancelled and exits 130', async () => {
     const dir = scratchDir();
     const image = join(dir, 'image.img');
