@@ -107,6 +107,7 @@ const USAGE = `Usage:
                     image's size to 2TB)
       --log FILE    the JSON Lines log, one line per card (default: sluice-station.jsonl)
       --count N     stop after N cards
+      --exact       write every byte of the image to every card, as for flash
       --virtual     also take loop devices (for tests)
       --yes, --json, --elevate as for flash
   sluice station-csv LOG                        a station's log as CSV, on stdout
@@ -185,7 +186,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   if (sha256 !== undefined && !/^[0-9a-fA-F]{64}$/.test(sha256)) return usageError(`--sha256 takes the 64 hexadecimal digits of a SHA-256, not "${sha256}"`);
   if (values.bmap !== undefined && values['no-bmap']) return usageError('--bmap and --no-bmap exclude each other');
   if (values.exact && values.bmap !== undefined) return usageError('--exact writes every byte: it excludes --bmap');
-  if (values.exact && command !== 'flash' && command !== 'verify') return usageError('--exact is an option of flash and verify');
+  if (values.exact && command !== 'flash' && command !== 'verify' && command !== 'station') return usageError('--exact is an option of flash, verify and station');
   const bmap = values['no-bmap'] ? false : values.bmap;
   const { elevate, compress } = values;
   if (elevate !== undefined && elevate !== 'sudo' && elevate !== 'pkexec') return usageError(`--elevate takes sudo or pkexec, not "${elevate}"`);
@@ -240,7 +241,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       if (minSize === null || maxSize === null) return usageError('--min-size and --max-size take a size such as 8GB, 30GiB or a number of bytes');
       const count = values.count === undefined ? null : parseCount(values.count);
       if (count === null && values.count !== undefined) return usageError(`--count takes a number of cards, not "${values.count}"`);
-      return (await import('./commands/station.js')).stationCommand({ image, customise, slots: values.slots ?? [], minSize, maxSize, log: values.log ?? 'sluice-station.jsonl', count, virtual: values.virtual, yes: values.yes, json: values.json, elevate });
+      return (await import('./commands/station.js')).stationCommand({ image, customise, slots: values.slots ?? [], minSize, maxSize, log: values.log ?? 'sluice-station.jsonl', count, virtual: values.virtual, exact: values.exact, yes: values.yes, json: values.json, elevate });
     }
     case 'station-csv': {
       const [log, ...extra] = rest;

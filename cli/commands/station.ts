@@ -26,6 +26,8 @@ export interface StationArgs {
   log: string;
   count: number | null;
   virtual: boolean;
+  /** --exact: every card gets every byte of the image, as `flash --exact` writes them. */
+  exact: boolean;
   yes: boolean;
   json: boolean;
   elevate?: 'sudo' | 'pkexec' | undefined;
@@ -84,7 +86,7 @@ function stationOutput(json: boolean): { row(row: StationRow): void; say(text: s
 
 /**
  * `sluice station IMAGE [--customise PROFILE.json] [--slots PATH]... [--min-size N --max-size N]
- * [--log FILE] [--count N] [--virtual] [--yes] [--json]`: arms a flashing station. Every drive
+ * [--log FILE] [--count N] [--exact] [--virtual] [--yes] [--json]`: arms a flashing station. Every drive
  * that appears afterwards and passes the rules gets its own job; each card ends in one log line.
  * Runs until Ctrl-C or N cards.
  */
@@ -98,7 +100,7 @@ export async function stationCommand(args: StationArgs): Promise<number> {
     process.stderr.write('sluice: refusing to arm a station without confirmation; pass --yes when running without a terminal.\n');
     return EXIT.usage;
   }
-  const prepared = await prepareCliImage({ image: args.image, partitions: false });
+  const prepared = await prepareCliImage({ image: args.image, bmap: args.exact ? false : undefined, partitions: false });
   if (typeof prepared === 'number') return prepared;
   const cutShort = cutShortFailure(prepared.info);
   if (cutShort !== null) {
@@ -112,6 +114,7 @@ export async function stationCommand(args: StationArgs): Promise<number> {
     image = {
       request: { image: args.image, partitions: false },
       prepared,
+      exact: args.exact,
       profile,
       name: imageName({ image: args.image }),
       sha256: prepared.info.checksum?.sha256.toLowerCase() ?? (await imageSha256(args.image)),

@@ -104,6 +104,7 @@ export function createAppService(deps: AppServiceDeps): AppService {
     effects: deps.effects,
     emit: deps.emit,
     logPath: deps.stationLog,
+    exact: () => deps.settings.get().exact,
     virtual: () => deps.settings.get().showVirtual,
     notifications: () => deps.settings.get().notifications,
     showInFolder: (path) => deps.showInFolder(path),

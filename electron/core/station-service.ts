@@ -21,6 +21,8 @@ export interface StationServiceDeps {
   emit: EmitEvent;
   /** The JSON Lines log every card is appended to (in the app's data folder). */
   logPath: string;
+  /** Whether every card gets every byte of the image (the exact setting), as a flash does. */
+  exact(): boolean;
   /** Whether loop devices and other virtual drives count as cards (the showVirtual setting). */
   virtual(): boolean;
   notifications(): boolean;
@@ -64,6 +66,7 @@ export class StationService {
       image = {
         request: { image: chosen.info.source, partitions: false },
         prepared,
+        exact: this.deps.exact(),
         profile,
         name: imageName({ image: chosen.info.source }),
         sha256: chosen.info.checksum?.sha256.toLowerCase() ?? (await imageSha256(chosen.info.source)),

@@ -13,6 +13,7 @@ import { MiB } from '../../common/domain/units.js';
 import type { StationLogEntry } from '../../common/domain/station.js';
 import { assertTestTarget, collect, spawnCli, waitForEvent, type CliOptions } from '../support/cli.js';
 import { describeDevices } from '../support/device-suite.js';
+import { fsckPartitions } from '../support/free-space.js';
 import { attachLoop, createLoop, digestFile, scratchDir, smallTmpfs, writeRandomFile, type LoopDevice } from '../support/loop-device.js';
 import { LAYOUT_BOOT_OFFSET, LAYOUT_IMAGE_SIZE, layoutImage } from '../support/os-image.js';
 import { throttledGroup, throttleDevice } from '../support/throttle.js';
@@ -83,8 +84,14 @@ describeDevices('sluice station (issue 19 acceptance)', () => {
     const bySlot = new Map(entries.map((e) => [e.slot, e]));
     expect(entries).toHaveLength(4);
     const sha256 = createHash('sha256').update(readFileSync(image)).digest('hex');
-    expect(bySlot.get(backings.good1)).toMatchObject({ card: 1, device: good1.path, hostname: 'pi-1', result: 'ok', code: null, capacityCheck: 'passed', imageSha256: sha256, bytesWritten: LAYOUT_IMAGE_SIZE, capacity: cardSize });
+    expect(bySlot.get(backings.good1)).toMatchObject({ card: 1, device: good1.path, hostname: 'pi-1', result: 'ok', code: null, capacityCheck: 'passed', imageSha256: sha256, capacity: cardSize });
     expect(bySlot.get(backings.good2)).toMatchObject({ card: 2, device: good2.path, hostname: 'pi-2', result: 'ok', code: null, capacityCheck: 'passed' });
+    // The filesystems' free space is left out (the default): what was written and what was left out make up the image.
+    for (const slot of [backings.good1, backings.good2]) {
+      const entry = bySlot.get(slot);
+      expect(entry?.bytesSkipped, slot).toBeGreaterThan(0);
+      expect((entry?.bytesWritten ?? 0) + (entry?.bytesSkipped ?? 0), slot).toBe(LAYOUT_IMAGE_SIZE);
+    }
     expect(bySlot.get(backings.small)).toMatchObject({ card: null, result: 'refused', code: 'target-too-small', hostname: null, bytesWritten: 0 });
     expect(bySlot.get(backings.readOnly)).toMatchObject({ card: null, result: 'refused', code: 'target-read-only', hostname: null, bytesWritten: 0 });
     expect(bySlot.get(backings.small)?.message).toMatch(/too small/);
@@ -95,6 +102,7 @@ describeDevices('sluice station (issue 19 acceptance)', () => {
     }
 
     // Each good card holds the image with its own hostname, as `sluice verify` with that hostname confirms.
+    // Verify compares what the flash wrote (free space left out, as the flash left it); fsck checks that the card's filesystems hold together around the old bytes in that free space.
     for (const [card, hostname] of [
       [good1, 'pi-1'],
       [good2, 'pi-2'],
@@ -102,6 +110,7 @@ describeDevices('sluice station (issue 19 acceptance)', () => {
       expect(bootFile(card.path, 'firstrun.sh')).toContain(`set_hostname '${hostname}'`);
       const verified = await collect(spawnCli(['verify', '--json', '--hostname', hostname, image, card.path]));
       expect(verified.events.find((e) => e.type === 'result')).toMatchObject({ status: 'ok' });
+      fsckPartitions(card.backing, image, dir);
     }
     for (const [path, digest] of untouched) expect(digestFile(path), path).toBe(digest);
 
@@ -110,7 +119,7 @@ describeDevices('sluice station (issue 19 acceptance)', () => {
     expect(csv.code).toBe(0);
     const lines = csv.stdout.split('\r\n');
     expect(lines[0]).toBe('time,card,slot,device,model,serial,capacity,capacityCheck,image,imageSha256,hostname,bytesWritten,bytesSkipped,writeSpeed,verifySpeed,repairedBlocks,seconds,result,code,message');
-    expect(lines.find((l) => l.includes(backings.good2))).toMatch(new RegExp(`^[^,]+,2,${backings.good2},${good2.path},.*,passed,pi-os\\.img,${sha256},pi-2,${LAYOUT_IMAGE_SIZE},0,\\d+,\\d+,0,[\\d.]+,ok,,$`));
+    expect(lines.find((l) => l.includes(backings.good2))).toMatch(new RegExp(`^[^,]+,2,${backings.good2},${good2.path},.*,passed,pi-os\\.img,${sha256},pi-2,${bySlot.get(backings.good2)?.bytesWritten},${bySlot.get(backings.good2)?.bytesSkipped},\\d+,\\d+,0,[\\d.]+,ok,,$`));
     expect(lines.find((l) => l.includes(backings.small))).toMatch(/,refused,target-too-small,"?\/dev\/loop\d+ is too small: .*"?$/);
     console.log(`station: 2 cards of ${LAYOUT_IMAGE_SIZE / MiB} MiB customised and 2 refused in ${seconds.toFixed(1)} s (3 s of it inserting)`);
   }, 120_000);
@@ -138,6 +147,22 @@ describeDevices('sluice station (issue 19 acceptance)', () => {
     expect(bySlot.get(failing)).toMatchObject({ card: 1, result: 'failed', code: 'target-full' });
     expect(bySlot.get(good)).toMatchObject({ card: 2, result: 'ok', code: null, bytesWritten: 24 * MiB });
     execFileSync('cmp', ['-n', String(24 * MiB), image, goodCard.path]);
+  }, 60_000);
+
+  it('--exact: every card gets every byte, free space included, over what the card held', async () => {
+    const dir = scratchDir();
+    const image = layoutImage(dir, 'none');
+    const backing = join(dir, 'card.img');
+    writeRandomFile(backing, LAYOUT_IMAGE_SIZE + 16 * MiB);
+    const log = join(dir, 'station.jsonl');
+    const child = spawnStation(image, [backing], ['--count', '1', '--log', log, '--exact']);
+    const run = collect(child);
+    await waitForEvent(child, (e) => e.type === 'armed');
+    const card = insert(backing);
+    const result = await run;
+    expect(result.code, result.stderr).toBe(0);
+    expect(logOf(log, [backing])).toMatchObject([{ card: 1, result: 'ok', code: null, bytesWritten: LAYOUT_IMAGE_SIZE, bytesSkipped: 0 }]);
+    execFileSync('cmp', ['-n', String(LAYOUT_IMAGE_SIZE), image, card.path]);
   }, 60_000);
 
   it('Ctrl-C takes no more cards, cancels the card being written, logs it as cancelled and exits 130', async () => {

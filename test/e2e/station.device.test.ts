@@ -40,7 +40,8 @@ describeDevices('the station screen (issue 19)', () => {
     writeRandomFile(backings.slow, LAYOUT_IMAGE_SIZE + 16 * MiB);
     // Every helper joins this group; only the slow card gets a rule, once it exists.
     const group = throttledGroup(createLoop({ size: MiB, dir }).path, 1e12);
-    const app = await openApp(context, { dropDir: dir, settings: { showVirtual: true }, cgroupDir: group.dir });
+    // "Write every byte" on: the station's cards get it too (the CLI's station test covers the default, free space left out).
+    const app = await openApp(context, { dropDir: dir, settings: { showVirtual: true, exact: true }, cgroupDir: group.dir });
     const { page } = app;
     try {
       app.bridge.answerDialog(image);
@@ -86,6 +87,7 @@ describeDevices('the station screen (issue 19)', () => {
         [backings.small, 'refused', null],
         [backings.slow, 'cancelled', 'lab-2'],
       ]);
+      expect(log[0]).toMatchObject({ bytesWritten: LAYOUT_IMAGE_SIZE, bytesSkipped: 0 });
       await page.getByRole('button', { name: 'Export CSV' }).click();
       await expect.poll(() => app.bridge.shownFiles).toEqual([join(dir, 'station-log.csv')]);
       const csv = readFileSync(join(dir, 'station-log.csv'), 'utf8').split('\r\n');

@@ -10,6 +10,7 @@ import type * as HelperLaunch from '../../user/launcher/launch.js';
 import type * as ProbeLaunch from '../../user/images/probe-launch.js';
 import type * as Probe from '../../user/images/probe.js';
 import type * as CatalogueLaunch from '../../user/catalogue/catalogue-launch.js';
+import type * as DecoderLaunch from '../../user/images/decoder-launch.js';
 
 export async function builtStartHelper(): Promise<typeof HelperLaunch.startHelper> {
   return ((await import(resolve('out/user/launcher/launch.js'))) as typeof HelperLaunch).startHelper;
@@ -38,4 +39,9 @@ export async function builtProbe(): Promise<typeof Probe> {
 /** The catalogue process's launcher as built: it starts the built out/user/catalogue/process/main.js. */
 export async function builtCatalogueLaunch(): Promise<typeof CatalogueLaunch> {
   return (await import(resolve('out/user/catalogue/catalogue-launch.js'))) as typeof CatalogueLaunch;
+}
+
+/** The decoder's launcher as built: it starts the built out/user/images/decode/main.js. */
+export async function builtStartDecoder(): Promise<typeof DecoderLaunch.startDecoder> {
+  return ((await import(resolve('out/user/images/decoder-launch.js'))) as typeof DecoderLaunch).startDecoder;
 }

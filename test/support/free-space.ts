@@ -36,16 +36,25 @@ export function dumpe2fsFree(part: string, offset = 0): Extent[] {
   return ranges;
 }
 
+/** Whether a partition starting with `head` holds an ext2/3/4 superblock (its magic at 1024 + 0x38). */
+function isExt(head: Buffer): boolean {
+  return head.length >= 1082 && head.readUInt16LE(1024 + 0x38) === 0xef53;
+}
+
+/** `size` bytes at `offset` of `file`, copied to `out`; returns `out`. */
+function slice(file: string, offset: number, size: number, out: string): string {
+  execFileSync('dd', [`if=${file}`, `of=${out}`, 'bs=1M', `skip=${offset}`, `count=${size}`, 'iflag=skip_bytes,count_bytes', 'status=none']);
+  return out;
+}
+
 /** Free space of every ext and FAT partition of `image`, merged: what a flash may leave as the card had it. */
 export async function imageFreeSpace(image: string, scratch: string): Promise<Extent[]> {
   const bytes = readFileSync(image);
   const free: Extent[] = [];
   for (const [offset, size] of sfdiskPartitions(image)) {
     const head = bytes.subarray(offset, offset + 2048);
-    if (head.length >= 1082 && head.readUInt16LE(1024 + 0x38) === 0xef53) {
-      const part = join(scratch, 'free-space.part');
-      execFileSync('dd', [`if=${image}`, `of=${part}`, 'bs=1M', `skip=${offset}`, `count=${size}`, 'iflag=skip_bytes,count_bytes', 'status=none']);
-      free.push(...dumpe2fsFree(part, offset));
+    if (isExt(head)) {
+      free.push(...dumpe2fsFree(slice(image, offset, size, join(scratch, 'free-space.part')), offset));
       continue;
     }
     const boot = fatBootSector(head, size);
@@ -70,4 +79,20 @@ export function differencesOutside(device: Buffer, image: Buffer, free: readonly
     else out.push([at, end - at]);
   }
   return out;
+}
+
+/**
+ * Runs fsck (fsck.fat -n, e2fsck -fn) on each FAT and ext partition of `disk` (an image, or a
+ * drive's backing file), placed where `image`'s table says; throws, with fsck's output, when one
+ * is not clean. What a card that left free space out must still pass.
+ */
+export function fsckPartitions(disk: string, image: string, scratch: string): void {
+  const bytes = readFileSync(image);
+  for (const [offset, size] of sfdiskPartitions(image)) {
+    const head = bytes.subarray(offset, offset + 2048);
+    const ext = isExt(head);
+    if (!ext && fatBootSector(head, size) === null) continue;
+    const part = slice(disk, offset, size, join(scratch, 'fsck.part'));
+    execFileSync(ext ? 'e2fsck' : 'fsck.fat', ext ? ['-fn', part] : ['-n', part], { stdio: 'pipe' });
+  }
 }

@@ -70,7 +70,7 @@ export function flashCard(image: StationImage, device: string, n: number, hooks:
       hooks.onPreparing(hostname);
       const prepared = await imageForCard(image, n);
       if (cancelled) return cancelledResult();
-      const feed = await openSourceFeed(prepared);
+      const feed = await openSourceFeed(prepared, { leaveOut: image.exact ? 'nothing' : 'all' });
       if (cancelled) {
         await feed.close();
         return cancelledResult();

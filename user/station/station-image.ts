@@ -11,6 +11,11 @@ export interface StationImage {
   request: ImageRequest;
   /** The image as probed, without customisation: what a card gets when there is no profile. */
   prepared: PreparedImage;
+  /**
+   * Write every byte of the image (flash --exact, the app's "Write every byte"): no free space and
+   * no block map left out, so no old data stays on a card.
+   */
+  exact: boolean;
   /** The customisation profile, its hostname a template with {n}; null for none. */
   profile: Profile | null;
   /** The image's file name, for the log. */

@@ -36,7 +36,7 @@ describeDevices('the station’s queue', () => {
     let running = 0;
     let mostRunning = 0;
     const station = new Station({
-      image: { request: { image, partitions: false }, prepared: await prepareImageInChild({ image, partitions: false }), profile: null, name: 'image.img', sha256: '0'.repeat(64), launch: await testLauncher(group.dir) },
+      image: { request: { image, partitions: false }, prepared: await prepareImageInChild({ image, partitions: false }), exact: false, profile: null, name: 'image.img', sha256: '0'.repeat(64), launch: await testLauncher(group.dir) },
       rules: { imageSize: 6 * MiB, minSize: 6 * MiB, maxSize: 16 * MiB, slots: backings, virtual: true },
       log,
       count: 3,
