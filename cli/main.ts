@@ -84,7 +84,7 @@ const USAGE = `Usage:
                                                 compare a drive (or a file) with IMAGE, writing nothing;
                     what a flash leaves unwritten is not compared, unless --exact;
                     with the customisation it was given
-  sluice probe DEVICE [--json] [--elevate sudo|pkexec]
+  sluice probe DEVICE [--yes] [--json] [--elevate sudo|pkexec]
                                                 check a drive for fake capacity: its real size,
                                                 the kind of fake, in seconds; every block it
                                                 writes is saved first and put back
@@ -227,7 +227,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     case 'probe': {
       const [device, ...extra] = rest;
       if (device === undefined || extra.length > 0) return usageError('probe needs exactly one DEVICE');
-      return (await import('./commands/probe.js')).probeCommand({ device, json: values.json, elevate });
+      return (await import('./commands/probe.js')).probeCommand({ device, yes: values.yes, json: values.json, elevate });
     }
     case 'erase': {
       const [device, ...extra] = rest;

@@ -1,4 +1,3 @@
-import { judgeDrive } from '../../common/domain/verdict.js';
 import type { TargetResult } from '../../common/domain/result.js';
 import { DRIVE_INCOMPLETE } from '../../common/domain/result.js';
 import { formatBytes, formatDuration } from '../../common/domain/units.js';
@@ -6,16 +5,13 @@ import { errorText } from '../../common/domain/error-details.js';
 import { FILESYSTEM_NAMES } from '../../common/domain/erase.js';
 import { eraseJob, planErase } from '../../user/erase/erase-drive.js';
 import { planBytes, type ErasePlan } from '../../user/erase/volume.js';
-import { listDrives } from '../../user/drives/list-drives.js';
 import { chooseElevation, onPath } from '../../user/launcher/elevation/choose.js';
 import { startHelper } from '../../user/launcher/launch.js';
 import { cancelOnSigint } from '../cancel.js';
+import { checkedDrive } from '../checked-drive.js';
 import { namedDrives } from '../drive-names.js';
 import { EXIT, exitCodeFor } from '../exit-codes.js';
-import { confirm } from '../prompt.js';
 import { createReporter } from '../reporter.js';
-import { reportOne } from './flash-to-file.js';
-import { refuseTargets } from './target-verdicts.js';
 
 export interface EraseArgs {
   device: string;
@@ -52,35 +48,17 @@ function eraseLine(result: TargetResult, plan: ErasePlan): string {
  */
 export async function eraseCommand(args: EraseArgs): Promise<number> {
   const [target = args.device] = await namedDrives([args.device]);
-  const drives = await listDrives({ showAll: true, showVirtual: true });
-  const drive = drives.find((d) => d.device === target);
-  if (drive === undefined || drive.size === null) {
-    return reportOne(args.json, { status: 'failed', target, bytes: 0, code: 'target-not-found', message: `${target} is not a drive this computer lists (or it holds no medium); nothing was written.` });
-  }
-  let plan: ErasePlan;
-  try {
-    plan = planErase(drive, args.label);
-  } catch (error) {
-    process.stderr.write(`sluice: ${target} cannot be erased this way: ${errorText(error)}. Nothing was written.\n`);
-    return EXIT.usage;
-  }
-  const interactive = process.stdin.isTTY === true;
-  if (!args.yes && !interactive) {
-    process.stderr.write('sluice: refusing to erase a drive without confirmation; pass --yes when running without a terminal.\n');
-    return EXIT.usage;
-  }
-  const refused = await refuseTargets([{ target, drive, verdicts: judgeDrive(drive, null) }], interactive && !args.yes);
-  if (refused.length > 0) {
-    for (const r of refused) reportOne(args.json, r);
-    return exitCodeFor(refused);
-  }
-  if (!args.yes) {
-    process.stderr.write(`This will ERASE everything on:\n  ${target}  ${drive.description || 'unnamed drive'}, ${formatBytes(drive.size)}\nand leave one empty ${FILESYSTEM_NAMES[plan.filesystem]} partition on it.\n`);
-    if (!(await confirm('Continue?'))) {
-      process.stderr.write('Nothing was written.\n');
-      return EXIT.cancelled;
+  let plan: ErasePlan | null = null;
+  const drive = await checkedDrive(target, args, (listed) => {
+    try {
+      plan = planErase(listed, args.label);
+    } catch (error) {
+      return { problem: `${target} cannot be erased this way: ${errorText(error)}.` };
     }
-  }
+    return { warning: `This will ERASE everything on:\n  DRIVE\nand leave one empty ${FILESYSTEM_NAMES[plan.filesystem]} partition on it.` };
+  });
+  if (typeof drive === 'number' || plan === null) return typeof drive === 'number' ? drive : EXIT.usage;
+  const interactive = process.stdin.isTTY === true;
   const reporter = createReporter(args.json);
   const { source, job: eraseFlash } = await eraseJob(target, plan);
   const job = startHelper({

@@ -4,12 +4,14 @@ import { formatBytes, formatDuration } from '../../common/domain/units.js';
 import { chooseElevation, onPath } from '../../user/launcher/elevation/choose.js';
 import { startHelper } from '../../user/launcher/launch.js';
 import { cancelOnSigint } from '../cancel.js';
+import { checkedDrive } from '../checked-drive.js';
 import { namedDrives } from '../drive-names.js';
 import { exitCodeFor } from '../exit-codes.js';
 import { resultLine } from '../render.js';
 
 export interface ProbeArgs {
   device: string;
+  yes: boolean;
   json: boolean;
   elevate?: 'sudo' | 'pkexec' | undefined;
 }
@@ -45,12 +47,17 @@ function reportLine(report: ProbeReport, result: TargetResult): string {
 }
 
 /**
- * `sluice probe DEVICE [--json] [--elevate sudo|pkexec]`: checks a drive for fake capacity without
- * losing its data (writer/probe-capacity.ts runs in the helper, as root). Exit 0: it holds what it
- * claims; 1: it does not, or the probe failed; 130: cancelled, with everything restored.
+ * `sluice probe DEVICE [--yes] [--json] [--elevate sudo|pkexec]`: checks a drive for fake capacity
+ * without losing its data (writer/probe-capacity.ts runs in the helper, as root). Exit 0: it holds
+ * what it claims; 1: it does not, or the probe failed; 130: cancelled, with everything restored.
+ * The drive is judged and confirmed as a flash's target is (cli/checked-drive.ts): the probe
+ * unmounts it and overwrites some of its blocks for a moment, and a crash in that moment would
+ * leave test markers where its data was.
  */
 export async function probeCommand(args: ProbeArgs): Promise<number> {
   const [target = args.device] = await namedDrives([args.device]);
+  const drive = await checkedDrive(target, args, () => ({ warning: 'This will unmount this drive and write test blocks over some of its blocks, putting each back afterwards:\n  DRIVE' }));
+  if (typeof drive === 'number') return drive;
   const interactive = process.stdin.isTTY === true;
   const started = performance.now();
   const job = startHelper({

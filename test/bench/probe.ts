@@ -47,7 +47,7 @@ export async function probeSection(runs: number, node: string): Promise<string> 
     assertOwnedLoop(card.path);
     const group = throttledGroup(card.path, SD_CARD_BYTES_PER_SECOND);
     try {
-      const ours = await medianOf(runs, () => measure(`${node} ${CLI} probe --json ${card.path}; true`, { cgroup: group.dir }));
+      const ours = await medianOf(runs, () => measure(`${node} ${CLI} probe --yes --json ${card.path}; true`, { cgroup: group.dir }));
       const f3 = await medianOf(runs, () => measure(`f3probe --time-ops ${card.path} 2>&1; true`, { cgroup: group.dir }));
       lines.push(`| ${name} | ${ours.wallSeconds.toFixed(2)} | ${(ours.peakRssBytes / 1e6).toFixed(0)} | ${sluiceVerdict(ours.output)} | ${f3.wallSeconds.toFixed(2)} | ${f3Verdict(f3.output)} | ${(ours.wallSeconds / f3.wallSeconds).toFixed(2)} |`);
     } finally {

@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { expect, it } from 'vitest';
 import { GiB, MiB } from '../../common/domain/units.js';
-import { collect, probeCli, spawnProbe } from '../support/cli.js';
+import { collect, probeCli, spawnCli, spawnProbe } from '../support/cli.js';
 import { describeDevices } from '../support/device-suite.js';
 import { FAKE_CLAIMED, FAKE_REAL, fakeCard, pullFakeCard, type FakeBehaviour } from '../support/fake-card.js';
 import { createLoop, readBytes } from '../support/loop-device.js';
@@ -40,6 +40,15 @@ describeDevices('sluice probe', () => {
       expect(sha256(card.store)).toBe(before);
     });
   }
+
+  it('asks first, as erase does: without --yes and without a terminal it refuses and touches nothing', async () => {
+    const loop = createLoop({ size: 64 * MiB });
+    const before = sha256(loop.backing);
+    const run = await collect(spawnCli(['probe', '--json', loop.path]));
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('without confirmation');
+    expect(sha256(loop.backing)).toBe(before);
+  });
 
   it('says an honest 4 GiB drive holds what it claims, and leaves every byte as it was', async () => {
     const loop = createLoop({ size: 4 * GiB, fill: 'sparse' });

@@ -81,7 +81,7 @@ export function verifyCli(image: string, target: string, options: CliOptions = {
 /** Starts `sluice probe --json DEVICE` after checking the device is a loop device this test made. */
 export function spawnProbe(device: string, options: CliOptions = {}): ChildProcess {
   assertOwnedLoop(device);
-  return spawnCli(['probe', '--json', device], options);
+  return spawnCli(['probe', '--yes', '--json', device], options);
 }
 
 export function probeCli(device: string, options: CliOptions = {}): Promise<CliRun> {
