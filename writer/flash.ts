@@ -1,6 +1,6 @@
 import { fstat } from 'node:fs';
 import type { Limit, Progress } from '../common/domain/progress.js';
-import { reachedDrive, type TargetResult } from '../common/domain/result.js';
+import { DRIVE_INCOMPLETE, reachedDrive, type TargetResult } from '../common/domain/result.js';
 import { KiB, MiB } from '../common/domain/units.js';
 import { settleTarget } from './after-write.js';
 import { alignDown, alignUp } from './job-memory.js';
@@ -367,7 +367,11 @@ async function runJob(job: WriteJob, layout: StreamLayout, opened: readonly Writ
         try {
           const verdict = await capacityChecks.get(t)?.judge(scratch);
           // A drive that is not the size it claims explains any mismatch: nothing is repaired on it.
-          if (verdict !== undefined && 'failure' in verdict) return failed(verdict.failure);
+          // Its message says to stop using it; what the image on it is worth depends on the verify.
+          if (verdict !== undefined && 'failure' in verdict) {
+            const state = !job.verify ? ' The image on it was not verified (verification was turned off).' : outcome !== null ? ` The image on it did not verify either. ${DRIVE_INCOMPLETE}` : '';
+            return failed({ ...verdict.failure, message: `${verdict.failure.message}${state}` });
+          }
           const health: Health = verdict === undefined ? {} : { capacityCheck: verdict.passed };
           if (outcome === null) return { status: 'ok', health };
           if (outcome.differences === undefined) return failed(outcome.failure);

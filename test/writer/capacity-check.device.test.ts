@@ -46,6 +46,17 @@ describeDevices('the capacity check of every flash', () => {
     expect(result.capacityCheck.seconds).toBeLessThan(result.seconds);
   });
 
+  it('a fake too small for the image says the image on it did not verify, and that the drive is incomplete', async () => {
+    const big = join(scratchDir(), 'big.img');
+    writeRandomFile(big, FAKE_REAL + 32 * MiB);
+    const card = await fakeCard(FAKE_CLAIMED, { kind: 'limbo', real: FAKE_REAL });
+    const run = await flashCli(big, [card.path], ['--no-eject']);
+    expect(run.code).toBe(1);
+    const result = run.events.find((e) => e.type === 'result');
+    expect(result).toMatchObject({ status: 'failed', code: 'target-fake-capacity' });
+    expect(String(result?.['message'])).toMatch(/did not verify either\. The drive is incomplete; flash it again before use\.$/);
+  });
+
   it('--no-capacity-check leaves the markers out: the same limbo fake then passes (its image fits)', async () => {
     const card = await fakeCard(FAKE_CLAIMED, { kind: 'limbo', real: FAKE_REAL });
     const run = await flashCli(image, [card.path], ['--no-eject', '--no-capacity-check']);
