@@ -159,7 +159,14 @@ function summarizeVerify(end: JobEnd): { tone: Tone; title: string; body: string
   switch (tone) {
     case 'success':
     case 'unverified':
-      return { tone, title: 'The drive matches the image', body: 'Every byte of the image was compared with the drive; nothing was written.' };
+      return {
+        tone,
+        title: 'The drive matches the image',
+        // Compared under the flash's rule: what a flash leaves out is not read, and the rows say how much.
+        body: end.results.some((r) => r.status === 'ok' && (r.skipped ?? 0) > 0)
+          ? 'Every byte a flash writes was compared with the drive; the free space and unmapped ranges it leaves out were not (listed below). Nothing was written.'
+          : 'Every byte of the image was compared with the drive; nothing was written.',
+      };
     case 'cancelled':
       return { tone, title: 'Comparison cancelled', body: 'Nothing was written.' };
     case 'failure':

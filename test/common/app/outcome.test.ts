@@ -85,3 +85,14 @@ describe('progress', () => {
     expect(overallFraction([{ ...report('writing', 10), bytesTotal: null }], true)).toBeNull();
   });
 });
+
+describe('the end screen of a comparison (verify only)', () => {
+  const compared = (skipped?: number): TargetResult => ({ status: 'ok', target: '/dev/sdb', bytes: 100, written: false, verified: true, seconds: 1, ...(skipped === undefined ? {} : { skipped }) });
+
+  it('claims every byte of the image only when nothing was left out', () => {
+    expect(summarizeJob(end([compared()], true, 'verify')).body).toBe('Every byte of the image was compared with the drive; nothing was written.');
+    const body = summarizeJob(end([compared(4096)], true, 'verify')).body;
+    expect(body).not.toContain('Every byte of the image');
+    expect(body).toContain('free space and unmapped ranges it leaves out were not');
+  });
+});
