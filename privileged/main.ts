@@ -26,6 +26,7 @@ import { openHelperEndpoints } from './open-endpoints.js';
 import { watchParent } from './parent-watch.js';
 import { cancelledBeforeStart, runJob, type JobContext } from './run-job.js';
 import { errorText } from '../common/domain/error-details.js';
+import { jobError } from '../common/domain/failure.js';
 
 /** How the helper exits when it never ran a job. 1 is sudo's, and 126 and 127 are pkexec's own. */
 const EXIT = {
@@ -89,7 +90,8 @@ function runHelper(args: HelperArgs, endpoints: HelperEndpoints): void {
       void finish(channel, { type: 'fatal', code: 'protocol-error', message: `The helper refused its instructions: ${error.message}` }, EXIT.refused);
     } else {
       void channel.send({ type: 'log', level: 'warn', message: `stopping: ${error.message}` });
-      controller.abort();
+      // The job ends failed with this reason, not cancelled (writer/failures.ts refusedStop).
+      controller.abort(jobError('protocol-error', `The helper refused its instructions: ${error.message}`));
     }
   };
 

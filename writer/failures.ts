@@ -1,7 +1,16 @@
-import { jobError, JobError } from '../common/domain/failure.js';
+import { jobError, JobError, type Failure } from '../common/domain/failure.js';
 import { formatBytes } from '../common/domain/units.js';
 import { PositionedError } from '../node/io.js';
 import { errorCode, errorText } from '../common/domain/error-details.js';
+
+/**
+ * Why a job was stopped when the helper refused its instructions rather than being asked to
+ * cancel: privileged/main.ts aborts with the JobError that says why (a refused overlay or skip),
+ * and the job then ends failed with it, not cancelled. Null for a plain cancel.
+ */
+export function refusedStop(signal: AbortSignal | undefined): Failure | null {
+  return signal?.aborted === true && signal.reason instanceof JobError ? signal.reason.failure : null;
+}
 
 /** The device offset an I/O error happened at, or `fallback` when the error does not say. */
 function offsetOf(error: unknown, fallback: number): number {

@@ -4,7 +4,7 @@ import { DRIVE_INCOMPLETE, reachedDrive, type TargetResult } from '../common/dom
 import { KiB, MiB } from '../common/domain/units.js';
 import { settleTarget } from './after-write.js';
 import { alignDown, alignUp } from './job-memory.js';
-import { targetWriteFailure } from './failures.js';
+import { refusedStop, targetWriteFailure } from './failures.js';
 import { JobError, jobError, toFailure, type Failure } from '../common/domain/failure.js';
 import { chooseGrain, GrainHashes } from './grain-hashes.js';
 import { ABANDONED, allocatePumpMemory, DEFAULT_REQUEST, pump, unlessAborted } from './pump.js';
@@ -227,8 +227,8 @@ async function runJob(job: WriteJob, layout: StreamLayout, opened: readonly Writ
   const cancelAll = async (): Promise<void> => {
     await Promise.allSettled(active.map((t) => t.sync()));
     const refused = job.skips?.refusal;
-    if (refused !== undefined && refused !== null) {
-      const failure = toFailure(refused);
+    const failure = refused !== undefined && refused !== null ? toFailure(refused) : refusedStop(job.signal);
+    if (failure !== null) {
       endAll((t) => ({ status: 'failed', target: t.path, bytes: imageBytes, ...failure }));
     } else {
       endAll((t) => ({ status: 'cancelled', target: t.path, bytes: imageBytes }));

@@ -10,7 +10,7 @@ import { toFailure } from '../common/domain/failure.js';
 import type { TargetResult } from '../common/domain/result.js';
 import { alignDown, alignUp } from './job-memory.js';
 import { ABANDONED, unlessAborted } from './pump.js';
-import { targetReadFailure, targetWriteFailure } from './failures.js';
+import { refusedStop, targetReadFailure, targetWriteFailure } from './failures.js';
 import type { WriteTarget } from './write-target.js';
 
 /** Bytes a drive gets at `offset` (a device offset: an image offset, as the image starts at byte 0). */
@@ -156,7 +156,10 @@ export async function customiseTargets(targets: readonly WriteTarget[], results:
     good.map(async (target, i) => {
       const result = results.get(target.path);
       if (result?.status !== 'ok') return;
-      if (all === ABANDONED) return void results.set(target.path, { status: 'cancelled', target: target.path, bytes: result.bytes });
+      if (all === ABANDONED) {
+        const refused = refusedStop(signal);
+        return void results.set(target.path, refused === null ? { status: 'cancelled', target: target.path, bytes: result.bytes } : { status: 'failed', target: target.path, bytes: result.bytes, ...refused });
+      }
       const pieces = all.get(target.path) ?? [];
       const outside = outsideImage(pieces, imageBytes);
       const failure =

@@ -4,7 +4,7 @@ import { judgeDrive, refusalFailure } from '../common/domain/verdict.js';
 import { alignDown, alignUp } from './job-memory.js';
 import { compareRead, type Comparison, type Differences } from './compare.js';
 import { ABANDONED, allocatePumpMemory, DEFAULT_REQUEST, unlessAborted } from './pump.js';
-import { targetReadFailure } from './failures.js';
+import { refusedStop, targetReadFailure } from './failures.js';
 import { mergeExtents, type Extent } from '../common/domain/extents.js';
 import { readStream } from './read-stream.js';
 import type { SkipInbox } from './skip-inbox.js';
@@ -148,7 +148,8 @@ export async function compareWithImage(job: Pick<VerifyImageJob, 'source' | 'sou
   if (compared.end === 'cancelled') {
     // A skip the job refused stopped it (see SkipInbox.refusal): that is its reason.
     const refused = job.skips?.refusal;
-    return refused !== undefined && refused !== null ? { status: 'failed', target, bytes: compared.at, ...toFailure(refused) } : { status: 'cancelled', target, bytes: compared.at };
+    const failure = refused !== undefined && refused !== null ? toFailure(refused) : refusedStop(job.signal);
+    return failure !== null ? { status: 'failed', target, bytes: compared.at, ...failure } : { status: 'cancelled', target, bytes: compared.at };
   }
   meter.finish();
   const streamBytes = layout.streamBytes;

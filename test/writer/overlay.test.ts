@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { applyOverlay, OverlayInbox, outsideImage } from '../../writer/overlay.js';
+import { applyOverlay, customiseTargets, OverlayInbox, outsideImage } from '../../writer/overlay.js';
+import { jobError } from '../../common/domain/failure.js';
+import type { WriteTarget } from '../../writer/write-target.js';
 
 describe('overlay messages, as the helper gathers them', () => {
   it('completes once every announced byte has arrived, per target, in the order sent', async () => {
@@ -38,5 +40,25 @@ describe('overlay messages, as the helper gathers them', () => {
     expect(view.toString()).toBe('CD234567XY');
     expect(outsideImage([{ offset: 8, bytes: Buffer.from('ab') }], 10)).toBeNull();
     expect(outsideImage([{ offset: 9, bytes: Buffer.from('ab') }], 10)).toBe(9);
+  });
+});
+
+describe('a customisation the helper was stopped before', () => {
+  const ok = { status: 'ok' as const, target: '/dev/sdx', bytes: 4096, written: true, verified: true, seconds: 1 };
+  const target = { path: '/dev/sdx' } as unknown as WriteTarget;
+  const never = new Promise<never>(() => undefined);
+
+  it('is a failure with the refusal\'s reason when the helper refused its instructions, a cancel otherwise', async () => {
+    const refused = new AbortController();
+    refused.abort(jobError('protocol-error', 'The helper refused its instructions: overlapping overlay bytes at offset 4096'));
+    const results = new Map([[target.path, { ...ok }]]);
+    await customiseTargets([target], results, never, Buffer.alloc(0), 4096, refused.signal);
+    expect(results.get(target.path)).toMatchObject({ status: 'failed', code: 'protocol-error', message: expect.stringContaining('overlapping') });
+
+    const cancelled = new AbortController();
+    cancelled.abort();
+    const asked = new Map([[target.path, { ...ok }]]);
+    await customiseTargets([target], asked, never, Buffer.alloc(0), 4096, cancelled.signal);
+    expect(asked.get(target.path)).toEqual({ status: 'cancelled', target: target.path, bytes: 4096 });
   });
 });
