@@ -129,7 +129,8 @@ describeDevices('card health in the desktop app', () => {
         await dialog.getByRole('button', { name: 'Erase' }).click();
       };
       await erase('a/b');
-      await expect(page.getByText(/cannot be a FAT32 label/).isVisible()).resolves.toBe(true);
+      // The refusal comes back from the core: wait for it rather than look once.
+      await page.getByText(/cannot be a FAT32 label/).waitFor({ timeout: 10_000 });
       expect(readBytes(loop.backing, 0, 16 * MiB).equals(head)).toBe(true);
 
       await erase('Holiday 26', 'health-06-erase-dialog');

@@ -115,7 +115,7 @@ export class Station {
     if (known !== undefined && (medium === null || medium === known)) return;
     this.seen.set(drive.device, medium);
     // The first listing (while arming) only records what is there.
-    if (this.armed && this.accepting) void this.take(drive);
+    if (this.armed && this.accepting) this.track(this.take(drive));
   }
 
   /** A card that appeared: refused with its reason in the log, or queued for a job. */
@@ -140,13 +140,14 @@ export class Station {
       startedAt: new Date().toISOString(),
       endedAt: null,
     };
-    // Another card may have reached the count while this one was being identified.
-    if (!this.accepting) return;
     const admission = admitDrive(drive, rules, identity.slot, stored.storedOn);
+    // A refusal writes nothing, so it is logged even when another card reached the count while this
+    // one was being identified (two cards seen in one poll: the log must still have every card).
     if (!admission.admitted) {
       this.track(this.logRow({ ...row, phase: 'done', result: 'refused', code: admission.code, message: admission.message }, null));
       return;
     }
+    if (!this.accepting) return;
     this.admitted += 1;
     const card = (image.profile?.nextCard ?? 1) + this.admitted - 1;
     if (this.options.count !== null && this.admitted >= this.options.count) {
