@@ -173,11 +173,23 @@ export function canFlash(state: FlowState): boolean {
   return state.settings !== null && state.image !== null && state.selected.length > 0 && state.running === null;
 }
 
-/** Keeps only chosen drives that are still there and still allowed, and says which went away. */
+/**
+ * Whether `now` is still the drive that was chosen as `before`: the same name is not enough, as a
+ * name is reused at once for the next device (a card of another size swapped into the same reader,
+ * a loop number taken by another loop) and the choice must not move to it. A card's description
+ * changes with its partition labels (after a flash), so only a loop's (its backing file) is
+ * compared; two cards of one size in one reader are not told apart here.
+ */
+function sameDrive(before: DriveInfo | undefined, now: DriveInfo | undefined): boolean {
+  if (before === undefined || now === undefined || before.size !== now.size) return false;
+  return !before.virtual || before.description === now.description;
+}
+
+/** Keeps only chosen drives that are still there, the same drives, and still allowed, and says which went away. */
 function reconcileSelection(state: FlowState, drives: DriveInfo[]): Pick<FlowState, 'selected' | 'confirmedSystem' | 'driveNotice'> {
   const kept = state.selected.filter((device) => {
     const drive = drives.find((d) => d.device === device);
-    return drive !== undefined && isSelectable(drive);
+    return drive !== undefined && sameDrive(state.drives.find((d) => d.device === device), drive) && isSelectable(drive);
   });
   if (kept.length === state.selected.length) return { selected: state.selected, confirmedSystem: state.confirmedSystem, driveNotice: state.driveNotice };
   const lost = state.selected.filter((device) => !kept.includes(device));
@@ -185,7 +197,7 @@ function reconcileSelection(state: FlowState, drives: DriveInfo[]): Pick<FlowSta
     const before = state.drives.find((d) => d.device === device);
     const now = drives.find((d) => d.device === device);
     const name = before === undefined ? device : `${driveName(before)} (${device})`;
-    return now === undefined ? `${name} was removed` : `${name} can no longer be used for this image`;
+    return !sameDrive(before, now) ? `${name} was removed` : `${name} can no longer be used for this image`;
   });
   return {
     selected: kept,

@@ -24,6 +24,24 @@ describe('the screen state', () => {
     expect(canFlash(flowReducer(ready(), { type: 'select', devices: [], confirmedSystem: [] }))).toBe(false);
   });
 
+  it('does not move the choice to another drive that took a removed one\'s name between two listings', () => {
+    // A card of another size in the same reader.
+    const swapped = flowReducer(ready(), { type: 'drives', drives: [card('/dev/sdb', { size: 8e9 }), card('/dev/sdc')] });
+    expect(swapped.selected).toEqual(['/dev/sdc']);
+    expect(swapped.driveNotice).toBe('Card /dev/sdb (/dev/sdb) was removed.');
+    // A loop number taken by another loop of the same size: its backing file names it apart.
+    const loop = (file: string): DriveInfo => card('/dev/loop7', { virtual: true, bus: 'virtual', description: `Loop device (${file})` });
+    let state = flowReducer(ready(), { type: 'drives', drives: [loop('a.img')] });
+    state = flowReducer(state, { type: 'select', devices: ['/dev/loop7'], confirmedSystem: [] });
+    state = flowReducer(state, { type: 'drives', drives: [loop('a.img')] });
+    expect(state.selected).toEqual(['/dev/loop7']);
+    state = flowReducer(state, { type: 'drives', drives: [loop('b.img')] });
+    expect(state.selected).toEqual([]);
+    // A card whose partition labels changed (its description) is still the card chosen.
+    const relabelled = flowReducer(ready(), { type: 'drives', drives: [card('/dev/sdb', { description: 'Card (boot, rootfs)' }), card('/dev/sdc')] });
+    expect(relabelled.selected).toEqual(['/dev/sdb', '/dev/sdc']);
+  });
+
   it('drops an unplugged drive from the choice and says so', () => {
     const state = flowReducer(ready(), { type: 'drives', drives: [card('/dev/sdc')] });
     expect(state.selected).toEqual(['/dev/sdc']);
