@@ -60,6 +60,8 @@ export interface FlashJob {
   sourceSeekable: boolean;
   /** Target devices, as the user named them. Each is inspected and checked by the engine itself. */
   targets: readonly string[];
+  /** Per target, the medium the user chose in it (Drive.medium), where the OS numbers media. */
+  media?: readonly (string | null)[] | undefined;
   /** Read every target back and compare (default in every front end). */
   verify: boolean;
   /**
@@ -131,9 +133,9 @@ export async function flash(job: FlashJob): Promise<TargetResult[]> {
   const results = new Map<string, TargetResult>();
   const active: TargetDevice[] = [];
   const sourceDevice = await sourceDeviceOf(job.source);
-  for (const path of job.targets) {
+  for (const [i, path] of job.targets.entries()) {
     try {
-      active.push(await TargetDevice.open(path, job.imageSize, sourceDevice, platform));
+      active.push(await TargetDevice.open(path, job.imageSize, sourceDevice, platform, job.media?.[i] ?? null));
     } catch (error) {
       results.set(path, { status: 'failed', target: path, bytes: 0, ...toFailure(error) });
     }

@@ -74,9 +74,10 @@ export class TargetDevice implements WriteTarget {
   /**
    * Inspects `path` afresh, refuses it if the rules say so, unmounts its filesystems, and opens it.
    * `sourceDevice` is the st_dev of the image file (null for a pipe), so an image stored on the
-   * target is refused. See openInspectedDisk for how it is opened.
+   * target is refused. See openInspectedDisk for how it is opened. `medium`, when given, is the
+   * medium the user chose (Drive.medium): a drive that holds another is refused.
    */
-  static async open(path: string, imageSize: number | null, sourceDevice: number | null, platform: DevicePlatform): Promise<TargetDevice> {
+  static async open(path: string, imageSize: number | null, sourceDevice: number | null, platform: DevicePlatform, medium: string | null = null): Promise<TargetDevice> {
     const facts = await platform.inspect(path);
     const refusal = refuseTarget(facts, imageSize, sourceDevice);
     if (refusal !== null) throw new JobError(refusal);
@@ -84,6 +85,13 @@ export class TargetDevice implements WriteTarget {
       throw jobError('target-no-direct-io', `${path} reports a logical block size of ${facts.logicalBlockSize} bytes, which Sluice cannot align to.`);
     }
     const { fd, hold } = await openInspectedDisk(facts, platform, platform.writeFlags, (error) => openFailure(facts, error));
+    // Checked on the open device: a card swapped after this look fails its I/O instead.
+    const now = medium === null ? null : await platform.medium(facts);
+    if (now !== medium) {
+      await closeFd(fd);
+      await hold.release();
+      throw jobError('target-not-found', `${path} holds another medium than the one chosen (a card swapped in the same reader?). Nothing was written to it; choose the drive again.`);
+    }
     return new TargetDevice(facts, fd, hold);
   }
 

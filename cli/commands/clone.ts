@@ -10,7 +10,7 @@ import { namedDrives } from '../drive-names.js';
 import { confirm } from '../prompt.js';
 import { createReporter } from '../reporter.js';
 import { reportOne } from './flash-to-file.js';
-import { judgeTargets, refuseTargets } from './target-verdicts.js';
+import { judgeTargets, mediaOf, refuseTargets } from './target-verdicts.js';
 
 export interface CloneArgs {
   source: string;
@@ -56,7 +56,7 @@ export async function cloneCommand(args: CloneArgs): Promise<number> {
   }
   const reporter = createReporter(args.json);
   const job = startHelper({
-    job: { kind: 'clone', source, targets: [target], verify: args.verify, eject: args.eject },
+    job: { kind: 'clone', source, targets: [target], media: mediaOf(judged), verify: args.verify, eject: args.eject },
     elevation: chooseElevation({ platform: process.platform, isRoot: process.getuid?.() === 0, frontEnd: 'cli', interactive, prefer: args.elevate, installed: onPath }),
     interactive,
     onProgress: (p) => reporter.progress(p),

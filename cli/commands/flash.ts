@@ -15,7 +15,7 @@ import { flashToFileCommand, isFileTarget } from './flash-to-file.js';
 import { prepareCliCatalogueImage, prepareCliImage } from './prepare-cli-image.js';
 import { OS_PREFIX } from '../../common/domain/catalogue.js';
 import { imageCache, repositories } from '../catalogue.js';
-import { judgeTargets, refuseTargets, type JudgedTarget } from './target-verdicts.js';
+import { judgeTargets, mediaOf, refuseTargets, type JudgedTarget } from './target-verdicts.js';
 import type { CustomiseFlags } from '../customise-flags.js';
 import type { PreparedCustomisation } from '../../common/domain/customisation.js';
 import { customisationLine } from '../render.js';
@@ -116,7 +116,7 @@ export async function flashCommand(args: FlashArgs): Promise<number> {
   // downloaded as us.
   const job = startHelper({
     source: feed.source,
-    job: { kind: 'flash', targets, ...feed.start, verify: args.verify, eject: args.eject, ...(args.capacityCheck ? {} : { capacityCheck: false }) },
+    job: { kind: 'flash', targets, media: mediaOf(judged), ...feed.start, verify: args.verify, eject: args.eject, ...(args.capacityCheck ? {} : { capacityCheck: false }) },
     elevation: chooseElevation({
       platform: process.platform,
       isRoot: process.getuid?.() === 0,

@@ -31,6 +31,11 @@ export async function judgeTargets(imagePath: string, imageSize: Pick<ImageFacts
   });
 }
 
+/** Per target, the medium the listing saw in it: the helper refuses a drive that holds another by then. */
+export function mediaOf(judged: readonly JudgedTarget[]): (string | null)[] {
+  return judged.map((j) => j.drive?.medium ?? null);
+}
+
 /**
  * The targets that may not be written, as failed results: what the rules refuse, and internal
  * disks unless the user types the disk's name at the terminal (never with --yes, where nobody

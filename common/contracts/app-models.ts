@@ -45,6 +45,8 @@ export const FlashRequestSchema = v.strictObject({
     v.maxLength(MAX_TARGETS),
     v.check((targets) => new Set(targets).size === targets.length, 'each drive may be named once'),
   ),
+  /** Per target, the medium the user saw in it (Drive.medium): refused if the drive holds another now. */
+  media: v.optional(v.pipe(v.array(v.nullable(v.pipe(v.string(), v.maxLength(20)))), v.maxLength(MAX_TARGETS))),
   /** Internal disks among the targets (verdict `system`, confirm-by-name) whose name the user typed to confirm. */
   confirmedSystemDrives: v.pipe(v.array(DevicePathSchema), v.maxLength(MAX_TARGETS)),
   /** Customise each card (issue 13): card i gets the profile's card number nextCard + i. */

@@ -33,6 +33,13 @@ const Extents = v.pipe(v.array(v.tuple([ByteCount, ByteCount])), v.maxLength(MAX
 
 const Targets = v.pipe(v.array(DevicePath), v.minLength(1), v.maxLength(MAX_TARGETS));
 
+/**
+ * Per target, in order: the medium the user chose in it (Drive.medium, Linux's disk sequence
+ * number), or null where the OS numbers none. The helper refuses a target that holds another
+ * (a card swapped during the password prompt).
+ */
+const Media = v.pipe(v.array(v.nullable(v.pipe(v.string(), v.regex(/^\d{1,20}$/)))), v.maxLength(MAX_TARGETS));
+
 /** Bytes a drive gets after the image (customisation, writer/overlay.ts): sent in overlay messages. */
 const OverlayBytes = v.pipe(ByteCount, v.maxValue(MAX_OVERLAY_BYTES));
 
@@ -43,6 +50,7 @@ export const MAX_OVERLAY_PIECE = 32 * 1024;
 const FlashJob = v.strictObject({
   kind: v.literal('flash'),
   targets: Targets,
+  media: v.optional(Media),
   /** Image bytes the helper will read from fd 0; null when the length is only known at the end. */
   imageSize: v.nullable(ByteCount),
   /** fd 0 is the image file itself, readable at any offset (lets a mismatch be pinned to a byte). */
@@ -78,6 +86,7 @@ const CloneJob = v.strictObject({
   kind: v.literal('clone'),
   source: DevicePath,
   targets: Targets,
+  media: v.optional(Media),
   verify: v.boolean(),
   eject: v.optional(v.boolean()),
 });

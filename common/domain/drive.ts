@@ -41,6 +41,13 @@ export interface Drive {
   mountpoints: string[];
   /** The table on the drive now; null when it has none, or the listing could not tell. */
   partitionTable: Exclude<PartitionTableType, 'none'> | null;
+  /**
+   * Which medium is in the drive: Linux's disk sequence number, new for every card inserted and
+   * every loop device attached. A card swapped for another of the same size, in the same reader
+   * under the same name, has another; the helper refuses a drive whose medium is not the one the
+   * user chose. Null where the OS has none (macOS, Windows) or before the listing read it.
+   */
+  medium: string | null;
 }
 
 /**

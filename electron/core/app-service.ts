@@ -115,9 +115,11 @@ export function createAppService(deps: AppServiceDeps): AppService {
   /** Why `request`'s drives may not be written, from the app's own listing and the shared rules; the helper checks every device again from its own look. */
   const refuseTargets = (request: FlashRequest): ApiResult<never> | null => {
     const listed = drives.judged();
-    for (const device of request.targets) {
+    for (const [i, device] of request.targets.entries()) {
       const drive = listed.find((d) => d.device === device);
       if (drive === undefined) return notListed(device);
+      const chosen = request.media?.[i];
+      if (chosen !== undefined && chosen !== drive.medium) return refuse('target-not-found', `${device} holds another card than the one you chose (swapped in the same reader?). Choose the drive again.`);
       const refusal = targetRefusal(drive, request.confirmedSystemDrives.includes(device));
       if (refusal !== null) return refused(refusal);
     }
@@ -177,7 +179,9 @@ export function createAppService(deps: AppServiceDeps): AppService {
         return busy;
       }
       const settings = deps.settings.get();
-      const started = startFlashSession({ input, targets: request.targets, verify: settings.verify, eject: settings.eject, capacityCheck: settings.capacityCheck, notify: settings.notifications, overlays: customised?.customisation.overlays }, session);
+      // The media checked above go to the helper, which refuses a drive that holds another by the time it opens it (a swap during the password prompt).
+      const media = request.targets.map((device) => drives.judged().find((d) => d.device === device)?.medium ?? null);
+      const started = startFlashSession({ input, targets: request.targets, media, verify: settings.verify, eject: settings.eject, capacityCheck: settings.capacityCheck, notify: settings.notifications, overlays: customised?.customisation.overlays }, session);
       const stopReporting = downloading && input.kind === 'feed' ? reportDownload(input.feed, chosen.info.sourceSize, (download) => deps.emit('download', download)) : () => undefined;
       runner.run({
         ...started,

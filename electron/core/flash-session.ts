@@ -22,6 +22,8 @@ export interface FlashSessionJob {
   input: { kind: 'feed'; feed: SourceFeed } | { kind: 'drive'; device: string };
   /** Device paths, in the order the results come back. */
   targets: readonly string[];
+  /** Per target, the medium the user chose in it (Drive.medium); the helper refuses another. */
+  media?: readonly (string | null)[] | undefined;
   verify: boolean;
   /** The helper ejects each drive it wrote and verified; a failure to eject comes back as a warning on its ok result. */
   eject: boolean;
@@ -45,10 +47,11 @@ export function startFlashSession(job: FlashSessionJob, deps: SessionDeps): JobS
   let helper: LaunchedHelper | null = null;
   const { input } = job;
   const targets = [...job.targets];
+  const media = job.media === undefined ? {} : { media: [...job.media] };
   const helperJob: HelperJob =
     input.kind === 'feed'
-      ? { kind: 'flash', targets, ...input.feed.start, verify: job.verify, eject: job.eject, ...(job.capacityCheck ? {} : { capacityCheck: false }) }
-      : { kind: 'clone', source: input.device, targets, verify: job.verify, eject: job.eject };
+      ? { kind: 'flash', targets, ...media, ...input.feed.start, verify: job.verify, eject: job.eject, ...(job.capacityCheck ? {} : { capacityCheck: false }) }
+      : { kind: 'clone', source: input.device, targets, ...media, verify: job.verify, eject: job.eject };
 
   const write = async (): Promise<TargetResult[]> => {
     const feed = input.kind === 'feed' ? input.feed : null;

@@ -118,7 +118,7 @@ export function App({ api }: { api: SluiceApi }) {
     setDialog(null);
     dispatch({ type: 'flash-starting' });
     void api
-      .startFlash({ image: state.image.source, targets: state.selected, confirmedSystemDrives: state.confirmedSystem, customise: state.customise })
+      .startFlash({ image: state.image.source, targets: state.selected, media: state.selected.map((device) => state.drives.find((d) => d.device === device)?.medium ?? null), confirmedSystemDrives: state.confirmedSystem, customise: state.customise })
       .then((result) => !result.ok && dispatch({ type: 'flash-refused', message: result.error.message }));
   };
 

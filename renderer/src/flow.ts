@@ -175,13 +175,14 @@ export function canFlash(state: FlowState): boolean {
 
 /**
  * Whether `now` is still the drive that was chosen as `before`: the same name is not enough, as a
- * name is reused at once for the next device (a card of another size swapped into the same reader,
- * a loop number taken by another loop) and the choice must not move to it. A card's description
- * changes with its partition labels (after a flash), so only a loop's (its backing file) is
- * compared; two cards of one size in one reader are not told apart here.
+ * name is reused at once for the next device (a card swapped into the same reader, a loop number
+ * taken by another loop) and the choice must not move to it. Where the OS numbers media (Linux),
+ * the medium tells; elsewhere the size does, and a loop's description (its backing file): a card's
+ * description changes with its partition labels (after a flash), so it is not compared, and two
+ * cards of one size swapped in one reader are not told apart there.
  */
 function sameDrive(before: DriveInfo | undefined, now: DriveInfo | undefined): boolean {
-  if (before === undefined || now === undefined || before.size !== now.size) return false;
+  if (before === undefined || now === undefined || before.size !== now.size || before.medium !== now.medium) return false;
   return !before.virtual || before.description === now.description;
 }
 

@@ -40,6 +40,12 @@ describe('the screen state', () => {
     // A card whose partition labels changed (its description) is still the card chosen.
     const relabelled = flowReducer(ready(), { type: 'drives', drives: [card('/dev/sdb', { description: 'Card (boot, rootfs)' }), card('/dev/sdc')] });
     expect(relabelled.selected).toEqual(['/dev/sdb', '/dev/sdc']);
+    // A card of the same size swapped in the same reader: where the OS numbers media, it is another.
+    const numbered = flowReducer(flowReducer(ready(), { type: 'drives', drives: [card('/dev/sdb', { medium: '41' }), card('/dev/sdc')] }), { type: 'select', devices: ['/dev/sdb'], confirmedSystem: [] });
+    expect(flowReducer(numbered, { type: 'drives', drives: [card('/dev/sdb', { medium: '41' }), card('/dev/sdc')] }).selected).toEqual(['/dev/sdb']);
+    const sameSize = flowReducer(numbered, { type: 'drives', drives: [card('/dev/sdb', { medium: '42' }), card('/dev/sdc')] });
+    expect(sameSize.selected).toEqual([]);
+    expect(sameSize.driveNotice).toBe('Card /dev/sdb (/dev/sdb) was removed.');
   });
 
   it('drops an unplugged drive from the choice and says so', () => {

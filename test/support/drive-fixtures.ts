@@ -39,6 +39,7 @@ export function usbCard(device = '/dev/sdz', overrides: Partial<Drive> = {}): Dr
     system: null,
     mountpoints: [],
     partitionTable: null,
+    medium: null,
     ...overrides,
   };
 }

@@ -52,6 +52,8 @@ function driveFromDrivelist(d: drivelist.Drive, runningSystem: ReadonlySet<strin
     system: running ? 'running' : d.isSystem ? 'internal' : null,
     mountpoints,
     partitionTable: d.partitionTableType,
+    // Read by listDrives, which knows every drive's device name.
+    medium: null,
   };
 }
 

@@ -50,6 +50,8 @@ export function loopDrives(lsblk: { blockdevices: LsblkDevice[] }, backingFiles:
         system: holdsSystem(mountpoints) ? 'running' : null,
         mountpoints,
         partitionTable: d.pttype === 'gpt' ? 'gpt' : d.pttype === 'dos' ? 'mbr' : null,
+        // Read by listDrives, which knows every drive's device name.
+        medium: null,
       };
     });
 }

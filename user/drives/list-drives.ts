@@ -3,6 +3,7 @@ import type { Drive } from '../../common/domain/drive.js';
 import { isDriveShown, type DriveVisibility } from '../../common/domain/verdict.js';
 import { drivesFromDrivelist, runningSystemMountpoints } from './from-drivelist.js';
 import { listLoopDrives } from './linux-loops.js';
+import { mediumId } from './medium.js';
 import { recogniseSdCards } from './linux-sd-slots.js';
 
 /** Orders /dev/sdb before /dev/sdc and /dev/loop2 before /dev/loop10. */
@@ -11,7 +12,7 @@ const byDevice = new Intl.Collator('en', { numeric: true }).compare;
 /**
  * The drives this machine has, as `visibility` shows them: drivelist's listing (lsblk on Linux,
  * DiskArbitration on macOS, SetupAPI on Windows), plus, when virtual drives are shown on Linux,
- * the loop devices drivelist leaves out.
+ * the loop devices drivelist leaves out; each with the medium in it (Drive.medium).
  */
 export async function listDrives(visibility: DriveVisibility): Promise<Drive[]> {
   const running = runningSystemMountpoints(process.platform, process.env);
@@ -21,5 +22,6 @@ export async function listDrives(visibility: DriveVisibility): Promise<Drive[]> 
   ]);
   const fromDrivelist = drivesFromDrivelist(listed, running);
   const drives = [...(process.platform === 'linux' ? await recogniseSdCards(fromDrivelist) : fromDrivelist), ...loops];
-  return drives.filter((d) => isDriveShown(d, visibility)).sort((a, b) => byDevice(a.device, b.device));
+  const shown = drives.filter((d) => isDriveShown(d, visibility)).sort((a, b) => byDevice(a.device, b.device));
+  return Promise.all(shown.map(async (d) => ({ ...d, medium: await mediumId(d.device) })));
 }

@@ -58,8 +58,9 @@ class PhaseClock {
  * Writes the station's image to `device` as card number `n`, with its own helper: one card's
  * helper dying, its drive failing or being pulled out ends only that card's job. The helper writes,
  * checks the capacity, verifies, customises and ejects, as for `sluice flash` with one drive.
+ * `medium` is the card the station saw arrive (Drive.medium): the helper writes no other.
  */
-export function flashCard(image: StationImage, device: string, n: number, hooks: CardHooks): RunningCard {
+export function flashCard(image: StationImage, device: string, medium: string | null, n: number, hooks: CardHooks): RunningCard {
   let cancelled = false;
   let helper: LaunchedHelper | null = null;
   const clock = new PhaseClock();
@@ -77,7 +78,7 @@ export function flashCard(image: StationImage, device: string, n: number, hooks:
       }
       const launched = image.launch({
         source: feed.source,
-        job: { kind: 'flash', targets: [device], ...feed.start, verify: true, eject: true },
+        job: { kind: 'flash', targets: [device], media: [medium], ...feed.start, verify: true, eject: true },
         overlays: prepared.customisation?.overlays,
         onProgress: (p) => {
           clock.see(p);

@@ -4,7 +4,8 @@ import { admitDrive, MAX_STATION_JOBS, type StationLogEntry, type StationRow, ty
 import { imageFacts } from '../drives/image-facts.js';
 import { DriveScanner, type DriveEvent } from '../drives/scanner.js';
 import { flashCard, type CardOutcome, type RunningCard } from './flash-card.js';
-import { driveIdentity, mediumId } from './identity.js';
+import { mediumId } from '../drives/medium.js';
+import { driveIdentity } from './identity.js';
 import type { StationImage } from './station-image.js';
 import type { StationLog } from './station-log.js';
 
@@ -176,7 +177,7 @@ export class Station {
       row = next;
       this.options.onRow(row);
     };
-    const job = flashCard(this.options.image, drive.device, card, {
+    const job = flashCard(this.options.image, drive.device, this.seen.get(drive.device) ?? null, card, {
       onPreparing: (hostname) => update({ ...row, hostname, phase: 'preparing' }),
       onProgress: (p) => update({ ...row, phase: p.phase, progress: { bytesDone: p.bytesDone, bytesTotal: p.bytesTotal, speed: p.speed, eta: p.eta } }),
     });

@@ -126,4 +126,6 @@ export const darwinPlatform: DevicePlatform = {
   unmount: unmountDarwin,
   rereadPartitions: rereadPartitionsDarwin,
   eject: ejectDarwin,
+  // Neither macOS nor Windows numbers media; their listing gives none to compare with.
+  medium: () => Promise.resolve(null),
 };

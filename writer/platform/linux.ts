@@ -103,4 +103,5 @@ export const linuxPlatform: DevicePlatform = {
   unmount: unmountLinux,
   rereadPartitions: rereadPartitionsLinux,
   eject: ejectLinux,
+  medium: (facts) => readSysfs(`${sysfsDir(facts.rdev)}/diskseq`),
 };

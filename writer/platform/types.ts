@@ -81,4 +81,9 @@ export interface DevicePlatform {
    * there is nothing to eject (a loop device, a built-in card slot); throws when ejecting failed.
    */
   eject(facts: DeviceFacts): Promise<boolean>;
+  /**
+   * Which medium the disk holds now (common/domain/drive.ts Drive.medium): Linux's disk sequence
+   * number of the device `facts` inspected; null where the OS has none.
+   */
+  medium(facts: DeviceFacts): Promise<string | null>;
 }

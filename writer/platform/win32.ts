@@ -76,4 +76,6 @@ export const win32Platform: DevicePlatform = {
   unmount: unmountWin32,
   rereadPartitions: rereadPartitionsWin32,
   eject: ejectWin32,
+  // Neither macOS nor Windows numbers media; their listing gives none to compare with.
+  medium: () => Promise.resolve(null),
 };

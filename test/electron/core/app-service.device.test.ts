@@ -145,6 +145,7 @@ describeDevices('the main-process core (what Electron and the browser bridge bot
     writeRandomFile(image, 2 * MiB);
     const tiny = createLoop({ size: 1 * MiB, dir });
     const locked = createLoop({ size: 4 * MiB, dir, readOnly: true });
+    const fits = createLoop({ size: 4 * MiB, dir });
     const h = await harness(dir);
     const { service } = h;
     const start = async (targets: string[], chosen = image, confirmedSystemDrives: string[] = []) => {
@@ -166,6 +167,14 @@ describeDevices('the main-process core (what Electron and the browser bridge bot
     expect(await service.handlers.startFlash({ image: image, targets: [tiny.path], confirmedSystemDrives: [] })).toMatchObject({
       ok: false,
       error: { message: expect.stringMatching(new RegExp(`^${tiny.path} is too small: the image needs`)) as unknown },
+    });
+
+    // A drive that holds another medium than the one the user saw (a card swapped in the same reader).
+    const seen = (await drives(service)).find((d) => d.device === fits.path)?.medium;
+    expect(seen).toMatch(/^\d+$/);
+    expect(await service.handlers.startFlash({ image, targets: [fits.path], media: [String(Number(seen) - 1)], confirmedSystemDrives: [] })).toMatchObject({
+      ok: false,
+      error: { code: 'target-not-found', message: `${fits.path} holds another card than the one you chose (swapped in the same reader?). Choose the drive again.` },
     });
 
     const listed = await drives(service);
