@@ -60,7 +60,7 @@ export async function eraseCommand(args: EraseArgs): Promise<number> {
   if (typeof drive === 'number' || plan === null) return typeof drive === 'number' ? drive : EXIT.usage;
   const interactive = process.stdin.isTTY === true;
   const reporter = createReporter(args.json);
-  const { source, job: eraseFlash } = await eraseJob(target, plan);
+  const { source, job: eraseFlash } = await eraseJob(drive, plan);
   const job = startHelper({
     source: source.fd,
     job: eraseFlash,

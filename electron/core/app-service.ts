@@ -229,7 +229,7 @@ export function createAppService(deps: AppServiceDeps): AppService {
       }
       const busy = runner.busy();
       if (busy !== null) return busy;
-      runner.run(startEraseSession(request.device, plan, deps.settings.get().notifications, session));
+      runner.run(startEraseSession(drive.value, plan, deps.settings.get().notifications, session));
       return ok(null);
     });
 

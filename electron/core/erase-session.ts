@@ -1,3 +1,4 @@
+import type { Drive } from '../../common/domain/drive.js';
 import type { TargetResult } from '../../common/domain/result.js';
 import { errorText } from '../../common/domain/error-details.js';
 import { eraseJob } from '../../user/erase/erase-drive.js';
@@ -8,13 +9,14 @@ import { runDesktopJob, type JobSession } from './desktop-job.js';
 import type { SessionDeps } from './flash-session.js';
 
 /** Runs one erase (the one `sluice erase` runs: the tables of `plan` through the flash path) with the desktop effects around it. */
-export function startEraseSession(device: string, plan: ErasePlan, notify: boolean, deps: SessionDeps): JobSession {
+export function startEraseSession(drive: Pick<Drive, 'device' | 'medium'>, plan: ErasePlan, notify: boolean, deps: SessionDeps): JobSession {
+  const { device } = drive;
   let helper: LaunchedHelper | null = null;
   let cancelled = false;
   const erase = async (): Promise<TargetResult[]> => {
     let source: PlanFile | null = null;
     try {
-      const start = await eraseJob(device, plan);
+      const start = await eraseJob(drive, plan);
       source = start.source;
       if (cancelled) return [{ status: 'cancelled', target: device, bytes: 0 }];
       helper = deps.launch({ source: source.fd, job: start.job, onProgress: deps.onProgress });
