@@ -20,6 +20,9 @@ export default defineConfig({
     // Device tests spawn real processes and move real bytes; their time is I/O, not CPU.
     testTimeout: 120_000,
     hookTimeout: 120_000,
+    // expect.poll waits on a real app, helper or browser; its 1 s default failed a probed name's
+    // wait under the full suite's load (2 workers on 2 cores), where a probe took longer.
+    expect: { poll: { timeout: 15_000 } },
     pool: 'forks',
     // Two cores: more workers only make the device tests fight over them.
     maxWorkers: 2,
