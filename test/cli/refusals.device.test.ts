@@ -10,6 +10,7 @@ import { assertTestTarget, flashCli, resultsOf } from '../support/cli.js';
 import { describeDevices } from '../support/device-suite.js';
 import { attachLoop, createLoop, digestFile, partitionedLoop, scratchDir, writeRandomFile } from '../support/loop-device.js';
 import { builtHelper } from '../support/unprivileged.js';
+import { rootDisk } from '../support/system-disk.js';
 
 /** Runs a flash that must be refused, and checks the code, the exit status and that nothing changed. */
 async function expectRefused(target: string, backing: string, code: string, imageSize = 2 * MiB): Promise<string> {
@@ -80,9 +81,7 @@ describeDevices('targets the engine refuses before writing a byte', () => {
   });
 
   it('this machine’s own system disk, asking only the check (nothing that could open it for writing)', async () => {
-    const root = execFileSync('findmnt', ['--noheadings', '--output', 'SOURCE', '/'], { encoding: 'utf8' }).trim();
-    const disk = `/dev/${execFileSync('lsblk', ['--noheadings', '--nodeps', '--output', 'PKNAME', root], { encoding: 'utf8' }).trim() || root.replace('/dev/', '')}`;
-    const facts = await linuxPlatform.inspect(disk);
+    const facts = await linuxPlatform.inspect(rootDisk());
     expect(facts.isSystem).toBe(true);
     expect(refuseTarget(facts, 1 * MiB, null)).toMatchObject({ code: 'target-system' });
   });
