@@ -87,6 +87,15 @@ export function macBundleCheck(bundle: string, teamId: string | null): string {
 export const PACKAGED_HELPER_ENTRY = 'resources/app.asar.unpacked/out/privileged/main.js';
 
 /**
+ * electron-builder's AppRun puts --no-sandbox before every argument where `unshare -Ur true` fails
+ * (in a chroot, a container, or with user namespaces off), and Node mode refuses it as a bad option:
+ * in a fresh Debian 12 chroot the helper never started ("bad option: --no-sandbox", exit 9). When
+ * the arguments hold it already, AppRun adds none; given after `--`, Node hands it to the loader,
+ * which drops it.
+ */
+const NO_SANDBOX = '--no-sandbox';
+
+/**
  * Run by the AppImage as root in Node mode (`-e`): the entry lies inside the AppImage's own mount,
  * whose path (APPDIR) the AppImage runtime chooses afresh for root's run, so no command line can
  * name it in advance. It becomes argv[1], where the helper expects its entry.
@@ -95,6 +104,7 @@ const APPIMAGE_HELPER_LOADER = [
   "const { join } = require('node:path');",
   "if (!process.env.APPDIR) { process.stderr.write('sluice-helper: not started by the AppImage runtime (no APPDIR)\\n'); process.exit(1); }",
   `const entry = join(process.env.APPDIR, '${PACKAGED_HELPER_ENTRY}');`,
+  `if (process.argv[1] === '${NO_SANDBOX}') process.argv.splice(1, 1);`,
   'process.argv.splice(1, 0, entry);',
   "import(require('node:url').pathToFileURL(entry).href);",
 ].join(' ');
@@ -126,7 +136,7 @@ export function appImageHelperProgram(appImage: string, uid: number): HelperProg
   }
   return {
     file: '/usr/bin/env',
-    args: ['-i', 'ELECTRON_RUN_AS_NODE=1', `PKEXEC_UID=${uid}`, appImage, ...HELPER_V8_FLAGS, '-e', APPIMAGE_HELPER_LOADER, '--'],
+    args: ['-i', 'ELECTRON_RUN_AS_NODE=1', `PKEXEC_UID=${uid}`, appImage, ...HELPER_V8_FLAGS, '-e', APPIMAGE_HELPER_LOADER, '--', NO_SANDBOX],
     env: {},
   };
 }

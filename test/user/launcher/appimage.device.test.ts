@@ -27,9 +27,12 @@ const { generateAppRunScript } = createRequire(import.meta.url)('app-builder-lib
 };
 
 /** The AppDir electron-builder packs (the parts the helper needs), and an AppImage file serving it. */
-function fakeAppImage(dir: string, owner: { uid: number; gid: number }): { file: string; mounts: string } {
+function fakeAppImage(dir: string, owner: { uid: number; gid: number }, options: { userNamespaces: boolean } = { userNamespaces: true }): { file: string; mounts: string } {
   const appDir = join(dir, 'squashfs-root');
   mkdirSync(join(appDir, PACKAGED_HELPER_ENTRY, '../../..'), { recursive: true });
+  // AppRun probes with `unshare -Ur true`, its own directory first on PATH: where that fails (a
+  // chroot, a container, namespaces turned off) it adds --no-sandbox to the app binary's arguments.
+  if (!options.userNamespaces) writeFileSync(join(appDir, 'unshare'), '#!/bin/sh\nexit 1\n', { mode: 0o755 });
   symlinkSync(resolve('out'), join(appDir, PACKAGED_HELPER_ENTRY, '../../..', 'out'));
   symlinkSync(process.execPath, join(appDir, 'sluice'));
   writeFileSync(join(appDir, 'AppRun'), generateAppRunScript({ ExecutableName: 'sluice', ProductName: 'Sluice', ProductFilename: 'Sluice' }), { mode: 0o755 });
@@ -59,9 +62,12 @@ describeDevices('an AppImage, through pkexec', () => {
   let owner: { uid: number; gid: number };
   beforeAll(() => (owner = ensureTestUser()));
 
-  it('root runs the AppImage itself, which finds the helper in its own mount: it flashes and verifies', async () => {
+  it.each([
+    ['', true],
+    [', where AppRun finds no user namespaces (and adds --no-sandbox)', false],
+  ])('root runs the AppImage itself, which finds the helper in its own mount: it flashes and verifies%s', async (_where, userNamespaces) => {
     const dir = scratchDir();
-    const { file, mounts } = fakeAppImage(dir, owner);
+    const { file, mounts } = fakeAppImage(dir, owner, { userNamespaces });
     const image = join(dir, 'image.img');
     writeRandomFile(image, 5 * MiB + 11);
     shareWithTestUser(image);

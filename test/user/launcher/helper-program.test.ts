@@ -28,9 +28,10 @@ describe.skipIf(process.platform === 'win32')('the helper of an AppImage', () =>
     const program = appImageHelperProgram(file, uid);
     expect(program.file).toBe('/usr/bin/env');
     expect(program.args.slice(0, 4 + HELPER_V8_FLAGS.length)).toEqual(['-i', 'ELECTRON_RUN_AS_NODE=1', `PKEXEC_UID=${uid}`, file, ...HELPER_V8_FLAGS]);
-    expect(program.args.slice(-3, -1)[0]).toBe('-e');
-    // Node's own options end there: the helper's (which begin with --) are arguments.
-    expect(program.args.at(-1)).toBe('--');
+    expect(program.args.slice(-4, -2)[0]).toBe('-e');
+    // Node's own options end there: the helper's (which begin with --) are arguments; --no-sandbox
+    // among them keeps AppRun from putting its own before Node's options (see the loader test).
+    expect(program.args.slice(-2)).toEqual(['--', '--no-sandbox']);
   });
 
   it('refuses a file its group or anyone may write, saying why and how to fix it', () => {
@@ -59,6 +60,12 @@ describe.skipIf(process.platform === 'win32')('the helper of an AppImage', () =>
     const run = spawnSync(process.execPath, [...nodeArgs, ...helperArgs], { env: { APPDIR: appDir }, encoding: 'utf8' });
     expect(run.stderr).toBe('');
     expect(JSON.parse(run.stdout)).toEqual([entry, ...helperArgs]);
+
+    // Where AppRun finds no user namespaces it adds --no-sandbox before everything unless the
+    // arguments hold it: Node would refuse it there (exit 9, "bad option").
+    const refused = spawnSync(process.execPath, ['--no-sandbox', ...nodeArgs.slice(0, 2), ...helperArgs], { env: { APPDIR: appDir }, encoding: 'utf8' });
+    expect(refused.status).toBe(9);
+    expect(refused.stderr).toContain(`${process.execPath}: bad option: --no-sandbox\n`);
 
     const alone = spawnSync(process.execPath, [...nodeArgs, ...helperArgs], { env: {}, encoding: 'utf8' });
     expect({ status: alone.status, stderr: alone.stderr }).toEqual({ status: 1, stderr: 'sluice-helper: not started by the AppImage runtime (no APPDIR)\n' });
