@@ -12,7 +12,10 @@ const USAGE = `Usage:
   sluice list [--all] [--virtual] [--json]      list the drives Sluice would offer (cards, sticks)
       --all         also this computer's own disks, and virtual drives
       --virtual     also loop devices, RAM disks and disk images
-  sluice info IMAGE [--json]                    what IMAGE is: format, size, partitions, block map
+  sluice info IMAGE [--repo URL|FILE]... [--json]
+                                                what IMAGE is: format, size, partitions, block map;
+                                                IMAGE may be os:ENTRY (from the cache, or read from
+                                                its web address; nothing is kept)
   sluice os list [--repo URL|FILE]... [--device BOARD] [--json]
                                                 the OS entries of a catalogue, by their path in
                                                 its category tree, with sizes and a "cached" mark
@@ -83,7 +86,8 @@ const USAGE = `Usage:
   sluice verify IMAGE DEVICE [--exact] [--json] [--elevate sudo|pkexec] [customisation flags]
                                                 compare a drive (or a file) with IMAGE, writing nothing;
                     what a flash leaves unwritten is not compared, unless --exact;
-                    with the customisation it was given
+                    with the customisation it was given; IMAGE may be os:ENTRY (with
+                    --repo, --no-cache and --cache-limit as for flash)
   sluice probe DEVICE [--yes] [--json] [--elevate sudo|pkexec]
                                                 check a drive for fake capacity: its real size,
                                                 the kind of fake, in seconds; every block it
@@ -200,8 +204,8 @@ export async function main(argv: readonly string[]): Promise<number> {
   if (command !== 'station' && Object.keys(STATION_OPTIONS).some((k) => values[k as keyof typeof STATION_OPTIONS] !== undefined)) return usageError('--slots, --min-size, --max-size, --log and --count are options of station');
   const customiseProblem = customiseFlagsProblem(customise);
   if (customiseProblem !== null) return usageError(customiseProblem);
-  if (command !== 'flash' && command !== 'os' && values.repo !== undefined) return usageError('--repo is an option of os and flash');
-  if (command !== 'flash' && (values['no-cache'] || values['cache-limit'] !== undefined)) return usageError('--no-cache and --cache-limit are options of flash');
+  if (!['flash', 'verify', 'info', 'os'].includes(command ?? '') && values.repo !== undefined) return usageError('--repo is an option of os, flash, verify and info');
+  if (command !== 'flash' && command !== 'verify' && (values['no-cache'] || values['cache-limit'] !== undefined)) return usageError('--no-cache and --cache-limit are options of flash and verify');
   if (values.device !== undefined && !(command === 'os' && rest[0] === 'list')) return usageError('--device is an option of os list');
   const cacheLimit = values['cache-limit'] === undefined ? undefined : parseSize(values['cache-limit']);
   if (cacheLimit === null) return usageError(`--cache-limit takes a size such as 20G or 500M, not "${values['cache-limit']}"`);
@@ -210,7 +214,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     case 'info': {
       const [image, ...extra] = rest;
       if (image === undefined || extra.length > 0) return usageError('info needs exactly one IMAGE');
-      return (await import('./commands/info.js')).infoCommand(image, { sha256, bmap, systemTools: !values['builtin-decoders'] }, values.json);
+      return (await import('./commands/info.js')).infoCommand(image, { sha256, bmap, systemTools: !values['builtin-decoders'], repos: values.repo }, values.json);
     }
     case 'list':
       return rest.length === 0 ? (await import('./commands/list.js')).listCommand({ showAll: values.all, showVirtual: values.virtual }, values.json) : usageError('list takes no arguments');
@@ -222,7 +226,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     case 'verify': {
       const [image, target, ...extra] = rest;
       if (image === undefined || target === undefined || extra.length > 0) return usageError('verify needs exactly one IMAGE and one DEVICE');
-      return (await import('./commands/verify.js')).verifyCommand({ image, target, json: values.json, elevate, exact: values.exact, customise });
+      return (await import('./commands/verify.js')).verifyCommand({ image, target, json: values.json, elevate, exact: values.exact, customise, repos: values.repo, cache: !values['no-cache'], cacheLimit });
     }
     case 'probe': {
       const [device, ...extra] = rest;

@@ -3,7 +3,9 @@ import { formatBytes } from '../../common/domain/units.js';
 import type { ImageInfo } from '../../common/domain/image.js';
 import { EXIT } from '../exit-codes.js';
 import { describeSize } from '../render.js';
-import { prepareCliImage } from './prepare-cli-image.js';
+import { OS_PREFIX } from '../../common/domain/catalogue.js';
+import { imageCache, repositories } from '../catalogue.js';
+import { prepareCliCatalogueImage, prepareCliImage } from './prepare-cli-image.js';
 
 function describe(info: ImageInfo): string {
   const lines = [
@@ -30,9 +32,16 @@ function describe(info: ImageInfo): string {
   return lines.join('\n');
 }
 
-/** `sluice info IMAGE [--sha256 HEX] [--bmap FILE | --no-bmap] [--json]`: what Sluice would write, without writing anything. */
-export async function infoCommand(image: string, options: { sha256?: string | undefined; bmap?: string | false | undefined; systemTools: boolean }, json: boolean): Promise<number> {
-  const prepared = await prepareCliImage({ image, ...options });
+/**
+ * `sluice info IMAGE|os:ENTRY [--sha256 HEX] [--bmap FILE | --no-bmap] [--repo URL] [--json]`: what
+ * Sluice would write, without writing anything. A catalogue entry is probed from the image cache
+ * when it holds it, else from its web address, and nothing is kept.
+ */
+export async function infoCommand(image: string, options: { sha256?: string | undefined; bmap?: string | false | undefined; systemTools: boolean; repos?: readonly string[] | undefined }, json: boolean): Promise<number> {
+  const { repos, ...probeOptions } = options;
+  const catalogue = image.startsWith(OS_PREFIX) ? await prepareCliCatalogueImage(image.slice(OS_PREFIX.length), repositories(repos), imageCache(undefined), options.systemTools, undefined, 'info') : null;
+  if (typeof catalogue === 'number') return catalogue;
+  const prepared = catalogue?.prepared ?? (await prepareCliImage({ image, ...probeOptions }));
   if (typeof prepared === 'number') return prepared;
   process.stdout.write(`${json ? JSON.stringify(prepared.info) : describe(prepared.info)}\n`);
   return EXIT.ok;

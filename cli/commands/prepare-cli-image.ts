@@ -58,17 +58,26 @@ async function cardsFromFlags(customise: CliCustomisation | undefined): Promise<
 }
 
 /**
- * Finds the catalogue entry `wanted` names (os:PATH or os:NAME, without the prefix) in `sources`
- * and prepares it: from the image cache, or downloaded into it while it is written
- * (user/catalogue/catalogue-image.ts), with each card's customisation planned when the flags ask
- * for one (by the method the entry's init_format chooses where the image cannot tell). Or says
- * why not and returns the exit code.
+ * What a command does with a catalogue entry: flash and verify read it whole (a download is kept
+ * in the cache as it is read, so the next flash or check needs no network); info reads only what
+ * the probe needs, from the cache when it holds the entry, and keeps nothing.
  */
-export async function prepareCliCatalogueImage(wanted: string, sources: readonly string[], cache: ImageCache | null, systemTools: boolean, customise?: CliCustomisation): Promise<CatalogueImage | number> {
+export type CatalogueUse = 'flash' | 'verify' | 'info';
+
+const READ_AS: Record<CatalogueUse, string> = { flash: 'downloaded while it is written', verify: 'downloaded while it is compared', info: 'read from its web address' };
+
+/**
+ * Finds the catalogue entry `wanted` names (os:PATH or os:NAME, without the prefix) in `sources`
+ * and prepares it for `use`: from the image cache, or downloaded (and kept in the cache) as it is
+ * read (user/catalogue/catalogue-image.ts), with each card's customisation planned when the flags
+ * ask for one (by the method the entry's init_format chooses where the image cannot tell). Or
+ * says why not and returns the exit code.
+ */
+export async function prepareCliCatalogueImage(wanted: string, sources: readonly string[], cache: ImageCache | null, systemTools: boolean, customise?: CliCustomisation, use: CatalogueUse = 'flash'): Promise<CatalogueImage | number> {
   try {
     const placed = await findCatalogueEntry(sources, wanted);
-    const image = await prepareCatalogueImage(placed.os, { cache, systemTools, partitions: false, customise: await cardsFromFlags(customise) });
-    const how = image.from === 'cache' ? 'from the image cache, nothing to download' : image.from === 'file' ? 'a file on this computer' : image.cached ? 'downloaded while it is written, and kept in the image cache' : 'downloaded while it is written';
+    const image = await prepareCatalogueImage(placed.os, { cache, keep: use !== 'info', systemTools, partitions: use === 'info', customise: await cardsFromFlags(customise) });
+    const how = image.from === 'cache' ? 'from the image cache, nothing to download' : image.from === 'file' ? 'a file on this computer' : `${READ_AS[use]}${image.cached ? ', and kept in the image cache' : ''}`;
     process.stderr.write(`sluice: ${pathText(placed.path)}: ${how}.\n`);
     for (const note of image.notes) process.stderr.write(`sluice: ${note}\n`);
     return image;

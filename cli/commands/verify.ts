@@ -9,7 +9,9 @@ import { namedDrives } from '../drive-names.js';
 import { EXIT, exitCodeFor } from '../exit-codes.js';
 import { createReporter, type Reporter } from '../reporter.js';
 import { isFileTarget } from './flash-to-file.js';
-import { prepareCliImage } from './prepare-cli-image.js';
+import { OS_PREFIX } from '../../common/domain/catalogue.js';
+import { imageCache, repositories } from '../catalogue.js';
+import { prepareCliCatalogueImage, prepareCliImage } from './prepare-cli-image.js';
 import type { CustomiseFlags } from '../customise-flags.js';
 import { overlayPieces } from '../../user/customise/prepare.js';
 
@@ -22,10 +24,15 @@ export interface VerifyArgs {
   exact: boolean;
   /** The customisation the drive was flashed with: compared in place of the image's bytes there. */
   customise?: CustomiseFlags | undefined;
+  /** --repo: the catalogues an os: image is looked for in, as for flash. */
+  repos?: readonly string[] | undefined;
+  /** --no-cache: an os: image is downloaded without being kept (and not read from the cache). */
+  cache?: boolean | undefined;
+  cacheLimit?: number | undefined;
 }
 
 /**
- * `sluice verify IMAGE DEVICE|FILE [--exact] [--json] [--elevate sudo|pkexec] [customisation flags]`:
+ * `sluice verify IMAGE|os:ENTRY DEVICE|FILE [--exact] [--json] [--elevate sudo|pkexec] [customisation flags]`:
  * compares a written device (or file) with the image, decoding it if it is compressed; writes
  * nothing. A drive is compared under the rule a flash writes it by (common/domain/skipped.ts): what
  * the block map and the free space leave out is not compared, and the result says how much that
@@ -38,11 +45,16 @@ export async function verifyCommand(args: VerifyArgs): Promise<number> {
   // does; a file is the user's own and is read here.
   const [target = args.target] = await namedDrives([args.target]);
   const toFile = await isFileTarget(target);
-  const prepared = await prepareCliImage({ image: args.image, bmap: toFile || args.exact ? false : undefined, partitions: false }, args.customise === undefined ? undefined : { flags: args.customise, cards: 1 });
+  const customise = args.customise === undefined ? undefined : { flags: args.customise, cards: 1 };
+  const catalogue = args.image.startsWith(OS_PREFIX) ? await prepareCliCatalogueImage(args.image.slice(OS_PREFIX.length), repositories(args.repos), args.cache === false ? null : imageCache(args.cacheLimit), true, customise, 'verify') : null;
+  if (typeof catalogue === 'number') return catalogue;
+  const prepared = catalogue?.prepared ?? (await prepareCliImage({ image: args.image, bmap: toFile || args.exact ? false : undefined, partitions: false }, customise));
   if (typeof prepared === 'number') return prepared;
   const reporter = createReporter(args.json);
   const verified = toFile ? await verifyFileHere(prepared, target, reporter) : await verifyDriveInHelper(prepared, target, args, reporter);
   if (typeof verified === 'number') return verified;
+  // A cached download that failed its checksum is removed, as after a flash.
+  await catalogue?.settle(verified);
   reporter.end();
   for (const r of verified) reporter.result(r);
   return exitCodeFor(verified);

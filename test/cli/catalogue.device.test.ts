@@ -6,13 +6,13 @@
  * outside the image's free space, which is left out by default.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readdirSync, readFileSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { MiB } from '../../common/domain/units.js';
 import { detectPartitionTable, PARTITION_TABLE_BYTES } from '../../user/images/partition-table.js';
 import { catalogueDocuments, IMAGE_SIZE, serveCatalogue, type CatalogueServer, type TestImage } from '../support/catalogue.js';
-import { flashCli, resultsOf, type CliRun } from '../support/cli.js';
+import { collect, flashCli, resultsOf, spawnCli, verifyCli, type CliRun } from '../support/cli.js';
 import { describeDevices } from '../support/device-suite.js';
 import { createLoop, readBytes, scratchDir, smallTmpfs, type LoopDevice } from '../support/loop-device.js';
 import { sh } from '../support/os-image.js';
@@ -76,6 +76,31 @@ describeDevices('sluice flash os:ENTRY: the catalogue, the image cache, and resu
     expect(server.requestsFor(server.images.lite.path) - before).toBeGreaterThanOrEqual(2);
     expect(cached()).toEqual([server.images.lite.downloadSha256]);
     expect(sha(readFileSync(join(cache, 'images', server.images.lite.downloadSha256)))).toBe(server.images.lite.downloadSha256);
+  });
+
+  it('compares a card with an entry from the cache, nothing downloaded, and names a changed byte; info shows the entry without keeping anything', async () => {
+    // The card holds Test OS Lite, flashed and kept in the cache by the test before.
+    const before = server.requestsFor(server.images.lite.path);
+    const same = await verifyCli('os:Test OS Lite', loop.path, { env }, ['--repo', server.top]);
+    expect(resultsOf(same).get(loop.path), same.stderr).toMatchObject({ status: 'ok', verified: true });
+    expect(same.stderr).toMatch(/sluice: Test OS Lite: from the image cache, nothing to download\./);
+    expect(server.requestsFor(server.images.lite.path) - before).toBe(0);
+
+    // A byte the flash wrote (inside the partition table area), changed on the card.
+    const changed = readBytes(loop.backing, 0x1c0, 1);
+    const fd = openSync(loop.backing, 'r+');
+    writeSync(fd, Buffer.from([changed[0]! ^ 0xff]), 0, 1, 0x1c0);
+    closeSync(fd);
+    const differs = await verifyCli('os:Test OS Lite', loop.path, { env }, ['--repo', server.top]);
+    expect(differs.code).toBe(1);
+    expect(resultsOf(differs).get(loop.path)).toMatchObject({ status: 'failed', code: 'verify-mismatch', offset: 0x1c0 });
+
+    sh(dir, 'rm -rf info-cache');
+    const info = await collect(spawnCli(['info', '--json', '--repo', server.top, 'os:Test OS Lite'], { env: { ...env, SLUICE_CACHE_DIR: join(dir, 'info-cache') } }));
+    expect(info.code, info.stderr).toBe(0);
+    expect(JSON.parse(info.stdout)).toMatchObject({ name: 'Test OS Lite', format: 'xz', size: IMAGE_SIZE, checksum: { sha256: server.images.lite.downloadSha256, from: 'the catalogue (image_download_sha256)' } });
+    expect(info.stderr).toMatch(/sluice: Test OS Lite: read from its web address\./);
+    expect(existsSync(join(dir, 'info-cache', 'images', server.images.lite.downloadSha256))).toBe(false);
   });
 
   it('finds an entry by its path through two subitems_url documents, reading only those on the path', async () => {

@@ -108,8 +108,8 @@ describe('sluice cache list|clear', () => {
 describe('the command line', () => {
   it.each([
     [['list', '--device', 'x'], '--device is an option of os list'],
-    [['list', '--repo', 'x'], '--repo is an option of os and flash'],
-    [['os', 'list', '--no-cache'], '--no-cache and --cache-limit are options of flash'],
+    [['list', '--repo', 'x'], '--repo is an option of os, flash, verify and info'],
+    [['os', 'list', '--no-cache'], '--no-cache and --cache-limit are options of flash and verify'],
     [['os', 'frobnicate'], 'os takes list or boards'],
     [['cache'], 'cache takes list or clear'],
     [['flash', 'os:x', '/dev/null', '--cache-limit', 'lots'], '--cache-limit takes a size such as 20G or 500M, not "lots"'],
