@@ -17,6 +17,7 @@ import { sendDevice, SourceDevice } from '../writer/source-device.js';
 import type { SkipInbox } from '../writer/skip-inbox.js';
 import type { SourceEndSignal } from '../writer/source-end.js';
 import type { OverlayInbox } from '../writer/overlay.js';
+import type { RepairInbox } from '../writer/repair-inbox.js';
 import { verifyImage } from '../writer/verify-image.js';
 import { probeCapacity } from '../writer/probe-capacity.js';
 import type { HelperEndpoints } from './endpoints.js';
@@ -31,6 +32,8 @@ export interface JobContext {
   skips: SkipInbox;
   /** The bytes each target gets after the image (overlay messages), as the job announced them. */
   overlays: OverlayInbox;
+  /** The image's bytes again, for a repair of a flash whose image came as a stream (repair-request, repair-data). */
+  repairs: RepairInbox;
   progress(progress: Progress): void;
   /** Called once the job holds a device: from then on a stop must be clean, not an exit. */
   started(): void;
@@ -81,6 +84,7 @@ async function runFlash(job: HelperJobOf<'flash'>, context: JobContext): Promise
     sourceEnd: job.awaitSourceEnd === true ? context.sourceEnd : undefined,
     skips: context.skips,
     overlays: job.overlayBytes === undefined ? undefined : context.overlays.complete.then((all) => new Map(job.targets.map((target, i) => [target, all[i] ?? []]))),
+    repairs: context.repairs,
     signal: context.signal,
     onProgress: context.progress,
   });
