@@ -383,7 +383,7 @@ async function runJob(job: WriteJob, layout: StreamLayout, opened: readonly Writ
           if (outcome.differences === undefined) return failed(outcome.failure);
           const region = chunk.subarray(i * regionSize, (i + 1) * regionSize);
           const source = job.sourceSeekable ? fileRepairSource(job.source) : (job.repairs ?? null);
-          const repair = await repairGrains({ target: t, differences: outcome.differences, failure: outcome.failure, imageBytes, layout, hashes, region, scratch, source, signal: job.signal });
+          const repair = await repairGrains({ target: t, differences: outcome.differences, failure: outcome.failure, imageBytes, layout, hashes, region, scratch, source, signal: job.signal, emit });
           if ('cancelled' in repair) return { status: 'cancelled', target: t.path, bytes: imageBytes };
           return 'failure' in repair ? failed(repair.failure) : { status: 'ok', health: { ...health, repaired: repair.repaired } };
         } catch (error) {

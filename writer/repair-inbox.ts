@@ -25,9 +25,10 @@ export interface RepairSource {
    * Hands the image's bytes of `ranges` (device offsets: sorted, disjoint, each written the first
    * time) to `take`, front to back, as consecutive pieces of their concatenation, waiting for each
    * `take` before the next. Resolves 'cancelled' if `signal` fires first; rejects with a JobError
-   * when the bytes cannot be had, or with what `take` threw.
+   * when the bytes cannot be had, or with what `take` threw. `decoded` hears how far a source that
+   * decodes the image again has got, in image bytes.
    */
-  read(ranges: readonly Extent[], take: (bytes: Buffer) => Promise<void>, signal: AbortSignal | undefined): Promise<'done' | 'cancelled'>;
+  read(ranges: readonly Extent[], take: (bytes: Buffer) => Promise<void>, signal: AbortSignal | undefined, decoded?: (bytes: number) => void): Promise<'done' | 'cancelled'>;
 }
 
 /** One request being answered. */
@@ -41,6 +42,7 @@ interface Answer {
   held: number;
   taking: Promise<void>;
   take(bytes: Buffer): Promise<void>;
+  decoded: ((bytes: number) => void) | undefined;
   settle(end: 'done' | 'cancelled' | Error): void;
   touch(): void;
 }
@@ -57,15 +59,15 @@ export class RepairInbox implements RepairSource {
     private readonly idleMs = REPAIR_IDLE_MS,
   ) {}
 
-  read(ranges: readonly Extent[], take: (bytes: Buffer) => Promise<void>, signal: AbortSignal | undefined): Promise<'done' | 'cancelled'> {
+  read(ranges: readonly Extent[], take: (bytes: Buffer) => Promise<void>, signal: AbortSignal | undefined, decoded?: (bytes: number) => void): Promise<'done' | 'cancelled'> {
     const total = ranges.reduce((sum, [, length]) => sum + length, 0);
     if (total > MAX_REPAIR_BYTES) return Promise.reject(new Error(`a repair asked for ${total} bytes, more than ${MAX_REPAIR_BYTES}`));
-    const mine = this.turn.then(() => this.ask(ranges, take, signal));
+    const mine = this.turn.then(() => this.ask(ranges, take, signal, decoded));
     this.turn = mine.catch(() => undefined);
     return mine;
   }
 
-  private ask(ranges: readonly Extent[], take: (bytes: Buffer) => Promise<void>, signal: AbortSignal | undefined): Promise<'done' | 'cancelled'> {
+  private ask(ranges: readonly Extent[], take: (bytes: Buffer) => Promise<void>, signal: AbortSignal | undefined, decoded: ((bytes: number) => void) | undefined): Promise<'done' | 'cancelled'> {
     if (signal?.aborted === true) return Promise.resolve('cancelled');
     if (ranges.length === 0) return Promise.resolve('done');
     return new Promise((resolve, reject) => {
@@ -79,6 +81,7 @@ export class RepairInbox implements RepairSource {
         held: 0,
         taking: Promise.resolve(),
         take,
+        decoded,
         settle: (end) => {
           if (this.answer !== answer) return;
           this.answer = null;
@@ -109,7 +112,10 @@ export class RepairInbox implements RepairSource {
     const answer = this.answer;
     if (answer === null || answer.id !== message.id) return null;
     answer.touch();
-    if (message.type === 'repair-progress') return null;
+    if (message.type === 'repair-progress') {
+      answer.decoded?.(message.bytes);
+      return null;
+    }
     if (message.type === 'repair-failed') {
       const { type: _type, id: _id, ...failure } = message;
       answer.settle(new JobError(failure));

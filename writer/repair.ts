@@ -15,7 +15,9 @@ import { MAX_EXTENTS, MAX_REPAIR_BYTES } from '../common/contracts/helper-protoc
 import type { Extent } from '../common/domain/extents.js';
 import { JobError, jobError, type Failure } from '../common/domain/failure.js';
 import { MAX_REPAIR_OFFSETS, type Repair } from '../common/domain/result.js';
+import type { Progress } from '../common/domain/progress.js';
 import { readFully } from '../node/io.js';
+import { ProgressMeter } from './progress-meter.js';
 import type { Differences } from './compare.js';
 import type { GrainHashes } from './grain-hashes.js';
 import type { RepairSource } from './repair-inbox.js';
@@ -42,6 +44,8 @@ export interface RepairArgs {
   /** Where the image's bytes come from again; null when they cannot be had (a clone's source disk). */
   source: RepairSource | null;
   signal?: AbortSignal | undefined;
+  /** Progress while the image is decoded again towards the blocks ('decompressing'). */
+  emit?: ((progress: Progress) => void) | undefined;
 }
 
 export type RepairOutcome = { repaired: Repair } | { failure: Failure } | { cancelled: true };
@@ -190,7 +194,10 @@ export async function repairGrains(args: RepairArgs): Promise<RepairOutcome> {
           filled = 0;
         }
       };
-      const end = await source.read(rangesOf(batch), take, signal);
+      const ranges = rangesOf(batch);
+      const [lastOffset, lastLength] = ranges[ranges.length - 1] ?? [0, 0];
+      const meter = new ProgressMeter('decompressing', args.target.path, lastOffset + lastLength, (p) => args.emit?.(p));
+      const end = await source.read(ranges, take, signal, (decoded) => meter.update(Math.min(decoded, lastOffset + lastLength)));
       if (end === 'cancelled') return { cancelled: true };
       if (index < batch.length) throw new Error('the image source ended before the blocks asked for');
     }

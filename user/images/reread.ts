@@ -12,7 +12,7 @@ import { decodedReader } from './decoded-reader.js';
 /** Bytes of a range, at most this many at a time (each becomes one message, MAX_OVERLAY_PIECE). */
 export const REREAD_PIECE = 32 * 1024;
 /** Decoded bytes passed over between two reports of how far the decoder got. */
-const REPORT_EVERY = 16 * 1024 * 1024;
+const REPORT_EVERY = 4 * 1024 * 1024;
 
 /** What a re-read yields: the next bytes asked for, at their offset, or how far the decoder got. */
 export type RereadPiece = { offset: number; bytes: Buffer } | { decoded: number };
