@@ -92,7 +92,7 @@ export class RepairInbox implements RepairSource {
         },
         touch: () => {
           clearTimeout(timer);
-          timer = setTimeout(() => answer.settle(jobError('source-read-error', `The app sent nothing for ${Math.round(this.idleMs / 1000)} s while it read the image again for a repair.`)), this.idleMs);
+          timer = setTimeout(() => answer.settle(jobError('source-read-error', `The app sent nothing for ${this.idleMs / 1000} s while it read the image again for a repair.`)), this.idleMs);
         },
       };
       this.answer = answer;
