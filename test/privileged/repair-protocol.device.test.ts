@@ -25,7 +25,7 @@ const IMAGE_BYTES = 64 * MiB;
 const FLAKY_AT = 50 * MiB + 8 * KiB;
 
 /** Flashes `image` as a stream (cat into a pipe, as a decoder would) onto a card that corrupts one block once, answering repairs with `reread`. */
-async function flashStream(image: string, reread: ImageReread): Promise<{ result: TargetResult | undefined; backing: string; asked: Extent[][] }> {
+async function flashStream(image: string, reread: ImageReread, overlays?: [number, string][]): Promise<{ result: TargetResult | undefined; backing: string; asked: Extent[][] }> {
   const card = await fakeCard(256 * MiB, { kind: 'flaky', at: FLAKY_AT, always: false });
   assertTestTarget(card.path);
   const pipe = await createOsPipe();
@@ -33,7 +33,12 @@ async function flashStream(image: string, reread: ImageReread): Promise<{ result
   closeSync(pipe.writeFd);
   const asked: Extent[][] = [];
   try {
-    const job = startHelper({ source: pipe.readFd, job: { kind: 'flash', targets: [card.path], imageSize: IMAGE_BYTES, sourceSeekable: false, verify: true }, program: builtHelper() });
+    const job = startHelper({
+      source: pipe.readFd,
+      job: { kind: 'flash', targets: [card.path], imageSize: IMAGE_BYTES, sourceSeekable: false, verify: true },
+      ...(overlays === undefined ? {} : { overlays: [overlays] }),
+      program: builtHelper(),
+    });
     job.answerRepairs((ranges, signal) => {
       asked.push([...ranges]);
       return reread(ranges, signal);
@@ -102,5 +107,17 @@ describeDevices('the repair exchange with the real helper', () => {
     if (result?.status !== 'failed') return;
     expect(result.message).toContain(`The app answered the repair wrongly: bytes at 0 where those at ${50 * MiB} were due.`);
     expect(readBytes(backing, 0, 32 * KiB).equals(bytes.subarray(0, 32 * KiB))).toBe(true);
+  });
+
+  it('a block that customisation also writes is repaired with the image first; the customisation then goes on top of it', async () => {
+    // Customisation is written after the repair (flash.ts step 6) and read back on its own, so the
+    // repair restores the image's bytes and the customisation's land on them, as on every other block.
+    const custom = Buffer.alloc(10_000, 0x5a);
+    const at = FLAKY_AT - 100;
+    const { result, backing } = await flashStream(image, answering(), [[at, custom.toString('base64')]]);
+    expect(result).toMatchObject({ status: 'ok', verified: true, customised: true, repaired: { blocks: 1, offsets: [50 * MiB] } });
+    const want = Buffer.from(bytes);
+    custom.copy(want, at);
+    expect(readBytes(backing, 0, IMAGE_BYTES).equals(want)).toBe(true);
   });
 });

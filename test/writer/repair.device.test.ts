@@ -79,6 +79,20 @@ describeDevices('repair of a stream: the app decodes the image again for the blo
     expect(readBytes(card.backing, 0, STREAM_BYTES).equals(readFileSync(plain))).toBe(true);
   });
 
+  it('an .xz image onto two such cards at once: each asks in turn, and both end green holding the image', async () => {
+    const cards = [await fakeCard(256 * MiB, { kind: 'flaky', at: FLAKY_AT, always: false }), await fakeCard(256 * MiB, { kind: 'flaky', at: 20 * MiB, always: false })];
+    const run = await flashCli(
+      packed,
+      cards.map((c) => c.path),
+      ['--no-eject'],
+    );
+    expect(run.code, run.stderr).toBe(0);
+    expect(resultsOf(run).get(cards[0]?.path ?? '')).toMatchObject({ status: 'ok', repaired: { blocks: 1, offsets: [50 * MiB] } });
+    expect(resultsOf(run).get(cards[1]?.path ?? '')).toMatchObject({ status: 'ok', repaired: { blocks: 1, offsets: [20 * MiB] } });
+    const want = readFileSync(plain);
+    for (const card of cards) expect(readBytes(card.backing, 0, STREAM_BYTES).equals(want)).toBe(true);
+  });
+
   it('an .xz image onto a card that corrupts the block every time: red, naming the failing byte', async () => {
     const card = await fakeCard(256 * MiB, { kind: 'flaky', at: FLAKY_AT, always: true });
     const run = await flashCli(packed, [card.path], ['--no-eject']);
