@@ -82,17 +82,20 @@ export class RepairInbox implements RepairSource {
         taking: Promise.resolve(),
         take,
         decoded,
+        // The first word counts; it is given once the bytes already taken in are written: the
+        // job must not go on (or close the drive) under a write of the repair.
         settle: (end) => {
           if (this.answer !== answer) return;
           this.answer = null;
           clearTimeout(timer);
           signal?.removeEventListener('abort', onAbort);
-          if (end instanceof Error) reject(end);
-          else resolve(end);
+          const finish = () => (end instanceof Error ? reject(end) : resolve(end));
+          void answer.taking.then(finish, finish);
         },
+        // Only the other side's silence counts: while bytes it sent are being written, the wait is the card's.
         touch: () => {
           clearTimeout(timer);
-          timer = setTimeout(() => answer.settle(jobError('source-read-error', `The app sent nothing for ${this.idleMs / 1000} s while it read the image again for a repair.`)), this.idleMs);
+          timer = setTimeout(() => (answer.held > 0 ? answer.touch() : answer.settle(jobError('source-read-error', `The app sent nothing for ${this.idleMs / 1000} s while it read the image again for a repair.`))), this.idleMs);
         },
       };
       this.answer = answer;
@@ -138,6 +141,7 @@ export class RepairInbox implements RepairSource {
     answer.taking = answer.taking.then(async () => {
       await answer.take(bytes);
       answer.held -= bytes.length;
+      answer.touch();
       this.send({ type: 'repair-ack', id: answer.id });
       if (last) answer.settle('done');
     });

@@ -177,7 +177,7 @@ export async function repairGrains(args: RepairArgs): Promise<RepairOutcome> {
       const take = async (bytes: Buffer): Promise<void> => {
         for (let at = 0; at < bytes.length; ) {
           const grain = batch[index];
-          if (grain === undefined) throw new Error('more bytes than the repair asked for');
+          if (grain === undefined) throw jobError('internal', 'The image source gave more bytes than the repair asked for.');
           const n = Math.min(grain.length - filled, bytes.length - at);
           bytes.copy(image, filled, at, at + n);
           filled += n;
@@ -199,7 +199,7 @@ export async function repairGrains(args: RepairArgs): Promise<RepairOutcome> {
       const meter = new ProgressMeter('decompressing', args.target.path, lastOffset + lastLength, (p) => args.emit?.(p));
       const end = await source.read(ranges, take, signal, (decoded) => meter.update(Math.min(decoded, lastOffset + lastLength)));
       if (end === 'cancelled') return { cancelled: true };
-      if (index < batch.length) throw new Error('the image source ended before the blocks asked for');
+      if (index < batch.length) throw jobError('internal', 'The image source ended before the blocks the repair asked for.');
     }
   } catch (error) {
     if (error instanceof Cancelled) return { cancelled: true };

@@ -53,10 +53,12 @@ describe('the helper side of repair requests', () => {
       act(box);
       expect(await failure(read)).toBe(`protocol-error: The app answered the repair wrongly: ${words}.`);
     }
-    // A take that never finishes holds the window: the side that sends more than it may is refused.
+    // Bytes not yet taken (the card is slow) fill the window: the side that sends more than it may is refused.
     const { inbox: box } = inbox();
     const piece = 24 * 1024;
-    const read = box.read([[0, 4 * REPAIR_WINDOW_BYTES]], () => new Promise(() => undefined), undefined);
+    let open: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    const read = box.read([[0, 4 * REPAIR_WINDOW_BYTES]], () => gate, undefined);
     await Promise.resolve();
     let at = 0;
     while (at + piece <= REPAIR_WINDOW_BYTES) {
@@ -64,6 +66,12 @@ describe('the helper side of repair requests', () => {
       at += piece;
     }
     box.deliver(data(1, at, Buffer.alloc(piece)));
+    // The refusal is given once what was taken in is written.
+    let settled = false;
+    void read.catch(() => (settled = true));
+    await new Promise((r) => setTimeout(r, 20));
+    expect(settled).toBe(false);
+    open();
     expect(await failure(read)).toBe(`protocol-error: The app answered the repair wrongly: more than the ${REPAIR_WINDOW_BYTES} bytes it may send before they are taken.`);
   });
 
@@ -95,6 +103,13 @@ describe('the helper side of repair requests', () => {
     }
     expect(decoded).toEqual([1000, 2000, 3000]);
     expect(await failure(waiting)).toBe('source-read-error: The app sent nothing for 0.2 s while it read the image again for a repair.');
+
+    // A card slower than the limit to take what was sent is not the other side's silence.
+    const slow = inbox(100);
+    const taking = slow.inbox.read([[0, 8]], () => new Promise((r) => setTimeout(r, 350)), undefined);
+    await Promise.resolve();
+    slow.inbox.deliver(data(1, 0, Buffer.alloc(8)));
+    await expect(taking).resolves.toBe('done');
   });
 
   it('answers the requests of targets repaired at once one after the other', async () => {

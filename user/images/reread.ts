@@ -23,7 +23,8 @@ export type ImageReread = (ranges: readonly Extent[], signal: AbortSignal) => As
 /** The re-read of the image `plan` decodes. */
 export function rereadImage(plan: DecodePlan): ImageReread {
   return async function* reread(ranges, signal) {
-    const reader = decodedReader(plan);
+    // Not saved into the image cache again: the first read did that, and this one stops early.
+    const reader = decodedReader({ ...plan, tee: null });
     // Stopping the decoder ends a read that waits on it.
     const stop = () => void reader.close();
     signal.addEventListener('abort', stop, { once: true });
