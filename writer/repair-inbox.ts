@@ -95,6 +95,7 @@ export class RepairInbox implements RepairSource {
         // Only the other side's silence counts: while bytes it sent are being written, the wait is the card's.
         touch: () => {
           clearTimeout(timer);
+          if (this.answer !== answer) return;
           timer = setTimeout(() => (answer.held > 0 ? answer.touch() : answer.settle(jobError('source-read-error', `The app sent nothing for ${this.idleMs / 1000} s while it read the image again for a repair.`))), this.idleMs);
         },
       };
