@@ -11,6 +11,7 @@ import type { Progress } from '../common/domain/progress.js';
 import type { TargetResult } from '../common/domain/result.js';
 import { mayNeverReturn } from '../node/process-exit.js';
 import { flash } from '../writer/flash.js';
+import { fileRepairSource } from '../writer/repair.js';
 import { currentPlatform } from '../writer/platform/index.js';
 import { refuseDriveName } from '../writer/drive-name.js';
 import { sendDevice, SourceDevice } from '../writer/source-device.js';
@@ -115,6 +116,8 @@ async function runClone(job: HelperJobOf<'clone'>, context: JobContext): Promise
       targets: job.targets,
       verify: job.verify,
       eject: job.eject === true,
+      // Read front to back while writing, but a repair reads the blocks it needs again in place.
+      repairs: fileRepairSource(disk.fd, 'The source drive'),
       signal: context.signal,
       onProgress: context.progress,
     });

@@ -95,8 +95,8 @@ export interface FlashJob {
    */
   overlays?: Promise<Overlays> | undefined;
   /**
-   * Where a repair gets the image's bytes again when `source` is a stream (the unprivileged side,
-   * which decodes the image again: repair-inbox.ts). An image file is read again in place.
+   * Where a repair gets the image's bytes again when `source` is not a file it can read again: the
+   * unprivileged side, which decodes the image again (repair-inbox.ts), or a clone's source disk.
    */
   repairs?: RepairSource | undefined;
 }
@@ -382,7 +382,7 @@ async function runJob(job: WriteJob, layout: StreamLayout, opened: readonly Writ
           if (outcome === null) return { status: 'ok', health };
           if (outcome.differences === undefined) return failed(outcome.failure);
           const region = chunk.subarray(i * regionSize, (i + 1) * regionSize);
-          const source = job.sourceSeekable ? fileRepairSource(job.source) : (job.repairs ?? null);
+          const source = job.sourceSeekable ? fileRepairSource(job.source, 'The image file') : (job.repairs ?? null);
           const repair = await repairGrains({ target: t, differences: outcome.differences, failure: outcome.failure, imageBytes, layout, hashes, region, scratch, source, signal: job.signal, emit });
           if ('cancelled' in repair) return { status: 'cancelled', target: t.path, bytes: imageBytes };
           return 'failure' in repair ? failed(repair.failure) : { status: 'ok', health: { ...health, repaired: repair.repaired } };

@@ -55,19 +55,26 @@ function adding(failure: Failure, sentence: string): { failure: Failure } {
   return { failure: { ...failure, message: `${failure.message} ${sentence}` } };
 }
 
-/** Reads an image file again at device offsets: the helper's fd 0 when it is the image file itself. */
-export function fileRepairSource(fd: number): RepairSource {
+/** Bytes read per request when a repair reads its source itself. */
+const SOURCE_READ = 256 * 1024;
+
+/**
+ * Reads a source again at device offsets, where the helper holds it itself: the image file on fd
+ * 0 (`what`: "The image file"), or a clone's source disk ("The source drive"). The buffer is its
+ * own page-aligned memory, since a disk is opened with direct I/O, which refuses Node's Buffers.
+ */
+export function fileRepairSource(fd: number, what: string): RepairSource {
   return {
-    what: 'The image file',
+    what,
     async read(ranges, take, signal) {
-      // Off the data path, once per repair: a grain's pieces are read through it.
-      const buffer = Buffer.allocUnsafe(256 * 1024);
+      // Off the data path, once per repair: a WebAssembly memory is page-aligned (job-memory.ts).
+      const buffer = Buffer.from(new WebAssembly.Memory({ initial: SOURCE_READ / (64 * 1024), maximum: SOURCE_READ / (64 * 1024) }).buffer);
       for (const [offset, length] of ranges) {
         for (let at = 0; at < length; at += buffer.length) {
           if (signal?.aborted === true) return 'cancelled';
           const want = Math.min(buffer.length, length - at);
           const got = await readFully(fd, buffer, 0, want, offset + at);
-          if (got < want) throw jobError('source-truncated', `The image file ends at byte ${offset + at + got} now; it was longer when it was written.`, { offset: offset + at + got });
+          if (got < want) throw jobError('source-truncated', `${what} ends at byte ${offset + at + got} now; it was longer when it was written.`, { offset: offset + at + got });
           await take(buffer.subarray(0, want));
         }
       }

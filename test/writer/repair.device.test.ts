@@ -6,13 +6,13 @@ import type { Extent } from '../../common/domain/extents.js';
 import { EXIT } from '../../cli/exit-codes.js';
 import { resultLine } from '../../cli/render.js';
 import { DRIVE_INCOMPLETE, type TargetResult } from '../../common/domain/result.js';
-import { assertTestTarget, collect, flashCli, resultsOf, spawnCli, waitForEvent } from '../support/cli.js';
+import { assertTestTarget, cloneCli, collect, flashCli, resultsOf, spawnCli, waitForEvent } from '../support/cli.js';
 import { serve, writePaced } from '../support/file-server.js';
 import { differencesOutside, fsckPartitions, imageFreeSpace } from '../support/free-space.js';
 import { osImage, osImageLayout, sh } from '../support/os-image.js';
 import { describeDevices } from '../support/device-suite.js';
 import { fakeCard } from '../support/fake-card.js';
-import { readBytes, scratchDir, writeRandomFile } from '../support/loop-device.js';
+import { createLoop, readBytes, scratchDir, writeRandomFile } from '../support/loop-device.js';
 
 const IMAGE_BYTES = 128 * MiB;
 /** The flaky card's bad 4 KiB block; fake-card.py flips byte 17 of it. */
@@ -53,6 +53,17 @@ describeDevices('repair of blocks that read back wrong', () => {
     expect(result?.message).toContain('It is failing; use another card.');
   });
 
+});
+
+describeDevices('repair of a clone: the blocks are read again from the source drive', () => {
+  it('a clone onto a card that corrupts one block once: green, "repaired 1 block", and the card holds the source', async () => {
+    const source = createLoop({ size: 64 * MiB });
+    const card = await fakeCard(256 * MiB, { kind: 'flaky', at: FLAKY_AT, always: false });
+    const run = await cloneCli(source.path, card.path, ['--no-eject']);
+    expect(run.code, run.stderr).toBe(0);
+    expect(resultsOf(run).get(card.path)).toMatchObject({ status: 'ok', verified: true, repaired: { blocks: 1, offsets: [50 * MiB] } });
+    expect(readBytes(card.backing, 0, 64 * MiB).equals(readFileSync(source.backing))).toBe(true);
+  });
 });
 
 /** The first 64 MiB of random bytes (xz takes 6 s on it here; the flaky block lies inside), as a raw image and as .xz. */
