@@ -18,6 +18,7 @@ import { jobDrives, ToHelper, type FromHelper, type HelperJob } from '../common/
 import { SkipInbox } from '../writer/skip-inbox.js';
 import { sourceEndSignal } from '../writer/source-end.js';
 import { OverlayInbox } from '../writer/overlay.js';
+import { RepairInbox } from '../writer/repair-inbox.js';
 import { Channel, ProtocolError } from '../node/channel.js';
 import { parseHelperArgv, type HelperArgs } from '../node/helper-command-line.js';
 import { exitProcess } from '../node/process-exit.js';
@@ -109,6 +110,7 @@ function runHelper(args: HelperArgs, endpoints: HelperEndpoints): void {
     sourceEnd: sourceEnd.signal,
     skips,
     overlays: new OverlayInbox([]),
+    repairs: new RepairInbox((message) => void channel.send(message)),
     progress: (p) => void channel.send({ type: 'progress', ...p }),
     started: () => (started = true),
   };
@@ -132,6 +134,9 @@ function runHelper(args: HelperArgs, endpoints: HelperEndpoints): void {
         );
       } else if (message.type === 'overlay') {
         const refused = context.overlays.add(message.target, message.offset, Buffer.from(message.data, 'base64'));
+        if (refused !== null) reject(new ProtocolError(refused));
+      } else if (message.type === 'repair-data' || message.type === 'repair-progress' || message.type === 'repair-failed') {
+        const refused = context.repairs.deliver(message);
         if (refused !== null) reject(new ProtocolError(refused));
       } else if (message.type === 'source-end') {
         if (message.ok) {

@@ -11,12 +11,14 @@ import type { Progress } from '../common/domain/progress.js';
 import type { TargetResult } from '../common/domain/result.js';
 import { mayNeverReturn } from '../node/process-exit.js';
 import { flash } from '../writer/flash.js';
+import { fileRepairSource } from '../writer/repair.js';
 import { currentPlatform } from '../writer/platform/index.js';
 import { refuseDriveName } from '../writer/drive-name.js';
 import { sendDevice, SourceDevice } from '../writer/source-device.js';
 import type { SkipInbox } from '../writer/skip-inbox.js';
 import type { SourceEndSignal } from '../writer/source-end.js';
 import type { OverlayInbox } from '../writer/overlay.js';
+import type { RepairInbox } from '../writer/repair-inbox.js';
 import { verifyImage } from '../writer/verify-image.js';
 import { probeCapacity } from '../writer/probe-capacity.js';
 import type { HelperEndpoints } from './endpoints.js';
@@ -31,6 +33,8 @@ export interface JobContext {
   skips: SkipInbox;
   /** The bytes each target gets after the image (overlay messages), as the job announced them. */
   overlays: OverlayInbox;
+  /** The image's bytes again, for a repair of a flash whose image came as a stream (repair-request, repair-data). */
+  repairs: RepairInbox;
   progress(progress: Progress): void;
   /** Called once the job holds a device: from then on a stop must be clean, not an exit. */
   started(): void;
@@ -82,6 +86,7 @@ async function runFlash(job: HelperJobOf<'flash'>, context: JobContext): Promise
     sourceEnd: job.awaitSourceEnd === true ? context.sourceEnd : undefined,
     skips: context.skips,
     overlays: job.overlayBytes === undefined ? undefined : context.overlays.complete.then((all) => new Map(job.targets.map((target, i) => [target, all[i] ?? []]))),
+    repairs: context.repairs,
     signal: context.signal,
     onProgress: context.progress,
   });
@@ -113,6 +118,8 @@ async function runClone(job: HelperJobOf<'clone'>, context: JobContext): Promise
       media: job.media,
       verify: job.verify,
       eject: job.eject === true,
+      // Read front to back while writing, but a repair reads the blocks it needs again in place.
+      repairs: fileRepairSource(disk.fd, 'The source drive'),
       signal: context.signal,
       onProgress: context.progress,
     });

@@ -23,7 +23,8 @@ import { customiseTargets, type Overlays } from './overlay.js';
 import type { WriteTarget } from './write-target.js';
 import { CapacityCheck } from './capacity-check.js';
 import { MarkerFormat } from './capacity-markers.js';
-import { repairGrains } from './repair.js';
+import { fileRepairSource, repairGrains } from './repair.js';
+import type { RepairSource } from './repair-inbox.js';
 
 /**
  * The partition tables live in the first megabyte. It is written last, after everything else, and
@@ -95,6 +96,11 @@ export interface FlashJob {
    * ranges, see overlay.ts); it settles when the bytes have arrived.
    */
   overlays?: Promise<Overlays> | undefined;
+  /**
+   * Where a repair gets the image's bytes again when `source` is not a file it can read again: the
+   * unprivileged side, which decodes the image again (repair-inbox.ts), or a clone's source disk.
+   */
+  repairs?: RepairSource | undefined;
 }
 
 /**
@@ -378,7 +384,8 @@ async function runJob(job: WriteJob, layout: StreamLayout, opened: readonly Writ
           if (outcome === null) return { status: 'ok', health };
           if (outcome.differences === undefined) return failed(outcome.failure);
           const region = chunk.subarray(i * regionSize, (i + 1) * regionSize);
-          const repair = await repairGrains({ target: t, differences: outcome.differences, failure: outcome.failure, imageBytes, layout, hashes, region, scratch, job });
+          const source = job.sourceSeekable ? fileRepairSource(job.source, 'The image file') : (job.repairs ?? null);
+          const repair = await repairGrains({ target: t, differences: outcome.differences, failure: outcome.failure, imageBytes, layout, hashes, region, scratch, source, signal: job.signal, emit });
           if ('cancelled' in repair) return { status: 'cancelled', target: t.path, bytes: imageBytes };
           return 'failure' in repair ? failed(repair.failure) : { status: 'ok', health: { ...health, repaired: repair.repaired } };
         } catch (error) {

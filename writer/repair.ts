@@ -1,15 +1,28 @@
 /**
  * Repair after a verification that found blocks (hash grains) differing from the image: only
- * those blocks are read from the image again, written again and read back, up to MAX_ROUNDS
- * times. A card that stored a block wrong once (a weak cell, a glitch in the reader) ends up
- * verified; one that keeps corrupting the same block is failing, and the result says where.
+ * those blocks are got from the image again, checked against the hashes taken when they were
+ * first written, written again and read back, up to MAX_ROUNDS times each. A card that stored a
+ * block wrong once (a weak cell, a glitch in the reader) ends up verified; one that keeps
+ * corrupting the same block is failing, and the result says where.
+ *
+ * Grains are counted in stream bytes, as the hashes are; where the stream left ranges out (a
+ * block map, free space) a grain's bytes lie in pieces on the device, and only those pieces, which
+ * were written the first time, are asked for, written and read back. Customisation is written
+ * after this (flash.ts step 6) and read back on its own, so a repaired grain it touches gets it on
+ * top like every other.
  */
-import type { Failure } from '../common/domain/failure.js';
+import { MAX_EXTENTS, MAX_REPAIR_BYTES } from '../common/contracts/helper-protocol.js';
+import type { Extent } from '../common/domain/extents.js';
+import { JobError, jobError, type Failure } from '../common/domain/failure.js';
 import { MAX_REPAIR_OFFSETS, type Repair } from '../common/domain/result.js';
+import type { Progress } from '../common/domain/progress.js';
 import { readFully } from '../node/io.js';
+import { ProgressMeter } from './progress-meter.js';
 import type { Differences } from './compare.js';
 import type { GrainHashes } from './grain-hashes.js';
-import type { StreamLayout } from './stream-layout.js';
+import type { RepairSource } from './repair-inbox.js';
+import type { Piece, StreamLayout } from './stream-layout.js';
+import { readSpan } from './verify-written.js';
 import type { WriteTarget } from './write-target.js';
 
 /** Rounds of rewriting before a block that keeps reading back wrong is called failing. */
@@ -20,14 +33,19 @@ export interface RepairArgs {
   /** What verification found, and the failure it would be without a repair. */
   differences: Differences;
   failure: Failure;
+  /** Stream bytes written (the hashes are keyed by stream offset). */
   imageBytes: number;
   layout: StreamLayout;
   hashes: GrainHashes;
-  /** An aligned region of the job memory, at least a grain and a block long. */
+  /** An aligned region of the job memory, at least two grains long: the image's grain, then what the card gives back. */
   region: Buffer;
   /** An aligned block-sized region, for a partial last block. */
   scratch: Buffer;
-  job: { source: number; sourceSeekable: boolean; signal?: AbortSignal | undefined };
+  /** Where the image's bytes come from again; null when they cannot be had (a clone's source disk). */
+  source: RepairSource | null;
+  signal?: AbortSignal | undefined;
+  /** Progress while the image is decoded again towards the blocks ('decompressing'). */
+  emit?: ((progress: Progress) => void) | undefined;
 }
 
 export type RepairOutcome = { repaired: Repair } | { failure: Failure } | { cancelled: true };
@@ -37,56 +55,178 @@ function adding(failure: Failure, sentence: string): { failure: Failure } {
   return { failure: { ...failure, message: `${failure.message} ${sentence}` } };
 }
 
-/** The grains among `grains` that read back from the target other than the hashes say. */
-async function stillBad(args: RepairArgs, grains: readonly number[]): Promise<number[]> {
-  const { target, region, hashes, imageBytes } = args;
-  const bad: number[] = [];
-  for (const grain of grains) {
-    const length = Math.min(hashes.grain, imageBytes - grain);
-    const got = await target.read(region, 0, length, grain);
-    if (got < length) bad.push(grain);
-    else hashes.compare(region.subarray(0, length), grain, () => bad.push(grain));
+/** Bytes read per request when a repair reads its source itself. */
+const SOURCE_READ = 256 * 1024;
+
+/**
+ * Reads a source again at device offsets, where the helper holds it itself: the image file on fd
+ * 0 (`what`: "The image file"), or a clone's source disk ("The source drive"). The buffer is its
+ * own page-aligned memory, since a disk is opened with direct I/O, which refuses Node's Buffers.
+ */
+export function fileRepairSource(fd: number, what: string): RepairSource {
+  return {
+    what,
+    async read(ranges, take, signal) {
+      // Off the data path, once per repair: a WebAssembly memory is page-aligned (job-memory.ts).
+      const buffer = Buffer.from(new WebAssembly.Memory({ initial: SOURCE_READ / (64 * 1024), maximum: SOURCE_READ / (64 * 1024) }).buffer);
+      for (const [offset, length] of ranges) {
+        for (let at = 0; at < length; at += buffer.length) {
+          if (signal?.aborted === true) return 'cancelled';
+          const want = Math.min(buffer.length, length - at);
+          const got = await readFully(fd, buffer, 0, want, offset + at);
+          if (got < want) throw jobError('source-truncated', `${what} ends at byte ${offset + at + got} now; it was longer when it was written.`, { offset: offset + at + got });
+          await take(buffer.subarray(0, want));
+        }
+      }
+      return 'done';
+    },
+  };
+}
+
+/** One grain to rewrite: its stream offset and length, and where its bytes lie on the device. */
+interface Grain {
+  at: number;
+  length: number;
+  pieces: Piece[];
+}
+
+/** The device offset of byte `i` of a grain laid out as `pieces`. */
+function deviceByte(pieces: readonly Piece[], i: number): number {
+  const piece = pieces.find((p) => i >= p.bufferOffset && i < p.bufferOffset + p.length) ?? pieces[0];
+  return piece === undefined ? 0 : piece.deviceOffset + Math.max(0, i - piece.bufferOffset);
+}
+
+/** Device ranges of `grains`' pieces, in order, adjacent ones joined. */
+function rangesOf(grains: readonly Grain[]): Extent[] {
+  const ranges: [number, number][] = [];
+  for (const { pieces } of grains) {
+    for (const { deviceOffset, length } of pieces) {
+      const last = ranges[ranges.length - 1];
+      if (last !== undefined && last[0] + last[1] === deviceOffset) last[1] += length;
+      else ranges.push([deviceOffset, length]);
+    }
   }
-  return bad;
+  return ranges;
+}
+
+/** `grains` in batches that each fit one request: at most MAX_EXTENTS ranges and MAX_REPAIR_BYTES bytes. */
+function batches(grains: readonly Grain[]): Grain[][] {
+  const out: Grain[][] = [];
+  let batch: Grain[] = [];
+  for (const grain of grains) {
+    const next = [...batch, grain];
+    if (batch.length > 0 && (rangesOf(next).length > MAX_EXTENTS || next.reduce((sum, g) => sum + g.length, 0) > MAX_REPAIR_BYTES)) {
+      out.push(batch);
+      batch = [grain];
+    } else batch = next;
+  }
+  if (batch.length > 0) out.push(batch);
+  return out;
+}
+
+/** The image's bytes of a grain did not match its hash: the source changed, or its other side lied. */
+class SourceDiffers extends Error {
+  constructor(readonly offset: number) {
+    super(`the image differs at ${offset}`);
+  }
+}
+
+class Cancelled extends Error {}
+
+/** The card failed while a grain was rewritten: that is the target's failure, not the source's. */
+class TargetTrouble extends Error {
+  constructor(readonly error: unknown) {
+    super('the card failed during a repair');
+  }
 }
 
 /**
- * Rewrites the grains verification found bad, from the image, until they read back right or
- * MAX_ROUNDS have passed. Only an image read straight from its file can be read again: a stream
- * (decoded, downloaded, or passed on by an elevation tool) would have to be decoded again from the
- * start, which this process cannot ask for, so that case keeps verification's failure and says why.
+ * Writes one grain (its image bytes in `image`) until it reads back right into `back`, at most
+ * MAX_ROUNDS times; resolves null once it does, or the device offset of the first byte still
+ * wrong. Each round is synced before it is read back, so the card, not its cache, answers.
+ */
+async function rewriteGrain(args: RepairArgs, grain: Grain, image: Buffer, back: Buffer): Promise<number | null> {
+  const { target, scratch, layout, signal } = args;
+  let wrong = 0;
+  for (let round = 0; round < MAX_ROUNDS; round++) {
+    if (signal?.aborted === true) throw new Cancelled();
+    for (const piece of grain.pieces) await target.write(image, piece.bufferOffset, piece.length, piece.deviceOffset, scratch);
+    await target.sync();
+    const got = await readSpan(target, layout, back, grain.length, grain.at);
+    wrong = 0;
+    while (wrong < got && image[wrong] === back[wrong]) wrong++;
+    if (wrong === grain.length) return null;
+  }
+  return deviceByte(grain.pieces, wrong);
+}
+
+/**
+ * Rewrites the grains verification found bad, each from the image's bytes got again from
+ * `source` and checked against its hash, until they read back right or MAX_ROUNDS have passed.
  */
 export async function repairGrains(args: RepairArgs): Promise<RepairOutcome> {
-  const { target, differences, failure, layout, hashes, region, scratch, job, imageBytes } = args;
+  const { differences, failure, layout, hashes, region, source, signal, imageBytes } = args;
   if (differences.count > differences.noted.length) return { failure };
-  if (!job.sourceSeekable || layout.sparse) {
-    return adding(failure, 'They could not be rewritten: the image reached the writer as a stream (decoded, downloaded, or passed on by the elevation tool), which cannot be read again here. Flash again, or use another card.');
-  }
-  const grains = differences.noted;
-  let bad: readonly number[] = grains;
-  for (let round = 0; round < MAX_ROUNDS; round++) {
-    if (job.signal?.aborted === true) return { cancelled: true };
-    for (const grain of bad) {
-      const length = Math.min(hashes.grain, imageBytes - grain);
-      const got = await readFully(job.source, region, 0, length, grain);
-      let changed = got < length;
-      if (!changed) hashes.compare(region.subarray(0, length), grain, () => (changed = true));
-      if (changed) return adding(failure, `The image file changed since it was written (at byte offset ${grain}), so the blocks could not be rewritten from it. Flash again.`);
-      await target.write(region, 0, length, grain, scratch);
+  if (source === null) return adding(failure, 'They could not be rewritten: the source cannot be read again here. Flash again, or use another card.');
+  const image = region.subarray(0, hashes.grain);
+  const back = region.subarray(hashes.grain, 2 * hashes.grain);
+  if (back.length < hashes.grain) throw new Error('a repair needs two grains of memory');
+  const grains = differences.noted.map((at): Grain => {
+    const length = Math.min(hashes.grain, imageBytes - at);
+    return { at, length, pieces: layout.pieces(at, length) };
+  });
+  /** The device offset of the first byte still wrong, per grain that stayed bad. */
+  const failing: number[] = [];
+  try {
+    for (const batch of batches(grains)) {
+      let index = 0;
+      let filled = 0;
+      const take = async (bytes: Buffer): Promise<void> => {
+        for (let at = 0; at < bytes.length; ) {
+          const grain = batch[index];
+          if (grain === undefined) throw jobError('internal', 'The image source gave more bytes than the repair asked for.');
+          const n = Math.min(grain.length - filled, bytes.length - at);
+          bytes.copy(image, filled, at, at + n);
+          filled += n;
+          at += n;
+          if (filled < grain.length) continue;
+          let differs = false;
+          hashes.compare(image.subarray(0, grain.length), grain.at, () => (differs = true));
+          if (differs) throw new SourceDiffers(grain.pieces[0]?.deviceOffset ?? grain.at);
+          const wrong = await rewriteGrain(args, grain, image, back).catch((error: unknown) => {
+            throw error instanceof Cancelled ? error : new TargetTrouble(error);
+          });
+          if (wrong !== null) failing.push(wrong);
+          index += 1;
+          filled = 0;
+        }
+      };
+      const ranges = rangesOf(batch);
+      const [lastOffset, lastLength] = ranges[ranges.length - 1] ?? [0, 0];
+      const meter = new ProgressMeter('decompressing', args.target.path, lastOffset + lastLength, (p) => args.emit?.(p));
+      const end = await source.read(ranges, take, signal, (decoded) => meter.update(Math.min(decoded, lastOffset + lastLength)));
+      if (end === 'cancelled') return { cancelled: true };
+      if (index < batch.length) throw jobError('internal', 'The image source ended before the blocks the repair asked for.');
     }
-    await target.sync();
-    bad = await stillBad(args, bad);
-    if (bad.length === 0) return { repaired: { blocks: grains.length, offsets: grains.slice(0, MAX_REPAIR_OFFSETS), blockBytes: hashes.grain } };
+  } catch (error) {
+    if (error instanceof Cancelled) return { cancelled: true };
+    if (error instanceof TargetTrouble) throw error.error;
+    if (error instanceof SourceDiffers) {
+      return adding(failure, `${source.what} differs from what was written at byte offset ${error.offset} (it changed since, or its reader is faulty), so the blocks could not be rewritten from it. Flash again.`);
+    }
+    if (error instanceof JobError) return adding(failure, `They could not be rewritten: ${error.failure.message}`);
+    throw error;
   }
-  // Verification pinned the first bad block down to its byte, when it could: name that byte if it is still bad.
-  const firstGrain = bad[0] ?? differences.first;
-  const first = differences.first >= firstGrain && differences.first < firstGrain + hashes.grain ? differences.first : firstGrain;
+  const first = failing[0];
+  if (first === undefined) {
+    return { repaired: { blocks: grains.length, offsets: grains.slice(0, MAX_REPAIR_OFFSETS).map((g) => layout.deviceOffset(g.at)), blockBytes: hashes.grain } };
+  }
   return {
     failure: {
       code: 'verify-mismatch',
-      message: `The card keeps corrupting the block at byte offset ${first}: it was written again ${MAX_ROUNDS} times and read back wrong each time${bad.length > 1 ? ` (and ${bad.length - 1} more ${bad.length === 2 ? 'block' : 'blocks'} with it)` : ''}. It is failing; use another card.`,
+      message: `The card keeps corrupting the block at byte offset ${first}: it was written again ${MAX_ROUNDS} times and read back wrong each time${failing.length > 1 ? ` (and ${failing.length - 1} more ${failing.length === 2 ? 'block' : 'blocks'} with it)` : ''}. It is failing; use another card.`,
       offset: first,
-      badBlocks: bad.length,
+      badBlocks: failing.length,
     },
   };
 }

@@ -46,6 +46,23 @@ const OverlayBytes = v.pipe(ByteCount, v.maxValue(MAX_OVERLAY_BYTES));
 /** One overlay message carries at most this many bytes, so that it fits a frame as base64. */
 export const MAX_OVERLAY_PIECE = 32 * 1024;
 
+/** Raw bytes in a frame: base64 of at most MAX_OVERLAY_PIECE bytes. */
+const Base64Piece = v.pipe(v.string(), v.minLength(4), v.maxLength((MAX_OVERLAY_PIECE / 3) * 4 + 4), v.regex(/^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/));
+
+/**
+ * A repair asks for at most this many image bytes at once: 64 blocks (writer/compare.ts MAX_NOTED)
+ * of the largest verification block (1 MiB, writer/grain-hashes.ts MAX_GRAIN). The unprivileged
+ * side refuses a bigger request.
+ */
+export const MAX_REPAIR_BYTES = 64 * 1024 * 1024;
+/**
+ * Image bytes the unprivileged side may have sent for a repair that the helper has not yet taken
+ * (repair-ack): what root holds of an answer at most, whatever the other side does.
+ */
+export const REPAIR_WINDOW_BYTES = 2 * 1024 * 1024;
+/** A repair request's number: each answer names the request it answers. */
+const RepairId = v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(1_000_000));
+
 /** A flash: the image on fd 0 written to the targets, then read back. */
 const FlashJob = v.strictObject({
   kind: v.literal('flash'),
@@ -180,11 +197,23 @@ export const OverlayMessage = v.strictObject({
   /** Index into the job's targets (0 for a verify). */
   target: v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(MAX_TARGETS - 1)),
   offset: ByteCount,
-  data: v.pipe(v.string(), v.minLength(4), v.maxLength((MAX_OVERLAY_PIECE / 3) * 4 + 4), v.regex(/^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/)),
+  data: Base64Piece,
 });
 export type OverlayMessage = v.InferOutput<typeof OverlayMessage>;
 
-export const ToHelper = v.variant('type', [JobMessage, CancelMessage, SourceEndMessage, SkipMessage, OverlayMessage]);
+/**
+ * Parent → helper, answering a repair-request: the image's bytes at device `offset`, the next ones
+ * of the ranges asked for, in order. The helper writes them only after they match the hashes it
+ * took while writing them the first time.
+ */
+export const RepairDataMessage = v.strictObject({ type: v.literal('repair-data'), id: RepairId, offset: ByteCount, data: Base64Piece });
+/** Parent → helper, while it decodes the image again towards the ranges asked for: how far it got (the helper's wait is for silence, not for the whole decode). */
+export const RepairProgressMessage = v.strictObject({ type: v.literal('repair-progress'), id: RepairId, bytes: ByteCount });
+/** Parent → helper: the image could not be read again (its decoder failed, the download broke, it cannot be read here at all). */
+export const RepairFailedMessage = v.strictObject({ type: v.literal('repair-failed'), id: RepairId, ...FailureSchema.entries });
+export type RepairAnswerMessage = v.InferOutput<typeof RepairDataMessage> | v.InferOutput<typeof RepairProgressMessage> | v.InferOutput<typeof RepairFailedMessage>;
+
+export const ToHelper = v.variant('type', [JobMessage, CancelMessage, SourceEndMessage, SkipMessage, OverlayMessage, RepairDataMessage, RepairProgressMessage, RepairFailedMessage]);
 export type ToHelper = v.InferOutput<typeof ToHelper>;
 
 export const ProgressMessage = v.strictObject({ type: v.literal('progress'), ...ProgressSchema.entries });
@@ -200,6 +229,16 @@ export const FatalMessage = v.strictObject({ type: v.literal('fatal'), code: Fai
 /** Helper → parent: the last skip message is in place; the stream may go on without those ranges. */
 export const SkipAckMessage = v.strictObject({ type: v.literal('skip-ack') });
 
+/**
+ * Helper → parent, after a verification found blocks that differ, when the helper cannot read the
+ * image again itself (it came as a stream): the image's bytes at these device ranges (sorted,
+ * disjoint, at most MAX_REPAIR_BYTES, all of them written the first time), as repair-data.
+ */
+export const RepairRequestMessage = v.strictObject({ type: v.literal('repair-request'), id: RepairId, ranges: Extents });
+export type RepairRequestMessage = v.InferOutput<typeof RepairRequestMessage>;
+/** Helper → parent: one repair-data message of request `id` has been taken; the window has room for it again. */
+export const RepairAckMessage = v.strictObject({ type: v.literal('repair-ack'), id: RepairId });
+
 export const LogMessage = v.strictObject({ type: v.literal('log'), level: v.picklist(['info', 'warn']), message: Message });
 
 /**
@@ -209,5 +248,5 @@ export const LogMessage = v.strictObject({ type: v.literal('log'), level: v.pick
  */
 export const ReadyMessage = v.strictObject({ type: v.literal('ready'), pid: v.pipe(v.number(), v.integer(), v.minValue(1)) });
 
-export const FromHelper = v.variant('type', [ReadyMessage, ProgressMessage, ResultMessage, FatalMessage, LogMessage, SkipAckMessage]);
+export const FromHelper = v.variant('type', [ReadyMessage, ProgressMessage, ResultMessage, FatalMessage, LogMessage, SkipAckMessage, RepairRequestMessage, RepairAckMessage]);
 export type FromHelper = v.InferOutput<typeof FromHelper>;

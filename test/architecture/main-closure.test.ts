@@ -15,6 +15,8 @@ const PROBE_ENTRY = 'out/user/images/probe/main.js';
 
 /** What the main process shares with the probe under user/, and why. */
 const SHARED_WITH_PROBE = [
+  // Reads decoded bytes at offsets from a decoder run, parsing none: the probe for a compressed image's first bytes, main for a repair (reread.ts: the ranges the helper asks for again).
+  'out/user/images/decoded-reader.js',
   // Starts the decoder process: main for a flash, the probe for a compressed image's first bytes.
   'out/user/images/decoder-launch.js',
   // Opening a feed merges the job's ranges to what a job message holds (written-extents.ts): arithmetic on numbers the probe sent, no image bytes.

@@ -35,6 +35,7 @@ import { Ext4Reader } from '../../user/customise/ext4.js';
 import { FatEditor } from '../../user/customise/fat.js';
 import { serve, type FileServer } from '../support/file-server.js';
 import { osImage, sh } from '../support/os-image.js';
+import { RepairInbox } from '../../writer/repair-inbox.js';
 import { writeDmg } from '../support/udif.js';
 
 export interface FuzzTarget {
@@ -239,11 +240,62 @@ export const TARGETS: FuzzTarget[] = [
         encodeFrame({ type: 'source-end', ok: false, code: 'source-corrupt', message: 'x', offset: 5 }),
         encodeFrame({ type: 'cancel' }),
       ]),
+      Buffer.concat([
+        encodeFrame({ type: 'repair-progress', id: 1, bytes: 4096 }),
+        encodeFrame({ type: 'repair-data', id: 1, offset: 4096, data: Buffer.alloc(48, 7).toString('base64') }),
+        encodeFrame({ type: 'repair-failed', id: 1, code: 'source-corrupt', message: 'x', offset: 5 }),
+      ]),
     ],
     // The helper's own reading of what it is sent: frames, then the schema.
     run: async (input) => {
       const reader = new FrameReader();
       for (const message of reader.push(input)) v.safeParse(ToHelper, message);
+    },
+    documented: (error) => error instanceof FrameError,
+  },
+  {
+    name: 'repair answers',
+    seeds: () => [
+      Buffer.concat([
+        encodeFrame({ type: 'repair-progress', id: 1, bytes: 1000 }),
+        encodeFrame({ type: 'repair-data', id: 1, offset: 4096, data: Buffer.alloc(4096, 1).toString('base64') }),
+        encodeFrame({ type: 'repair-data', id: 1, offset: 8192, data: Buffer.alloc(4096, 2).toString('base64') }),
+        encodeFrame({ type: 'repair-data', id: 1, offset: 65536, data: Buffer.alloc(4096, 3).toString('base64') }),
+      ]),
+      encodeFrame({ type: 'repair-failed', id: 1, code: 'source-corrupt', message: 'The xz data is corrupt.' }),
+    ],
+    // What the helper makes of the other side's answer to a repair request: only bytes of the
+    // ranges it asked for, in order, ever reach what writes them.
+    run: async (input) => {
+      const ranges: [number, number][] = [
+        [4096, 8192],
+        [65536, 4096],
+      ];
+      const asked = ranges.reduce((sum, [, length]) => sum + length, 0);
+      let taken = 0;
+      const stop = new AbortController();
+      const inbox = new RepairInbox(() => undefined, 1000);
+      const read = inbox.read(
+        ranges,
+        async (bytes) => {
+          taken += bytes.length;
+          if (taken > asked) throw new Error(`took ${taken} bytes of the ${asked} asked for`);
+        },
+        stop.signal,
+      );
+      const ended = read.then(
+        () => null,
+        (error: unknown) => (error instanceof JobError ? null : error),
+      );
+      await Promise.resolve();
+      for (const message of new FrameReader().push(input)) {
+        const parsed = v.safeParse(ToHelper, message);
+        if (parsed.success && (parsed.output.type === 'repair-data' || parsed.output.type === 'repair-progress' || parsed.output.type === 'repair-failed')) inbox.deliver(parsed.output);
+      }
+      await new Promise((resolve) => setImmediate(resolve));
+      stop.abort();
+      const error = await ended;
+      if (error !== null) throw error;
     },
     documented: (error) => error instanceof FrameError,
   },

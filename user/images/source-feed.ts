@@ -11,6 +11,7 @@ import { startDecoder, type DecoderOutput, type OnSkip, type RunningDecoder } fr
 import { closeFd } from '../../node/io.js';
 import { openProbedFile } from './probed-file.js';
 import type { PreparedImage } from './probe.js';
+import { rereadImage, type ImageReread } from './reread.js';
 
 /**
  * Where the feed's word on the stream goes: the helper (a LaunchedHelper is one), or a job run in
@@ -21,6 +22,8 @@ export interface StreamListener {
   endSource(end: SourceEnd): void;
   /** The stream leaves out `extents` from here on; resolves once the job has them in place. */
   skip(extents: [number, number][]): Promise<void>;
+  /** Answers requests for the image's bytes again (a repair of a stream) through `reread`; absent where none can come. */
+  answerRepairs?(reread: ImageReread): void;
 }
 
 /** The image, flowing: what the helper reads, and what its job message must say about it. */
@@ -151,6 +154,7 @@ export async function openSourceFeed(prepared: PreparedImage, options: FeedOptio
     onNotice: (listener) => void listeners.push(listener),
     finish: async (pending, to) => {
       relay.connect(to);
+      to.answerRepairs?.(rereadImage(prepared.plan));
       void running?.ended.then((end) => {
         if (end.status === 'ok') to.endSource({ ok: true, bytes: end.bytes });
         else if (end.status === 'failed') to.endSource({ ok: false, failure: end.failure });

@@ -21,6 +21,8 @@ import { lastLine, type Elevation, type LaunchCommand, type LaunchExit } from '.
 import { builtHelperProgram, type HelperProgram } from './helper-program.js';
 import { createTransport, type LaunchTransport } from './transport.js';
 import { rangesReader } from './image-feed.js';
+import { RepairAnswers } from './repair-answers.js';
+import type { ImageReread } from '../images/reread.js';
 
 /** How much of the launched process's stderr is kept to explain a failure to start. */
 const STDERR_TAIL_BYTES = 4096;
@@ -73,6 +75,11 @@ export interface LaunchedHelper {
    * the stream may go on without them.
    */
   skip(extents: [number, number][]): Promise<void>;
+  /**
+   * Answers the helper's repair requests (a flash whose image came as a stream: it asks for the
+   * ranges it must rewrite) by reading the image again through `reread`.
+   */
+  answerRepairs(reread: ImageReread): void;
 }
 
 /** How results and the authorization prompt speak of each kind of job: a flash or a clone writes drives, a backup or a verify only reads one. */
@@ -210,6 +217,7 @@ class HelperLaunch implements LaunchedHelper {
   private passing: Promise<unknown> = Promise.resolve();
   /** A backup's pipe end (options.source), until it is closed or handed to the transport. */
   private backupOut: number | null = null;
+  private readonly repairs = new RepairAnswers((message) => this.channel?.send(message) ?? Promise.resolve());
 
   constructor(private readonly options: HelperLaunchOptions) {
     this.elevation = options.elevation ?? directLaunch;
@@ -239,6 +247,10 @@ class HelperLaunch implements LaunchedHelper {
     });
   }
 
+  answerRepairs(reread: ImageReread): void {
+    this.repairs.answerWith(reread);
+  }
+
   private sendSourceEnd(end: SourceEnd): void {
     const message: ToHelper = end.ok ? { type: 'source-end', ok: true, bytes: end.bytes } : { type: 'source-end', ok: false, ...end.failure };
     void this.channel?.send(message);
@@ -247,6 +259,7 @@ class HelperLaunch implements LaunchedHelper {
   /** Tells the helper to stop at its next block; before it runs, closes the authorization prompt. */
   private stop(): void {
     this.cancelRequested = true;
+    this.repairs.stop();
     void this.channel?.send({ type: 'cancel' });
     // An open authorization prompt has no helper behind it yet: closing the tool closes the prompt.
     // Once the helper runs as root this signal is refused (or sudo relays it, which the helper
@@ -330,6 +343,7 @@ class HelperLaunch implements LaunchedHelper {
 
     const exit = await exited;
     this.helperGone.abort();
+    this.repairs.stop();
     await this.passing;
     await this.closeBackupOut();
     await transport.close();
@@ -360,6 +374,12 @@ class HelperLaunch implements LaunchedHelper {
             break;
           case 'skip-ack':
             this.unacknowledged.shift()?.();
+            break;
+          case 'repair-request':
+            this.repairs.request(message);
+            break;
+          case 'repair-ack':
+            this.repairs.ack(message.id);
             break;
           case 'fatal':
             this.fail({ code: message.code, message: message.message });

@@ -16,6 +16,7 @@ import { createLoop, digestFile, partitionedLoop, readBytes, scratchDir, writeRa
 import { spawnWithPolkit, type PolkitAnswer } from '../../support/polkit.js';
 import { findDescendant, isHelper, listeningSocketsOf, waitForDescendant, waitForExit } from '../../support/processes.js';
 import { slowCard } from '../../support/throttle.js';
+import { fakeCard } from '../../support/fake-card.js';
 import { allowSudoForHelper, asTestUser, builtHelper, ensureTestUser, shareWithTestUser } from '../../support/unprivileged.js';
 
 const DRIVER = resolve('out/test/support/helper-driver.js');
@@ -146,6 +147,19 @@ describeDevices('through sudo, as an unprivileged user', () => {
       [3 * MiB + 8192, MiB - 8192],
     ];
     for (const [offset, length] of untouched) expect(after.subarray(offset, offset + length).equals(before.subarray(offset, offset + length))).toBe(true);
+  });
+
+  it("a repair of an .xz image: the helper asks the user's CLI for the bad block through the FIFO channel, and the CLI decodes the image again as the user", async () => {
+    const dir = scratchDir();
+    const image = join(dir, 'image.img');
+    writeRandomFile(image, 24 * MiB);
+    execFileSync('sh', ['-c', 'xz -0 -T2 -c image.img > image.img.xz'], { cwd: dir });
+    shareWithTestUser(`${image}.xz`);
+    const card = await fakeCard(64 * MiB, { kind: 'flaky', at: 20 * MiB + 4096, always: false });
+    const run = await collect(flashAsUser(`${image}.xz`, card.path, 'sudo'));
+    expect(run.code, run.stderr).toBe(0);
+    expect(resultOf(run)).toMatchObject({ status: 'ok', verified: true, repaired: { blocks: 1, offsets: [20 * MiB] } });
+    expect(readBytes(card.backing, 0, 24 * MiB).equals(readFileSync(image))).toBe(true);
   });
 
   it('a backup through the image FIFO, as osascript needs: the bytes of the drive reach a file of the user, equal to the drive', async () => {
