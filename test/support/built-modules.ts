@@ -11,6 +11,7 @@ import type * as ProbeLaunch from '../../user/images/probe-launch.js';
 import type * as Probe from '../../user/images/probe.js';
 import type * as CatalogueLaunch from '../../user/catalogue/catalogue-launch.js';
 import type * as DecoderLaunch from '../../user/images/decoder-launch.js';
+import type * as PipeReader from '../../user/images/decode/pipe-reader.js';
 
 export async function builtStartHelper(): Promise<typeof HelperLaunch.startHelper> {
   return ((await import(resolve('out/user/launcher/launch.js'))) as typeof HelperLaunch).startHelper;
@@ -44,4 +45,9 @@ export async function builtCatalogueLaunch(): Promise<typeof CatalogueLaunch> {
 /** The decoder's launcher as built: it starts the built out/user/images/decode/main.js. */
 export async function builtStartDecoder(): Promise<typeof DecoderLaunch.startDecoder> {
   return ((await import(resolve('out/user/images/decoder-launch.js'))) as typeof DecoderLaunch).startDecoder;
+}
+
+/** The decoder's pipe reader as built: it starts its thread from the built out/user/images/decode/pipe-reader-thread.js. */
+export async function builtDrainPipe(): Promise<typeof PipeReader.drainPipe> {
+  return ((await import(resolve('out/user/images/decode/pipe-reader.js'))) as typeof PipeReader).drainPipe;
 }

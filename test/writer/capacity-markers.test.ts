@@ -67,6 +67,12 @@ describe('a marker', () => {
     earlier.block.copy(now.block);
     expect(now.format.classify(now.block, 300 * MiB)).toEqual({ state: 'garbage' });
   });
+
+  it('gets a nonce of its own in every job (no two of 10,000 alike, none all zeros)', () => {
+    const nonces = new Set(Array.from({ length: 10_000 }, () => format().format.nonce.toString('hex')));
+    expect(nonces.size).toBe(10_000);
+    expect(nonces.has('0'.repeat(32))).toBe(false);
+  });
 });
 
 describe('judging the markers', () => {

@@ -1,8 +1,11 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { closeFd } from '../../../node/io.js';
+import { createOsPipe, type OsPipe } from '../../../node/os-pipe.js';
 import { findTool } from '../../../node/run-tool.js';
+import { drainPipe } from './pipe-reader.js';
 import { ReaderGone, type ImageSink } from './image-sink.js';
 import { jobError, JobError } from '../../../common/domain/failure.js';
 
@@ -70,13 +73,25 @@ function toolFailure(tool: ToolCommand, format: string, stderr: string, code: nu
  * else the sink. Resolves when the tool has decoded everything; rejects with what went wrong.
  */
 export async function runDecoderTool(tool: ToolCommand, format: string, input: number | Readable, output: number | ImageSink): Promise<void> {
-  const child = spawn(tool.file, tool.args, {
-    stdio: [typeof input === 'number' ? input : 'pipe', typeof output === 'number' ? output : 'pipe', 'pipe'],
-    env: { ...process.env, LC_ALL: 'C' },
-    // Its own process group: a terminal's Ctrl-C must not kill it behind the parent's back (the
-    // parent turns Ctrl-C into a clean cancel). It exits with the pipe it writes to.
-    detached: process.platform !== 'win32',
-  });
+  // Into the sink through a kernel pipe read on a thread of its own (pipe-reader.ts); Windows has
+  // no FIFOs (node/os-pipe.ts), and there the tool's stdout is read as a stream.
+  const pipe: OsPipe | null = typeof output !== 'number' && process.platform !== 'win32' ? await createOsPipe() : null;
+  let child: ChildProcess;
+  try {
+    child = spawn(tool.file, tool.args, {
+      stdio: [typeof input === 'number' ? input : 'pipe', typeof output === 'number' ? output : (pipe?.writeFd ?? 'pipe'), 'pipe'],
+      env: { ...process.env, LC_ALL: 'C' },
+      // Its own process group: a terminal's Ctrl-C must not kill it behind the parent's back (the
+      // parent turns Ctrl-C into a clean cancel). It exits with the pipe it writes to.
+      detached: process.platform !== 'win32',
+    });
+  } catch (error) {
+    if (pipe !== null) await closeFd(pipe.readFd);
+    throw error;
+  } finally {
+    // The tool has its own copy now; ours would keep the reader from ever seeing the end.
+    if (pipe !== null) await closeFd(pipe.writeFd);
+  }
   let stderr = '';
   child.stderr?.setEncoding('utf8').on('data', (text: string) => (stderr = (stderr + text).slice(-STDERR_TAIL)));
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve, reject) => {
@@ -84,7 +99,18 @@ export async function runDecoderTool(tool: ToolCommand, format: string, input: n
     child.on('close', (code, signal) => resolve({ code, signal }));
   });
   const feeding = typeof input === 'number' || child.stdin === null ? null : pipeline(input, child.stdin).catch((error: unknown) => error);
-  const draining = typeof output === 'number' || child.stdout === null ? null : pipeline(child.stdout, output, { end: false }).catch((error: unknown) => error);
+  const draining =
+    typeof output === 'number'
+      ? null
+      : pipe !== null
+        ? drainPipe(pipe.readFd, output).catch((error: unknown) => {
+            // Nobody takes its output any more (the helper went away): the tool is stopped, as a stream's end would.
+            child.kill();
+            return error;
+          })
+        : child.stdout === null
+          ? null
+          : pipeline(child.stdout, output, { end: false }).catch((error: unknown) => error);
   const { code, signal } = await exited;
   const drainError = await draining;
   // A source that failed (a download that broke off) is the reason, not the tool's "unexpected end".
