@@ -4,6 +4,7 @@
  * message that ends the job: a result per reported drive, or a fatal message when the job could
  * not even start; runJob turns anything unforeseen into a failed result, so it never rejects.
  */
+import type { Writable } from 'node:stream';
 import { jobDrives, type FromHelper, type HelperJob, type HelperJobOf } from '../common/contracts/helper-protocol.js';
 import { errorText } from '../common/domain/error-details.js';
 import { toFailure, type Failure } from '../common/domain/failure.js';
@@ -142,7 +143,7 @@ async function runBackup(job: HelperJobOf<'backup'>, context: JobContext): Promi
       const message = `${job.source} is not the drive that was checked: it holds ${disk.facts.size} bytes, not ${job.size} (another card in the same reader?). Nothing was read.`;
       return failedBeforeStart(job, { code: 'source-read-error', message });
     }
-    let out: number;
+    let out: number | Writable;
     try {
       out = await context.endpoints.driveOut();
     } catch (error) {

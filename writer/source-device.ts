@@ -1,3 +1,4 @@
+import type { Writable } from 'node:stream';
 import type { TargetResult } from '../common/domain/result.js';
 import type { Failure } from '../common/domain/failure.js';
 import { allocatePumpMemory, pump } from './pump.js';
@@ -87,16 +88,25 @@ function sourceDeviceFailure(path: string, error: unknown, near: number): JobErr
 /** The reader on the other end went away: the unprivileged side has what it wanted, or stopped. */
 function readerGone(error: unknown): boolean {
   const code = errorCode(error);
-  return code === 'EPIPE' || code === 'ECONNRESET';
+  return code === 'EPIPE' || code === 'ECONNRESET' || code === 'ERR_STREAM_DESTROYED';
+}
+
+/**
+ * Writes all of `bytes` to a descriptor or a stream (a named pipe). A stream's callback comes once
+ * the bytes are handed to the system, so the pump's buffer is free again when this resolves.
+ */
+function writeOut(out: number | Writable, bytes: Buffer): Promise<void> {
+  if (typeof out === 'number') return writeFully(out, bytes, 0, bytes.length, null);
+  return new Promise((resolve, reject) => out.write(bytes, (error) => (error ? reject(error) : resolve())));
 }
 
 /**
  * Backup, the privileged half: copies every byte of `source`, front to back, through the pump to
  * `out` (a pipe to the unprivileged side, which writes the user's file). Resolves with the
  * source's result ('ok' once all of it was sent; 'cancelled' when the reader stopped or `signal`
- * fired); never rejects.
+ * fired); never rejects. A stream `out` is ended once everything is sent.
  */
-export async function sendDevice(source: SourceDevice, out: number, signal: AbortSignal): Promise<TargetResult> {
+export async function sendDevice(source: SourceDevice, out: number | Writable, signal: AbortSignal): Promise<TargetResult> {
   const started = performance.now();
   const target = source.path;
   let sent = 0;
@@ -117,7 +127,7 @@ export async function sendDevice(source: SourceDevice, out: number, signal: Abor
       },
       write: async (bytes) => {
         try {
-          await writeFully(out, bytes, 0, bytes.length, null);
+          await writeOut(out, bytes);
           return true;
         } catch (error) {
           if (readerGone(error)) return false;
@@ -130,6 +140,8 @@ export async function sendDevice(source: SourceDevice, out: number, signal: Abor
     if (pumped.end !== 'done') return { status: 'cancelled', target, bytes: pumped.at };
   } catch (error) {
     return { status: 'failed', target, bytes: sent, ...toFailure(error) };
+  } finally {
+    if (typeof out !== 'number') out.end();
   }
   return { status: 'ok', target, bytes: sent, written: false, verified: false, seconds: (performance.now() - started) / 1000 };
 }

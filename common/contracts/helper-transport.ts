@@ -15,7 +15,13 @@ export const FIFO_NAMES = {
   image: 'image',
 } as const;
 
-/** The two named pipes of one job (Windows, UAC): control, and image bytes. */
-export function pipePaths(name: string): { control: string; image: string } {
-  return { control: `\\\\.\\pipe\\${name}`, image: `\\\\.\\pipe\\${name}-image` };
+/**
+ * The two named pipes of one job (Windows, UAC): control, and image bytes. Elsewhere the same
+ * transport runs over Unix sockets, which is what Node's net makes of a pipe path there: in /tmp,
+ * fixed rather than the user's TMPDIR since root looks for them with its own environment. No
+ * elevation uses it off Windows; tests do, so that its code runs for real on Linux too.
+ */
+export function pipePaths(name: string, windows: boolean): { control: string; image: string } {
+  const prefix = windows ? `\\\\.\\pipe\\${name}` : `/tmp/${name}`;
+  return { control: prefix, image: `${prefix}-image` };
 }

@@ -7,11 +7,19 @@ import { join } from 'node:path';
 import { expect, it } from 'vitest';
 import { MiB } from '../../common/domain/units.js';
 import { startHelper } from '../../user/launcher/launch.js';
-import { createOsPipe } from '../../node/os-pipe.js';
-import { closeFd, readFully } from '../../node/io.js';
+import type { ByteSource } from '../../node/byte-source.js';
 import { describeDevices } from '../support/device-suite.js';
 import { assertOwnedLoop, createLoop, digestFile, partitionedLoop, readBytes, scratchDir, writeRandomFile } from '../support/loop-device.js';
 import { builtHelper } from '../support/unprivileged.js';
+
+/** How many bytes came out of a backup's way out before its end (0 when there was none), closing it. */
+async function readAll(bytes: ByteSource | null): Promise<number> {
+  if (bytes === null) return 0;
+  let total = 0;
+  for (let n = await bytes.read(Buffer.alloc(4096), 4096); n > 0; n = await bytes.read(Buffer.alloc(4096), 4096)) total += n;
+  await bytes.close();
+  return total;
+}
 
 describeDevices('the helper reading a drive', () => {
   it('refuses to clone a drive onto itself, writing nothing', async () => {
@@ -26,22 +34,18 @@ describeDevices('the helper reading a drive', () => {
   it('refuses to back up a partition, and sends nothing', async () => {
     const drive = await partitionedLoop('label: dos\n1M,4M,83\n', 8 * MiB);
     assertOwnedLoop(drive.path);
-    const pipe = await createOsPipe();
-    // The launch owns the write end from here and closes it: this side reads end-of-file, nothing else.
-    const job = startHelper({ source: pipe.writeFd, job: { kind: 'backup', source: `${drive.path}p1` }, program: builtHelper() });
-    expect(await readFully(pipe.readFd, Buffer.alloc(4096), 0, 4096, null)).toBe(0);
+    const job = startHelper({ job: { kind: 'backup', source: `${drive.path}p1` }, program: builtHelper() });
+    // The drive's way out reaches end-of-file: nothing else.
+    expect(await readAll(await job.driveBytes)).toBe(0);
     expect(await job.result).toEqual([expect.objectContaining({ status: 'failed', target: `${drive.path}p1`, code: 'target-is-partition' })]);
-    await closeFd(pipe.readFd);
   });
 
   it('refuses to back up a drive whose size is not the one the app checked (a card swapped during the password prompt), and sends nothing', async () => {
     const drive = createLoop({ size: 8 * MiB });
     assertOwnedLoop(drive.path);
-    const pipe = await createOsPipe();
-    const job = startHelper({ source: pipe.writeFd, job: { kind: 'backup', source: drive.path, size: 4 * MiB }, program: builtHelper() });
-    expect(await readFully(pipe.readFd, Buffer.alloc(4096), 0, 4096, null)).toBe(0);
+    const job = startHelper({ job: { kind: 'backup', source: drive.path, size: 4 * MiB }, program: builtHelper() });
+    expect(await readAll(await job.driveBytes)).toBe(0);
     expect(await job.result).toEqual([expect.objectContaining({ status: 'failed', target: drive.path, code: 'source-read-error', message: expect.stringContaining('is not the drive that was checked') as unknown })]);
-    await closeFd(pipe.readFd);
   });
 
   it('compares the disk it was started for with the image on fd 0 (a verify), naming the first differing byte; a file is not its to read', async () => {

@@ -1,6 +1,6 @@
 /**
- * Backup, the unprivileged half: the drive's bytes arrive from the helper through a pipe and are
- * written to the user's file here (or by a compressor started here), so root never writes into
+ * Backup, the unprivileged half: the drive's bytes arrive from the helper (through a pipe, a FIFO or
+ * a named pipe) and are written to the user's file here, compressed here when asked, so root never writes into
  * the user's files. Every byte is hashed on the way; the file is then read back (decoded back,
  * when compressed) and compared.
  */
@@ -11,26 +11,26 @@ import { sourceReadFailure } from '../../writer/failures.js';
 import { JobError, jobError, toFailure } from '../../common/domain/failure.js';
 import { FileTarget, fileWriteFailure } from '../files/file-target.js';
 import { chooseGrain, GrainHashes } from '../../writer/grain-hashes.js';
-import { closeFd, readFully, writeFully } from '../../node/io.js';
+import type { ByteSource } from '../../node/byte-source.js';
 import { ProgressMeter } from '../../writer/progress-meter.js';
 import { allocatePumpMemory, pump } from '../../writer/pump.js';
 import { compareRead, grainCheck, grainMismatch, type Comparison } from '../../writer/compare.js';
 import type { VerifyOutcome } from '../../writer/verify-written.js';
 import { readPartitionTable } from '../images/partition-table.js';
 import type { BackupCompression } from '../../common/domain/backup-compression.js';
-import { startCompressor, startDecompressor, type RunningTool } from './compressor.js';
+import { startCompressor, startDecompressor, type Compressor, type Decompressor } from './compressor.js';
 import { errorText } from '../../common/domain/error-details.js';
 
 export interface BackupJob {
-  /** The pipe the helper sends the drive's bytes into, front to back. */
-  source: number;
+  /** The drive's bytes as the helper sends them, front to back. */
+  source: ByteSource;
   /** The drive, as the user named it (for messages). */
   drive: string;
   /** Bytes the drive holds: what the helper sends when nothing goes wrong. */
   driveSize: number;
   /** The file to write (see file-target.ts for what may be named). */
   target: string;
-  /** Compress with this format's system tool; null writes the raw image. */
+  /** Compress in this format (compressor.ts); null writes the raw image. */
   compress: BackupCompression | null;
   /** Stop after the end of the last partition in the drive's partition table. */
   trimToPartitions: boolean;
@@ -65,14 +65,14 @@ export async function backupToFile(job: BackupJob): Promise<TargetResult> {
   const hashes = new GrainHashes(chooseGrain(job.driveSize), job.driveSize, memory.hash);
   const read = async (into: Buffer, length: number, at: number): Promise<number> => {
     try {
-      return await readFully(job.source, into, 0, length, null);
+      return await job.source.read(into, length);
     } catch (error) {
       throw sourceReadFailure(at, error);
     }
   };
 
   let file: FileTarget | null = null;
-  let compressor: RunningTool | null = null;
+  let compressor: Compressor | null = null;
   let position = 0;
   try {
     const wanted = Math.min(halves[0].length, job.driveSize);
@@ -97,7 +97,7 @@ export async function backupToFile(job: BackupJob): Promise<TargetResult> {
       read,
       write: async (bytes, at) => {
         try {
-          await (sink === null ? output.write(bytes, 0, bytes.length, at) : writeFully(sink.fd, bytes, 0, bytes.length, null));
+          await (sink === null ? output.write(bytes, 0, bytes.length, at) : sink.write(bytes));
         } catch (error) {
           // A compressor that stopped taking input has said why on its way out (a full disk, usually).
           if (sink !== null) await compressorFailure(sink, job.target);
@@ -143,37 +143,30 @@ export async function backupToFile(job: BackupJob): Promise<TargetResult> {
 }
 
 /** Ends the compressor's input and waits for it; throws with its own words when it failed. */
-async function compressorFailure(compressor: RunningTool, target: string): Promise<void> {
+async function compressorFailure(compressor: Compressor, target: string): Promise<void> {
   try {
     await compressor.finish();
   } catch (error) {
     const text = errorText(error);
-    throw jobError(/No space left/i.test(text) ? 'target-full' : 'write-error', `Compressing the backup into ${target} failed: ${text}`);
+    // ENOSPC from node:zlib's file stream, "No space left on device" from xz.
+    if (/ENOSPC|No space left/i.test(text)) throw jobError('target-full', `The disk holding ${target} is full: the compressed backup did not fit. Free some space or choose another place.`);
+    throw jobError('write-error', `Compressing the backup into ${target} failed: ${text}.`);
   }
 }
 
-async function cancelled(file: FileTarget, compressor: RunningTool | null, target: string, bytes: number): Promise<TargetResult> {
+async function cancelled(file: FileTarget, compressor: Compressor | null, target: string, bytes: number): Promise<TargetResult> {
   await compressor?.stop();
   await file.discard();
   return { status: 'cancelled', target, bytes };
 }
 
 /**
- * Reads the file back past the page cache (decoded by the format's tool when compressed) and
+ * Reads the file back past the page cache (decoded by compressor.ts when compressed) and
  * compares it grain by grain with the hashes taken as the drive's bytes arrived.
  */
 async function verifyBackup(job: BackupJob, file: FileTarget, halves: readonly [Buffer, Buffer], hashes: GrainHashes, length: number): Promise<VerifyOutcome> {
   const { target } = job;
-  let decoder: RunningTool | null = null;
-  if (job.compress !== null) {
-    const input = await file.uncachedReader();
-    try {
-      decoder = await startDecompressor(job.compress, input);
-    } finally {
-      await closeFd(input);
-    }
-  }
-  const decoded = decoder;
+  const decoded: Decompressor | null = job.compress === null ? null : await startDecompressor(job.compress, await file.uncachedReader());
   const meter = new ProgressMeter('verifying', target, length, (p) => job.onProgress?.(p));
   let compared: Comparison;
   try {
@@ -182,7 +175,7 @@ async function verifyBackup(job: BackupJob, file: FileTarget, halves: readonly [
       from: 0,
       length,
       // Past the page cache (FileTarget.read), or from the decoder reading the file back.
-      read: (into, want, at) => (decoded === null ? file.read(into, 0, want, at) : readFully(decoded.fd, into, 0, want, null)),
+      read: (into, want, at) => (decoded === null ? file.read(into, 0, want, at) : decoded.read(into, want)),
       check: grainCheck(hashes),
       advanced: (at) => meter.update(at),
       signal: job.signal,
@@ -190,7 +183,7 @@ async function verifyBackup(job: BackupJob, file: FileTarget, halves: readonly [
     if (compared.end === 'cancelled') return { status: 'cancelled' };
     if (compared.at < length) return { status: 'failed', failure: { code: 'verify-mismatch', message: `${target} holds only ${compared.at} of the ${length} bytes read from ${job.drive}.`, offset: compared.at } };
     // A compressed file that decodes to more than was written is not this backup either.
-    if (decoded !== null && (await readFully(decoded.fd, halves[0], 0, 1, null)) > 0) {
+    if (decoded !== null && (await decoded.read(halves[0], 1)) > 0) {
       return { status: 'failed', failure: { code: 'verify-mismatch', message: `${target} decodes to more than the ${length} bytes read from ${job.drive}.`, offset: length } };
     }
     await decoded?.finish();

@@ -1,6 +1,6 @@
 /**
  * A whole backup, as the CLI and the app both run it: the checks that can be made before anyone
- * is asked for a password, then the root helper reading the drive into a pipe while this process
+ * is asked for a password, then the root helper sending the drive's bytes out while this process
  * (the user) writes and verifies the file.
  */
 import { stat } from 'node:fs/promises';
@@ -10,11 +10,10 @@ import type { TargetResult } from '../../common/domain/result.js';
 import type { Failure } from '../../common/domain/failure.js';
 import { JobError, toFailure } from '../../common/domain/failure.js';
 import { checkFileTargetPath } from '../files/file-target.js';
-import { closeFd } from '../../node/io.js';
+import type { ByteSource } from '../../node/byte-source.js';
 import { currentPlatform } from '../../writer/platform/index.js';
 import { refuseSource } from '../../writer/source-device.js';
 import type { HelperLaunchOptions, LaunchedHelper } from '../launcher/launch.js';
-import { createOsPipe, type OsPipe } from '../../node/os-pipe.js';
 import { backupToFile } from './backup-file.js';
 import type { BackupCompression } from '../../common/domain/backup-compression.js';
 import { errorText } from '../../common/domain/error-details.js';
@@ -55,8 +54,8 @@ export async function checkBackup(drive: string, file: string): Promise<{ driveS
 export interface DriveBackup extends BackupOptions {
   /** From checkBackup. */
   driveSize: number;
-  /** Starts the helper with the front end's elevation; given the pipe to send the drive's bytes into and the read request. */
-  launch(options: Pick<HelperLaunchOptions, 'source' | 'job'>): LaunchedHelper;
+  /** Starts the helper with the front end's elevation, given the read request; the drive's bytes come out through its driveBytes. */
+  launch(options: Pick<HelperLaunchOptions, 'job'>): LaunchedHelper;
   /** Stops the helper and the file writer; the result is then `cancelled` and the partial file gone. */
   signal?: AbortSignal | undefined;
   onProgress?: ((progress: Progress) => void) | undefined;
@@ -64,39 +63,27 @@ export interface DriveBackup extends BackupOptions {
 
 /** Runs one backup after checkBackup; resolves with the file's result (or the drive's, when the helper refused it), never rejects. */
 export async function backupDrive(job: DriveBackup): Promise<TargetResult> {
-  const failed = (target: string, error: unknown): TargetResult => ({ status: 'failed', target, bytes: 0, ...toFailure(error) });
-  let pipe: OsPipe;
-  try {
-    pipe = await createOsPipe();
-  } catch (error) {
-    return failed(job.file, error);
-  }
   let helper: LaunchedHelper;
   try {
-    // From here the helper launch owns the write end (see HelperLaunchOptions.source).
-    helper = job.launch({ source: pipe.writeFd, job: { kind: 'backup', source: job.drive, size: job.driveSize } });
+    helper = job.launch({ job: { kind: 'backup', source: job.drive, size: job.driveSize } });
   } catch (error) {
-    await closeFd(pipe.writeFd);
-    await closeFd(pipe.readFd);
     return { status: 'failed', target: job.drive, bytes: 0, code: 'helper-died', message: `The reading process could not start: ${errorText(error)}. Nothing was saved.` };
   }
   const stopHelper = (): void => helper.cancel();
   job.signal?.addEventListener('abort', stopHelper, { once: true });
   if (job.signal?.aborted === true) stopHelper();
-  let readOpen = true;
-  const closeRead = async (): Promise<void> => {
-    if (readOpen) await closeFd(pipe.readFd);
-    readOpen = false;
-  };
+  let source: ByteSource | null = null;
   try {
     const running = await helper.ready;
-    if (running === null) {
-      await closeRead();
+    source = await helper.driveBytes;
+    if (running === null || source === null) {
+      await source?.close();
       const [refused] = await helper.result;
       return refused ?? { status: 'failed', target: job.drive, bytes: 0, code: 'helper-died', message: 'The reading process ended without a result. Nothing was saved.' };
     }
+    const from = source;
     const result = await backupToFile({
-      source: pipe.readFd,
+      source: from,
       drive: job.drive,
       driveSize: job.driveSize,
       target: job.file,
@@ -111,15 +98,16 @@ export async function backupDrive(job: DriveBackup): Promise<TargetResult> {
       onProgress: job.onProgress,
     });
     // Past the trimmed end the helper finds nobody reading, and stops.
-    await closeRead();
+    await from.close();
+    source = null;
     await helper.result;
     return result;
   } catch (error) {
     // Not reached by any failure backupToFile knows (it reports those); the helper must not be left
     // blocked on a pipe nobody reads, with the drive unmounted.
     helper.cancel();
-    await closeRead();
-    return failed(job.file, error);
+    await source?.close();
+    return { status: 'failed', target: job.file, bytes: 0, ...toFailure(error) };
   } finally {
     job.signal?.removeEventListener('abort', stopHelper);
   }

@@ -5,7 +5,8 @@ import { dirname, resolve } from 'node:path';
 import { formatBytes } from '../../common/domain/units.js';
 import { alignUp } from '../../writer/job-memory.js';
 import { JobError, jobError } from '../../common/domain/failure.js';
-import { closeFd, openFd, readFully, syncData, writeFully } from '../../node/io.js';
+import { closeFd, fstatFd, openFd, readFully, syncData, writeFully } from '../../node/io.js';
+import { readFromDisk } from './darwin-uncached.js';
 import type { WriteTarget } from '../../writer/write-target.js';
 import { UV_FS_O_DIRECT } from '../../writer/platform/win32.js';
 import { errorCode, errorText } from '../../common/domain/error-details.js';
@@ -92,7 +93,8 @@ export async function checkFileTargetPath(path: string): Promise<void> {
  * The open flag that reads a file past the cache, per OS: O_DIRECT on Linux; on Windows libuv's
  * UV_FS_O_DIRECT (FILE_FLAG_NO_BUFFERING). Node names O_DIRECT only on Linux: elsewhere
  * constants.O_DIRECT is undefined, which an OR turned into no flag at all, so Windows verified a
- * file from its cache. macOS has no such flag (F_NOCACHE is set with fcntl): null.
+ * file from its cache. macOS has no such flag: null, and uncachedReader drops the cached pages
+ * and sets F_NOCACHE instead.
  */
 export function directReadFlag(platform: NodeJS.Platform = process.platform): number | null {
   if (platform === 'win32') return UV_FS_O_DIRECT;
@@ -216,13 +218,24 @@ export class FileTarget implements WriteTarget {
 
   /**
    * A plain read-only descriptor on the file, opened after its data was synced and its cached
-   * pages dropped (posix_fadvise DONTNEED, through dd since Node cannot call it), so what is read
-   * comes from the disk: for a reader that cannot use direct I/O (a decompressor).
+   * pages dropped, so what is read comes from the disk: for a reader that cannot use direct I/O
+   * (a decompressor), and on macOS, which has none. Linux: posix_fadvise DONTNEED, through dd since
+   * Node cannot call it. macOS: msync(MS_INVALIDATE) and F_NOCACHE (darwin-uncached.ts).
    */
   async uncachedReader(): Promise<number> {
     await syncData(this.fd);
-    await runOnDescriptor('dd', ['iflag=nocache', 'count=0', 'status=none'], this.fd).catch(() => undefined);
-    return openFd(this.partial, constants.O_RDONLY | constants.O_NOFOLLOW);
+    if (process.platform !== 'darwin') {
+      await runOnDescriptor('dd', ['iflag=nocache', 'count=0', 'status=none'], this.fd).catch(() => undefined);
+      return openFd(this.partial, constants.O_RDONLY | constants.O_NOFOLLOW);
+    }
+    const fd = await openFd(this.partial, constants.O_RDONLY | constants.O_NOFOLLOW);
+    try {
+      await readFromDisk(fd, (await fstatFd(fd)).size);
+    } catch (error) {
+      await closeFd(fd);
+      throw jobError('verify-read-error', `${this.path} cannot be read back past the cache: ${errorText(error)}`);
+    }
+    return fd;
   }
 
   sync(): Promise<void> {

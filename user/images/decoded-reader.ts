@@ -6,10 +6,9 @@
  * Used for the partition table of a compressed image and for the boot partition that customisation
  * reads (user/customise/): both lie in an image's first few MiB.
  */
-import type { Readable } from 'node:stream';
 import type { DecodePlan } from '../../common/contracts/decoder-protocol.js';
 import { jobError } from '../../common/domain/failure.js';
-import { readFully } from '../../node/io.js';
+import { ByteSource } from '../../node/byte-source.js';
 import { startDecoder, type RunningDecoder } from './decoder-launch.js';
 import type { ReadAt } from './xz-index.js';
 
@@ -22,35 +21,6 @@ const SKIP_CHUNK = 1024 * 1024;
  * files after it); more runs than this are refused rather than decoding the image over and over.
  */
 const MAX_RUNS = 8;
-
-/** The image's decoded bytes, read as they come (a pipe or, on Windows, a stream). */
-class DecodedBytes {
-  private leftover: Buffer | null = null;
-  private readonly iterator: AsyncIterator<Buffer> | null;
-
-  constructor(private readonly source: number | Readable) {
-    this.iterator = typeof source === 'number' ? null : (source[Symbol.asyncIterator]() as AsyncIterator<Buffer>);
-  }
-
-  /** Reads up to `length` bytes into `into`; fewer only at the image's end. */
-  async read(into: Buffer, length: number): Promise<number> {
-    if (typeof this.source === 'number') return readFully(this.source, into, 0, length, null);
-    let got = 0;
-    while (got < length) {
-      const chunk = this.leftover ?? (await this.next());
-      if (chunk === null) break;
-      const n = chunk.copy(into, got, 0, Math.min(chunk.length, length - got));
-      this.leftover = n < chunk.length ? chunk.subarray(n) : null;
-      got += n;
-    }
-    return got;
-  }
-
-  private async next(): Promise<Buffer | null> {
-    const step = await this.iterator?.next();
-    return step === undefined || step.done === true ? null : step.value;
-  }
-}
 
 /** Reads of a decoded image at any offset, for as long as the caller holds it; close() stops the decoder. */
 export interface DecodedReader {
@@ -65,7 +35,7 @@ export interface DecodedReader {
 export function decodedReader(plan: DecodePlan): DecodedReader {
   const decodePlan: DecodePlan = { ...plan, map: null, sha256: null, sha256From: null, sendImage: true, freeSpace: false };
   let decoder: RunningDecoder | null = null;
-  let bytes: DecodedBytes | null = null;
+  let bytes: ByteSource | null = null;
   let position = 0;
   let runs = 0;
   const stop = async () => {
@@ -74,18 +44,18 @@ export function decodedReader(plan: DecodePlan): DecodedReader {
     bytes = null;
     await running?.stop();
   };
-  const start = async (): Promise<DecodedBytes> => {
+  const start = async (): Promise<ByteSource> => {
     await stop();
     if (++runs > MAX_RUNS) throw jobError('source-read-error', `Reading ${plan.location.kind === 'file' ? plan.location.path : plan.location.url} out of order needed more than ${MAX_RUNS} passes over its start; it is not laid out as an OS image usually is.`);
     decoder = await startDecoder(decodePlan, 'descriptor');
     const source = decoder.source;
     if (source === null) throw jobError('internal', 'The decoder gave no image bytes to read.');
     position = 0;
-    bytes = new DecodedBytes(source);
+    bytes = new ByteSource(source);
     return bytes;
   };
   /** Reads `length` bytes into `into`, or fewer at the end; turns a decoder's failure into its own words. */
-  const take = async (from: DecodedBytes, into: Buffer, length: number): Promise<number> => {
+  const take = async (from: ByteSource, into: Buffer, length: number): Promise<number> => {
     const got = await from.read(into, length);
     position += got;
     if (got < length && decoder !== null) {

@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { errorCode } from '../../common/domain/error-details.js';
-import { closeFd, openFd, readAt, writeFully } from '../../node/io.js';
+import { closeFd, openFd } from '../../node/io.js';
 import { processExists } from '../../node/processes.js';
 import { runTool } from '../../node/run-tool.js';
 import type { ChannelStreams } from '../../node/channel.js';
@@ -24,8 +24,6 @@ import { copyImage } from './image-feed.js';
 
 /** How often the app looks whether the helper has opened the image FIFO yet. */
 const IMAGE_OPEN_POLL_MS = 20;
-/** Read size when the app passes a backup's bytes from the image FIFO on; the FIFO itself holds 64 KiB. */
-const DRAIN_COPY_BYTES = 1024 * 1024;
 
 export interface ChannelDir {
   readonly dir: string;
@@ -36,12 +34,10 @@ export interface ChannelDir {
    */
   feedImage(source: number | Readable, stop: AbortSignal): Promise<Error | null>;
   /**
-   * A backup, the other way round: once the helper opens the image FIFO for writing, copies what
-   * it sends into `into` (the pipe the backup writer reads), then closes `into`. `stop` (the helper
-   * has exited) ends the wait for a helper that never opens it. Resolves with the error that kept
-   * the bytes from arriving; one that stopped because the reader stopped reading is no error.
+   * A backup, the other way round: the image FIFO opened for reading once the helper opens it for
+   * writing (the drive's bytes arrive there), or null when `stop` (the helper has exited) came first.
    */
-  drainImage(into: number, stop: AbortSignal): Promise<Error | null>;
+  openImageForReading(stop: AbortSignal): Promise<number | null>;
   /** Closes the app's ends and deletes the directory. */
   remove(): Promise<void>;
 }
@@ -85,27 +81,6 @@ async function openForReading(path: string, stop: AbortSignal): Promise<number |
     return null;
   } finally {
     opened = true;
-  }
-}
-
-/** Copies `from` into `to` until `from` ends or `to` stops taking bytes (its reader is done). */
-async function copyUntilEnd(from: number, to: number): Promise<Error | null> {
-  const buffer = Buffer.allocUnsafe(DRAIN_COPY_BYTES);
-  for (;;) {
-    let n: number;
-    try {
-      n = await readAt(from, buffer, 0, buffer.length, null);
-    } catch (error) {
-      return error instanceof Error ? error : new Error(String(error));
-    }
-    if (n === 0) return null;
-    try {
-      await writeFully(to, buffer, 0, n, null);
-    } catch (error) {
-      // The backup writer has what it wanted (a trimmed end) or gave up: not this copy's failure.
-      if (errorCode(error) === 'EPIPE') return null;
-      return error instanceof Error ? error : new Error(String(error));
-    }
   }
 }
 
@@ -155,21 +130,7 @@ export async function createChannelDir(withImageFifo: boolean): Promise<ChannelD
         }
         return fd === null ? null : copyImage(source, new Socket({ fd, readable: false, writable: true }));
       },
-      drainImage: async (into, stop) => {
-        try {
-          const fd = await openForReading(join(dir, FIFO_NAMES.image), stop);
-          if (fd === null) return null;
-          try {
-            return await copyUntilEnd(fd, into);
-          } finally {
-            await closeFd(fd);
-          }
-        } catch (error) {
-          return error instanceof Error ? error : new Error(String(error));
-        } finally {
-          await closeFd(into);
-        }
-      },
+      openImageForReading: (stop) => openForReading(join(dir, FIFO_NAMES.image), stop),
       remove: async () => {
         for (const socket of sockets) socket.destroy();
         await rm(dir, { recursive: true, force: true });

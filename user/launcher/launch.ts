@@ -15,6 +15,8 @@ import { DRIVE_INCOMPLETE, type SourceEnd, type TargetResult } from '../../commo
 import { Channel, type ChannelStreams } from '../../node/channel.js';
 import { helperArgv } from '../../node/helper-command-line.js';
 import { closeFd } from '../../node/io.js';
+import { ByteSource } from '../../node/byte-source.js';
+import { createOsPipe, type OsPipe } from '../../node/os-pipe.js';
 import { driveName } from '../drives/drive-name.js';
 import { directLaunch } from './elevation/direct.js';
 import { lastLine, type Elevation, type LaunchCommand, type LaunchExit } from './elevation/types.js';
@@ -29,11 +31,9 @@ const STDERR_TAIL_BYTES = 4096;
 
 export interface HelperLaunchOptions {
   /**
-   * The helper's fd 0. A flash or a verify: what it reads image bytes from, an open image file or
-   * a decoder's output. A backup: the write end of the pipe it sends the disk's bytes into;
-   * startHelper closes it once the helper holds its own copy, or, where the elevation tool passes
-   * no descriptor, once it has passed on what the helper sent through the image FIFO.
-   * None for a clone, whose source is a disk the helper opens itself.
+   * The helper's fd 0 for a flash or a verify: what it reads image bytes from, an open image file
+   * or a decoder's output. None for a backup (its bytes come out through driveBytes) or a clone,
+   * whose source is a disk the helper opens itself.
    */
   source?: number | Readable | undefined;
   /** The one job the helper runs. */
@@ -80,6 +80,12 @@ export interface LaunchedHelper {
    * ranges it must rewrite) by reading the image again through `reread`.
    */
   answerRepairs(reread: ImageReread): void;
+  /**
+   * A backup's drive bytes as the helper sends them: a kernel pipe on its fd 0 where the elevation
+   * tool passes one, else the transport's image FIFO or named pipe. Null for other jobs, or when
+   * the helper never got to send any (its result says why). The reader closes it.
+   */
+  readonly driveBytes: Promise<ByteSource | null>;
 }
 
 /** How results and the authorization prompt speak of each kind of job: a flash or a clone writes drives, a backup or a verify only reads one. */
@@ -213,20 +219,20 @@ class HelperLaunch implements LaunchedHelper {
   private stderrTail = '';
   /** Ends the wait for a helper that never opens the image FIFO (it has exited). */
   private readonly helperGone = new AbortController();
-  /** What passes the image or a backup's bytes through the transport; it must end before the transport is closed. */
-  private passing: Promise<unknown> = Promise.resolve();
-  /** A backup's pipe end (options.source), until it is closed or handed to the transport. */
-  private backupOut: number | null = null;
   private readonly repairs = new RepairAnswers((message) => this.channel?.send(message) ?? Promise.resolve());
+  readonly driveBytes: Promise<ByteSource | null>;
+  /** Waits for the helper to open a backup's way out through the transport; it must end before the transport is closed. */
+  private opening: Promise<unknown> = Promise.resolve();
+  private resolveDriveBytes!: (bytes: ByteSource | null) => void;
 
   constructor(private readonly options: HelperLaunchOptions) {
     this.elevation = options.elevation ?? directLaunch;
     this.job = options.job;
     this.words = JOB_WORDS[this.job.kind];
-    if (this.job.kind === 'backup' && typeof options.source === 'number') this.backupOut = options.source;
     this.reported = jobDrives(this.job).reported;
     this.ready = new Promise((resolve) => (this.resolveReady = resolve));
     this.result = new Promise((resolve) => (this.resolveResult = resolve));
+    this.driveBytes = new Promise((resolve) => (this.resolveDriveBytes = resolve));
   }
 
   cancel(): void {
@@ -278,10 +284,9 @@ class HelperLaunch implements LaunchedHelper {
   /** The helper was never started: nothing can have been written. */
   private notStarted(why: unknown): void {
     this.fail({ code: 'helper-died', message: `${this.words.process} could not be started (${errorText(why)}). ${this.words.nothing}` });
-    void this.closeBackupOut().finally(() => {
-      this.resolveReady(null);
-      this.resolveResult(this.settled ?? []);
-    });
+    this.resolveDriveBytes(null);
+    this.resolveReady(null);
+    this.resolveResult(this.settled ?? []);
   }
 
   async run(): Promise<void> {
@@ -303,7 +308,7 @@ class HelperLaunch implements LaunchedHelper {
     // Cancelled while the channel was being made: nothing is started, so no prompt appears.
     if (this.cancelRequested) {
       await transport.close();
-      await this.closeBackupOut();
+      this.resolveDriveBytes(null);
       this.resolveReady(null);
       this.resolveResult(this.reported.map((target) => ({ status: 'cancelled', target, bytes: 0 })));
       return;
@@ -318,18 +323,32 @@ class HelperLaunch implements LaunchedHelper {
     const program = options.program ?? builtHelperProgram();
     let command: LaunchCommand;
     try {
-      if (job.kind === 'backup' && !elevation.passesStdin && transport.drainBackup === null) throw new Error(`backing up a drive through ${elevation.name} is not supported yet`);
+      if (job.kind === 'backup' && !elevation.passesStdin && transport.backupBytes === null) throw new Error(`backing up a drive through ${elevation.name} is not supported yet`);
       command = elevation.command(program.file, [...program.args, ...argv], { reason: jobReason(job), interactive: options.interactive ?? false, ...(program.precondition === undefined ? {} : { precondition: program.precondition }) });
     } catch (error) {
       await transport.close();
       return this.notStarted(error);
     }
+    // A backup where the elevation tool passes descriptors: the helper sends the drive's bytes into a kernel pipe on its fd 0.
+    let backupPipe: OsPipe | null = null;
+    if (job.kind === 'backup' && elevation.passesStdin) {
+      try {
+        backupPipe = await createOsPipe();
+      } catch (error) {
+        await transport.close();
+        return this.notStarted(`the pipe for the drive's bytes could not be made: ${errorText(error)}`);
+      }
+    }
     const direct = transport.helperArgs.kind === 'inherited';
-    const stdio: StdioOptions = [elevation.passesStdin ? (options.source ?? 'ignore') : 'ignore', 'ignore', 'pipe', ...transport.extraStdio];
+    const stdin = backupPipe?.writeFd ?? (elevation.passesStdin ? (options.source ?? 'ignore') : 'ignore');
+    const stdio: StdioOptions = [stdin, 'ignore', 'pipe', ...transport.extraStdio];
     const child = spawn(command.file, command.args, { stdio, env: direct ? { ...process.env, ...program.env } : process.env });
     this.child = child;
-    // The helper (or the tool starting it) has its own copy now; ours would hide the end of the stream.
-    if (elevation.passesStdin) await this.closeBackupOut();
+    if (backupPipe !== null) {
+      // The helper (or the tool starting it) has its own copy now; ours would hide the end of the stream.
+      await closeFd(backupPipe.writeFd);
+      this.resolveDriveBytes(new ByteSource(backupPipe.readFd));
+    }
     child.stderr?.setEncoding('utf8').on('data', (text: string) => this.stderr(text));
 
     const exited = new Promise<LaunchExit>((resolve) => {
@@ -344,8 +363,8 @@ class HelperLaunch implements LaunchedHelper {
     const exit = await exited;
     this.helperGone.abort();
     this.repairs.stop();
-    await this.passing;
-    await this.closeBackupOut();
+    await this.opening;
+    this.resolveDriveBytes(null);
     await transport.close();
     this.resolveReady(this.helperPid);
     this.resolveResult(this.settled ?? this.explain(exit));
@@ -407,23 +426,19 @@ class HelperLaunch implements LaunchedHelper {
     if (this.elevation.passesStdin) return;
     const stop = this.helperGone.signal;
     if (this.job.kind === 'backup') {
-      const out = this.backupOut;
-      if (out === null || transport.drainBackup === null) return;
-      this.backupOut = null;
-      this.passing = transport.drainBackup(out, stop).then((error) => {
-        if (error !== null) this.fail({ code: 'source-read-error', message: `The drive's bytes could not be passed on from the reading process (${error.message}). Nothing usable was saved.` });
-      });
+      if (transport.backupBytes === null) return;
+      this.opening = transport.backupBytes(stop).then(
+        (bytes) => this.resolveDriveBytes(bytes),
+        (error: unknown) => {
+          this.fail({ code: 'source-read-error', message: `The drive's bytes could not be received from the reading process (${errorText(error)}). Nothing was saved.` });
+          this.resolveDriveBytes(null);
+        },
+      );
       return;
     }
     const { source } = this.options;
     if (source === undefined) return;
     void transport.feedImage(imageCopy(this.job, source), stop).then((error) => this.imageFailed(error));
-  }
-
-  private async closeBackupOut(): Promise<void> {
-    const out = this.backupOut;
-    this.backupOut = null;
-    if (out !== null) await closeFd(out);
   }
 
   /** The image could not be handed to the helper, which cannot tell a cut-off image from a short one. */

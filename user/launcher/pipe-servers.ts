@@ -7,8 +7,9 @@
  * Each pipe server takes its first connection and stops listening. Only the app's own user and
  * administrators can write to a pipe with the default security descriptor; another user can at
  * most connect read-only first, which makes the job fail to start (the app waits for `ready`
- * from the helper, which such a client cannot send), never makes it lie. Written with care and
- * unit-tested for its names; it cannot run on this Linux machine (see build/HELPER.md).
+ * from the helper, which such a client cannot send), never makes it lie. Off Windows the same
+ * code serves Unix sockets (helper-transport.ts pipePaths), so backups through it run in the
+ * Linux tests (test/user/backup/named-pipe-backup.device.test.ts).
  */
 import { randomBytes } from 'node:crypto';
 import { createServer, type Socket } from 'node:net';
@@ -46,7 +47,7 @@ export interface PipeServers {
 
 /** The pipes the helper will connect to. */
 export function createPipeServers(name: string, withImage: boolean): PipeServers {
-  const paths = pipePaths(name);
+  const paths = pipePaths(name, process.platform === 'win32');
   const control = acceptOne(paths.control);
   const image = withImage ? acceptOne(paths.image) : null;
   return {

@@ -16,6 +16,7 @@ import { createChannelDir } from './channel-dir.js';
 import type { Elevation } from './elevation/types.js';
 import { copyImage } from './image-feed.js';
 import { createPipeServers, newPipeName } from './pipe-servers.js';
+import { ByteSource } from '../../node/byte-source.js';
 
 export interface LaunchTransport {
   /** What the helper's command line says of it. */
@@ -31,11 +32,11 @@ export interface LaunchTransport {
    */
   feedImage(source: number | Readable, stop: AbortSignal): Promise<Error | null>;
   /**
-   * A backup where the elevation tool passes no descriptor: passes what the helper sends on into
-   * `into` (the backup writer's pipe), then closes `into`. Resolves with the error that kept the
-   * bytes from arriving. Null where this transport cannot (named pipes: not supported yet).
+   * A backup where the elevation tool passes no descriptor: the drive's bytes as the helper sends
+   * them (the image FIFO, the image named pipe), once it has connected; null when it never does
+   * before `stop` (it has exited). Null where the image does not travel through the transport.
    */
-  drainBackup: ((into: number, stop: AbortSignal) => Promise<Error | null>) | null;
+  backupBytes: ((stop: AbortSignal) => Promise<ByteSource | null>) | null;
   /** Closes the app's ends and deletes what the transport made. */
   close(): Promise<void>;
 }
@@ -48,7 +49,7 @@ function inherited(): LaunchTransport {
     extraStdio: ['pipe'],
     streams: (child) => Promise.resolve({ input: child.stdio[3] as Socket, output: child.stdio[3] as Socket }),
     feedImage: () => NOTHING_TO_PASS,
-    drainBackup: null,
+    backupBytes: null,
     close: () => Promise.resolve(),
   };
 }
@@ -60,7 +61,10 @@ async function fifo(imageThroughChannel: boolean): Promise<LaunchTransport> {
     extraStdio: [],
     streams: () => Promise.resolve(dir.streams),
     feedImage: (source, stop) => (imageThroughChannel ? dir.feedImage(source, stop) : NOTHING_TO_PASS),
-    drainBackup: imageThroughChannel ? (into, stop) => dir.drainImage(into, stop) : null,
+    backupBytes: imageThroughChannel ? async (stop) => {
+      const fd = await dir.openImageForReading(stop);
+      return fd === null ? null : new ByteSource(fd);
+    } : null,
     close: () => dir.remove(),
   };
 }
@@ -76,7 +80,12 @@ function namedPipe(imageThroughChannel: boolean): LaunchTransport {
       const socket = await (pipes.image ?? Promise.resolve(null));
       return socket === null ? null : copyImage(source, socket);
     },
-    drainBackup: null,
+    backupBytes: async (stop) => {
+      if (pipes.image === null) return null;
+      const helperGone = new Promise<null>((resolve) => (stop.aborted ? resolve(null) : stop.addEventListener('abort', () => resolve(null), { once: true })));
+      const socket = await Promise.race([pipes.image, helperGone]);
+      return socket === null ? null : new ByteSource(socket);
+    },
     close: async () => pipes.close(),
   };
 }

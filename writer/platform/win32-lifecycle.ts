@@ -13,6 +13,7 @@ import { jobError } from '../../common/domain/failure.js';
 import { NOTHING_HELD, type DeviceFacts, type VolumeHold } from './types.js';
 import { physicalDriveNumber, powershellArgs, runPowerShell } from './win32-disk.js';
 import { errorText } from '../../common/domain/error-details.js';
+import { GET_VOLUMES, P_INVOKE_VOLUMES, reportedVolumes, volumeName, volumesOnDisk, type DiskVolume } from './win32-volumes.js';
 
 /** winnt.h; interpolated as decimal, since PowerShell reads 0xC0000000 as a negative Int32. */
 const GENERIC_READ_WRITE = 0xc0000000;
@@ -30,28 +31,29 @@ const LOCK_ATTEMPTS = 20;
 /** PowerShell takes a second or two to start; a lock script that says nothing for this long is stuck. */
 const LOCK_TIMEOUT_MS = 60_000;
 
-const P_INVOKE_VOLUME = `Add-Type -Namespace Sluice -Name Volume -MemberDefinition @'
-[DllImport("kernel32.dll", CharSet = CharSet.Unicode, SetLastError = true)]
-public static extern Microsoft.Win32.SafeHandles.SafeFileHandle CreateFileW(string name, uint access, uint share, IntPtr security, uint disposition, uint flags, IntPtr template);
-[DllImport("kernel32.dll", SetLastError = true)]
-public static extern bool DeviceIoControl(Microsoft.Win32.SafeHandles.SafeFileHandle device, uint code, IntPtr input, uint inputSize, IntPtr output, uint outputSize, out uint returned, IntPtr overlapped);
-'@`;
-
 /**
- * Locks and dismounts every volume on disk `disk`, prints one JSON line, {"Held":N} or
- * {"Busy":"E:\\","Error":"..."}, then holds the locks until its standard input closes.
+ * The lock script, in two steps within one process (the one that then holds the locks):
+ * 1. prints every volume of the system with its extents (Get-SluiceVolumes), one JSON line;
+ * 2. reads one line back, a JSON array of the volumes on the disk (chosen here, volumesOnDisk),
+ *    locks and dismounts each, prints {"Held":N} or {"Busy":"E:\\","Error":"..."}, and holds the
+ *    locks until its standard input closes.
+ * Volumes are found by their extents, so a superfloppy's volume, which no partition lists, is
+ * locked too. Since Vista a write through a disk handle into a mounted volume's sectors fails
+ * unless that volume is locked or dismounted (WriteFile, "Disk and volume writes"); the lock
+ * also keeps anything from mounting it again, for as long as this process holds the handle.
  */
-export function volumeLockScript(disk: number): string {
+export function volumeLockScript(): string {
   return `$ErrorActionPreference = 'Stop'
-${P_INVOKE_VOLUME}
+${P_INVOKE_VOLUMES}
+${GET_VOLUMES}
+ConvertTo-Json -InputObject @(Get-SluiceVolumes) -Compress -Depth 3
+[Console]::Out.Flush()
+$chosen = @(ConvertFrom-Json ([Console]::In.ReadLine()))
 $held = New-Object System.Collections.ArrayList
-foreach ($p in @(Get-Partition -DiskNumber ${disk} -ErrorAction SilentlyContinue)) {
-  $guid = @($p.AccessPaths) | Where-Object { $_ -like '\\\\?\\Volume*' } | Select-Object -First 1
-  if (-not $guid) { continue }
-  $name = if ($p.DriveLetter) { "$($p.DriveLetter):\\" } else { $guid }
-  $h = [Sluice.Volume]::CreateFileW($guid.TrimEnd('\\'), ${GENERIC_READ_WRITE}, ${SHARE_READ_WRITE}, [IntPtr]::Zero, ${OPEN_EXISTING}, 0, [IntPtr]::Zero)
+foreach ($v in $chosen) {
+  $h = [Sluice.Volume]::CreateFileW($v.Volume.TrimEnd('\\'), ${GENERIC_READ_WRITE}, ${SHARE_READ_WRITE}, [IntPtr]::Zero, ${OPEN_EXISTING}, 0, [IntPtr]::Zero)
   if ($h.IsInvalid) {
-    [pscustomobject]@{ Busy = $name; Error = (New-Object ComponentModel.Win32Exception ([Runtime.InteropServices.Marshal]::GetLastWin32Error())).Message } | ConvertTo-Json -Compress
+    [pscustomobject]@{ Busy = $v.Name; Error = (New-Object ComponentModel.Win32Exception ([Runtime.InteropServices.Marshal]::GetLastWin32Error())).Message } | ConvertTo-Json -Compress
     exit 1
   }
   $n = 0
@@ -61,7 +63,7 @@ foreach ($p in @(Get-Partition -DiskNumber ${disk} -ErrorAction SilentlyContinue
     if (-not $locked) { Start-Sleep -Milliseconds 100 }
   }
   if (-not $locked) {
-    [pscustomobject]@{ Busy = $name; Error = 'a program has files open on it' } | ConvertTo-Json -Compress
+    [pscustomobject]@{ Busy = $v.Name; Error = 'a program has files open on it' } | ConvertTo-Json -Compress
     exit 1
   }
   [void][Sluice.Volume]::DeviceIoControl($h, ${FSCTL_DISMOUNT_VOLUME}, [IntPtr]::Zero, 0, [IntPtr]::Zero, 0, [ref]$n, [IntPtr]::Zero)
@@ -73,9 +75,14 @@ if ($held.Count -gt 0) { [void][Console]::In.ReadToEnd() }
 `;
 }
 
+/** The line the lock script reads: the volumes to lock, each with the name to report it by. */
+export function lockRequest(volumes: readonly DiskVolume[]): string {
+  return `${JSON.stringify(volumes.map((v) => ({ Volume: v.volume, Name: volumeName(v) })))}\n`;
+}
+
 export type LockReport = { held: number } | { busy: string; error: string };
 
-/** The lock script's one line of output. */
+/** The lock script's last line. */
 export function parseLockReport(line: string): LockReport {
   const report = JSON.parse(line) as { Held?: number; Busy?: string; Error?: string };
   if (typeof report.Held === 'number') return { held: report.Held };
@@ -83,27 +90,42 @@ export function parseLockReport(line: string): LockReport {
   throw new Error(`unexpected output from the volume lock script: ${line}`);
 }
 
-/** The first line `child` prints, or an error saying how it ended without one. */
-function firstLine(child: ChildProcess, timeoutMs: number): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let stderr = '';
-    child.stderr?.setEncoding('utf8').on('data', (text: string) => (stderr += text));
-    const lines = createInterface({ input: child.stdout ?? process.stdin });
-    const timer = setTimeout(() => reject(new Error(`PowerShell said nothing for ${timeoutMs / 1000} s`)), timeoutMs);
-    lines.once('line', (line) => {
-      clearTimeout(timer);
-      lines.close();
-      resolve(line);
+/** The lines `child` prints, one at a time, each awaited with a timeout; rejects saying how it ended without one. */
+function lineReader(child: ChildProcess, timeoutMs: number): () => Promise<string> {
+  let stderr = '';
+  child.stderr?.setEncoding('utf8').on('data', (text: string) => (stderr += text));
+  const lines: string[] = [];
+  let waiting: ((line: string | Error) => void) | null = null;
+  let ended: Error | null = null;
+  const deliver = (item: string | Error): void => {
+    const wake = waiting;
+    waiting = null;
+    if (wake !== null) wake(item);
+    else if (typeof item === 'string') lines.push(item);
+  };
+  createInterface({ input: child.stdout ?? process.stdin }).on('line', (line) => deliver(line));
+  const end = (error: Error): void => {
+    ended ??= error;
+    deliver(error);
+  };
+  child.once('error', end);
+  child.once('exit', (code) => end(new Error(`PowerShell exited (code ${code ?? 'none'}) before locking the volumes: ${stderr.trim()}`)));
+  return () => {
+    const next = lines.shift();
+    if (next !== undefined) return Promise.resolve(next);
+    if (ended !== null) return Promise.reject(ended);
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        waiting = null;
+        reject(new Error(`PowerShell said nothing for ${timeoutMs / 1000} s`));
+      }, timeoutMs);
+      waiting = (item) => {
+        clearTimeout(timer);
+        if (typeof item === 'string') resolve(item);
+        else reject(item);
+      };
     });
-    child.once('error', (error) => {
-      clearTimeout(timer);
-      reject(error);
-    });
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`PowerShell exited (code ${code ?? 'none'}) before locking the volumes: ${stderr.trim()}`));
-    });
-  });
+  };
 }
 
 function endHold(child: ChildProcess): Promise<void> {
@@ -117,10 +139,13 @@ function endHold(child: ChildProcess): Promise<void> {
 export async function unmountWin32(facts: DeviceFacts): Promise<VolumeHold> {
   const disk = physicalDriveNumber(facts.path);
   if (disk === null) return NOTHING_HELD;
-  const child = spawn('powershell.exe', powershellArgs(volumeLockScript(disk)), { stdio: ['pipe', 'pipe', 'pipe'], windowsHide: true });
+  const child = spawn('powershell.exe', powershellArgs(volumeLockScript()), { stdio: ['pipe', 'pipe', 'pipe'], windowsHide: true });
+  const nextLine = lineReader(child, LOCK_TIMEOUT_MS);
   let report: LockReport;
   try {
-    report = parseLockReport(await firstLine(child, LOCK_TIMEOUT_MS));
+    const volumes = volumesOnDisk(reportedVolumes(JSON.parse(await nextLine())), disk);
+    child.stdin?.write(lockRequest(volumes));
+    report = parseLockReport(await nextLine());
   } catch (error) {
     child.kill();
     throw jobError('target-busy', `Could not lock the volumes on ${facts.path}: ${errorText(error)}. Nothing was written.`);

@@ -2,6 +2,7 @@ import { constants } from 'node:fs';
 import { physicalDriveNumber, runPowerShell } from './win32-disk.js';
 import { ejectWin32, rereadPartitionsWin32, unmountWin32 } from './win32-lifecycle.js';
 import type { DeviceFacts, DevicePlatform } from './types.js';
+import { GET_VOLUMES, P_INVOKE_VOLUMES, reportedVolumes, volumesOnDisk, type ReportedVolume } from './win32-volumes.js';
 
 export { physicalDriveNumber } from './win32-disk.js';
 
@@ -20,20 +21,25 @@ export interface WindowsDiskQuery {
   IsReadOnly: boolean;
   IsSystem: boolean;
   IsBoot: boolean;
-  Mounts: string[] | string | null;
+  /** Every volume of the system, with its extents (win32-volumes.ts); those on this disk are its mounts. */
+  Volumes: ReportedVolume[] | ReportedVolume | null;
 }
 
+/**
+ * The disk's facts, and every volume of the system: the mountpoints are those of the volumes
+ * with an extent on this disk (a superfloppy's volume too, which Get-Partition does not list).
+ */
 export function windowsDiskQueryScript(disk: number): string {
-  return [
-    `$d = Get-Disk -Number ${disk};`,
-    `$m = @(Get-Partition -DiskNumber ${disk} -ErrorAction SilentlyContinue | Where-Object DriveLetter | ForEach-Object { "$($_.DriveLetter):\\" });`,
-    `[pscustomobject]@{ Size = $d.Size; LogicalSectorSize = $d.LogicalSectorSize; IsReadOnly = $d.IsReadOnly; IsSystem = $d.IsSystem; IsBoot = $d.IsBoot; Mounts = $m } | ConvertTo-Json -Compress`,
-  ].join(' ');
+  return `$ErrorActionPreference = 'Stop'
+${P_INVOKE_VOLUMES}
+${GET_VOLUMES}
+$d = Get-Disk -Number ${disk}
+[pscustomobject]@{ Size = $d.Size; LogicalSectorSize = $d.LogicalSectorSize; IsReadOnly = $d.IsReadOnly; IsSystem = $d.IsSystem; IsBoot = $d.IsBoot; Volumes = @(Get-SluiceVolumes) } | ConvertTo-Json -Compress -Depth 4
+`;
 }
 
-export function win32Facts(path: string, query: WindowsDiskQuery | null): DeviceFacts {
-  const mounts = query?.Mounts;
-  const mountpoints = mounts === null || mounts === undefined ? [] : Array.isArray(mounts) ? mounts : [mounts];
+export function win32Facts(path: string, disk: number, query: WindowsDiskQuery | null): DeviceFacts {
+  const mountpoints = query === null ? [] : volumesOnDisk(reportedVolumes(query.Volumes), disk).flatMap((volume) => volume.paths);
   return {
     path,
     rawPath: path,
@@ -54,9 +60,9 @@ export function win32Facts(path: string, query: WindowsDiskQuery | null): Device
 
 async function inspectWin32(path: string): Promise<DeviceFacts> {
   const disk = physicalDriveNumber(path);
-  if (disk === null) return { ...win32Facts(path, null), exists: true };
+  if (disk === null) return { ...win32Facts(path, -1, null), exists: true };
   const json = await runPowerShell(windowsDiskQueryScript(disk)).catch(() => '');
-  return win32Facts(path, json.trim() === '' ? null : (JSON.parse(json) as WindowsDiskQuery));
+  return win32Facts(path, disk, json.trim() === '' ? null : (JSON.parse(json) as WindowsDiskQuery));
 }
 
 /** \\.\PhysicalDriveN spelled as Windows spells it (any case, leading zeros: the same disk number). */

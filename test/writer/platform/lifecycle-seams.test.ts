@@ -3,10 +3,10 @@
  * their tools' output, and the scripts it sends them. Linux's runs for real in
  * test/writer/platform/lifecycle.device.test.ts; its /proc parsing is checked here on this process's own maps.
  */
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TargetResult } from '../../../common/domain/result.js';
 import { settleTarget } from '../../../writer/after-write.js';
 import { darwinBusyMessage, parseDissenter, unmountDarwin } from '../../../writer/platform/darwin-lifecycle.js';
@@ -17,7 +17,9 @@ import { parsePlist, type PlistValue } from '../../../writer/platform/plist.js';
 import { linuxPlatform } from '../../../writer/platform/linux.js';
 import type { DeviceFacts, DevicePlatform } from '../../../writer/platform/types.js';
 import { powershellArgs } from '../../../writer/platform/win32-disk.js';
-import { ejectRefusal, ejectScript, parseLockReport, volumeLockScript } from '../../../writer/platform/win32-lifecycle.js';
+import { ejectRefusal, ejectScript, lockRequest, parseLockReport, unmountWin32, volumeLockScript } from '../../../writer/platform/win32-lifecycle.js';
+import { parseVolumeDiskExtents, reportedVolumes, volumesOnDisk } from '../../../writer/platform/win32-volumes.js';
+import { extentsBuffer, superfloppyVolume, systemVolume } from '../../support/windows-volumes.js';
 
 const card: DeviceFacts = {
   path: '/dev/disk4',
@@ -88,14 +90,82 @@ describe('macOS: diskutil', () => {
 });
 
 describe('Windows: volume locks and eject', () => {
-  it('locks and dismounts the volumes of that disk only, then holds them until stdin closes', () => {
-    const script = volumeLockScript(3);
-    expect(script).toContain('Get-Partition -DiskNumber 3 ');
+  it('finds the volumes by their extents, never the partition table, and locks and dismounts them, then holds them until stdin closes', () => {
+    const script = volumeLockScript();
+    expect(script).not.toContain('Get-Partition');
+    expect(script).toContain(`DeviceIoControlOut($h, ${0x00560000},`); // IOCTL_VOLUME_GET_VOLUME_DISK_EXTENTS
     expect(script).toContain(`DeviceIoControl($h, ${0x00090018},`); // FSCTL_LOCK_VOLUME
     expect(script).toContain(`DeviceIoControl($h, ${0x00090020},`); // FSCTL_DISMOUNT_VOLUME
     // GENERIC_READ | GENERIC_WRITE as decimal: PowerShell would read 0xC0000000 as a negative Int32.
     expect(script).toContain(', 3221225472, 3, [IntPtr]::Zero, 3, 0,');
+    // The list first, then the volumes to lock read back, then the hold.
+    expect(script.indexOf('ConvertTo-Json -InputObject @(Get-SluiceVolumes)')).toBeLessThan(script.indexOf('[Console]::In.ReadLine()'));
     expect(script).toContain('[Console]::In.ReadToEnd()');
+  });
+
+  it('reads the extents within the bytes Windows returned, whatever the count claims', () => {
+    const superfloppy = parseVolumeDiskExtents(Buffer.from(superfloppyVolume.Extents, 'base64'));
+    expect(superfloppy).toEqual([{ disk: 2, start: 0, length: 31914983424 }]);
+    // A volume spanning two disks (a dynamic volume): 56 bytes, as the driver returns for two.
+    const spanned = extentsBuffer([{ disk: 1, start: 1048576, length: 4096 }, { disk: 3, start: 65536, length: 8192 }]);
+    expect(spanned.length).toBe(56);
+    expect(parseVolumeDiskExtents(spanned).map((e) => e.disk)).toEqual([1, 3]);
+    // A count beyond the buffer (ERROR_MORE_DATA leaves only the first entry): what is there, no more.
+    expect(parseVolumeDiskExtents(extentsBuffer([{ disk: 4, start: 0, length: 1 }], 1000))).toHaveLength(1);
+    expect(parseVolumeDiskExtents(new Uint8Array(0))).toEqual([]);
+  });
+
+  it('chooses the volumes with an extent on the disk: a superfloppy’s too, a volume spanning it too, nothing of other disks', () => {
+    const spanning = { Volume: '\\\\?\\Volume{span}\\', Extents: extentsBuffer([{ disk: 1, start: 0, length: 1 }, { disk: 2, start: 0, length: 1 }]).toString('base64'), Paths: null };
+    const cdromWithoutDisc = { Volume: '\\\\?\\Volume{cd}\\', Extents: '', Paths: 'D:\\' };
+    const all = [systemVolume, superfloppyVolume, spanning, cdromWithoutDisc];
+    expect(volumesOnDisk(all, 2)).toEqual([
+      { volume: superfloppyVolume.Volume, paths: ['E:\\'] },
+      { volume: '\\\\?\\Volume{span}\\', paths: [] },
+    ]);
+    expect(volumesOnDisk(all, 0).map((v) => v.paths)).toEqual([['C:\\']]);
+    expect(volumesOnDisk(all, 7)).toEqual([]);
+    // ConvertTo-Json prints one volume as an object and none as nothing.
+    expect(reportedVolumes(superfloppyVolume)).toEqual([superfloppyVolume]);
+    expect(reportedVolumes(null)).toEqual([]);
+    expect(lockRequest(volumesOnDisk(all, 2))).toBe(`${JSON.stringify([{ Volume: superfloppyVolume.Volume, Name: 'E:\\' }, { Volume: '\\\\?\\Volume{span}\\', Name: '\\\\?\\Volume{span}\\' }])}\n`);
+  });
+
+  // PowerShell cannot run here: a stand-in powershell.exe plays the script's side of the
+  // conversation (the volume list, one line read back, the report, the hold) so that what the
+  // helper says and when it lets go are checked; the script itself runs in the Windows CI job.
+  describe.runIf(process.platform !== 'win32')('the conversation with the lock script', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sluice-fake-powershell-'));
+    const asked = join(dir, 'asked');
+    const released = join(dir, 'released');
+    const fake = (report: string) =>
+      writeFileSync(
+        join(dir, 'powershell.exe'),
+        `#!/bin/sh\nprintf '%s\\n' '${JSON.stringify([systemVolume, superfloppyVolume])}'\nread -r line\nprintf '%s\\n' "$line" > '${asked}'\nprintf '%s\\n' '${report}'\ncat > /dev/null\necho yes > '${released}'\n`,
+        { mode: 0o755 },
+      );
+    const facts = { ...card, path: '\\\\.\\PhysicalDrive2', rawPath: '\\\\.\\PhysicalDrive2' };
+    const path = process.env['PATH'];
+    beforeAll(() => (process.env['PATH'] = `${dir}:${path ?? ''}`));
+    afterAll(() => {
+      process.env['PATH'] = path;
+      rmSync(dir, { recursive: true, force: true });
+    });
+
+    it('asks to lock the superfloppy’s volume, and releases it only when told', async () => {
+      fake('{"Held":1}');
+      rmSync(released, { force: true });
+      const hold = await unmountWin32(facts);
+      expect(JSON.parse(readFileSync(asked, 'utf8'))).toEqual([{ Volume: superfloppyVolume.Volume, Name: 'E:\\' }]);
+      expect(existsSync(released)).toBe(false);
+      await hold.release();
+      expect(readFileSync(released, 'utf8')).toBe('yes\n');
+    });
+
+    it('refuses with the busy volume named, nothing written', async () => {
+      fake('{"Busy":"E:\\\\","Error":"a program has files open on it"}');
+      await expect(unmountWin32(facts)).rejects.toMatchObject({ failure: { code: 'target-busy', message: String.raw`E:\ (on \\.\PhysicalDrive2) is in use: a program has files open on it. Close the programs and windows using it, then try again. Nothing was written.` } });
+    });
   });
 
   it('sends scripts base64-encoded as UTF-16LE, so no quoting rule can alter them', () => {
@@ -105,7 +175,7 @@ describe('Windows: volume locks and eject', () => {
     expect(Buffer.from(args[3] ?? '', 'base64').toString('utf16le')).toBe(script);
   });
 
-  it('reads the lock script’s one line', () => {
+  it('reads the lock script’s report', () => {
     expect(parseLockReport('{"Held":2}')).toEqual({ held: 2 });
     expect(parseLockReport('{"Busy":"E:\\\\","Error":"a program has files open on it"}')).toEqual({ busy: 'E:\\', error: 'a program has files open on it' });
     expect(() => parseLockReport('{"Something":1}')).toThrow('unexpected output');

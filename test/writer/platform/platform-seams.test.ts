@@ -8,6 +8,7 @@ import { darwinDiskNode } from '../../../writer/platform/darwin-lifecycle.js';
 import { darwinDiskName, darwinFacts, darwinPlatform, darwinRawPath, O_EXLOCK } from '../../../writer/platform/darwin.js';
 import { linuxPlatform, parseMountinfo, splitDevno } from '../../../writer/platform/linux.js';
 import { parsePlist, type PlistValue } from '../../../writer/platform/plist.js';
+import { superfloppyVolume, systemVolume } from '../../support/windows-volumes.js';
 import { physicalDriveNumber, UV_FS_O_DIRECT, UV_FS_O_EXLOCK, win32CanonicalName, win32Facts, win32Platform, windowsDiskQueryScript } from '../../../writer/platform/win32.js';
 
 function plistFixture(name: string): { [key: string]: PlistValue } {
@@ -78,16 +79,17 @@ describe('Windows', () => {
     expect(await win32Platform.canonicalName('\\\\.\\PHYSICALDRIVE7')).toBe('\\\\.\\PhysicalDrive7');
   });
 
-  it('asks PowerShell about that disk number only', () => {
-    expect(windowsDiskQueryScript(3)).toContain('Get-Disk -Number 3;');
-    expect(windowsDiskQueryScript(3)).toContain('Get-Partition -DiskNumber 3');
+  it('asks PowerShell about that disk, and about every volume, never the partition table', () => {
+    expect(windowsDiskQueryScript(3)).toContain('$d = Get-Disk -Number 3\n');
+    expect(windowsDiskQueryScript(3)).toContain('Volumes = @(Get-SluiceVolumes)');
+    expect(windowsDiskQueryScript(3)).not.toContain('Get-Partition');
   });
 
-  it('turns the query into facts; boot and system disks are the system', () => {
-    const query = { Size: 31914983424, LogicalSectorSize: 512, IsReadOnly: false, IsSystem: false, IsBoot: false, Mounts: 'E:\\' };
-    expect(win32Facts('\\\\.\\PhysicalDrive3', query)).toMatchObject({ size: 31914983424, mountpoints: ['E:\\'], isSystem: false, readOnly: false });
-    expect(win32Facts('\\\\.\\PhysicalDrive0', { ...query, IsBoot: true, Mounts: ['C:\\', 'D:\\'] })).toMatchObject({ isSystem: true, mountpoints: ['C:\\', 'D:\\'] });
-    expect(win32Facts('\\\\.\\PhysicalDrive9', null).exists).toBe(false);
+  it('turns the query into facts: the mountpoints of the volumes with extents on the disk; boot and system disks are the system', () => {
+    const query = { Size: 31914983424, LogicalSectorSize: 512, IsReadOnly: false, IsSystem: false, IsBoot: false, Volumes: [systemVolume, superfloppyVolume] };
+    expect(win32Facts('\\\\.\\PhysicalDrive2', 2, query)).toMatchObject({ size: 31914983424, mountpoints: ['E:\\'], isSystem: false, readOnly: false });
+    expect(win32Facts('\\\\.\\PhysicalDrive0', 0, { ...query, IsBoot: true, Volumes: systemVolume })).toMatchObject({ isSystem: true, mountpoints: ['C:\\'] });
+    expect(win32Facts('\\\\.\\PhysicalDrive9', 9, null).exists).toBe(false);
   });
 
   it('opens without buffering and without sharing (libuv flags)', () => {

@@ -1,0 +1,100 @@
+/**
+ * macOS's read-back of a file target from the disk (user/files/darwin-uncached.ts). The calls go
+ * through koffi into the C library, so they are checked where they can run:
+ * - on Linux, against glibc, whose fcntl, mmap, msync and munmap take the same arguments: that the
+ *   variadic int reaches fcntl (F_SETFL O_NONBLOCK, read back with F_GETFL) and that the mapping
+ *   walk over a file in chunks succeeds. Linux's msync(MS_INVALIDATE) keeps clean pages, so what
+ *   the drop does is proven on macOS only:
+ * - on macOS (the CI job runs this file), that after readFromDisk none of the file's pages is
+ *   resident any more (mincore), where all of them were after it was written and read.
+ */
+import { closeSync, constants, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { DARWIN_LIBC, loadLibc, readFromDisk, type LibcFlavour } from '../../../user/files/darwin-uncached.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'sluice-uncached-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** glibc's values (<bits/fcntl-linux.h>, <bits/mman-linux.h>); Linux has no F_NOCACHE. */
+const GLIBC: LibcFlavour = { library: 'libc.so.6', F_NOCACHE: null, PROT_READ: 0x1, MAP_SHARED: 0x1, MS_INVALIDATE: 0x2 };
+const F_GETFL = 3;
+const F_SETFL = 4;
+
+function file(size: number): { path: string; fd: number } {
+  const path = join(dir, `file-${size}`);
+  writeFileSync(path, randomBytes(size));
+  return { path, fd: openSync(path, 'r') };
+}
+
+describe.runIf(process.platform === 'linux')('the calls, against glibc', () => {
+  it('passes fcntl its variadic int', async () => {
+    const libc = await loadLibc(GLIBC);
+    const { fd } = file(4096);
+    try {
+      expect(libc.fcntl(fd, F_GETFL, 0) & constants.O_NONBLOCK).toBe(0);
+      expect(libc.fcntl(fd, F_SETFL, constants.O_NONBLOCK)).toBe(0);
+      expect(libc.fcntl(fd, F_GETFL, 0) & constants.O_NONBLOCK).toBe(constants.O_NONBLOCK);
+    } finally {
+      closeSync(fd);
+    }
+  });
+
+  it('maps, invalidates and unmaps a file chunk by chunk, the last one short, and the file reads the same after', async () => {
+    const libc = await loadLibc(GLIBC);
+    const { path, fd } = file(3 * 1024 * 1024 + 4096);
+    const before = readFileSync(path);
+    try {
+      libc.dropCachedPages(fd, before.length, 1024 * 1024);
+      await readFromDisk(fd, before.length, libc);
+      expect(readFileSync(path).equals(before)).toBe(true);
+    } finally {
+      closeSync(fd);
+    }
+  });
+
+  it('says which call failed: a descriptor not open for reading cannot be mapped', async () => {
+    const libc = await loadLibc(GLIBC);
+    const path = join(dir, 'write-only');
+    writeFileSync(path, randomBytes(8192));
+    const fd = openSync(path, 'w');
+    try {
+      expect(() => libc.dropCachedPages(fd, 8192)).toThrow(/^mmap failed: errno \d+/);
+    } finally {
+      closeSync(fd);
+    }
+  });
+});
+
+describe.runIf(process.platform === 'darwin')('on macOS', () => {
+  it('leaves none of a written and read file’s pages in the cache', async () => {
+    const koffi = (await import('koffi')).default;
+    const lib = koffi.load(DARWIN_LIBC.library);
+    const mmap = lib.func('void *mmap(void *addr, size_t len, int prot, int flags, int fd, int64_t offset)');
+    const mincore = lib.func('int mincore(void *addr, size_t len, _Out_ uint8_t *vec)');
+    const munmap = lib.func('int munmap(void *addr, size_t len)');
+    const size = 8 * 1024 * 1024;
+    /** How many of the file's 16 KiB pages are resident, as mincore says. */
+    const resident = (fd: number): number => {
+      const addr: unknown = mmap(null, size, DARWIN_LIBC.PROT_READ, DARWIN_LIBC.MAP_SHARED, fd, 0);
+      const pages = new Uint8Array(size / 4096);
+      try {
+        expect(mincore(addr, size, pages)).toBe(0);
+      } finally {
+        munmap(addr, size);
+      }
+      return pages.filter((page) => (page & 1) !== 0).length;
+    };
+    const { path, fd } = file(size);
+    try {
+      readFileSync(path);
+      expect(resident(fd)).toBeGreaterThan(0);
+      await readFromDisk(fd, size);
+      expect(resident(fd)).toBe(0);
+    } finally {
+      closeSync(fd);
+    }
+  });
+});
