@@ -2,7 +2,7 @@ import type { Drive } from '../common/domain/drive.js';
 import { formatBytes } from '../common/domain/units.js';
 import { judgeDrive } from '../common/domain/verdict.js';
 import { listDrives } from '../user/drives/list-drives.js';
-import { reportOne } from './commands/flash-to-file.js';
+import { reportOne } from './reporter.js';
 import { refuseTargets } from './commands/target-verdicts.js';
 import { EXIT, exitCodeFor } from './exit-codes.js';
 import { confirm } from './prompt.js';

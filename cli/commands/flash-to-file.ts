@@ -1,5 +1,4 @@
 import { lstat, stat } from 'node:fs/promises';
-import type { TargetResult } from '../../common/domain/result.js';
 import { JobError } from '../../common/domain/failure.js';
 import { checkFileTargetPath } from '../../user/files/file-target.js';
 import { flashToFile } from '../../user/files/flash-to-file.js';
@@ -11,7 +10,7 @@ import { openSourceFeed, wholeImageListener } from '../../user/images/source-fee
 import { cancelOnSigint } from '../cancel.js';
 import { EXIT, exitCodeFor } from '../exit-codes.js';
 import { confirm } from '../prompt.js';
-import { createReporter } from '../reporter.js';
+import { createReporter, reportOne } from '../reporter.js';
 import { staged } from '../../common/app/bottleneck.js';
 
 /**
@@ -48,12 +47,6 @@ export interface FileFlashArgs {
 async function sameFile(image: string, target: string): Promise<boolean> {
   const [a, b] = await Promise.all([stat(image).catch(() => null), stat(target).catch(() => null)]);
   return a !== null && b !== null && a.dev === b.dev && a.ino === b.ino;
-}
-
-/** Reports a result that ends a command before its job ran, and returns the exit code. */
-export function reportOne(json: boolean, result: TargetResult): number {
-  createReporter(json).result(result);
-  return exitCodeFor([result]);
 }
 
 /**
