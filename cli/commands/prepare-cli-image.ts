@@ -2,11 +2,10 @@ import { cardsOf, type Customisation } from '../../common/domain/customisation.j
 import { pathText } from '../../common/domain/catalogue.js';
 import { JobError } from '../../common/domain/failure.js';
 import type { ImageCache } from '../../user/cache/image-cache.js';
-import { prepareCatalogueImage, type CatalogueImage } from '../../user/catalogue/catalogue-image.js';
+import type { CatalogueImage } from '../../user/catalogue/catalogue-image.js';
 import type { ImageRequest, PreparedImage } from '../../user/images/probe.js';
 import { prepareImageInChild } from '../../user/images/probe-launch.js';
 import { wantsCustomisation, type CustomiseFlags } from '../customise-flags.js';
-import { findCatalogueEntry } from '../catalogue.js';
 import { EXIT } from '../exit-codes.js';
 
 /** The exit code for a refusal before anything started. */
@@ -66,6 +65,8 @@ async function cardsFromFlags(customise: CliCustomisation | undefined): Promise<
  */
 export async function prepareCliCatalogueImage(wanted: string, sources: readonly string[], cache: ImageCache | null, systemTools: boolean, customise?: CliCustomisation): Promise<CatalogueImage | number> {
   try {
+    // The catalogue's modules load for os: images only (see flash.ts).
+    const [{ findCatalogueEntry }, { prepareCatalogueImage }] = await Promise.all([import('../catalogue.js'), import('../../user/catalogue/catalogue-image.js')]);
     const placed = await findCatalogueEntry(sources, wanted);
     const image = await prepareCatalogueImage(placed.os, { cache, systemTools, partitions: false, customise: await cardsFromFlags(customise) });
     const how = image.from === 'cache' ? 'from the image cache, nothing to download' : image.from === 'file' ? 'a file on this computer' : image.cached ? 'downloaded while it is written, and kept in the image cache' : 'downloaded while it is written';

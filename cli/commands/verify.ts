@@ -8,7 +8,7 @@ import { cancelOnSigint } from '../cancel.js';
 import { namedDrives } from '../drive-names.js';
 import { EXIT, exitCodeFor } from '../exit-codes.js';
 import { createReporter, type Reporter } from '../reporter.js';
-import { isFileTarget } from './flash-to-file.js';
+import { isFileTarget } from '../target-kind.js';
 import { prepareCliImage } from './prepare-cli-image.js';
 import type { CustomiseFlags } from '../customise-flags.js';
 import { overlayPieces } from '../../user/customise/prepare.js';
