@@ -1,8 +1,8 @@
 import type { Drive } from '../common/domain/drive.js';
 import { formatBytes } from '../common/domain/units.js';
 import { judgeDrive } from '../common/domain/verdict.js';
-import { listDrives } from '../user/drives/list-drives.js';
-import { reportOne } from './commands/flash-to-file.js';
+import { findDrive } from '../user/drives/list-drives.js';
+import { reportOne } from './reporter.js';
 import { refuseTargets } from './commands/target-verdicts.js';
 import { EXIT, exitCodeFor } from './exit-codes.js';
 import { confirm } from './prompt.js';
@@ -18,8 +18,7 @@ export type DrivePlan = { warning: string } | { problem: string };
  * the exit code after saying why not; nothing is written either way.
  */
 export async function checkedDrive(target: string, args: { yes: boolean; json: boolean }, plan: (drive: Drive & { size: number }) => DrivePlan): Promise<Drive | number> {
-  const drives = await listDrives({ showAll: true, showVirtual: true });
-  const listed = drives.find((d) => d.device === target);
+  const listed = await findDrive(target);
   if (listed === undefined || listed.size === null) {
     return reportOne(args.json, { status: 'failed', target, bytes: 0, code: 'target-not-found', message: `${target} is not a drive this computer lists (or it holds no medium); nothing was written.` });
   }

@@ -3,6 +3,7 @@ import type { TargetResult } from '../common/domain/result.js';
 import type { ImageInfo } from '../common/domain/image.js';
 import type { PreparedCustomisation } from '../common/domain/customisation.js';
 import { customisationLine, progressLine, resultLine, sourceLine } from './render.js';
+import { exitCodeFor } from './exit-codes.js';
 
 /** Where a CLI job's events go: a live terminal display, JSON lines, or plain lines for logs. */
 export interface Reporter {
@@ -89,4 +90,13 @@ function plainReporter(): Reporter {
 export function createReporter(json: boolean): Reporter {
   if (json) return jsonReporter();
   return process.stderr.isTTY ? terminalReporter() : plainReporter();
+}
+
+/**
+ * Reports a result that ends a command before its job ran, and returns the exit code. Here, not
+ * beside the file flash, so that commands that only judge a drive (probe, erase) load no writer.
+ */
+export function reportOne(json: boolean, result: TargetResult): number {
+  createReporter(json).result(result);
+  return exitCodeFor([result]);
 }

@@ -7,7 +7,8 @@ import { cancelOnSigint } from '../cancel.js';
 import { namedDrives } from '../drive-names.js';
 import { exitCodeFor } from '../exit-codes.js';
 import { createReporter } from '../reporter.js';
-import { confirmReplace, reportOne } from './flash-to-file.js';
+import { confirmReplace } from './flash-to-file.js';
+import { reportOne } from '../reporter.js';
 
 export interface BackupArgs {
   drive: string;

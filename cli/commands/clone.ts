@@ -9,7 +9,7 @@ import { EXIT, exitCodeFor } from '../exit-codes.js';
 import { namedDrives } from '../drive-names.js';
 import { confirm } from '../prompt.js';
 import { createReporter } from '../reporter.js';
-import { reportOne } from './flash-to-file.js';
+import { reportOne } from '../reporter.js';
 import { judgeTargets, mediaOf, refuseTargets } from './target-verdicts.js';
 
 export interface CloneArgs {

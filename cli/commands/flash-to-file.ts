@@ -1,5 +1,4 @@
 import { lstat, stat } from 'node:fs/promises';
-import type { TargetResult } from '../../common/domain/result.js';
 import { JobError } from '../../common/domain/failure.js';
 import { checkFileTargetPath } from '../../user/files/file-target.js';
 import { flashToFile } from '../../user/files/flash-to-file.js';
@@ -11,30 +10,8 @@ import { openSourceFeed, wholeImageListener } from '../../user/images/source-fee
 import { cancelOnSigint } from '../cancel.js';
 import { EXIT, exitCodeFor } from '../exit-codes.js';
 import { confirm } from '../prompt.js';
-import { createReporter } from '../reporter.js';
+import { createReporter, reportOne } from '../reporter.js';
 import { staged } from '../../common/app/bottleneck.js';
-
-/**
- * Windows names disks in the device namespace (\\.\PhysicalDrive2), where lstat finds nothing:
- * such a name is a disk, never a new file. (\\?\ starts a long file path, not a device.)
- */
-export function isWindowsDevicePath(path: string, platform: NodeJS.Platform): boolean {
-  return platform === 'win32' && path.startsWith('\\\\.\\');
-}
-
-/**
- * Whether a target names a disk (the privileged helper's route, with all its checks) or a file.
- * Anything that is or leads to a block device is a disk, so a device is never written through the
- * file route by accident; a missing path is a new file (file-target.ts refuses one under /dev).
- */
-export async function isFileTarget(path: string): Promise<boolean> {
-  if (isWindowsDevicePath(path, process.platform)) return false;
-  const st = await lstat(path).catch(() => null);
-  if (st === null) return true;
-  if (st.isBlockDevice()) return false;
-  if (st.isSymbolicLink()) return !((await stat(path).catch(() => null))?.isBlockDevice() ?? false);
-  return true;
-}
 
 export interface FileFlashArgs {
   image: string;
@@ -48,12 +25,6 @@ export interface FileFlashArgs {
 async function sameFile(image: string, target: string): Promise<boolean> {
   const [a, b] = await Promise.all([stat(image).catch(() => null), stat(target).catch(() => null)]);
   return a !== null && b !== null && a.dev === b.dev && a.ino === b.ino;
-}
-
-/** Reports a result that ends a command before its job ran, and returns the exit code. */
-export function reportOne(json: boolean, result: TargetResult): number {
-  createReporter(json).result(result);
-  return exitCodeFor([result]);
 }
 
 /**

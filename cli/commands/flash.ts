@@ -11,11 +11,10 @@ import { namedDrives } from '../drive-names.js';
 import { confirm } from '../prompt.js';
 import { createReporter } from '../reporter.js';
 import { describeSize } from '../render.js';
-import { flashToFileCommand, isFileTarget } from './flash-to-file.js';
+import { isFileTarget } from '../target-kind.js';
 import { prepareCliCatalogueImage, prepareCliImage } from './prepare-cli-image.js';
 import { OS_PREFIX } from '../../common/domain/catalogue.js';
-import { imageCache, repositories } from '../catalogue.js';
-import { judgeTargets, mediaOf, refuseTargets, type JudgedTarget } from './target-verdicts.js';
+import { judgeTargets, listTargetDrives, mediaOf, refuseTargets, type JudgedTarget } from './target-verdicts.js';
 import type { CustomiseFlags } from '../customise-flags.js';
 import type { PreparedCustomisation } from '../../common/domain/customisation.js';
 import { customisationLine } from '../render.js';
@@ -73,7 +72,9 @@ export async function flashCommand(args: FlashArgs): Promise<number> {
     return EXIT.usage;
   }
   const customise = args.customise === undefined ? undefined : { flags: args.customise, cards: targets.length };
-  const catalogue = args.image.startsWith(OS_PREFIX) ? await prepareCliCatalogueImage(args.image.slice(OS_PREFIX.length), repositories(args.repos), args.cache === false ? null : imageCache(args.cacheLimit), args.systemTools, customise) : null;
+  // Listed while the image is probed; judged once the image's size is known.
+  const listing = fileTargets > 0 ? null : listTargetDrives();
+  const catalogue = args.image.startsWith(OS_PREFIX) ? await prepareCliCatalogueImage(args.image.slice(OS_PREFIX.length), { repos: args.repos, cache: args.cache !== false, cacheLimit: args.cacheLimit }, args.systemTools, customise) : null;
   if (typeof catalogue === 'number') return catalogue;
   const prepared = catalogue?.prepared ?? (await prepareCliImage({ image: args.image, sha256: args.sha256, bmap: args.exact ? false : args.bmap, systemTools: args.systemTools, partitions: false }, customise));
   if (typeof prepared === 'number') return prepared;
@@ -84,7 +85,7 @@ export async function flashCommand(args: FlashArgs): Promise<number> {
   }
   if (cutShort !== null) process.stderr.write(`sluice: warning: ${cutShort.message} Writing it anyway (--allow-truncated).\n`);
   const [fileTarget] = fileTargets > 0 ? targets : [];
-  if (fileTarget !== undefined) return flashToFileCommand(prepared, { image: args.image, target: fileTarget, verify: args.verify, yes: args.yes, json: args.json });
+  if (fileTarget !== undefined) return (await import('./flash-to-file.js')).flashToFileCommand(prepared, { image: args.image, target: fileTarget, verify: args.verify, yes: args.yes, json: args.json });
   const { info, customisation } = prepared;
   const interactive = process.stdin.isTTY === true;
   if (!args.yes && !interactive) {
@@ -92,7 +93,7 @@ export async function flashCommand(args: FlashArgs): Promise<number> {
     return EXIT.usage;
   }
   const reporter = createReporter(args.json);
-  const judged = await judgeTargets(args.image, { size: info.size, atLeast: !info.sizeExact }, targets);
+  const judged = await judgeTargets(args.image, { size: info.size, atLeast: !info.sizeExact }, targets, listing ?? undefined);
   const refused = await refuseTargets(judged, interactive && !args.yes);
   if (refused.length > 0) {
     // One refused drive stops the whole job: the user asked for all of them, and gets none half-done.

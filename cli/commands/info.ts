@@ -4,7 +4,6 @@ import type { ImageInfo } from '../../common/domain/image.js';
 import { EXIT } from '../exit-codes.js';
 import { describeSize } from '../render.js';
 import { OS_PREFIX } from '../../common/domain/catalogue.js';
-import { imageCache, repositories } from '../catalogue.js';
 import { prepareCliCatalogueImage, prepareCliImage } from './prepare-cli-image.js';
 
 function describe(info: ImageInfo): string {
@@ -39,7 +38,7 @@ function describe(info: ImageInfo): string {
  */
 export async function infoCommand(image: string, options: { sha256?: string | undefined; bmap?: string | false | undefined; systemTools: boolean; repos?: readonly string[] | undefined }, json: boolean): Promise<number> {
   const { repos, ...probeOptions } = options;
-  const catalogue = image.startsWith(OS_PREFIX) ? await prepareCliCatalogueImage(image.slice(OS_PREFIX.length), repositories(repos), imageCache(undefined), options.systemTools, undefined, 'info') : null;
+  const catalogue = image.startsWith(OS_PREFIX) ? await prepareCliCatalogueImage(image.slice(OS_PREFIX.length), { repos, cache: true }, options.systemTools, undefined, 'info') : null;
   if (typeof catalogue === 'number') return catalogue;
   const prepared = catalogue?.prepared ?? (await prepareCliImage({ image, ...probeOptions }));
   if (typeof prepared === 'number') return prepared;

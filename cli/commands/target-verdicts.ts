@@ -14,16 +14,25 @@ export interface JudgedTarget {
 }
 
 /**
- * Judges each target with the shared rules, from the OS's listing (virtual and system drives
- * included: a device named on the command line is judged whatever a list would show). A target
- * the listing does not know (a partition, a file) gets no verdicts here; the helper's own checks
- * refuse what must be refused. A listing that fails is said, and the helper's checks still stand.
+ * The OS's listing of drives for judgeTargets (virtual and system drives included: a device named
+ * on the command line is judged whatever a list would show). A listing that fails is said, and
+ * gives none: the helper's checks still stand. A command may start it early, so that lsblk runs
+ * while the image is probed (on a flash the two took about 100 ms each, one after the other).
  */
-export async function judgeTargets(imagePath: string, imageSize: Pick<ImageFacts, 'size' | 'atLeast'>, targets: readonly string[]): Promise<JudgedTarget[]> {
-  const drives = await listDrives({ showAll: true, showVirtual: true }).catch((error: unknown) => {
+export function listTargetDrives(): Promise<Drive[]> {
+  return listDrives({ showAll: true, showVirtual: true }).catch((error: unknown) => {
     process.stderr.write(`sluice: could not list drives (${errorText(error)}); relying on the writer's own checks.\n`);
     return [] as Drive[];
   });
+}
+
+/**
+ * Judges each target with the shared rules, from `listing` (listTargetDrives). A target the listing
+ * does not know (a partition, a file) gets no verdicts here; the helper's own checks refuse what
+ * must be refused.
+ */
+export async function judgeTargets(imagePath: string, imageSize: Pick<ImageFacts, 'size' | 'atLeast'>, targets: readonly string[], listing: Promise<Drive[]> = listTargetDrives()): Promise<JudgedTarget[]> {
+  const drives = await listing;
   const image = await imageFacts(imagePath, imageSize, drives);
   return targets.map((target) => {
     const drive = drives.find((d) => d.device === target);

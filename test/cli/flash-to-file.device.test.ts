@@ -4,7 +4,7 @@ import { existsSync, readdirSync, readFileSync, statSync, symlinkSync, writeFile
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
 import { MiB } from '../../common/domain/units.js';
-import { isFileTarget, isWindowsDevicePath } from '../../cli/commands/flash-to-file.js';
+import { isFileTarget, isWindowsDevicePath } from '../../cli/target-kind.js';
 import { checkFileTargetPath } from '../../user/files/file-target.js';
 import { collect, flashCli, resultsOf, spawnCli } from '../support/cli.js';
 import { describeDevices } from '../support/device-suite.js';

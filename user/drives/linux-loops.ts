@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { holdsSystem, type Drive } from '../../common/domain/drive.js';
 import { runTool } from '../../node/run-tool.js';
@@ -56,9 +56,22 @@ export function loopDrives(lsblk: { blockdevices: LsblkDevice[] }, backingFiles:
     });
 }
 
-/** The attached loop devices of this machine. */
-export async function listLoopDrives(): Promise<Drive[]> {
-  const listing = JSON.parse(await runTool('lsblk', LSBLK_ARGS)) as { blockdevices: LsblkDevice[] };
+function isBlockDevice(path: string): Promise<boolean> {
+  return stat(path).then(
+    (s) => s.isBlockDevice(),
+    () => false,
+  );
+}
+
+/** The attached loop devices of this machine, or only `device` (a loop's path) and none if it is no attached loop. */
+export async function listLoopDrives(device?: string): Promise<Drive[]> {
+  const args = device === undefined ? LSBLK_ARGS : [...LSBLK_ARGS, device];
+  const output = await runTool('lsblk', args).catch(async (error: unknown) => {
+    // lsblk fails for a name that is no block device: there is no such drive, which is no error here.
+    if (device !== undefined && !(await isBlockDevice(device))) return '{"blockdevices":[]}';
+    throw error;
+  });
+  const listing = JSON.parse(output) as { blockdevices: LsblkDevice[] };
   const backing = new Map<string, string>();
   for (const d of listing.blockdevices) {
     if (d.type !== 'loop') continue;

@@ -12,10 +12,8 @@ import type { Socket } from 'node:net';
 import type { Readable } from 'node:stream';
 import type { ChannelStreams } from '../../node/channel.js';
 import type { HelperTransport } from '../../node/helper-command-line.js';
-import { createChannelDir } from './channel-dir.js';
 import type { Elevation } from './elevation/types.js';
 import { copyImage } from './image-feed.js';
-import { createPipeServers, newPipeName } from './pipe-servers.js';
 import { ByteSource } from '../../node/byte-source.js';
 
 export interface LaunchTransport {
@@ -55,6 +53,7 @@ function inherited(): LaunchTransport {
 }
 
 async function fifo(imageThroughChannel: boolean): Promise<LaunchTransport> {
+  const { createChannelDir } = await import('./channel-dir.js');
   const dir = await createChannelDir(imageThroughChannel);
   return {
     helperArgs: { kind: 'fifo', dir: dir.dir, imageFifo: imageThroughChannel },
@@ -69,7 +68,8 @@ async function fifo(imageThroughChannel: boolean): Promise<LaunchTransport> {
   };
 }
 
-function namedPipe(imageThroughChannel: boolean): LaunchTransport {
+async function namedPipe(imageThroughChannel: boolean): Promise<LaunchTransport> {
+  const { createPipeServers, newPipeName } = await import('./pipe-servers.js');
   const name = newPipeName();
   const pipes = createPipeServers(name, imageThroughChannel);
   return {
@@ -90,7 +90,10 @@ function namedPipe(imageThroughChannel: boolean): LaunchTransport {
   };
 }
 
-/** The transport `elevation` needs; throws when it cannot be set up. */
+/**
+ * The transport `elevation` needs; throws when it cannot be set up. Each transport loads its own
+ * module when chosen: the named pipes' node:crypto alone took 9 ms to load, for Windows only.
+ */
 export async function createTransport(elevation: Elevation): Promise<LaunchTransport> {
   const imageThroughChannel = !elevation.passesStdin;
   switch (elevation.channel) {
