@@ -36,6 +36,7 @@ const LINUX_LOOP = /^\/dev\/loop\d+$/;
  * of its 190 ms here, with 20 loops attached; measured in the commit that added this).
  */
 export async function findDrive(device: string): Promise<Drive | undefined> {
-  const drives = process.platform === 'linux' && LINUX_LOOP.test(device) ? await listLoopDrives(device) : await listDrives({ showAll: true, showVirtual: true });
-  return drives.find((d) => d.device === device);
+  if (!(process.platform === 'linux' && LINUX_LOOP.test(device))) return (await listDrives({ showAll: true, showVirtual: true })).find((d) => d.device === device);
+  const loop = (await listLoopDrives(device)).find((d) => d.device === device);
+  return loop === undefined ? undefined : { ...loop, medium: await mediumId(device) };
 }
