@@ -137,7 +137,7 @@ describe('an internal disk in the drive picker', () => {
       await confirm.getByRole('button', { name: 'Erase and flash' }).click();
 
       const requests = await page.evaluate(() => (globalThis as unknown as { startRequests: FlashRequest[] }).startRequests);
-      expect(requests).toEqual([{ image: image.source, targets: [INTERNAL], confirmedSystemDrives: [INTERNAL], customise: null }]);
+      expect(requests).toEqual([{ image: image.source, targets: [INTERNAL], media: [null], confirmedSystemDrives: [INTERNAL], customise: null }]);
       const disk = drives.find((d) => d.device === INTERNAL);
       if (disk === undefined) throw new Error('the fixture lost its internal disk');
       expect(targetRefusal(disk, requests[0]?.confirmedSystemDrives.includes(INTERNAL) ?? false)).toBeNull();
