@@ -34,9 +34,11 @@ const LOCK_TIMEOUT_MS = 60_000;
 /**
  * The lock script, in two steps within one process (the one that then holds the locks):
  * 1. prints every volume of the system with its extents (Get-SluiceVolumes), one JSON line;
- * 2. reads one line back, a JSON array of the volumes on the disk (chosen here, volumesOnDisk),
- *    locks and dismounts each, prints {"Held":N} or {"Busy":"E:\\","Error":"..."}, and holds the
- *    locks until its standard input closes.
+ * 2. reads back the volumes on the disk (chosen here, volumesOnDisk), one "VOLUME<tab>NAME" line
+ *    each and an empty line after them, locks and dismounts each, prints {"Held":N} or
+ *    {"Busy":"E:\\","Error":"..."}, and holds the locks until its standard input closes.
+ *    Lines, not JSON: Windows PowerShell 5.1's ConvertFrom-Json hands an array on as one object
+ *    (PowerShell issue #3424), so a loop over it would see one item, the whole array.
  * Volumes are found by their extents, so a superfloppy's volume, which no partition lists, is
  * locked too. Since Vista a write through a disk handle into a mounted volume's sectors fails
  * unless that volume is locked or dismounted (WriteFile, "Disk and volume writes"); the lock
@@ -48,7 +50,13 @@ ${P_INVOKE_VOLUMES}
 ${GET_VOLUMES}
 ConvertTo-Json -InputObject @(Get-SluiceVolumes) -Compress -Depth 3
 [Console]::Out.Flush()
-$chosen = @(ConvertFrom-Json ([Console]::In.ReadLine()))
+$chosen = New-Object System.Collections.ArrayList
+while ($true) {
+  $line = [Console]::In.ReadLine()
+  if ($null -eq $line -or $line -eq '') { break }
+  $parts = $line.Split([char]9, 2)
+  [void]$chosen.Add([pscustomobject]@{ Volume = $parts[0]; Name = $parts[1] })
+}
 $held = New-Object System.Collections.ArrayList
 foreach ($v in $chosen) {
   $h = [Sluice.Volume]::CreateFileW($v.Volume.TrimEnd('\\'), ${GENERIC_READ_WRITE}, ${SHARE_READ_WRITE}, [IntPtr]::Zero, ${OPEN_EXISTING}, 0, [IntPtr]::Zero)
@@ -75,9 +83,13 @@ if ($held.Count -gt 0) { [void][Console]::In.ReadToEnd() }
 `;
 }
 
-/** The line the lock script reads: the volumes to lock, each with the name to report it by. */
+/**
+ * The lines the lock script reads: each volume to lock with the name to report it by, then an
+ * empty line. Neither holds a tab or a line break (a volume GUID path; a drive letter or folder,
+ * whose names Windows forbids control characters in).
+ */
 export function lockRequest(volumes: readonly DiskVolume[]): string {
-  return `${JSON.stringify(volumes.map((v) => ({ Volume: v.volume, Name: volumeName(v) })))}\n`;
+  return `${volumes.map((v) => `${v.volume}\t${volumeName(v)}\n`).join('')}\n`;
 }
 
 export type LockReport = { held: number } | { busy: string; error: string };
@@ -140,6 +152,8 @@ export async function unmountWin32(facts: DeviceFacts): Promise<VolumeHold> {
   const disk = physicalDriveNumber(facts.path);
   if (disk === null) return NOTHING_HELD;
   const child = spawn('powershell.exe', powershellArgs(volumeLockScript()), { stdio: ['pipe', 'pipe', 'pipe'], windowsHide: true });
+  // A script that has exited already makes a write to it fail with EPIPE: its exit is what nextLine reports.
+  child.stdin?.on('error', () => undefined);
   const nextLine = lineReader(child, LOCK_TIMEOUT_MS);
   let report: LockReport;
   try {

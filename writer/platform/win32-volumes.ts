@@ -16,8 +16,10 @@ const IOCTL_VOLUME_GET_VOLUME_DISK_EXTENTS = 0x00560000;
  */
 const EXTENTS_HEADER = 8;
 const EXTENT_SIZE = 24;
-/** Room for 32 extents; a volume with more (a dynamic volume over 32 disks) fails with ERROR_MORE_DATA and is reported without extents. */
+/** Room for 32 extents; a volume with more (a dynamic volume over many disks) is asked again with room for the count it gave. */
 const EXTENTS_BUFFER = EXTENTS_HEADER + 32 * EXTENT_SIZE;
+/** winerror.h: the buffer holds the first extents and their count only. */
+const ERROR_MORE_DATA = 234;
 
 /**
  * C# for Add-Type (-UsingNamespace System.Text): the calls the volume scripts make. The lock
@@ -58,7 +60,13 @@ export const GET_VOLUMES = `function Get-SluiceVolumes {
       if (-not $h.IsInvalid) {
         $buffer = New-Object byte[] ${EXTENTS_BUFFER}
         $n = 0
-        if ([Sluice.Volume]::DeviceIoControlOut($h, ${IOCTL_VOLUME_GET_VOLUME_DISK_EXTENTS}, [IntPtr]::Zero, 0, $buffer, ${EXTENTS_BUFFER}, [ref]$n, [IntPtr]::Zero)) { $extents = [Convert]::ToBase64String($buffer, 0, $n) }
+        $ok = [Sluice.Volume]::DeviceIoControlOut($h, ${IOCTL_VOLUME_GET_VOLUME_DISK_EXTENTS}, [IntPtr]::Zero, 0, $buffer, ${EXTENTS_BUFFER}, [ref]$n, [IntPtr]::Zero)
+        if (-not $ok -and [Runtime.InteropServices.Marshal]::GetLastWin32Error() -eq ${ERROR_MORE_DATA}) {
+          $size = ${EXTENTS_HEADER} + [BitConverter]::ToUInt32($buffer, 0) * ${EXTENT_SIZE}
+          $buffer = New-Object byte[] $size
+          $ok = [Sluice.Volume]::DeviceIoControlOut($h, ${IOCTL_VOLUME_GET_VOLUME_DISK_EXTENTS}, [IntPtr]::Zero, 0, $buffer, $size, [ref]$n, [IntPtr]::Zero)
+        }
+        if ($ok) { $extents = [Convert]::ToBase64String($buffer, 0, $n) }
         $h.Dispose()
       }
       $chars = New-Object char[] 4096
@@ -118,8 +126,28 @@ export function volumeName(volume: DiskVolume): string {
   return volume.paths[0] ?? volume.volume;
 }
 
-/** What ConvertTo-Json made of Get-SluiceVolumes' output: an array, a single object, or nothing. */
+/** Windows PowerShell 5.1 may spell an array as { value: [...], Count: N } (its extended type data for arrays). */
+function unwrapped(value: unknown): unknown {
+  return value !== null && typeof value === 'object' && !Array.isArray(value) && 'value' in value ? (value as { value: unknown }).value : value;
+}
+
+function isStringList(value: unknown): value is string[] {
+  return Array.isArray(value) && value.every((item) => typeof item === 'string');
+}
+
+/**
+ * What ConvertTo-Json made of Get-SluiceVolumes' output: an array, a single object, or nothing.
+ * Anything else is refused: a volume this cannot read could be one on the disk, left unlocked.
+ */
 export function reportedVolumes(json: unknown): ReportedVolume[] {
-  if (json === null || json === undefined || json === '') return [];
-  return (Array.isArray(json) ? json : [json]) as ReportedVolume[];
+  const list = unwrapped(json);
+  if (list === null || list === undefined || list === '') return [];
+  return (Array.isArray(list) ? list : [list]).map((item: unknown): ReportedVolume => {
+    const v = item as Partial<Record<keyof ReportedVolume, unknown>> | null;
+    const paths = unwrapped(v?.Paths);
+    if (v === null || typeof v !== 'object' || typeof v.Volume !== 'string' || typeof v.Extents !== 'string' || !(paths === null || paths === undefined || typeof paths === 'string' || isStringList(paths))) {
+      throw new Error(`unexpected volume in the volume list: ${JSON.stringify(item)?.slice(0, 200)}`);
+    }
+    return { Volume: v.Volume, Extents: v.Extents, Paths: paths ?? null };
+  });
 }

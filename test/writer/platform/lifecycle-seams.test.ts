@@ -98,7 +98,8 @@ describe('Windows: volume locks and eject', () => {
     expect(script).toContain(`DeviceIoControl($h, ${0x00090020},`); // FSCTL_DISMOUNT_VOLUME
     // GENERIC_READ | GENERIC_WRITE as decimal: PowerShell would read 0xC0000000 as a negative Int32.
     expect(script).toContain(', 3221225472, 3, [IntPtr]::Zero, 3, 0,');
-    // The list first, then the volumes to lock read back, then the hold.
+    // The list first, then the volumes to lock read back (lines, not JSON), then the hold.
+    expect(script).not.toContain('ConvertFrom-Json');
     expect(script.indexOf('ConvertTo-Json -InputObject @(Get-SluiceVolumes)')).toBeLessThan(script.indexOf('[Console]::In.ReadLine()'));
     expect(script).toContain('[Console]::In.ReadToEnd()');
   });
@@ -128,7 +129,13 @@ describe('Windows: volume locks and eject', () => {
     // ConvertTo-Json prints one volume as an object and none as nothing.
     expect(reportedVolumes(superfloppyVolume)).toEqual([superfloppyVolume]);
     expect(reportedVolumes(null)).toEqual([]);
-    expect(lockRequest(volumesOnDisk(all, 2))).toBe(`${JSON.stringify([{ Volume: superfloppyVolume.Volume, Name: 'E:\\' }, { Volume: '\\\\?\\Volume{span}\\', Name: '\\\\?\\Volume{span}\\' }])}\n`);
+    // Windows PowerShell 5.1 may wrap an array as { value, Count }; anything else unknown is refused.
+    expect(reportedVolumes({ value: [systemVolume, { ...superfloppyVolume, Paths: { value: ['E:\\'], Count: 1 } }], Count: 2 })).toEqual([systemVolume, { ...superfloppyVolume, Paths: ['E:\\'] }]);
+    expect(() => reportedVolumes([{ Volume: superfloppyVolume.Volume }])).toThrow('unexpected volume in the volume list');
+    expect(() => reportedVolumes([{ ...superfloppyVolume, Paths: [3] }])).toThrow('unexpected volume in the volume list');
+    // One line per volume (its path, a tab, its name), then an empty line: no JSON for PowerShell 5.1 to unroll.
+    expect(lockRequest(volumesOnDisk(all, 2))).toBe(`${superfloppyVolume.Volume}\tE:\\\n\\\\?\\Volume{span}\\\t\\\\?\\Volume{span}\\\n\n`);
+    expect(lockRequest([])).toBe('\n');
   });
 
   // PowerShell cannot run here: a stand-in powershell.exe plays the script's side of the
@@ -141,7 +148,7 @@ describe('Windows: volume locks and eject', () => {
     const fake = (report: string) =>
       writeFileSync(
         join(dir, 'powershell.exe'),
-        `#!/bin/sh\nprintf '%s\\n' '${JSON.stringify([systemVolume, superfloppyVolume])}'\nread -r line\nprintf '%s\\n' "$line" > '${asked}'\nprintf '%s\\n' '${report}'\ncat > /dev/null\necho yes > '${released}'\n`,
+        `#!/bin/sh\nprintf '%s\\n' '${JSON.stringify([systemVolume, superfloppyVolume])}'\n: > '${asked}'\nwhile IFS= read -r line && [ -n "$line" ]; do printf '%s\\n' "$line" >> '${asked}'; done\nprintf '%s\\n' '${report}'\ncat > /dev/null\necho yes > '${released}'\n`,
         { mode: 0o755 },
       );
     const facts = { ...card, path: '\\\\.\\PhysicalDrive2', rawPath: '\\\\.\\PhysicalDrive2' };
@@ -156,7 +163,7 @@ describe('Windows: volume locks and eject', () => {
       fake('{"Held":1}');
       rmSync(released, { force: true });
       const hold = await unmountWin32(facts);
-      expect(JSON.parse(readFileSync(asked, 'utf8'))).toEqual([{ Volume: superfloppyVolume.Volume, Name: 'E:\\' }]);
+      expect(readFileSync(asked, 'utf8')).toBe(`${superfloppyVolume.Volume}\tE:\\\n`);
       expect(existsSync(released)).toBe(false);
       await hold.release();
       expect(readFileSync(released, 'utf8')).toBe('yes\n');
