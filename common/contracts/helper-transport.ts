@@ -17,11 +17,17 @@ export const FIFO_NAMES = {
 
 /**
  * The two named pipes of one job (Windows, UAC): control, and image bytes. Elsewhere the same
- * transport runs over Unix sockets, which is what Node's net makes of a pipe path there: in /tmp,
- * fixed rather than the user's TMPDIR since root looks for them with its own environment. No
- * elevation uses it off Windows; tests do, so that its code runs for real on Linux too.
+ * transport runs over Unix sockets, which is what Node's net makes of a pipe path there, inside a
+ * 0700 directory of the app's (pipeDir), so that no other user can connect first and speak for
+ * the helper; in /tmp, fixed rather than the user's TMPDIR since root looks for them with its own
+ * environment. No elevation uses it off Windows; tests do, so that its code runs for real on Linux.
  */
 export function pipePaths(name: string, windows: boolean): { control: string; image: string } {
-  const prefix = windows ? `\\\\.\\pipe\\${name}` : `/tmp/${name}`;
-  return { control: prefix, image: `${prefix}-image` };
+  if (windows) return { control: `\\\\.\\pipe\\${name}`, image: `\\\\.\\pipe\\${name}-image` };
+  return { control: `${pipeDir(name)}/control`, image: `${pipeDir(name)}/image` };
+}
+
+/** Off Windows: the directory a job's sockets are in (see pipePaths). */
+export function pipeDir(name: string): string {
+  return `/tmp/${name}`;
 }

@@ -8,12 +8,13 @@
  * administrators can write to a pipe with the default security descriptor; another user can at
  * most connect read-only first, which makes the job fail to start (the app waits for `ready`
  * from the helper, which such a client cannot send), never makes it lie. Off Windows the same
- * code serves Unix sockets (helper-transport.ts pipePaths), so backups through it run in the
- * Linux tests (test/user/backup/named-pipe-backup.device.test.ts).
+ * code serves Unix sockets in a 0700 directory (helper-transport.ts pipePaths), so backups
+ * through it run in the Linux tests (test/user/backup/named-pipe-backup.device.test.ts).
  */
 import { randomBytes } from 'node:crypto';
 import { createServer, type Socket } from 'node:net';
-import { pipePaths } from '../../common/contracts/helper-transport.js';
+import { mkdirSync, rmSync } from 'node:fs';
+import { pipeDir, pipePaths } from '../../common/contracts/helper-transport.js';
 import type { ChannelStreams } from '../../node/channel.js';
 
 export function newPipeName(): string {
@@ -45,9 +46,16 @@ export interface PipeServers {
   close(): void;
 }
 
-/** The pipes the helper will connect to. */
+/**
+ * The pipes the helper will connect to. Off Windows their directory is made first, 0700 and new
+ * (mkdir fails on one that exists, whoever made it): only this user and root can reach them. A
+ * socket's own mode follows the umask, so without it any user could connect before the helper
+ * and send the app a result of its choosing.
+ */
 export function createPipeServers(name: string, withImage: boolean): PipeServers {
-  const paths = pipePaths(name, process.platform === 'win32');
+  const windows = process.platform === 'win32';
+  if (!windows) mkdirSync(pipeDir(name), { mode: 0o700 });
+  const paths = pipePaths(name, windows);
   const control = acceptOne(paths.control);
   const image = withImage ? acceptOne(paths.image) : null;
   return {
@@ -56,6 +64,7 @@ export function createPipeServers(name: string, withImage: boolean): PipeServers
     close: () => {
       control.close();
       image?.close();
+      if (!windows) rmSync(pipeDir(name), { recursive: true, force: true });
     },
   };
 }

@@ -7,18 +7,21 @@
  * as the UAC launch does once the user said yes. The files are decoded with the system's own gzip
  * and zstd, not with the codec that wrote them.
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { closeSync, openSync, readdirSync, readFileSync, writeSync } from 'node:fs';
+import { closeSync, openSync, readdirSync, readFileSync, statSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
 import { MiB } from '../../../common/domain/units.js';
 import { backupDrive } from '../../../user/backup/drive-backup.js';
+import { pipeDir, pipePaths } from '../../../common/contracts/helper-transport.js';
 import { directLaunch } from '../../../user/launcher/elevation/direct.js';
+import { createPipeServers, newPipeName } from '../../../user/launcher/pipe-servers.js';
 import type { Elevation } from '../../../user/launcher/elevation/types.js';
 import { builtStartHelper } from '../../support/built-modules.js';
 import { describeDevices } from '../../support/device-suite.js';
 import { assertOwnedLoop, createLoop, scratchDir } from '../../support/loop-device.js';
+import { asTestUser } from '../../support/unprivileged.js';
 
 /** UAC's transport without UAC: the helper gets no descriptor and connects to the app's pipes. */
 const overNamedPipes: Elevation = { ...directLaunch, channel: 'named-pipe', passesStdin: false };
@@ -53,5 +56,22 @@ describeDevices('a backup through named pipes (Unix sockets here), compressed in
     expect(bytes.equals(readFileSync(source.backing))).toBe(true);
     // The sockets are gone with the job.
     expect(pipesInTmp()).toEqual(before);
+  });
+
+  it('serves its sockets in a new 0700 directory: another user cannot connect first and speak for the helper', () => {
+    const name = newPipeName();
+    const servers = createPipeServers(name, true);
+    try {
+      const dir = statSync(pipeDir(name));
+      expect({ mode: dir.mode & 0o777, uid: dir.uid }).toEqual({ mode: 0o700, uid: process.getuid?.() });
+      const connect = `require('net').connect(${JSON.stringify(pipePaths(name, false).control)}).on('connect', () => process.exit(0)).on('error', (e) => { console.log(e.code); process.exit(3); })`;
+      const other = spawnSync(asTestUser()[0] ?? '', [...asTestUser().slice(1), process.execPath, '-e', connect], { encoding: 'utf8' });
+      expect({ status: other.status, said: other.stdout.trim() }).toEqual({ status: 3, said: 'EACCES' });
+      // A directory of that name made first by anyone else: no server, nothing to connect to.
+      expect(() => createPipeServers(name, true)).toThrow(/EEXIST/);
+    } finally {
+      servers.close();
+    }
+    expect(pipesInTmp()).not.toContain(name);
   });
 });
