@@ -130,6 +130,8 @@ function scratchBytes(targets: readonly WriteTarget[]): number {
 export async function flash(job: FlashJob): Promise<TargetResult[]> {
   let layout: StreamLayout;
   try {
+    // A medium for each target or none at all: a shorter list would leave targets unchecked.
+    if (job.media !== undefined && job.media.length !== job.targets.length) throw jobError('protocol-error', `The job names media for ${job.media.length} of its ${job.targets.length} drives.`);
     layout = streamLayoutOf(job);
   } catch (error) {
     job.skips?.close();

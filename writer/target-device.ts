@@ -40,6 +40,12 @@ function openFailure(facts: DeviceFacts, error: unknown): Failure {
   }
 }
 
+/** Refuses the drive `facts` describes when `medium` (the one the user chose; null: none to compare) is not the one in it now. */
+async function refuseOtherMedium(facts: DeviceFacts, platform: DevicePlatform, medium: string | null): Promise<void> {
+  if (medium === null || (await platform.medium(facts)) === medium) return;
+  throw jobError('target-not-found', `${facts.path} holds another medium than the one chosen (a card swapped in the same reader?). Nothing was written to it; choose the drive again.`);
+}
+
 /**
  * One target disk, opened for direct exclusive I/O after the engine's own checks passed. All
  * offsets are device byte offsets; the buffers handed in must be aligned (see job-memory.ts).
@@ -81,16 +87,19 @@ export class TargetDevice implements WriteTarget {
     const facts = await platform.inspect(path);
     const refusal = refuseTarget(facts, imageSize, sourceDevice);
     if (refusal !== null) throw new JobError(refusal);
+    // Before unmounting: another card's filesystems are left alone.
+    await refuseOtherMedium(facts, platform, medium);
     if (facts.logicalBlockSize > MAX_LOGICAL_BLOCK || MAX_LOGICAL_BLOCK % facts.logicalBlockSize !== 0) {
       throw jobError('target-no-direct-io', `${path} reports a logical block size of ${facts.logicalBlockSize} bytes, which Sluice cannot align to.`);
     }
     const { fd, hold } = await openInspectedDisk(facts, platform, platform.writeFlags, (error) => openFailure(facts, error));
-    // Checked on the open device: a card swapped after this look fails its I/O instead.
-    const now = medium === null ? null : await platform.medium(facts);
-    if (now !== medium) {
+    // Again on the open device: a card swapped after this look fails its I/O instead.
+    try {
+      await refuseOtherMedium(facts, platform, medium);
+    } catch (error) {
       await closeFd(fd);
       await hold.release();
-      throw jobError('target-not-found', `${path} holds another medium than the one chosen (a card swapped in the same reader?). Nothing was written to it; choose the drive again.`);
+      throw error;
     }
     return new TargetDevice(facts, fd, hold);
   }

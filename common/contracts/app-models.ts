@@ -6,6 +6,7 @@ import * as v from 'valibot';
 import { BACKUP_COMPRESSIONS } from '../domain/backup-compression.js';
 import { ProfileSchema } from '../domain/customisation.js';
 import type { Drive } from '../domain/drive.js';
+import { MediaSchema } from './helper-protocol.js';
 import type { JobKind } from '../domain/job.js';
 import { MAX_TARGETS } from './helper-protocol.js';
 import type { TargetResult } from '../domain/result.js';
@@ -46,7 +47,7 @@ export const FlashRequestSchema = v.strictObject({
     v.check((targets) => new Set(targets).size === targets.length, 'each drive may be named once'),
   ),
   /** Per target, the medium the user saw in it (Drive.medium): refused if the drive holds another now. */
-  media: v.optional(v.pipe(v.array(v.nullable(v.pipe(v.string(), v.maxLength(20)))), v.maxLength(MAX_TARGETS))),
+  media: v.optional(MediaSchema),
   /** Internal disks among the targets (verdict `system`, confirm-by-name) whose name the user typed to confirm. */
   confirmedSystemDrives: v.pipe(v.array(DevicePathSchema), v.maxLength(MAX_TARGETS)),
   /** Customise each card (issue 13): card i gets the profile's card number nextCard + i. */

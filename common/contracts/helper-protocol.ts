@@ -38,7 +38,8 @@ const Targets = v.pipe(v.array(DevicePath), v.minLength(1), v.maxLength(MAX_TARG
  * number), or null where the OS numbers none. The helper refuses a target that holds another
  * (a card swapped during the password prompt).
  */
-const Media = v.pipe(v.array(v.nullable(v.pipe(v.string(), v.regex(/^\d{1,20}$/)))), v.maxLength(MAX_TARGETS));
+export const MediaSchema = v.pipe(v.array(v.nullable(v.pipe(v.string(), v.regex(/^\d{1,20}$/)))), v.maxLength(MAX_TARGETS));
+const Media = MediaSchema;
 
 /** Bytes a drive gets after the image (customisation, writer/overlay.ts): sent in overlay messages. */
 const OverlayBytes = v.pipe(ByteCount, v.maxValue(MAX_OVERLAY_BYTES));

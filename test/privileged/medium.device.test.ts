@@ -12,19 +12,20 @@ import { listDrives } from '../../user/drives/list-drives.js';
 import { startHelper } from '../../user/launcher/launch.js';
 import { assertTestTarget } from '../support/cli.js';
 import { describeDevices } from '../support/device-suite.js';
-import { createLoop, digestFile, scratchDir, writeRandomFile } from '../support/loop-device.js';
+import { createLoop, digestFile, mountDevice, scratchDir, writeRandomFile } from '../support/loop-device.js';
+import { mkfsExt4, mountpointsOf } from '../support/partitions.js';
 import { builtHelper } from '../support/unprivileged.js';
 
 function diskseq(device: string): string {
   return readFileSync(`/sys/block/${basename(device)}/diskseq`, 'utf8').trim();
 }
 
-/** Flashes `image` (a file, fd 0 of the helper) to `device`, naming `medium` as the one chosen. */
-async function flashNaming(image: string, size: number, device: string, medium: string) {
+/** Flashes `image` (a file, fd 0 of the helper) to `device`, naming `media` as the ones chosen. */
+async function flashNaming(image: string, size: number, device: string, media: string[]) {
   const source = openSync(image, 'r');
   const job = startHelper({
     source,
-    job: { kind: 'flash', targets: [device], media: [medium], imageSize: size, sourceSeekable: true, verify: true },
+    job: { kind: 'flash', targets: [device], media, imageSize: size, sourceSeekable: true, verify: true },
     program: builtHelper(),
   });
   try {
@@ -53,15 +54,33 @@ describeDevices('the medium the user chose', () => {
     const before = digestFile(loop.backing);
     const chosen = diskseq(loop.path);
     // Another medium: the number the kernel gives the next one inserted is higher than any so far.
-    const [refused] = await flashNaming(image, size, loop.path, String(Number(chosen) + 1000));
+    const [refused] = await flashNaming(image, size, loop.path, [String(Number(chosen) + 1000)]);
     expect(refused).toMatchObject({ status: 'failed', code: 'target-not-found', bytes: 0 });
     expect(refused?.status === 'failed' ? refused.message : '').toContain('holds another medium than the one chosen');
     // No "incomplete" words: nothing reached it.
     expect(refused?.status === 'failed' ? refused.message : '').not.toContain('incomplete');
     expect(digestFile(loop.backing)).toBe(before);
 
-    const [written] = await flashNaming(image, size, loop.path, chosen);
+    // One medium for each drive, or none: a list of another length is refused.
+    const [mismatched] = await flashNaming(image, size, loop.path, []);
+    expect(mismatched).toMatchObject({ status: 'failed', code: 'protocol-error', bytes: 0 });
+    expect(digestFile(loop.backing)).toBe(before);
+
+    const [written] = await flashNaming(image, size, loop.path, [chosen]);
     expect(written).toMatchObject({ status: 'ok', verified: true });
     expect(digestFile(loop.backing)).not.toBe(before);
+  });
+
+  it('is compared before anything is unmounted: another card’s filesystem stays mounted', async () => {
+    const dir = scratchDir();
+    const image = join(dir, 'image.img');
+    writeRandomFile(image, 1 * MiB);
+    const loop = createLoop({ size: 16 * MiB, dir, fill: 'sparse' });
+    assertTestTarget(loop.path);
+    mkfsExt4(loop.path, 'OTHER');
+    const mounted = mountDevice(loop.path);
+    const [refused] = await flashNaming(image, 1 * MiB, loop.path, [String(Number(diskseq(loop.path)) + 1000)]);
+    expect(refused).toMatchObject({ status: 'failed', code: 'target-not-found', bytes: 0 });
+    expect(mountpointsOf(loop.path)).toEqual([mounted]);
   });
 });
