@@ -45,6 +45,8 @@ interface Answer {
   decoded: ((bytes: number) => void) | undefined;
   settle(end: 'done' | 'cancelled' | Error): void;
   touch(): void;
+  /** The most decoded bytes a repair-progress message has said so far. */
+  decodedSoFar: number;
 }
 
 /** The helper's side of repair requests: one at a time, in order (targets repaired at once take turns). */
@@ -82,6 +84,7 @@ export class RepairInbox implements RepairSource {
         taking: Promise.resolve(),
         take,
         decoded,
+        decodedSoFar: 0,
         // The first word counts; it is given once the bytes already taken in are written: the
         // job must not go on (or close the drive) under a write of the repair.
         settle: (end) => {
@@ -115,11 +118,16 @@ export class RepairInbox implements RepairSource {
     if (message.id > this.lastId) return `a ${message.type} message for repair request ${message.id}, which was never made`;
     const answer = this.answer;
     if (answer === null || answer.id !== message.id) return null;
-    answer.touch();
     if (message.type === 'repair-progress') {
+      // Only progress keeps a request alive: the same count again is a side that is stuck.
+      if (message.bytes > answer.decodedSoFar) {
+        answer.decodedSoFar = message.bytes;
+        answer.touch();
+      }
       answer.decoded?.(message.bytes);
       return null;
     }
+    answer.touch();
     if (message.type === 'repair-failed') {
       const { type: _type, id: _id, ...failure } = message;
       answer.settle(new JobError(failure));

@@ -41,7 +41,7 @@ export interface RepairArgs {
   region: Buffer;
   /** An aligned block-sized region, for a partial last block. */
   scratch: Buffer;
-  /** Where the image's bytes come from again; null when they cannot be had (a clone's source disk). */
+  /** Where the image's bytes come from again (the image file, the source disk of a clone, or the unprivileged side's decoding); null when they cannot be had. */
   source: RepairSource | null;
   signal?: AbortSignal | undefined;
   /** Progress while the image is decoded again towards the blocks ('decompressing'). */

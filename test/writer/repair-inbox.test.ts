@@ -104,6 +104,16 @@ describe('the helper side of repair requests', () => {
     expect(decoded).toEqual([1000, 2000, 3000]);
     expect(await failure(waiting)).toBe('source-read-error: The app sent nothing for 0.2 s while it read the image again for a repair.');
 
+    // The same count again and again is a side that is stuck, not progress.
+    const stuck = inbox(200);
+    const repeating = stuck.inbox.read([[0, 8]], async () => undefined, undefined);
+    await Promise.resolve();
+    for (let i = 1; i <= 3; i++) {
+      await new Promise((r) => setTimeout(r, 120));
+      stuck.inbox.deliver({ type: 'repair-progress', id: 1, bytes: 1000 });
+    }
+    expect(await failure(repeating)).toBe('source-read-error: The app sent nothing for 0.2 s while it read the image again for a repair.');
+
     // A card slower than the limit to take what was sent is not the other side's silence.
     const slow = inbox(100);
     const taking = slow.inbox.read([[0, 8]], () => new Promise((r) => setTimeout(r, 350)), undefined);

@@ -66,7 +66,11 @@ function exitOf(child: ChildProcess, tool: string): Promise<void> {
  */
 async function runXz(mode: 'compress' | 'decompress', file: number): Promise<{ fd: number; done: Promise<void>; close: () => Promise<void>; stop: () => Promise<void> }> {
   const path = await findTool(XZ.tool);
-  if (path === null) throw jobError('unsupported-format', 'Compressing a backup as xz needs the xz program, which is not installed. Install it, or choose zstd or gz, which need nothing.');
+  if (path === null) {
+    // A decompressor owns the file it reads: closed here too when there is no tool to read it.
+    if (mode === 'decompress') await closeFd(file);
+    throw jobError('unsupported-format', 'Compressing a backup as xz needs the xz program, which is not installed. Install it, or choose zstd or gz, which need nothing.');
+  }
   const pipe = await createOsPipe();
   const child = spawn(path, XZ[mode], { stdio: mode === 'compress' ? [pipe.readFd, file, 'pipe'] : [file, pipe.writeFd, 'pipe'] });
   // The tool has its own copies; ours would keep the pipe from ever ending.
