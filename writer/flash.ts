@@ -5,6 +5,7 @@ import { KiB, MiB } from '../common/domain/units.js';
 import { settleTarget } from './after-write.js';
 import { alignDown, alignUp } from './job-memory.js';
 import { refusedStop, targetWriteFailure } from './failures.js';
+import { errorCode } from '../common/domain/error-details.js';
 import { JobError, jobError, toFailure, type Failure } from '../common/domain/failure.js';
 import { chooseGrain, GrainHashes } from './grain-hashes.js';
 import { ABANDONED, allocatePumpMemory, DEFAULT_REQUEST, pump, unlessAborted } from './pump.js';
@@ -391,7 +392,8 @@ async function runJob(job: WriteJob, layout: StreamLayout, opened: readonly Writ
           if ('cancelled' in repair) return { status: 'cancelled', target: t.path, bytes: imageBytes };
           return 'failure' in repair ? failed(repair.failure) : { status: 'ok', health: { ...health, repaired: repair.repaired } };
         } catch (error) {
-          return failed(targetWriteFailure(t.path, error, 0, t.capacity, true).failure);
+          // An I/O error of the capacity check or the repair is the drive's; anything else is Sluice's own (internal), never a write error at offset 0.
+          return failed(errorCode(error) === '' ? toFailure(error) : targetWriteFailure(t.path, error, 0, t.capacity, true).failure);
         }
       }),
     );
