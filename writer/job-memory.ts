@@ -20,8 +20,7 @@ export interface JobMemory {
  * the same engine runs under Node and inside Electron. The hash runs in the same memory.
  */
 export function allocateJobMemory(bytes: number): JobMemory {
-  const pages = Math.ceil(bytes / WASM_PAGE);
-  const memory = new WebAssembly.Memory({ initial: pages, maximum: pages });
+  const memory = alignedMemory(bytes);
   const buffer = Buffer.from(memory.buffer, 0, bytes);
   const hashRange: RangeHasher = xxh64Over(memory);
   return {
@@ -31,6 +30,12 @@ export function allocateJobMemory(bytes: number): JobMemory {
       return hashRange(view.byteOffset, view.length);
     },
   };
+}
+
+/** A zero-filled, page-aligned memory of at least `bytes` (see allocateJobMemory for why). */
+export function alignedMemory(bytes: number): WebAssembly.Memory {
+  const pages = Math.ceil(bytes / WASM_PAGE);
+  return new WebAssembly.Memory({ initial: pages, maximum: pages });
 }
 
 export function alignDown(value: number, alignment: number): number {

@@ -17,6 +17,7 @@ import { JobError, jobError, type Failure } from '../common/domain/failure.js';
 import { MAX_REPAIR_OFFSETS, type Repair } from '../common/domain/result.js';
 import type { Progress } from '../common/domain/progress.js';
 import { readFully } from '../node/io.js';
+import { alignedMemory } from './job-memory.js';
 import { ProgressMeter } from './progress-meter.js';
 import type { Differences } from './compare.js';
 import type { GrainHashes } from './grain-hashes.js';
@@ -67,8 +68,8 @@ export function fileRepairSource(fd: number, what: string): RepairSource {
   return {
     what,
     async read(ranges, take, signal) {
-      // Off the data path, once per repair: a WebAssembly memory is page-aligned (job-memory.ts).
-      const buffer = Buffer.from(new WebAssembly.Memory({ initial: SOURCE_READ / (64 * 1024), maximum: SOURCE_READ / (64 * 1024) }).buffer);
+      // Off the data path, once per repair.
+      const buffer = Buffer.from(alignedMemory(SOURCE_READ).buffer, 0, SOURCE_READ);
       for (const [offset, length] of ranges) {
         for (let at = 0; at < length; at += buffer.length) {
           if (signal?.aborted === true) return 'cancelled';
