@@ -101,7 +101,7 @@ async function runClone(job: HelperJobOf<'clone'>, context: JobContext): Promise
   const [{ SourceDevice }, { flash }, { fileRepairSource }] = await Promise.all([import('../writer/source-device.js'), import('../writer/flash.js'), import('../writer/repair.js')]);
   let disk: SourceDevice;
   try {
-    disk = await SourceDevice.open(job.source, platform);
+    disk = await SourceDevice.open(job.source, platform, job.sourceMedium ?? null);
   } catch (error) {
     return failedBeforeStart(job, toFailure(error));
   }
@@ -137,7 +137,7 @@ async function runBackup(job: HelperJobOf<'backup'>, context: JobContext): Promi
   const { SourceDevice, sendDevice } = await import('../writer/source-device.js');
   let disk: SourceDevice;
   try {
-    disk = await SourceDevice.open(job.source, await currentPlatform());
+    disk = await SourceDevice.open(job.source, await currentPlatform(), job.medium ?? null);
   } catch (error) {
     return failedBeforeStart(job, toFailure(error));
   }
@@ -166,7 +166,7 @@ async function runVerify(job: HelperJobOf<'verify'>, context: JobContext): Promi
   context.started();
   const overlay = job.overlayBytes === undefined ? undefined : context.overlays.complete.then((all) => all[0] ?? []);
   const { verifyImage } = await import('../writer/verify-image.js');
-  const result = await verifyImage({ source, imageSize: job.imageSize, sourceSeekable: job.sourceSeekable === true, extents: job.extents, skips: context.skips, target: job.target, disksOnly: true, overlay, signal: context.signal, onProgress: context.progress });
+  const result = await verifyImage({ source, imageSize: job.imageSize, sourceSeekable: job.sourceSeekable === true, extents: job.extents, skips: context.skips, target: job.target, medium: job.medium ?? null, disksOnly: true, overlay, signal: context.signal, onProgress: context.progress });
   return { type: 'result', results: [result] };
 }
 
@@ -174,7 +174,7 @@ async function runVerify(job: HelperJobOf<'verify'>, context: JobContext): Promi
 async function runProbe(job: HelperJobOf<'probe'>, context: JobContext): Promise<FromHelper> {
   context.started();
   const { probeCapacity } = await import('../writer/probe-capacity.js');
-  return { type: 'result', results: [await probeCapacity({ target: job.target, signal: context.signal })] };
+  return { type: 'result', results: [await probeCapacity({ target: job.target, medium: job.medium ?? null, signal: context.signal })] };
 }
 
 function runKind(job: HelperJob, context: JobContext): Promise<FromHelper> {

@@ -43,6 +43,8 @@ const PROBE_GEOMETRIC_MARKERS = 0;
 
 export interface ProbeJob {
   target: string;
+  /** The medium the user chose in the drive (Drive.medium): a drive that holds another is not probed. */
+  medium?: string | null | undefined;
   signal?: AbortSignal | undefined;
   platform?: DevicePlatform | undefined;
 }
@@ -274,7 +276,7 @@ export async function probeCapacity(job: ProbeJob): Promise<TargetResult> {
   const platform = job.platform ?? (await currentPlatform());
   let device: TargetDevice;
   try {
-    device = await TargetDevice.open(target, null, null, platform);
+    device = await TargetDevice.open(target, null, null, platform, job.medium ?? null);
   } catch (error) {
     return { status: 'failed', target, bytes: 0, ...toFailure(error) };
   }

@@ -5,6 +5,7 @@ import { allocatePumpMemory, pump } from './pump.js';
 import { JobError, jobError, toFailure } from '../common/domain/failure.js';
 import { closeFd, PositionedError, readFully, writeFully } from '../node/io.js';
 import { openInspectedDisk } from './open-device.js';
+import { openSameMedium } from './medium-check.js';
 import type { DeviceFacts, DevicePlatform, VolumeHold } from './platform/types.js';
 import { errorCode, errorText } from '../common/domain/error-details.js';
 
@@ -41,18 +42,24 @@ export class SourceDevice {
     return this.facts.path;
   }
 
-  /** Inspects `path` afresh, refuses it if the rules say so, unmounts it and opens it read-only. */
-  static async open(path: string, platform: DevicePlatform): Promise<SourceDevice> {
+  /**
+   * Inspects `path` afresh, refuses it if the rules say so, unmounts it and opens it read-only.
+   * `medium`, when given, is the medium the user chose (Drive.medium): a drive that holds another
+   * is refused, since a copy of another card is not the copy asked for.
+   */
+  static async open(path: string, platform: DevicePlatform, medium: string | null = null): Promise<SourceDevice> {
     const facts = await platform.inspect(path);
     const refusal = refuseSource(facts);
     if (refusal !== null) throw new JobError(refusal);
-    const { fd, hold } = await openInspectedDisk(facts, platform, platform.sourceFlags, (error): Failure => {
-      const code = errorCode(error);
-      if (code === 'EBUSY') return { code: 'target-busy', message: `${path} is in use by another program (mounted, or open in a disk tool). Close it and try again.` };
-      if (code === 'EACCES' || code === 'EPERM') return { code: 'permission-denied', message: `No permission to read ${path}. Reading a whole disk needs administrator rights.` };
-      if (code === 'ENOENT' || code === 'ENXIO' || code === 'ENODEV') return { code: 'target-not-found', message: `${path} disappeared before it could be opened: was it unplugged?` };
-      return { code: 'internal', message: `Opening ${path} failed: ${errorText(error)}` };
-    });
+    const open = () =>
+      openInspectedDisk(facts, platform, platform.sourceFlags, (error): Failure => {
+        const code = errorCode(error);
+        if (code === 'EBUSY') return { code: 'target-busy', message: `${path} is in use by another program (mounted, or open in a disk tool). Close it and try again.` };
+        if (code === 'EACCES' || code === 'EPERM') return { code: 'permission-denied', message: `No permission to read ${path}. Reading a whole disk needs administrator rights.` };
+        if (code === 'ENOENT' || code === 'ENXIO' || code === 'ENODEV') return { code: 'target-not-found', message: `${path} disappeared before it could be opened: was it unplugged?` };
+        return { code: 'internal', message: `Opening ${path} failed: ${errorText(error)}` };
+      });
+    const { fd, hold } = await openSameMedium(facts, platform, medium, 'Nothing was read from it', open);
     return new SourceDevice(facts, fd, hold, platform);
   }
 

@@ -6,6 +6,7 @@ import { closeFd, readFully, syncData, writeFully } from '../node/io.js';
 import { openInspectedDisk } from './open-device.js';
 import type { DeviceFacts, DevicePlatform, VolumeHold } from './platform/types.js';
 import { refuseTarget } from './target-check.js';
+import { openSameMedium } from './medium-check.js';
 import type { WriteTarget } from './write-target.js';
 import { errorText } from '../common/domain/error-details.js';
 
@@ -38,12 +39,6 @@ function openFailure(facts: DeviceFacts, error: unknown): Failure {
     default:
       return { code: 'internal', message: `Opening ${path} failed: ${errorText(error)}` };
   }
-}
-
-/** Refuses the drive `facts` describes when `medium` (the one the user chose; null: none to compare) is not the one in it now. */
-async function refuseOtherMedium(facts: DeviceFacts, platform: DevicePlatform, medium: string | null): Promise<void> {
-  if (medium === null || (await platform.medium(facts)) === medium) return;
-  throw jobError('target-not-found', `${facts.path} holds another medium than the one chosen (a card swapped in the same reader?). Nothing was written to it; choose the drive again.`);
 }
 
 /**
@@ -87,20 +82,16 @@ export class TargetDevice implements WriteTarget {
     const facts = await platform.inspect(path);
     const refusal = refuseTarget(facts, imageSize, sourceDevice);
     if (refusal !== null) throw new JobError(refusal);
-    // Before unmounting: another card's filesystems are left alone.
-    await refuseOtherMedium(facts, platform, medium);
     if (facts.logicalBlockSize > MAX_LOGICAL_BLOCK || MAX_LOGICAL_BLOCK % facts.logicalBlockSize !== 0) {
       throw jobError('target-no-direct-io', `${path} reports a logical block size of ${facts.logicalBlockSize} bytes, which Sluice cannot align to.`);
     }
-    const { fd, hold } = await openInspectedDisk(facts, platform, platform.writeFlags, (error) => openFailure(facts, error));
-    // Again on the open device: a card swapped after this look fails its I/O instead.
-    try {
-      await refuseOtherMedium(facts, platform, medium);
-    } catch (error) {
-      await closeFd(fd);
-      await hold.release();
-      throw error;
-    }
+    const { fd, hold } = await openSameMedium(
+      facts,
+      platform,
+      medium,
+      'Nothing was written to it',
+      () => openInspectedDisk(facts, platform, platform.writeFlags, (error) => openFailure(facts, error)),
+    );
     return new TargetDevice(facts, fd, hold);
   }
 

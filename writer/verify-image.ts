@@ -14,7 +14,8 @@ import { jobError, toFailure } from '../common/domain/failure.js';
 import { closeFd, readFully } from '../node/io.js';
 import { openInspected } from './open-device.js';
 import { currentPlatform } from './platform/index.js';
-import type { DevicePlatform } from './platform/types.js';
+import { NOTHING_HELD, type DevicePlatform } from './platform/types.js';
+import { openSameMedium } from './medium-check.js';
 import { ProgressMeter } from './progress-meter.js';
 import { safetyFacts } from './target-check.js';
 import type { WriteTarget } from './write-target.js';
@@ -36,6 +37,8 @@ export interface VerifyImageJob {
   platform?: DevicePlatform | undefined;
   /** Refuse anything but a disk: the helper reads as root, and a file is its owner's to compare. */
   disksOnly?: boolean | undefined;
+  /** The medium the user chose in the drive (Drive.medium): a drive that holds another is not compared. */
+  medium?: string | null | undefined;
   /** The customisation the drive was given after the image: compared in place of the image's bytes there. */
   overlay?: Promise<readonly OverlayPiece[]> | undefined;
 }
@@ -56,7 +59,8 @@ export async function verifyImage(job: VerifyImageJob): Promise<TargetResult> {
   if (facts.isPartition && job.disksOnly === true) return { status: 'failed', target, bytes: 0, code: 'target-is-partition', message: `${target} is a partition, not a whole disk. Compare the disk it belongs to (for example /dev/sdb, not /dev/sdb1).` };
   let fd: number;
   try {
-    fd = await openInspected(facts, platform.readFlags, (error) => targetReadFailure(target, error, 0).failure);
+    const open = async () => ({ fd: await openInspected(facts, platform.readFlags, (error) => targetReadFailure(target, error, 0).failure), hold: NOTHING_HELD });
+    ({ fd } = await openSameMedium(facts, platform, job.medium ?? null, 'Nothing was compared', open));
   } catch (error) {
     return { status: 'failed', target, bytes: 0, ...toFailure(error) };
   }

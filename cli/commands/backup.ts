@@ -42,6 +42,7 @@ export async function backupCommand(args: BackupArgs): Promise<number> {
     drive,
     file,
     driveSize: checked.driveSize,
+    driveMedium: checked.driveMedium,
     compress: args.compress,
     trimToPartitions: args.trimToPartitions,
     verify: args.verify,

@@ -29,7 +29,8 @@ export interface CloneArgs {
  */
 export async function cloneCommand(args: CloneArgs): Promise<number> {
   const [source = args.source, target = args.target] = await namedDrives([args.source, args.target]);
-  const facts = await (await currentPlatform()).inspect(source);
+  const platform = await currentPlatform();
+  const facts = await platform.inspect(source);
   const refusal = refuseSource(facts);
   if (refusal !== null) return reportOne(args.json, { status: 'failed', target: source, bytes: 0, ...refusal });
   if (source === target) {
@@ -56,7 +57,7 @@ export async function cloneCommand(args: CloneArgs): Promise<number> {
   }
   const reporter = createReporter(args.json);
   const job = startHelper({
-    job: { kind: 'clone', source, targets: [target], media: mediaOf(judged), verify: args.verify, eject: args.eject },
+    job: { kind: 'clone', source, sourceMedium: await platform.medium(facts), targets: [target], media: mediaOf(judged), verify: args.verify, eject: args.eject },
     elevation: chooseElevation({ platform: process.platform, isRoot: process.getuid?.() === 0, frontEnd: 'cli', interactive, prefer: args.elevate, installed: onPath }),
     interactive,
     onProgress: (p) => reporter.progress(p),

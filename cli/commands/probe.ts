@@ -61,7 +61,7 @@ export async function probeCommand(args: ProbeArgs): Promise<number> {
   const interactive = process.stdin.isTTY === true;
   const started = performance.now();
   const job = startHelper({
-    job: { kind: 'probe', target },
+    job: { kind: 'probe', target, medium: drive.medium },
     elevation: chooseElevation({ platform: process.platform, isRoot: process.getuid?.() === 0, frontEnd: 'cli', interactive, prefer: args.elevate, installed: onPath }),
     interactive,
     onLog: (_level, message) => process.stderr.write(`sluice: ${message}\n`),

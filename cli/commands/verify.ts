@@ -2,6 +2,7 @@ import type { TargetResult } from '../../common/domain/result.js';
 import { verifyImage } from '../../writer/verify-image.js';
 import { chooseElevation, onPath } from '../../user/launcher/elevation/choose.js';
 import { startHelper } from '../../user/launcher/launch.js';
+import { mediumId } from '../../user/drives/medium.js';
 import type { PreparedImage } from '../../user/images/probe.js';
 import { openSourceFeed, wholeImageListener } from '../../user/images/source-feed.js';
 import { cancelOnSigint } from '../cancel.js';
@@ -84,7 +85,7 @@ async function verifyDriveInHelper(prepared: PreparedImage, target: string, args
   const { imageSize, sourceSeekable, extents } = feed.start;
   const job = startHelper({
     source: feed.source,
-    job: { kind: 'verify', target, imageSize, sourceSeekable, ...(extents === undefined ? {} : { extents }) },
+    job: { kind: 'verify', target, medium: await mediumId(target), imageSize, sourceSeekable, ...(extents === undefined ? {} : { extents }) },
     elevation: chooseElevation({ platform: process.platform, isRoot: process.getuid?.() === 0, frontEnd: 'cli', interactive, prefer: args.elevate, installed: onPath }),
     interactive,
     overlays: prepared.customisation?.overlays,

@@ -34,11 +34,14 @@ const Extents = v.pipe(v.array(v.tuple([ByteCount, ByteCount])), v.maxLength(MAX
 const Targets = v.pipe(v.array(DevicePath), v.minLength(1), v.maxLength(MAX_TARGETS));
 
 /**
- * Per target, in order: the medium the user chose in it (Drive.medium, Linux's disk sequence
- * number), or null where the OS numbers none. The helper refuses a target that holds another
- * (a card swapped during the password prompt).
+ * The medium the user chose in a drive (Drive.medium, Linux's disk sequence number), or null where
+ * the OS numbers none. The helper refuses a drive that holds another (a card swapped during the
+ * password prompt), whether the job writes it or only reads it.
  */
-export const MediaSchema = v.pipe(v.array(v.nullable(v.pipe(v.string(), v.regex(/^\d{1,20}$/)))), v.maxLength(MAX_TARGETS));
+const Medium = v.nullable(v.pipe(v.string(), v.regex(/^\d{1,20}$/)));
+
+/** Per target, in order: its Medium. */
+export const MediaSchema = v.pipe(v.array(Medium), v.maxLength(MAX_TARGETS));
 const Media = MediaSchema;
 
 /** Bytes a drive gets after the image (customisation, writer/overlay.ts): sent in overlay messages. */
@@ -103,6 +106,7 @@ const FlashJob = v.strictObject({
 const CloneJob = v.strictObject({
   kind: v.literal('clone'),
   source: DevicePath,
+  sourceMedium: v.optional(Medium),
   targets: Targets,
   media: v.optional(Media),
   verify: v.boolean(),
@@ -117,6 +121,7 @@ const CloneJob = v.strictObject({
 const BackupJob = v.strictObject({
   kind: v.literal('backup'),
   source: DevicePath,
+  medium: v.optional(Medium),
   /** The size the unprivileged side found: another size means another drive (a card swapped during the password prompt). */
   size: v.optional(ByteCount),
 });
@@ -129,6 +134,7 @@ const BackupJob = v.strictObject({
 const VerifyJob = v.strictObject({
   kind: v.literal('verify'),
   target: DevicePath,
+  medium: v.optional(Medium),
   imageSize: v.nullable(ByteCount),
   /** As a flash's: fd 0 is the image file itself, and its ranges left out are never read. */
   sourceSeekable: v.optional(v.boolean()),
@@ -145,6 +151,7 @@ const VerifyJob = v.strictObject({
 const ProbeJob = v.strictObject({
   kind: v.literal('probe'),
   target: DevicePath,
+  medium: v.optional(Medium),
 });
 
 /** The one job a helper runs, told apart by its kind (common/domain/job.ts). */

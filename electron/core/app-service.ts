@@ -154,7 +154,7 @@ export function createAppService(deps: AppServiceDeps): AppService {
       /** After the flash: a cached download that failed its checks is removed (user/catalogue/catalogue-image.ts). */
       let settle: CatalogueImage['settle'] = async () => undefined;
       if (chosen.source.kind === 'drive') {
-        input = { kind: 'drive', device: chosen.source.device };
+        input = { kind: 'drive', device: chosen.source.device, medium: chosen.source.medium };
       } else {
         try {
           let prepared: PreparedImage;
@@ -213,7 +213,7 @@ export function createAppService(deps: AppServiceDeps): AppService {
       if (!drive.ok) return drive;
       const busy = runner.busy();
       if (busy !== null) return busy;
-      runner.run(startProbeSession(device, deps.settings.get().notifications, session));
+      runner.run(startProbeSession(drive.value, deps.settings.get().notifications, session));
       return ok(null);
     });
 

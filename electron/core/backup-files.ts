@@ -14,9 +14,10 @@ interface ChosenFile {
   device: string;
   path: string;
   compress: BackupRequest['compress'];
-  /** A card swapped in the same reader is another drive: its size and name are kept to tell. */
+  /** A card swapped in the same reader is another drive: its size, name and medium (Drive.medium) are kept to tell. */
   size: number | null;
   description: string;
+  medium: string | null;
 }
 
 /**
@@ -52,7 +53,7 @@ export class BackupFiles {
       throw error;
     }
     const path = await this.desktop.pickBackupFile(suggestedBackupName(drive.value, compress, new Date()));
-    this.chosen = path === null ? null : { device, path, compress, size: drive.value.size, description: drive.value.description };
+    this.chosen = path === null ? null : { device, path, compress, size: drive.value.size, description: drive.value.description, medium: drive.value.medium };
     return ok(path);
   }
 
@@ -66,7 +67,7 @@ export class BackupFiles {
       // The drive as listed now must be the one chosen; checkBackup below looks at it afresh.
       const drive = await this.drives.find(request.device);
       if (!drive.ok) return drive;
-      if (drive.value.size !== chosen.size || drive.value.description !== chosen.description) {
+      if (drive.value.size !== chosen.size || drive.value.description !== chosen.description || drive.value.medium !== chosen.medium) {
         this.chosen = null;
         return refuse('unknown-drive', `${request.device} is not the drive that was chosen (another card in the same reader?). Choose Back up… on it again.`);
       }
@@ -77,7 +78,7 @@ export class BackupFiles {
       if (busyNow !== null) return busyNow;
       this.chosen = null;
       const settings = this.settings.get();
-      const job = { drive: request.device, file: request.file, driveSize: checked.driveSize, compress: request.compress, trimToPartitions: request.trimToPartitions, verify: settings.verify, notify: settings.notifications };
+      const job = { drive: request.device, file: request.file, driveSize: checked.driveSize, driveMedium: chosen.medium, compress: request.compress, trimToPartitions: request.trimToPartitions, verify: settings.verify, notify: settings.notifications };
       this.runner.run(startBackupSession(job, session));
       return ok(null);
     });

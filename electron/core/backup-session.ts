@@ -8,6 +8,7 @@ import type { SessionDeps } from './flash-session.js';
 export interface BackupSessionJob extends BackupOptions {
   /** From checkBackup, just before. */
   driveSize: number;
+  driveMedium: string | null;
   notify: boolean;
 }
 

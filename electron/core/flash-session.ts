@@ -19,7 +19,8 @@ export interface FlashSessionJob {
    * What is written: an image opened or being decoded as the user (handed to the helper as its fd 0
    * and closed at the end), or a whole drive the helper reads itself (a clone).
    */
-  input: { kind: 'feed'; feed: SourceFeed } | { kind: 'drive'; device: string };
+  /** A drive to clone carries the medium the user chose in it (Drive.medium): the helper copies no other card. */
+  input: { kind: 'feed'; feed: SourceFeed } | { kind: 'drive'; device: string; medium: string | null };
   /** Device paths, in the order the results come back. */
   targets: readonly string[];
   /** Per target, the medium the user chose in it (Drive.medium); the helper refuses another. */
@@ -51,7 +52,7 @@ export function startFlashSession(job: FlashSessionJob, deps: SessionDeps): JobS
   const helperJob: HelperJob =
     input.kind === 'feed'
       ? { kind: 'flash', targets, ...media, ...input.feed.start, verify: job.verify, eject: job.eject, ...(job.capacityCheck ? {} : { capacityCheck: false }) }
-      : { kind: 'clone', source: input.device, targets, ...media, verify: job.verify, eject: job.eject };
+      : { kind: 'clone', source: input.device, sourceMedium: input.medium, targets, ...media, verify: job.verify, eject: job.eject };
 
   const write = async (): Promise<TargetResult[]> => {
     const feed = input.kind === 'feed' ? input.feed : null;

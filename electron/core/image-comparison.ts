@@ -20,7 +20,7 @@ import type { SettingsStore } from './settings-store.js';
  */
 export class ImageComparison {
   /** The image chosen for a drive, until its comparison starts. */
-  private chosen: { device: string; prepared: PreparedImage } | null = null;
+  private chosen: { device: string; medium: string | null; prepared: PreparedImage } | null = null;
 
   constructor(
     private readonly runner: JobRunner,
@@ -39,7 +39,7 @@ export class ImageComparison {
     if (path === null) return ok(null);
     try {
       const prepared = await prepareImageInChild({ image: path, bmap: false, partitions: false });
-      this.chosen = { device, prepared };
+      this.chosen = { device, medium: drive.value.medium, prepared };
       return ok(prepared.info);
     } catch (error) {
       if (error instanceof JobError) return refused(error.failure);
@@ -64,19 +64,20 @@ export class ImageComparison {
         return busy;
       }
       this.chosen = null;
-      this.runner.run(startVerifySession(device, feed, this.settings.get().notifications, session));
+      this.runner.run(startVerifySession(device, chosen.medium, feed, this.settings.get().notifications, session));
       return ok(null);
     });
   }
 }
 
-function startVerifySession(device: string, feed: SourceFeed, notify: boolean, deps: SessionDeps): JobSession {
+/** `medium`: the one in the drive when its image was chosen (Drive.medium); the helper compares no other card. */
+function startVerifySession(device: string, medium: string | null, feed: SourceFeed, notify: boolean, deps: SessionDeps): JobSession {
   let helper: LaunchedHelper | null = null;
   const compare = async (): Promise<TargetResult[]> => {
     try {
       // Compared under the rule a flash writes by: what the block map and the free space leave out is not read.
       const { imageSize, sourceSeekable, extents } = feed.start;
-      helper = deps.launch({ source: feed.source, job: { kind: 'verify', target: device, imageSize, sourceSeekable, ...(extents === undefined ? {} : { extents }) }, onProgress: deps.onProgress });
+      helper = deps.launch({ source: feed.source, job: { kind: 'verify', target: device, medium, imageSize, sourceSeekable, ...(extents === undefined ? {} : { extents }) }, onProgress: deps.onProgress });
     } catch (error) {
       await feed.close();
       return [{ status: 'failed', target: device, bytes: 0, code: 'helper-died', message: `The reading process could not start: ${errorText(error)}. Nothing was read.` }];

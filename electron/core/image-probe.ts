@@ -24,7 +24,7 @@ export interface ProbedImage {
    * catalogue entry, prepared again when it is flashed: from the image cache, or downloaded into
    * it (electron/core/app-catalogue.ts).
    */
-  source: { kind: 'image'; prepared: PreparedImage } | { kind: 'drive'; device: string } | { kind: 'catalogue'; os: CatalogueOs };
+  source: { kind: 'image'; prepared: PreparedImage } | { kind: 'drive'; device: string; medium: string | null } | { kind: 'catalogue'; os: CatalogueOs };
 }
 
 /** The identity of the file at `path` now. */
@@ -87,6 +87,6 @@ export async function probeSourceDrive(drive: Drive): Promise<ProbedImage> {
       customisationNote: null,
     },
     local: null,
-    source: { kind: 'drive', device: drive.device },
+    source: { kind: 'drive', device: drive.device, medium: drive.medium },
   };
 }

@@ -1,3 +1,4 @@
+import type { Drive } from '../../common/domain/drive.js';
 import type { TargetResult } from '../../common/domain/result.js';
 import { errorText } from '../../common/domain/error-details.js';
 import type { LaunchedHelper } from '../../user/launcher/launch.js';
@@ -5,11 +6,12 @@ import { runDesktopJob, type JobSession } from './desktop-job.js';
 import type { SessionDeps } from './flash-session.js';
 
 /** Runs one probe (the one `sluice probe` runs: writer/probe-capacity.ts in the helper) with the desktop effects around it. */
-export function startProbeSession(device: string, notify: boolean, deps: SessionDeps): JobSession {
+export function startProbeSession(drive: Pick<Drive, 'device' | 'medium'>, notify: boolean, deps: SessionDeps): JobSession {
+  const { device } = drive;
   let helper: LaunchedHelper | null = null;
   const check = async (): Promise<TargetResult[]> => {
     try {
-      helper = deps.launch({ job: { kind: 'probe', target: device }, onProgress: deps.onProgress });
+      helper = deps.launch({ job: { kind: 'probe', target: device, medium: drive.medium }, onProgress: deps.onProgress });
     } catch (error) {
       return [{ status: 'failed', target: device, bytes: 0, code: 'helper-died', message: `The checking process could not start: ${errorText(error)}. Nothing was written.` }];
     }

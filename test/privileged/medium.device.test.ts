@@ -2,14 +2,18 @@
  * The helper writes only the medium the user chose: a flash job names, per target, the medium the
  * listing saw (Linux's disk sequence number), and a drive that holds another by the time the
  * helper opens it (a card swapped in the same reader during the password prompt) is refused with
- * nothing written. The real helper process, real loop devices and the kernel's own numbers.
+ * nothing written. Jobs that only read a drive (a probe puts back what it writes; a backup, a
+ * comparison, a clone's source) name it too: a report on a card nobody chose is a lie. The real
+ * helper process, real loop devices and the kernel's own numbers.
  */
-import { closeSync, openSync, readFileSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { expect, it } from 'vitest';
 import { MiB } from '../../common/domain/units.js';
 import { listDrives } from '../../user/drives/list-drives.js';
 import { startHelper } from '../../user/launcher/launch.js';
+import { backupDrive } from '../../user/backup/drive-backup.js';
+import type { HelperJob } from '../../common/contracts/helper-protocol.js';
 import { assertTestTarget } from '../support/cli.js';
 import { describeDevices } from '../support/device-suite.js';
 import { createLoop, digestFile, mountDevice, scratchDir, writeRandomFile } from '../support/loop-device.js';
@@ -34,6 +38,23 @@ async function flashNaming(image: string, size: number, device: string, media: s
     closeSync(source);
   }
 }
+
+/** Runs `job` in the real helper, with `image` (if any) on its fd 0. */
+async function run(job: HelperJob, image?: string) {
+  const source = image === undefined ? undefined : openSync(image, 'r');
+  try {
+    return await startHelper({ ...(source === undefined ? {} : { source }), job, program: builtHelper() }).result;
+  } finally {
+    if (source !== undefined) closeSync(source);
+  }
+}
+
+/** A number the kernel has not given any medium yet: it counts up from boot. */
+function anotherMedium(device: string): string {
+  return String(Number(diskseq(device)) + 1000);
+}
+
+const REFUSED = 'holds another medium than the one chosen';
 
 describeDevices('the medium the user chose', () => {
   it('is what the drive listing reports for each drive: the kernel’s disk sequence number', async () => {
@@ -82,5 +103,64 @@ describeDevices('the medium the user chose', () => {
     const [refused] = await flashNaming(image, 1 * MiB, loop.path, [String(Number(diskseq(loop.path)) + 1000)]);
     expect(refused).toMatchObject({ status: 'failed', code: 'target-not-found', bytes: 0 });
     expect(mountpointsOf(loop.path)).toEqual([mounted]);
+  });
+});
+
+describeDevices('the medium the user chose, for jobs that only read a drive or put back what they write', () => {
+  it('a probe of another medium writes no test block; of the chosen one, it runs', async () => {
+    const loop = createLoop({ size: 64 * MiB });
+    assertTestTarget(loop.path);
+    const before = digestFile(loop.backing);
+    const [refused] = await run({ kind: 'probe', target: loop.path, medium: anotherMedium(loop.path) });
+    expect(refused).toMatchObject({ status: 'failed', code: 'target-not-found', bytes: 0 });
+    expect(refused?.status === 'failed' ? refused.message : '').toContain(`${REFUSED} (a card swapped in the same reader?). Nothing was written to it`);
+    expect(digestFile(loop.backing)).toBe(before);
+    const [probed] = await run({ kind: 'probe', target: loop.path, medium: diskseq(loop.path) });
+    expect(probed).toMatchObject({ status: 'ok' });
+    expect(digestFile(loop.backing)).toBe(before);
+  });
+
+  it('a comparison with another medium reads nothing and says so; with the chosen one it compares', async () => {
+    const dir = scratchDir();
+    const image = join(dir, 'image.img');
+    writeRandomFile(image, 2 * MiB);
+    const loop = createLoop({ size: 4 * MiB, dir });
+    assertTestTarget(loop.path);
+    const [refused] = await run({ kind: 'verify', target: loop.path, medium: anotherMedium(loop.path), imageSize: 2 * MiB, sourceSeekable: true }, image);
+    expect(refused).toMatchObject({ status: 'failed', code: 'target-not-found', bytes: 0 });
+    expect(refused?.status === 'failed' ? refused.message : '').toContain(`${REFUSED} (a card swapped in the same reader?). Nothing was compared`);
+    // The chosen medium is compared: a random loop differs from the image at its first byte.
+    const [compared] = await run({ kind: 'verify', target: loop.path, medium: diskseq(loop.path), imageSize: 2 * MiB, sourceSeekable: true }, image);
+    expect(compared).toMatchObject({ status: 'failed', code: 'verify-mismatch', offset: 0 });
+  });
+
+  it('a backup of another medium saves nothing', async () => {
+    const loop = createLoop({ size: 8 * MiB });
+    assertTestTarget(loop.path);
+    const file = join(scratchDir(), 'backup.img');
+    const launch = (options: { job: HelperJob }) => startHelper({ ...options, program: builtHelper() });
+    const refused = await backupDrive({ drive: loop.path, file, driveSize: 8 * MiB, driveMedium: anotherMedium(loop.path), compress: null, trimToPartitions: false, verify: true, launch });
+    expect(refused).toMatchObject({ status: 'failed', code: 'target-not-found', bytes: 0 });
+    expect(refused.status === 'failed' ? refused.message : '').toContain(`${REFUSED} (a card swapped in the same reader?). Nothing was read from it`);
+    expect(existsSync(file)).toBe(false);
+    const saved = await backupDrive({ drive: loop.path, file, driveSize: 8 * MiB, driveMedium: diskseq(loop.path), compress: null, trimToPartitions: false, verify: true, launch });
+    expect(saved).toMatchObject({ status: 'ok', verified: true });
+    expect(digestFile(file)).toBe(digestFile(loop.backing));
+  });
+
+  it('a clone whose source holds another medium writes nothing to its target', async () => {
+    const dir = scratchDir();
+    const source = createLoop({ size: 4 * MiB, dir });
+    const target = createLoop({ size: 4 * MiB, dir });
+    assertTestTarget(source.path);
+    assertTestTarget(target.path);
+    const before = digestFile(target.backing);
+    const [refused] = await run({ kind: 'clone', source: source.path, sourceMedium: anotherMedium(source.path), targets: [target.path], media: [diskseq(target.path)], verify: true });
+    expect(refused).toMatchObject({ status: 'failed', code: 'target-not-found', bytes: 0 });
+    expect(refused?.status === 'failed' ? refused.message : '').toContain(`${source.path} ${REFUSED}`);
+    expect(digestFile(target.backing)).toBe(before);
+    const [cloned] = await run({ kind: 'clone', source: source.path, sourceMedium: diskseq(source.path), targets: [target.path], media: [diskseq(target.path)], verify: true });
+    expect(cloned).toMatchObject({ status: 'ok', verified: true });
+    expect(digestFile(target.backing)).toBe(digestFile(source.backing));
   });
 });

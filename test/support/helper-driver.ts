@@ -40,11 +40,11 @@ const print = (result: object) => process.stdout.write(`${JSON.stringify({ type:
 
 if ('backup' in spec) {
   const { drive, file, size } = spec.backup;
-  const checked = size === undefined ? await checkBackup(drive, file) : { driveSize: size };
+  const checked = size === undefined ? await checkBackup(drive, file) : { driveSize: size, driveMedium: null };
   if ('refused' in checked) {
     print(checked.refused);
   } else {
-    print(await backupDrive({ drive, file, driveSize: checked.driveSize, compress: null, trimToPartitions: false, verify: true, launch: (options) => startHelper({ ...options, ...launchOptions }) }));
+    print(await backupDrive({ drive, file, driveSize: checked.driveSize, driveMedium: checked.driveMedium, compress: null, trimToPartitions: false, verify: true, launch: (options) => startHelper({ ...options, ...launchOptions }) }));
   }
 } else {
   // The decoder writes into a kernel pipe, as the app's decoders do (see node/os-pipe.ts).

@@ -32,9 +32,10 @@ export interface BackupOptions {
  * Whether `drive` may be backed up into `file`, from this process's own look (the helper checks
  * the drive again on its own): the drive's size, or the failed result to report.
  */
-export async function checkBackup(drive: string, file: string): Promise<{ driveSize: number } | { refused: FailedResult }> {
+export async function checkBackup(drive: string, file: string): Promise<{ driveSize: number; driveMedium: string | null } | { refused: FailedResult }> {
   const refuse = (target: string, failure: Failure) => ({ refused: { status: 'failed', target, bytes: 0, ...failure } as const });
-  const facts = await (await currentPlatform()).inspect(drive);
+  const platform = await currentPlatform();
+  const facts = await platform.inspect(drive);
   const refusal = refuseSource(facts);
   if (refusal !== null) return refuse(drive, refusal);
   try {
@@ -48,12 +49,14 @@ export async function checkBackup(drive: string, file: string): Promise<{ driveS
   if (folder !== null && facts.devices.includes(folder.dev)) {
     return refuse(file, { code: 'target-is-source', message: `${file} would be stored on ${drive}, the drive being backed up. Save the backup on another drive.` });
   }
-  return { driveSize: facts.size };
+  return { driveSize: facts.size, driveMedium: await platform.medium(facts) };
 }
 
 export interface DriveBackup extends BackupOptions {
   /** From checkBackup. */
   driveSize: number;
+  /** The medium the user chose in the drive (Drive.medium; checkBackup's look): the helper reads no other card. */
+  driveMedium: string | null;
   /** Starts the helper with the front end's elevation, given the read request; the drive's bytes come out through its driveBytes. */
   launch(options: Pick<HelperLaunchOptions, 'job'>): LaunchedHelper;
   /** Stops the helper and the file writer; the result is then `cancelled` and the partial file gone. */
@@ -65,7 +68,7 @@ export interface DriveBackup extends BackupOptions {
 export async function backupDrive(job: DriveBackup): Promise<TargetResult> {
   let helper: LaunchedHelper;
   try {
-    helper = job.launch({ job: { kind: 'backup', source: job.drive, size: job.driveSize } });
+    helper = job.launch({ job: { kind: 'backup', source: job.drive, size: job.driveSize, medium: job.driveMedium } });
   } catch (error) {
     return { status: 'failed', target: job.drive, bytes: 0, code: 'helper-died', message: `The reading process could not start: ${errorText(error)}. Nothing was saved.` };
   }
