@@ -1,8 +1,8 @@
 import type { BackupCompression } from '../../common/domain/backup-compression.js';
 import { backupDrive, checkBackup } from '../../user/backup/drive-backup.js';
 import { FileTarget } from '../../user/files/file-target.js';
-import { chooseElevation, onPath } from '../../user/launcher/elevation/choose.js';
 import { startHelper } from '../../user/launcher/launch.js';
+import { cliHelperOptions } from '../helper-options.js';
 import { cancelOnSigint } from '../cancel.js';
 import { namedDrives } from '../drive-names.js';
 import { exitCodeFor } from '../exit-codes.js';
@@ -34,7 +34,6 @@ export async function backupCommand(args: BackupArgs): Promise<number> {
   const refused = await confirmReplace(file, args.yes);
   if (refused !== null) return refused;
 
-  const interactive = process.stdin.isTTY === true;
   const reporter = createReporter(args.json);
   const controller = new AbortController();
   const stopListening = cancelOnSigint(() => controller.abort(), `The drive was only read. The unfinished ${FileTarget.partialPath(file)} is left behind; delete it.`);
@@ -49,9 +48,7 @@ export async function backupCommand(args: BackupArgs): Promise<number> {
     launch: (options) =>
       startHelper({
         ...options,
-        elevation: chooseElevation({ platform: process.platform, isRoot: process.getuid?.() === 0, frontEnd: 'cli', interactive, prefer: args.elevate, installed: onPath }),
-        interactive,
-        onLog: (_level, message) => process.stderr.write(`sluice: ${message}\n`),
+        ...cliHelperOptions(args.elevate),
       }),
     signal: controller.signal,
     onProgress: (p) => reporter.progress(p),

@@ -2,8 +2,8 @@ import { formatBytes } from '../../common/domain/units.js';
 import { DRIVE_INCOMPLETE } from '../../common/domain/result.js';
 import { currentPlatform } from '../../writer/platform/index.js';
 import { refuseSource } from '../../writer/source-device.js';
-import { chooseElevation, onPath } from '../../user/launcher/elevation/choose.js';
 import { startHelper } from '../../user/launcher/launch.js';
+import { cliHelperOptions } from '../helper-options.js';
 import { cancelOnSigint } from '../cancel.js';
 import { EXIT, exitCodeFor } from '../exit-codes.js';
 import { namedDrives } from '../drive-names.js';
@@ -58,10 +58,8 @@ export async function cloneCommand(args: CloneArgs): Promise<number> {
   const reporter = createReporter(args.json);
   const job = startHelper({
     job: { kind: 'clone', source, sourceMedium: await platform.medium(facts), targets: [target], media: mediaOf(judged), verify: args.verify, eject: args.eject },
-    elevation: chooseElevation({ platform: process.platform, isRoot: process.getuid?.() === 0, frontEnd: 'cli', interactive, prefer: args.elevate, installed: onPath }),
-    interactive,
+    ...cliHelperOptions(args.elevate),
     onProgress: (p) => reporter.progress(p),
-    onLog: (_level, message) => process.stderr.write(`sluice: ${message}\n`),
   });
   const stopListening = cancelOnSigint(() => job.cancel(), DRIVE_INCOMPLETE);
   const results = await job.result;

@@ -5,8 +5,8 @@ import { errorText } from '../../common/domain/error-details.js';
 import { FILESYSTEM_NAMES } from '../../common/domain/erase.js';
 import { eraseJob, planErase } from '../../user/erase/erase-drive.js';
 import { planBytes, type ErasePlan } from '../../user/erase/volume.js';
-import { chooseElevation, onPath } from '../../user/launcher/elevation/choose.js';
 import { startHelper } from '../../user/launcher/launch.js';
+import { cliHelperOptions } from '../helper-options.js';
 import { cancelOnSigint } from '../cancel.js';
 import { checkedDrive } from '../checked-drive.js';
 import { namedDrives } from '../drive-names.js';
@@ -58,16 +58,13 @@ export async function eraseCommand(args: EraseArgs): Promise<number> {
     return { warning: `This will ERASE everything on:\n  DRIVE\nand leave one empty ${FILESYSTEM_NAMES[plan.filesystem]} partition on it.` };
   });
   if (typeof drive === 'number' || plan === null) return typeof drive === 'number' ? drive : EXIT.usage;
-  const interactive = process.stdin.isTTY === true;
   const reporter = createReporter(args.json);
   const { source, job: eraseFlash } = await eraseJob(drive, plan);
   const job = startHelper({
     source: source.fd,
     job: eraseFlash,
-    elevation: chooseElevation({ platform: process.platform, isRoot: process.getuid?.() === 0, frontEnd: 'cli', interactive, prefer: args.elevate, installed: onPath }),
-    interactive,
+    ...cliHelperOptions(args.elevate),
     onProgress: (p) => reporter.progress(p),
-    onLog: (_level, message) => process.stderr.write(`sluice: ${message}\n`),
   });
   const stopListening = cancelOnSigint(() => job.cancel(), DRIVE_INCOMPLETE);
   const results = await job.result;

@@ -1,8 +1,8 @@
 import { cutShortFailure } from '../../common/domain/cut-short.js';
 import { DRIVE_INCOMPLETE } from '../../common/domain/result.js';
 import { formatBytes } from '../../common/domain/units.js';
-import { chooseElevation, onPath } from '../../user/launcher/elevation/choose.js';
 import { startHelper } from '../../user/launcher/launch.js';
+import { cliHelperOptions } from '../helper-options.js';
 import type { ImageInfo } from '../../common/domain/image.js';
 import { openSourceFeed } from '../../user/images/source-feed.js';
 import { cancelOnSigint } from '../cancel.js';
@@ -118,18 +118,9 @@ export async function flashCommand(args: FlashArgs): Promise<number> {
   const job = startHelper({
     source: feed.source,
     job: { kind: 'flash', targets, media: mediaOf(judged), ...feed.start, verify: args.verify, eject: args.eject, ...(args.capacityCheck ? {} : { capacityCheck: false }) },
-    elevation: chooseElevation({
-      platform: process.platform,
-      isRoot: process.getuid?.() === 0,
-      frontEnd: 'cli',
-      interactive,
-      prefer: args.elevate,
-      installed: onPath,
-    }),
-    interactive,
+    ...cliHelperOptions(args.elevate),
     overlays: customisation?.overlays,
     onProgress: (p) => reporter.progress(staged(p, feed.stage())),
-    onLog: (_level, message) => process.stderr.write(`sluice: ${message}\n`),
   });
   const stopListening = cancelOnSigint(() => job.cancel(), DRIVE_INCOMPLETE);
   const results = await feed.finish(job.result, job);

@@ -1,8 +1,8 @@
 import { fakeKindWords, type FakeKind } from '../../common/domain/fake-capacity.js';
 import type { TargetResult } from '../../common/domain/result.js';
 import { formatBytes, formatDuration } from '../../common/domain/units.js';
-import { chooseElevation, onPath } from '../../user/launcher/elevation/choose.js';
 import { startHelper } from '../../user/launcher/launch.js';
+import { cliHelperOptions } from '../helper-options.js';
 import { cancelOnSigint } from '../cancel.js';
 import { checkedDrive } from '../checked-drive.js';
 import { namedDrives } from '../drive-names.js';
@@ -58,13 +58,10 @@ export async function probeCommand(args: ProbeArgs): Promise<number> {
   const [target = args.device] = await namedDrives([args.device]);
   const drive = await checkedDrive(target, args, () => ({ warning: 'This will unmount this drive and write test blocks over some of its blocks, putting each back afterwards:\n  DRIVE' }));
   if (typeof drive === 'number') return drive;
-  const interactive = process.stdin.isTTY === true;
   const started = performance.now();
   const job = startHelper({
     job: { kind: 'probe', target, medium: drive.medium },
-    elevation: chooseElevation({ platform: process.platform, isRoot: process.getuid?.() === 0, frontEnd: 'cli', interactive, prefer: args.elevate, installed: onPath }),
-    interactive,
-    onLog: (_level, message) => process.stderr.write(`sluice: ${message}\n`),
+    ...cliHelperOptions(args.elevate),
   });
   if (!args.json) process.stderr.write(`Probing ${target}: writing test blocks and putting its data back…\n`);
   const stopListening = cancelOnSigint(() => job.cancel(), 'Blocks being tested may now hold test markers instead of their data.');

@@ -4,8 +4,8 @@ import { JobError } from '../../common/domain/failure.js';
 import { isUrl } from '../../common/domain/image.js';
 import { DEFAULT_MAX_DRIVE_BYTES, type StationRow, type StationRules } from '../../common/domain/station.js';
 import { formatBytes, formatDuration } from '../../common/domain/units.js';
-import { chooseElevation, onPath } from '../../user/launcher/elevation/choose.js';
 import { startHelper } from '../../user/launcher/launch.js';
+import { cliHelperOptions } from '../helper-options.js';
 import { imageName, imageSha256, imageForCard, type StationImage } from '../../user/station/station-image.js';
 import { StationLog } from '../../user/station/station-log.js';
 import { invokingUser } from '../../user/images/image-child.js';
@@ -107,7 +107,7 @@ export async function stationCommand(args: StationArgs): Promise<number> {
     process.stderr.write(`sluice: ${cutShort.message} A station does not write such an image. Nothing was written.\n`);
     return EXIT.failed;
   }
-  const elevation = chooseElevation({ platform: process.platform, isRoot: process.getuid?.() === 0, frontEnd: 'cli', interactive, prefer: args.elevate, installed: onPath });
+  const helperOptions = cliHelperOptions(args.elevate);
   let image: StationImage;
   try {
     const profile = wantsCustomisation(args.customise) ? await (await import('../customise-options.js')).profileFromFlags(args.customise) : null;
@@ -118,7 +118,7 @@ export async function stationCommand(args: StationArgs): Promise<number> {
       profile,
       name: imageName({ image: args.image }),
       sha256: prepared.info.checksum?.sha256.toLowerCase() ?? (await imageSha256(args.image)),
-      launch: (options) => startHelper({ ...options, elevation, interactive }),
+      launch: (options) => startHelper({ ...options, ...helperOptions }),
     };
     // The first card's customisation, planned now: an image that cannot take it is refused before arming.
     if (profile !== null) await imageForCard(image, profile.nextCard);

@@ -1,7 +1,7 @@
 import type { TargetResult } from '../../common/domain/result.js';
 import { verifyImage } from '../../writer/verify-image.js';
-import { chooseElevation, onPath } from '../../user/launcher/elevation/choose.js';
 import { startHelper } from '../../user/launcher/launch.js';
+import { cliHelperOptions } from '../helper-options.js';
 import { mediumId } from '../../user/drives/medium.js';
 import type { PreparedImage } from '../../user/images/probe.js';
 import { openSourceFeed, wholeImageListener } from '../../user/images/source-feed.js';
@@ -81,16 +81,13 @@ async function verifyFileHere(prepared: PreparedImage, target: string, reporter:
 
 async function verifyDriveInHelper(prepared: PreparedImage, target: string, args: VerifyArgs, reporter: Reporter): Promise<TargetResult[]> {
   const feed = await openSourceFeed(prepared, { leaveOut: args.exact ? 'nothing' : 'all' });
-  const interactive = process.stdin.isTTY === true;
   const { imageSize, sourceSeekable, extents } = feed.start;
   const job = startHelper({
     source: feed.source,
     job: { kind: 'verify', target, medium: await mediumId(target), imageSize, sourceSeekable, ...(extents === undefined ? {} : { extents }) },
-    elevation: chooseElevation({ platform: process.platform, isRoot: process.getuid?.() === 0, frontEnd: 'cli', interactive, prefer: args.elevate, installed: onPath }),
-    interactive,
+    ...cliHelperOptions(args.elevate),
     overlays: prepared.customisation?.overlays,
     onProgress: (p) => reporter.progress(p),
-    onLog: (_level, message) => process.stderr.write(`sluice: ${message}\n`),
   });
   const stopListening = cancelOnSigint(() => job.cancel(), 'Nothing was written.');
   // A verify job's source end decides nothing: the comparison itself finds an image cut short.
