@@ -16,16 +16,17 @@ import { throttledGroup } from '../support/throttle.js';
 import { catalogueSection } from './catalogue.js';
 import { fileSections } from './file-targets.js';
 import { customiseSection } from './customise.js';
-import { formatSections } from './formats.js';
+import { formatSections, WATCH, WRITER_PRIVATE_HEADER, writerPrivateBytes } from './formats.js';
 import { sparseRows } from './sparse.js';
 import { probeSection } from './probe.js';
 import { stationSection } from './station.js';
 import { measure, medianOf, type Measurement } from './measure.js';
+import { memorySection } from './memory.js';
 import { OS_IMAGE_BYTES } from './os-like-image.js';
 
 const RUNS = Number(process.env['BENCH_RUNS'] ?? 3);
-/** Which sections to run (comma-separated: startup, raw, slow, sparse, formats, files, probe, customise, catalogue, station); all by default. */
-const SECTIONS = process.env['BENCH_SECTIONS']?.split(',') ?? ['startup', 'raw', 'slow', 'sparse', 'formats', 'files', 'probe', 'customise', 'catalogue', 'station'];
+/** Which sections to run (comma-separated: startup, raw, slow, sparse, formats, files, probe, customise, catalogue, station, memory); all by default. */
+const SECTIONS = process.env['BENCH_SECTIONS']?.split(',') ?? ['startup', 'raw', 'slow', 'sparse', 'formats', 'files', 'probe', 'customise', 'catalogue', 'station', 'memory'];
 /** Bytes of the image and drives in the "files" section (BENCH_FILE_BYTES; default 1 GiB). */
 const FILE_BYTES = Number(process.env['BENCH_FILE_BYTES'] ?? GiB);
 /** The 1 GiB OS-like image and its compressed forms, kept between runs: making them takes minutes. */
@@ -70,17 +71,21 @@ function etcherNodeVersion(): string {
 
 const mb = (bytes: number) => (bytes / 1e6).toFixed(0);
 
+/** A table of rows; the private-memory column appears where some row watched its writer (WATCH). */
 function table(title: string, rows: Row[]): string {
+  const watched = rows.some(({ m }) => writerPrivateBytes(m) !== undefined);
   const lines = [
     `### ${title}`,
     '',
-    '| run | wall s | MB/s | peak RSS MB | CPU s | CPU % of a core | speed vs reference |',
-    '|---|---:|---:|---:|---:|---:|---:|',
+    `| run | wall s | MB/s | peak RSS MB |${watched ? ` ${WRITER_PRIVATE_HEADER} |` : ''} CPU s | CPU % of a core | speed vs reference |`,
+    `|---|---:|---:|---:|${watched ? '---:|' : ''}---:|---:|---:|`,
   ];
   for (const { name, m, bytes, reference } of rows) {
     const ratio = reference === undefined ? '' : `${(reference.wallSeconds / m.wallSeconds).toFixed(2)}×`;
+    const writerPrivate = writerPrivateBytes(m);
+    const privateCell = watched ? ` ${writerPrivate === undefined ? '' : mb(writerPrivate)} |` : '';
     lines.push(
-      `| ${name} | ${m.wallSeconds.toFixed(2)} | ${mb(bytes / m.wallSeconds)} | ${mb(m.peakRssBytes)} | ${m.cpuSeconds.toFixed(2)} | ${((100 * m.cpuSeconds) / m.wallSeconds).toFixed(1)} | ${ratio} |`,
+      `| ${name} | ${m.wallSeconds.toFixed(2)} | ${mb(bytes / m.wallSeconds)} | ${mb(m.peakRssBytes)} |${privateCell} ${m.cpuSeconds.toFixed(2)} | ${((100 * m.cpuSeconds) / m.wallSeconds).toFixed(1)} | ${ratio} |`,
     );
   }
   return lines.join('\n');
@@ -102,17 +107,17 @@ async function rawSection(dir: string): Promise<string> {
   writeRandomFile(image, RAW_IMAGE_BYTES);
   const loop = createLoop({ size: RAW_IMAGE_BYTES + 64 * MiB, dir, fill: 'allocated' });
   assertOwnedLoop(loop.path);
-  const sluice = () => measure(`${NODE} ${CLI} flash --yes ${image} ${loop.path}`);
+  const sluice = () => measure(`${NODE} ${CLI} flash --yes ${image} ${loop.path}`, { watch: WATCH });
   // The reference a careful user would type: direct writes, then a direct read-back compared byte for byte.
   const ddVerify = () =>
     measure(
       `dd if=${image} of=${loop.path} bs=4M oflag=direct conv=fsync status=none && ` +
         `dd if=${loop.path} bs=4M iflag=direct,count_bytes count=${RAW_IMAGE_BYTES} status=none | cmp - ${image}`,
     );
-  const etcher = () => measure(`${ETCHER_NODE} ${ETCHER} ${image} ${loop.path}`);
+  const etcher = () => measure(`${ETCHER_NODE} ${ETCHER} ${image} ${loop.path}`, { watch: WATCH });
   const dd = await medianOf(RUNS, ddVerify);
   const ours = await medianOf(RUNS, sluice);
-  const baseline = BASELINE_CLI === undefined ? [] : [{ name: `sluice flash, baseline (${BASELINE_CLI})`, m: await medianOf(RUNS, () => measure(`${NODE} ${BASELINE_CLI} flash --yes ${image} ${loop.path}`)), bytes: RAW_IMAGE_BYTES, reference: dd }];
+  const baseline = BASELINE_CLI === undefined ? [] : [{ name: `sluice flash, baseline (${BASELINE_CLI})`, m: await medianOf(RUNS, () => measure(`${NODE} ${BASELINE_CLI} flash --yes ${image} ${loop.path}`, { watch: WATCH })), bytes: RAW_IMAGE_BYTES, reference: dd }];
   const theirs = await medianOf(RUNS, etcher);
   return table(`Raw ${RAW_IMAGE_BYTES / GiB} GiB image, write + verify, loop device on /dev/shm (median of ${RUNS})`, [
     { name: '`dd bs=4M oflag=direct` + O_DIRECT read-back `cmp`', m: dd, bytes: RAW_IMAGE_BYTES },
@@ -220,7 +225,7 @@ async function main(): Promise<void> {
       sections.push(table(title, rows.map((row) => ({ ...row, bytes: OS_IMAGE_BYTES }))));
     }
     if (SECTIONS.includes('formats')) {
-      const etcher = (image: string, device: string, bytes: number) => measure(`${ETCHER_NODE} ${ETCHER} ${image} ${device} ${bytes}`);
+      const etcher = (image: string, device: string, bytes: number) => measure(`${ETCHER_NODE} ${ETCHER} ${image} ${device} ${bytes}`, { watch: WATCH });
       sections.push(...(await formatSections(dir, FIXTURES, RUNS, etcher, `etcher-sdk 10 (decompressThenFlash, verify; Node ${etcherNodeVersion()})`, BASELINE_CLI)));
     }
     if (SECTIONS.includes('files')) sections.push(...(await fileSections(dir, FIXTURES, RUNS, FILE_BYTES)));
@@ -228,6 +233,7 @@ async function main(): Promise<void> {
     if (SECTIONS.includes('customise')) sections.push(await customiseSection(dir, RUNS));
     if (SECTIONS.includes('catalogue')) sections.push(await catalogueSection(dir, FIXTURES, RUNS));
     if (SECTIONS.includes('station')) sections.push(await stationSection(dir));
+    if (SECTIONS.includes('memory')) sections.push(await memorySection(NODE));
     process.stdout.write(`${sections.join('\n\n')}\n`);
   } finally {
     cleanupLoops();

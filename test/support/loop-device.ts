@@ -42,9 +42,13 @@ export interface LoopOptions {
   dir?: string;
 }
 
-/** A fresh directory for a test's files: in memory on /dev/shm where there is one (Linux), else in the system's temporary directory. */
-export function scratchDir(): string {
-  const dir = mkdtempSync(join(existsSync('/dev/shm') ? '/dev/shm' : tmpdir(), 'sluice-test-'));
+/**
+ * A fresh directory for a test's files, removed by cleanupLoops: in memory on /dev/shm where there
+ * is one (Linux), else in the system's temporary directory; or under `parent`, for files too big
+ * for memory.
+ */
+export function scratchDir(parent = existsSync('/dev/shm') ? '/dev/shm' : tmpdir()): string {
+  const dir = mkdtempSync(join(parent, 'sluice-test-'));
   tempDirs.push(dir);
   return dir;
 }

@@ -1,0 +1,76 @@
+/**
+ * The "memory" section of `npm run bench` (BENCH_SECTIONS=memory runs it alone). It measures issue
+ * 16's standing target: the helper's private memory (Private_Dirty in /proc/PID/smaps_rollup) is
+ * ≤ 16 MB and stays flat from a 256 MiB image to a 16 GiB one, with its RSS beside it. Each raw
+ * image is flashed by `sluice flash` to the same loop device, so only the image's size changes
+ * between rows. A 16 GiB image and its drive do not fit on /dev/shm beside what the machine runs,
+ * so both live in a scratch directory on /var/tmp (the disk), removed when the section ends.
+ */
+import { rmSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import { join } from 'node:path';
+import { GiB, MiB } from '../../common/domain/units.js';
+import { CLI } from '../support/cli.js';
+import { assertOwnedLoop, createLoop, detachLoop, scratchDir, writeRandomFile, type LoopDevice } from '../support/loop-device.js';
+import { WATCH } from './formats.js';
+import { measure, medianOf, type Measurement } from './measure.js';
+
+const IMAGE_SIZES = [256 * MiB, 1 * GiB, 4 * GiB, 16 * GiB];
+/** Issue 16's target for the helper's Private_Dirty, in the bench's MB (10^6 bytes). */
+const TARGET_BYTES = 16e6;
+const DISK_SCRATCH_PARENT = '/var/tmp';
+
+const mb = (bytes: number) => (bytes / 1e6).toFixed(1);
+const sizeName = (bytes: number) => (bytes >= GiB ? `${bytes / GiB} GiB` : `${bytes / MiB} MiB`);
+
+interface Row {
+  bytes: number;
+  m: Measurement;
+  helperPrivate: number;
+  load: number;
+}
+
+async function flashEach(node: string, dir: string, loop: LoopDevice): Promise<Row[]> {
+  const image = join(dir, 'memory.img');
+  const rows: Row[] = [];
+  for (const bytes of IMAGE_SIZES) {
+    // Random bytes, so that nothing can be left out as zeros or free space. Node's generator fills
+    // about 8 GB/s here, so the disk (about 1.9 GB/s) sets the cost: some 9 s for 16 GiB.
+    writeRandomFile(image, bytes);
+    const m = await medianOf(1, () => measure(`${node} ${CLI} flash --yes --no-eject ${image} ${loop.path}`, { watch: WATCH }));
+    const helperPrivate = m.privatePeaks.get('helper');
+    if (helperPrivate === undefined) throw new Error(`the helper process of the ${sizeName(bytes)} flash was never seen:\n${m.output}`);
+    rows.push({ bytes, m, helperPrivate, load: loadavg()[0] ?? 0 });
+    rmSync(image);
+  }
+  return rows;
+}
+
+export async function memorySection(node: string): Promise<string> {
+  const dir = scratchDir(DISK_SCRATCH_PARENT);
+  let rows: Row[];
+  try {
+    const loop = createLoop({ size: Math.max(...IMAGE_SIZES) + 64 * MiB, dir, fill: 'allocated' });
+    try {
+      assertOwnedLoop(loop.path);
+      rows = await flashEach(node, dir, loop);
+    } finally {
+      detachLoop(loop.path);
+    }
+  } finally {
+    // 16 GiB of image and 16 GiB of drive on the machine's disk: gone now, not when the bench ends.
+    rmSync(dir, { recursive: true, force: true });
+  }
+  const privates = rows.map((row) => row.helperPrivate);
+  const largest = Math.max(...privates);
+  return [
+    `### The helper's memory against the image's size: raw images (random bytes) to a ${sizeName(Math.max(...IMAGE_SIZES))} loop device on ${DISK_SCRATCH_PARENT}, \`sluice flash --yes --no-eject\`, one run each`,
+    '',
+    '| image | wall s | helper private MB (peak Private_Dirty) | helper peak RSS MB | CPU s (whole run) | load average (1 min) after |',
+    '|---|---:|---:|---:|---:|---:|',
+    ...rows.map(({ bytes, m, helperPrivate, load }) => `| ${sizeName(bytes)} | ${m.wallSeconds.toFixed(2)} | ${mb(helperPrivate)} | ${mb(m.peaks.get('helper') ?? 0)} | ${m.cpuSeconds.toFixed(2)} | ${load.toFixed(2)} |`),
+    '',
+    `Helper's private memory from ${sizeName(Math.min(...IMAGE_SIZES))} to ${sizeName(Math.max(...IMAGE_SIZES))}: spread **${mb(largest - Math.min(...privates))} MB** (max − min), largest **${mb(largest)} MB**; ` +
+      `target (issue 16): ≤ ${mb(TARGET_BYTES)} MB, flat — ${largest <= TARGET_BYTES ? 'met' : 'not met'}.`,
+  ].join('\n');
+}
