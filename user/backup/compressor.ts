@@ -8,6 +8,7 @@ import { ByteSource } from '../../node/byte-source.js';
 import { jobError } from '../../common/domain/failure.js';
 import { findTool } from '../../node/run-tool.js';
 import { createOsPipe } from '../../node/os-pipe.js';
+import { ZLIB_CHUNK } from '../../node/zlib-chunk.js';
 import type { BackupCompression } from '../../common/domain/backup-compression.js';
 
 /**
@@ -19,8 +20,8 @@ import type { BackupCompression } from '../../common/domain/backup-compression.j
  * tool, -T0, writes blocks that decode in parallel, as Raspberry Pi OS images do.
  */
 const IN_PROCESS: Partial<Record<BackupCompression, { compress: () => Transform; decompress: () => Transform }>> = {
-  zstd: { compress: () => createZstdCompress({ params: { [zlibConstants.ZSTD_c_compressionLevel]: 3 } }), decompress: () => createZstdDecompress() },
-  gz: { compress: () => createGzip({ level: 6 }), decompress: () => createGunzip() },
+  zstd: { compress: () => createZstdCompress({ chunkSize: ZLIB_CHUNK, params: { [zlibConstants.ZSTD_c_compressionLevel]: 3 } }), decompress: () => createZstdDecompress({ chunkSize: ZLIB_CHUNK }) },
+  gz: { compress: () => createGzip({ chunkSize: ZLIB_CHUNK, level: 6 }), decompress: () => createGunzip({ chunkSize: ZLIB_CHUNK }) },
 };
 const XZ = { tool: 'xz', compress: ['-c', '-T0', '-6'], decompress: ['-dc', '-T0'] };
 const SUFFIXES: Record<BackupCompression, string> = { zstd: '.zst', xz: '.xz', gz: '.gz' };
@@ -135,7 +136,7 @@ export async function startDecompressor(format: BackupCompression, input: number
     };
   }
   const decoder = codec.decompress();
-  const done = pipeline(createReadStream('', { fd: input, start: 0 }), decoder);
+  const done = pipeline(createReadStream('', { fd: input, start: 0, highWaterMark: ZLIB_CHUNK }), decoder);
   done.catch(() => undefined);
   const bytes = new ByteSource(decoder);
   return {

@@ -7,14 +7,12 @@
 import { PassThrough, Transform, Writable, type Readable, type TransformCallback } from 'node:stream';
 import { finished, pipeline } from 'node:stream/promises';
 import { constants, createGunzip, createInflateRaw, createZstdDecompress, crc32, type ZstdDecompress } from 'node:zlib';
-import { MiB } from '../../../common/domain/units.js';
 import { ReaderGone, type ImageSink } from './image-sink.js';
 import { jobError, JobError } from '../../../common/domain/failure.js';
 import { errorCode, errorText } from '../../../common/domain/error-details.js';
 import { ZstdFrameSplitter, type FramePiece } from './zstd-frames.js';
+import { ZLIB_CHUNK } from '../../../node/zlib-chunk.js';
 
-/** zlib's output chunk: 16 KiB by default, which costs 3x in per-chunk overhead (measured). */
-const OUTPUT_CHUNK = 1 * MiB;
 
 /**
  * How far a decoder got: the bytes it produced, counted as it produces them. The sink's position
@@ -54,7 +52,7 @@ function decodeFailure(format: string, error: unknown, decoded: number, compress
 /** gzip, including images made of several members (pigz, concatenated parts). */
 export async function gunzip(input: Readable, sink: ImageSink): Promise<void> {
   const decoded = new DecodedBytes();
-  const decoder = decoded.watch(createGunzip({ chunkSize: OUTPUT_CHUNK }));
+  const decoder = decoded.watch(createGunzip({ chunkSize: ZLIB_CHUNK }));
   await pipeline(input, decoder, sink).catch((error: unknown) => {
     throw decodeFailure('gzip', error, decoded.count, decoder.bytesWritten);
   });
@@ -79,7 +77,7 @@ export async function unzipEntry(input: Readable, sink: ImageSink, method: numbe
       callback();
     },
   });
-  const decoder = decoded.watch(method === 0 ? new PassThrough({ highWaterMark: OUTPUT_CHUNK }) : createInflateRaw({ chunkSize: OUTPUT_CHUNK, finishFlush: constants.Z_SYNC_FLUSH }));
+  const decoder = decoded.watch(method === 0 ? new PassThrough({ highWaterMark: ZLIB_CHUNK }) : createInflateRaw({ chunkSize: ZLIB_CHUNK, finishFlush: constants.Z_SYNC_FLUSH }));
   await pipeline(input, decoder, checked, sink).catch((error: unknown) => {
     throw decodeFailure('zip (deflate)', error, decoded.count, method === 0 ? null : (decoder as Transform & { bytesWritten: number }).bytesWritten);
   });
@@ -101,7 +99,7 @@ export async function unzstd(input: Readable, sink: ImageSink): Promise<void> {
     write(piece: FramePiece, _encoding, callback) {
       if (!Buffer.isBuffer(piece)) {
         finishFrame().then(() => {
-          decoder = decoded.watch(createZstdDecompress({ chunkSize: OUTPUT_CHUNK }));
+          decoder = decoded.watch(createZstdDecompress({ chunkSize: ZLIB_CHUNK }));
           decoding = pipeline(decoder, sink, { end: false });
           decoding.catch((error: unknown) => frames.destroy(error as Error));
           callback();
