@@ -1,4 +1,4 @@
-import { jobError } from '../common/domain/failure.js';
+import { jobError, type FailureCode } from '../common/domain/failure.js';
 import { closeFd } from '../node/io.js';
 import type { DeviceFacts, DevicePlatform, VolumeHold } from './platform/types.js';
 
@@ -9,14 +9,28 @@ export interface OpenDrive {
 }
 
 /**
- * Refuses the drive `facts` describes when `medium` (the one the user chose, Drive.medium; null:
- * none to compare) is not the one in it now. `untouched` says what did not happen to it ("Nothing
- * was written to it"), since a job that reads is refused as firmly as one that writes: a backup or
- * a check of the wrong card would report on a card nobody chose.
+ * What a job does with a drive, for its refusal: what did not happen to the drive, and the code
+ * the refusal carries (a source's is a read error, which the app words as the drive it read).
  */
-export async function refuseOtherMedium(facts: DeviceFacts, platform: DevicePlatform, medium: string | null, untouched: string): Promise<void> {
-  if (medium === null || (await platform.medium(facts)) === medium) return;
-  throw jobError('target-not-found', `${facts.path} holds another medium than the one chosen (a card swapped in the same reader?). ${untouched}; choose the drive again.`);
+export interface DriveUse {
+  untouched: string;
+  code: Extract<FailureCode, 'target-not-found' | 'source-read-error'>;
+}
+export const WRITES: DriveUse = { untouched: 'Nothing was written to it', code: 'target-not-found' };
+export const READS: DriveUse = { untouched: 'Nothing was read from it', code: 'source-read-error' };
+export const COMPARES: DriveUse = { untouched: 'Nothing was compared', code: 'target-not-found' };
+
+/**
+ * Refuses the drive `facts` describes when `medium` (the one the user chose, Drive.medium; null:
+ * none to compare) is not the one in it now; a job that reads is refused as firmly as one that
+ * writes, since a backup or a check of the wrong card would report on a card nobody chose.
+ */
+export async function refuseOtherMedium(facts: DeviceFacts, platform: DevicePlatform, medium: string | null, use: DriveUse): Promise<void> {
+  if (medium === null) return;
+  const now = await platform.medium(facts);
+  if (now === medium) return;
+  const what = now === null ? 'holds no medium now (was the card taken out?)' : 'holds another medium than the one chosen (a card swapped in the same reader?)';
+  throw jobError(use.code, `${facts.path} ${what}. ${use.untouched}; choose the drive again.`);
 }
 
 /**
@@ -24,11 +38,11 @@ export async function refuseOtherMedium(facts: DeviceFacts, platform: DevicePlat
  * card's filesystems are left alone) and again on the open drive, so that a card swapped between
  * the look and the open fails here instead of being used; the drive is closed again then.
  */
-export async function openSameMedium(facts: DeviceFacts, platform: DevicePlatform, medium: string | null, untouched: string, open: () => Promise<OpenDrive>): Promise<OpenDrive> {
-  await refuseOtherMedium(facts, platform, medium, untouched);
+export async function openSameMedium(facts: DeviceFacts, platform: DevicePlatform, medium: string | null, use: DriveUse, open: () => Promise<OpenDrive>): Promise<OpenDrive> {
+  await refuseOtherMedium(facts, platform, medium, use);
   const opened = await open();
   try {
-    await refuseOtherMedium(facts, platform, medium, untouched);
+    await refuseOtherMedium(facts, platform, medium, use);
   } catch (error) {
     await closeFd(opened.fd).catch(() => undefined);
     await opened.hold.release().catch(() => undefined);

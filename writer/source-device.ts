@@ -5,7 +5,7 @@ import { allocatePumpMemory, pump } from './pump.js';
 import { JobError, jobError, toFailure } from '../common/domain/failure.js';
 import { closeFd, PositionedError, readFully, writeFully } from '../node/io.js';
 import { openInspectedDisk } from './open-device.js';
-import { openSameMedium } from './medium-check.js';
+import { openSameMedium, READS } from './medium-check.js';
 import type { DeviceFacts, DevicePlatform, VolumeHold } from './platform/types.js';
 import { errorCode, errorText } from '../common/domain/error-details.js';
 
@@ -59,7 +59,7 @@ export class SourceDevice {
         if (code === 'ENOENT' || code === 'ENXIO' || code === 'ENODEV') return { code: 'target-not-found', message: `${path} disappeared before it could be opened: was it unplugged?` };
         return { code: 'internal', message: `Opening ${path} failed: ${errorText(error)}` };
       });
-    const { fd, hold } = await openSameMedium(facts, platform, medium, 'Nothing was read from it', open);
+    const { fd, hold } = await openSameMedium(facts, platform, medium, READS, open);
     return new SourceDevice(facts, fd, hold, platform);
   }
 

@@ -6,7 +6,7 @@ import { closeFd, readFully, syncData, writeFully } from '../node/io.js';
 import { openInspectedDisk } from './open-device.js';
 import type { DeviceFacts, DevicePlatform, VolumeHold } from './platform/types.js';
 import { refuseTarget } from './target-check.js';
-import { openSameMedium } from './medium-check.js';
+import { openSameMedium, WRITES } from './medium-check.js';
 import type { WriteTarget } from './write-target.js';
 import { errorText } from '../common/domain/error-details.js';
 
@@ -89,7 +89,7 @@ export class TargetDevice implements WriteTarget {
       facts,
       platform,
       medium,
-      'Nothing was written to it',
+      WRITES,
       () => openInspectedDisk(facts, platform, platform.writeFlags, (error) => openFailure(facts, error)),
     );
     return new TargetDevice(facts, fd, hold);

@@ -15,7 +15,7 @@ import { closeFd, readFully } from '../node/io.js';
 import { openInspected } from './open-device.js';
 import { currentPlatform } from './platform/index.js';
 import { NOTHING_HELD, type DevicePlatform } from './platform/types.js';
-import { openSameMedium } from './medium-check.js';
+import { COMPARES, openSameMedium } from './medium-check.js';
 import { ProgressMeter } from './progress-meter.js';
 import { safetyFacts } from './target-check.js';
 import type { WriteTarget } from './write-target.js';
@@ -60,7 +60,7 @@ export async function verifyImage(job: VerifyImageJob): Promise<TargetResult> {
   let fd: number;
   try {
     const open = async () => ({ fd: await openInspected(facts, platform.readFlags, (error) => targetReadFailure(target, error, 0).failure), hold: NOTHING_HELD });
-    ({ fd } = await openSameMedium(facts, platform, job.medium ?? null, 'Nothing was compared', open));
+    ({ fd } = await openSameMedium(facts, platform, job.medium ?? null, COMPARES, open));
   } catch (error) {
     return { status: 'failed', target, bytes: 0, ...toFailure(error) };
   }

@@ -31,6 +31,8 @@ export async function cloneCommand(args: CloneArgs): Promise<number> {
   const [source = args.source, target = args.target] = await namedDrives([args.source, args.target]);
   const platform = await currentPlatform();
   const facts = await platform.inspect(source);
+  // The card the user is about to confirm: read before the prompt, so that one swapped at it is refused.
+  const sourceMedium = await platform.medium(facts);
   const refusal = refuseSource(facts);
   if (refusal !== null) return reportOne(args.json, { status: 'failed', target: source, bytes: 0, ...refusal });
   if (source === target) {
@@ -57,7 +59,7 @@ export async function cloneCommand(args: CloneArgs): Promise<number> {
   }
   const reporter = createReporter(args.json);
   const job = startHelper({
-    job: { kind: 'clone', source, sourceMedium: await platform.medium(facts), targets: [target], media: mediaOf(judged), verify: args.verify, eject: args.eject },
+    job: { kind: 'clone', source, sourceMedium, targets: [target], media: mediaOf(judged), verify: args.verify, eject: args.eject },
     ...cliHelperOptions(args.elevate),
     onProgress: (p) => reporter.progress(p),
   });

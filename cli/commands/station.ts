@@ -118,7 +118,8 @@ export async function stationCommand(args: StationArgs): Promise<number> {
       profile,
       name: imageName({ image: args.image }),
       sha256: prepared.info.checksum?.sha256.toLowerCase() ?? (await imageSha256(args.image)),
-      launch: (options) => startHelper({ ...options, ...helperOptions }),
+      // A helper's log lines go through the station's screen, which redraws its rows below them.
+      launch: (options) => startHelper({ ...options, ...helperOptions, onLog: (_level, message) => output.say(`sluice: ${message}`) }),
     };
     // The first card's customisation, planned now: an image that cannot take it is refused before arming.
     if (profile !== null) await imageForCard(image, profile.nextCard);

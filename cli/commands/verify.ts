@@ -45,13 +45,15 @@ export async function verifyCommand(args: VerifyArgs): Promise<number> {
   // does; a file is the user's own and is read here.
   const [target = args.target] = await namedDrives([args.target]);
   const toFile = await isFileTarget(target);
+  // The card in the drive now, before the image is prepared (a download may take minutes): the helper compares no other.
+  const medium = toFile ? null : await mediumId(target);
   const customise = args.customise === undefined ? undefined : { flags: args.customise, cards: 1 };
   const catalogue = args.image.startsWith(OS_PREFIX) ? await prepareCliCatalogueImage(args.image.slice(OS_PREFIX.length), { repos: args.repos, cache: args.cache !== false, cacheLimit: args.cacheLimit }, true, customise, 'verify') : null;
   if (typeof catalogue === 'number') return catalogue;
   const prepared = catalogue?.prepared ?? (await prepareCliImage({ image: args.image, bmap: toFile || args.exact ? false : undefined, partitions: false }, customise));
   if (typeof prepared === 'number') return prepared;
   const reporter = createReporter(args.json);
-  const verified = toFile ? await verifyFileHere(prepared, target, reporter) : await verifyDriveInHelper(prepared, target, args, reporter);
+  const verified = toFile ? await verifyFileHere(prepared, target, reporter) : await verifyDriveInHelper(prepared, target, medium, args, reporter);
   if (typeof verified === 'number') return verified;
   // A cached download that failed its checksum is removed, as after a flash.
   await catalogue?.settle(verified);
@@ -79,12 +81,12 @@ async function verifyFileHere(prepared: PreparedImage, target: string, reporter:
   return results;
 }
 
-async function verifyDriveInHelper(prepared: PreparedImage, target: string, args: VerifyArgs, reporter: Reporter): Promise<TargetResult[]> {
+async function verifyDriveInHelper(prepared: PreparedImage, target: string, medium: string | null, args: VerifyArgs, reporter: Reporter): Promise<TargetResult[]> {
   const feed = await openSourceFeed(prepared, { leaveOut: args.exact ? 'nothing' : 'all' });
   const { imageSize, sourceSeekable, extents } = feed.start;
   const job = startHelper({
     source: feed.source,
-    job: { kind: 'verify', target, medium: await mediumId(target), imageSize, sourceSeekable, ...(extents === undefined ? {} : { extents }) },
+    job: { kind: 'verify', target, medium, imageSize, sourceSeekable, ...(extents === undefined ? {} : { extents }) },
     ...cliHelperOptions(args.elevate),
     overlays: prepared.customisation?.overlays,
     onProgress: (p) => reporter.progress(p),

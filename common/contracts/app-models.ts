@@ -6,7 +6,7 @@ import * as v from 'valibot';
 import { BACKUP_COMPRESSIONS } from '../domain/backup-compression.js';
 import { ProfileSchema } from '../domain/customisation.js';
 import type { Drive } from '../domain/drive.js';
-import { MediaSchema } from './helper-protocol.js';
+import { MediaSchema, MediumSchema } from './helper-protocol.js';
 import type { JobKind } from '../domain/job.js';
 import { MAX_TARGETS } from './helper-protocol.js';
 import type { TargetResult } from '../domain/result.js';
@@ -77,6 +77,8 @@ export type AppJobKind = JobKind | 'erase';
 
 export const EraseRequestSchema = v.strictObject({
   device: DevicePathSchema,
+  /** The medium the user saw in the drive (Drive.medium): refused if the drive holds another now. */
+  medium: MediumSchema,
   /** The new volume's label; null for none. The filesystem says what it can store (user/erase/label.ts). */
   label: v.nullable(v.pipe(v.string(), v.maxLength(64))),
 });

@@ -38,7 +38,8 @@ const Targets = v.pipe(v.array(DevicePath), v.minLength(1), v.maxLength(MAX_TARG
  * the OS numbers none. The helper refuses a drive that holds another (a card swapped during the
  * password prompt), whether the job writes it or only reads it.
  */
-const Medium = v.nullable(v.pipe(v.string(), v.regex(/^\d{1,20}$/)));
+export const MediumSchema = v.nullable(v.pipe(v.string(), v.regex(/^\d{1,20}$/)));
+const Medium = MediumSchema;
 
 /** Per target, in order: its Medium. */
 export const MediaSchema = v.pipe(v.array(Medium), v.maxLength(MAX_TARGETS));

@@ -15,6 +15,7 @@ import { CataloguePathSchema, CatalogueSourceSchema, type CacheView, type Catalo
 import { SettingsPatchSchema, type Settings, type SettingsPatch } from './settings.js';
 import { StationRequestSchema, type StationRequest, type StationStatus } from './station-models.js';
 import type { StationRow } from '../domain/station.js';
+import { MediumSchema } from './helper-protocol.js';
 
 /** A file from a drop event; the DOM's File in the renderer. */
 export interface DroppedFile {
@@ -61,7 +62,8 @@ export interface SluiceApi {
    * Checks `device` for fake capacity (what `sluice probe` does): test blocks written and read
    * back, every one put back; the end arrives as a jobEnd event of kind probe.
    */
-  startProbe(device: string): Promise<ApiResult<null>>;
+  /** `medium`: the one the user saw in the drive (Drive.medium); the drive is refused if it holds another now. */
+  startProbe(device: string, medium: string | null): Promise<ApiResult<null>>;
   /**
    * Makes `device` a normal empty drive again (what `sluice erase` does): one FAT32 or exFAT
    * partition; the end arrives as a jobEnd event of kind erase.
@@ -154,7 +156,7 @@ export const INVOKE_ARGS = {
   chooseBackupFile: v.strictTuple([DevicePathSchema, BackupCompressionSchema]),
   startBackup: v.strictTuple([BackupRequestSchema]),
   showBackupFile: v.strictTuple([]),
-  startProbe: v.strictTuple([DevicePathSchema]),
+  startProbe: v.strictTuple([DevicePathSchema, MediumSchema]),
   startErase: v.strictTuple([EraseRequestSchema]),
   chooseCompareImage: v.strictTuple([DevicePathSchema]),
   startCompare: v.strictTuple([DevicePathSchema]),

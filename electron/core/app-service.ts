@@ -112,6 +112,8 @@ export function createAppService(deps: AppServiceDeps): AppService {
   const comparison = new ImageComparison(runner, drives, deps.settings, () => deps.pickImage());
   const session: SessionDeps = { launch: deps.launchHelper, effects: deps.effects, onProgress: (progress) => deps.emit('jobProgress', progress) };
 
+  const anotherCard = (device: string): ApiResult<never> => refuse('target-not-found', `${device} holds another card than the one you chose (swapped in the same reader?). Choose the drive again.`);
+
   /** Why `request`'s drives may not be written, from the app's own listing and the shared rules; the helper checks every device again from its own look. */
   const refuseTargets = (request: FlashRequest): ApiResult<never> | null => {
     const listed = drives.judged();
@@ -119,7 +121,7 @@ export function createAppService(deps: AppServiceDeps): AppService {
       const drive = listed.find((d) => d.device === device);
       if (drive === undefined) return notListed(device);
       const chosen = request.media?.[i];
-      if (chosen !== undefined && chosen !== drive.medium) return refuse('target-not-found', `${device} holds another card than the one you chose (swapped in the same reader?). Choose the drive again.`);
+      if (chosen !== undefined && chosen !== drive.medium) return anotherCard(device);
       const refusal = targetRefusal(drive, request.confirmedSystemDrives.includes(device));
       if (refusal !== null) return refused(refusal);
     }
@@ -200,16 +202,18 @@ export function createAppService(deps: AppServiceDeps): AppService {
    * A drive to check or erase, refused as a target would be whatever image is chosen (neither
    * writes the image); internal disks are refused outright: both are offered for cards and sticks.
    */
-  const cardOrStick = async (device: string): Promise<ApiResult<DriveInfo>> => {
+  const cardOrStick = async (device: string, medium: string | null): Promise<ApiResult<DriveInfo>> => {
     const drive = await drives.find(device);
     if (!drive.ok) return drive;
+    // The card the user saw when they chose it, which is what the helper is then told to accept.
+    if (drive.value.medium !== medium) return anotherCard(device);
     const refusal = targetRefusal({ ...drive.value, verdicts: judgeDrive(drive.value, null) }, false);
     return refusal === null ? drive : refused(refusal);
   };
 
-  const startProbe = (device: string): Promise<ApiResult<null>> =>
+  const startProbe = (device: string, medium: string | null): Promise<ApiResult<null>> =>
     runner.whileStarting(async () => {
-      const drive = await cardOrStick(device);
+      const drive = await cardOrStick(device, medium);
       if (!drive.ok) return drive;
       const busy = runner.busy();
       if (busy !== null) return busy;
@@ -219,7 +223,7 @@ export function createAppService(deps: AppServiceDeps): AppService {
 
   const startErase = (request: EraseRequest): Promise<ApiResult<null>> =>
     runner.whileStarting(async () => {
-      const drive = await cardOrStick(request.device);
+      const drive = await cardOrStick(request.device, request.medium);
       if (!drive.ok) return drive;
       let plan;
       try {

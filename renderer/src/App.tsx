@@ -158,13 +158,13 @@ export function App({ api }: { api: SluiceApi }) {
   const startProbe = (drive: DriveInfo) => {
     setDialog(null);
     dispatch({ type: 'probe-starting', drive });
-    void api.startProbe(drive.device).then((result) => !result.ok && dispatch({ type: 'flash-refused', message: result.error.message }));
+    void api.startProbe(drive.device, drive.medium).then((result) => !result.ok && dispatch({ type: 'flash-refused', message: result.error.message }));
   };
 
   const startErase = (drive: DriveInfo, label: string | null) => {
     setDialog(null);
     dispatch({ type: 'erase-starting', drive });
-    void api.startErase({ device: drive.device, label }).then((result) => !result.ok && dispatch({ type: 'flash-refused', message: result.error.message }));
+    void api.startErase({ device: drive.device, medium: drive.medium, label }).then((result) => !result.ok && dispatch({ type: 'flash-refused', message: result.error.message }));
   };
 
   const compare = async (drive: DriveInfo) => {

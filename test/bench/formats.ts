@@ -96,7 +96,7 @@ export function writerPrivateBytes(m: Measurement): number | undefined {
 }
 
 /** The header of the column writerPrivateBytes fills. */
-export const WRITER_PRIVATE_HEADER = "private MB (helper, or etcher-sdk's process)";
+export const WRITER_PRIVATE_HEADER = "private MB (Sluice's helper, which does not decode; etcher-sdk's one process, which does)";
 
 interface Row {
   name: string;

@@ -27,7 +27,7 @@ const WATCH_INTERVAL_MS = 25;
  * The watched processes whose Private_Dirty is read: the helper (issue 16's target) and
  * etcher-sdk's process beside it. Not the decoder's or the system tool's: reading smaps_rollup
  * every 25 ms for those, whose mappings are large and busy, slowed the run it measured (the .xz
- * flash took 4.55-4.75 s with it and 4.03 s without, against xz | dd's 3.9 s).
+ * flash took 4.55-4.75 s with it and 4.03 s without; xz | dd took 3.57-3.95 s in the same runs).
  */
 const PRIVATE_LABELS = new Set(['helper', 'etcher']);
 /** Every 4th look (100 ms) for those: their private memory is flat once their buffers are in use. */

@@ -6,6 +6,7 @@
  * between rows. A 16 GiB image and its drive do not fit on /dev/shm beside what the machine runs,
  * so both live in a scratch directory on /var/tmp (the disk), removed when the section ends.
  */
+import { execFileSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
@@ -37,6 +38,8 @@ async function flashEach(node: string, dir: string, loop: LoopDevice): Promise<R
     // Random bytes, so that nothing can be left out as zeros or free space. Node's generator fills
     // about 8 GB/s here, so the disk (about 1.9 GB/s) sets the cost: some 9 s for 16 GiB.
     writeRandomFile(image, bytes);
+    // The image's own writeback would compete with the flash on the same disk and make its wall time say nothing.
+    execFileSync('sync');
     const m = await medianOf(1, () => measure(`${node} ${CLI} flash --yes --no-eject ${image} ${loop.path}`, { watch: WATCH }));
     const helperPrivate = m.privatePeaks.get('helper');
     if (helperPrivate === undefined) throw new Error(`the helper process of the ${sizeName(bytes)} flash was never seen:\n${m.output}`);

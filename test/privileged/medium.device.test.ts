@@ -140,7 +140,7 @@ describeDevices('the medium the user chose, for jobs that only read a drive or p
     const file = join(scratchDir(), 'backup.img');
     const launch = (options: { job: HelperJob }) => startHelper({ ...options, program: builtHelper() });
     const refused = await backupDrive({ drive: loop.path, file, driveSize: 8 * MiB, driveMedium: anotherMedium(loop.path), compress: null, trimToPartitions: false, verify: true, launch });
-    expect(refused).toMatchObject({ status: 'failed', code: 'target-not-found', bytes: 0 });
+    expect(refused).toMatchObject({ status: 'failed', code: 'source-read-error', bytes: 0 });
     expect(refused.status === 'failed' ? refused.message : '').toContain(`${REFUSED} (a card swapped in the same reader?). Nothing was read from it`);
     expect(existsSync(file)).toBe(false);
     const saved = await backupDrive({ drive: loop.path, file, driveSize: 8 * MiB, driveMedium: diskseq(loop.path), compress: null, trimToPartitions: false, verify: true, launch });
@@ -156,7 +156,8 @@ describeDevices('the medium the user chose, for jobs that only read a drive or p
     assertTestTarget(target.path);
     const before = digestFile(target.backing);
     const [refused] = await run({ kind: 'clone', source: source.path, sourceMedium: anotherMedium(source.path), targets: [target.path], media: [diskseq(target.path)], verify: true });
-    expect(refused).toMatchObject({ status: 'failed', code: 'target-not-found', bytes: 0 });
+    // Reported on the target's row as the source's read error: the target itself is fine.
+    expect(refused).toMatchObject({ status: 'failed', target: target.path, code: 'source-read-error', bytes: 0 });
     expect(refused?.status === 'failed' ? refused.message : '').toContain(`${source.path} ${REFUSED}`);
     expect(digestFile(target.backing)).toBe(before);
     const [cloned] = await run({ kind: 'clone', source: source.path, sourceMedium: diskseq(source.path), targets: [target.path], media: [diskseq(target.path)], verify: true });

@@ -25,6 +25,7 @@ import { serveLayoutCatalogue } from '../../support/catalogue.js';
 import { differencesOutside, imageFreeSpace } from '../../support/free-space.js';
 import { ProfileSchema } from '../../../common/domain/customisation.js';
 import { testLauncher } from '../../e2e/app-harness.js';
+import type { HelperJob } from '../../../common/contracts/helper-protocol.js';
 
 interface Harness {
   service: AppService;
@@ -37,6 +38,8 @@ interface Harness {
   /** What the next backup save dialog answers, and the names it was offered. */
   saveAs: string | null;
   suggestedNames: string[];
+  /** Every job the core handed to a helper, in order. */
+  jobs: HelperJob[];
 }
 
 let current: Harness | null = null;
@@ -61,11 +64,16 @@ async function harness(dir: string, settings: Parameters<SettingsStore['update']
     shown: [],
     saveAs: null,
     suggestedNames: [],
+    jobs: [],
   };
+  const launch = await testLauncher(cgroupDir);
   const createAppService = await builtCreateAppService();
   h.service = createAppService({
     settings: store,
-    launchHelper: await testLauncher(cgroupDir),
+    launchHelper: (options) => {
+      h.jobs.push(options.job);
+      return launch(options);
+    },
     pickImage: async () => null,
     sshDir: '/nonexistent/.ssh',
     pickBackupFile: async (suggestedName) => {
@@ -184,6 +192,23 @@ describeDevices('the main-process core (what Electron and the browser bridge bot
 
     expect(h.events.jobEnd).toEqual([]);
     expect(h.effects).toEqual([]);
+  });
+
+  it('checks and erases only the card the user saw: another in the same reader is refused before any helper starts, and the helper is told the one seen', async () => {
+    const dir = scratchDir();
+    const card = createLoop({ size: 64 * MiB, dir });
+    const h = await harness(dir);
+    const seen = (await drives(h.service)).find((d) => d.device === card.path)?.medium ?? null;
+    expect(seen).toMatch(/^\d+$/);
+    const other = String(Number(seen) + 1000);
+    const refusal = { ok: false, error: { code: 'target-not-found', message: `${card.path} holds another card than the one you chose (swapped in the same reader?). Choose the drive again.` } };
+    expect(await h.service.handlers.startProbe(card.path, other)).toMatchObject(refusal);
+    expect(await h.service.handlers.startErase({ device: card.path, medium: other, label: null })).toMatchObject(refusal);
+    expect(h.jobs).toEqual([]);
+
+    value(await h.service.handlers.startProbe(card.path, seen));
+    expect((await flashEnded(h)).results[0]).toMatchObject({ status: 'ok', target: card.path });
+    expect(h.jobs).toEqual([{ kind: 'probe', target: card.path, medium: seen }]);
   });
 
   it('a compressed image is probed (exact size, partition names) and flashed through a decoder; the device holds the decoded bytes', async () => {
