@@ -126,6 +126,8 @@ export class ImageSink extends Writable {
   /** SHA-256 of every decoded byte (before the map's filtering), when the image's own checksum is to be checked. */
   private readonly hash: Hash | null;
   private imageDigest: string | null = null;
+  /** The range of `layout` the next input byte belongs to. */
+  private layoutIndex = 0;
 
   constructor(
     private readonly fd: number,
@@ -134,6 +136,13 @@ export class ImageSink extends Writable {
     private readonly format: string,
     private readonly skipping: SkipFreeSpace | null = null,
     hashImage = false,
+    /**
+     * The input carries only these ranges of the image, one after the other (a raw file read in
+     * place: the ranges the map sends or checks); null when it carries every byte. The image
+     * between and after them is passed over, so nothing that needs every byte may use one (an
+     * image hash, free space found on the way).
+     */
+    private readonly layout: readonly Extent[] | null = null,
   ) {
     super({ highWaterMark: 4 * 1024 * 1024 });
     this.ranges = map === null ? null : new RangeChecker(map);
@@ -157,7 +166,7 @@ export class ImageSink extends Writable {
 
   private async take(chunks: { chunk: Buffer }[]): Promise<void> {
     const out: Buffer[] = [];
-    for (const { chunk } of chunks) {
+    for (const { chunk: input } of chunks) for (const chunk of this.placed(input)) {
       this.admit(chunk);
       // Before any of the chunk leaves: the helper must know what it leaves out first.
       if (this.skipping !== null && !this.skipping.found.done) await this.leaveOut(await this.skipping.found.feed(chunk, this.position), this.skipping);
@@ -199,12 +208,37 @@ export class ImageSink extends Writable {
     }
   }
 
+  /**
+   * `input` in pieces that each continue the image at `position`: with a layout, `position` first
+   * moves over the bytes the input left out to where the piece's range starts.
+   */
+  private *placed(input: Buffer): Generator<Buffer> {
+    const layout = this.layout;
+    if (layout === null) {
+      yield input;
+      return;
+    }
+    for (let at = 0; at < input.length; ) {
+      const range = layout[this.layoutIndex];
+      if (range === undefined) throw jobError('source-corrupt', `The ${this.format} image gave more bytes than the ranges read from it.`, { offset: this.position });
+      const [offset, length] = range;
+      if (this.position < offset) this.position = offset;
+      const piece = Math.min(input.length - at, offset + length - this.position);
+      // The caller takes the piece and moves `position` past it before asking for the next.
+      yield input.subarray(at, at + piece);
+      at += piece;
+      if (this.position >= offset + length) this.layoutIndex += 1;
+    }
+  }
+
   override _write(chunk: Buffer, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
     this._writev([{ chunk }], callback);
   }
 
   override _final(callback: (error?: Error | null) => void): void {
     this.skipping?.found.end();
+    // Every range was read: the rest of the image is what nothing needed.
+    if (this.layout !== null && this.layoutIndex >= this.layout.length && this.imageSize !== null) this.position = Math.max(this.position, this.imageSize);
     try {
       if (this.imageSize !== null && this.position < this.imageSize) {
         throw jobError('source-truncated', `The ${this.format} image ended after ${this.position} of its ${this.imageSize} bytes: it is truncated.`, { offset: this.position });

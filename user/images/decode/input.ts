@@ -1,6 +1,8 @@
 import { createHash, type Hash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { Transform, type Readable } from 'node:stream';
+import { open } from 'node:fs/promises';
+import { Readable, Transform } from 'node:stream';
+import { extentBytes, type Extent } from '../../../common/domain/extents.js';
 import { MiB } from '../../../common/domain/units.js';
 import { MAX_RETRIES, openDownload } from '../download.js';
 import type { DownloadTee, SourceLocation } from '../../../common/contracts/decoder-protocol.js';
@@ -30,6 +32,11 @@ export interface SourceInput {
 export interface InputOptions {
   /** Hash what passes (SHA-256), for a checksum that can only be taken on the way (downloads). */
   hash: boolean;
+  /**
+   * For files: read only these ranges, one after the other (a raw image under a block map: the
+   * rest is never read). The reader of the stream must know them (ImageSink's layout).
+   */
+  ranges?: readonly Extent[] | null | undefined;
   /** For files: read only bytes [start, end) (a zip entry's data). */
   start?: number | undefined;
   end?: number | undefined;
@@ -40,6 +47,25 @@ export interface InputOptions {
   notice?: ((message: string) => void) | undefined;
 }
 
+/** The bytes of `ranges` of the file at `path`, in order; it stops where the file ends. */
+async function* readRanges(path: string, ranges: readonly Extent[]): AsyncGenerator<Buffer> {
+  const file = await open(path, 'r');
+  try {
+    for (const [offset, length] of ranges) {
+      for (let at = 0; at < length; ) {
+        const want = Math.min(SOURCE_CHUNK, length - at);
+        const { bytesRead, buffer } = await file.read(Buffer.allocUnsafe(want), 0, want, offset + at);
+        // A file shorter than it was: what follows is missing, and the sink says the image is truncated.
+        if (bytesRead === 0) return;
+        yield buffer.subarray(0, bytesRead);
+        at += bytesRead;
+      }
+    }
+  } finally {
+    await file.close();
+  }
+}
+
 /** Opens the source for reading front to back. */
 export async function openInput(location: SourceLocation, options: InputOptions): Promise<SourceInput> {
   let raw: Readable;
@@ -47,8 +73,9 @@ export async function openInput(location: SourceLocation, options: InputOptions)
   let settle = { commit: () => Promise.resolve(), discard: () => Promise.resolve() };
   if (location.kind === 'file') {
     const start = options.start ?? 0;
-    raw = createReadStream(location.path, { highWaterMark: SOURCE_CHUNK, start, ...(options.end !== undefined ? { end: options.end - 1 } : {}) });
-    size = options.end !== undefined ? options.end - start : options.fileSize !== undefined ? options.fileSize - start : null;
+    const ranges = options.ranges ?? null;
+    raw = ranges !== null ? Readable.from(readRanges(location.path, ranges)) : createReadStream(location.path, { highWaterMark: SOURCE_CHUNK, start, ...(options.end !== undefined ? { end: options.end - 1 } : {}) });
+    size = ranges !== null ? extentBytes(ranges) : options.end !== undefined ? options.end - start : options.fileSize !== undefined ? options.fileSize - start : null;
   } else {
     const download = await openDownload(location.url, options.tee ?? null, {
       retrying: (offset, attempt, pauseMs, why) =>
