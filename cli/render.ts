@@ -12,6 +12,7 @@ const PHASE_LABEL: Record<Phase, string> = {
   writing: 'Writing',
   syncing: 'Syncing',
   verifying: 'Verifying',
+  repairing: 'Repairing',
 };
 
 const BAR_WIDTH = 30;

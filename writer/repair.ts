@@ -45,7 +45,7 @@ export interface RepairArgs {
   /** Where the image's bytes come from again (the image file, the source disk of a clone, or the unprivileged side's decoding); null when they cannot be had. */
   source: RepairSource | null;
   signal?: AbortSignal | undefined;
-  /** Progress while the image is decoded again towards the blocks ('decompressing'). */
+  /** Progress while the image is read or decoded again towards the blocks ('repairing'). */
   emit?: ((progress: Progress) => void) | undefined;
 }
 
@@ -204,7 +204,7 @@ export async function repairGrains(args: RepairArgs): Promise<RepairOutcome> {
       };
       const ranges = rangesOf(batch);
       const [lastOffset, lastLength] = ranges[ranges.length - 1] ?? [0, 0];
-      const meter = new ProgressMeter('decompressing', args.target.path, lastOffset + lastLength, (p) => args.emit?.(p));
+      const meter = new ProgressMeter('repairing', args.target.path, lastOffset + lastLength, (p) => args.emit?.(p));
       const end = await source.read(ranges, take, signal, (decoded) => meter.update(Math.min(decoded, lastOffset + lastLength)));
       if (end === 'cancelled') return { cancelled: true };
       if (index < batch.length) throw jobError('internal', 'The image source ended before the blocks the repair asked for.');

@@ -17,6 +17,9 @@ export function targetFraction(progress: Progress, verify: boolean): number | nu
       return writingShare;
     case 'verifying':
       return writingShare + phaseDone * (1 - writingShare);
+    case 'repairing':
+      // After a whole read-back: only a few blocks are left to do, whose own progress the phase shows.
+      return 1;
   }
 }
 

@@ -5,9 +5,11 @@ import { ByteCount, DevicePath } from './wire.js';
  * What a job is doing. The writer reports `writing`, `syncing` and `verifying`; while it writes, the
  * side that feeds it renames `writing` to `downloading` or `decompressing` whenever the writer's own
  * measure (`limit`) says it waits for its source, and the source is a download or a decoder
- * (common/app/bottleneck.ts). The bytes counted are still those written.
+ * (common/app/bottleneck.ts). The bytes counted are still those written. `repairing` follows a
+ * read-back that found bad blocks: the image is read (or decoded, or downloaded) again up to the
+ * last of them, counted in image bytes, and they are rewritten and read back (writer/repair.ts).
  */
-export const PHASES = ['downloading', 'decompressing', 'writing', 'syncing', 'verifying'] as const;
+export const PHASES = ['downloading', 'decompressing', 'writing', 'syncing', 'verifying', 'repairing'] as const;
 export type Phase = (typeof PHASES)[number];
 
 /** Which side of the writer sets the speed, as measured over the last few seconds of writing. */

@@ -28,6 +28,7 @@ export const PHASE_LABEL: Readonly<Record<Phase, string>> = {
   writing: 'Writing',
   syncing: 'Syncing',
   verifying: 'Verifying',
+  repairing: 'Repairing',
 };
 
 export const BUS_LABEL: Readonly<Record<DriveBus, string>> = {

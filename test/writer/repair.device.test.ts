@@ -138,7 +138,7 @@ describeDevices('repair of a stream: the app decodes the image again for the blo
       verifying = true;
       await asked;
       // The helper relays how far the decoder got: the download that would take 25 s to reach the block is under way.
-      await waitForEvent(child, (e) => e.type === 'progress' && e['phase'] === 'decompressing');
+      await waitForEvent(child, (e) => e.type === 'progress' && e['phase'] === 'repairing');
       const cancelled = performance.now();
       child.kill('SIGINT');
       const run = await done;

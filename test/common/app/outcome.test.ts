@@ -5,6 +5,7 @@ import type { JobEnd } from '../../../common/contracts/app-models.js';
 import { failureAdvice, failureHeadline, jobTone, summarizeJob } from '../../../common/app/outcome.js';
 import { type TargetResult } from '../../../common/domain/result.js';
 import { FAILURE_CODES } from '../../../common/domain/failure.js';
+import { progressLine } from '../../../cli/render.js';
 
 const ok = (target: string, verified = true): TargetResult => ({ status: 'ok', target, bytes: 100, written: true, verified, seconds: 2 });
 const failed = (target: string): TargetResult => ({ status: 'failed', target, bytes: 40, code: 'verify-mismatch', message: 'differs', offset: 1234 });
@@ -78,6 +79,11 @@ describe('progress', () => {
     expect(targetFraction(report('syncing', 100), true)).toBe(0.5);
     expect(targetFraction(report('verifying', 50), true)).toBe(0.75);
     expect(targetFraction(report('writing', 50), false)).toBe(0.5);
+  });
+
+  it('does not fall back while bad blocks are repaired after the read-back: the job stays at its end, the phase shows its own bytes', () => {
+    expect(targetFraction(report('repairing', 10), true)).toBe(1);
+    expect(progressLine(report('repairing', 10))).toMatch(/^Repairing +\[#{3}\.{27}\]  10%/);
   });
 
   it('averages over the targets, counting one not yet reporting as 0', () => {
