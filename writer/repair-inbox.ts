@@ -47,6 +47,8 @@ interface Answer {
   touch(): void;
   /** The most decoded bytes a repair-progress message has said so far. */
   decodedSoFar: number;
+  /** The most source bytes read a repair-progress message has said so far. */
+  sourceSoFar: number;
 }
 
 /** The helper's side of repair requests: one at a time, in order (targets repaired at once take turns). */
@@ -85,6 +87,7 @@ export class RepairInbox implements RepairSource {
         take,
         decoded,
         decodedSoFar: 0,
+        sourceSoFar: 0,
         // The first word counts; it is given once the bytes already taken in are written: the
         // job must not go on (or close the drive) under a write of the repair.
         settle: (end) => {
@@ -119,9 +122,12 @@ export class RepairInbox implements RepairSource {
     const answer = this.answer;
     if (answer === null || answer.id !== message.id) return null;
     if (message.type === 'repair-progress') {
-      // Only progress keeps a request alive: the same count again is a side that is stuck.
-      if (message.bytes > answer.decodedSoFar) {
-        answer.decodedSoFar = message.bytes;
+      // Only progress keeps a request alive: the same counts again are a side that is stuck. A
+      // download slower than a compressed block's size a minute still reads more source bytes.
+      const source = message.source ?? 0;
+      if (message.bytes > answer.decodedSoFar || source > answer.sourceSoFar) {
+        answer.decodedSoFar = Math.max(answer.decodedSoFar, message.bytes);
+        answer.sourceSoFar = Math.max(answer.sourceSoFar, source);
         answer.touch();
       }
       answer.decoded?.(message.bytes);

@@ -114,6 +114,17 @@ describe('the helper side of repair requests', () => {
     }
     expect(await failure(repeating)).toBe('source-read-error: The app sent nothing for 0.2 s while it read the image again for a repair.');
 
+    // A download slower than a compressed block per limit decodes nothing for that long, but its source bytes grow: alive.
+    const downloading = inbox(200);
+    const reading = downloading.inbox.read([[0, 8]], async () => undefined, undefined);
+    await Promise.resolve();
+    for (let i = 1; i <= 4; i++) {
+      await new Promise((r) => setTimeout(r, 120));
+      downloading.inbox.deliver({ type: 'repair-progress', id: 1, bytes: 0, source: i * 70_000 });
+    }
+    downloading.inbox.deliver(data(1, 0, Buffer.alloc(8)));
+    await expect(reading).resolves.toBe('done');
+
     // A card slower than the limit to take what was sent is not the other side's silence.
     const slow = inbox(100);
     const taking = slow.inbox.read([[0, 8]], () => new Promise((r) => setTimeout(r, 350)), undefined);

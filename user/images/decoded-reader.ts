@@ -26,6 +26,8 @@ const MAX_RUNS = 8;
 export interface DecodedReader {
   readAt: ReadAt;
   close(): Promise<void>;
+  /** Source bytes (the file's or the download's) read by every decoder run so far. */
+  sourceBytes(): number;
 }
 
 /**
@@ -38,8 +40,11 @@ export function decodedReader(plan: DecodePlan): DecodedReader {
   let bytes: ByteSource | null = null;
   let position = 0;
   let runs = 0;
+  /** Source bytes read by the decoder runs that ended. */
+  let earlier = 0;
   const stop = async () => {
     const running = decoder;
+    earlier += running?.sourceBytes() ?? 0;
     decoder = null;
     bytes = null;
     await running?.stop();
@@ -77,5 +82,6 @@ export function decodedReader(plan: DecodePlan): DecodedReader {
       return out.subarray(0, got);
     },
     close: stop,
+    sourceBytes: () => earlier + (decoder?.sourceBytes() ?? 0),
   };
 }

@@ -8,7 +8,7 @@ import { MAX_OVERLAY_PIECE, MAX_REPAIR_BYTES, REPAIR_WINDOW_BYTES, type RepairRe
 import { toFailure, type Failure } from '../../common/domain/failure.js';
 import type { ImageReread } from '../images/reread.js';
 
-/** How often, at most, the helper hears how far the decoder got: it waits for silence, not for the decode. */
+/** How often the helper hears how far the re-read got: it waits for silence, not for the decode. */
 const PROGRESS_EVERY_MS = 1000;
 
 /** Why the helper's `ranges` cannot be a repair's (unsorted, overlapping, too many bytes), or null. */
@@ -87,14 +87,18 @@ export class RepairAnswers {
     const { reread } = this;
     if (reread === null) return failed({ code: 'source-read-error', message: 'The image cannot be read again here.' });
     const signal = current.stop.signal;
-    let reported = performance.now();
+    const run = reread(ranges, signal);
+    let decoded = 0;
+    // On a clock, not on decoded bytes: a download slower than a compressed block a minute
+    // decodes nothing for that long, while its source bytes still grow.
+    const progress = setInterval(() => {
+      if (!signal.aborted) void this.send({ type: 'repair-progress', id, bytes: decoded, ...(run.sourceBytes === undefined ? {} : { source: run.sourceBytes() }) });
+    }, PROGRESS_EVERY_MS);
     try {
-      for await (const piece of reread(ranges, signal)) {
+      for await (const piece of run) {
         if (signal.aborted) return;
         if ('decoded' in piece) {
-          if (performance.now() - reported < PROGRESS_EVERY_MS) continue;
-          reported = performance.now();
-          await this.send({ type: 'repair-progress', id, bytes: piece.decoded });
+          decoded = piece.decoded;
           continue;
         }
         for (let at = 0; at < piece.bytes.length; at += MAX_OVERLAY_PIECE) {
@@ -104,10 +108,11 @@ export class RepairAnswers {
           current.unacknowledged.push(data.length);
           await this.send({ type: 'repair-data', id, offset: piece.offset + at, data: data.toString('base64') });
         }
-        reported = performance.now();
       }
     } catch (error) {
       if (!signal.aborted) await failed(toFailure(error));
+    } finally {
+      clearInterval(progress);
     }
   }
 }

@@ -22,6 +22,32 @@ const patterned: ImageReread = async function* (ranges) {
 };
 
 describe("the app's answers to repair requests", () => {
+  it('says every second how far the re-read got, source bytes included, while nothing has decoded yet (a slow download)', async () => {
+    const { answers: a, sent } = answers();
+    let source = 0;
+    const slowDownload: ImageReread = (ranges) =>
+      Object.assign(
+        (async function* () {
+          for (let i = 0; i < 22; i++) {
+            source += 70_000;
+            await new Promise((r) => setTimeout(r, 100));
+          }
+          const [[offset, length] = [0, 0]] = ranges;
+          yield { offset, bytes: Buffer.alloc(length) };
+        })(),
+        { sourceBytes: () => source },
+      );
+    a.answerWith(slowDownload);
+    a.request({ type: 'repair-request', id: 1, ranges: [[0, 16]] });
+    await new Promise((r) => setTimeout(r, 2500));
+    const progress = sent.filter((m) => m.type === 'repair-progress');
+    expect(progress.length).toBeGreaterThanOrEqual(2);
+    expect(progress.map((m) => (m.type === 'repair-progress' ? m.bytes : -1))).toEqual(progress.map(() => 0));
+    const sources = progress.map((m) => (m.type === 'repair-progress' ? (m.source ?? 0) : 0));
+    expect(sources[1] ?? 0).toBeGreaterThan(sources[0] ?? 0);
+    expect(sent.some((m) => m.type === 'repair-data')).toBe(true);
+  });
+
   it('sends the ranges asked for in pieces that fit a frame, never more than the window ahead of the acknowledgements', async () => {
     const { answers: a, sent } = answers();
     a.answerWith(patterned);
