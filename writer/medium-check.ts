@@ -1,12 +1,7 @@
 import { jobError, type FailureCode } from '../common/domain/failure.js';
 import { closeFd } from '../node/io.js';
-import type { DeviceFacts, DevicePlatform, VolumeHold } from './platform/types.js';
-
-/** A drive's descriptor and what the OS holds for it while it is open (open-device.ts). */
-export interface OpenDrive {
-  fd: number;
-  hold: VolumeHold;
-}
+import type { OpenDrive } from './open-device.js';
+import type { DeviceFacts, DevicePlatform } from './platform/types.js';
 
 /**
  * What a job does with a drive, for its refusal: what did not happen to the drive, and the code

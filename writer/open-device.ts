@@ -40,11 +40,17 @@ export async function openInspected(facts: DeviceFacts, flags: number, openFailu
   return fd;
 }
 
+/** A drive's descriptor and what the OS holds for it while it is open. */
+export interface OpenDrive {
+  fd: number;
+  hold: VolumeHold;
+}
+
 /**
  * Unmounts the disk that `facts` describes and opens it with `flags` (see openInspected). The
  * hold is released again when the open fails.
  */
-export async function openInspectedDisk(facts: DeviceFacts, platform: DevicePlatform, flags: number, openFailure: (error: unknown) => Failure): Promise<{ fd: number; hold: VolumeHold }> {
+export async function openInspectedDisk(facts: DeviceFacts, platform: DevicePlatform, flags: number, openFailure: (error: unknown) => Failure): Promise<OpenDrive> {
   // Every platform is asked, mounted or not: Windows volumes without a drive letter are mounted too.
   const hold = await platform.unmount(facts);
   try {

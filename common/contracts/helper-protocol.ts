@@ -216,8 +216,11 @@ export type OverlayMessage = v.InferOutput<typeof OverlayMessage>;
  * took while writing them the first time.
  */
 export const RepairDataMessage = v.strictObject({ type: v.literal('repair-data'), id: RepairId, offset: ByteCount, data: Base64Piece });
-/** Parent → helper, while it decodes the image again towards the ranges asked for: how far it got (the helper's wait is for silence, not for the whole decode). */
-/** How far a re-read got: `bytes` of the image decoded, and `source` bytes read (a slow download grows this long before a compressed block decodes). */
+/**
+ * Parent → helper, while it reads the image again towards the ranges asked for: how far it got,
+ * `bytes` of the image decoded and `source` bytes read (a slow download grows this long before a
+ * compressed block decodes). The helper's wait is for silence, not for the whole decode.
+ */
 export const RepairProgressMessage = v.strictObject({ type: v.literal('repair-progress'), id: RepairId, bytes: ByteCount, source: v.optional(ByteCount) });
 /** Parent → helper: the image could not be read again (its decoder failed, the download broke, it cannot be read here at all). */
 export const RepairFailedMessage = v.strictObject({ type: v.literal('repair-failed'), id: RepairId, ...FailureSchema.entries });

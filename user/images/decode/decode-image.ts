@@ -56,7 +56,7 @@ async function viaTool(tool: ToolCommand, plan: DecodePlan, outFd: number, sink:
     }
     return { bytes: null, sourceDigest: null, imageDigest: null };
   }
-  const input = await openSourceInput(plan, events);
+  const input = await openSourceInput(plan, sink, events);
   events.input(input);
   await runDecoderTool(tool, plan.format, input.stream, sink);
   sink.end();
@@ -64,10 +64,10 @@ async function viaTool(tool: ToolCommand, plan: DecodePlan, outFd: number, sink:
   return { bytes: sink.sent, sourceDigest: input.digest(), imageDigest: sink.digest() };
 }
 
-/** The source as a stream; a download is hashed on the way when a checksum is expected. */
-function openSourceInput(plan: DecodePlan, events: DecodeEvents): Promise<SourceInput> {
+/** The source as a stream, carrying the ranges `sink` expects; a download is hashed on the way when a checksum is expected. */
+function openSourceInput(plan: DecodePlan, sink: ImageSink, events: DecodeEvents): Promise<SourceInput> {
   const entry = plan.zipEntry;
-  return openInput(plan.location, { hash: plan.sha256 !== null && plan.location.kind === 'url', ...(entry === null ? {} : zipDataRange(entry)), ranges: rangesReadInPlace(plan), tee: plan.tee, notice: events.notice });
+  return openInput(plan.location, { hash: plan.sha256 !== null && plan.location.kind === 'url', ...(entry === null ? {} : zipDataRange(entry)), ranges: sink.layout, tee: plan.tee, notice: events.notice });
 }
 
 /**
@@ -90,7 +90,7 @@ function zipDataRange(entry: NonNullable<DecodePlan['zipEntry']>): { start: numb
 /** Runs an in-process decoder from the source stream into the sink. */
 async function inProcess(name: string, plan: DecodePlan, sink: ImageSink, events: DecodeEvents, decode: (input: SourceInput) => Promise<void>): Promise<Decoded> {
   events.started(name);
-  const input = await openSourceInput(plan, events);
+  const input = await openSourceInput(plan, sink, events);
   events.input(input);
   await decode(input);
   return { bytes: sink.sent, sourceDigest: input.digest(), imageDigest: sink.digest() };

@@ -142,7 +142,7 @@ export class ImageSink extends Writable {
      * between and after them is passed over, so nothing that needs every byte may use one (an
      * image hash, free space found on the way).
      */
-    private readonly layout: readonly Extent[] | null = null,
+    readonly layout: readonly Extent[] | null = null,
   ) {
     super({ highWaterMark: 4 * 1024 * 1024 });
     this.ranges = map === null ? null : new RangeChecker(map);
