@@ -58,7 +58,7 @@ async function viaTool(tool: ToolCommand, plan: DecodePlan, outFd: number, sink:
   }
   const input = await openSourceInput(plan, sink, events);
   events.input(input);
-  await runDecoderTool(tool, plan.format, input.stream, sink);
+  await runDecoderTool(tool, plan.format, input, sink);
   sink.end();
   await finished(sink);
   return { bytes: sink.sent, sourceDigest: input.digest(), imageDigest: sink.digest() };

@@ -1,7 +1,8 @@
 import { createHash, type Hash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { open } from 'node:fs/promises';
-import { Readable, Transform } from 'node:stream';
+import { Readable, Transform, type Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { extentBytes, type Extent } from '../../../common/domain/extents.js';
 import { MiB } from '../../../common/domain/units.js';
 import { MAX_RETRIES, openDownload } from '../download.js';
@@ -21,6 +22,12 @@ export interface SourceInput {
    * download; a buffer's worth or more while the decoder is the slower of the two.
    */
   queued(): number;
+  /**
+   * Pipes the source into a decoder running apart (a system tool's stdin). The bytes waiting in
+   * that stdin's buffer count as queued: when the tool is the slower side, they wait there, and
+   * the stream's own buffers can be empty at the moment a progress report looks.
+   */
+  feed(consumer: Writable): Promise<void>;
   /** Hex SHA-256 of every byte read, once the stream has ended; null when not hashing. */
   digest(): string | null;
   /** The bytes passed their checks: a download saved into the cache becomes the cached image. */
@@ -102,6 +109,11 @@ export async function openInput(location: SourceLocation, options: InputOptions)
   });
   raw.on('error', (error) => counted.destroy(error));
   raw.pipe(counted);
-  const queued = () => raw.readableLength + counted.writableLength + counted.readableLength;
-  return { stream: counted, size, bytesRead: () => read, queued, digest: () => digest, commit: () => settle.commit(), discard: () => settle.discard() };
+  let consumer: Writable | null = null;
+  const queued = () => raw.readableLength + counted.writableLength + counted.readableLength + (consumer?.writableLength ?? 0);
+  const feed = (into: Writable) => {
+    consumer = into;
+    return pipeline(counted, into);
+  };
+  return { stream: counted, size, bytesRead: () => read, queued, feed, digest: () => digest, commit: () => settle.commit(), discard: () => settle.discard() };
 }

@@ -1,12 +1,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { availableParallelism } from 'node:os';
-import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { closeFd } from '../../../node/io.js';
 import { createOsPipe, type OsPipe } from '../../../node/os-pipe.js';
 import { findTool } from '../../../node/run-tool.js';
 import { drainPipe } from './pipe-reader.js';
 import { ReaderGone, type ImageSink } from './image-sink.js';
+import type { SourceInput } from './input.js';
 import { jobError, JobError } from '../../../common/domain/failure.js';
 
 /** A system decompressor the decoder may run, and how it is invoked to write to stdout. */
@@ -72,7 +72,7 @@ function toolFailure(tool: ToolCommand, format: string, stderr: string, code: nu
  * and its stdout going to `output`: the pipe directly when nothing needs to see the decoded bytes,
  * else the sink. Resolves when the tool has decoded everything; rejects with what went wrong.
  */
-export async function runDecoderTool(tool: ToolCommand, format: string, input: number | Readable, output: number | ImageSink): Promise<void> {
+export async function runDecoderTool(tool: ToolCommand, format: string, input: number | SourceInput, output: number | ImageSink): Promise<void> {
   // Into the sink through a kernel pipe read on a thread of its own (pipe-reader.ts); Windows has
   // no FIFOs (node/os-pipe.ts), and there the tool's stdout is read as a stream.
   const pipe: OsPipe | null = typeof output !== 'number' && process.platform !== 'win32' ? await createOsPipe() : null;
@@ -98,7 +98,7 @@ export async function runDecoderTool(tool: ToolCommand, format: string, input: n
     child.on('error', (error) => reject(jobError('unsupported-format', `${tool.file} could not be run: ${error.message}`)));
     child.on('close', (code, signal) => resolve({ code, signal }));
   });
-  const feeding = typeof input === 'number' || child.stdin === null ? null : pipeline(input, child.stdin).catch((error: unknown) => error);
+  const feeding = typeof input === 'number' || child.stdin === null ? null : input.feed(child.stdin).catch((error: unknown) => error);
   const draining =
     typeof output === 'number'
       ? null

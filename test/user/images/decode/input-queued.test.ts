@@ -1,0 +1,61 @@
+/**
+ * The source's queue, which tells the app whether a download waits for its decoder (the decoder is
+ * the bottleneck) or the decoder waits for the download. A system tool takes the bytes through its
+ * stdin, and when the tool is the slower side they wait in that stdin's buffer: the queue counts
+ * them, though the source stream's own buffers may be empty at that moment.
+ */
+import { randomBytes } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { expect, it } from 'vitest';
+import { openInput, SOURCE_CHUNK } from '../../../../user/images/decode/input.js';
+import { MiB } from '../../../../common/domain/units.js';
+
+async function sourceFile(size: number): Promise<string> {
+  const path = join(await mkdtemp(join(tmpdir(), 'sluice-queued-')), 'image.img');
+  writeFileSync(path, randomBytes(size));
+  return path;
+}
+
+it('bytes held by a stalled consumer count as queued, with the stream itself drained', async () => {
+  // Two read chunks: once both are read, the source stream holds nothing, and all that waits is in the consumer.
+  const path = await sourceFile(2 * SOURCE_CHUNK);
+  const input = await openInput({ kind: 'file', path }, { hash: false });
+  // A tool that takes one chunk and then stops reading: the next waits in its writable buffer.
+  let taken = 0;
+  const stalled = new Writable({
+    highWaterMark: 1,
+    write(chunk: Buffer, _encoding, callback) {
+      if (taken > 0) return void setTimeout(callback, 60_000).unref();
+      taken += chunk.length;
+      callback();
+    },
+  });
+  void input.feed(stalled).catch(() => undefined);
+  await expect.poll(() => input.bytesRead(), { timeout: 5000 }).toBe(2 * SOURCE_CHUNK);
+  await expect.poll(() => stalled.writableLength, { timeout: 5000 }).toBeGreaterThan(0);
+  // Every byte read and not taken is queued, wherever it waits.
+  expect(input.bytesRead() - taken).toBeGreaterThan(0);
+  expect(input.queued()).toBeGreaterThanOrEqual(input.bytesRead() - taken);
+  stalled.destroy();
+});
+
+it('a consumer that keeps up leaves nothing queued once the source is read', async () => {
+  const path = await sourceFile(4 * MiB);
+  const input = await openInput({ kind: 'file', path }, { hash: false });
+  let taken = 0;
+  await input.feed(
+    new Writable({
+      write(chunk: Buffer, _encoding, callback) {
+        taken += chunk.length;
+        callback();
+      },
+    }),
+  );
+  expect(taken).toBe(4 * MiB);
+  expect(input.bytesRead()).toBe(4 * MiB);
+  expect(input.queued()).toBe(0);
+});
