@@ -2,15 +2,11 @@ import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { pipeline, finished } from 'node:stream/promises';
-import { gunzip, unzipEntry, unzstd } from './in-process.js';
 import { ImageSink } from './image-sink.js';
 import { openInput, SOURCE_CHUNK, type SourceInput } from './input.js';
-import { decodeDmg } from './dmg-decode.js';
-import { decodeQcow2 } from './qcow2-decode.js';
 import type { DecodePlan } from '../../../common/contracts/decoder-protocol.js';
 import { jobError } from '../../../common/domain/failure.js';
 import { runDecoderTool, systemDecoder, type ToolCommand } from './system-tool.js';
-import { unxz } from './xz-in-process.js';
 import type { SkipReason } from '../../../common/domain/skipped.js';
 import { StreamFreeSpace } from '../free-space/stream-free-space.js';
 import { mergeExtents, type Extent } from '../../../common/domain/extents.js';
@@ -106,7 +102,9 @@ async function fromLocalFile(kind: string, name: string, plan: DecodePlan, sink:
 
 /**
  * Decodes the source into `outFd` (what the helper reads, see decoder-launch.ts DecoderOutput),
- * the fastest way this system offers.
+ * the fastest way this system offers. Each decoder's module is loaded when its format comes: the
+ * decoder process starts before the first image byte can flow, and loading all of them (udif for
+ * dmg, the WebAssembly xz, zlib's, the download's http and tls) took about 75 ms of its start.
  */
 export async function decodeImage(plan: DecodePlan, outFd: number, events: DecodeEvents): Promise<Decoded> {
   const skipping = plan.freeSpace ? { found: new StreamFreeSpace(plan.imageSize), announce: (extents: [number, number][], reason: SkipReason) => events.skip(extents, reason) } : null;
@@ -117,21 +115,21 @@ export async function decodeImage(plan: DecodePlan, outFd: number, events: Decod
     case 'raw':
       return inProcess(plan.map === null ? 'copy' : 'copy of the mapped ranges', plan, sink, events, (input) => pipeline(input.stream, sink));
     case 'gzip':
-      return inProcess('node:zlib gunzip', plan, sink, events, (input) => gunzip(input.stream, sink));
+      return inProcess('node:zlib gunzip', plan, sink, events, async (input) => (await import('./in-process.js')).gunzip(input.stream, sink));
     case 'zstd':
-      return inProcess('node:zlib zstd, frame by frame', plan, sink, events, (input) => unzstd(input.stream, sink));
+      return inProcess('node:zlib zstd, frame by frame', plan, sink, events, async (input) => (await import('./in-process.js')).unzstd(input.stream, sink));
     case 'xz':
-      return inProcess('xz-decompress (WebAssembly)', plan, sink, events, (input) => unxz(input.stream, sink));
+      return inProcess('xz-decompress (WebAssembly)', plan, sink, events, async (input) => (await import('./xz-in-process.js')).unxz(input.stream, sink));
     case 'zip': {
       const entry = plan.zipEntry;
       if (entry === null) throw jobError('unsupported-format', 'No zip entry was chosen to decode.');
-      return inProcess(entry.method === 0 ? 'zip (stored)' : 'node:zlib inflateRaw', plan, sink, events, (input) => unzipEntry(input.stream, sink, entry.method, entry.crc32, entry.name));
+      return inProcess(entry.method === 0 ? 'zip (stored)' : 'node:zlib inflateRaw', plan, sink, events, async (input) => (await import('./in-process.js')).unzipEntry(input.stream, sink, entry.method, entry.crc32, entry.name));
     }
     case 'bzip2':
       throw jobError('unsupported-format', 'bzip2 images need lbzip2 or bzip2 on this computer.');
     case 'qcow2':
-      return fromLocalFile('qcow2', 'qcow2, clusters decoded in parallel', plan, sink, events, decodeQcow2);
+      return fromLocalFile('qcow2', 'qcow2, clusters decoded in parallel', plan, sink, events, async (path, into) => (await import('./qcow2-decode.js')).decodeQcow2(path, into));
     case 'dmg':
-      return fromLocalFile('dmg', '@balena/udif', plan, sink, events, decodeDmg);
+      return fromLocalFile('dmg', '@balena/udif', plan, sink, events, async (path, into) => (await import('./dmg-decode.js')).decodeDmg(path, into));
   }
 }
