@@ -23,7 +23,7 @@ const Hex = v.pipe(v.string(), v.regex(/^[0-9a-fA-F]{1,128}$/));
 /** A GPT holds at most 256 entries as partition-table.ts reads it; an MBR 4. */
 const MAX_PARTITIONS = 256;
 /**
- * A block map's own ranges: a bmap file is at most 16 MiB (bmap.ts MAX_BMAP_BYTES) and a range
+ * A block map's own ranges: a bmap file is at most 16 MiB (bmap-size.ts MAX_BMAP_BYTES) and a range
  * takes at least 16 bytes of it (`<Range>0</Range>`).
  */
 const MAX_MAP_RANGES = (16 * 1024 * 1024) / 16;

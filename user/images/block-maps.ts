@@ -5,7 +5,8 @@
  * the drive must then hold (qemu-img convert to a device writes them too).
  */
 import { basename } from 'node:path';
-import { MAX_BMAP_BYTES, parseBmap, type BlockMap } from './bmap.js';
+import type { BlockMap } from './bmap.js';
+import { MAX_BMAP_BYTES } from './bmap-size.js';
 import type { DecodeMap } from '../../common/contracts/decoder-protocol.js';
 import { jobError } from '../../common/domain/failure.js';
 import { mappedExtents } from './extents.js';
@@ -31,7 +32,7 @@ export interface ChosenMap {
   imageSize: number;
 }
 
-export function fromBmap(map: BlockMap, file: string): ChosenMap {
+function fromBmap(map: BlockMap, file: string): ChosenMap {
   const decode: DecodeMap = { extents: mappedExtents(map.ranges, map.imageSize), ranges: map.ranges, digestAlgorithm: map.digestAlgorithm, name: basename(file) };
   return { decode, from: file, mappedBytes: map.mappedBytes, ranges: map.ranges.length, imageSize: map.imageSize };
 }
@@ -43,5 +44,11 @@ export async function readBmapFile(path: string, required: boolean): Promise<Cho
     if (!required) return null;
     throw jobError('source-read-error', `The block map ${path} cannot be read: there is no such file.`);
   }
-  return fromBmap(parseBmap(bytes.toString('utf8'), basename(path)), path);
+  return parseBmapText(bytes.toString('utf8'), basename(path), path);
+}
+
+/** The block map in `xml`, named `name` in errors; its parser is loaded only when there is a map. */
+export async function parseBmapText(xml: string, name: string, file: string): Promise<ChosenMap> {
+  const { parseBmap } = await import('./bmap.js');
+  return fromBmap(parseBmap(xml, name), file);
 }

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { jobError, type JobError } from '../../common/domain/failure.js';
 import type { MappedRange } from '../../common/contracts/decoder-protocol.js';
 import { parseXml, XmlError } from './xml.js';
+import { MAX_BMAP_BYTES } from './bmap-size.js';
 
 /** A block map (bmaptool's .bmap, versions 1.x and 2.x): which blocks of an image hold data. */
 export interface BlockMap {
@@ -12,8 +13,6 @@ export interface BlockMap {
   mappedBytes: number;
 }
 
-/** A bmap is a small XML file; anything this large is not one. */
-export const MAX_BMAP_BYTES = 16 * 1024 * 1024;
 /**
  * What a bmap may hold: three elements and attributes per range (<Range>, </Range>, chksum=), so
  * about 43,000 ranges (4.6 MB), which parse in about 90 MB (measured on Node 24: 87,000 ranges,

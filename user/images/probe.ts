@@ -8,8 +8,8 @@ import { readSync } from 'node:fs';
 import { basename } from 'node:path';
 import { isUrl, type ImageInfo, type PartitionTable } from '../../common/domain/image.js';
 import { readFully } from '../../node/io.js';
-import { MAX_BMAP_BYTES, parseBmap } from './bmap.js';
-import { bmapCandidates, fromBmap, readBmapFile } from './block-maps.js';
+import { MAX_BMAP_BYTES } from './bmap-size.js';
+import { bmapCandidates, parseBmapText, readBmapFile } from './block-maps.js';
 import { expectedChecksum, listsBesideFile } from './checksums.js';
 import type { DecodePlan, SourceLocation, ZipEntryPlan } from '../../common/contracts/decoder-protocol.js';
 import { readQcow2 } from './qcow2.js';
@@ -200,7 +200,7 @@ async function prepareFile(request: ImageRequest): Promise<PreparedImage> {
         }
         if (bmap === null && request.bmap !== false && archive.bmapEntry !== null) {
           const xml = await readSmallEntry(readAt, archive.bmapEntry, MAX_BMAP_BYTES);
-          bmap = fromBmap(parseBmap(xml.toString('utf8'), `${basename(path)}:${archive.bmapEntry.name}`), `${path}:${archive.bmapEntry.name}`);
+          bmap = await parseBmapText(xml.toString('utf8'), `${basename(path)}:${archive.bmapEntry.name}`, `${path}:${archive.bmapEntry.name}`);
         }
         break;
       }

@@ -8,7 +8,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { JobError } from '../../../common/domain/failure.js';
 import { readXzIndex, type ReadAt } from '../../../user/images/xz-index.js';
 import { entryPlan, readSmallEntry, readZipArchive } from '../../../user/images/zip-directory.js';
-import { MAX_BMAP_BYTES } from '../../../user/images/bmap.js';
+import { MAX_BMAP_BYTES } from '../../../user/images/bmap-size.js';
 import { httpRangeReader } from '../../../user/images/http-source.js';
 import { MiB } from '../../../common/domain/units.js';
 import { serveFiles } from '../../support/file-server.js';
