@@ -4,6 +4,7 @@ import type { ImageInfo } from '../common/domain/image.js';
 import type { PreparedCustomisation } from '../common/domain/customisation.js';
 import { customisationLine, progressLine, resultLine, sourceLine } from './render.js';
 import { exitCodeFor } from './exit-codes.js';
+import { loggedPhase } from '../common/app/bottleneck.js';
 
 /** Where a CLI job's events go: a live terminal display, JSON lines, or plain lines for logs. */
 export interface Reporter {
@@ -74,9 +75,7 @@ function plainReporter(): Reporter {
     source: (info, decoder) => process.stderr.write(`${sourceLine(info, decoder)}\n`),
     customisation: (c) => process.stderr.write(`${customisationLine(c)}\n`),
     progress: (p) => {
-      // Writing named by what limits it (downloading, decompressing) is still writing: a log line
-      // each time the limit changed sides would be noise.
-      const phase = p.phase === 'downloading' || p.phase === 'decompressing' ? 'writing' : p.phase;
+      const phase = loggedPhase(p.phase);
       if (phases.get(p.target) === phase) return;
       phases.set(p.target, phase);
       process.stderr.write(`${p.target}: ${phase}…\n`);

@@ -14,6 +14,7 @@ import { wantsCustomisation, type CustomiseFlags } from '../customise-flags.js';
 import { EXIT } from '../exit-codes.js';
 import { confirm } from '../prompt.js';
 import { progressLine } from '../render.js';
+import { loggedPhase } from '../../common/app/bottleneck.js';
 import { prepareCliImage } from './prepare-cli-image.js';
 
 export interface StationArgs {
@@ -73,8 +74,9 @@ function stationOutput(json: boolean): { row(row: StationRow): void; say(text: s
       const progress = row.progress === null || row.phase === 'queued' || row.phase === 'preparing' ? row.phase : progressLine({ ...row.progress, phase: row.phase, target: row.device });
       active.set(row.id, `${label.padEnd(18)} ${progress}`);
       if (live) return redraw();
-      if (phases.get(row.id) !== row.phase) process.stderr.write(`${label}: ${row.phase}…\n`);
-      phases.set(row.id, row.phase);
+      const phase = loggedPhase(row.phase);
+      if (phases.get(row.id) !== phase) process.stderr.write(`${label}: ${phase}…\n`);
+      phases.set(row.id, phase);
     },
     say: (text) => {
       drawn = 0;

@@ -26,6 +26,14 @@ export function staged(progress: Progress, stage: SourceStage): Progress {
   return { ...progress, phase: stage };
 }
 
+/**
+ * The phase a log line names: writing named by what limits it (downloading, decompressing) is
+ * still writing, and a line each time the limit changed sides would be noise.
+ */
+export function loggedPhase<P extends string>(phase: P): P | 'writing' {
+  return phase === 'downloading' || phase === 'decompressing' ? 'writing' : phase;
+}
+
 /** "limited by the drive", or by the download, decompression or reading the image; null before it is measured. */
 export function limitWords(progress: Progress): string | null {
   const limit = progress.limit;

@@ -164,8 +164,8 @@ export interface StationRow extends StationCard {
   /** Unique among the rows of one armed station. */
   id: number;
   phase: StationPhase;
-  /** The latest progress of the current phase; null before the helper reports. */
-  progress: Pick<Progress, 'bytesDone' | 'bytesTotal' | 'speed' | 'eta'> | null;
+  /** The latest progress of the current phase, with what limits the speed once measured; null before the helper reports. */
+  progress: Pick<Progress, 'bytesDone' | 'bytesTotal' | 'speed' | 'eta' | 'limit'> | null;
   /** Set once the row is done: its log line's result, code and message. */
   result: StationOutcome | null;
   code: string | null;

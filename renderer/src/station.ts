@@ -4,6 +4,7 @@
  */
 import type { StationPhase, StationRow } from '../../common/domain/station.js';
 import { formatBytes } from '../../common/domain/units.js';
+import { limitWords } from '../../common/app/bottleneck.js';
 import { PHASE_LABEL } from './labels.js';
 
 /** Rows by id, newest first: a row's later reports replace its earlier ones. */
@@ -38,6 +39,15 @@ export function rowFraction(row: StationRow): number | null {
 
 export function rowSpeed(row: StationRow): string {
   return row.phase !== 'done' && row.progress !== null && row.progress.speed > 0 ? `${formatBytes(row.progress.speed)}/s` : '';
+}
+
+/**
+ * What limits a running row's speed, as the flash's progress says it ("limited by the drive"): on
+ * a station it tells a slow card, or a hub or reader shared by many, from a slow image.
+ */
+export function rowLimit(row: StationRow): string {
+  if (row.phase === 'done' || row.phase === 'queued' || row.phase === 'preparing' || row.progress === null) return '';
+  return limitWords({ ...row.progress, phase: row.phase, target: row.device }) ?? '';
 }
 
 /** The drive as a person finds it: its model and serial number, and its capacity. */

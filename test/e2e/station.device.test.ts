@@ -61,6 +61,8 @@ describeDevices('the station screen (issue 19)', () => {
       const slow = attachLoop(backings.slow);
       throttleDevice(group.dir, slow.path, 1_000_000);
       await row(backings.slow).getByTestId('station-phase').filter({ hasText: 'Writing' }).waitFor({ timeout: 10_000 });
+      // The slow card says what holds it back, as the flash progress does.
+      await row(backings.slow).getByTestId('station-speed').filter({ hasText: 'limited by the drive' }).waitFor({ timeout: 10_000 });
       await app.screenshot('station-three-rows');
 
       await expect(row(backings.fast).getByTestId('station-phase').textContent()).resolves.toBe('Done: insert the next card');

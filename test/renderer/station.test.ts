@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { StationRow } from '../../common/domain/station.js';
-import { rowDrive, rowFraction, rowPhase, rowSpeed, withRow } from '../../renderer/src/station.js';
+import { rowDrive, rowFraction, rowLimit, rowPhase, rowSpeed, withRow } from '../../renderer/src/station.js';
 
 function row(id: number, overrides: Partial<StationRow> = {}): StationRow {
   return { id, card: id, slot: `/dev/disk/by-path/usb-${id}`, device: `/dev/sd${id}`, model: 'SanDisk Ultra', serial: 'AA11', capacity: 32e9, hostname: `pi-${id}`, phase: 'queued', progress: null, result: null, code: null, message: null, startedAt: new Date(0).toISOString(), endedAt: null, ...overrides };
@@ -28,6 +28,15 @@ describe('the station screen’s rows', () => {
     expect(rowPhase(row(6, { phase: 'done', result: 'failed' }))).toBe('Failed');
     expect(rowPhase(row(7, { phase: 'done', result: 'cancelled' }))).toBe('Cancelled');
     expect(rowFraction(row(8, { phase: 'writing', progress: { bytesDone: 9, bytesTotal: null, speed: 0, eta: null } }))).toBeNull();
+  });
+
+  it('say what limits a running row once the helper has measured it, in the flash progress words', () => {
+    const progress = { bytesDone: 1, bytesTotal: 4, speed: 2e7, eta: 3 };
+    expect(rowLimit(row(1, { phase: 'writing', progress }))).toBe('');
+    expect(rowLimit(row(1, { phase: 'writing', progress: { ...progress, limit: { by: 'drive', driveWait: 0.9, sourceWait: 0 } } }))).toBe('limited by the drive');
+    expect(rowLimit(row(1, { phase: 'decompressing', progress: { ...progress, limit: { by: 'source', driveWait: 0, sourceWait: 0.7 } } }))).toBe('limited by decompression');
+    expect(rowLimit(row(1, { phase: 'writing', progress: { ...progress, limit: { by: 'source', driveWait: 0, sourceWait: 0.7 } } }))).toBe('limited by reading the image');
+    expect(rowLimit(row(1, { phase: 'done', result: 'ok', progress: { ...progress, limit: { by: 'drive', driveWait: 0.9, sourceWait: 0 } } }))).toBe('');
   });
 
   it('name the drive by model, serial and capacity, leaving out what the OS did not say', () => {

@@ -1,3 +1,4 @@
+import { staged } from '../../common/app/bottleneck.js';
 import { toFailure } from '../../common/domain/failure.js';
 import type { Phase, Progress } from '../../common/domain/progress.js';
 import type { TargetResult } from '../../common/domain/result.js';
@@ -82,7 +83,8 @@ export function flashCard(image: StationImage, device: string, medium: string | 
         overlays: prepared.customisation?.overlays,
         onProgress: (p) => {
           clock.see(p);
-          hooks.onProgress(p);
+          // As `sluice flash` shows it: writing that waits for its source is named by the source's stage.
+          hooks.onProgress(staged(p, feed.stage()));
         },
       });
       helper = launched;

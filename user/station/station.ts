@@ -179,7 +179,7 @@ export class Station {
     };
     const job = flashCard(this.options.image, drive.device, this.seen.get(drive.device) ?? null, card, {
       onPreparing: (hostname) => update({ ...row, hostname, phase: 'preparing' }),
-      onProgress: (p) => update({ ...row, phase: p.phase, progress: { bytesDone: p.bytesDone, bytesTotal: p.bytesTotal, speed: p.speed, eta: p.eta } }),
+      onProgress: (p) => update({ ...row, phase: p.phase, progress: { bytesDone: p.bytesDone, bytesTotal: p.bytesTotal, speed: p.speed, eta: p.eta, ...(p.limit === undefined ? {} : { limit: p.limit }) } }),
     });
     this.running.set(row.id, job);
     this.track(

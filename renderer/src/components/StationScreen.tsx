@@ -4,7 +4,7 @@ import type { StationStatus } from '../../../common/contracts/station-models.js'
 import type { ImageInfo } from '../../../common/domain/image.js';
 import { parseDriveSize, type StationRow } from '../../../common/domain/station.js';
 import { formatBytes } from '../../../common/domain/units.js';
-import { rowDrive, rowFraction, rowPhase, rowSpeed, rowTime, withRow } from '../station.js';
+import { rowDrive, rowFraction, rowLimit, rowPhase, rowSpeed, rowTime, withRow } from '../station.js';
 import { ErrorMessage } from './ErrorMessage.js';
 
 /** A short chime when a card is done: the person at the reader hears it is time for the next card. */
@@ -162,7 +162,10 @@ export function StationScreen({ api, image, onClose }: StationScreenProps) {
                     {row.message !== null && <span className="reason">{row.message}</span>}
                   </td>
                   <td>{fraction === null ? '' : <progress value={fraction} max={1} aria-label={`${row.device} progress`} />}</td>
-                  <td className="numeric">{rowSpeed(row)}</td>
+                  <td className="numeric" data-testid="station-speed">
+                    {rowSpeed(row)}
+                    {rowLimit(row) !== '' && <span className="reason">{rowLimit(row)}</span>}
+                  </td>
                   <td>{row.hostname ?? ''}</td>
                   <td className="numeric">{rowTime(row)}</td>
                 </tr>

@@ -69,6 +69,8 @@ describeDevices('the station’s queue', () => {
       const mine = [...rows.values()].filter((h) => backings.includes(h[0]?.slot ?? ''));
       expect(mine).toHaveLength(3);
       for (const history of mine) expect(history.at(-1)).toMatchObject({ phase: 'done', result: 'ok' });
+      // Each card, at 2 MB/s from an image in the page cache, was seen limited by the drive while it was written.
+      for (const history of mine) expect(history.some((r) => r.phase === 'writing' && r.progress?.limit?.by === 'drive'), JSON.stringify(history.map((r) => [r.phase, r.progress?.limit?.by]))).toBe(true);
       expect(mostRunning).toBe(2);
       // The card that started last waited in the queue: its job began only once another had ended.
       const ids = mine.map((h) => h[0]?.id ?? 0).sort((a, b) => (started.get(a) ?? 0) - (started.get(b) ?? 0));
