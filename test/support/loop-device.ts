@@ -123,9 +123,14 @@ export function assertOwnedLoop(path: string): void {
   if (!/^\/dev\/loop\d+$/.test(path)) throw new Error(`refusing to let a test touch ${path}: not a loop device`);
   const backing = owned.get(path);
   if (backing === undefined) throw new Error(`refusing to let a test touch ${path}: this test did not create it`);
-  const listing = JSON.parse(execFileSync('losetup', ['--json', '--list', path], { encoding: 'utf8' })) as { loopdevices: { 'back-file': string }[] };
-  const actual = listing.loopdevices[0]?.['back-file'];
+  const actual = backFile(path);
   if (actual !== backing) throw new Error(`refusing to let a test touch ${path}: it is backed by ${actual ?? 'nothing'}, not ${backing}`);
+}
+
+/** The file behind loop device `path`, as the kernel names it ("… (deleted)" once it was removed). */
+function backFile(path: string): string | undefined {
+  const listing = JSON.parse(execFileSync('losetup', ['--json', '--list', path], { encoding: 'utf8' })) as { loopdevices: { 'back-file': string }[] };
+  return listing.loopdevices[0]?.['back-file'];
 }
 
 export function detachLoop(path: string): void {
@@ -171,7 +176,15 @@ export function cleanupLoops(): void {
     try {
       detachLoop(path);
     } catch {
-      // detached by the test itself
+      // Detached by the test itself; or still ours over a backing file the test deleted (it removed
+      // its directory first), which the kernel names "… (deleted)": left attached, such loops
+      // piled up on the machine, two a CI run.
+      try {
+        if (backFile(path) === `${owned.get(path) ?? ''} (deleted)`) execFileSync('losetup', ['--detach', path]);
+      } catch {
+        // gone meanwhile
+      }
+      owned.delete(path);
     }
   }
   for (const dir of mounts.splice(0).reverse()) {

@@ -7,7 +7,7 @@
  * standing in for Electron in Node mode) with the arguments. Root's run can thus reach the helper
  * only through its own mount: the launch command line cannot name it.
  */
-import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
 import { beforeAll, expect, it } from 'vitest';
@@ -86,7 +86,6 @@ describeDevices('an AppImage, through pkexec', () => {
     expect(servedTo).toBe('0');
     expect(mountPoint).toMatch(/^\/tmp\/\.mount_Sluice\w{6}$/);
     expect(existsSync(mountPoint)).toBe(false);
-    rmSync(dir, { recursive: true, force: true });
   });
 
   it('a group-writable AppImage is refused before anything is asked or run', async () => {
