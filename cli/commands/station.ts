@@ -2,7 +2,7 @@ import { resolve } from 'node:path';
 import { cutShortFailure } from '../../common/domain/cut-short.js';
 import { JobError } from '../../common/domain/failure.js';
 import { isUrl } from '../../common/domain/image.js';
-import { DEFAULT_MAX_DRIVE_BYTES, type StationRow, type StationRules } from '../../common/domain/station.js';
+import { DEFAULT_MAX_DRIVE_BYTES, rowProgress, type StationRow, type StationRules } from '../../common/domain/station.js';
 import { formatBytes, formatDuration } from '../../common/domain/units.js';
 import { startHelper } from '../../user/launcher/launch.js';
 import { cliHelperOptions } from '../helper-options.js';
@@ -71,7 +71,8 @@ function stationOutput(json: boolean): { row(row: StationRow): void; say(text: s
         return;
       }
       const label = `${row.card === null ? '' : `card ${row.card} `}${row.device}`;
-      const progress = row.progress === null || row.phase === 'queued' || row.phase === 'preparing' ? row.phase : progressLine({ ...row.progress, phase: row.phase, target: row.device });
+      const shown = rowProgress(row);
+      const progress = shown === null ? row.phase : progressLine(shown);
       active.set(row.id, `${label.padEnd(18)} ${progress}`);
       if (live) return redraw();
       const phase = loggedPhase(row.phase);

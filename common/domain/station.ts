@@ -174,3 +174,9 @@ export interface StationRow extends StationCard {
   startedAt: string;
   endedAt: string | null;
 }
+
+/** A running row's progress as a flash reports it, for the words both the app and the CLI show; null while it has none. */
+export function rowProgress(row: StationRow): Progress | null {
+  if (row.progress === null || row.phase === 'queued' || row.phase === 'preparing' || row.phase === 'done') return null;
+  return { ...row.progress, phase: row.phase, target: row.device };
+}

@@ -2,7 +2,7 @@
  * The station screen's pure parts (issue 19): the rows as the main process reports them, and the
  * words each row shows. Testable without a browser.
  */
-import type { StationPhase, StationRow } from '../../common/domain/station.js';
+import { rowProgress, type StationPhase, type StationRow } from '../../common/domain/station.js';
 import { formatBytes } from '../../common/domain/units.js';
 import { limitWords } from '../../common/app/bottleneck.js';
 import { PHASE_LABEL } from './labels.js';
@@ -46,8 +46,8 @@ export function rowSpeed(row: StationRow): string {
  * a station it tells a slow card, or a hub or reader shared by many, from a slow image.
  */
 export function rowLimit(row: StationRow): string {
-  if (row.phase === 'done' || row.phase === 'queued' || row.phase === 'preparing' || row.progress === null) return '';
-  return limitWords({ ...row.progress, phase: row.phase, target: row.device }) ?? '';
+  const progress = rowProgress(row);
+  return progress === null ? '' : (limitWords(progress) ?? '');
 }
 
 /** The drive as a person finds it: its model and serial number, and its capacity. */

@@ -8,7 +8,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { createHash, randomFillSync } from 'node:crypto';
-import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, readSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, readSync, rmSync, statSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -16,6 +16,8 @@ export const isRoot = process.getuid?.() === 0;
 
 /** Loop path → the backing file this process created for it. */
 const owned = new Map<string, string>();
+/** The inode of each owned loop's backing file: what still names it once the file is deleted. */
+const ownedInodes = new Map<string, number>();
 const tempDirs: string[] = [];
 const mounts: string[] = [];
 
@@ -87,6 +89,7 @@ export function attachLoop(backing: string, options: Pick<LoopOptions, 'readOnly
   const args = ['--find', '--show', ...(options.readOnly ? ['--read-only'] : []), ...(options.partitions ? ['--partscan'] : []), backing];
   const path = execFileSync('losetup', args, { encoding: 'utf8' }).trim();
   owned.set(path, backing);
+  ownedInodes.set(path, statSync(backing).ino);
   // On this kernel the partition scan that --partscan asks for adds no partitions; partx adds
   // them through BLKPG, which works everywhere.
   if (options.partitions) execFileSync('partx', ['--update', path]);
@@ -123,20 +126,21 @@ export function assertOwnedLoop(path: string): void {
   if (!/^\/dev\/loop\d+$/.test(path)) throw new Error(`refusing to let a test touch ${path}: not a loop device`);
   const backing = owned.get(path);
   if (backing === undefined) throw new Error(`refusing to let a test touch ${path}: this test did not create it`);
-  const actual = backFile(path);
+  const actual = backFile(path).file;
   if (actual !== backing) throw new Error(`refusing to let a test touch ${path}: it is backed by ${actual ?? 'nothing'}, not ${backing}`);
 }
 
-/** The file behind loop device `path`, as the kernel names it ("… (deleted)" once it was removed). */
-function backFile(path: string): string | undefined {
-  const listing = JSON.parse(execFileSync('losetup', ['--json', '--list', path], { encoding: 'utf8' })) as { loopdevices: { 'back-file': string }[] };
-  return listing.loopdevices[0]?.['back-file'];
+/** The file behind loop device `path`, as the kernel names it ("… (deleted)" once it was removed), and its inode. */
+function backFile(path: string): { file: string | undefined; inode: number | undefined } {
+  const listing = JSON.parse(execFileSync('losetup', ['--json', '--list', '--output', 'NAME,BACK-FILE,BACK-INO', path], { encoding: 'utf8' })) as { loopdevices: { 'back-file': string; 'back-ino': number }[] };
+  return { file: listing.loopdevices[0]?.['back-file'], inode: listing.loopdevices[0]?.['back-ino'] };
 }
 
 export function detachLoop(path: string): void {
   assertOwnedLoop(path);
   execFileSync('losetup', ['--detach', path]);
   owned.delete(path);
+  ownedInodes.delete(path);
 }
 
 /** Mounts a small tmpfs of `bytes` for backing files that run out of space mid-write. */
@@ -177,14 +181,17 @@ export function cleanupLoops(): void {
       detachLoop(path);
     } catch {
       // Detached by the test itself; or still ours over a backing file the test deleted (it removed
-      // its directory first), which the kernel names "… (deleted)": left attached, such loops
-      // piled up on the machine, two a CI run.
+      // its directory first): the kernel then names it "… (deleted)", and its inode, still held by
+      // the loop, is the one this process created. Left attached, such loops piled up on the
+      // machine, two a CI run.
       try {
-        if (backFile(path) === `${owned.get(path) ?? ''} (deleted)`) execFileSync('losetup', ['--detach', path]);
+        const now = backFile(path);
+        if (/^\/dev\/loop\d+$/.test(path) && now.file === `${owned.get(path) ?? ''} (deleted)` && now.inode === ownedInodes.get(path)) execFileSync('losetup', ['--detach', path]);
       } catch {
         // gone meanwhile
       }
       owned.delete(path);
+      ownedInodes.delete(path);
     }
   }
   for (const dir of mounts.splice(0).reverse()) {

@@ -3,6 +3,7 @@ import { createReadStream } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { Readable, Transform, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { loadPart } from './load-part.js';
 import { extentBytes, type Extent } from '../../../common/domain/extents.js';
 import { MiB } from '../../../common/domain/units.js';
 import type { DownloadTee, SourceLocation } from '../../../common/contracts/decoder-protocol.js';
@@ -83,8 +84,9 @@ export async function openInput(location: SourceLocation, options: InputOptions)
     raw = ranges !== null ? Readable.from(readRanges(location.path, ranges)) : createReadStream(location.path, { highWaterMark: SOURCE_CHUNK, start, ...(options.end !== undefined ? { end: options.end - 1 } : {}) });
     size = ranges !== null ? extentBytes(ranges) : options.end !== undefined ? options.end - start : options.fileSize !== undefined ? options.fileSize - start : null;
   } else {
-    // Loaded for a download only: node:http, https and tls added about 40 ms to every decoder's start.
-    const { MAX_RETRIES, openDownload } = await import('../download.js');
+    // Loaded for a download only: importing it alone (node:http, https, tls) took about 40 ms more
+    // than a bare Node start, which every decoder paid before.
+    const { MAX_RETRIES, openDownload } = await loadPart('download code', () => import('../download.js'));
     const download = await openDownload(location.url, options.tee ?? null, {
       retrying: (offset, attempt, pauseMs, why) =>
         options.notice?.(`The download broke off at byte ${offset} (${why.replace(/\.$/, '')}); asking again for the rest in ${pauseMs >= 1000 ? `${pauseMs / 1000} s` : `${pauseMs} ms`} (try ${attempt} of ${MAX_RETRIES}).`),
