@@ -39,10 +39,9 @@ const Targets = v.pipe(v.array(DevicePath), v.minLength(1), v.maxLength(MAX_TARG
  * password prompt), whether the job writes it or only reads it.
  */
 export const MediumSchema = v.nullable(v.pipe(v.string(), v.regex(/^\d{1,20}$/)));
-const Medium = MediumSchema;
 
-/** Per target, in order: its Medium. */
-export const MediaSchema = v.pipe(v.array(Medium), v.maxLength(MAX_TARGETS));
+/** Per target, in order: its medium (MediumSchema). */
+export const MediaSchema = v.pipe(v.array(MediumSchema), v.maxLength(MAX_TARGETS));
 const Media = MediaSchema;
 
 /** Bytes a drive gets after the image (customisation, writer/overlay.ts): sent in overlay messages. */
@@ -107,7 +106,7 @@ const FlashJob = v.strictObject({
 const CloneJob = v.strictObject({
   kind: v.literal('clone'),
   source: DevicePath,
-  sourceMedium: v.optional(Medium),
+  sourceMedium: v.optional(MediumSchema),
   targets: Targets,
   media: v.optional(Media),
   verify: v.boolean(),
@@ -122,7 +121,7 @@ const CloneJob = v.strictObject({
 const BackupJob = v.strictObject({
   kind: v.literal('backup'),
   source: DevicePath,
-  medium: v.optional(Medium),
+  medium: v.optional(MediumSchema),
   /** The size the unprivileged side found: another size means another drive (a card swapped during the password prompt). */
   size: v.optional(ByteCount),
 });
@@ -135,7 +134,7 @@ const BackupJob = v.strictObject({
 const VerifyJob = v.strictObject({
   kind: v.literal('verify'),
   target: DevicePath,
-  medium: v.optional(Medium),
+  medium: v.optional(MediumSchema),
   imageSize: v.nullable(ByteCount),
   /** As a flash's: fd 0 is the image file itself, and its ranges left out are never read. */
   sourceSeekable: v.optional(v.boolean()),
@@ -152,7 +151,7 @@ const VerifyJob = v.strictObject({
 const ProbeJob = v.strictObject({
   kind: v.literal('probe'),
   target: DevicePath,
-  medium: v.optional(Medium),
+  medium: v.optional(MediumSchema),
 });
 
 /** The one job a helper runs, told apart by its kind (common/domain/job.ts). */
