@@ -32,13 +32,14 @@ export function rowPhase(row: StationRow): string {
 
 /** The progress of a running row, 0 to 1, or null when there is none to show. */
 export function rowFraction(row: StationRow): number | null {
-  const p = row.progress;
-  if (row.phase === 'done' || p === null || p.bytesTotal === null || p.bytesTotal === 0) return null;
+  const p = rowProgress(row);
+  if (p === null || p.bytesTotal === null || p.bytesTotal === 0) return null;
   return Math.min(1, p.bytesDone / p.bytesTotal);
 }
 
 export function rowSpeed(row: StationRow): string {
-  return row.phase !== 'done' && row.progress !== null && row.progress.speed > 0 ? `${formatBytes(row.progress.speed)}/s` : '';
+  const p = rowProgress(row);
+  return p !== null && p.speed > 0 ? `${formatBytes(p.speed)}/s` : '';
 }
 
 /**

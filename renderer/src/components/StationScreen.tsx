@@ -151,6 +151,7 @@ export function StationScreen({ api, image, onClose }: StationScreenProps) {
           <tbody>
             {rows.map((row) => {
               const fraction = rowFraction(row);
+              const limit = rowLimit(row);
               return (
                 <tr key={row.id} data-device={row.device} data-slot={row.slot} data-result={row.result ?? ''} className={row.result === null ? '' : `tone-${row.result === 'ok' ? 'success' : 'failure'}`}>
                   <td className="slot" title={row.slot}>
@@ -164,7 +165,7 @@ export function StationScreen({ api, image, onClose }: StationScreenProps) {
                   <td>{fraction === null ? '' : <progress value={fraction} max={1} aria-label={`${row.device} progress`} />}</td>
                   <td className="numeric" data-testid="station-speed">
                     {rowSpeed(row)}
-                    {rowLimit(row) !== '' && <span className="reason">{rowLimit(row)}</span>}
+                    {limit !== '' && <span className="reason">{limit}</span>}
                   </td>
                   <td>{row.hostname ?? ''}</td>
                   <td className="numeric">{rowTime(row)}</td>
