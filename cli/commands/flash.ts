@@ -3,8 +3,11 @@ import { DRIVE_INCOMPLETE } from '../../common/domain/result.js';
 import { formatBytes } from '../../common/domain/units.js';
 import { startHelper } from '../../user/launcher/launch.js';
 import { cliHelperOptions } from '../helper-options.js';
-import type { ImageInfo } from '../../common/domain/image.js';
+import { isUrl, type ImageInfo } from '../../common/domain/image.js';
 import { openSourceFeed } from '../../user/images/source-feed.js';
+import { WarmDecoder } from '../../user/images/decoder-launch.js';
+import { bmapCandidates } from '../../user/images/block-maps.js';
+import { existsSync } from 'node:fs';
 import { cancelOnSigint } from '../cancel.js';
 import { EXIT, exitCodeFor } from '../exit-codes.js';
 import { namedDrives } from '../drive-names.js';
@@ -63,10 +66,42 @@ async function confirmErase(info: ImageInfo, judged: readonly JudgedTarget[], cu
   return confirm('Continue?');
 }
 
+/**
+ * Names that an image read through a decoder goes by (a download always is). Only a guess, made
+ * before the probe reads the file, about whether a decoder process will run: a wrong one costs a
+ * process started for nothing, or the head start missed. The format itself is never taken from a
+ * name (user/images/detect-format.ts).
+ */
+const DECODED_NAME = /\.(xz|gz|tgz|zst|zstd|bz2|zip|dmg|qcow2)$/i;
+
+/**
+ * The decoder process, started while the image is probed when one will likely run: its start
+ * (about 75 ms) then overlaps the probe's instead of following it. None for a catalogue entry,
+ * which is found and probed over the network first, or a file target. A raw image runs a decoder
+ * under a block map (it sends only the mapped ranges, and checks their digests), so a map next to
+ * it counts: only whether one exists is looked at here, the probe reads it.
+ */
+function warmDecoderFor(args: FlashArgs, fileTarget: boolean): WarmDecoder | null {
+  const { image } = args;
+  if (fileTarget || image.startsWith(OS_PREFIX)) return null;
+  const mapped = !args.exact && args.bmap !== false && (args.bmap !== undefined || bmapCandidates(image).some((name) => existsSync(name)));
+  return isUrl(image) || DECODED_NAME.test(image) || mapped ? new WarmDecoder() : null;
+}
+
 /** `sluice flash IMAGE DEVICE... | FILE [--sha256 HEX] [--bmap FILE | --no-bmap | --exact] [--allow-truncated] [--no-verify] [--no-eject] [--yes] [--json] [--elevate sudo|pkexec]` */
 export async function flashCommand(args: FlashArgs): Promise<number> {
   const targets = await namedDrives(args.targets);
   const fileTargets = (await Promise.all(targets.map(isFileTarget))).filter(Boolean).length;
+  const warm = warmDecoderFor(args, fileTargets > 0);
+  try {
+    return await flashNamed(args, targets, fileTargets, warm);
+  } finally {
+    // Taken by the image feed if it ran; stopped here if the flash ended before that.
+    await warm?.dispose();
+  }
+}
+
+async function flashNamed(args: FlashArgs, targets: string[], fileTargets: number, warm: WarmDecoder | null): Promise<number> {
   if (fileTargets > 0 && targets.length > 1) {
     process.stderr.write('sluice: a file is written on its own: name either one file or one or more drives.\n');
     return EXIT.usage;
@@ -105,7 +140,7 @@ export async function flashCommand(args: FlashArgs): Promise<number> {
     process.stderr.write('Nothing was written.\n');
     return EXIT.cancelled;
   }
-  const feed = await openSourceFeed(prepared, { leaveOut: args.exact ? 'nothing' : 'all' });
+  const feed = await openSourceFeed(prepared, { leaveOut: args.exact ? 'nothing' : 'all', warm: warm ?? undefined });
   feed.onNotice((message) => reporter.notice(message));
   void feed.decoder.then((decoder) => {
     reporter.source(info, decoder);

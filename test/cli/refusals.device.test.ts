@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { closeSync, openSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
@@ -11,6 +12,7 @@ import { describeDevices } from '../support/device-suite.js';
 import { attachLoop, createLoop, digestFile, partitionedLoop, scratchDir, writeRandomFile } from '../support/loop-device.js';
 import { builtHelper } from '../support/unprivileged.js';
 import { rootDisk } from '../support/system-disk.js';
+import { processesWithEnvironment } from '../support/processes.js';
 
 /** Runs a flash that must be refused, and checks the code, the exit status and that nothing changed. */
 async function expectRefused(target: string, backing: string, code: string, imageSize = 2 * MiB): Promise<string> {
@@ -42,8 +44,12 @@ describeDevices('targets the engine refuses before writing a byte', () => {
     writeRandomFile(image, 3 * MiB);
     execFileSync('gzip', ['-k', image]);
     const before = digestFile(loop.backing);
-    const run = await flashCli(`${image}.gz`, [loop.path]);
+    // The decoder started while the image was probed (for a .gz) carries this mark in its environment.
+    const mark = `SLUICE_TEST_MARK=${randomUUID()}`;
+    const run = await flashCli(`${image}.gz`, [loop.path], [], { env: { SLUICE_TEST_MARK: mark.split('=')[1] ?? '' } });
     expect(run.code, run.stdout + run.stderr).toBe(4);
+    // Refused before anything was decoded: the decoder started for it is gone with the command.
+    expect(processesWithEnvironment(mark)).toEqual([]);
     expect(resultsOf(run).get(loop.path)).toMatchObject({ status: 'failed', code: 'target-too-small', message: expect.stringMatching(/too small: the image needs at least 3\.1 MB \(3145728 bytes\)/) as unknown });
     expect(digestFile(loop.backing)).toBe(before);
   });

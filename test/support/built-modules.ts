@@ -43,8 +43,8 @@ export async function builtCatalogueLaunch(): Promise<typeof CatalogueLaunch> {
 }
 
 /** The decoder's launcher as built: it starts the built out/user/images/decode/main.js. */
-export async function builtStartDecoder(): Promise<typeof DecoderLaunch.startDecoder> {
-  return ((await import(resolve('out/user/images/decoder-launch.js'))) as typeof DecoderLaunch).startDecoder;
+export async function builtDecoderLaunch(): Promise<typeof DecoderLaunch> {
+  return (await import(resolve('out/user/images/decoder-launch.js'))) as typeof DecoderLaunch;
 }
 
 /** The decoder's pipe reader as built: it starts its thread from the built out/user/images/decode/pipe-reader-thread.js. */

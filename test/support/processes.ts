@@ -31,17 +31,23 @@ function allProcesses(): ProcInfo[] {
     .filter((p): p is ProcInfo => p !== null);
 }
 
-/** The first descendant of `ancestor` whose argv satisfies `match`, or null. */
-export function findDescendant(ancestor: number, match: (argv: string[]) => boolean): number | null {
+/** The descendants of `ancestor` whose argv satisfies `match`, nearest first. */
+export function findDescendants(ancestor: number, match: (argv: string[]) => boolean): number[] {
   const processes = allProcesses();
   const children = new Map<number, ProcInfo[]>();
   for (const p of processes) children.set(p.ppid, [...(children.get(p.ppid) ?? []), p]);
+  const found: number[] = [];
   const queue = [...(children.get(ancestor) ?? [])];
   for (let p = queue.shift(); p !== undefined; p = queue.shift()) {
-    if (match(p.argv)) return p.pid;
+    if (match(p.argv)) found.push(p.pid);
     queue.push(...(children.get(p.pid) ?? []));
   }
-  return null;
+  return found;
+}
+
+/** The first descendant of `ancestor` whose argv satisfies `match`, or null. */
+export function findDescendant(ancestor: number, match: (argv: string[]) => boolean): number | null {
+  return findDescendants(ancestor, match)[0] ?? null;
 }
 
 /** Waits until such a descendant exists, and returns its pid. */
@@ -69,6 +75,24 @@ export async function waitForExit(pid: number, timeoutMs: number): Promise<numbe
     await new Promise((r) => setTimeout(r, 10));
   }
   return performance.now() - started;
+}
+
+/** The built decoder process: Node running out/user/images/decode/main.js. */
+export function isDecoder(argv: string[]): boolean {
+  return argv[0] === process.execPath && argv.some((a) => a.endsWith('out/user/images/decode/main.js'));
+}
+
+/** The processes whose environment holds `entry` (NAME=value), such as a marker a test gave a command it ran. */
+export function processesWithEnvironment(entry: string): number[] {
+  return allProcesses()
+    .filter((p) => {
+      try {
+        return readFileSync(`/proc/${p.pid}/environ`, 'utf8').split('\0').includes(entry);
+      } catch {
+        return false;
+      }
+    })
+    .map((p) => p.pid);
 }
 
 /** The built helper, however it was started: Node running out/privileged/main.js. */

@@ -79,8 +79,8 @@ export interface RunningDecoder {
  * way, so there the image comes out on a fd 3 pipe that this process reads (and copies to the
  * helper, which on Windows it must anyway: see user/launcher/launch.ts).
  */
-function decoderStdio(plan: DecodePlan, output: DecoderOutput, pipe: OsPipe | null): { stdio: StdioOptions; outFd: number } {
-  if (!plan.sendImage) return { stdio: ['ignore', 'ignore', 'pipe', 'ignore', 'ipc'], outFd: -1 };
+function decoderStdio(sendsImage: boolean, output: DecoderOutput, pipe: OsPipe | null): { stdio: StdioOptions; outFd: number } {
+  if (!sendsImage) return { stdio: ['ignore', 'ignore', 'pipe', 'ignore', 'ipc'], outFd: -1 };
   if (pipe !== null) return { stdio: ['ignore', 'ignore', 'pipe', pipe.writeFd, 'ipc'], outFd: 3 };
   if (output === 'stream' && process.platform !== 'win32') return { stdio: ['pipe', 'ignore', 'pipe', 'ignore', 'ipc'], outFd: 0 };
   return { stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'ipc'], outFd: 3 };
@@ -92,22 +92,87 @@ function decoderStdio(plan: DecodePlan, output: DecoderOutput, pipe: OsPipe | nu
  */
 export type OnSkip = (extents: [number, number][], reason: SkipReason) => Promise<void>;
 
-/**
- * Starts decoding `plan`; see DecoderOutput for where the bytes go. A plan that looks for free space
- * needs `onSkip`; `notice` hears what the decoder tells the person flashing.
- */
-export async function startDecoder(plan: DecodePlan, output: DecoderOutput = 'stream', onSkip?: OnSkip, notice: (message: string) => void = () => undefined): Promise<RunningDecoder> {
-  if (plan.freeSpace && onSkip === undefined) throw new Error('a decoder that leaves free space out needs someone to tell');
-  const pipe = plan.sendImage && output === 'descriptor' && process.platform !== 'win32' ? await createOsPipe() : null;
-  const { stdio, outFd } = decoderStdio(plan, output, pipe);
+/** A decoder process, started and waiting for its plan (decode/main.ts takes its first message as the plan). */
+interface DecoderProcess {
+  child: ChildProcess;
+  /** The kernel pipe it writes the image into ('descriptor' output); this process keeps the read end. */
+  pipe: OsPipe | null;
+  /** The stream it writes the image into ('stream' output, or Windows' fd 3); null with a pipe, or without image output. */
+  stream: Readable | null;
+  /**
+   * How it ended, watched from its start: a warm decoder can fail to start, or be killed, before
+   * anyone runs a plan on it, and its 'close' would not come again.
+   */
+  closed: Promise<{ code: number | null; signal: NodeJS.Signals | null } | { error: Error }>;
+}
+
+/** Starts a decoder process that writes the image to `output` (or, `sendsImage` false, only checks a file). */
+async function spawnDecoder(sendsImage: boolean, output: DecoderOutput): Promise<DecoderProcess> {
+  const pipe = sendsImage && output === 'descriptor' && process.platform !== 'win32' ? await createOsPipe() : null;
+  const { stdio, outFd } = decoderStdio(sendsImage, output, pipe);
   let child: ChildProcess;
   try {
     child = spawnImageChild(DECODER_ENTRY, DECODER_V8_FLAGS, [String(outFd)], stdio);
+  } catch (error) {
+    if (pipe !== null) await closeFd(pipe.readFd);
+    throw error;
   } finally {
     // The decoder has its own copy now; ours would keep the reader from ever seeing the end.
     if (pipe !== null) await closeFd(pipe.writeFd);
   }
-  const stream = outFd === 0 ? child.stdin : outFd === 3 && pipe === null ? (child.stdio[3] as Readable | null) : null;
+  // The stdin end is a socket, which reads as well (decoderStdio).
+  const stream = (outFd === 0 ? child.stdin : outFd === 3 && pipe === null ? child.stdio[3] : null) as Readable | null;
+  const closed = new Promise<{ code: number | null; signal: NodeJS.Signals | null } | { error: Error }>((resolve) => {
+    child.on('error', (error) => resolve({ error }));
+    child.on('close', (code, signal) => resolve({ code, signal }));
+  });
+  return { child, pipe, stream, closed };
+}
+
+/**
+ * A decoder process started before its plan is known, while the image is still being probed: the
+ * process's start (Node and the decoder's modules, about 75 ms here, on the critical path of every
+ * flash that decodes) then overlaps the probe's. It opens nothing until it has a plan. Handed to
+ * startDecoder, or disposed of; a plan that sends no image (a raw file whose checksum is only
+ * checked) gets a process of its own, since this one was started to write an image.
+ */
+export class WarmDecoder {
+  private pending: Promise<DecoderProcess> | null;
+
+  constructor(readonly output: DecoderOutput = 'stream') {
+    this.pending = spawnDecoder(true, output);
+    // A failed start is seen by whoever takes it; nobody may take it.
+    this.pending.catch(() => undefined);
+  }
+
+  /** The process, for a plan that sends the image to `output`; null once taken or disposed of, or for another plan. */
+  take(plan: DecodePlan, output: DecoderOutput): Promise<DecoderProcess> | null {
+    if (!plan.sendImage || output !== this.output) return null;
+    const pending = this.pending;
+    this.pending = null;
+    return pending;
+  }
+
+  /** Stops the process unless it was taken: a flash refused, cancelled or read directly needs none. */
+  async dispose(): Promise<void> {
+    const pending = this.pending;
+    this.pending = null;
+    const unused = await pending?.catch(() => null);
+    if (unused === null || unused === undefined) return;
+    unused.child.kill('SIGTERM');
+    unused.stream?.destroy();
+    if (unused.pipe !== null) await closeFd(unused.pipe.readFd);
+  }
+}
+
+/**
+ * Starts decoding `plan`; see DecoderOutput for where the bytes go. A plan that looks for free space
+ * needs `onSkip`; `notice` hears what the decoder tells the person flashing. A `warm` decoder
+ * started earlier runs the plan if it fits it (WarmDecoder.take); the caller disposes of it either way.
+ */
+export async function startDecoder(plan: DecodePlan, output: DecoderOutput = 'stream', onSkip?: OnSkip, notice: (message: string) => void = () => undefined, warm?: WarmDecoder): Promise<RunningDecoder> {
+  if (plan.freeSpace && onSkip === undefined) throw new Error('a decoder that leaves free space out needs someone to tell');
+  const { child, pipe, stream, closed } = await (warm?.take(plan, output) ?? spawnDecoder(plan.sendImage, output));
   let sourceBytes = 0;
   /** Of the last BEHIND_WINDOW progress reports, those that found source bytes queued for decoding, as bits. */
   let behind = 0;
@@ -155,21 +220,19 @@ export async function startDecoder(plan: DecodePlan, output: DecoderOutput = 'st
         break;
     }
   });
-  const ended = new Promise<DecoderEnd>((resolve) => {
-    child.on('error', (error) => resolve(end ?? { status: 'failed', failure: { code: 'source-read-error', message: `The decoder could not be started: ${error.message}` } }));
-    child.on('close', (code, signal) => {
-      resolveDecoder('none');
-      if (end !== null) return resolve(end);
-      if (stopped) return resolve({ status: 'abandoned' });
-      const why = signal !== null ? `killed by ${signal}` : `exit code ${code ?? '?'}`;
-      const said = stderr.trim().split('\n').pop() ?? '';
-      resolve({ status: 'failed', failure: { code: 'source-read-error', message: `The decoder stopped unexpectedly (${why}${said ? `: ${said}` : ''}).` } });
-    });
+  const ended = closed.then((how): DecoderEnd => {
+    resolveDecoder('none');
+    if ('error' in how) return end ?? { status: 'failed', failure: { code: 'source-read-error', message: `The decoder could not be started: ${how.error.message}` } };
+    if (end !== null) return end;
+    if (stopped) return { status: 'abandoned' };
+    const why = how.signal !== null ? `killed by ${how.signal}` : `exit code ${how.code ?? '?'}`;
+    const said = stderr.trim().split('\n').pop() ?? '';
+    return { status: 'failed', failure: { code: 'source-read-error', message: `The decoder stopped unexpectedly (${why}${said ? `: ${said}` : ''}).` } };
   });
   child.send(plan);
   let released = false;
   return {
-    source: pipe !== null ? pipe.readFd : (stream as Readable | null),
+    source: pipe !== null ? pipe.readFd : stream,
     ended,
     decoder,
     sourceBytes: () => sourceBytes,

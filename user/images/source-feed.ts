@@ -7,7 +7,7 @@ import { REFUSAL_CODES, type Failure } from '../../common/domain/failure.js';
 import { tallySkipped, type Skipped } from '../../common/domain/skipped.js';
 import { writtenExtents, type LeaveOut } from './written-extents.js';
 import { invokingUser } from './image-child.js';
-import { startDecoder, type DecoderOutput, type OnSkip, type RunningDecoder } from './decoder-launch.js';
+import { startDecoder, type DecoderOutput, type OnSkip, type RunningDecoder, type WarmDecoder } from './decoder-launch.js';
 import { closeFd } from '../../node/io.js';
 import { openProbedFile } from './probed-file.js';
 import type { PreparedImage } from './probe.js';
@@ -83,6 +83,8 @@ export interface FeedOptions {
   output?: DecoderOutput | undefined;
   /** What the job may leave out of the image; 'all' (free space and what a block map leaves out) by default. */
   leaveOut?: LeaveOut | undefined;
+  /** A decoder process started while the image was probed: run on the plan if it fits, else stopped. */
+  warm?: WarmDecoder | undefined;
 }
 
 /** Relays the decoder's skips to the job once it is there, counting what is left out. */
@@ -128,10 +130,12 @@ export async function openSourceFeed(prepared: PreparedImage, options: FeedOptio
   try {
     // A raw image the helper reads itself still has a decoder beside it when a checksum must be checked.
     const checked = plan.sha256 !== null || (plan.imageSha256 ?? null) !== null;
-    decoder = file === null || checked ? await startDecoder(plan, options.output ?? 'stream', relay.onSkip, (message) => listeners.forEach((listener) => listener(message))) : null;
+    decoder = file === null || checked ? await startDecoder(plan, options.output ?? 'stream', relay.onSkip, (message) => listeners.forEach((listener) => listener(message)), options.warm) : null;
   } catch (error) {
     if (file !== null) await closeFd(file);
     throw error;
+  } finally {
+    await options.warm?.dispose();
   }
   const source = file ?? decoder?.source;
   if (source === undefined || source === null) throw new Error('no image source');

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { expect, it } from 'vitest';
 import { MiB } from '../../../common/domain/units.js';
-import { builtStartDecoder } from '../../support/built-modules.js';
+import { builtDecoderLaunch } from '../../support/built-modules.js';
 import { scratchDir } from '../../support/loop-device.js';
 
 it('counts every source byte read before it ends, though decoding took less than one progress interval', async () => {
@@ -16,7 +16,7 @@ it('counts every source byte read before it ends, though decoding took less than
   const path = join(dir, 'image.img.gz');
   const packed = gzipSync(randomBytes(1 * MiB), { level: 1 });
   writeFileSync(path, packed);
-  const startDecoder = await builtStartDecoder();
+  const { startDecoder } = await builtDecoderLaunch();
   const decoder = await startDecoder({ location: { kind: 'file', path }, format: 'gzip', imageSize: null, sha256: null, sha256From: null, map: null, zipEntry: null, sendImage: true, systemTools: false, freeSpace: false }, 'descriptor');
   let decoded = 0;
   // stop() closes the pipe's read end itself.
