@@ -3,11 +3,13 @@ import { DRIVE_INCOMPLETE } from '../../common/domain/result.js';
 import { formatBytes } from '../../common/domain/units.js';
 import { startHelper } from '../../user/launcher/launch.js';
 import { cliHelperOptions } from '../helper-options.js';
-import { isUrl, type ImageInfo } from '../../common/domain/image.js';
+import type { ImageInfo } from '../../common/domain/image.js';
 import { openSourceFeed } from '../../user/images/source-feed.js';
-import { WarmDecoder } from '../../user/images/decoder-launch.js';
-import { bmapCandidates } from '../../user/images/block-maps.js';
-import { existsSync } from 'node:fs';
+import type { WarmDecoder } from '../../user/images/decoder-launch.js';
+import { startFlashAhead, warmDecoderFor, type AheadRequest, type FlashAhead } from '../flash-ahead.js';
+import type { HelperJob } from '../../common/contracts/helper-protocol.js';
+import type { Progress } from '../../common/domain/progress.js';
+import { wantsCustomisation } from '../customise-flags.js';
 import { cancelOnSigint } from '../cancel.js';
 import { EXIT, exitCodeFor } from '../exit-codes.js';
 import { namedDrives } from '../drive-names.js';
@@ -66,42 +68,31 @@ async function confirmErase(info: ImageInfo, judged: readonly JudgedTarget[], cu
   return confirm('Continue?');
 }
 
-/**
- * Names that an image read through a decoder goes by (a download always is). Only a guess, made
- * before the probe reads the file, about whether a decoder process will run: a wrong one costs a
- * process started for nothing, or the head start missed. The format itself is never taken from a
- * name (user/images/detect-format.ts).
- */
-const DECODED_NAME = /\.(xz|gz|tgz|zst|zstd|bz2|zip|dmg|qcow2)$/i;
-
-/**
- * The decoder process, started while the image is probed when one will likely run: its start
- * (about 75 ms) then overlaps the probe's instead of following it. None for a catalogue entry,
- * which is found and probed over the network first, or a file target. A raw image runs a decoder
- * under a block map (it sends only the mapped ranges, and checks their digests), so a map next to
- * it counts: only whether one exists is looked at here, the probe reads it.
- */
-function warmDecoderFor(args: FlashArgs, fileTarget: boolean): WarmDecoder | null {
-  const { image } = args;
-  if (fileTarget || image.startsWith(OS_PREFIX)) return null;
-  const mapped = !args.exact && args.bmap !== false && (args.bmap !== undefined || bmapCandidates(image).some((name) => existsSync(name)));
-  return isUrl(image) || DECODED_NAME.test(image) || mapped ? new WarmDecoder() : null;
-}
-
 /** `sluice flash IMAGE DEVICE... | FILE [--sha256 HEX] [--bmap FILE | --no-bmap | --exact] [--allow-truncated] [--no-verify] [--no-eject] [--yes] [--json] [--elevate sudo|pkexec]` */
 export async function flashCommand(args: FlashArgs): Promise<number> {
   const targets = await namedDrives(args.targets);
   const fileTargets = (await Promise.all(targets.map(isFileTarget))).filter(Boolean).length;
-  const warm = warmDecoderFor(args, fileTargets > 0);
+  const request: AheadRequest = { image: args.image, bmap: args.bmap, exact: args.exact, fileTarget: fileTargets > 0 };
+  const warm = warmDecoderFor(request);
+  const helperOptions = cliHelperOptions(args.elevate);
+  const ahead = args.customise !== undefined && wantsCustomisation(args.customise) ? null : await startFlashAhead(request, targets, warm, helperOptions);
   try {
-    return await flashNamed(args, targets, fileTargets, warm);
+    return await flashNamed(args, targets, fileTargets, { warm, ahead, helperOptions });
   } finally {
-    // Taken by the image feed if it ran; stopped here if the flash ended before that.
+    // Taken by the flash if it got that far; stopped here if it ended before.
+    await ahead?.dispose();
     await warm?.dispose();
   }
 }
 
-async function flashNamed(args: FlashArgs, targets: string[], fileTargets: number, warm: WarmDecoder | null): Promise<number> {
+/** What the flash started while its image was probed (flash-ahead.ts), and how it starts the helper. */
+interface Started {
+  warm: WarmDecoder | null;
+  ahead: FlashAhead | null;
+  helperOptions: ReturnType<typeof cliHelperOptions>;
+}
+
+async function flashNamed(args: FlashArgs, targets: string[], fileTargets: number, { warm, ahead, helperOptions }: Started): Promise<number> {
   if (fileTargets > 0 && targets.length > 1) {
     process.stderr.write('sluice: a file is written on its own: name either one file or one or more drives.\n');
     return EXIT.usage;
@@ -140,7 +131,7 @@ async function flashNamed(args: FlashArgs, targets: string[], fileTargets: numbe
     process.stderr.write('Nothing was written.\n');
     return EXIT.cancelled;
   }
-  const feed = await openSourceFeed(prepared, { leaveOut: args.exact ? 'nothing' : 'all', warm: warm ?? undefined });
+  const feed = await openSourceFeed(prepared, { leaveOut: args.exact ? 'nothing' : 'all', warm: warm ?? undefined, opened: ahead?.handOverFile() });
   feed.onNotice((message) => reporter.notice(message));
   void feed.decoder.then((decoder) => {
     reporter.source(info, decoder);
@@ -150,13 +141,17 @@ async function flashNamed(args: FlashArgs, targets: string[], fileTargets: numbe
   // memory flat, and the CLI stays responsive to Ctrl-C while the helper does the I/O. When we
   // are not root it is the only part that gets root; the image is still opened, decoded and
   // downloaded as us.
-  const job = startHelper({
-    source: feed.source,
-    job: { kind: 'flash', targets, media: mediaOf(judged), ...feed.start, verify: args.verify, eject: args.eject, ...(args.capacityCheck ? {} : { capacityCheck: false }) },
-    ...cliHelperOptions(args.elevate),
-    overlays: customisation?.overlays,
-    onProgress: (p) => reporter.progress(staged(p, feed.stage())),
-  });
+  const helperJob: HelperJob = { kind: 'flash', targets, media: mediaOf(judged), ...feed.start, verify: args.verify, eject: args.eject, ...(args.capacityCheck ? {} : { capacityCheck: false }) };
+  const onProgress = (p: Progress) => reporter.progress(staged(p, feed.stage()));
+  const job =
+    ahead?.run(feed, helperJob, onProgress) ??
+    startHelper({
+      source: feed.source,
+      job: helperJob,
+      ...helperOptions,
+      overlays: customisation?.overlays,
+      onProgress,
+    });
   const stopListening = cancelOnSigint(() => job.cancel(), DRIVE_INCOMPLETE);
   const results = await feed.finish(job.result, job);
   stopListening();

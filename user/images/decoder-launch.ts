@@ -138,6 +138,8 @@ async function spawnDecoder(sendsImage: boolean, output: DecoderOutput): Promise
  */
 export class WarmDecoder {
   private pending: Promise<DecoderProcess> | null;
+  /** A plan runs on it: what it writes is the image feed's source. */
+  taken = false;
 
   constructor(readonly output: DecoderOutput = 'stream') {
     this.pending = spawnDecoder(true, output);
@@ -145,11 +147,22 @@ export class WarmDecoder {
     this.pending.catch(() => undefined);
   }
 
+  /**
+   * What the image will come out of (the RunningDecoder's source once a plan runs on it), for a
+   * helper started ahead of its job; null if the process could not be started, or is gone.
+   */
+  async source(): Promise<number | Readable | null> {
+    const started = await this.pending?.catch(() => null);
+    if (started === null || started === undefined) return null;
+    return started.pipe !== null ? started.pipe.readFd : started.stream;
+  }
+
   /** The process, for a plan that sends the image to `output`; null once taken or disposed of, or for another plan. */
   take(plan: DecodePlan, output: DecoderOutput): Promise<DecoderProcess> | null {
-    if (!plan.sendImage || output !== this.output) return null;
+    if (!plan.sendImage || output !== this.output || this.pending === null) return null;
     const pending = this.pending;
     this.pending = null;
+    this.taken = true;
     return pending;
   }
 

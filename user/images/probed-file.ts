@@ -10,14 +10,15 @@ export function sameFile(a: FileIdentity, b: FileIdentity): boolean {
 
 /**
  * Opens the image file the probe examined, for the helper to read as its fd 0 (a raw image), and
- * checks that it is still that file. The probe ran as the user (image-child.ts); under sudo this
+ * checks that it is still that file (`opened`: the file opened before the probe ended, checked
+ * the same way, and closed if it fails them). The probe ran as the user (image-child.ts); under sudo this
  * process is root, so a file swapped in after the probe (a link to one only root may read) is
  * refused here rather than handed over.
  */
-export async function openProbedFile(path: string, identity: FileIdentity): Promise<number> {
+export async function openProbedFile(path: string, identity: FileIdentity, opened?: number): Promise<number> {
   let fd: number;
   try {
-    fd = await openFd(path, 0);
+    fd = opened ?? (await openFd(path, 0));
   } catch (error) {
     if (errorCode(error) === 'ENOENT') throw jobError('source-not-found', `${path}: no such file (it was there when it was examined).`);
     throw jobError('source-read-error', `${path} cannot be read: ${errorText(error)}`);

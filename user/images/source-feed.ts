@@ -30,6 +30,8 @@ export interface StreamListener {
 export interface SourceFeed {
   /** The helper's fd 0: the image file itself, or the decoder's pipe. */
   readonly source: number | Readable;
+  /** The source is the file handed over as FeedOptions.opened. */
+  readonly fromOpened: boolean;
   readonly start: Pick<HelperJobOf<'flash'>, 'imageSize' | 'sourceSeekable' | 'extents' | 'awaitSourceEnd'>;
   /** How the image is read: "read directly" or the decoder that runs. */
   readonly decoder: Promise<string>;
@@ -85,6 +87,12 @@ export interface FeedOptions {
   leaveOut?: LeaveOut | undefined;
   /** A decoder process started while the image was probed: run on the plan if it fits, else stopped. */
   warm?: WarmDecoder | undefined;
+  /**
+   * The image file, opened while it was probed (for a helper started ahead of its job): the feed
+   * owns it from here. Used, after the same checks as a file opened now, where the helper reads the
+   * file itself (and closed with the feed); else closed at once.
+   */
+  opened?: number | undefined;
 }
 
 /** Relays the decoder's skips to the job once it is there, counting what is left out. */
@@ -117,10 +125,11 @@ class SkipRelay {
  */
 export async function openSourceFeed(prepared: PreparedImage, options: FeedOptions = {}): Promise<SourceFeed> {
   const { location } = prepared.plan;
+  const direct = prepared.direct && invokingUser() === null;
+  const file = direct && location.kind === 'file' && prepared.identity !== null ? await openProbedFile(location.path, prepared.identity, options.opened) : null;
+  if (options.opened !== undefined && file === null) await closeFd(options.opened);
   const leaveOut = options.leaveOut ?? 'all';
   const written = writtenExtents(prepared, leaveOut);
-  const direct = prepared.direct && invokingUser() === null;
-  const file = direct && location.kind === 'file' && prepared.identity !== null ? await openProbedFile(location.path, prepared.identity) : null;
   const map = written.extents === null ? null : { ...(prepared.plan.map ?? { ranges: [], digestAlgorithm: 'sha256' as const, name: 'the free space' }), extents: written.extents };
   // A decoder beside a file the helper reads itself only checks the file's SHA-256.
   const plan = { ...prepared.plan, map, sendImage: file === null, freeSpace: file === null && prepared.plan.freeSpace && leaveOut === 'all' };
@@ -146,6 +155,7 @@ export async function openSourceFeed(prepared: PreparedImage, options: FeedOptio
   };
   return {
     source,
+    fromOpened: file !== null && file === options.opened,
     start: {
       imageSize: prepared.imageSize,
       sourceSeekable: file !== null,

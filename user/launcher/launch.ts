@@ -193,6 +193,48 @@ export function startHelper(options: HelperLaunchOptions): LaunchedHelper {
   return launch;
 }
 
+/** A helper started before its job is complete (startHelperAhead): it runs the job once given, or is stopped. */
+export interface HelperAhead {
+  /**
+   * Sends it `job`, whose kind, drives and source (the descriptor it was started with) must be
+   * those it was started for, and relays its progress to `onProgress`.
+   */
+  run(job: HelperJob, onProgress?: (progress: Progress) => void): LaunchedHelper;
+  /** Stops it before it had a job: it opened nothing. */
+  abandon(): void;
+}
+
+/**
+ * Starts the helper for `options.job` (its kind and drives; the rest of it may still change) while
+ * the caller prepares the rest (the image probed, the drives judged), so that the helper's own start
+ * (Node, its modules, its channel: about 100 ms here) overlaps that work instead of following it.
+ * The helper waits for its job message and touches no drive until then. Only for a helper that
+ * starts without asking anyone (direct: already root), fed through its fd 0 (`options.source`):
+ * an authorization prompt must come after everything that can refuse the job.
+ */
+export function startHelperAhead(options: HelperLaunchOptions): HelperAhead {
+  if ((options.elevation ?? directLaunch) !== directLaunch) throw new Error('only a helper started directly can be started ahead of its job');
+  let give!: (job: HelperJob | null) => void;
+  const given = new Promise<HelperJob | null>((resolve) => (give = resolve));
+  const launch = new HelperLaunch(options, given);
+  void launch.run();
+  const provisional = jobDrives(options.job);
+  return {
+    run: (job, onProgress) => {
+      const drives = jobDrives(job);
+      const same = job.kind === options.job.kind && drives.reads === provisional.reads && drives.writes.join('\0') === provisional.writes.join('\0');
+      if (!same) throw new Error(`the helper was started for another ${options.job.kind} job than the one it is given`);
+      launch.relayProgress(onProgress);
+      give(job);
+      return launch;
+    },
+    abandon: () => {
+      give(null);
+      launch.cancel();
+    },
+  };
+}
+
 class HelperLaunch implements LaunchedHelper {
   readonly ready: Promise<number | null>;
   readonly result: Promise<TargetResult[]>;
@@ -216,6 +258,8 @@ class HelperLaunch implements LaunchedHelper {
   private readonly unacknowledged: (() => void)[] = [];
   private child: ChildProcess | null = null;
   private channel: Channel<FromHelper, ToHelper> | null = null;
+  /** The job message went out: what follows it (skips, the stream's end, a cancel) may go too. */
+  private jobSent = false;
   private stderrTail = '';
   /** Ends the wait for a helper that never opens the image FIFO (it has exited). */
   private readonly helperGone = new AbortController();
@@ -225,7 +269,18 @@ class HelperLaunch implements LaunchedHelper {
   private opening: Promise<unknown> = Promise.resolve();
   private resolveDriveBytes!: (bytes: ByteSource | null) => void;
 
-  constructor(private readonly options: HelperLaunchOptions) {
+  /** Where the progress goes: the options' listener, or the one a job started ahead gives later. */
+  private onProgress: ((progress: Progress) => void) | undefined;
+
+  /**
+   * `given`: for a helper started ahead of its job, the job once the caller has it (null: none
+   * comes, the helper is stopped); until then the options' job only names its kind and drives.
+   */
+  constructor(
+    private readonly options: HelperLaunchOptions,
+    private readonly given: Promise<HelperJob | null> | null = null,
+  ) {
+    this.onProgress = options.onProgress;
     this.elevation = options.elevation ?? directLaunch;
     this.job = options.job;
     this.words = JOB_WORDS[this.job.kind];
@@ -239,16 +294,20 @@ class HelperLaunch implements LaunchedHelper {
     if (this.settled === null) this.stop();
   }
 
+  relayProgress(onProgress: ((progress: Progress) => void) | undefined): void {
+    this.onProgress = onProgress;
+  }
+
   endSource(end: SourceEnd): void {
     if (this.sourceEnd !== null) return;
     this.sourceEnd = end;
-    if (this.channel !== null) this.sendSourceEnd(end);
+    if (this.jobSent) this.sendSourceEnd(end);
   }
 
   skip(extents: [number, number][]): Promise<void> {
     return new Promise((resolve) => {
       this.unacknowledged.push(resolve);
-      if (this.channel !== null) void this.channel.send({ type: 'skip', extents });
+      if (this.jobSent) void this.channel?.send({ type: 'skip', extents });
       else this.unsentSkips.push(extents);
     });
   }
@@ -266,7 +325,8 @@ class HelperLaunch implements LaunchedHelper {
   private stop(): void {
     this.cancelRequested = true;
     this.repairs.stop();
-    void this.channel?.send({ type: 'cancel' });
+    // Before the job, a cancel goes out right after it (sendJob), or instead of it (abandoned).
+    if (this.jobSent) void this.channel?.send({ type: 'cancel' });
     // An open authorization prompt has no helper behind it yet: closing the tool closes the prompt.
     // Once the helper runs as root this signal is refused (or sudo relays it, which the helper
     // treats as a cancel), and the cancel message above does the work.
@@ -382,7 +442,7 @@ class HelperLaunch implements LaunchedHelper {
             break;
           case 'progress': {
             const { type: _type, ...progress } = message;
-            this.options.onProgress?.(progress);
+            this.onProgress?.(progress);
             break;
           }
           case 'log':
@@ -412,7 +472,23 @@ class HelperLaunch implements LaunchedHelper {
       close: () => undefined,
     });
     this.channel = channel;
-    const { job } = this;
+    if (this.given === null) return this.sendJob(channel, this.job);
+    void this.given.then(async (job) => {
+      // None comes (the caller stopped it): a cancel before any job makes the helper exit.
+      if (job === null) return void channel.send({ type: 'cancel' });
+      try {
+        this.sendJob(channel, await withDriveNames(job));
+      } catch (error) {
+        this.fail({ code: 'helper-died', message: `${this.words.process} could not be given its job (${errorText(error)}). ${this.words.nothing}` });
+        void channel.send({ type: 'cancel' });
+      }
+    });
+  }
+
+  /** The job message, then whatever waited for it: skips, the customisation, the stream's end, a cancel. */
+  private sendJob(channel: Channel<FromHelper, ToHelper>, job: HelperJob): void {
+    this.job = job;
+    this.jobSent = true;
     const { overlays } = this.options;
     void channel.send({ type: 'job', job: withOverlayBytes(this.elevation.passesStdin ? job : readFrontToBack(job), overlays) });
     for (const extents of this.unsentSkips.splice(0)) void channel.send({ type: 'skip', extents });

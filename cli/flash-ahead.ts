@@ -1,0 +1,112 @@
+/**
+ * What `sluice flash` starts while its image is probed, so that the processes' own starts (Node and
+ * their modules: about 75 ms for the decoder, 100 ms for the helper, here) overlap the probe
+ * instead of following it: the decoder process, where one will likely run, and the helper, where
+ * starting it asks nobody anything. Both wait, opening nothing, until the flash has its plan and
+ * its job; a guess that proves wrong costs a process started for nothing, never a different flash.
+ */
+import { existsSync } from 'node:fs';
+import type { Readable } from 'node:stream';
+import { isUrl } from '../common/domain/image.js';
+import { OS_PREFIX } from '../common/domain/catalogue.js';
+import { closeFd, openFd } from '../node/io.js';
+import { bmapCandidates } from '../user/images/block-maps.js';
+import { WarmDecoder } from '../user/images/decoder-launch.js';
+import { invokingUser } from '../user/images/image-child.js';
+import { directLaunch } from '../user/launcher/elevation/direct.js';
+import { startHelperAhead, type HelperLaunchOptions, type LaunchedHelper } from '../user/launcher/launch.js';
+import type { HelperJob } from '../common/contracts/helper-protocol.js';
+import type { Progress } from '../common/domain/progress.js';
+import type { SourceFeed } from '../user/images/source-feed.js';
+
+/**
+ * Names that an image read through a decoder goes by (a download always is). Only a guess about
+ * timing, made before the probe reads the file: the format itself is never taken from a name
+ * (user/images/detect-format.ts).
+ */
+const DECODED_NAME = /\.(xz|gz|tgz|zst|zstd|bz2|zip|dmg|qcow2)$/i;
+
+/** What the flash asked for that decides whether a decoder will run. */
+export interface AheadRequest {
+  image: string;
+  /** --bmap FILE, or false for --no-bmap. */
+  bmap?: string | false | undefined;
+  exact: boolean;
+  /** The command writes a file, not drives: it runs no helper, and its decoder writes elsewhere. */
+  fileTarget: boolean;
+}
+
+/**
+ * The decoder process, started now when one will likely run: for a download, a compressed or
+ * disk-image name, a raw image under a block map (the decoder sends only the mapped ranges, and
+ * checks their digests; only whether a map exists is looked at here, the probe reads it), and
+ * under sudo any image (this process is root there and opens no image: the decoder reads even a
+ * raw file as the user). None for a catalogue entry, which is found and probed over the network
+ * first, or a file target.
+ */
+export function warmDecoderFor(request: AheadRequest): WarmDecoder | null {
+  const { image } = request;
+  if (request.fileTarget || image.startsWith(OS_PREFIX)) return null;
+  const mapped = !request.exact && request.bmap !== false && (request.bmap !== undefined || bmapCandidates(image).some((name) => existsSync(name)));
+  return isUrl(image) || DECODED_NAME.test(image) || mapped || invokingUser() !== null ? new WarmDecoder() : null;
+}
+
+/** The helper started ahead of its job, on the image source it was started with (its fd 0). */
+export interface FlashAhead {
+  /** The image file opened for it, for the image feed (FeedOptions.opened), which owns it from then on; undefined when the source is the warm decoder's output. */
+  handOverFile(): number | undefined;
+  /**
+   * Runs `job` on the helper if the image feed reads what it was started with (the file handed
+   * over, or the warm decoder the plan ran on); null if not, and the flash starts its own.
+   */
+  run(feed: SourceFeed, job: HelperJob, onProgress: (progress: Progress) => void): LaunchedHelper | null;
+  /** Stops the helper unless it runs the job, and closes the file unless the feed has it. */
+  dispose(): Promise<void>;
+}
+
+/**
+ * The helper for a flash of `targets`, started now, fed by the warm decoder's output or, with
+ * none, by the image file itself (opened here, as the image feed would: this is no sudo, where
+ * the decoder reads every file). Only where the helper starts without a prompt (this process is
+ * root already): an authorization prompt must come after everything that can refuse the flash.
+ * Not with customisation, whose size the helper is told as it starts.
+ */
+export async function startFlashAhead(request: AheadRequest, targets: readonly string[], warm: WarmDecoder | null, options: Omit<HelperLaunchOptions, 'job' | 'source'>): Promise<FlashAhead | null> {
+  if (options.elevation !== directLaunch || options.overlays !== undefined || targets.length === 0 || request.fileTarget || request.image.startsWith(OS_PREFIX)) return null;
+  let file: number | null = null;
+  let source: number | Readable | null;
+  if (warm !== null) {
+    source = await warm.source();
+  } else {
+    // Unreadable here: the probe says why, in its own words.
+    file = invokingUser() === null && !isUrl(request.image) ? await openFd(request.image, 0).catch(() => null) : null;
+    source = file;
+  }
+  if (source === null) return null;
+  // Only its kind and drives count until the flash gives it the job itself (HelperAhead.run).
+  const helper = startHelperAhead({ ...options, source, job: { kind: 'flash', targets: [...targets], imageSize: null, sourceSeekable: file !== null, verify: true } });
+  let handedOver = false;
+  let running = false;
+  return {
+    handOverFile: () => {
+      if (file === null) return undefined;
+      handedOver = true;
+      return file;
+    },
+    run: (feed, job, onProgress) => {
+      // Compared by what was handed over, never by descriptor number: a number closed here may be reused.
+      const same = file !== null ? feed.fromOpened : warm?.taken === true && feed.source === source;
+      if (!same) return null;
+      running = true;
+      return helper.run(job, onProgress);
+    },
+    dispose: async () => {
+      if (!running) helper.abandon();
+      running = true;
+      if (file !== null && !handedOver) {
+        handedOver = true;
+        await closeFd(file);
+      }
+    },
+  };
+}

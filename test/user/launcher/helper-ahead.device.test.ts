@@ -1,0 +1,110 @@
+/**
+ * A helper started ahead of its job (startHelperAhead), as `sluice flash` starts one while its image
+ * is probed: it waits without touching the drive, then runs the job it is given, or exits when
+ * abandoned. The real helper, on loop devices.
+ */
+import { execFileSync } from 'node:child_process';
+import { closeSync, openSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { expect, it } from 'vitest';
+import type { HelperJob } from '../../../common/contracts/helper-protocol.js';
+import { MiB } from '../../../common/domain/units.js';
+import { startHelperAhead } from '../../../user/launcher/launch.js';
+import { assertTestTarget, flashCli, resultsOf } from '../../support/cli.js';
+import { describeDevices } from '../../support/device-suite.js';
+import { createLoop, digestFile, readBytes, scratchDir, writeRandomFile } from '../../support/loop-device.js';
+import { findDescendants, isDecoder, isHelper, waitForDescendant, waitForExit } from '../../support/processes.js';
+import { builtHelper } from '../../support/unprivileged.js';
+
+const IMAGE_BYTES = 6 * MiB + 512;
+
+function imageAndDrive(): { image: string; loop: ReturnType<typeof createLoop> } {
+  const dir = scratchDir();
+  const image = join(dir, 'image.img');
+  writeRandomFile(image, IMAGE_BYTES);
+  const loop = createLoop({ size: 16 * MiB, dir });
+  assertTestTarget(loop.path);
+  return { image, loop };
+}
+
+function flashJob(target: string): HelperJob {
+  return { kind: 'flash', targets: [target], imageSize: IMAGE_BYTES, sourceSeekable: true, verify: true };
+}
+
+/** The probe process, as `sluice flash` starts it. */
+function isProbe(argv: string[]): boolean {
+  return argv[0] === process.execPath && argv.some((a) => a.endsWith('out/user/images/probe/main.js'));
+}
+
+describeDevices('a helper started ahead of its job', () => {
+  it('waits without touching the drive, then runs the job it is given', async () => {
+    const { image, loop } = imageAndDrive();
+    const before = digestFile(loop.backing);
+    const fd = openSync(image, 'r');
+    try {
+      // Started with only the job's kind and drive: the size and the rest come later.
+      const ahead = startHelperAhead({ source: fd, job: { kind: 'flash', targets: [loop.path], imageSize: null, sourceSeekable: true, verify: true }, program: builtHelper() });
+      await waitForDescendant(process.pid, isHelper);
+      // Long enough for it to start, open its channel and say it is ready (about 100 ms here).
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(digestFile(loop.backing)).toBe(before);
+      const [result] = await ahead.run(flashJob(loop.path)).result;
+      expect(result).toMatchObject({ status: 'ok', target: loop.path, bytes: IMAGE_BYTES });
+      expect(readBytes(loop.backing, 0, IMAGE_BYTES).equals(readFileSync(image))).toBe(true);
+    } finally {
+      closeSync(fd);
+    }
+  });
+
+  it('exits when abandoned, and the drive is as it was', async () => {
+    const { image, loop } = imageAndDrive();
+    const before = digestFile(loop.backing);
+    const fd = openSync(image, 'r');
+    try {
+      const ahead = startHelperAhead({ source: fd, job: flashJob(loop.path), program: builtHelper() });
+      const pid = await waitForDescendant(process.pid, isHelper);
+      ahead.abandon();
+      await waitForExit(pid, 5000);
+      expect(digestFile(loop.backing)).toBe(before);
+    } finally {
+      closeSync(fd);
+    }
+  });
+
+  it('refuses a job for another drive than it was started for, and stops when abandoned', async () => {
+    const { image, loop } = imageAndDrive();
+    const other = createLoop({ size: 16 * MiB });
+    assertTestTarget(other.path);
+    const fd = openSync(image, 'r');
+    try {
+      const ahead = startHelperAhead({ source: fd, job: flashJob(loop.path), program: builtHelper() });
+      const pid = await waitForDescendant(process.pid, isHelper);
+      expect(() => ahead.run(flashJob(other.path))).toThrow(/another flash job/);
+      ahead.abandon();
+      await waitForExit(pid, 5000);
+    } finally {
+      closeSync(fd);
+    }
+  });
+
+  it('sluice flash (as root) starts its helper, and for a compressed image its decoder, while the image is probed', async () => {
+    for (const compressed of [false, true]) {
+      const { image, loop } = imageAndDrive();
+      const source = compressed ? `${image}.gz` : image;
+      // gzip keeps the raw image beside the .gz, to compare with.
+      if (compressed) execFileSync('gzip', ['--keep', '--fast', image]);
+      // Every 2 ms, which of the three run side by side under the test's process.
+      const seen = new Set<string>();
+      const timer = setInterval(() => {
+        const probe = findDescendants(process.pid, isProbe).length > 0;
+        if (probe && findDescendants(process.pid, isHelper).length > 0) seen.add('helper');
+        if (probe && findDescendants(process.pid, isDecoder).length > 0) seen.add('decoder');
+      }, 2);
+      const run = await flashCli(source, [loop.path]).finally(() => clearInterval(timer));
+      expect(run.code, run.stderr).toBe(0);
+      expect(resultsOf(run).get(loop.path)).toMatchObject({ status: 'ok' });
+      expect(readBytes(loop.backing, 0, IMAGE_BYTES).equals(readFileSync(image))).toBe(true);
+      expect([...seen].sort()).toEqual(compressed ? ['decoder', 'helper'] : ['helper']);
+    }
+  });
+});
