@@ -2,14 +2,15 @@
  * What `sluice flash` starts while its image is probed, so that the processes' own starts (Node and
  * their modules: about 75 ms for the decoder, 100 ms for the helper, here) overlap the probe
  * instead of following it: the decoder process, where one will likely run, and the helper, where
- * starting it asks nobody anything. Both wait, opening nothing, until the flash has its plan and
- * its job; a guess that proves wrong costs a process started for nothing, never a different flash.
+ * starting it asks nobody anything. The decoder opens no image and the helper no drive until the
+ * flash has its plan and its job; a guess that proves wrong costs a process started for nothing,
+ * never a different flash.
  */
 import { existsSync } from 'node:fs';
 import type { Readable } from 'node:stream';
 import { isUrl } from '../common/domain/image.js';
 import { OS_PREFIX } from '../common/domain/catalogue.js';
-import { closeFd, openFd } from '../node/io.js';
+import { closeFd, fstatFd, openFd, READ_WITHOUT_WAITING } from '../node/io.js';
 import { bmapCandidates } from '../user/images/block-maps.js';
 import { WarmDecoder } from '../user/images/decoder-launch.js';
 import { invokingUser } from '../user/images/image-child.js';
@@ -51,13 +52,36 @@ export function warmDecoderFor(request: AheadRequest): WarmDecoder | null {
   return isUrl(image) || DECODED_NAME.test(image) || mapped || invokingUser() !== null ? new WarmDecoder() : null;
 }
 
+/**
+ * The image file, for the helper's fd 0, if it is a regular file: opened without waiting (a FIFO
+ * with no writer would hang this process, before the probe and its time limit), and never a
+ * device. Null where it cannot be: the probe says why, in its own words.
+ */
+async function openImageFile(path: string): Promise<number | null> {
+  const fd = await openFd(path, READ_WITHOUT_WAITING).catch(() => null);
+  if (fd === null) return null;
+  const regular = await fstatFd(fd).then(
+    (st) => st.isFile(),
+    () => false,
+  );
+  if (regular) return fd;
+  await closeFd(fd);
+  return null;
+}
+
 /** The helper started ahead of its job, on the image source it was started with (its fd 0). */
 export interface FlashAhead {
   /** The image file opened for it, for the image feed (FeedOptions.opened), which owns it from then on; undefined when the source is the warm decoder's output. */
   handOverFile(): number | undefined;
   /**
+   * Settles once the helper holds its own copy of the source (or will never): the image feed may
+   * close or stop what it was started with only then.
+   */
+  readonly spawned: Promise<void>;
+  /**
    * Runs `job` on the helper if the image feed reads what it was started with (the file handed
-   * over, or the warm decoder the plan ran on); null if not, and the flash starts its own.
+   * over, or the warm decoder the plan ran on); else stops the helper and returns null, and the
+   * flash starts its own.
    */
   run(feed: SourceFeed, job: HelperJob, onProgress: (progress: Progress) => void): LaunchedHelper | null;
   /** Stops the helper unless it runs the job, and closes the file unless the feed has it. */
@@ -78,8 +102,7 @@ export async function startFlashAhead(request: AheadRequest, targets: readonly s
   if (warm !== null) {
     source = await warm.source();
   } else {
-    // Unreadable here: the probe says why, in its own words.
-    file = invokingUser() === null && !isUrl(request.image) ? await openFd(request.image, 0).catch(() => null) : null;
+    file = invokingUser() === null && !isUrl(request.image) ? await openImageFile(request.image) : null;
     source = file;
   }
   if (source === null) return null;
@@ -93,12 +116,18 @@ export async function startFlashAhead(request: AheadRequest, targets: readonly s
       handedOver = true;
       return file;
     },
+    spawned: helper.spawned,
     run: (feed, job, onProgress) => {
-      // Compared by what was handed over, never by descriptor number: a number closed here may be reused.
+      // What the feed took, as it says itself (a descriptor number closed here may have been reused).
       const same = file !== null ? feed.fromOpened : warm?.taken === true && feed.source === source;
-      if (!same) return null;
+      if (!same) {
+        helper.abandon();
+        running = true;
+        return null;
+      }
+      const launched = helper.run(job, onProgress);
       running = true;
-      return helper.run(job, onProgress);
+      return launched;
     },
     dispose: async () => {
       if (!running) helper.abandon();

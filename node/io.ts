@@ -1,4 +1,4 @@
-import { close, fdatasync, fstat, open, read, write, type Stats } from 'node:fs';
+import { close, constants, fdatasync, fstat, open, read, write, type Stats } from 'node:fs';
 import { errorText } from '../common/domain/error-details.js';
 
 /**
@@ -80,6 +80,22 @@ export function syncData(fd: number): Promise<void> {
 
 export function closeFd(fd: number): Promise<void> {
   return new Promise((resolve, reject) => close(fd, (error) => (error ? reject(error) : resolve())));
+}
+
+/**
+ * Opens a file for reading without waiting for anything: a FIFO with no writer would hold the open
+ * (and the thread doing it) forever. For a regular file the flag changes nothing. Windows has no
+ * O_NONBLOCK, and no FIFOs a plain open waits on.
+ */
+export const READ_WITHOUT_WAITING = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0);
+
+/** What a file that is not a regular one is, for a sentence ("… is a FIFO, not a regular file"). */
+export function fileKind(stats: Stats): string {
+  if (stats.isDirectory()) return 'a directory';
+  if (stats.isFIFO()) return 'a FIFO';
+  if (stats.isCharacterDevice() || stats.isBlockDevice()) return 'a device';
+  if (stats.isSocket()) return 'a socket';
+  return 'not a regular file';
 }
 
 export function openFd(path: string, flags: number): Promise<number> {

@@ -75,12 +75,13 @@ export async function flashCommand(args: FlashArgs): Promise<number> {
   const request: AheadRequest = { image: args.image, bmap: args.bmap, exact: args.exact, fileTarget: fileTargets > 0 };
   const warm = warmDecoderFor(request);
   const helperOptions = cliHelperOptions(args.elevate);
-  const ahead = args.customise !== undefined && wantsCustomisation(args.customise) ? null : await startFlashAhead(request, targets, warm, helperOptions);
+  // Not awaited here: the probe starts meanwhile.
+  const ahead = args.customise !== undefined && wantsCustomisation(args.customise) ? Promise.resolve(null) : startFlashAhead(request, targets, warm, helperOptions);
   try {
     return await flashNamed(args, targets, fileTargets, { warm, ahead, helperOptions });
   } finally {
     // Taken by the flash if it got that far; stopped here if it ended before.
-    await ahead?.dispose();
+    await (await ahead)?.dispose();
     await warm?.dispose();
   }
 }
@@ -88,7 +89,7 @@ export async function flashCommand(args: FlashArgs): Promise<number> {
 /** What the flash started while its image was probed (flash-ahead.ts), and how it starts the helper. */
 interface Started {
   warm: WarmDecoder | null;
-  ahead: FlashAhead | null;
+  ahead: Promise<FlashAhead | null>;
   helperOptions: ReturnType<typeof cliHelperOptions>;
 }
 
@@ -131,7 +132,10 @@ async function flashNamed(args: FlashArgs, targets: string[], fileTargets: numbe
     process.stderr.write('Nothing was written.\n');
     return EXIT.cancelled;
   }
-  const feed = await openSourceFeed(prepared, { leaveOut: args.exact ? 'nothing' : 'all', warm: warm ?? undefined, opened: ahead?.handOverFile() });
+  const early = await ahead;
+  // The feed may close the file, or stop the decoder, the helper was started with: once it has its own copy.
+  await early?.spawned;
+  const feed = await openSourceFeed(prepared, { leaveOut: args.exact ? 'nothing' : 'all', warm: warm ?? undefined, opened: early?.handOverFile() });
   feed.onNotice((message) => reporter.notice(message));
   void feed.decoder.then((decoder) => {
     reporter.source(info, decoder);
@@ -144,7 +148,7 @@ async function flashNamed(args: FlashArgs, targets: string[], fileTargets: numbe
   const helperJob: HelperJob = { kind: 'flash', targets, media: mediaOf(judged), ...feed.start, verify: args.verify, eject: args.eject, ...(args.capacityCheck ? {} : { capacityCheck: false }) };
   const onProgress = (p: Progress) => reporter.progress(staged(p, feed.stage()));
   const job =
-    ahead?.run(feed, helperJob, onProgress) ??
+    (customisation === null ? early?.run(feed, helperJob, onProgress) : null) ??
     startHelper({
       source: feed.source,
       job: helperJob,

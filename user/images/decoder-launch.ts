@@ -149,7 +149,8 @@ export class WarmDecoder {
 
   /**
    * What the image will come out of (the RunningDecoder's source once a plan runs on it), for a
-   * helper started ahead of its job; null if the process could not be started, or is gone.
+   * helper started ahead of its job; null if the process could not be started, or was taken or
+   * disposed of already.
    */
   async source(): Promise<number | Readable | null> {
     const started = await this.pending?.catch(() => null);

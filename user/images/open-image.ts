@@ -1,6 +1,6 @@
 import { jobError, JobError } from '../../common/domain/failure.js';
 import { errorCode, errorText } from '../../common/domain/error-details.js';
-import { closeFd, fstatFd, openFd, readFully } from '../../node/io.js';
+import { closeFd, fileKind, fstatFd, openFd, READ_WITHOUT_WAITING, readFully } from '../../node/io.js';
 import { detectFormat, SNIFF_BYTES, type ImageFormat } from './detect-format.js';
 
 /** What identifies an image file, so a flash can tell that it changed after it was chosen. */
@@ -24,21 +24,22 @@ export interface OpenedImage {
 }
 
 /**
- * Opens `path` read-only, as the current user, and sniffs its format. Throws a JobError:
+ * Opens `path` read-only, as the current user, and sniffs its format; a FIFO or a device is
+ * refused at once, without waiting for a writer or reading it. Throws a JobError:
  * source-not-found for a path with no file, source-read-error for one that cannot be read, is not
  * a file, or is empty.
  */
 export async function openImage(path: string): Promise<OpenedImage> {
   let fd: number;
   try {
-    fd = await openFd(path, 0);
+    fd = await openFd(path, READ_WITHOUT_WAITING);
   } catch (error) {
     if (errorCode(error) === 'ENOENT') throw jobError('source-not-found', `${path}: no such file.`);
     throw jobError('source-read-error', `${path} cannot be read: ${errorText(error)}`);
   }
   try {
     const st = await fstatFd(fd);
-    if (!st.isFile()) throw jobError('source-read-error', `${path} is not an image file.`);
+    if (!st.isFile()) throw jobError('source-read-error', `${path} is ${fileKind(st)}, not an image file.`);
     if (st.size === 0) throw jobError('source-read-error', `${path} is empty (0 bytes): was the download interrupted?`);
     const head = Buffer.alloc(Math.min(SNIFF_BYTES, st.size));
     await readFully(fd, head, 0, head.length, 0);

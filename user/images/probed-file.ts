@@ -1,6 +1,6 @@
 import { jobError } from '../../common/domain/failure.js';
 import { errorCode, errorText } from '../../common/domain/error-details.js';
-import { closeFd, fstatFd, openFd } from '../../node/io.js';
+import { closeFd, fileKind, fstatFd, openFd, READ_WITHOUT_WAITING } from '../../node/io.js';
 import type { FileIdentity } from './open-image.js';
 
 /** Whether two looks at a file saw the same file, unchanged. */
@@ -18,14 +18,14 @@ export function sameFile(a: FileIdentity, b: FileIdentity): boolean {
 export async function openProbedFile(path: string, identity: FileIdentity, opened?: number): Promise<number> {
   let fd: number;
   try {
-    fd = opened ?? (await openFd(path, 0));
+    fd = opened ?? (await openFd(path, READ_WITHOUT_WAITING));
   } catch (error) {
     if (errorCode(error) === 'ENOENT') throw jobError('source-not-found', `${path}: no such file (it was there when it was examined).`);
     throw jobError('source-read-error', `${path} cannot be read: ${errorText(error)}`);
   }
   try {
     const st = await fstatFd(fd);
-    if (!st.isFile()) throw jobError('source-read-error', `${path} is not an image file.`);
+    if (!st.isFile()) throw jobError('source-read-error', `${path} is ${fileKind(st)}, not an image file.`);
     if (!sameFile(identity, { dev: st.dev, ino: st.ino, size: st.size, mtimeMs: st.mtimeMs })) {
       throw jobError('source-read-error', `${path} changed after it was examined (it was replaced or modified). Nothing was written; run the command again.`);
     }

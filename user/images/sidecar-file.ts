@@ -7,22 +7,10 @@
  * are often links (latest.img.bmap -> 2024-11.img.bmap), and the descriptor's own fstat is what
  * keeps a device or a FIFO out, wherever a link leads.
  */
-import { constants } from 'node:fs';
-import type { Stats } from 'node:fs';
 import { jobError, JobError } from '../../common/domain/failure.js';
 import { errorText } from '../../common/domain/error-details.js';
-import { closeFd, fstatFd, openFd, readFully } from '../../node/io.js';
+import { closeFd, fileKind, fstatFd, openFd, READ_WITHOUT_WAITING, readFully } from '../../node/io.js';
 
-/** Windows has no O_NONBLOCK; it has no FIFOs a plain open would wait on. */
-const FLAGS = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0);
-
-function kindOf(stats: Stats): string {
-  if (stats.isDirectory()) return 'a directory';
-  if (stats.isFIFO()) return 'a FIFO';
-  if (stats.isCharacterDevice() || stats.isBlockDevice()) return 'a device';
-  if (stats.isSocket()) return 'a socket';
-  return 'not a regular file';
-}
 
 /**
  * The contents of `path`, or null when there is no such file. `what` names it in messages ("The
@@ -32,7 +20,7 @@ function kindOf(stats: Stats): string {
 export async function readSidecar(path: string, limit: number, what: string): Promise<Buffer | null> {
   let fd: number;
   try {
-    fd = await openFd(path, FLAGS);
+    fd = await openFd(path, READ_WITHOUT_WAITING);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') return null;
@@ -40,7 +28,7 @@ export async function readSidecar(path: string, limit: number, what: string): Pr
   }
   try {
     const stats = await fstatFd(fd);
-    if (!stats.isFile()) throw jobError('source-read-error', `${what} is ${kindOf(stats)}, not a regular file.`);
+    if (!stats.isFile()) throw jobError('source-read-error', `${what} is ${fileKind(stats)}, not a regular file.`);
     if (stats.size > limit) throw jobError('source-corrupt', `${what} is ${stats.size} bytes, too large to be one (at most ${limit}).`);
     // One byte more than the file had: a file still growing shows, and still stops at the limit.
     const buffer = Buffer.alloc(Math.min(stats.size, limit) + 1);

@@ -202,6 +202,11 @@ export interface HelperAhead {
   run(job: HelperJob, onProgress?: (progress: Progress) => void): LaunchedHelper;
   /** Stops it before it had a job: it opened nothing. */
   abandon(): void;
+  /**
+   * Settles once the helper's process was spawned, or will never be: until then it may not yet
+   * hold its own copy of the source, which must stay open (and unchanged) that long.
+   */
+  readonly spawned: Promise<void>;
 }
 
 /**
@@ -232,6 +237,7 @@ export function startHelperAhead(options: HelperLaunchOptions): HelperAhead {
       give(null);
       launch.cancel();
     },
+    spawned: launch.spawned,
   };
 }
 
@@ -271,6 +277,9 @@ class HelperLaunch implements LaunchedHelper {
 
   /** Where the progress goes: the options' listener, or the one a job started ahead gives later. */
   private onProgress: ((progress: Progress) => void) | undefined;
+  /** Settles when the process was spawned (it holds its own copy of the source), or will not be. */
+  readonly spawned: Promise<void>;
+  private resolveSpawned!: () => void;
 
   /**
    * `given`: for a helper started ahead of its job, the job once the caller has it (null: none
@@ -281,6 +290,7 @@ class HelperLaunch implements LaunchedHelper {
     private readonly given: Promise<HelperJob | null> | null = null,
   ) {
     this.onProgress = options.onProgress;
+    this.spawned = new Promise((resolve) => (this.resolveSpawned = resolve));
     this.elevation = options.elevation ?? directLaunch;
     this.job = options.job;
     this.words = JOB_WORDS[this.job.kind];
@@ -346,6 +356,7 @@ class HelperLaunch implements LaunchedHelper {
     this.fail({ code: 'helper-died', message: `${this.words.process} could not be started (${errorText(why)}). ${this.words.nothing}` });
     this.resolveDriveBytes(null);
     this.resolveReady(null);
+    this.resolveSpawned();
     this.resolveResult(this.settled ?? []);
   }
 
@@ -368,6 +379,7 @@ class HelperLaunch implements LaunchedHelper {
     // Cancelled while the channel was being made: nothing is started, so no prompt appears.
     if (this.cancelRequested) {
       await transport.close();
+      this.resolveSpawned();
       this.resolveDriveBytes(null);
       this.resolveReady(null);
       this.resolveResult(this.reported.map((target) => ({ status: 'cancelled', target, bytes: 0 })));
@@ -402,7 +414,17 @@ class HelperLaunch implements LaunchedHelper {
     const direct = transport.helperArgs.kind === 'inherited';
     const stdin = backupPipe?.writeFd ?? (elevation.passesStdin ? (options.source ?? 'ignore') : 'ignore');
     const stdio: StdioOptions = [stdin, 'ignore', 'pipe', ...transport.extraStdio];
-    const child = spawn(command.file, command.args, { stdio, env: direct ? { ...process.env, ...program.env } : process.env });
+    let child: ChildProcess;
+    try {
+      child = spawn(command.file, command.args, { stdio, env: direct ? { ...process.env, ...program.env } : process.env });
+    } catch (error) {
+      // A source that is no longer open, say: nothing started, so nothing was written.
+      if (backupPipe !== null) await Promise.all([closeFd(backupPipe.writeFd), closeFd(backupPipe.readFd)]);
+      await transport.close();
+      return this.notStarted(error);
+    } finally {
+      this.resolveSpawned();
+    }
     this.child = child;
     if (backupPipe !== null) {
       // The helper (or the tool starting it) has its own copy now; ours would hide the end of the stream.

@@ -15,6 +15,7 @@ import { describeDevices } from '../../support/device-suite.js';
 import { createLoop, digestFile, readBytes, scratchDir, writeRandomFile } from '../../support/loop-device.js';
 import { findDescendants, isDecoder, isHelper, waitForDescendant, waitForExit } from '../../support/processes.js';
 import { builtHelper } from '../../support/unprivileged.js';
+import { SD_CARD_BYTES_PER_SECOND, throttledGroup } from '../../support/throttle.js';
 
 const IMAGE_BYTES = 6 * MiB + 512;
 
@@ -106,5 +107,48 @@ describeDevices('a helper started ahead of its job', () => {
       expect(readBytes(loop.backing, 0, IMAGE_BYTES).equals(readFileSync(image))).toBe(true);
       expect([...seen].sort()).toEqual(compressed ? ['decoder', 'helper'] : ['helper']);
     }
+  });
+
+  it('a guess that proves wrong (a raw image named .gz): the helper started ahead exits once the image is examined, and another writes', async () => {
+    const dir = scratchDir();
+    const image = join(dir, 'raw.img.gz');
+    writeRandomFile(image, 16 * MiB);
+    const loop = createLoop({ size: 32 * MiB, dir });
+    assertTestTarget(loop.path);
+    // 16 MiB at 20 MB/s: the writing takes most of a second, time to see who is still there.
+    const group = throttledGroup(loop.path, SD_CARD_BYTES_PER_SECOND);
+    try {
+      const lastSeen = new Map<number, number>();
+      const timer = setInterval(() => {
+        for (const pid of findDescendants(process.pid, isHelper)) lastSeen.set(pid, performance.now());
+      }, 5);
+      const run = await flashCli(image, [loop.path], [], { cgroup: group.dir }).finally(() => clearInterval(timer));
+      const ended = performance.now();
+      expect(run.code, run.stderr).toBe(0);
+      expect(readBytes(loop.backing, 0, 16 * MiB).equals(readFileSync(image))).toBe(true);
+      // The first, fed by a decoder that never ran, is stopped as soon as the feed reads the file itself,
+      // not kept beside the writing one until the end.
+      const [ahead, writer] = [...lastSeen.entries()];
+      expect(writer, 'two helpers').toBeDefined();
+      expect(ended - (ahead?.[1] ?? ended)).toBeGreaterThan(400);
+    } finally {
+      group.remove();
+    }
+  });
+
+  it('an image that is a FIFO nobody writes: refused at once as one, neither the command nor its probe waits for a writer', async () => {
+    const dir = scratchDir();
+    const fifo = join(dir, 'image.img');
+    execFileSync('mkfifo', [fifo]);
+    const loop = createLoop({ size: 16 * MiB, dir });
+    const before = digestFile(loop.backing);
+    const started = performance.now();
+    // Before, the probe waited for a writer until its 30 s limit.
+    const run = await Promise.race([flashCli(fifo, [loop.path]), new Promise<null>((resolve) => setTimeout(() => resolve(null), 20_000))]);
+    expect(run, 'sluice flash still waiting after 20 s').not.toBeNull();
+    expect(performance.now() - started).toBeLessThan(10_000);
+    expect(run?.stderr).toMatch(/image\.img is a FIFO, not an image file/);
+    expect(run?.code).toBe(1);
+    expect(digestFile(loop.backing)).toBe(before);
   });
 });
