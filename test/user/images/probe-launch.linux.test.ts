@@ -10,10 +10,10 @@ import { MiB } from '../../../common/domain/units.js';
 import type { ProbeLimits } from '../../../user/images/probe-launch.js';
 import { builtProbe, builtProbeLaunch } from '../../support/built-modules.js';
 import { serve, type FileServer } from '../../support/file-server.js';
-import { cleanupLoops, scratchDir } from '../../support/loop-device.js';
+import { cleanupLoops, scratchDir, writeRandomFile } from '../../support/loop-device.js';
 import { osImage, sh } from '../../support/os-image.js';
 import { qcow2SharedL2Table } from '../../support/hostile-images.js';
-import { hasExited, watchDescendants, type SeenProcess } from '../../support/processes.js';
+import { findDescendant, hasExited, watchDescendants, type SeenProcess } from '../../support/processes.js';
 
 const { prepareImageInChild, checkedAnswer, DEFAULT_PROBE_LIMITS } = await builtProbeLaunch();
 const { prepareImage } = await builtProbe();
@@ -141,12 +141,22 @@ describe('probing in the probe process', () => {
       expect(run.pids.every(hasExited)).toBe(true);
     });
 
-    it('the time limit of a file: a FIFO with no writer never opens; the probe is stopped after its time and nothing is left running', async () => {
-      const fifo = join(dir, 'stuck.img');
-      sh(dir, 'mkfifo stuck.img');
-      const run = await watched(() => prepareImageInChild({ image: fifo }, limits({ timeMs: 1000 })));
+    it('the time limit of a file: a probe that stops answering (as one reading a disk that stopped would) is stopped after its time, and nothing is left running', async () => {
+      // A FIFO with no writer served here once, until the probe refused FIFOs at once; a probe
+      // process held still (SIGSTOP) is the same to the limit: no answer and no end.
+      const image = join(dir, 'stuck.img');
+      writeRandomFile(image, 1 * MiB);
+      // Looked for every millisecond: the probe of this small image ends about 60 ms after its start.
+      const stopper = (async () => {
+        for (let pid = findDescendant(process.pid, isProbe); ; pid = findDescendant(process.pid, isProbe)) {
+          if (pid !== null) return process.kill(pid, 'SIGSTOP');
+          await new Promise((resolve) => setTimeout(resolve, 1));
+        }
+      })();
+      const run = await watched(() => prepareImageInChild({ image }, limits({ timeMs: 1000 })));
+      await stopper;
       const failure = failureOf(run.outcome);
-      expect(failure).toEqual({ code: 'source-corrupt', message: `Reading what ${fifo} holds took more than 1 s, so Sluice stopped: the image is damaged or hostile, or the disk it is on stopped answering. Nothing was written.` });
+      expect(failure).toEqual({ code: 'source-corrupt', message: `Reading what ${image} holds took more than 1 s, so Sluice stopped: the image is damaged or hostile, or the disk it is on stopped answering. Nothing was written.` });
       expect(run.ms).toBeGreaterThanOrEqual(1000);
       expect(run.ms).toBeLessThan(3000);
       expect(run.longestStallMs).toBeLessThan(250);
