@@ -1,4 +1,3 @@
-import drivelist from 'drivelist';
 import type { Drive } from '../../common/domain/drive.js';
 import { isDriveShown, type DriveVisibility } from '../../common/domain/verdict.js';
 import { drivesFromDrivelist, runningSystemMountpoints } from './from-drivelist.js';
@@ -17,7 +16,9 @@ const byDevice = new Intl.Collator('en', { numeric: true }).compare;
 export async function listDrives(visibility: DriveVisibility): Promise<Drive[]> {
   const running = runningSystemMountpoints(process.platform, process.env);
   const [listed, loops] = await Promise.all([
-    drivelist.list(),
+    // Loaded when a listing is asked for, not with the module: its native part took about 10 ms of
+    // every `sluice flash`'s start, before the image probe could be started (a flash lists while it probes).
+    import('drivelist').then(({ default: drivelist }) => drivelist.list()),
     process.platform === 'linux' && (visibility.showVirtual || visibility.showAll) ? listLoopDrives() : Promise.resolve([]),
   ]);
   const fromDrivelist = drivesFromDrivelist(listed, running);
