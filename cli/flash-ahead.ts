@@ -109,7 +109,8 @@ export async function startFlashAhead(request: AheadRequest, targets: readonly s
   // Only its kind and drives count until the flash gives it the job itself (HelperAhead.run).
   const helper = startHelperAhead({ ...options, source, job: { kind: 'flash', targets: [...targets], imageSize: null, sourceSeekable: file !== null, verify: true } });
   let handedOver = false;
-  let running = false;
+  /** Run or abandoned: the helper's fate is settled, and dispose leaves it alone. */
+  let decided = false;
   return {
     handOverFile: () => {
       if (file === null) return undefined;
@@ -122,16 +123,16 @@ export async function startFlashAhead(request: AheadRequest, targets: readonly s
       const same = file !== null ? feed.fromOpened : warm?.taken === true && feed.source === source;
       if (!same) {
         helper.abandon();
-        running = true;
+        decided = true;
         return null;
       }
       const launched = helper.run(job, onProgress);
-      running = true;
+      decided = true;
       return launched;
     },
     dispose: async () => {
-      if (!running) helper.abandon();
-      running = true;
+      if (!decided) helper.abandon();
+      decided = true;
       if (file !== null && !handedOver) {
         handedOver = true;
         await closeFd(file);
