@@ -17,8 +17,7 @@ import { MAX_SKIPPED_RANGES } from '../../common/contracts/helper-protocol.js';
 import { freeSpaceOf, type FreeSpace } from './free-space/find-free-space.js';
 import { randomAccess } from './free-space/image-reader.js';
 import { jobError } from '../../common/domain/failure.js';
-import { systemDecoder } from './decode/system-tool.js';
-import { decodedReader, type DecodedReader } from './decoded-reader.js';
+import type { DecodedReader } from './decoded-reader.js';
 import type { InitFormat } from '../../common/domain/catalogue.js';
 import type { Customisation, PreparedCustomisation } from '../../common/domain/customisation.js';
 import type { ImageAccess } from '../customise/detect.js';
@@ -82,6 +81,15 @@ export interface ImageRequest {
   customise?: Customisation[] | undefined;
   /** A catalogue entry's init_format: the method where the image's contents cannot tell (user/customise/detect.ts). */
   initFormat?: InitFormat | null | undefined;
+}
+
+/**
+ * A decoder run for a compressed image's first bytes. Its module (and the system-tool and pipe
+ * code under it) is loaded only for such an image: the probe starts on every flash's critical
+ * path, and importing it took about 20 ms of the probe's 69 ms start here.
+ */
+async function startDecodedReader(plan: DecodePlan): Promise<DecodedReader> {
+  return (await import('./decoded-reader.js')).decodedReader(plan);
 }
 
 /** Formats whose bytes must be decoded from the start: only a download or a random-access reader can say more. */
@@ -152,7 +160,7 @@ async function readHead(access: ImageAccess): Promise<Buffer | null> {
 
 /** bzip2 has no in-process decoder worth the name (pure-JS ones run at 8-18 MB/s): refuse before writing. */
 async function requireBzip2(request: ImageRequest): Promise<void> {
-  if (request.systemTools !== false && (await systemDecoder('bzip2')) !== null) return;
+  if (request.systemTools !== false && (await (await import('./decode/system-tool.js')).systemDecoder('bzip2')) !== null) return;
   const why = request.systemTools === false ? 'Sluice has no bzip2 decoder of its own' : 'neither lbzip2 nor bzip2 is installed';
   throw jobError('unsupported-format', `${request.image} is a bzip2 image, and ${why}. Install lbzip2 or bzip2, or decompress the image first.`);
 }
@@ -241,7 +249,7 @@ async function prepareFile(request: ImageRequest): Promise<PreparedImage> {
       freeSpace: readImageAt === null,
     };
     const detect = request.customise !== undefined || (request.detect ?? request.partitions !== false);
-    const reader = readImageAt === null && (detect || request.partitions !== false) ? decodedReader(plan) : null;
+    const reader = readImageAt === null && (detect || request.partitions !== false) ? await startDecodedReader(plan) : null;
     const access: ImageAccess | null = readImageAt !== null ? { readAt: readImageAt, random: true } : reader !== null ? { readAt: reader.readAt, random: false } : null;
     let partitionTable: PartitionTable | null;
     let custom;
@@ -343,7 +351,7 @@ async function prepareUrl(request: ImageRequest): Promise<PreparedImage> {
   let detectedTable: PartitionTable | null = null;
   if (detect) {
     // A second download of the image's start, stopped once the boot partition has been read.
-    const reader: DecodedReader = decodedReader(plan);
+    const reader: DecodedReader = await startDecodedReader(plan);
     try {
       const access: ImageAccess = { readAt: reader.readAt, random: false };
       const head = await readHead(access);
