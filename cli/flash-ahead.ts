@@ -35,6 +35,8 @@ export interface AheadRequest {
   exact: boolean;
   /** The command writes a file, not drives: it runs no helper, and its decoder writes elsewhere. */
   fileTarget: boolean;
+  /** Customisation was asked for: its size is part of the helper's job from its start, so no helper starts early. */
+  customising: boolean;
 }
 
 /**
@@ -93,10 +95,10 @@ export interface FlashAhead {
  * none, by the image file itself (opened here, as the image feed would: this is no sudo, where
  * the decoder reads every file). Only where the helper starts without a prompt (this process is
  * root already): an authorization prompt must come after everything that can refuse the flash.
- * Not with customisation, whose size the helper is told as it starts.
+ * Not with customisation (AheadRequest.customising).
  */
 export async function startFlashAhead(request: AheadRequest, targets: readonly string[], warm: WarmDecoder | null, options: Omit<HelperLaunchOptions, 'job' | 'source'>): Promise<FlashAhead | null> {
-  if (options.elevation !== directLaunch || options.overlays !== undefined || targets.length === 0 || request.fileTarget || request.image.startsWith(OS_PREFIX)) return null;
+  if (options.elevation !== directLaunch || request.customising || request.fileTarget || request.image.startsWith(OS_PREFIX)) return null;
   let file: number | null = null;
   let source: number | Readable | null;
   if (warm !== null) {

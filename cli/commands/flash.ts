@@ -72,11 +72,11 @@ async function confirmErase(info: ImageInfo, judged: readonly JudgedTarget[], cu
 export async function flashCommand(args: FlashArgs): Promise<number> {
   const targets = await namedDrives(args.targets);
   const fileTargets = (await Promise.all(targets.map(isFileTarget))).filter(Boolean).length;
-  const request: AheadRequest = { image: args.image, bmap: args.bmap, exact: args.exact, fileTarget: fileTargets > 0 };
+  const request: AheadRequest = { image: args.image, bmap: args.bmap, exact: args.exact, fileTarget: fileTargets > 0, customising: args.customise !== undefined && wantsCustomisation(args.customise) };
   const warm = warmDecoderFor(request);
   const helperOptions = cliHelperOptions(args.elevate);
   // Not awaited here: the probe starts meanwhile.
-  const ahead = args.customise !== undefined && wantsCustomisation(args.customise) ? Promise.resolve(null) : startFlashAhead(request, targets, warm, helperOptions);
+  const ahead = startFlashAhead(request, targets, warm, helperOptions);
   try {
     return await flashNamed(args, targets, fileTargets, { warm, ahead, helperOptions });
   } finally {

@@ -129,6 +129,19 @@ async function spawnDecoder(sendsImage: boolean, output: DecoderOutput): Promise
   return { child, pipe, stream, closed };
 }
 
+/** Stops a decoder process (it writes nothing more) and closes this process's end of its pipe: once, whoever asks again. */
+function stopper({ child, stream, pipe }: DecoderProcess): () => Promise<void> {
+  let released = false;
+  return async () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+    stream?.destroy();
+    if (pipe !== null && !released) {
+      released = true;
+      await closeFd(pipe.readFd);
+    }
+  };
+}
+
 /**
  * A decoder process started before its plan is known, while the image is still being probed: the
  * process's start (Node and the decoder's modules, about 75 ms here, on the critical path of every
@@ -172,10 +185,7 @@ export class WarmDecoder {
     const pending = this.pending;
     this.pending = null;
     const unused = await pending?.catch(() => null);
-    if (unused === null || unused === undefined) return;
-    unused.child.kill('SIGTERM');
-    unused.stream?.destroy();
-    if (unused.pipe !== null) await closeFd(unused.pipe.readFd);
+    if (unused !== null && unused !== undefined) await stopper(unused)();
   }
 }
 
@@ -186,7 +196,9 @@ export class WarmDecoder {
  */
 export async function startDecoder(plan: DecodePlan, output: DecoderOutput = 'stream', onSkip?: OnSkip, notice: (message: string) => void = () => undefined, warm?: WarmDecoder): Promise<RunningDecoder> {
   if (plan.freeSpace && onSkip === undefined) throw new Error('a decoder that leaves free space out needs someone to tell');
-  const { child, pipe, stream, closed } = await (warm?.take(plan, output) ?? spawnDecoder(plan.sendImage, output));
+  const started = await (warm?.take(plan, output) ?? spawnDecoder(plan.sendImage, output));
+  const { child, pipe, stream, closed } = started;
+  const stopProcess = stopper(started);
   let sourceBytes = 0;
   /** Of the last BEHIND_WINDOW progress reports, those that found source bytes queued for decoding, as bits. */
   let behind = 0;
@@ -244,21 +256,15 @@ export async function startDecoder(plan: DecodePlan, output: DecoderOutput = 'st
     return { status: 'failed', failure: { code: 'source-read-error', message: `The decoder stopped unexpectedly (${why}${said ? `: ${said}` : ''}).` } };
   });
   child.send(plan);
-  let released = false;
   return {
     source: pipe !== null ? pipe.readFd : stream,
     ended,
     decoder,
     sourceBytes: () => sourceBytes,
     decoderBehind: () => bitCount(behind) * 2 > reports,
-    stop: async () => {
+    stop: () => {
       stopped = true;
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
-      stream?.destroy();
-      if (pipe !== null && !released) {
-        released = true;
-        await closeFd(pipe.readFd);
-      }
+      return stopProcess();
     },
   };
 }

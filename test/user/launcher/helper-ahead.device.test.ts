@@ -19,11 +19,12 @@ import { SD_CARD_BYTES_PER_SECOND, throttledGroup } from '../../support/throttle
 
 const IMAGE_BYTES = 6 * MiB + 512;
 
-function imageAndDrive(): { image: string; loop: ReturnType<typeof createLoop> } {
+/** An image of random bytes named `name`, and a loop device twice its size (the test's own). */
+function imageAndDrive(name = 'image.img', bytes = IMAGE_BYTES): { image: string; loop: ReturnType<typeof createLoop> } {
   const dir = scratchDir();
-  const image = join(dir, 'image.img');
-  writeRandomFile(image, IMAGE_BYTES);
-  const loop = createLoop({ size: 16 * MiB, dir });
+  const image = join(dir, name);
+  writeRandomFile(image, bytes);
+  const loop = createLoop({ size: 2 * Math.ceil(bytes / MiB) * MiB, dir });
   assertTestTarget(loop.path);
   return { image, loop };
 }
@@ -110,11 +111,7 @@ describeDevices('a helper started ahead of its job', () => {
   });
 
   it('a guess that proves wrong (a raw image named .gz): the helper started ahead exits once the image is examined, and another writes', async () => {
-    const dir = scratchDir();
-    const image = join(dir, 'raw.img.gz');
-    writeRandomFile(image, 16 * MiB);
-    const loop = createLoop({ size: 32 * MiB, dir });
-    assertTestTarget(loop.path);
+    const { image, loop } = imageAndDrive('raw.img.gz', 16 * MiB);
     // 16 MiB at 20 MB/s: the writing takes most of a second, time to see who is still there.
     const group = throttledGroup(loop.path, SD_CARD_BYTES_PER_SECOND);
     try {
