@@ -1,7 +1,7 @@
 import type { DownloadProgress } from '../../common/contracts/ipc-contract.js';
 import type { SourceFeed } from '../../user/images/source-feed.js';
 
-/** As often as the writer reports its own progress (about 10 a second at most): 4 a second is enough for a line of text. */
+/** As often as the writer reports its own progress (writer/progress-meter.ts): 4 a second is enough for a line of text. */
 const INTERVAL_MS = 250;
 
 /**
