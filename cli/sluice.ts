@@ -12,7 +12,7 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { MINIMUM_NODE_MAJOR } from './minimum-node.js';
 
-/** Where a clone's `npm install` puts the pinned Node, relative to this file in out/cli/. */
+/** Where a clone's `npm install` puts the pinned Node, relative to this file: out/run/sluice.js, the bundle package.json's bin names (out/cli/ is as deep). */
 const PINNED_NODE = fileURLToPath(new URL('../../node_modules/node/bin/node', import.meta.url));
 
 /** Set on the re-executed process, so that a pinned Node that is somehow old cannot loop. */

@@ -2,11 +2,14 @@
  * What root runs, computed rather than remembered: every module the built helper entry reaches.
  * Root parses nothing from an image, so none of them may be an image parser (user/images and
  * everything else under user/), the CLI or the app, and the only npm package among them may be
- * the schema validator that checks the messages root is sent.
+ * the schema validator that checks the messages root is sent. Root runs the helper's bundle
+ * (out/run/helper.js, build/scripts/bundle-processes.ts), so the bundle is held to the same walk:
+ * the modules the bundler put in it, and the files and packages it loads.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { expect, it } from 'vitest';
 import { moduleGraph } from '../support/module-graph.js';
+import type { BundleManifest } from '../../build/scripts/bundle-processes.js';
 
 const HELPER_ENTRY = 'out/privileged/main.js';
 /** The layers root runs (eslint.config.js names them too). */
@@ -14,6 +17,11 @@ const ROOT_LAYERS = ['out/common/', 'out/node/', 'out/writer/', 'out/privileged/
 
 function read(file: string): string | null {
   return existsSync(file) ? readFileSync(file, 'utf8') : null;
+}
+
+/** The modules each bundle holds, as the build recorded them (paths under out/). */
+function bundled(): BundleManifest {
+  return JSON.parse(readFileSync('out/run/bundles.json', 'utf8')) as BundleManifest;
 }
 
 it('the helper reaches only common, node, writer and privileged, and no npm package but valibot', () => {
@@ -31,4 +39,19 @@ it('the walk would see a parser if one were imported: the decoder entry reaches 
   const closure = moduleGraph(['out/user/images/decode/main.js'], read);
   expect([...closure.files]).toContain('out/user/images/qcow2.js');
   expect([...closure.packages].sort()).toEqual(['@balena/udif', 'fast-xml-parser', 'valibot', 'xz-decompress']);
+});
+
+it('the helper’s bundle holds only modules of that closure, and loads only its own files and valibot', () => {
+  const closure = moduleGraph([HELPER_ENTRY], read);
+  const modules = bundled().helper.map((path) => `out/${path}`);
+  expect(modules).toContain(HELPER_ENTRY);
+  expect(modules.filter((file) => !closure.files.has(file))).toEqual([]);
+  const loaded = moduleGraph(['out/run/helper.js'], read);
+  expect(loaded.missing).toEqual([]);
+  expect([...loaded.files].filter((file) => !file.startsWith('out/run/helper'))).toEqual([]);
+  expect([...loaded.packages]).toEqual(['valibot']);
+});
+
+it('the bundle check would see a parser: the decoder’s bundle holds the image parsers', () => {
+  expect(bundled().decoder).toContain('user/images/qcow2.js');
 });

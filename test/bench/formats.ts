@@ -80,9 +80,9 @@ export const FORMATS: Format[] = [
 
 /** Sluice's processes, and etcher-sdk's one process (etcher-flash.ts), told apart by their command lines. */
 export const WATCH: Record<string, (argv: string[]) => boolean> = {
-  // helper/main.js: a baseline build (BENCH_BASELINE_CLI) from before the helper's entry moved to privileged/.
-  helper: (argv) => argv.some((a) => /(privileged|helper)\/main\.js$/.test(a)),
-  decoder: (argv) => argv.some((a) => a.endsWith('decode/main.js')),
+  // privileged/main.js and helper/main.js: baseline builds (BENCH_BASELINE_CLI) from before the helper was bundled, and before its entry moved to privileged/.
+  helper: (argv) => argv.some((a) => /(run\/helper|privileged\/main|helper\/main)\.js$/.test(a)),
+  decoder: (argv) => argv.some((a) => a.endsWith('run/decoder.js')),
   tool: (argv) => ['xz', 'zstd', 'lbzip2', 'bzip2'].includes(basename(argv[0] ?? '')),
   etcher: (argv) => argv.some((a) => a.endsWith('etcher-flash.js')),
 };

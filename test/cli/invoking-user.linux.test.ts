@@ -16,8 +16,8 @@ import { osImage, sh } from '../support/os-image.js';
 import { watchDescendants, type SeenProcess } from '../support/processes.js';
 import { ensureTestUser, shareWithTestUser, TEST_USER } from '../support/unprivileged.js';
 
-const isProbe = (argv: string[]) => argv.some((a) => a.endsWith('out/user/images/probe/main.js'));
-const isDecoder = (argv: string[]) => argv.some((a) => a.endsWith('out/user/images/decode/main.js'));
+const isProbe = (argv: string[]) => argv.some((a) => a.endsWith('out/run/probe.js'));
+const isDecoder = (argv: string[]) => argv.some((a) => a.endsWith('out/run/decoder.js'));
 
 describe.skipIf(!isRoot)('sluice as root under sudo reads images as the user who ran sudo', () => {
   let user: { uid: number; gid: number };

@@ -1,5 +1,5 @@
 /**
- * The `sluice` bin of a clone (out/cli/sluice.js, what `npx sluice` runs) started by an older system Node (Debian 12 has 18, this machine's
+ * The `sluice` bin of a clone (out/run/sluice.js, what `npx sluice` runs) started by an older system Node (Debian 12 has 18, this machine's
  * /usr/bin/node is 20) runs on the pinned Node instead: a zstd-compressed qcow2, which needs
  * node:zlib's zstd (Node 20's decoder died on it), flashes and verifies.
  */
@@ -35,7 +35,7 @@ describeDevices('the sluice bin under an older system Node', () => {
   });
 
   it('flashes a zstd qcow2 on the pinned Node', async () => {
-    const child = spawnCommand([SYSTEM_NODE, resolve('out/cli/sluice.js'), 'flash', '--yes', '--json', '--no-eject', join(dir, 'os.qcow2'), loop.path], undefined, { PATH });
+    const child = spawnCommand([SYSTEM_NODE, resolve('out/run/sluice.js'), 'flash', '--yes', '--json', '--no-eject', join(dir, 'os.qcow2'), loop.path], undefined, { PATH });
     const run = await collect(child);
     expect(run.code, run.stderr).toBe(0);
     expect(resultsOf(run).get(loop.path)).toMatchObject({ status: 'ok', verified: true });

@@ -27,9 +27,9 @@ import { appBinary, fuseMismatches } from '../../build/scripts/check-fuses.js';
 const require = createRequire(import.meta.url);
 const APP_MAIN = (require(resolve('package.json')) as { main: string }).main;
 const PRELOAD = 'out/electron/preload/preload.cjs';
-const HELPER_ENTRY = 'out/privileged/main.js';
-const DECODER_ENTRY = 'out/user/images/decode/main.js';
-const PROBE_ENTRY = 'out/user/images/probe/main.js';
+const HELPER_ENTRY = 'out/run/helper.js';
+const DECODER_ENTRY = 'out/run/decoder.js';
+const PROBE_ENTRY = 'out/run/probe.js';
 /** Electron's own fuse defaults, in FuseV1Options order: RunAsNode, cookie encryption, NODE_OPTIONS, inspect, asar integrity, only-asar, browser snapshot, file:// privileges. */
 const ELECTRON_DEFAULT_FUSES = '10110001';
 const FUSE_SENTINEL = 'dL7pKGdnNz796PbbjQWNKmHXBZaB9tsX';
@@ -89,7 +89,7 @@ describe('the unpacked Linux app electron-builder makes from electron-builder.ym
     expect(JSON.parse(extractFile(asarPath, 'package.json').toString())).toMatchObject({ main: APP_MAIN, type: 'module' });
     for (const entry of [APP_MAIN, PRELOAD, HELPER_ENTRY, 'out/ui/index.html']) expect(files).toContain(entry);
     const stray = [...files].filter((path) =>
-      /^out\/(test|build|cli|renderer)\/|^out\/electron\/(launch|electron-binary|preload\/preload)\.js$|\.map$|\.d\.[cm]?ts$/.test(path),
+      /^out\/(test|build|cli|renderer|privileged)\/|^out\/run\/(sluice|bundles)|^out\/electron\/(launch|electron-binary|preload\/preload)\.js$|\.map$|\.d\.[cm]?ts$/.test(path),
     );
     expect(stray).toEqual([]);
     for (const entry of readdirSync('out/ui', { recursive: true, withFileTypes: true }).filter((entry) => entry.isFile())) {

@@ -1,7 +1,8 @@
 /**
- * Modules that start processes from files next to themselves (the helper's main.js, the decoder's
- * decode/main.js, the probe's probe/main.js), loaded from the build output as `npm start` runs them: vitest runs the sources,
- * which have no .js files beside them. `npm test` builds first.
+ * Modules that start processes from the build's bundles (out/run/helper.js, decoder.js, probe.js:
+ * node/process-entries.ts finds them from its own place in out/), loaded from the build output as
+ * `npm start` runs them: vitest runs the sources, which have no out/ around them. `npm test` builds
+ * first.
  */
 import { resolve } from 'node:path';
 import type * as AppServiceModule from '../../electron/core/app-service.js';
@@ -27,7 +28,7 @@ export async function builtImageProbe(): Promise<typeof ImageProbeModule> {
   return (await import(resolve('out/electron/core/image-probe.js'))) as typeof ImageProbeModule;
 }
 
-/** The probe process's launcher as built: it starts the built out/user/images/probe/main.js. */
+/** The probe process's launcher as built: it starts the built probe (out/run/probe.js). */
 export async function builtProbeLaunch(): Promise<typeof ProbeLaunch> {
   return (await import(resolve('out/user/images/probe-launch.js'))) as typeof ProbeLaunch;
 }
@@ -37,17 +38,17 @@ export async function builtProbe(): Promise<typeof Probe> {
   return (await import(resolve('out/user/images/probe.js'))) as typeof Probe;
 }
 
-/** The catalogue process's launcher as built: it starts the built out/user/catalogue/process/main.js. */
+/** The catalogue process's launcher as built: it starts the built catalogue reader (out/run/catalogue.js). */
 export async function builtCatalogueLaunch(): Promise<typeof CatalogueLaunch> {
   return (await import(resolve('out/user/catalogue/catalogue-launch.js'))) as typeof CatalogueLaunch;
 }
 
-/** The decoder's launcher as built: it starts the built out/user/images/decode/main.js. */
+/** The decoder's launcher as built: it starts the built decoder (out/run/decoder.js). */
 export async function builtDecoderLaunch(): Promise<typeof DecoderLaunch> {
   return (await import(resolve('out/user/images/decoder-launch.js'))) as typeof DecoderLaunch;
 }
 
-/** The decoder's pipe reader as built: it starts its thread from the built out/user/images/decode/pipe-reader-thread.js. */
+/** The decoder's pipe reader as built: it starts its thread from the built out/run/pipe-reader-thread.js. */
 export async function builtDrainPipe(): Promise<typeof PipeReader.drainPipe> {
   return ((await import(resolve('out/user/images/decode/pipe-reader.js'))) as typeof PipeReader).drainPipe;
 }

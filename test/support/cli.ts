@@ -4,7 +4,7 @@ import { resolve } from 'node:path';
 import { assertOwnedLoop } from './loop-device.js';
 
 /** The built CLI, exactly what `npx sluice` runs. `npm test` builds it first. */
-export const CLI = resolve('out/cli/sluice.js');
+export const CLI = resolve('out/run/sluice.js');
 
 /**
  * A target a test may name: a loop device it created, or a partition of one, or a regular file

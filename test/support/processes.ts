@@ -77,9 +77,9 @@ export async function waitForExit(pid: number, timeoutMs: number): Promise<numbe
   return performance.now() - started;
 }
 
-/** The built decoder process: Node running out/user/images/decode/main.js. */
+/** The built decoder process: Node running out/run/decoder.js, the decoder's bundle. */
 export function isDecoder(argv: string[]): boolean {
-  return argv[0] === process.execPath && argv.some((a) => a.endsWith('out/user/images/decode/main.js'));
+  return argv[0] === process.execPath && argv.some((a) => a.endsWith('out/run/decoder.js'));
 }
 
 /** The processes whose environment holds `entry` (NAME=value), such as a marker a test gave a command it ran. */
@@ -95,9 +95,9 @@ export function processesWithEnvironment(entry: string): number[] {
     .map((p) => p.pid);
 }
 
-/** The built helper, however it was started: Node running out/privileged/main.js. */
+/** The built helper, however it was started: Node running out/run/helper.js, the helper's bundle. */
 export function isHelper(argv: string[]): boolean {
-  return argv[0] === process.execPath && argv.some((a) => a.endsWith('out/privileged/main.js'));
+  return argv[0] === process.execPath && argv.some((a) => a.endsWith('out/run/helper.js'));
 }
 
 /**

@@ -13,7 +13,7 @@ export const TEST_USER = 'sluicetest';
 
 /** The built helper as the CLI runs it (vitest runs the TypeScript, whose own entry path is not the built one). */
 export function builtHelper(): HelperProgram {
-  return { file: process.execPath, args: [...HELPER_V8_FLAGS, resolve('out/privileged/main.js')], env: {} };
+  return { file: process.execPath, args: [...HELPER_V8_FLAGS, resolve('out/run/helper.js')], env: {} };
 }
 
 /** Creates the test user if this machine does not have it yet; returns its ids. */

@@ -3,14 +3,14 @@
  * CLI, under a memory cap and a time limit (limited-child.ts), as images are probed: the JSON of
  * a server Sluice does not control is parsed there, and only its checked answer comes back.
  */
-import { fileURLToPath } from 'node:url';
 import * as v from 'valibot';
 import { CatalogueReply, MAX_CATALOGUE_DEPTH, nestsWithin, type CatalogueRequest } from '../../common/contracts/catalogue-protocol.js';
 import type { CatalogueDocument } from '../../common/domain/catalogue.js';
 import { jobError, type JobError } from '../../common/domain/failure.js';
 import { askLimitedChild, notStarted, type ChildLimits } from '../images/limited-child.js';
+import { processEntry } from '../../node/process-entries.js';
 
-const CATALOGUE_ENTRY = fileURLToPath(new URL('./process/main.js', import.meta.url));
+const CATALOGUE_ENTRY = processEntry('catalogue');
 
 /**
  * A document is at most 1 MiB; parsed, Raspberry Pi's 60 KB list takes a few MB of heap. 128 MiB

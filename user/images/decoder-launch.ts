@@ -5,12 +5,12 @@
  */
 import type { ChildProcess, StdioOptions } from 'node:child_process';
 import type { Readable } from 'node:stream';
-import { fileURLToPath } from 'node:url';
 import type { Failure } from '../../common/domain/failure.js';
 import { closeFd } from '../../node/io.js';
 import type { DecodePlan, DecoderMessage, SkipAck } from '../../common/contracts/decoder-protocol.js';
 import type { SkipReason } from '../../common/domain/skipped.js';
 import { createOsPipe, type OsPipe } from '../../node/os-pipe.js';
+import { processEntry } from '../../node/process-entries.js';
 import { spawnImageChild } from './image-child.js';
 
 /**
@@ -23,8 +23,7 @@ const DECODER_V8_FLAGS = ['--max-semi-space-size=1', '--expose-gc'] as const;
 /** How long a decoder that has sent its end message may take to exit before it is killed. */
 const EXIT_GRACE_MS = 5000;
 
-/** The decoder's entry point, next to this file in the build output. */
-const DECODER_ENTRY = fileURLToPath(new URL('./decode/main.js', import.meta.url));
+const DECODER_ENTRY = processEntry('decoder');
 
 /** How the decoder ended. */
 export type DecoderEnd =

@@ -5,16 +5,15 @@
  * killed, and the caller gets a JobError that says so, while its own event loop never waited on
  * the parsing.
  */
-import { fileURLToPath } from 'node:url';
 import * as v from 'valibot';
 import { ProbeReply } from '../../common/contracts/probe-protocol.js';
 import { jobError, type JobError } from '../../common/domain/failure.js';
 import { askLimitedChild, notStarted, type ChildLimits } from './limited-child.js';
 import { isUrl } from '../../common/domain/image.js';
+import { processEntry } from '../../node/process-entries.js';
 import type { ImageRequest, PreparedImage } from './probe.js';
 
-/** The probe's entry point, next to this file in the build output. */
-const PROBE_ENTRY = fileURLToPath(new URL('./probe/main.js', import.meta.url));
+const PROBE_ENTRY = processEntry('probe');
 
 export type ProbeLimits = ChildLimits;
 

@@ -5,8 +5,8 @@
  */
 import { statSync } from 'node:fs';
 import { posix, win32 } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { errorText } from '../../common/domain/error-details.js';
+import { processEntry } from '../../node/process-entries.js';
 import { shellQuote } from './elevation/osascript.js';
 
 /**
@@ -19,8 +19,8 @@ import { shellQuote } from './elevation/osascript.js';
  */
 export const HELPER_V8_FLAGS = ['--max-semi-space-size=1', '--no-opt', '--no-maglev'] as const;
 
-/** The helper's entry point in the build output: privileged/main.js (what root runs, see eslint.config.js). */
-export const HELPER_ENTRY = fileURLToPath(new URL('../../privileged/main.js', import.meta.url));
+/** The helper's bundle in the build output (privileged/main.ts and what it imports: what root runs, see eslint.config.js). */
+export const HELPER_ENTRY = processEntry('helper');
 
 export interface HelperProgram {
   /** An absolute path: pkexec's polkit action and a sudoers rule match it exactly. */
@@ -84,7 +84,7 @@ export function macBundleCheck(bundle: string, teamId: string | null): string {
  * Where the helper's entry lies inside the app's resources, relative to them: what
  * build/helper/sluice-helper runs, and what the AppImage's root-side copy finds under its APPDIR.
  */
-export const PACKAGED_HELPER_ENTRY = 'resources/app.asar.unpacked/out/privileged/main.js';
+export const PACKAGED_HELPER_ENTRY = 'resources/app.asar.unpacked/out/run/helper.js';
 
 /**
  * electron-builder's AppRun puts --no-sandbox before every argument where `unshare -Ur true` fails

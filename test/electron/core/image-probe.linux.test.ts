@@ -116,7 +116,7 @@ describe('the main process while a hostile image is probed', () => {
     });
     try {
       await service.invoke('listDrives', []);
-      const probes = watchDescendants(process.pid, (argv) => argv.some((a) => a.endsWith('out/user/images/probe/main.js')));
+      const probes = watchDescendants(process.pid, (argv) => argv.some((a) => a.endsWith('out/run/probe.js')));
       const started = performance.now();
       let chosen: ApiResult<unknown> | null = null;
       const choosing = service.invoke('selectImage', [image]).then((result) => (chosen = result));

@@ -18,7 +18,7 @@ import { findDescendant, hasExited, watchDescendants, type SeenProcess } from '.
 const { prepareImageInChild, checkedAnswer, DEFAULT_PROBE_LIMITS } = await builtProbeLaunch();
 const { prepareImage } = await builtProbe();
 
-const isProbe = (argv: string[]) => argv.some((a) => a.endsWith('out/user/images/probe/main.js'));
+const isProbe = (argv: string[]) => argv.some((a) => a.endsWith('out/run/probe.js'));
 /** The memory the probe process may hold at most, as issue 17 asks: 256 MB. */
 const RSS_CEILING = 256e6;
 

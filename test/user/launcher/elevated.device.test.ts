@@ -334,7 +334,7 @@ describeDevices('through pkexec, with a private polkitd', () => {
     const done = collect(child);
 
     const shown = await promptShown(child);
-    expect(shown).toMatch(new RegExp(`Authentication is required to write a disk image to a drive: .*main\\.js .*-- ${loop.path}\\r?\\n`));
+    expect(shown).toMatch(new RegExp(`Authentication is required to write a disk image to a drive: .*run/helper\\.js .*-- ${loop.path}\\r?\\n`));
     const run = await typeAtPrompt(child, 'not-the-password\r', done);
 
     expect(run.code).toBe(5);

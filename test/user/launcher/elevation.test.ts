@@ -253,8 +253,8 @@ describe('what packaging ships', () => {
   it('the launchers run the entry with exactly the helper’s V8 flags', () => {
     const sh = readFileSync('build/helper/sluice-helper', 'utf8');
     const cmd = readFileSync('build/helper/sluice-helper.cmd', 'utf8');
-    expect(sh).toContain(`${HELPER_V8_FLAGS.join(' ')} \\\n  "$resources/app.asar.unpacked/out/privileged/main.js" "$@"`);
-    expect(cmd).toContain(`${HELPER_V8_FLAGS.join(' ')} "%~dp0app.asar.unpacked\\out\\privileged\\main.js" %*`);
+    expect(sh).toContain(`${HELPER_V8_FLAGS.join(' ')} \\\n  "$resources/app.asar.unpacked/out/run/helper.js" "$@"`);
+    expect(cmd).toContain(`${HELPER_V8_FLAGS.join(' ')} "%~dp0app.asar.unpacked\\out\\run\\helper.js" %*`);
     expect(sh).toContain('ELECTRON_RUN_AS_NODE=1');
     expect(cmd).toContain('set ELECTRON_RUN_AS_NODE=1');
   });

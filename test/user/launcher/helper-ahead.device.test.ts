@@ -35,7 +35,7 @@ function flashJob(target: string): HelperJob {
 
 /** The probe process, as `sluice flash` starts it. */
 function isProbe(argv: string[]): boolean {
-  return argv[0] === process.execPath && argv.some((a) => a.endsWith('out/user/images/probe/main.js'));
+  return argv[0] === process.execPath && argv.some((a) => a.endsWith('out/run/probe.js'));
 }
 
 describeDevices('a helper started ahead of its job', () => {

@@ -1,6 +1,7 @@
 import type { Writable } from 'node:stream';
 import { Worker } from 'node:worker_threads';
 import { closeFd } from '../../../node/io.js';
+import { processEntry } from '../../../node/process-entries.js';
 import { MiB } from '../../../common/domain/units.js';
 import { FREE, type PipeReaderData, type PipeReaderMessage } from './pipe-reader-slots.js';
 
@@ -32,7 +33,7 @@ export function drainPipe(fd: number, sink: Writable): Promise<void> {
   const states = new Int32Array(new SharedArrayBuffer(SLOTS * Int32Array.BYTES_PER_ELEMENT));
   const data = new SharedArrayBuffer(SLOTS * SLOT_BYTES);
   const workerData: PipeReaderData = { fd, states: states.buffer as SharedArrayBuffer, data, slotBytes: SLOT_BYTES };
-  const worker = new Worker(new URL('./pipe-reader-thread.js', import.meta.url), { workerData });
+  const worker = new Worker(processEntry('pipe-reader-thread'), { workerData });
   const release = (slot: number) => {
     Atomics.store(states, slot, FREE);
     Atomics.notify(states, slot);
