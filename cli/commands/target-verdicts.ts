@@ -2,7 +2,7 @@ import type { Drive } from '../../common/domain/drive.js';
 import type { TargetResult } from '../../common/domain/result.js';
 import { judgeDrive, refusalFailure, refusalOf, verdictEffect, type ImageFacts, type Verdict } from '../../common/domain/verdict.js';
 import { imageFacts } from '../../user/drives/image-facts.js';
-import { listDrives } from '../../user/drives/list-drives.js';
+import { listDrivesFor } from '../../user/drives/list-drives.js';
 import { askText } from '../prompt.js';
 import { errorText } from '../../common/domain/error-details.js';
 
@@ -14,13 +14,13 @@ export interface JudgedTarget {
 }
 
 /**
- * The OS's listing of drives for judgeTargets (virtual and system drives included: a device named
- * on the command line is judged whatever a list would show). A listing that fails is said, and
+ * The OS's listing of drives for judging `targets` (listDrivesFor: virtual and system drives
+ * included, since a device named on the command line is judged whatever a list would show). A listing that fails is said, and
  * gives none: the helper's checks still stand. A command may start it early, so that lsblk runs
  * while the image is probed (on a flash the two took about 100 ms each, one after the other).
  */
-export function listTargetDrives(): Promise<Drive[]> {
-  return listDrives({ showAll: true, showVirtual: true }).catch((error: unknown) => {
+export function listTargetDrives(targets: readonly string[]): Promise<Drive[]> {
+  return listDrivesFor(targets).catch((error: unknown) => {
     process.stderr.write(`sluice: could not list drives (${errorText(error)}); relying on the writer's own checks.\n`);
     return [] as Drive[];
   });
@@ -31,7 +31,7 @@ export function listTargetDrives(): Promise<Drive[]> {
  * does not know (a partition, a file) gets no verdicts here; the helper's own checks refuse what
  * must be refused.
  */
-export async function judgeTargets(imagePath: string, imageSize: Pick<ImageFacts, 'size' | 'atLeast'>, targets: readonly string[], listing: Promise<Drive[]> = listTargetDrives()): Promise<JudgedTarget[]> {
+export async function judgeTargets(imagePath: string, imageSize: Pick<ImageFacts, 'size' | 'atLeast'>, targets: readonly string[], listing: Promise<Drive[]> = listTargetDrives(targets)): Promise<JudgedTarget[]> {
   const drives = await listing;
   const image = await imageFacts(imagePath, imageSize, drives);
   return targets.map((target) => {

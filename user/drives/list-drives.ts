@@ -31,13 +31,20 @@ export async function listDrives(visibility: DriveVisibility): Promise<Drive[]> 
 const LINUX_LOOP = /^\/dev\/loop\d+$/;
 
 /**
- * The drive this machine lists under `device` (virtual and system drives included), or undefined.
- * A Linux loop device is looked up among the loops alone: drivelist never lists one, and its
- * `lsblk --output-all` of every disk was the slowest step of `sluice probe` on a loop (about 40 ms
- * of its 190 ms here, with 20 loops attached; measured in the commit that added this).
+ * The drives to judge `devices` by (virtual and system drives included). When every one is a Linux
+ * loop device, the loops alone: drivelist never lists a loop, so its `lsblk --output-all` of every
+ * disk adds nothing to their judgement, and it costs the most when a command is busiest. It was
+ * the slowest step of `sluice probe` on a loop (about 40 ms of its 190 ms, with 20 loops
+ * attached), and in a raw flash it ran beside the probe and the helper starting on two cores: the
+ * first write came 164-187 ms after the command without it, 206-235 ms with it (5 runs each).
  */
+export async function listDrivesFor(devices: readonly string[]): Promise<Drive[]> {
+  if (!(process.platform === 'linux' && devices.length > 0 && devices.every((device) => LINUX_LOOP.test(device)))) return listDrives({ showAll: true, showVirtual: true });
+  const loops = await listLoopDrives(devices.length === 1 ? devices[0] : undefined);
+  return Promise.all(loops.map(async (d) => ({ ...d, medium: await mediumId(d.device) })));
+}
+
+/** The drive this machine lists under `device` (virtual and system drives included), or undefined. */
 export async function findDrive(device: string): Promise<Drive | undefined> {
-  if (!(process.platform === 'linux' && LINUX_LOOP.test(device))) return (await listDrives({ showAll: true, showVirtual: true })).find((d) => d.device === device);
-  const loop = (await listLoopDrives(device)).find((d) => d.device === device);
-  return loop === undefined ? undefined : { ...loop, medium: await mediumId(device) };
+  return (await listDrivesFor([device])).find((d) => d.device === device);
 }
