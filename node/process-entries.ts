@@ -1,6 +1,6 @@
 /**
  * The programs Sluice starts as processes (and its one worker thread), as the build bundles them:
- * one file each in out/run/ (build/scripts/bundle-processes.ts), with the chunks they load lazily
+ * one entry file each in out/run/ (build/scripts/bundle-processes.ts), with the chunks they import
  * beside them.
  *
  * Why bundles: Node resolves, reads and links every module of a program before it runs a line, and

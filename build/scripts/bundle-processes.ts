@@ -1,8 +1,8 @@
 /**
  * Bundles each program Sluice starts as a process (node/process-entries.ts) from what tsc built
- * into one file in out/run/, and writes out/run/bundles.json: the modules each bundle holds, which
- * test/architecture/bundles.test.ts holds to the layer rules (root's bundle holds only root's
- * layers). Rolldown is Vite's own bundler, already installed with it.
+ * in out/run/, and writes out/run/bundles.json: the modules each bundle holds, which
+ * test/architecture/helper-closure.test.ts holds to the layer rules (root's bundle holds only
+ * root's layers). Rolldown is Vite's own bundler, already installed with it.
  *
  * Each program is bundled on its own, so no file in out/run/ is shared by two of them: root loads
  * only the helper's. Their lazily imported parts stay lazy, as chunks named after the program.

@@ -75,7 +75,7 @@ export async function flashCommand(args: FlashArgs): Promise<number> {
   const request: AheadRequest = { image: args.image, bmap: args.bmap, exact: args.exact, fileTarget: fileTargets > 0, customising: args.customise !== undefined && wantsCustomisation(args.customise) };
   const warm = warmDecoderFor(request);
   const helperOptions = cliHelperOptions(args.elevate);
-  // Not awaited here: the probe starts meanwhile.
+  // Awaited below only until the helper is spawned: it starts before the probe and runs beside it.
   const ahead = startFlashAhead(request, targets, warm, helperOptions);
   try {
     // The helper is spawned before the probe and the drive listing start: it has the most to load

@@ -23,7 +23,7 @@ export const LimitSchema = v.strictObject({
 });
 export type Limit = v.InferOutput<typeof LimitSchema>;
 
-/** One progress report for one target. Emitted at most about 10 times a second. */
+/** One progress report for one target. Emitted at most 4 times a second (writer/progress-meter.ts). */
 export const ProgressSchema = v.strictObject({
   phase: v.picklist(PHASES),
   /** The target device (or a backup's file) this report is about. */

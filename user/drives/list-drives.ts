@@ -37,6 +37,8 @@ const LINUX_LOOP = /^\/dev\/loop\d+$/;
  * the slowest step of `sluice probe` on a loop (about 40 ms of its 190 ms, with 20 loops
  * attached), and in a raw flash it ran beside the probe and the helper starting on two cores: the
  * first write came 164-187 ms after the command without it, 206-235 ms with it (5 runs each).
+ * One verdict can differ, toward refusing: an image on another disk's filesystem mounted inside a
+ * loop target's mount is then taken to be stored on that loop, which is refused.
  */
 export async function listDrivesFor(devices: readonly string[]): Promise<Drive[]> {
   if (!(process.platform === 'linux' && devices.length > 0 && devices.every((device) => LINUX_LOOP.test(device)))) return listDrives({ showAll: true, showVirtual: true });
