@@ -1,12 +1,9 @@
 import { builtinModules } from 'node:module';
 import { posix } from 'node:path';
 import ts from 'typescript';
+import { packageName } from '../../build/scripts/package-name.js';
 
-/** The npm package a bare specifier names: "@balena/udif/dist/x.js" → "@balena/udif". */
-export function packageName(specifier: string): string {
-  const parts = specifier.split('/');
-  return specifier.startsWith('@') ? `${parts[0]}/${parts[1]}` : (parts[0] ?? specifier);
-}
+export { packageName };
 
 export interface ModuleGraph {
   /** Every file reached, entries included. */
