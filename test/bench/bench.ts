@@ -20,7 +20,7 @@ import { formatSections, WATCH, WRITER_PRIVATE_HEADER, writerPrivateBytes } from
 import { sparseRows } from './sparse.js';
 import { probeSection } from './probe.js';
 import { stationSection } from './station.js';
-import { measure, medianOf, type Measurement } from './measure.js';
+import { measure, medianOf, mediansInTurns, type Measurement } from './measure.js';
 import { memorySection } from './memory.js';
 import { OS_IMAGE_BYTES } from './os-like-image.js';
 
@@ -118,11 +118,10 @@ async function rawSection(dir: string): Promise<string> {
         `dd if=${loop.path} bs=4M iflag=direct,count_bytes count=${RAW_IMAGE_BYTES} status=none | cmp - ${image}`,
     );
   const etcher = () => measure(`${ETCHER_NODE} ${ETCHER} ${image} ${loop.path}`, { watch: WATCH });
-  const dd = await medianOf(RUNS, ddVerify);
-  const ours = await medianOf(RUNS, sluice);
-  const baseline = BASELINE_CLI === undefined ? [] : [{ name: `sluice flash, baseline (${BASELINE_CLI})`, m: await medianOf(RUNS, () => measure(`${NODE} ${BASELINE_CLI} flash --yes ${image} ${loop.path}`, { watch: WATCH })), bytes: RAW_IMAGE_BYTES, reference: dd }];
-  const theirs = await medianOf(RUNS, etcher);
-  return table(`Raw ${RAW_IMAGE_BYTES / GiB} GiB image, write + verify, loop device on /dev/shm (median of ${RUNS})`, [
+  const baselineRun = BASELINE_CLI === undefined ? [] : [() => measure(`${NODE} ${BASELINE_CLI} flash --yes ${image} ${loop.path}`, { watch: WATCH })];
+  const [dd, ours, theirs, baselineM] = (await mediansInTurns(RUNS, [ddVerify, sluice, etcher, ...baselineRun])) as [Measurement, Measurement, Measurement, Measurement | undefined];
+  const baseline = baselineM === undefined ? [] : [{ name: `sluice flash, baseline (${BASELINE_CLI})`, m: baselineM, bytes: RAW_IMAGE_BYTES, reference: dd }];
+  return table(`Raw ${RAW_IMAGE_BYTES / GiB} GiB image, write + verify, loop device on /dev/shm (median of ${RUNS}, run in turns)`, [
     { name: '`dd bs=4M oflag=direct` + O_DIRECT read-back `cmp`', m: dd, bytes: RAW_IMAGE_BYTES },
     { name: '**sluice flash**', m: ours, bytes: RAW_IMAGE_BYTES, reference: dd },
     ...baseline,

@@ -10,7 +10,7 @@ import { execFileSync } from 'node:child_process';
 import { basename } from 'node:path';
 import { CLI } from '../support/cli.js';
 import { assertOwnedLoop, createLoop } from '../support/loop-device.js';
-import { medianOf, measure, type Measurement } from './measure.js';
+import { medianOf, mediansInTurns, measure, type Measurement } from './measure.js';
 import { compressedFixture, OS_IMAGE_BYTES, osLikeImage } from './os-like-image.js';
 
 const NODE = process.execPath;
@@ -155,11 +155,12 @@ export async function formatSections(
     const image = compressedFixture(fixtures, format.file, format.make);
     const reference = () => measure(`cd ${fixtures} && ${format.reference.replaceAll('$DEV', loop.path)} && ${verify}`);
     const sluice = (flags: string, cli = CLI) => measure(`${NODE} ${cli} flash --yes --no-eject ${flags} ${image} ${loop.path}`, { watch: WATCH });
-    const ref = await medianOf(runs, reference);
-    const rows: Row[] = [{ name: format.referenceName, m: ref }];
-    rows.push({ name: '**sluice flash**', m: await medianOf(runs, () => sluice('')), reference: ref });
     const baseline = baselineCli;
-    if (baseline !== undefined) rows.push({ name: `sluice flash, baseline (${baseline})`, m: await medianOf(runs, () => sluice('', baseline)), reference: ref });
+    // The reference, Sluice and a baseline build in turns (measure.ts mediansInTurns): the ratios between them are the point.
+    const [ref, ours, base] = (await mediansInTurns(runs, [reference, () => sluice(''), ...(baseline === undefined ? [] : [() => sluice('', baseline)])])) as [Measurement, Measurement, Measurement | undefined];
+    const rows: Row[] = [{ name: format.referenceName, m: ref }];
+    rows.push({ name: '**sluice flash**', m: ours, reference: ref });
+    if (base !== undefined) rows.push({ name: `sluice flash, baseline (${baseline})`, m: base, reference: ref });
     if (format.builtin === true) rows.push({ name: 'sluice flash --builtin-decoders', m: await medianOf(runs, () => sluice('--builtin-decoders')), reference: ref });
     if (format.etcher === true) {
       try {
@@ -171,7 +172,7 @@ export async function formatSections(
       }
     }
     const load = execFileSync('cat', ['/proc/loadavg'], { encoding: 'utf8' }).split(' ').slice(0, 3).join(' ');
-    sections.push(table(`${format.name}: ${format.file}, 1 GiB OS-like image, write + verify, loop device on /dev/shm (median of ${runs}; load average after: ${load})`, rows));
+    sections.push(table(`${format.name}: ${format.file}, 1 GiB OS-like image, write + verify, loop device on /dev/shm (median of ${runs}, the first three rows run in turns; load average after: ${load})`, rows));
   }
   return sections;
 }

@@ -117,12 +117,23 @@ export function measure(script: string, options: MeasureOptions = {}): Promise<M
 
 /** The run with the median wall time of `runs` repetitions; each must succeed. */
 export async function medianOf(runs: number, run: () => Promise<Measurement>): Promise<Measurement> {
-  const results: Measurement[] = [];
-  for (let i = 0; i < runs; i++) {
-    const r = await run();
-    if (r.exitCode !== 0) throw new Error(`benchmark command failed (exit ${r.exitCode}):\n${r.output}`);
-    results.push(r);
+  const [median] = await mediansInTurns(runs, [run]);
+  return median as Measurement;
+}
+
+/**
+ * The median run of each of `commands`, run in turns: one of each per round, `runs` rounds. This
+ * VM's speed drifts within a section (the same `dd` took 1.46 s and 1.63 s in one afternoon), and
+ * run one after the other, each command met its own stretch of it. Each run must succeed.
+ */
+export async function mediansInTurns(runs: number, commands: ReadonlyArray<() => Promise<Measurement>>): Promise<Measurement[]> {
+  const results = commands.map((): Measurement[] => []);
+  for (let round = 0; round < runs; round++) {
+    for (const [i, run] of commands.entries()) {
+      const r = await run();
+      if (r.exitCode !== 0) throw new Error(`benchmark command failed (exit ${r.exitCode}):\n${r.output}`);
+      results[i]?.push(r);
+    }
   }
-  results.sort((a, b) => a.wallSeconds - b.wallSeconds);
-  return results[Math.floor(results.length / 2)] as Measurement;
+  return results.map((rs) => rs.sort((a, b) => a.wallSeconds - b.wallSeconds)[Math.floor(rs.length / 2)] as Measurement);
 }
