@@ -75,14 +75,15 @@ export async function flashCommand(args: FlashArgs): Promise<number> {
   const request: AheadRequest = { image: args.image, bmap: args.bmap, exact: args.exact, fileTarget: fileTargets > 0, customising: args.customise !== undefined && wantsCustomisation(args.customise) };
   const warm = warmDecoderFor(request);
   const helperOptions = cliHelperOptions(args.elevate);
-  // Awaited below only until the helper is spawned: it starts before the probe and runs beside it.
   const ahead = startFlashAhead(request, targets, warm, helperOptions);
   try {
+    const early = await ahead;
     // The helper is spawned before the probe and the drive listing start: it has the most to load
     // (about 80 ms from its start to its ready, on two cores shared with them), and the job waited
     // for it. Spawned after them, a raw flash's first write came 217-303 ms after the command; first, 206-235.
-    await (await ahead)?.spawned;
-    return await flashNamed(args, targets, fileTargets, { warm, ahead, helperOptions });
+    // From here the feed may also close the file, or stop the decoder, the helper was started with: it has its own copy.
+    await early?.spawned;
+    return await flashNamed(args, targets, fileTargets, { warm, early, helperOptions });
   } finally {
     // Taken by the flash if it got that far; stopped here if it ended before.
     await (await ahead)?.dispose();
@@ -93,11 +94,12 @@ export async function flashCommand(args: FlashArgs): Promise<number> {
 /** What the flash started while its image was probed (flash-ahead.ts), and how it starts the helper. */
 interface Started {
   warm: WarmDecoder | null;
-  ahead: Promise<FlashAhead | null>;
+  /** Spawned already (flashCommand waits for it). */
+  early: FlashAhead | null;
   helperOptions: ReturnType<typeof cliHelperOptions>;
 }
 
-async function flashNamed(args: FlashArgs, targets: string[], fileTargets: number, { warm, ahead, helperOptions }: Started): Promise<number> {
+async function flashNamed(args: FlashArgs, targets: string[], fileTargets: number, { warm, early, helperOptions }: Started): Promise<number> {
   if (fileTargets > 0 && targets.length > 1) {
     process.stderr.write('sluice: a file is written on its own: name either one file or one or more drives.\n');
     return EXIT.usage;
@@ -136,9 +138,6 @@ async function flashNamed(args: FlashArgs, targets: string[], fileTargets: numbe
     process.stderr.write('Nothing was written.\n');
     return EXIT.cancelled;
   }
-  const early = await ahead;
-  // The feed may close the file, or stop the decoder, the helper was started with: once it has its own copy.
-  await early?.spawned;
   const feed = await openSourceFeed(prepared, { leaveOut: args.exact ? 'nothing' : 'all', warm: warm ?? undefined, opened: early?.handOverFile() });
   feed.onNotice((message) => reporter.notice(message));
   void feed.decoder.then((decoder) => {

@@ -1,8 +1,6 @@
 import type { DownloadProgress } from '../../common/contracts/ipc-contract.js';
 import type { SourceFeed } from '../../user/images/source-feed.js';
-
-/** As often as the writer reports its own progress (writer/progress-meter.ts): 4 a second is enough for a line of text. */
-const INTERVAL_MS = 250;
+import { PROGRESS_INTERVAL_MS } from '../../writer/progress-meter.js';
 
 /**
  * Reports a flash's download apart from its writing, so the progress screen shows which of the two
@@ -21,7 +19,8 @@ export function reportDownload(feed: SourceFeed, bytesTotal: number | null, repo
     const seconds = (performance.now() - started) / 1000;
     report({ bytesDone, bytesTotal, speed: seconds > 0 ? bytesDone / seconds : 0, notice });
   };
-  const timer = setInterval(send, INTERVAL_MS);
+  // As often as the writer reports its own progress: 4 a second is enough for a line of text.
+  const timer = setInterval(send, PROGRESS_INTERVAL_MS);
   return () => {
     if (stopped) return;
     stopped = true;
