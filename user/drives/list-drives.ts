@@ -13,7 +13,7 @@ let collator: Intl.Collator | undefined;
  * every command that imports this module (measured under Node 24), and `sluice flash` to loop
  * devices never sorts.
  */
-function byDevice(a: string, b: string): number {
+export function byDevice(a: string, b: string): number {
   collator ??= new Intl.Collator('en', { numeric: true });
   return collator.compare(a, b);
 }
