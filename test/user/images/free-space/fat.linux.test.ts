@@ -106,6 +106,40 @@ describe('FAT free clusters: what mtools counts, and garbage there changes nothi
   });
 });
 
+describe('FAT entries, read as they come', () => {
+  it('bytes that arrive at an odd place in memory give the same free clusters', async () => {
+    for (const [name, size, args] of [
+      ['odd16.img', 64 * MiB, ['-F', '16']],
+      ['odd32.img', 300 * MiB, ['-F', '32']],
+    ] as const) {
+      const bytes = readFileSync(mkfs(name, size, [...args]));
+      const boot = fatBootSector(bytes.subarray(0, 512), bytes.length);
+      if (boot === null) throw new Error('no boot sector');
+      const found: Extent[] = [];
+      // Each read is copied one byte into a larger buffer: a FAT16 or FAT32 entry then starts off its element size.
+      const odd = (offset: number, length: number) => {
+        const holder = Buffer.alloc(length + 1);
+        bytes.copy(holder, 1, offset, offset + length);
+        return Promise.resolve(holder.subarray(1));
+      };
+      await fatFree(randomAccess(odd), 0, boot, (e) => found.push(...e));
+      expect(mergeExtents(found).reduce((sum, [, length]) => sum + length, 0)).toBe(mtoolsFree(join(dir, name)));
+    }
+  });
+
+  it('a FAT32 entry whose reserved top 4 bits alone are set is free', async () => {
+    const path = mkfs('reserved.img', 300 * MiB, ['-F', '32']);
+    const bytes = readFileSync(path);
+    const boot = fatBootSector(bytes.subarray(0, 512), bytes.length);
+    if (boot === null) throw new Error('no boot sector');
+    const before = (await ourFree(path, false)).free;
+    // Cluster 60000, far past the files, in both FATs: free, with the bits the specification reserves set.
+    for (let copy = 0; copy < boot.fats; copy++) bytes.writeUInt32LE(0xf0000000, (boot.reservedSectors + copy * boot.fatSectors) * boot.bytesPerSector + 60000 * 4);
+    writeFileSync(path, bytes);
+    expect((await ourFree(path, false)).free).toEqual(before);
+  });
+});
+
 describe('FAT boot sectors that do not add up are not read', () => {
   const boot = (): Buffer => readFileSync(mkfs('boot.img', 64 * MiB, ['-F', '16'])).subarray(0, 512);
   it.each([
