@@ -33,6 +33,10 @@ const FILE_BYTES = Number(process.env['BENCH_FILE_BYTES'] ?? GiB);
 /** The 1 GiB OS-like image and its compressed forms, kept between runs: making them takes minutes. */
 const FIXTURES = process.env['BENCH_FIXTURES'] ?? '/var/tmp/sluice-bench-fixtures';
 const RAW_IMAGE_BYTES = 1 * GiB;
+/** Issue 16's standing target for the raw section: Sluice's speed over etcher-sdk's, in the same run. */
+const RAW_TARGET_AGAINST_ETCHER = 1.6;
+/** And for the card section: the whole 1 GiB run's CPU, start-up included, in % of one core. */
+const CPU_TARGET_PERCENT = 1;
 /** The card section's two images: the issue's target is CPU for 1 GiB to a 20 MB/s card, start-up included. */
 const SLOW_SMALL_BYTES = 256 * MiB;
 const SLOW_LARGE_BYTES = 1 * GiB;
@@ -121,12 +125,17 @@ async function rawSection(dir: string): Promise<string> {
   const baselineRun = BASELINE_CLI === undefined ? [] : [() => measure(`${NODE} ${BASELINE_CLI} flash --yes ${image} ${loop.path}`, { watch: WATCH })];
   const [dd, ours, theirs, baselineM] = (await mediansInTurns(RUNS, [ddVerify, sluice, etcher, ...baselineRun])) as [Measurement, Measurement, Measurement, Measurement | undefined];
   const baseline = baselineM === undefined ? [] : [{ name: `sluice flash, baseline (${BASELINE_CLI})`, m: baselineM, bytes: RAW_IMAGE_BYTES, reference: dd }];
-  return table(`Raw ${RAW_IMAGE_BYTES / GiB} GiB image, write + verify, loop device on /dev/shm (median of ${RUNS}, run in turns)`, [
-    { name: '`dd bs=4M oflag=direct` + O_DIRECT read-back `cmp`', m: dd, bytes: RAW_IMAGE_BYTES },
-    { name: '**sluice flash**', m: ours, bytes: RAW_IMAGE_BYTES, reference: dd },
-    ...baseline,
-    { name: `etcher-sdk 10 (decompressThenFlash, verify; Node ${etcherNodeVersion()})`, m: theirs, bytes: RAW_IMAGE_BYTES, reference: dd },
-  ]);
+  const againstEtcher = theirs.wallSeconds / ours.wallSeconds;
+  return [
+    table(`Raw ${RAW_IMAGE_BYTES / GiB} GiB image, write + verify, loop device on /dev/shm (median of ${RUNS}, run in turns)`, [
+      { name: '`dd bs=4M oflag=direct` + O_DIRECT read-back `cmp`', m: dd, bytes: RAW_IMAGE_BYTES },
+      { name: '**sluice flash**', m: ours, bytes: RAW_IMAGE_BYTES, reference: dd },
+      ...baseline,
+      { name: `etcher-sdk 10 (decompressThenFlash, verify; Node ${etcherNodeVersion()})`, m: theirs, bytes: RAW_IMAGE_BYTES, reference: dd },
+    ]),
+    '',
+    `Sluice against etcher-sdk: **${againstEtcher.toFixed(2)}×** its speed; target (issue 16): ≥ ${RAW_TARGET_AGAINST_ETCHER}× — ${againstEtcher >= RAW_TARGET_AGAINST_ETCHER ? 'met' : 'not met'}.`,
+  ].join('\n');
 }
 
 /**
@@ -165,7 +174,8 @@ async function slowCardSection(dir: string): Promise<string> {
       '',
       `CPU while writing at 20 MB/s (extra CPU over extra wall time between ${SLOW_SMALL_BYTES / MiB} and ${SLOW_LARGE_BYTES / MiB} MiB images): ` +
         `**sluice ${marginal(oursSmall, oursLarge)}% of a core**, dd + cmp ${marginal(ddSmall, ddLarge)}%. ` +
-        `The whole ${SLOW_LARGE_BYTES / MiB} MiB run, start-up and verification included: **sluice ${whole(oursLarge)}%** (${oursLarge.cpuSeconds.toFixed(2)} s of CPU), dd + cmp ${whole(ddLarge)}% (${ddLarge.cpuSeconds.toFixed(2)} s).`,
+        `The whole ${SLOW_LARGE_BYTES / MiB} MiB run, start-up and verification included: **sluice ${whole(oursLarge)}%** (${oursLarge.cpuSeconds.toFixed(2)} s of CPU), dd + cmp ${whole(ddLarge)}% (${ddLarge.cpuSeconds.toFixed(2)} s); ` +
+          `target (issue 16): ≤ ${CPU_TARGET_PERCENT}% — ${(100 * oursLarge.cpuSeconds) / oursLarge.wallSeconds <= CPU_TARGET_PERCENT ? 'met' : 'not met'}.`,
       '',
       capacityCheckLine(dir),
     ].join('\n');
@@ -227,7 +237,12 @@ async function main(): Promise<void> {
     if (SECTIONS.includes('slow')) sections.push(await slowCardSection(dir));
     if (SECTIONS.includes('sparse')) {
       const { title, rows } = await sparseRows(dir, FIXTURES);
-      sections.push(table(title, rows.map((row) => ({ ...row, bytes: OS_IMAGE_BYTES }))));
+      const verdicts = rows.flatMap(({ name, m, reference, limit }) => {
+        if (reference === undefined || limit === undefined) return [];
+        const share = m.wallSeconds / reference.wallSeconds;
+        return [`${name}: **${share.toFixed(3)}** of the reference's time; acceptance (issue 16): ≤ ${limit} — ${share <= limit ? 'met' : 'not met'}.`];
+      });
+      sections.push([table(title, rows.map((row) => ({ ...row, bytes: OS_IMAGE_BYTES }))), '', ...verdicts.flatMap((line) => [line, ''])].join('\n').trimEnd());
     }
     if (SECTIONS.includes('formats')) {
       const etcher = (image: string, device: string, bytes: number) => measure(`${ETCHER_NODE} ${ETCHER} ${image} ${device} ${bytes}`, { watch: WATCH });
