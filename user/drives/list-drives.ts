@@ -33,8 +33,12 @@ export async function listDrives(visibility: DriveVisibility): Promise<Drive[]> 
   ]);
   const fromDrivelist = drivesFromDrivelist(listed, running);
   const drives = [...(process.platform === 'linux' ? await recogniseSdCards(fromDrivelist) : fromDrivelist), ...loops];
-  const shown = drives.filter((d) => isDriveShown(d, visibility)).sort((a, b) => byDevice(a.device, b.device));
-  return Promise.all(shown.map(async (d) => ({ ...d, medium: await mediumId(d.device) })));
+  return withMedia(drives.filter((d) => isDriveShown(d, visibility)).sort((a, b) => byDevice(a.device, b.device)));
+}
+
+/** `drives`, each with the medium in it now (Drive.medium). */
+function withMedia(drives: readonly Drive[]): Promise<Drive[]> {
+  return Promise.all(drives.map(async (d) => ({ ...d, medium: await mediumId(d.device) })));
 }
 
 /** A loop device's name on Linux: /dev/loopN. */
@@ -52,8 +56,7 @@ const LINUX_LOOP = /^\/dev\/loop\d+$/;
  */
 export async function listDrivesFor(devices: readonly string[]): Promise<Drive[]> {
   if (!(process.platform === 'linux' && devices.length > 0 && devices.every((device) => LINUX_LOOP.test(device)))) return listDrives({ showAll: true, showVirtual: true });
-  const loops = await listLoopDrives(devices.length === 1 ? devices[0] : undefined);
-  return Promise.all(loops.map(async (d) => ({ ...d, medium: await mediumId(d.device) })));
+  return withMedia(await listLoopDrives(devices.length === 1 ? devices[0] : undefined));
 }
 
 /** The drive this machine lists under `device` (virtual and system drives included), or undefined. */

@@ -69,11 +69,11 @@ const FAT32_ENTRY_BITS = new Uint32Array(new Uint8Array([0xff, 0xff, 0xff, 0x0f]
  * The first `count` FAT16 or FAT32 entries of `bytes` as a typed array; an entry masked with the
  * returned bits is 0 exactly when the entry is. A typed array must start at a multiple of its
  * element size, so bytes that do not (a subarray that starts at an odd place, as a streamed
- * image's pieces can) are copied first. With this, and
- * the run loop below passing over whole bytes of its bitmap, a probe's one scan of the FAT32 of
- * the bench's 1 GiB OS image (258,078 clusters, two FATs) takes 8 ms instead of 18.5, and of an
- * 8 GiB FAT32 (2,093,057 clusters) 22 ms instead of 42, of which about 9.5 are reading its FATs
- * (readUInt32LE, entry by entry, was most of the rest; measured under Node 24).
+ * image's pieces can) are copied first. With this, and the run loop below passing over whole bytes
+ * of its bitmap, a probe's one scan of the FAT32 of the bench's 1 GiB OS image (258,078 clusters,
+ * two FATs) takes 8 ms instead of 18.5, and of an 8 GiB FAT32 (2,093,057 clusters) 22 ms instead
+ * of 42, of which about 9.5 are reading its FATs (readUInt32LE, entry by entry, was most of the
+ * rest; measured under Node 24).
  */
 function entryArray(bytes: Buffer, count: number, filesystem: 'FAT16' | 'FAT32'): { values: Uint16Array | Uint32Array; bits: number } {
   const width = filesystem === 'FAT32' ? 4 : 2;
@@ -93,6 +93,7 @@ export async function fatFree(read: ReadImage, partition: number, boot: FatBootS
   const perRead = (FAT_READ_BYTES * 2) / halfBytes;
   /** Bit n set: cluster n is free in every copy read so far. */
   const freeBits = new Uint8Array(Math.ceil(entries / 8)).fill(0xff);
+  const used = (c: number) => (freeBits[c >> 3] = (freeBits[c >> 3] ?? 0) & ~(1 << (c & 7)));
   for (let copy = 0; copy < boot.fats; copy++) {
     const start = partition + (boot.reservedSectors + copy * boot.fatSectors) * boot.bytesPerSector;
     for (let first = 0; first < entries; first += perRead) {
@@ -100,7 +101,6 @@ export async function fatFree(read: ReadImage, partition: number, boot: FatBootS
       const length = Math.ceil((count * halfBytes) / 2);
       const bytes = await read(start + (first * halfBytes) / 2, length);
       if (bytes === null || bytes.length < length) return;
-      const used = (c: number) => (freeBits[c >> 3] = (freeBits[c >> 3] ?? 0) & ~(1 << (c & 7)));
       if (boot.filesystem === 'FAT12') {
         for (let n = 0; n < count; n++) if (fat12Entry(bytes, n) !== 0) used(first + n);
       } else {
