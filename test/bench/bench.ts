@@ -20,7 +20,7 @@ import { formatSections, WATCH, WRITER_PRIVATE_HEADER, writerPrivateBytes } from
 import { sparseRows } from './sparse.js';
 import { probeSection } from './probe.js';
 import { stationSection } from './station.js';
-import { measure, medianOf, mediansInTurns, type Measurement } from './measure.js';
+import { issueVerdict, measure, medianOf, mediansInTurns, type Measurement } from './measure.js';
 import { memorySection } from './memory.js';
 import { OS_IMAGE_BYTES } from './os-like-image.js';
 
@@ -134,7 +134,7 @@ async function rawSection(dir: string): Promise<string> {
       { name: `etcher-sdk 10 (decompressThenFlash, verify; Node ${etcherNodeVersion()})`, m: theirs, bytes: RAW_IMAGE_BYTES, reference: dd },
     ]),
     '',
-    `Sluice against etcher-sdk: **${againstEtcher.toFixed(2)}×** its speed; target (issue 16): ≥ ${RAW_TARGET_AGAINST_ETCHER}× — ${againstEtcher >= RAW_TARGET_AGAINST_ETCHER ? 'met' : 'not met'}.`,
+    `Sluice against etcher-sdk: **${againstEtcher.toFixed(2)}×** its speed; ${issueVerdict('target', `≥ ${RAW_TARGET_AGAINST_ETCHER}×`, againstEtcher >= RAW_TARGET_AGAINST_ETCHER)}`,
   ].join('\n');
 }
 
@@ -175,7 +175,7 @@ async function slowCardSection(dir: string): Promise<string> {
       `CPU while writing at 20 MB/s (extra CPU over extra wall time between ${SLOW_SMALL_BYTES / MiB} and ${SLOW_LARGE_BYTES / MiB} MiB images): ` +
         `**sluice ${marginal(oursSmall, oursLarge)}% of a core**, dd + cmp ${marginal(ddSmall, ddLarge)}%. ` +
         `The whole ${SLOW_LARGE_BYTES / MiB} MiB run, start-up and verification included: **sluice ${whole(oursLarge)}%** (${oursLarge.cpuSeconds.toFixed(2)} s of CPU), dd + cmp ${whole(ddLarge)}% (${ddLarge.cpuSeconds.toFixed(2)} s); ` +
-          `target (issue 16): ≤ ${CPU_TARGET_PERCENT}% — ${(100 * oursLarge.cpuSeconds) / oursLarge.wallSeconds <= CPU_TARGET_PERCENT ? 'met' : 'not met'}.`,
+          issueVerdict('target', `≤ ${CPU_TARGET_PERCENT}%`, (100 * oursLarge.cpuSeconds) / oursLarge.wallSeconds <= CPU_TARGET_PERCENT),
       '',
       capacityCheckLine(dir),
     ].join('\n');
@@ -240,9 +240,9 @@ async function main(): Promise<void> {
       const verdicts = rows.flatMap(({ name, m, reference, limit }) => {
         if (reference === undefined || limit === undefined) return [];
         const share = m.wallSeconds / reference.wallSeconds;
-        return [`${name}: **${share.toFixed(3)}** of the reference's time; acceptance (issue 16): ≤ ${limit} — ${share <= limit ? 'met' : 'not met'}.`];
+        return [`${name}: **${share.toFixed(3)}** of the reference's time; ${issueVerdict('acceptance', `≤ ${limit}`, share <= limit)}`];
       });
-      sections.push([table(title, rows.map((row) => ({ ...row, bytes: OS_IMAGE_BYTES }))), '', ...verdicts.flatMap((line) => [line, ''])].join('\n').trimEnd());
+      sections.push([table(title, rows.map((row) => ({ ...row, bytes: OS_IMAGE_BYTES }))), ...verdicts].join('\n\n'));
     }
     if (SECTIONS.includes('formats')) {
       const etcher = (image: string, device: string, bytes: number) => measure(`${ETCHER_NODE} ${ETCHER} ${image} ${device} ${bytes}`, { watch: WATCH });

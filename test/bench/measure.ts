@@ -169,3 +169,8 @@ export async function mediansInTurns(runs: number, commands: ReadonlyArray<() =>
   }
   return results.map((rs) => rs.sort((a, b) => a.wallSeconds - b.wallSeconds)[Math.floor(rs.length / 2)] as Measurement);
 }
+
+/** How a figure stands against issue 16, as the bench prints it: "target (issue 16): ≤ 1% — met.". */
+export function issueVerdict(kind: 'target' | 'acceptance', bound: string, met: boolean): string {
+  return `${kind} (issue 16): ${bound} — ${met ? 'met' : 'not met'}.`;
+}

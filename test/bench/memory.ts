@@ -14,7 +14,7 @@ import { GiB, MiB } from '../../common/domain/units.js';
 import { CLI } from '../support/cli.js';
 import { assertOwnedLoop, createLoop, detachLoop, scratchDir, writeRandomFile, type LoopDevice } from '../support/loop-device.js';
 import { WATCH } from './formats.js';
-import { measure, medianOf, type Measurement } from './measure.js';
+import { issueVerdict, measure, medianOf, type Measurement } from './measure.js';
 
 const IMAGE_SIZES = [256 * MiB, 1 * GiB, 4 * GiB, 16 * GiB];
 /** Issue 16's target for the helper's Private_Dirty, in the bench's MB (10^6 bytes). */
@@ -74,6 +74,6 @@ export async function memorySection(node: string): Promise<string> {
     ...rows.map(({ bytes, m, helperPrivate, load }) => `| ${sizeName(bytes)} | ${m.wallSeconds.toFixed(2)} | ${mb(helperPrivate)} | ${mb(m.peaks.get('helper') ?? 0)} | ${m.cpuSeconds.toFixed(2)} | ${load.toFixed(2)} |`),
     '',
     `Helper's private memory from ${sizeName(Math.min(...IMAGE_SIZES))} to ${sizeName(Math.max(...IMAGE_SIZES))}: spread **${mb(largest - Math.min(...privates))} MB** (max − min), largest **${mb(largest)} MB**; ` +
-      `target (issue 16): ≤ ${mb(TARGET_BYTES)} MB, flat — ${largest <= TARGET_BYTES ? 'met' : 'not met'}.`,
+      issueVerdict('target', `≤ ${mb(TARGET_BYTES)} MB, flat`, largest <= TARGET_BYTES),
   ].join('\n');
 }
