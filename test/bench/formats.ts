@@ -80,6 +80,8 @@ export const FORMATS: Format[] = [
 
 /** Sluice's processes, and etcher-sdk's one process (etcher-flash.ts), told apart by their command lines. */
 export const WATCH: Record<string, (argv: string[]) => boolean> = {
+  cli: (argv) => argv.some((a) => a.endsWith('run/sluice.js')),
+  probe: (argv) => argv.some((a) => a.endsWith('run/probe.js')),
   // privileged/main.js and helper/main.js: baseline builds (BENCH_BASELINE_CLI) from before the helper was bundled, and before its entry moved to privileged/.
   helper: (argv) => argv.some((a) => /(run\/helper|privileged\/main|helper\/main)\.js$/.test(a)),
   decoder: (argv) => argv.some((a) => a.endsWith('run/decoder.js')),

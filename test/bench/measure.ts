@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 
 /** One timed run of a whole command, as GNU time saw it (children included). */
@@ -18,6 +18,12 @@ export interface Measurement {
    * kernel keeps no high-water mark of it, so this is the largest of the polls (every 100 ms).
    */
   privatePeaks: Map<string, number>;
+  /**
+   * CPU seconds (user + system) of the watched processes, by label, summed over every process of
+   * that label as last seen (every 25 ms): what a process spent after the last look before it
+   * exited is not counted, so each figure is a lower bound, short by at most 25 ms of CPU a process.
+   */
+  cpuByLabel: Map<string, number>;
 }
 
 /** How often the processes of a run are looked at: for their peak RSS (VmHWM, kept by the kernel) and their Private_Dirty (sampled). */
@@ -49,12 +55,19 @@ function parentOf(pid: number): number | null {
   }
 }
 
-/** A process's command line and peak RSS, or null once it is gone. Read on every look: a child's command line is its parent's until it execs. */
-function readWatched(pid: number): { argv: string[]; hwm: number } | null {
+/** Clock ticks a second, the unit of utime and stime in /proc/PID/stat. */
+const CLOCK_TICKS = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim());
+
+/** A process's command line, peak RSS and CPU seconds so far, or null once it is gone. Read on every look: a child's command line is its parent's until it execs. */
+function readWatched(pid: number): { argv: string[]; hwm: number; cpuSeconds: number } | null {
   try {
     const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
     const hwm = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
-    return { argv, hwm: Number(hwm ?? 0) * 1024 };
+    // Fields 14 and 15 (utime, stime), counted after the command name, which may hold spaces.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const ticks = Number(fields[11]) + Number(fields[12]);
+    return { argv, hwm: Number(hwm ?? 0) * 1024, cpuSeconds: ticks / CLOCK_TICKS };
   } catch {
     return null;
   }
@@ -71,7 +84,7 @@ function privateDirty(pid: number): number {
 }
 
 /**
- * Records the peak RSS and Private_Dirty of `root`'s descendants that match the watch list.
+ * Records the peak RSS, Private_Dirty and CPU time of `root`'s descendants that match the watch list.
  *
  * Whether a process descends from `root` is decided once, when it is first seen (its parent does
  * not change when it execs), so each look reads the parent of new processes only and the command
@@ -79,9 +92,11 @@ function privateDirty(pid: number): number {
  * bench process 150 ms of CPU a second (73 processes; 15% of one of the two cores the measured
  * tools ran on); this costs about 40 ms a second, most of it listing /proc.
  */
-function watchPeaks(root: number, watch: NonNullable<MeasureOptions['watch']>, peaks: Map<string, number>, privatePeaks: Map<string, number>): () => void {
+function watchPeaks(root: number, watch: NonNullable<MeasureOptions['watch']>, peaks: Map<string, number>, privatePeaks: Map<string, number>, cpuByLabel: Map<string, number>): () => void {
   let tick = 0;
   const descends = new Map<number, boolean>([[root, true]]);
+  /** The label and last-seen CPU seconds of each watched process, kept after it is gone. */
+  const cpuOf = new Map<number, { label: string; cpuSeconds: number }>();
   const timer = setInterval(() => {
     tick++;
     let fresh: Array<[number, number]> = [];
@@ -110,11 +125,15 @@ function watchPeaks(root: number, watch: NonNullable<MeasureOptions['watch']>, p
       for (const [label, matches] of Object.entries(watch)) {
         if (!matches(info.argv)) continue;
         peaks.set(label, Math.max(peaks.get(label) ?? 0, info.hwm));
+        cpuOf.set(pid, { label, cpuSeconds: info.cpuSeconds });
         if (PRIVATE_LABELS.has(label) && tick % PRIVATE_EVERY === 0) privatePeaks.set(label, Math.max(privatePeaks.get(label) ?? 0, privateDirty(pid)));
       }
     }
   }, WATCH_INTERVAL_MS);
-  return () => clearInterval(timer);
+  return () => {
+    clearInterval(timer);
+    for (const { label, cpuSeconds } of cpuOf.values()) cpuByLabel.set(label, (cpuByLabel.get(label) ?? 0) + cpuSeconds);
+  };
 }
 
 /** Runs `sh -c script` under /usr/bin/time. The script may be a pipeline. */
@@ -125,7 +144,8 @@ export function measure(script: string, options: MeasureOptions = {}): Promise<M
     const child = spawn('sh', ['-c', full], { stdio: ['ignore', 'pipe', 'pipe'] });
     const peaks = new Map<string, number>();
     const privatePeaks = new Map<string, number>();
-    const stopWatching = options.watch !== undefined && child.pid !== undefined ? watchPeaks(child.pid, options.watch, peaks, privatePeaks) : () => undefined;
+    const cpuByLabel = new Map<string, number>();
+    const stopWatching = options.watch !== undefined && child.pid !== undefined ? watchPeaks(child.pid, options.watch, peaks, privatePeaks, cpuByLabel) : () => undefined;
     let output = '';
     child.stdout.on('data', (d: Buffer) => (output += d.toString()));
     child.stderr.on('data', (d: Buffer) => (output += d.toString()));
@@ -142,6 +162,7 @@ export function measure(script: string, options: MeasureOptions = {}): Promise<M
         output,
         peaks,
         privatePeaks,
+        cpuByLabel,
       });
     });
   });

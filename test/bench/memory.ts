@@ -6,11 +6,14 @@
  * between rows. A 16 GiB image and its drive do not fit on /dev/shm beside what the machine runs,
  * so both live in a scratch directory on /var/tmp (the disk), removed when the section ends.
  */
-import { execFileSync } from 'node:child_process';
-import { rmSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { readFileSync, rmSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { GiB, MiB } from '../../common/domain/units.js';
+import { HELPER_V8_FLAGS } from '../../user/launcher/helper-program.js';
+import { HEAD_BYTES } from '../../writer/flash.js';
+import { DEFAULT_REQUEST } from '../../writer/pump.js';
 import { CLI } from '../support/cli.js';
 import { assertOwnedLoop, createLoop, detachLoop, scratchDir, writeRandomFile, type LoopDevice } from '../support/loop-device.js';
 import { WATCH } from './formats.js';
@@ -49,6 +52,24 @@ async function flashEach(node: string, dir: string, loop: LoopDevice): Promise<R
   return rows;
 }
 
+/**
+ * Private_Dirty of a Node started as the helper is (its V8 flags) that runs nothing of Sluice's,
+ * read from outside 500 ms after its start, as the helper's is: median of 5. Read from inside, by
+ * a script, it was 1 MB more (the script and what it loads).
+ */
+async function nodeAlonePrivate(node: string): Promise<number> {
+  const runs: number[] = [];
+  for (let i = 0; i < 5; i++) {
+    const child = spawn(node, [...HELPER_V8_FLAGS, '-e', 'setTimeout(() => {}, 5000)'], { stdio: 'ignore' });
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const kb = /Private_Dirty:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/smaps_rollup`, 'utf8'))?.[1];
+    child.kill();
+    if (kb === undefined) throw new Error('no Private_Dirty for a bare Node');
+    runs.push(1024 * Number(kb));
+  }
+  return runs.sort((a, b) => a - b)[2] ?? 0;
+}
+
 export async function memorySection(node: string): Promise<string> {
   const dir = scratchDir(DISK_SCRATCH_PARENT);
   let rows: Row[];
@@ -66,6 +87,9 @@ export async function memorySection(node: string): Promise<string> {
   }
   const privates = rows.map((row) => row.helperPrivate);
   const largest = Math.max(...privates);
+  const nodeAlone = await nodeAlonePrivate(node);
+  // What a flash's buffer holds at the least (flash.ts): the pump's two requests and the head kept to be written last.
+  const buffer = 2 * DEFAULT_REQUEST + HEAD_BYTES;
   return [
     `### The helper's memory against the image's size: raw images (random bytes) to a ${sizeName(Math.max(...IMAGE_SIZES))} loop device on ${DISK_SCRATCH_PARENT}, \`sluice flash --yes --no-eject\`, one run each`,
     '',
@@ -75,5 +99,9 @@ export async function memorySection(node: string): Promise<string> {
     '',
     `Helper's private memory from ${sizeName(Math.min(...IMAGE_SIZES))} to ${sizeName(Math.max(...IMAGE_SIZES))}: spread **${mb(largest - Math.min(...privates))} MB** (max − min), largest **${mb(largest)} MB**; ` +
       issueVerdict('target', `≤ ${mb(TARGET_BYTES)} MB, flat`, largest <= TARGET_BYTES),
+    '',
+    `What of it is not the helper's own: Node itself, started with the helper's V8 flags and running nothing, **${mb(nodeAlone)} MB**; ` +
+      `the job's one buffer (two ${DEFAULT_REQUEST / MiB} MiB requests and the ${HEAD_BYTES / MiB} MiB head written last) ${mb(buffer)} MB. ` +
+      `Together ${mb(nodeAlone + buffer)} MB of the ${mb(TARGET_BYTES)} MB target, which leaves ${mb(TARGET_BYTES - nodeAlone - buffer)} MB for the helper's code, the Node built-ins it loads and its heap; they take ${mb(largest - nodeAlone - buffer)} MB.`,
   ].join('\n');
 }
