@@ -21,7 +21,8 @@ export interface Measurement {
   /**
    * CPU seconds (user + system) of the watched processes, by label, summed over every process of
    * that label as last seen (every 25 ms): what a process spent after the last look before it
-   * exited is not counted, so each figure is a lower bound, short by at most 25 ms of CPU a process.
+   * exited is not counted, so each figure is a lower bound, short by about one look's time for
+   * each core the process kept busy then.
    */
   cpuByLabel: Map<string, number>;
 }
@@ -58,16 +59,21 @@ function parentOf(pid: number): number | null {
 /** Clock ticks a second, the unit of utime and stime in /proc/PID/stat. */
 const CLOCK_TICKS = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim());
 
-/** A process's command line, peak RSS and CPU seconds so far, or null once it is gone. Read on every look: a child's command line is its parent's until it execs. */
-function readWatched(pid: number): { argv: string[]; hwm: number; cpuSeconds: number } | null {
+/**
+ * A process's command line, peak RSS, start time (in clock ticks after boot: with the pid, it names
+ * one process even if the pid is used again) and CPU seconds so far, or null once it is gone. Read
+ * on every look: a child's command line is its parent's until it execs.
+ */
+function readWatched(pid: number): { argv: string[]; hwm: number; started: string; cpuSeconds: number } | null {
   try {
     const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
     const hwm = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
-    // Fields 14 and 15 (utime, stime), counted after the command name, which may hold spaces.
+    // stat's fields are counted from 1 (pid); what follows the command name's ')', which may hold
+    // spaces, starts at field 3. So field N is at N - 3: utime (14), stime (15), starttime (22).
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     const ticks = Number(fields[11]) + Number(fields[12]);
-    return { argv, hwm: Number(hwm ?? 0) * 1024, cpuSeconds: ticks / CLOCK_TICKS };
+    return { argv, hwm: Number(hwm ?? 0) * 1024, started: fields[19] ?? '', cpuSeconds: ticks / CLOCK_TICKS };
   } catch {
     return null;
   }
@@ -95,8 +101,8 @@ function privateDirty(pid: number): number {
 function watchPeaks(root: number, watch: NonNullable<MeasureOptions['watch']>, peaks: Map<string, number>, privatePeaks: Map<string, number>, cpuByLabel: Map<string, number>): () => void {
   let tick = 0;
   const descends = new Map<number, boolean>([[root, true]]);
-  /** The label and last-seen CPU seconds of each watched process, kept after it is gone. */
-  const cpuOf = new Map<number, { label: string; cpuSeconds: number }>();
+  /** The label and last-seen CPU seconds of each watched process (by pid and start time), kept after it is gone. */
+  const cpuOf = new Map<string, { label: string; cpuSeconds: number }>();
   const timer = setInterval(() => {
     tick++;
     let fresh: Array<[number, number]> = [];
@@ -125,7 +131,7 @@ function watchPeaks(root: number, watch: NonNullable<MeasureOptions['watch']>, p
       for (const [label, matches] of Object.entries(watch)) {
         if (!matches(info.argv)) continue;
         peaks.set(label, Math.max(peaks.get(label) ?? 0, info.hwm));
-        cpuOf.set(pid, { label, cpuSeconds: info.cpuSeconds });
+        cpuOf.set(`${pid}@${info.started}`, { label, cpuSeconds: info.cpuSeconds });
         if (PRIVATE_LABELS.has(label) && tick % PRIVATE_EVERY === 0) privatePeaks.set(label, Math.max(privatePeaks.get(label) ?? 0, privateDirty(pid)));
       }
     }

@@ -54,18 +54,28 @@ async function flashEach(node: string, dir: string, loop: LoopDevice): Promise<R
 
 /**
  * Private_Dirty of a Node started as the helper is (its V8 flags) that runs nothing of Sluice's,
- * read from outside 500 ms after its start, as the helper's is: median of 5. Read from inside, by
- * a script, it was 1 MB more (the script and what it loads).
+ * read from outside once, 500 ms after its start (the helper's figure is the largest of its reads
+ * every 100 ms; an idle Node's does not move): median of 5. Read from inside, by a script, it was
+ * 1 MB more (the script and what it loads).
  */
 async function nodeAlonePrivate(node: string): Promise<number> {
   const runs: number[] = [];
   for (let i = 0; i < 5; i++) {
     const child = spawn(node, [...HELPER_V8_FLAGS, '-e', 'setTimeout(() => {}, 5000)'], { stdio: 'ignore' });
-    await new Promise((resolve) => setTimeout(resolve, 500));
-    const kb = /Private_Dirty:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/smaps_rollup`, 'utf8'))?.[1];
-    child.kill();
-    if (kb === undefined) throw new Error('no Private_Dirty for a bare Node');
-    runs.push(1024 * Number(kb));
+    const exited = new Promise<void>((resolve, reject) => {
+      child.once('error', reject);
+      child.once('exit', () => resolve());
+    });
+    try {
+      await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 500))]);
+      if (child.exitCode !== null || child.signalCode !== null) throw new Error(`a bare Node (${node}) ended before it could be measured`);
+      const kb = /Private_Dirty:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/smaps_rollup`, 'utf8'))?.[1];
+      if (kb === undefined) throw new Error('no Private_Dirty for a bare Node');
+      runs.push(1024 * Number(kb));
+    } finally {
+      child.kill();
+      await exited.catch(() => undefined);
+    }
   }
   return runs.sort((a, b) => a - b)[2] ?? 0;
 }

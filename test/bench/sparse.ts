@@ -12,7 +12,7 @@ import { CLI } from '../support/cli.js';
 import { assertOwnedLoop, createLoop } from '../support/loop-device.js';
 import { SD_CARD_BYTES_PER_SECOND, throttledDevice } from '../support/throttle.js';
 import { FORMATS } from './formats.js';
-import { measure, type Measurement } from './measure.js';
+import { measure, medianOf, type Measurement } from './measure.js';
 import { compressedFixture, OS_IMAGE_BYTES, osLikeImage } from './os-like-image.js';
 
 const NODE = process.execPath;
@@ -38,11 +38,13 @@ export async function sparseRows(scratch: string, fixtures: string): Promise<{ t
   assertOwnedLoop(loop.path);
   const card = throttledDevice(loop.path, SD_CARD_BYTES_PER_SECOND);
   const readBack = `dd if=${loop.path} bs=4M iflag=direct,count_bytes count=${OS_IMAGE_BYTES} status=none | cmp - ${raw}`;
-  const sluice = (image: string, flags = '') => measure(`${NODE} ${CLI} flash --yes --no-eject --json ${flags} ${image} ${loop.path} > ${join(scratch, 'sparse-result.json')}`);
+  // Each run once, through medianOf, so that a command that fails (and might fail fast) stops the section instead of timing its failure.
+  const once = (script: string) => medianOf(1, () => measure(script));
+  const sluice = (image: string, flags = '') => once(`${NODE} ${CLI} flash --yes --no-eject --json ${flags} ${image} ${loop.path} > ${join(scratch, 'sparse-result.json')}`);
   try {
-    const ddXz = await measure(`xz -dc -T2 ${xz} | dd of=${loop.path} bs=4M iflag=fullblock oflag=direct conv=fsync status=none && ${readBack}`);
+    const ddXz = await once(`xz -dc -T2 ${xz} | dd of=${loop.path} bs=4M iflag=fullblock oflag=direct conv=fsync status=none && ${readBack}`);
     const oursXz = await sluice(xz);
-    const bmaptool = await measure(`bmaptool -q copy --bmap ${bmap} ${sparse} ${loop.path}`);
+    const bmaptool = await once(`bmaptool -q copy --bmap ${bmap} ${sparse} ${loop.path}`);
     const oursBmap = await sluice(sparse);
     // The same flash without its read-back: bmaptool reads nothing back, so this row shows how much
     // of the gap between the two rows above is the verification the issue also asks for.
