@@ -197,10 +197,10 @@ function cpuSplit(m: Measurement): string {
   const seconds = (label: string) => m.cpuByLabel.get(label) ?? 0;
   const named = labels.reduce((sum, label) => sum + seconds(label), 0);
   return (
-    `Of the whole run's ${m.cpuSeconds.toFixed(2)} s of CPU: ` +
+    `Of the whole run's ${m.cpuSeconds.toFixed(2)} s of CPU, by process as last seen (every 25 ms, so each at least): ` +
     labels.map((label) => `${label} ${seconds(label).toFixed(2)} s (${((100 * seconds(label)) / m.wallSeconds).toFixed(2)}% of a core)`).join(', ') +
     // Negative would mean a watched process outside what /usr/bin/time counted: printed as it is, not hidden.
-    `, the rest ${(m.cpuSeconds - named).toFixed(2)} s.`
+    `; the rest ${(m.cpuSeconds - named).toFixed(2)} s (the shell, /usr/bin/time, and what each spent after its last look; a process that lived less than a look may show 0).`
   );
 }
 
