@@ -46,11 +46,20 @@ export interface MeasureOptions {
   watch?: Record<string, (argv: string[]) => boolean>;
 }
 
+/**
+ * The fields of /proc/PID/stat from the third on (throws once the process is gone). The fields are
+ * counted from 1 (pid); what follows the command name's ')', which may hold spaces, starts at field
+ * 3, so field N is at index N - 3: ppid (4), utime (14), stime (15), starttime (22).
+ */
+function statFields(pid: number): string[] {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+}
+
 /** A process's parent, or null once it is gone. */
 function parentOf(pid: number): number | null {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    return Number(statFields(pid)[1]);
   } catch {
     return null; // gone between listing and reading
   }
@@ -68,10 +77,7 @@ function readWatched(pid: number): { argv: string[]; hwm: number; started: strin
   try {
     const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
     const hwm = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
-    // stat's fields are counted from 1 (pid); what follows the command name's ')', which may hold
-    // spaces, starts at field 3. So field N is at N - 3: utime (14), stime (15), starttime (22).
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const fields = statFields(pid);
     const ticks = Number(fields[11]) + Number(fields[12]);
     return { argv, hwm: Number(hwm ?? 0) * 1024, started: fields[19] ?? '', cpuSeconds: ticks / CLOCK_TICKS };
   } catch {
@@ -80,7 +86,7 @@ function readWatched(pid: number): { argv: string[]; hwm: number; started: strin
 }
 
 /** A process's Private_Dirty in bytes; 0 once it is gone. Read only for watched processes: smaps_rollup walks the process's page tables, status does not. */
-function privateDirty(pid: number): number {
+export function privateDirty(pid: number): number {
   try {
     const kb = /Private_Dirty:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'))?.[1];
     return Number(kb ?? 0) * 1024;

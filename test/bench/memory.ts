@@ -7,7 +7,7 @@
  * so both live in a scratch directory on /var/tmp (the disk), removed when the section ends.
  */
 import { execFileSync, spawn } from 'node:child_process';
-import { readFileSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { GiB, MiB } from '../../common/domain/units.js';
@@ -17,7 +17,7 @@ import { DEFAULT_REQUEST } from '../../writer/pump.js';
 import { CLI } from '../support/cli.js';
 import { assertOwnedLoop, createLoop, detachLoop, scratchDir, writeRandomFile, type LoopDevice } from '../support/loop-device.js';
 import { WATCH } from './formats.js';
-import { issueVerdict, measure, medianOf, type Measurement } from './measure.js';
+import { issueVerdict, measure, medianOf, privateDirty, type Measurement } from './measure.js';
 
 const IMAGE_SIZES = [256 * MiB, 1 * GiB, 4 * GiB, 16 * GiB];
 /** Issue 16's target for the helper's Private_Dirty, in the bench's MB (10^6 bytes). */
@@ -69,9 +69,9 @@ async function nodeAlonePrivate(node: string): Promise<number> {
     try {
       await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 500))]);
       if (child.exitCode !== null || child.signalCode !== null) throw new Error(`a bare Node (${node}) ended before it could be measured`);
-      const kb = /Private_Dirty:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/smaps_rollup`, 'utf8'))?.[1];
-      if (kb === undefined) throw new Error('no Private_Dirty for a bare Node');
-      runs.push(1024 * Number(kb));
+      const bytes = child.pid === undefined ? 0 : privateDirty(child.pid);
+      if (bytes === 0) throw new Error('no Private_Dirty for a bare Node');
+      runs.push(bytes);
     } finally {
       child.kill();
       await exited.catch(() => undefined);
