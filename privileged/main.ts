@@ -25,6 +25,7 @@ import { exitProcess } from '../node/process-exit.js';
 import type { HelperEndpoints } from './endpoints.js';
 import { openHelperEndpoints } from './open-endpoints.js';
 import { watchParent } from './parent-watch.js';
+import { sizeThreadPool } from './thread-pool.js';
 import { cancelledBeforeStart, runJob, type JobContext } from './run-job.js';
 import { errorText } from '../common/domain/error-details.js';
 import { jobError } from '../common/domain/failure.js';
@@ -165,6 +166,8 @@ async function main(): Promise<void> {
   } catch (error) {
     die(EXIT.badArguments, errorText(error));
   }
+  // Before the channel is opened: opening a FIFO is the first call that starts the pool.
+  sizeThreadPool(args.targets.length);
   let endpoints: HelperEndpoints;
   try {
     endpoints = await openHelperEndpoints(args.transport);

@@ -1,31 +1,27 @@
 import { fstat } from 'node:fs';
-import type { Limit, Progress } from '../common/domain/progress.js';
-import { DRIVE_INCOMPLETE, reachedDrive, type TargetResult } from '../common/domain/result.js';
+import { reachedDrive, type TargetResult } from '../common/domain/result.js';
 import { KiB, MiB } from '../common/domain/units.js';
 import { settleTarget } from './after-write.js';
-import { alignDown, alignUp } from './job-memory.js';
-import { refusedStop, targetWriteFailure } from './failures.js';
-import { errorCode } from '../common/domain/error-details.js';
-import { JobError, jobError, toFailure, type Failure } from '../common/domain/failure.js';
+import { allocateJobMemory, alignUp } from './job-memory.js';
+import { refusedStop } from './failures.js';
+import { JobError, jobError, toFailure } from '../common/domain/failure.js';
 import { chooseGrain, GrainHashes } from './grain-hashes.js';
-import { ABANDONED, allocatePumpMemory, DEFAULT_REQUEST, pump, unlessAborted } from './pump.js';
+import { ABANDONED, DEFAULT_REQUEST, unlessAborted } from './pump.js';
 import { currentPlatform } from './platform/index.js';
 import type { DevicePlatform } from './platform/types.js';
-import { ProgressMeter } from './progress-meter.js';
-import { LimitMeter } from './limit-meter.js';
-import { waitForSourceEnd, type SourceEndSignal } from './source-end.js';
+import type { Progress } from '../common/domain/progress.js';
+import type { SourceEndSignal } from './source-end.js';
 import type { Extent } from '../common/domain/extents.js';
 import type { SkipInbox } from './skip-inbox.js';
 import { readStream } from './read-stream.js';
 import { streamLayoutOf, type StreamLayout } from './stream-layout.js';
 import { TargetDevice } from './target-device.js';
-import { verifyWritten, type VerifyOutcome } from './verify-written.js';
-import { customiseTargets, type Overlays } from './overlay.js';
+import type { Overlays } from './overlay.js';
 import type { WriteTarget } from './write-target.js';
-import { CapacityCheck } from './capacity-check.js';
 import { MarkerFormat } from './capacity-markers.js';
-import { fileRepairSource, repairGrains } from './repair.js';
 import type { RepairSource } from './repair-inbox.js';
+import { runCard, type JobShare } from './card-run.js';
+import { StreamRing, type StreamRead } from './stream-ring.js';
 
 /**
  * The partition tables live in the first megabyte. It is written last, after everything else, and
@@ -36,18 +32,6 @@ export const HEAD_BYTES = 1 * MiB;
 /** Devices that announce an optimal I/O size get requests of this many times it (DEFAULT_REQUEST at least). */
 const OPTIMAL_IO_FACTOR = 16;
 const MAX_CHUNK = 16 * MiB;
-
-/**
- * With O_DIRECT nothing waits in the page cache, but a device's own write cache may. A flush
- * every second keeps progress honest (what is counted is on the medium) and bounds what a
- * cancel or an unplug can lose, at one cheap request per second.
- */
-const SYNC_INTERVAL_MS = 1000;
-
-/** What a target's ok result adds about the drive's health: the capacity check's cost, a repair. */
-type Health = Pick<Extract<TargetResult, { status: 'ok' }>, 'capacityCheck' | 'repaired'>;
-/** How one target's job ends, before its time is known. */
-type TargetEnd = { status: 'ok'; health: Health } | Exclude<TargetResult, { status: 'ok' }>;
 
 /** One flash job: one image, read once, written to one or more targets. */
 export interface FlashJob {
@@ -166,252 +150,106 @@ export async function flash(job: FlashJob): Promise<TargetResult[]> {
   return job.targets.map((path) => results.get(path) ?? { status: 'failed', target: path, bytes: 0, ...toFailure(new Error('no result')) });
 }
 
-/** The `limit` of a writing report, once measured (exactOptionalPropertyTypes keeps an undefined one out). */
-function withLimit(limit: Limit | undefined): Pick<Progress, 'limit'> {
-  return limit === undefined ? {} : { limit };
-}
-
 /** What writeTargets needs of a job: everything but how its targets are found and opened. */
 export type WriteJob = Omit<FlashJob, 'targets' | 'eject' | 'platform' | 'extents'>;
 
 /**
- * The writing loop for targets that are already open (devices after their checks, or files):
- * writes the stream to all of them at once, head last, and verifies each. Resolves with one
- * result per target path; never rejects.
+ * Ring slots per target when several targets share one stream, up to RING_BYTES. With equal
+ * cards the ring only has to absorb their jitter (two slots each is seconds of a card's writing);
+ * a card slower than that leaves the ring for the image file, or, from a pipe, holds the others
+ * back by at most the ring. Its size counts against the memory promise of 16 MB + 6 MB per card.
  */
-export async function writeTargets(job: WriteJob, layout: StreamLayout, opened: readonly WriteTarget[]): Promise<Map<string, TargetResult>> {
-  const results = new Map<string, TargetResult>();
-  await runJob(job, layout, opened, results);
-  return results;
+const RING_SLOTS_PER_TARGET = 1;
+const RING_BYTES = 16 * MiB;
+
+function ringBytes(request: number, targets: number): number {
+  return request * Math.max(2, Math.min(targets * RING_SLOTS_PER_TARGET, Math.floor(RING_BYTES / request)));
 }
 
-async function runJob(job: WriteJob, layout: StreamLayout, opened: readonly WriteTarget[], results: Map<string, TargetResult>): Promise<void> {
+/**
+ * The writing loop for targets that are already open (devices after their checks, or files):
+ * writes the stream to all of them at once, each at its own pace, head last, and verifies each.
+ * Resolves with one result per target path; never rejects.
+ */
+export async function writeTargets(job: WriteJob, layout: StreamLayout, opened: readonly WriteTarget[]): Promise<Map<string, TargetResult>> {
   const started = performance.now();
   // A file has no capacity: a stream of unknown length into one gets the largest grain.
-  const maxBytes = layout.streamBytes ?? Math.max(...opened.map((t) => t.capacity ?? Number.MAX_SAFE_INTEGER));
-  const grain = chooseGrain(maxBytes);
-  // Verification gives each target its own two slices of the chunk region, at least a grain each.
-  const request = Math.max(chooseChunkSize(opened, job.chunkSize), grain * opened.length);
-  const chunkSize = 2 * request;
+  const grain = chooseGrain(layout.streamBytes ?? Math.max(...opened.map((t) => t.capacity ?? Number.MAX_SAFE_INTEGER)));
+  const request = Math.max(chooseChunkSize(opened, job.chunkSize), grain);
   const scratchSize = scratchBytes(opened);
-
-  // The job's one buffer: [ chunk: the pump's two halves of one request each | head (first MiB) |
-  // one scratch block per target ]. Allocated once; nothing else on the data path allocates.
-  const memory = allocatePumpMemory(request, HEAD_BYTES + scratchSize * opened.length);
+  const perCard = 2 * request + scratchSize;
+  const ring = opened.length > 1 ? ringBytes(request, opened.length) : 0;
+  // The job's one buffer: [ ring, when targets share the stream | head (first MiB) | per target:
+  // its pump's two halves of one request each, and a scratch block ]. Allocated once; nothing
+  // else on the data path allocates.
+  const memory = allocateJobMemory(ring + HEAD_BYTES + perCard * opened.length);
   const hashes = new GrainHashes(grain, layout.streamBytes, memory.hash);
-  const chunk = memory.bytes.subarray(0, chunkSize);
-  const head = memory.extra.subarray(0, HEAD_BYTES);
-  const scratchOf = new Map(opened.map((t, i) => [t, memory.extra.subarray(HEAD_BYTES + i * scratchSize, HEAD_BYTES + (i + 1) * scratchSize)]));
-  // Capacity markers are built and read back in each target's scratch block: they are written
-  // before the image and read after it, never while a partial last block needs that block.
-  const markers = job.capacityCheck === false ? null : new MarkerFormat(memory.hash);
-  const capacityChecks = new Map<WriteTarget, CapacityCheck>();
-
-  let active = opened;
-  /** Targets a write has succeeded on: a later refusal to write is then a failure part-way, not a refusal. */
-  const wrote = new Set<WriteTarget>();
-  let imageBytes = 0;
-  /** Stream bytes read so far: ranges left out from now on must lie after them. */
-  let received = 0;
-  const limit = new LimitMeter();
-  const meters = new Map(active.map((t) => [t, new ProgressMeter('writing', t.path, layout.streamBytes, (p) => emit({ ...p, ...withLimit(limit.current()) }))]));
-  function emit(progress: Progress): void {
-    job.onProgress?.(progress);
-  }
-
-  /** Runs `io` on every active target at once; a target whose I/O fails is dropped with its result. */
-  const onEachTarget = async (io: (t: WriteTarget) => Promise<void>, near: number): Promise<void> => {
-    const outcomes = await Promise.allSettled(active.map(io));
-    const survivors: WriteTarget[] = [];
-    outcomes.forEach((outcome, i) => {
-      const target = active[i];
-      if (target === undefined) return;
-      if (outcome.status === 'fulfilled') survivors.push(target);
-      else results.set(target.path, { status: 'failed', target: target.path, bytes: imageBytes, ...targetWriteFailure(target.path, outcome.reason, layout.deviceOffset(near), target.capacity, wrote.has(target)).failure });
-    });
-    active = survivors;
-  };
-  const endAll = (make: (t: WriteTarget) => TargetResult): void => {
-    for (const t of active) results.set(t.path, make(t));
-    active = [];
-  };
-  const cancelAll = async (): Promise<void> => {
-    await Promise.allSettled(active.map((t) => t.sync()));
-    const refused = job.skips?.refusal;
-    const failure = refused !== undefined && refused !== null ? toFailure(refused) : refusedStop(job.signal);
-    if (failure !== null) {
-      endAll((t) => ({ status: 'failed', target: t.path, bytes: imageBytes, ...failure }));
-    } else {
-      endAll((t) => ({ status: 'cancelled', target: t.path, bytes: imageBytes }));
-    }
-  };
-  /** Writes `length` stream bytes from `buffer`, which start at stream offset `at`, where the layout puts them. */
-  const writeStream = async (t: WriteTarget, buffer: Buffer, length: number, at: number): Promise<void> => {
-    const scratch = scratchOf.get(t) ?? chunk;
-    for (const piece of layout.pieces(at, length)) {
-      await t.write(buffer, piece.bufferOffset, piece.length, piece.deviceOffset, scratch);
-      wrote.add(t);
-    }
-  };
-  /** Writes each target's capacity markers past the image's `imageEnd` bytes, where nothing of the image goes. */
-  const writeMarkers = async (imageEnd: number): Promise<void> => {
-    if (markers === null) return;
-    await onEachTarget(async (t) => {
-      const check = CapacityCheck.plan(t, imageEnd, markers);
-      if (check === null) return;
-      capacityChecks.set(t, check);
-      await check.write(scratchOf.get(t) ?? chunk);
-    }, 0);
-  };
-  /** The source side's failure, as soon as it is known: nothing more it sends can be trusted. */
-  const throwIfSourceFailed = (): void => {
-    const end = job.sourceEnd?.current;
-    if (end?.ok === false) throw new JobError(end.failure);
-  };
-  /**
-   * Reads the image's next bytes, which start at stream offset `at`, into `into`. An image file
-   * with ranges left out is read where they are, the rest of it never.
-   */
-  const readSource = async (into: Buffer, length: number, at: number): Promise<number> => {
-    const got = await readStream(job.source, job.sourceSeekable, layout, into, length, at);
-    received = Math.max(received, at + got);
-    return got;
-  };
-  job.skips?.open((extents) => {
-    layout.omit(extents, received);
-    for (const meter of meters.values()) meter.total = layout.streamBytes;
-  });
-
+  const head = memory.bytes.subarray(ring, ring + HEAD_BYTES);
+  const source = jobSource(job, layout, hashes);
+  const results = new Map<string, TargetResult>();
   try {
-    // 1. The first MiB is read and kept aside; on the device it is blanked now and written last.
-    const headRead = await unlessAborted(readSource(head, HEAD_BYTES, 0), job.signal);
-    if (headRead === ABANDONED) return await cancelAll();
-    const headLength = headRead;
-    hashes.record(head.subarray(0, headLength), 0);
-    imageBytes = headLength;
-    // The chunk region is still all zeros here.
-    await onEachTarget((t) => writeStream(t, chunk, alignDown(headLength, t.blockSize), 0), 0);
-    // Markers go on before the image, so that the image pushes any cache of the drive past them.
-    if (job.imageSize !== null) await writeMarkers(job.imageSize);
-
-    // 2. Everything after it, through the pump: while one half of the chunk region is written
-    //    (and hashed), the next bytes arrive in the other.
-    let lastSync = performance.now();
-    const pumped = await pump({
-      halves: memory.halves,
-      from: headLength,
-      // A head shorter than its region was the whole image.
-      length: headLength === HEAD_BYTES ? null : 0,
-      read: readSource,
-      admit: (bytes, at) => {
-        throwIfSourceFailed();
-        const streamBytes = layout.streamBytes;
-        if (streamBytes !== null && at + bytes.length > streamBytes) {
-          throw jobError('source-corrupt', `The image has more data than the ${streamBytes} bytes it announced; it may be corrupt.`, { offset: streamBytes });
-        }
-        return active.length > 0;
-      },
-      write: async (bytes, at) => {
-        await onEachTarget((t) => writeStream(t, bytes, bytes.length, at), at);
-        if (performance.now() - lastSync >= SYNC_INTERVAL_MS) {
-          // What a failed flush reports: everything handed to the device up to here.
-          imageBytes = at + bytes.length;
-          await onEachTarget((t) => t.sync(), imageBytes);
-          lastSync = performance.now();
-        }
-        return active.length > 0;
-      },
-      // Hashing runs on this thread while the thread pool writes the same bytes: both only read them.
-      alongside: (bytes, at) => hashes.record(bytes, at),
-      waited: (sourceMs, driveMs) => limit.waited(sourceMs, driveMs),
-      advanced: (at) => {
-        imageBytes = at;
-        for (const t of active) meters.get(t)?.update(at);
-      },
-      signal: job.signal,
-    });
-    job.skips?.close();
-    if (pumped.end === 'cancelled') return await cancelAll();
-    if (active.length === 0) return;
-    const streamBytes = layout.streamBytes;
-    // 3. The source side's word on the stream comes before any verdict of our own: its reason
-    //    (a corrupt archive, a checksum that does not match) is the real one, and a stream that
-    //    ended early must never get its head written.
-    if (job.sourceEnd !== undefined) {
-      const end = await waitForSourceEnd(job.sourceEnd, job.signal);
-      if (end === null) return await cancelAll();
-      if (!end.ok) throw new JobError(end.failure);
-      if (end.bytes !== null && end.bytes !== imageBytes) {
-        throw jobError('source-read-error', `The image source sent ${end.bytes} bytes, but ${imageBytes} arrived.`, { offset: layout.deviceOffset(Math.min(end.bytes, imageBytes)) });
-      }
-    }
-    if (streamBytes !== null && imageBytes < streamBytes) {
-      const offset = layout.deviceOffset(imageBytes);
-      throw jobError('source-truncated', `The image ended after ${offset} of its ${job.imageSize ?? streamBytes} bytes: the file is truncated (an incomplete download?).`, { offset });
-    }
-    // A stream of unknown length that brought nothing (an empty .gz or .bz2: sizes known in advance
-    // are refused by the probe). The head was never blanked: 0 bytes were read for it.
-    if (streamBytes === null && imageBytes === 0) {
-      throw jobError('source-truncated', 'The image is empty: it decodes to 0 bytes, so there is nothing to write. Was the download or the image build interrupted?', { offset: 0 });
-    }
-    if (job.signal?.aborted) return await cancelAll();
-    // A stream whose length showed only at its end gets its markers now, past what it turned out to be.
-    if (job.imageSize === null) await writeMarkers(layout.imageEnd(imageBytes));
-
-    // 4. The head, now that the rest is on the device.
-    await onEachTarget((t) => writeStream(t, head, headLength, 0), 0);
-    for (const t of active) meters.get(t)?.finish();
-
-    for (const t of active) emit({ phase: 'syncing', target: t.path, bytesDone: imageBytes, bytesTotal: imageBytes, speed: 0, eta: null });
-    await onEachTarget((t) => t.sync(), imageBytes);
-
-    const skipped = layout.leftOut > 0 ? { skipped: layout.leftOut } : {};
-    const verified = job.verify ? await verifyWritten({ targets: active, chunk, imageBytes, layout, hashes, job, emit }) : new Map<WriteTarget, VerifyOutcome>();
-    // 5. Each target's capacity markers, then a repair of what verification found differing.
-    const regionSize = alignDown(Math.floor(chunk.length / active.length), hashes.grain);
+    // The first MiB is read once, before the targets part ways.
+    const headRead = await unlessAborted(source.read(head, HEAD_BYTES, 0), job.signal);
+    const share: JobShare = {
+      job,
+      layout,
+      hashes,
+      markers: job.capacityCheck === false ? null : new MarkerFormat(memory.hash),
+      head,
+      headLength: headRead === ABANDONED ? 0 : headRead,
+      started,
+      emit: (progress) => job.onProgress?.(progress),
+    };
+    const shared = ring > 0 ? new StreamRing(memory.bytes.subarray(0, ring), request, HEAD_BYTES, source.read, job.sourceSeekable ? source.reread : null) : null;
     const ends = await Promise.all(
-      active.map(async (t, i): Promise<TargetEnd> => {
-        const scratch = scratchOf.get(t) ?? chunk;
-        const failed = (failure: Failure): TargetEnd => ({ status: 'failed', target: t.path, bytes: imageBytes, ...failure });
-        const outcome = verified.get(t) ?? null;
-        if (outcome?.status === 'cancelled') return { status: 'cancelled', target: t.path, bytes: imageBytes };
-        try {
-          const verdict = await capacityChecks.get(t)?.judge(scratch);
-          // A drive that is not the size it claims explains any mismatch: nothing is repaired on it.
-          // Its message says to stop using it; what the image on it is worth depends on the verify.
-          if (verdict !== undefined && 'failure' in verdict) {
-            const state = !job.verify ? ' The image on it was not verified (verification was turned off).' : outcome !== null ? ` The image on it did not verify either. ${DRIVE_INCOMPLETE}` : '';
-            return failed({ ...verdict.failure, message: `${verdict.failure.message}${state}` });
-          }
-          const health: Health = verdict === undefined ? {} : { capacityCheck: verdict.passed };
-          if (outcome === null) return { status: 'ok', health };
-          if (outcome.differences === undefined) return failed(outcome.failure);
-          const region = chunk.subarray(i * regionSize, (i + 1) * regionSize);
-          const source = job.sourceSeekable ? fileRepairSource(job.source, 'The image file') : (job.repairs ?? null);
-          const repair = await repairGrains({ target: t, differences: outcome.differences, failure: outcome.failure, imageBytes, layout, hashes, region, scratch, source, signal: job.signal, emit });
-          if ('cancelled' in repair) return { status: 'cancelled', target: t.path, bytes: imageBytes };
-          return 'failure' in repair ? failed(repair.failure) : { status: 'ok', health: { ...health, repaired: repair.repaired } };
-        } catch (error) {
-          // An I/O error of the capacity check or the repair is the drive's; anything else is Sluice's own (internal), never a write error at offset 0.
-          return failed(errorCode(error) === '' ? toFailure(error) : targetWriteFailure(t.path, error, 0, t.capacity, true).failure);
-        }
+      opened.map((target, i) => {
+        const base = ring + HEAD_BYTES + i * perCard;
+        const card = { target, region: memory.bytes.subarray(base, base + 2 * request), scratch: memory.bytes.subarray(base + 2 * request, base + perCard), source: shared?.reader() ?? { read: source.read, release: () => undefined } };
+        return headRead === ABANDONED ? cancelledCard(job, target) : runCard(share, card);
       }),
     );
-    const seconds = (performance.now() - started) / 1000;
-    active.forEach((t, i) => {
-      const end = ends[i];
-      if (end === undefined) return;
-      results.set(t.path, end.status === 'ok' ? { status: 'ok', target: t.path, bytes: imageBytes, written: true, verified: job.verify, seconds, ...skipped, ...end.health } : end);
-    });
-    // 6. Each drive's customisation, once its image is on it: written, then read back whether or not the image was.
-    // The image reaches its whole size on the device even where a block map or free space left ranges unwritten
-    // (the free clusters customisation allocates are among them): that, not the stream, bounds it.
-    if (job.overlays !== undefined) await customiseTargets(opened, results, job.overlays, chunk, layout.imageEnd(imageBytes), job.signal);
+    opened.forEach((t, i) => results.set(t.path, ends[i] ?? { status: 'failed', target: t.path, bytes: 0, ...toFailure(new Error('no result')) }));
   } catch (error) {
-    // A source failure ends the job for every target still being written.
+    // The head's read failed: the source's failure is every target's, before any was written.
     const failure = error instanceof JobError ? error.failure : toFailure(error);
-    endAll((t) => ({ status: 'failed', target: t.path, bytes: imageBytes, ...failure }));
+    for (const t of opened) results.set(t.path, { status: 'failed', target: t.path, bytes: 0, ...failure });
   } finally {
     job.skips?.close();
   }
+  return results;
+}
+
+/** A target of a job cancelled before its first byte was read. */
+function cancelledCard(job: WriteJob, target: WriteTarget): Promise<TargetResult> {
+  const refused = job.skips?.refusal;
+  const failure = refused !== undefined && refused !== null ? toFailure(refused) : refusedStop(job.signal);
+  return Promise.resolve(failure !== null ? { status: 'failed', target: target.path, bytes: 0, ...failure } : { status: 'cancelled', target: target.path, bytes: 0 });
+}
+
+/**
+ * The job's one reader of its source. Every byte is read here once, checked and hashed (the
+ * hashes every target is verified against), whether one target reads it or a ring feeds many.
+ * `reread` reads an image file again where a target that fell behind needs it.
+ */
+function jobSource(job: WriteJob, layout: StreamLayout, hashes: GrainHashes): { read: StreamRead; reread: StreamRead } {
+  /** Stream bytes read so far: ranges left out from now on must lie after them. */
+  let received = 0;
+  job.skips?.open((extents) => layout.omit(extents, received));
+  return {
+    read: async (into, length, at) => {
+      const got = await readStream(job.source, job.sourceSeekable, layout, into, length, at);
+      received = Math.max(received, at + got);
+      const end = job.sourceEnd?.current;
+      if (end?.ok === false) throw new JobError(end.failure);
+      const streamBytes = layout.streamBytes;
+      if (streamBytes !== null && at + got > streamBytes) {
+        throw jobError('source-corrupt', `The image has more data than the ${streamBytes} bytes it announced; it may be corrupt.`, { offset: streamBytes });
+      }
+      hashes.record(into.subarray(0, got), at);
+      // The last byte is read: a skip after it is refused.
+      if (got < length) job.skips?.close();
+      return got;
+    },
+    reread: (into, length, at) => readStream(job.source, job.sourceSeekable, layout, into, length, at, true),
+  };
 }
