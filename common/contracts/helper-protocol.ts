@@ -14,7 +14,7 @@ import { ByteCount, DevicePath, Message } from '../domain/wire.js';
 /** No honest message comes near this; a bigger frame means a confused or hostile peer. */
 export const MAX_FRAME_BYTES = 64 * 1024;
 /** A job writes to at most this many drives at once. */
-export const MAX_TARGETS = 16;
+export const MAX_TARGETS = 32;
 /**
  * A block map's ranges ride in the job message, so they must fit a frame: about 25 bytes each as
  * JSON. The source side merges the closest ranges of a longer map (writing the image's own bytes
