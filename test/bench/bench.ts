@@ -20,14 +20,15 @@ import { formatSections, WATCH, WRITER_PRIVATE_HEADER, writerPrivateBytes } from
 import { sparseRows } from './sparse.js';
 import { probeSection } from './probe.js';
 import { stationSection } from './station.js';
+import { manySection } from './many.js';
 import { issueVerdict, measure, medianOf, mediansInTurns, type Measurement } from './measure.js';
 import { memorySection } from './memory.js';
 import { OS_IMAGE_BYTES } from './os-like-image.js';
 
 const RUNS = Number(process.env['BENCH_RUNS'] ?? 3);
-/** Which sections to run (comma-separated: startup, raw, slow, sparse, formats, files, probe, customise, catalogue, station, memory); all by default. */
+/** Which sections to run (comma-separated: startup, raw, slow, sparse, formats, files, probe, customise, catalogue, station, many, memory); all by default. */
 /** `memory` only when named: it writes 16 GiB to this machine's disk and needs 32 GiB free under /var/tmp. */
-const SECTIONS = process.env['BENCH_SECTIONS']?.split(',') ?? ['startup', 'raw', 'slow', 'sparse', 'formats', 'files', 'probe', 'customise', 'catalogue', 'station'];
+const SECTIONS = process.env['BENCH_SECTIONS']?.split(',') ?? ['startup', 'raw', 'slow', 'sparse', 'formats', 'files', 'probe', 'customise', 'catalogue', 'station', 'many'];
 /** Bytes of the image and drives in the "files" section (BENCH_FILE_BYTES; default 1 GiB). */
 const FILE_BYTES = Number(process.env['BENCH_FILE_BYTES'] ?? GiB);
 /** The 1 GiB OS-like image and its compressed forms, kept between runs: making them takes minutes. */
@@ -273,6 +274,7 @@ async function main(): Promise<void> {
     if (SECTIONS.includes('customise')) sections.push(await customiseSection(dir, RUNS));
     if (SECTIONS.includes('catalogue')) sections.push(await catalogueSection(dir, FIXTURES, RUNS));
     if (SECTIONS.includes('station')) sections.push(await stationSection(dir));
+    if (SECTIONS.includes('many')) sections.push(await manySection(dir));
     if (SECTIONS.includes('memory')) sections.push(await memorySection(NODE));
     process.stdout.write(`${sections.join('\n\n')}\n`);
   } finally {

@@ -1,0 +1,128 @@
+/**
+ * Many cards from one `sluice flash` (section `many`): 1, 4, 8, 16 and 32 cards at 8 MB/s
+ * (blkio-throttled loops, one rule per card in one group) from an OS-like .xz, each as a ratio to
+ * the one-card time; then two fast cards (16 MB/s) beside a slow one (2 MB/s), each fast card
+ * against its own time alone. The reference is the hardware: N cards should take the time of one.
+ *
+ * The image is 128 MiB rather than the 1 GiB of the other sections: at card speeds the 1 GiB one
+ * takes about a minute a run, and this section makes seven runs plus three alone.
+ */
+import { MiB } from '../../common/domain/units.js';
+import { CLI } from '../support/cli.js';
+import { assertOwnedLoop, createLoop, type LoopDevice } from '../support/loop-device.js';
+import { osImage, sh } from '../support/os-image.js';
+import { throttledGroup, throttleDevice } from '../support/throttle.js';
+import { WATCH } from './formats.js';
+import { measure, type Measurement } from './measure.js';
+
+const IMAGE_BYTES = 128 * MiB;
+const CARD_BYTES = IMAGE_BYTES + 16 * MiB;
+const COUNTS = [1, 4, 8, 16, 32];
+const CARD_SPEED = 8_000_000;
+const FAST_SPEED = 16_000_000;
+const SLOW_SPEED = 2_000_000;
+const NODE = process.execPath;
+/** The issue's acceptance: N cards' time over one card's. */
+const LIMITS: Record<number, number> = { 16: 1.1, 32: 1.2 };
+const MIXED_LIMIT = 1.3;
+/** 16 MB plus 6 MB per card, private, for the writing process. */
+const memoryLimit = (cards: number) => 16e6 + 6e6 * cards;
+
+/** The image, as an OS image is published: GPT, FAT32 boot, ext4 root, a firmware blob, then xz. */
+function fixture(dir: string): { raw: string; xz: string } {
+  const raw = osImage(dir, IMAGE_BYTES, 'many.img', { fat32: true, rawPartition: 24 * MiB });
+  sh(dir, 'xz -T2 -6 -k many.img');
+  return { raw, xz: `${raw}.xz` };
+}
+
+/** One blkio group with a rule for each card: the CLI and its helper run in it. */
+function throttle(cards: readonly { loop: LoopDevice; speed: number }[]): ReturnType<typeof throttledGroup> {
+  const [first, ...rest] = cards;
+  if (first === undefined) throw new Error('no cards');
+  const group = throttledGroup(first.loop.path, first.speed);
+  for (const card of rest) throttleDevice(group.dir, card.loop.path, card.speed);
+  return group;
+}
+
+async function flashRun(image: string, loops: readonly LoopDevice[], cgroup: string): Promise<Measurement> {
+  loops.forEach((l) => assertOwnedLoop(l.path));
+  const m = await measure(`${NODE} ${CLI} flash --yes --json ${image} ${loops.map((l) => l.path).join(' ')}`, { cgroup, watch: WATCH });
+  if (m.exitCode !== 0) throw new Error(`sluice flash to ${loops.length} cards failed (exit ${m.exitCode}):\n${m.output.slice(-3000)}`);
+  return m;
+}
+
+/** Each target's own time to a verified card, as its result says (from the job's start in the helper). */
+function secondsByTarget(m: Measurement): Map<string, number> {
+  const seconds = new Map<string, number>();
+  for (const line of m.output.split('\n')) {
+    if (!line.startsWith('{"type":"result"')) continue;
+    const event = JSON.parse(line) as { target: string; seconds?: number };
+    if (event.seconds !== undefined) seconds.set(event.target, event.seconds);
+  }
+  return seconds;
+}
+
+const mb = (bytes: number | undefined) => (bytes === undefined ? '' : (bytes / 1e6).toFixed(1));
+const verdict = (bound: string, met: boolean) => `acceptance: ${bound} — ${met ? 'met' : 'not met'}`;
+
+async function countsTable(image: string, loops: readonly LoopDevice[], cgroup: string): Promise<string[]> {
+  const lines = [
+    `| cards | wall s | ratio to one card | CPU s (whole run) | CPU s, helper | helper private MB (limit) | verdict |`,
+    '|---:|---:|---:|---:|---:|---:|---|',
+  ];
+  let one: Measurement | null = null;
+  for (const count of COUNTS) {
+    const m = await flashRun(image, loops.slice(0, count), cgroup);
+    one ??= m;
+    const ratio = m.wallSeconds / one.wallSeconds;
+    const privateBytes = m.privatePeaks.get('helper');
+    const limit = LIMITS[count];
+    const checks = [limit === undefined ? '' : verdict(`≤ ${limit}×`, ratio <= limit), count >= 16 && privateBytes !== undefined ? `memory ${privateBytes <= memoryLimit(count) ? 'met' : 'not met'}` : ''].filter(Boolean).join('; ');
+    lines.push(`| ${count} | ${m.wallSeconds.toFixed(2)} | ${ratio.toFixed(2)}× | ${m.cpuSeconds.toFixed(2)} | ${(m.cpuByLabel.get('helper') ?? 0).toFixed(2)} | ${mb(privateBytes)} (${mb(memoryLimit(count))}) | ${checks} |`);
+  }
+  return lines;
+}
+
+/** Two fast cards beside a slow one, from `image`; each fast card's time against its time alone. */
+async function mixedLines(name: string, image: string, fast: readonly LoopDevice[], slow: LoopDevice, cgroup: string): Promise<string[]> {
+  const lines: string[] = [];
+  const alone = new Map<string, number>();
+  for (const loop of fast) alone.set(loop.path, secondsByTarget(await flashRun(image, [loop], cgroup)).get(loop.path) ?? Number.NaN);
+  const mixed = await flashRun(image, [...fast, slow], cgroup);
+  const together = secondsByTarget(mixed);
+  for (const [i, loop] of fast.entries()) {
+    const a = alone.get(loop.path) ?? Number.NaN;
+    const t = together.get(loop.path) ?? Number.NaN;
+    lines.push(`| ${name}, fast card ${i + 1} | ${a.toFixed(2)} | ${t.toFixed(2)} | ${(t / a).toFixed(2)}× | ${verdict(`≤ ${MIXED_LIMIT}×`, t / a <= MIXED_LIMIT)} |`);
+  }
+  lines.push(`| ${name}, the slow card | | ${(together.get(slow.path) ?? Number.NaN).toFixed(2)} | | whole run ${mixed.wallSeconds.toFixed(2)} s, ${mixed.cpuSeconds.toFixed(2)} s CPU, helper ${mb(mixed.privatePeaks.get('helper'))} MB private |`);
+  return lines;
+}
+
+export async function manySection(dir: string): Promise<string> {
+  const { raw, xz } = fixture(dir);
+  const loops = Array.from({ length: Math.max(...COUNTS) }, () => createLoop({ size: CARD_BYTES, dir, fill: 'sparse' }));
+  const even = throttle(loops.map((loop) => ({ loop, speed: CARD_SPEED })));
+  const fast = [createLoop({ size: CARD_BYTES, dir, fill: 'sparse' }), createLoop({ size: CARD_BYTES, dir, fill: 'sparse' })];
+  const slow = createLoop({ size: CARD_BYTES, dir, fill: 'sparse' });
+  const uneven = throttle([...fast.map((loop) => ({ loop, speed: FAST_SPEED })), { loop: slow, speed: SLOW_SPEED }]);
+  try {
+    const counts = await countsTable(xz, loops, even.dir);
+    const mixed = [...(await mixedLines('.xz', xz, fast, slow, uneven.dir)), ...(await mixedLines('raw .img', raw, fast, slow, uneven.dir))];
+    return [
+      `### Many cards: one \`sluice flash\`, ${IMAGE_BYTES / MiB} MiB OS-like image as .xz, cards at ${CARD_SPEED / 1e6} MB/s (blkio-throttled loops)`,
+      '',
+      ...counts,
+      '',
+      `### Mixed speeds: two cards at ${FAST_SPEED / 1e6} MB/s beside one at ${SLOW_SPEED / 1e6} MB/s (each card's own seconds to verified, from its result)`,
+      '',
+      '| run | alone s | beside the slow card s | ratio | verdict |',
+      '|---|---:|---:|---:|---|',
+      ...mixed,
+    ].join('\n');
+  } finally {
+    even.remove();
+    uneven.remove();
+  }
+}
+
