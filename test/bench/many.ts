@@ -11,7 +11,7 @@ import { MiB } from '../../common/domain/units.js';
 import { CLI } from '../support/cli.js';
 import { assertOwnedLoop, createLoop, type LoopDevice } from '../support/loop-device.js';
 import { osImage, sh } from '../support/os-image.js';
-import { throttledGroup, throttleDevice } from '../support/throttle.js';
+import { throttledCards } from '../support/throttle.js';
 import { WATCH } from './formats.js';
 import { measure, type Measurement } from './measure.js';
 
@@ -33,15 +33,6 @@ function fixture(dir: string): { raw: string; xz: string } {
   const raw = osImage(dir, IMAGE_BYTES, 'many.img', { fat32: true, rawPartition: 24 * MiB });
   sh(dir, 'xz -T2 -6 -k many.img');
   return { raw, xz: `${raw}.xz` };
-}
-
-/** One blkio group with a rule for each card: the CLI and its helper run in it. */
-function throttle(cards: readonly { loop: LoopDevice; speed: number }[]): ReturnType<typeof throttledGroup> {
-  const [first, ...rest] = cards;
-  if (first === undefined) throw new Error('no cards');
-  const group = throttledGroup(first.loop.path, first.speed);
-  for (const card of rest) throttleDevice(group.dir, card.loop.path, card.speed);
-  return group;
 }
 
 async function flashRun(image: string, loops: readonly LoopDevice[], cgroup: string): Promise<Measurement> {
@@ -102,10 +93,10 @@ async function mixedLines(name: string, image: string, fast: readonly LoopDevice
 export async function manySection(dir: string): Promise<string> {
   const { raw, xz } = fixture(dir);
   const loops = Array.from({ length: Math.max(...COUNTS) }, () => createLoop({ size: CARD_BYTES, dir, fill: 'sparse' }));
-  const even = throttle(loops.map((loop) => ({ loop, speed: CARD_SPEED })));
+  const even = throttledCards(loops.map((loop) => ({ device: loop.path, bytesPerSecond: CARD_SPEED })));
   const fast = [createLoop({ size: CARD_BYTES, dir, fill: 'sparse' }), createLoop({ size: CARD_BYTES, dir, fill: 'sparse' })];
   const slow = createLoop({ size: CARD_BYTES, dir, fill: 'sparse' });
-  const uneven = throttle([...fast.map((loop) => ({ loop, speed: FAST_SPEED })), { loop: slow, speed: SLOW_SPEED }]);
+  const uneven = throttledCards([...fast.map((loop) => ({ device: loop.path, bytesPerSecond: FAST_SPEED })), { device: slow.path, bytesPerSecond: SLOW_SPEED }]);
   try {
     const counts = await countsTable(xz, loops, even.dir);
     const mixed = [...(await mixedLines('.xz', xz, fast, slow, uneven.dir)), ...(await mixedLines('raw .img', raw, fast, slow, uneven.dir))];

@@ -5,16 +5,7 @@ import { MiB } from '../../common/domain/units.js';
 import { collect, flashCli, spawnCli, waitForEvent, type CliRun } from '../support/cli.js';
 import { describeDevices } from '../support/device-suite.js';
 import { assertOwnedLoop, createLoop, pullLoop, scratchDir, smallTmpfs, writeRandomFile, type LoopDevice } from '../support/loop-device.js';
-import { throttledGroup, throttleDevice } from '../support/throttle.js';
-
-/** One blkio group with a write limit for each card: every process of the CLI run sits in it. */
-function throttleAll(cards: readonly { loop: LoopDevice; bytesPerSecond: number }[]): ReturnType<typeof throttledGroup> {
-  const [first, ...rest] = cards;
-  if (first === undefined) throw new Error('no cards');
-  const group = throttledGroup(first.loop.path, first.bytesPerSecond);
-  for (const card of rest) throttleDevice(group.dir, card.loop.path, card.bytesPerSecond);
-  return group;
-}
+import { throttledCards } from '../support/throttle.js';
 
 function imageOf(size: number): { path: string; bytes: Buffer } {
   const path = join(scratchDir(), 'image.img');
@@ -39,7 +30,7 @@ describeDevices('many cards from one flash, each at its own pace', () => {
   it('16 throttled cards at 8 MB/s: every one is written and verified, byte for byte', async () => {
     const image = imageOf(12 * MiB + 4096);
     const loops = Array.from({ length: 16 }, () => createLoop({ size: 16 * MiB }));
-    const group = throttleAll(loops.map((loop) => ({ loop, bytesPerSecond: 8_000_000 })));
+    const group = throttledCards(loops.map((loop) => ({ device: loop.path, bytesPerSecond: 8_000_000 })));
     try {
       const run = await flashCli(
         image.path,
@@ -62,7 +53,7 @@ describeDevices('many cards from one flash, each at its own pace', () => {
     const good = [createLoop({ size: 32 * MiB }), createLoop({ size: 32 * MiB })];
     // 32 MiB claimed, 8 MiB of real space, written at 2 MB/s: it fails after about 4 s.
     const failing = createLoop({ size: 32 * MiB, fill: 'sparse', dir: smallTmpfs(8 * MiB) });
-    const group = throttleAll([...good.map((loop) => ({ loop, bytesPerSecond: 32_000_000 })), { loop: failing, bytesPerSecond: 2_000_000 }]);
+    const group = throttledCards([...good.map((loop) => ({ device: loop.path, bytesPerSecond: 32_000_000 })), { device: failing.path, bytesPerSecond: 2_000_000 }]);
     try {
       const run = await flashCli(image.path, [good[0]?.path ?? '', failing.path, good[1]?.path ?? ''], [], { cgroup: group.dir });
       for (const loop of good) {
@@ -92,7 +83,7 @@ describeDevices('many cards from one flash, each at its own pace', () => {
     const loops = [createLoop({ size: 40 * MiB }), createLoop({ size: 40 * MiB }), createLoop({ size: 40 * MiB })];
     const [first, pulled, last] = loops;
     if (first === undefined || pulled === undefined || last === undefined) throw new Error('three cards');
-    const group = throttleAll(loops.map((loop) => ({ loop, bytesPerSecond: 8_000_000 })));
+    const group = throttledCards(loops.map((loop) => ({ device: loop.path, bytesPerSecond: 8_000_000 })));
     try {
       loops.forEach((l) => assertOwnedLoop(l.path));
       const child = spawnCli(['flash', '--yes', '--json', image.path, ...loops.map((l) => l.path)], { cgroup: group.dir });

@@ -32,6 +32,15 @@ export function throttleDevice(dir: string, device: string, bytesPerSecond: numb
   writeFileSync(`${dir}/blkio.throttle.${direction}_bps_device`, `${majMin} ${bytesPerSecond}`);
 }
 
+/** One group with a write limit for each of several cards (device paths the caller created). */
+export function throttledCards(cards: readonly { device: string; bytesPerSecond: number }[]): ReturnType<typeof throttledGroup> {
+  const [first, ...rest] = cards;
+  if (first === undefined) throw new Error('no cards to throttle');
+  const group = throttledGroup(first.device, first.bytesPerSecond);
+  for (const card of rest) throttleDevice(group.dir, card.device, card.bytesPerSecond);
+  return group;
+}
+
 /** What a typical SD card sustains for writes, in bytes per second. */
 export const SD_CARD_BYTES_PER_SECOND = 20 * 1000 * 1000;
 
