@@ -98,8 +98,8 @@ export function fileKind(stats: Stats): string {
   return 'not a regular file';
 }
 
-export function openFd(path: string, flags: number): Promise<number> {
-  return new Promise((resolve, reject) => open(path, flags, (error, fd) => (error ? reject(error) : resolve(fd))));
+export function openFd(path: string, flags: number, mode = 0o666): Promise<number> {
+  return new Promise((resolve, reject) => open(path, flags, mode, (error, fd) => (error ? reject(error) : resolve(fd))));
 }
 
 export function fstatFd(fd: number): Promise<Stats> {

@@ -79,6 +79,7 @@ async function runFlash(job: HelperJobOf<'flash'>, context: JobContext): Promise
     source,
     imageSize: job.imageSize,
     sourceSeekable: job.sourceSeekable,
+    sourceGrows: job.sourceGrows === true && job.awaitSourceEnd === true,
     targets: job.targets,
     media: job.media,
     verify: job.verify,

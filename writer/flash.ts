@@ -14,6 +14,7 @@ import type { SourceEndSignal } from './source-end.js';
 import type { Extent } from '../common/domain/extents.js';
 import type { SkipInbox } from './skip-inbox.js';
 import { readStream } from './read-stream.js';
+import { readGrowing, rereadGrown } from './growing-source.js';
 import { streamLayoutOf, type StreamLayout } from './stream-layout.js';
 import { TargetDevice } from './target-device.js';
 import type { Overlays } from './overlay.js';
@@ -44,6 +45,12 @@ export interface FlashJob {
    * be pinned to its exact byte rather than to its hash grain.
    */
   sourceSeekable: boolean;
+  /**
+   * The source is a regular file the unprivileged side is still writing the stream into (a batch's
+   * one decoded copy, see growing-source.ts): it is read in order, its end is `sourceEnd`'s, and a
+   * target that fell behind reads it again at its stream offsets. Needs `sourceEnd`.
+   */
+  sourceGrows?: boolean | undefined;
   /** Target devices, as the user named them. Each is inspected and checked by the engine itself. */
   targets: readonly string[];
   /** Per target, the medium the user chose in it (Drive.medium), where the OS numbers media. */
@@ -200,7 +207,7 @@ export async function writeTargets(job: WriteJob, layout: StreamLayout, opened: 
       started,
       emit: (progress) => job.onProgress?.(progress),
     };
-    const shared = ring > 0 ? new StreamRing(memory.bytes.subarray(0, ring), request, HEAD_BYTES, source.read, job.sourceSeekable ? source.reread : null) : null;
+    const shared = ring > 0 ? new StreamRing(memory.bytes.subarray(0, ring), request, HEAD_BYTES, source.read, source.reread) : null;
     const ends = await Promise.all(
       opened.map((target, i) => {
         const base = ring + HEAD_BYTES + i * perCard;
@@ -229,15 +236,17 @@ function cancelledCard(job: WriteJob, target: WriteTarget): Promise<TargetResult
 /**
  * The job's one reader of its source. Every byte is read here once, checked and hashed (the
  * hashes every target is verified against), whether one target reads it or a ring feeds many.
- * `reread` reads an image file again where a target that fell behind needs it.
+ * `reread` reads an image file, or a batch's decoded copy, again where a target that fell behind
+ * needs it; null for a pipe.
  */
-function jobSource(job: WriteJob, layout: StreamLayout, hashes: GrainHashes): { read: StreamRead; reread: StreamRead } {
+function jobSource(job: WriteJob, layout: StreamLayout, hashes: GrainHashes): { read: StreamRead; reread: StreamRead | null } {
   /** Stream bytes read so far: ranges left out from now on must lie after them. */
   let received = 0;
   job.skips?.open((extents) => layout.omit(extents, received));
+  const growing = job.sourceGrows === true && job.sourceEnd !== undefined ? job.sourceEnd : null;
   return {
     read: async (into, length, at) => {
-      const got = await readStream(job.source, job.sourceSeekable, layout, into, length, at);
+      const got = growing === null ? await readStream(job.source, job.sourceSeekable, layout, into, length, at) : await readGrowing(job.source, growing, into, length, at, job.signal);
       received = Math.max(received, at + got);
       const end = job.sourceEnd?.current;
       if (end?.ok === false) throw new JobError(end.failure);
@@ -250,6 +259,6 @@ function jobSource(job: WriteJob, layout: StreamLayout, hashes: GrainHashes): { 
       if (got < length) job.skips?.close();
       return got;
     },
-    reread: (into, length, at) => readStream(job.source, job.sourceSeekable, layout, into, length, at, true),
+    reread: growing !== null ? (into, length, at) => rereadGrown(job.source, into, length, at) : job.sourceSeekable ? (into, length, at) => readStream(job.source, true, layout, into, length, at, true) : null,
   };
 }

@@ -24,6 +24,7 @@ import type { CustomiseFlags } from '../customise-flags.js';
 import type { PreparedCustomisation } from '../../common/domain/customisation.js';
 import { customisationLine } from '../render.js';
 import { staged } from '../../common/app/bottleneck.js';
+import { imageCache } from '../catalogue.js';
 
 export interface FlashArgs {
   /** A path, an http(s) URL, or a catalogue entry (os:PATH or os:NAME). */
@@ -138,7 +139,10 @@ async function flashNamed(args: FlashArgs, targets: string[], fileTargets: numbe
     process.stderr.write('Nothing was written.\n');
     return EXIT.cancelled;
   }
-  const feed = await openSourceFeed(prepared, { leaveOut: args.exact ? 'nothing' : 'all', warm: warm ?? undefined, opened: early?.handOverFile() });
+  // Several cards from a decoder: the image is decoded once, into the cache, and every card reads
+  // that copy at its own pace (a single card streams, with no copy).
+  const decodeOnce = targets.length > 1 ? (bytes: number) => imageCache(args.cacheLimit).decodedCopy(bytes) : undefined;
+  const feed = await openSourceFeed(prepared, { leaveOut: args.exact ? 'nothing' : 'all', warm: warm ?? undefined, opened: early?.handOverFile(), decodeOnce });
   feed.onNotice((message) => reporter.notice(message));
   void feed.decoder.then((decoder) => {
     reporter.source(info, decoder);

@@ -92,6 +92,12 @@ const FlashJob = v.strictObject({
    */
   awaitSourceEnd: v.optional(v.boolean()),
   /**
+   * fd 0 is a regular file the decoder is still writing the stream into (a batch's one decoded
+   * copy): read in order, waiting at its end until source-end says the stream is whole, and read
+   * again at any stream offset by a card that fell behind the others. Needs `awaitSourceEnd`.
+   */
+  sourceGrows: v.optional(v.boolean()),
+  /**
    * Per target, in order: the bytes it gets after the image is written and verified (a card's
    * customisation: raw byte ranges the unprivileged side planned, never a filesystem root parses).
    * They arrive in overlay messages; each is written, synced, read back and compared.

@@ -1,4 +1,5 @@
-import { readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
 import { MiB } from '../../common/domain/units.js';
@@ -73,6 +74,35 @@ describeDevices('many cards from one flash, each at its own pace', () => {
         expect(verified).toBeGreaterThanOrEqual(0);
         expect(verified).toBeLessThan(lastOfFailing);
       }
+    } finally {
+      group.remove();
+    }
+  });
+
+  it('an .xz onto two fast cards beside a slow one: decoded once into the cache, the fast ones finish at their own speed, and the copy is gone after', async () => {
+    const image = imageOf(24 * MiB);
+    execFileSync('xz', ['-T2', '-0', '-k', image.path]);
+    const cache = scratchDir();
+    const fast = [createLoop({ size: 32 * MiB }), createLoop({ size: 32 * MiB })];
+    const slow = createLoop({ size: 32 * MiB });
+    const group = throttledCards([...fast.map((loop) => ({ device: loop.path, bytesPerSecond: 32_000_000 })), { device: slow.path, bytesPerSecond: 4_000_000 }]);
+    try {
+      const run = await flashCli(`${image.path}.xz`, [fast[0]?.path ?? '', slow.path, fast[1]?.path ?? ''], [], { cgroup: group.dir, env: { SLUICE_CACHE_DIR: cache } });
+      expect(run.code, run.stderr).toBe(0);
+      for (const loop of [...fast, slow]) {
+        expect(resultOf(run, loop.path)).toMatchObject({ status: 'ok', verified: true });
+        expect(holdsImage(loop, image.bytes)).toBe(true);
+      }
+      // From a pipe the fast cards could run at most a ring ahead of the slow one; from the copy,
+      // each is verified to its end while the slow one is still being written.
+      const slowWriting = run.events.findLastIndex((e) => e.type === 'progress' && e['target'] === slow.path && e['phase'] === 'writing' && Number(e['bytesDone']) < 8 * MiB);
+      for (const loop of fast) {
+        const verified = indexOf(run, (e) => e.type === 'progress' && e['target'] === loop.path && e['phase'] === 'verifying' && e['bytesDone'] === image.bytes.length);
+        expect(verified).toBeGreaterThanOrEqual(0);
+        expect(verified).toBeLessThan(slowWriting);
+      }
+      expect(run.stdout).toContain('decoded once for every card');
+      expect(readdirSync(join(cache, 'images'))).toEqual([]);
     } finally {
       group.remove();
     }

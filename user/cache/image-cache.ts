@@ -11,6 +11,8 @@
  * disk: the least recently used entries go first, and a download that would not fit is written
  * without being kept.
  */
+import { randomBytes } from 'node:crypto';
+import { constants } from 'node:fs';
 import { chown, mkdir, readdir, rename, rm, stat, statfs, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as v from 'valibot';
@@ -18,6 +20,7 @@ import type { DownloadTee } from '../../common/contracts/decoder-protocol.js';
 import { formatBytes } from '../../common/domain/units.js';
 import { invokingUser } from '../images/image-child.js';
 import { readSidecar } from '../images/sidecar-file.js';
+import { closeFd, openFd } from '../../node/io.js';
 
 /** The size limit when none is set: the issue's 20 GB (decimal, as the settings page shows it). */
 export const DEFAULT_LIMIT_BYTES = 20_000_000_000;
@@ -183,6 +186,35 @@ export class ImageCache {
     }
     await this.writeMeta(entry.key, { name: entry.name, url: entry.url, size: entry.size, checks: entry.checks, lastUsed: Date.now() });
     return { tee: { partial: this.path(entry.key, '.part'), complete: this.path(entry.key) }, evicted };
+  }
+
+  /**
+   * A batch's one decoded copy of its image, of at most `bytes` (user/images/source-feed.ts):
+   * opened for writing and for reading, its name removed at once, so that it is gone when the
+   * batch ends however it ends, a crash included. It counts against the cache's limit and the
+   * disk's reserve like a download, but is never kept: refused, with the reason, where it would
+   * not fit (the batch then streams, as one card does).
+   */
+  async decodedCopy(bytes: number): Promise<{ write: number; read: number } | { refused: string }> {
+    await mkdir(this.images, { recursive: true });
+    await giveToUser(this.dir).catch(() => undefined);
+    await giveToUser(this.images).catch(() => undefined);
+    const used = (await this.entries()).reduce((sum, e) => sum + e.bytes, 0);
+    if (used + bytes > this.limitBytes) return { refused: `the cache holds ${formatBytes(used)}, and ${formatBytes(bytes)} more would pass its limit of ${formatBytes(this.limitBytes)}` };
+    const { bavail, bsize } = await statfs(this.images);
+    if (bavail * bsize - bytes < this.reserveBytes) return { refused: `${formatBytes(bytes)} would leave less than ${formatBytes(this.reserveBytes)} free on the disk that holds the cache (${this.dir})` };
+    const path = join(this.images, `decoded-${process.pid}-${randomBytes(8).toString('hex')}.img`);
+    const write = await openFd(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o600);
+    try {
+      await giveToUser(path);
+      const read = await openFd(path, constants.O_RDONLY);
+      return { write, read };
+    } catch (error) {
+      await closeFd(write);
+      throw error;
+    } finally {
+      await rm(path, { force: true });
+    }
   }
 
   /** Deletes one entry: its download, complete or part-way, and its description. */

@@ -39,8 +39,10 @@ export type DecoderEnd =
  * because a socket holds about 200 KiB where a pipe holds 64 KiB, so the decoder runs further
  * ahead and each read returns more. On Windows it is a named pipe this process reads.
  * 'descriptor': a kernel pipe whose read end is a plain descriptor (verify-image reads an fd).
+ * `file`: a regular file opened for writing, a batch's one decoded copy (source-feed.ts), which
+ * the decoder fills as fast as it decodes while the cards read it.
  */
-export type DecoderOutput = 'stream' | 'descriptor';
+export type DecoderOutput = 'stream' | 'descriptor' | { file: number };
 
 /** The decoder's last reports (every 200 ms) that say whether it or its source is the slower: up to 2 s, a majority of those received. */
 const BEHIND_WINDOW = 10;
@@ -81,6 +83,7 @@ export interface RunningDecoder {
 function decoderStdio(sendsImage: boolean, output: DecoderOutput, pipe: OsPipe | null): { stdio: StdioOptions; outFd: number } {
   if (!sendsImage) return { stdio: ['ignore', 'ignore', 'pipe', 'ignore', 'ipc'], outFd: -1 };
   if (pipe !== null) return { stdio: ['ignore', 'ignore', 'pipe', pipe.writeFd, 'ipc'], outFd: 3 };
+  if (typeof output === 'object') return { stdio: ['ignore', 'ignore', 'pipe', output.file, 'ipc'], outFd: 3 };
   if (output === 'stream' && process.platform !== 'win32') return { stdio: ['pipe', 'ignore', 'pipe', 'ignore', 'ipc'], outFd: 0 };
   return { stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'ipc'], outFd: 3 };
 }

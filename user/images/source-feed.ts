@@ -32,7 +32,7 @@ export interface SourceFeed {
   readonly source: number | Readable;
   /** The source is the file handed over as FeedOptions.opened. */
   readonly fromOpened: boolean;
-  readonly start: Pick<HelperJobOf<'flash'>, 'imageSize' | 'sourceSeekable' | 'extents' | 'awaitSourceEnd'>;
+  readonly start: Pick<HelperJobOf<'flash'>, 'imageSize' | 'sourceSeekable' | 'extents' | 'awaitSourceEnd' | 'sourceGrows'>;
   /** How the image is read: "read directly" or the decoder that runs. */
   readonly decoder: Promise<string>;
   /** Source bytes read so far (a download's progress). */
@@ -93,6 +93,14 @@ export interface FeedOptions {
    * file itself (and closed with the feed); else closed at once.
    */
   opened?: number | undefined;
+  /**
+   * Where a batch decodes its image once (ImageCache.decodedCopy): an image that goes through a
+   * decoder is decoded into that copy instead of a pipe, as fast as the decoder goes, and every
+   * card reads it as it grows (writer/growing-source.ts); a card that falls behind the others
+   * reads it again instead of holding them back. Where the copy would not fit, the notice says so
+   * and the batch streams, as one card does.
+   */
+  decodeOnce?: ((bytes: number) => Promise<{ write: number; read: number } | { refused: string }>) | undefined;
 }
 
 /** Relays the decoder's skips to the job once it is there, counting what is left out. */
@@ -136,22 +144,31 @@ export async function openSourceFeed(prepared: PreparedImage, options: FeedOptio
   const relay = new SkipRelay(written.skipped);
   let decoder: RunningDecoder | null = null;
   const listeners: ((message: string) => void)[] = [];
+  const notices: string[] = [];
+  const copy = file === null && options.decodeOnce !== undefined ? await options.decodeOnce(prepared.imageSize ?? 0) : null;
+  if (copy !== null && 'refused' in copy) notices.push(`The image is decoded for each card as it is written, not once for all of them: ${copy.refused}.`);
+  const once = copy !== null && 'read' in copy ? copy : null;
   try {
     // A raw image the helper reads itself still has a decoder beside it when a checksum must be checked.
     const checked = plan.sha256 !== null || (plan.imageSha256 ?? null) !== null;
-    decoder = file === null || checked ? await startDecoder(plan, options.output ?? 'stream', relay.onSkip, (message) => listeners.forEach((listener) => listener(message)), options.warm) : null;
+    const output = once !== null ? { file: once.write } : (options.output ?? 'stream');
+    decoder = file === null || checked ? await startDecoder(plan, output, relay.onSkip, (message) => listeners.forEach((listener) => listener(message)), options.warm) : null;
   } catch (error) {
     if (file !== null) await closeFd(file);
+    if (once !== null) await closeFd(once.read);
     throw error;
   } finally {
     await options.warm?.dispose();
+    // The decoder holds its own descriptor of the copy.
+    if (once !== null) await closeFd(once.write);
   }
-  const source = file ?? decoder?.source;
+  const source = file ?? once?.read ?? decoder?.source;
   if (source === undefined || source === null) throw new Error('no image source');
   const running = decoder;
   const close = async () => {
     await running?.stop();
     if (file !== null) await closeFd(file);
+    if (once !== null) await closeFd(once.read);
   };
   return {
     source,
@@ -161,11 +178,15 @@ export async function openSourceFeed(prepared: PreparedImage, options: FeedOptio
       sourceSeekable: file !== null,
       ...(written.extents !== null ? { extents: written.extents } : {}),
       ...(running !== null ? { awaitSourceEnd: true } : {}),
+      ...(once !== null ? { sourceGrows: true } : {}),
     },
-    decoder: running === null ? Promise.resolve('read directly') : file !== null ? Promise.resolve('read directly, SHA-256 checked alongside') : running.decoder,
+    decoder: running === null ? Promise.resolve('read directly') : file !== null ? Promise.resolve('read directly, SHA-256 checked alongside') : once !== null ? running.decoder.then((name) => `${name}, decoded once for every card`) : running.decoder,
     sourceBytes: () => running?.sourceBytes() ?? 0,
     stage: () => sourceStage(location.kind, prepared.info.format, running?.decoderBehind() ?? false),
-    onNotice: (listener) => void listeners.push(listener),
+    onNotice: (listener) => {
+      listeners.push(listener);
+      for (const message of notices.splice(0)) listener(message);
+    },
     finish: async (pending, to) => {
       relay.connect(to);
       to.answerRepairs?.(rereadImage(prepared.plan));
