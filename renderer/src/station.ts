@@ -61,3 +61,24 @@ export function rowDrive(row: StationRow): string {
 export function rowTime(row: StationRow): string {
   return new Date(row.endedAt ?? row.startedAt).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit', second: '2-digit', hour12: false });
 }
+
+/** Per row id, the fastest its card has written so far, in bytes per second: what that card can take. */
+export function withPeak(peaks: ReadonlyMap<number, number>, row: StationRow): ReadonlyMap<number, number> {
+  const p = rowProgress(row);
+  if (p?.phase !== 'writing' || p.speed <= (peaks.get(row.id) ?? 0)) return peaks;
+  return new Map(peaks).set(row.id, p.speed);
+}
+
+/**
+ * The batch in one line: the cards being written, their speed in all, against the sum of what each
+ * of them reached on its own at best. A total well under that sum points at something the cards
+ * share (a hub, a reader, the computer, the image's decoding) rather than at any one card.
+ */
+export function batchLine(rows: readonly StationRow[], peaks: ReadonlyMap<number, number>): string {
+  const writing = rows.filter((row) => rowProgress(row)?.phase === 'writing');
+  if (writing.length === 0) return '';
+  const total = writing.reduce((sum, row) => sum + (rowProgress(row)?.speed ?? 0), 0);
+  const best = writing.reduce((sum, row) => sum + (peaks.get(row.id) ?? 0), 0);
+  const share = best > 0 ? ` (${Math.round((100 * total) / best)}%)` : '';
+  return `${writing.length} ${writing.length === 1 ? 'card' : 'cards'} writing: ${formatBytes(total)}/s in all, of ${formatBytes(best)}/s they reached each at best${share}`;
+}

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { StationRow } from '../../common/domain/station.js';
-import { rowDrive, rowFraction, rowLimit, rowPhase, rowSpeed, withRow } from '../../renderer/src/station.js';
+import { batchLine, rowDrive, rowFraction, rowLimit, rowPhase, rowSpeed, withPeak, withRow } from '../../renderer/src/station.js';
 
 function row(id: number, overrides: Partial<StationRow> = {}): StationRow {
   return { id, card: id, slot: `/dev/disk/by-path/usb-${id}`, device: `/dev/sd${id}`, model: 'SanDisk Ultra', serial: 'AA11', capacity: 32e9, hostname: `pi-${id}`, phase: 'queued', progress: null, result: null, code: null, message: null, startedAt: new Date(0).toISOString(), endedAt: null, ...overrides };
@@ -42,5 +42,16 @@ describe('the station screen’s rows', () => {
   it('name the drive by model, serial and capacity, leaving out what the OS did not say', () => {
     expect(rowDrive(row(1))).toBe('SanDisk Ultra · SN AA11 · 32.0 GB');
     expect(rowDrive(row(1, { model: null, serial: null, capacity: null }))).toBe('Unnamed drive');
+  });
+
+  it('sum up the batch: the cards writing, their speed in all, against what each reached at best', () => {
+    const writing = (id: number, speed: number) => row(id, { phase: 'writing', progress: { bytesDone: 1, bytesTotal: 4, speed, eta: 3 } });
+    let peaks: ReadonlyMap<number, number> = new Map();
+    for (const r of [writing(1, 8e6), writing(2, 8e6), writing(1, 6e6), writing(2, 2e6)]) peaks = withPeak(peaks, r);
+    const rows = [writing(1, 6e6), writing(2, 2e6), row(3, { phase: 'done', result: 'ok' }), row(4)];
+    expect(batchLine(rows, peaks)).toBe('2 cards writing: 8.0 MB/s in all, of 16.0 MB/s they reached each at best (50%)');
+    expect(batchLine([row(3, { phase: 'done', result: 'ok' })], peaks)).toBe('');
+    // A row's peak moves only up, and only while it writes.
+    expect(withPeak(peaks, row(1, { phase: 'verifying', progress: { bytesDone: 1, bytesTotal: 4, speed: 9e8, eta: 0 } }))).toBe(peaks);
   });
 });

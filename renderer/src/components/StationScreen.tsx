@@ -4,7 +4,7 @@ import type { StationStatus } from '../../../common/contracts/station-models.js'
 import type { ImageInfo } from '../../../common/domain/image.js';
 import { parseDriveSize, type StationRow } from '../../../common/domain/station.js';
 import { formatBytes } from '../../../common/domain/units.js';
-import { rowDrive, rowFraction, rowLimit, rowPhase, rowSpeed, rowTime, withRow } from '../station.js';
+import { batchLine, rowDrive, rowFraction, rowLimit, rowPhase, rowSpeed, rowTime, withPeak, withRow } from '../station.js';
 import { ErrorMessage } from './ErrorMessage.js';
 
 /** A short chime when a card is done: the person at the reader hears it is time for the next card. */
@@ -37,6 +37,7 @@ interface StationScreenProps {
  */
 export function StationScreen({ api, image, onClose }: StationScreenProps) {
   const [rows, setRows] = useState<StationRow[]>([]);
+  const [peaks, setPeaks] = useState<ReadonlyMap<number, number>>(new Map());
   const [status, setStatus] = useState<StationStatus | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
@@ -50,6 +51,7 @@ export function StationScreen({ api, image, onClose }: StationScreenProps) {
     const stops = [
       api.onStationRow((row) => {
         setRows((current) => withRow(current, row));
+        setPeaks((current) => withPeak(current, row));
         if (row.phase === 'done' && row.result !== 'refused' && !announced.current.has(row.id)) {
           announced.current.add(row.id);
           chime(row.result === 'ok');
@@ -135,6 +137,11 @@ export function StationScreen({ api, image, onClose }: StationScreenProps) {
         </form>
       )}
       <ErrorMessage error={error ?? status?.problem ?? null} />
+      {batchLine(rows, peaks) !== '' && (
+        <p className="muted numeric" data-testid="station-batch">
+          {batchLine(rows, peaks)}
+        </p>
+      )}
       {rows.length > 0 && (
         <table className="station-rows">
           <thead>
