@@ -1,4 +1,5 @@
 import { cutShortFailure } from '../../common/domain/cut-short.js';
+import { UNBOOTABLE_ADVICE, unbootableAsWritten } from '../../common/domain/disc.js';
 import { DRIVE_INCOMPLETE } from '../../common/domain/result.js';
 import { formatBytes } from '../../common/domain/units.js';
 import { startHelper } from '../../user/launcher/launch.js';
@@ -122,6 +123,12 @@ async function flashNamed(args: FlashArgs, targets: string[], fileTargets: numbe
   if (fileTarget !== undefined) return (await import('./flash-to-file.js')).flashToFileCommand(prepared, { image: args.image, target: fileTarget, verify: args.verify, yes: args.yes, json: args.json });
   const { info, customisation } = prepared;
   const interactive = process.stdin.isTTY === true;
+  const unbootable = unbootableAsWritten(info);
+  if (unbootable !== null) {
+    // Said before the drive is looked at, so that a script learns it from its first run.
+    process.stderr.write(`sluice: ${args.yes || interactive ? 'warning: ' : ''}${unbootable} ${args.yes ? 'Writing it as it is (--yes).' : interactive ? '' : `${UNBOOTABLE_ADVICE} Nothing was written.`}\n`);
+    if (!args.yes && !interactive) return EXIT.failed;
+  }
   if (!args.yes && !interactive) {
     process.stderr.write('sluice: refusing to erase a drive without confirmation; pass --yes when running without a terminal.\n');
     return EXIT.usage;

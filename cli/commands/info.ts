@@ -1,4 +1,5 @@
 import { cutShortFailure } from '../../common/domain/cut-short.js';
+import { discSummary } from '../../common/domain/disc.js';
 import { formatBytes } from '../../common/domain/units.js';
 import type { ImageInfo } from '../../common/domain/image.js';
 import { EXIT } from '../exit-codes.js';
@@ -21,6 +22,10 @@ function describe(info: ImageInfo): string {
     for (const p of table.partitions) {
       lines.push(`    ${String(p.number).padStart(2)}  ${formatBytes(p.size).padStart(8)} at ${p.offset}  ${p.type}${p.label === null ? '' : `  "${p.label}"`}`);
     }
+  }
+  if (info.disc !== null) {
+    lines.push(`  boots from:       ${discSummary(info.disc)}`);
+    if (info.disc.problem !== null) lines.push(`                    (its files could not all be read: ${info.disc.problem})`);
   }
   const map = info.blockMap;
   lines.push(`  block map:        ${map === null ? 'none' : `${map.from}: ${formatBytes(map.mappedBytes)} mapped in ${map.ranges} ranges; only those are written and verified`}`);

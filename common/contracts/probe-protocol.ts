@@ -11,6 +11,7 @@ import { CUSTOMISATION_METHODS, CustomisationSchema, MAX_OVERLAY_BYTES } from '.
 import { FailureSchema } from '../domain/failure.js';
 import { IMAGE_FORMATS } from '../domain/image-format.js';
 import { ByteCount } from '../domain/wire.js';
+import { MAX_EFI_LOADERS } from '../domain/image.js';
 import { FreeSpaceReasonSchema } from '../domain/skipped.js';
 import { MAX_EXTENTS, MAX_SKIPPED_RANGES, MAX_TARGETS } from './helper-protocol.js';
 
@@ -60,6 +61,15 @@ const ImageInfoSchema = v.strictObject({
   size: v.nullable(ByteCount),
   sizeExact: v.boolean(),
   partitionTable: v.nullable(PartitionTableSchema),
+  disc: v.nullable(
+    v.strictObject({
+      kind: v.picklist(['hybrid', 'non-hybrid', 'windows', 'not-bootable']),
+      filesystem: v.picklist(['iso9660', 'udf']),
+      elTorito: v.boolean(),
+      efiLoaders: v.pipe(v.array(Text), v.maxLength(MAX_EFI_LOADERS)),
+      problem: OptionalText,
+    }),
+  ),
   entry: v.nullable(v.strictObject({ name: Text, choice: OptionalText })),
   blockMap: v.nullable(v.strictObject({ from: Text, mappedBytes: ByteCount, ranges: ByteCount })),
   checksum: v.nullable(v.strictObject({ sha256: Sha256, from: Text })),

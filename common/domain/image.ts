@@ -27,6 +27,32 @@ export interface PartitionTable {
   partitions: PartitionEntry[];
 }
 
+/**
+ * What an optical-disc image does once written to a stick as it is:
+ * - hybrid: it has a partition table beside its ISO 9660 tree, and boots from a stick as written;
+ * - non-hybrid: it boots from a DVD (El Torito) or holds /EFI/BOOT/BOOT*.EFI, but has no partition
+ *   table: written as it is, a stick boots nothing; installer mode makes a stick that boots;
+ * - windows: a Windows installer (UDF with sources/install.wim or .esd, bootmgr, efi/boot/bootx64.efi),
+ *   which boots only from a stick made in installer mode;
+ * - not-bootable: no boot record, no EFI loader and no partition table.
+ */
+export type DiscKind = 'hybrid' | 'non-hybrid' | 'windows' | 'not-bootable';
+
+/** /EFI/BOOT/BOOT*.EFI reported at most: one per architecture, a handful; a hostile folder may list thousands. */
+export const MAX_EFI_LOADERS = 16;
+
+export interface DiscImage {
+  kind: DiscKind;
+  /** The tree the kind was read from: UDF where the image has one (Windows ISOs), else ISO 9660. */
+  filesystem: 'iso9660' | 'udf';
+  /** An El Torito boot record: the disc boots from a DVD drive. */
+  elTorito: boolean;
+  /** /EFI/BOOT/BOOT*.EFI, as found. */
+  efiLoaders: string[];
+  /** Why the tree could not be read, when it could not; the kind is then the descriptors' alone. */
+  problem: string | null;
+}
+
 /** The SHA-256 an image must have, and where that was said (--sha256, IMAGE.sha256, SHA256SUMS). */
 export interface ExpectedChecksum {
   sha256: string;
@@ -56,6 +82,8 @@ export interface ImageInfo {
   sizeExact: boolean;
   /** From the image's first sectors (decoded for a compressed image); null when not asked for, or they could not be read. */
   partitionTable: PartitionTable | null;
+  /** An ISO 9660 or UDF image, classified (user/iso/classify.ts); null for any other image, or one not looked at. */
+  disc: DiscImage | null;
   /** zip: the entry that is written, and why it was chosen when there were several. */
   entry: { name: string; choice: string | null } | null;
   /**

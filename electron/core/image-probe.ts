@@ -80,6 +80,7 @@ export async function probeSourceDrive(drive: Drive): Promise<ProbedImage> {
       size: drive.size,
       sizeExact: true,
       partitionTable: drive.partitionTable === null ? null : { type: drive.partitionTable, partitions: [] },
+      disc: null,
       entry: null,
       blockMap: null,
       checksum: null,

@@ -319,7 +319,7 @@ export const TARGETS: FuzzTarget[] = [
     name: "the probe process's answer",
     seeds: () => [
       Buffer.from(JSON.stringify({ type: 'failed', code: 'source-corrupt', message: 'x', offset: 3 })),
-      Buffer.from(JSON.stringify({ type: 'prepared', prepared: { info: { source: '/x.img', name: 'x.img', origin: 'file', format: 'raw', sourceSize: 4096, size: 4096, sizeExact: true, partitionTable: null, entry: null, blockMap: null, checksum: null, customisation: null, customisationNote: null } } })),
+      Buffer.from(JSON.stringify({ type: 'prepared', prepared: { info: { source: '/x.img', name: 'x.img', origin: 'file', format: 'raw', sourceSize: 4096, size: 4096, sizeExact: true, partitionTable: null, disc: null, entry: null, blockMap: null, checksum: null, customisation: null, customisationNote: null } } })),
     ],
     // What the app and the CLI trust of a probe process that may have been subverted: only what the schema lets through.
     run: async (input) => asMessage(input, (message) => v.safeParse(ProbeReply, message)),

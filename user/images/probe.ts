@@ -22,6 +22,7 @@ import type { InitFormat } from '../../common/domain/catalogue.js';
 import type { Customisation, PreparedCustomisation } from '../../common/domain/customisation.js';
 import type { ImageAccess } from '../customise/detect.js';
 import { customisationOf } from '../customise/prepare.js';
+import { classifyDisc } from '../iso/classify.js';
 import { detectFormat, SNIFF_BYTES, type ImageFormat } from './detect-format.js';
 import { openImage, type FileIdentity, type OpenedImage } from './open-image.js';
 import { filesystemLabel, FILESYSTEM_SNIFF_BYTES, PARTITION_TABLE_BYTES, readPartitionTable } from './partition-table.js';
@@ -261,6 +262,7 @@ async function prepareFile(request: ImageRequest): Promise<PreparedImage> {
       await reader?.close();
     }
     const freeSpace = readImageAt !== null && size !== null ? await freeSpaceOf(randomAccess(readImageAt), size, MAX_SKIPPED_RANGES) : null;
+    const disc = readImageAt !== null && size !== null ? await classifyDisc(readImageAt, size, path, partitionTable) : null;
     return {
       info: {
         source: path,
@@ -271,6 +273,7 @@ async function prepareFile(request: ImageRequest): Promise<PreparedImage> {
         size: bmap?.imageSize ?? size,
         sizeExact: bmap !== null || (size !== null && sizeExact),
         partitionTable,
+        disc,
         entry,
         blockMap: bmap === null ? null : { from: bmap.from, mappedBytes: bmap.mappedBytes, ranges: bmap.ranges },
         checksum,
@@ -371,6 +374,7 @@ async function prepareUrl(request: ImageRequest): Promise<PreparedImage> {
       size: plan.imageSize,
       sizeExact: plan.imageSize !== null,
       partitionTable: format === 'raw' && request.partitions !== false ? readPartitionTable(head) : detectedTable,
+      disc: null,
       entry: null,
       blockMap: null,
       checksum,

@@ -2,6 +2,7 @@ import type { ImageInfo } from '../../../common/domain/image.js';
 import type { DriveInfo } from '../../../common/contracts/app-models.js';
 import { formatBytes } from '../../../common/domain/units.js';
 import { verdictEffect } from '../../../common/domain/verdict.js';
+import { unbootableAsWritten } from '../../../common/domain/disc.js';
 import { driveName } from '../labels.js';
 import { WarningIcon } from './Icons.js';
 import { Modal } from './Modal.js';
@@ -23,6 +24,7 @@ interface ConfirmFlashProps {
 export function ConfirmFlash({ image, targets, verify, customisation = null, onConfirm, onCancel }: ConfirmFlashProps) {
   const blocked = customisation === undefined || (customisation !== null && !customisation.ok);
   const warnings = targets.flatMap((t) => t.verdicts.filter((v) => verdictEffect(v) === 'warn'));
+  const unbootable = unbootableAsWritten(image);
   return (
     <Modal
       title={targets.length === 1 ? 'Erase this drive?' : `Erase these ${targets.length} drives?`}
@@ -50,6 +52,12 @@ export function ConfirmFlash({ image, targets, verify, customisation = null, onC
           </li>
         ))}
       </ul>
+      {unbootable !== null && (
+        <p className="message warning" data-testid="confirm-unbootable">
+          <WarningIcon />
+          {unbootable} Write it as it is only for a virtual machine or a tool that reads the ISO from the drive.
+        </p>
+      )}
       {warnings.map((warning) => (
         <p key={warning.message} className="message warning">
           <WarningIcon />

@@ -2,6 +2,7 @@ import { useState, type FormEvent } from 'react';
 import type { ImageInfo } from '../../../common/domain/image.js';
 import type { DriveInfo } from '../../../common/contracts/app-models.js';
 import { formatBytes } from '../../../common/domain/units.js';
+import { discSummary } from '../../../common/domain/disc.js';
 import { FORMAT_LABEL, PARTITION_TABLE_LABEL } from '../labels.js';
 import { ImageIcon } from './Icons.js';
 import { StepCard } from './StepCard.js';
@@ -53,6 +54,12 @@ function ImageDetails({ image }: { image: ImageInfo }) {
       </dd>
       <dt>Partitions</dt>
       <dd data-testid="image-partitions">{partitionsText(image)}</dd>
+      {image.disc !== null && (
+        <>
+          <dt>Boots from</dt>
+          <dd data-testid="image-disc">{discSummary(image.disc)}</dd>
+        </>
+      )}
       {image.blockMap !== null && (
         <>
           <dt>Block map</dt>

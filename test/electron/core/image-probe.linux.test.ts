@@ -44,6 +44,7 @@ describe('probing an image', () => {
       size: 8 * MiB,
       sizeExact: true,
       partitionTable: { type: 'gpt', partitions: [{ number: 1, offset: 1 * MiB, size: 4 * MiB, type: 'Linux filesystem', label: null }] },
+      disc: null,
       entry: null,
       blockMap: null,
       checksum: null,
