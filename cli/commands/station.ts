@@ -16,6 +16,9 @@ import { confirm } from '../prompt.js';
 import { progressLine } from '../render.js';
 import { loggedPhase } from '../../common/app/bottleneck.js';
 import { prepareCliImage } from './prepare-cli-image.js';
+import { decodeStationImage } from '../../user/station/decoded-image.js';
+import { imageCache } from '../catalogue.js';
+import { errorText } from '../../common/domain/error-details.js';
 
 export interface StationArgs {
   image: string;
@@ -111,6 +114,7 @@ export async function stationCommand(args: StationArgs): Promise<number> {
     return EXIT.failed;
   }
   const helperOptions = cliHelperOptions(args.elevate);
+  const output = stationOutput(args.json);
   let image: StationImage;
   try {
     const profile = wantsCustomisation(args.customise) ? await (await import('../customise-options.js')).profileFromFlags(args.customise) : null;
@@ -148,8 +152,25 @@ export async function stationCommand(args: StationArgs): Promise<number> {
     process.stderr.write('Not armed. Nothing was written.\n');
     return EXIT.cancelled;
   }
+  // A compressed or downloaded image is decoded once, now, rather than once per card.
+  let decoded;
+  try {
+    decoded = await decodeStationImage(image, imageCache());
+  } catch (error) {
+    process.stderr.write(`sluice: ${errorText(error)} Nothing was written.\n`);
+    return EXIT.failed;
+  }
+  try {
+    return await runStation(args, decoded.image, rules, rulesText, output, decoded.note);
+  } finally {
+    await decoded.dispose();
+  }
+}
+
+/** Arms the station with its image ready, and runs it until it stops. */
+async function runStation(args: StationArgs, image: StationImage, rules: StationRules, rulesText: string, output: ReturnType<typeof stationOutput>, note: string | null): Promise<number> {
   const log = await StationLog.open(args.log, invokingUser());
-  const output = stationOutput(args.json);
+  if (note !== null) output.say(note);
   let failed = false;
   const station = new Station({
     image,

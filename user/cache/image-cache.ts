@@ -190,12 +190,13 @@ export class ImageCache {
 
   /**
    * A batch's one decoded copy of its image, of at most `bytes` (user/images/source-feed.ts):
-   * opened for writing and for reading, its name removed at once, so that it is gone when the
-   * batch ends however it ends, a crash included. It counts against the cache's limit and the
-   * disk's reserve like a download, but is never kept: refused, with the reason, where it would
-   * not fit (the batch then streams, as one card does).
+   * opened for writing and for reading. It counts against the cache's limit and the disk's reserve
+   * like a download, but is never kept: refused, with the reason, where it would not fit (the batch
+   * then streams, as one card does). Its name is removed at once, so that it is gone when the batch
+   * ends however it ends, a crash included; a station, whose cards each open it, gets its `path`
+   * instead and removes it when it stops.
    */
-  async decodedCopy(bytes: number): Promise<{ write: number; read: number } | { refused: string }> {
+  async decodedCopy(bytes: number, named = false): Promise<{ write: number; read: number; path: string | null } | { refused: string }> {
     await mkdir(this.images, { recursive: true });
     await giveToUser(this.dir).catch(() => undefined);
     await giveToUser(this.images).catch(() => undefined);
@@ -208,12 +209,13 @@ export class ImageCache {
     try {
       await giveToUser(path);
       const read = await openFd(path, constants.O_RDONLY);
-      return { write, read };
+      return { write, read, path: named ? path : null };
     } catch (error) {
       await closeFd(write);
+      await rm(path, { force: true });
       throw error;
     } finally {
-      await rm(path, { force: true });
+      if (!named) await rm(path, { force: true });
     }
   }
 
