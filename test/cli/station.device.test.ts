@@ -6,7 +6,7 @@
  */
 import { execFileSync, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { MiB } from '../../common/domain/units.js';
@@ -147,6 +147,27 @@ describeDevices('sluice station (issue 19 acceptance)', () => {
     expect(bySlot.get(failing)).toMatchObject({ card: 1, result: 'failed', code: 'target-full' });
     expect(bySlot.get(good)).toMatchObject({ card: 2, result: 'ok', code: null, bytesWritten: 24 * MiB });
     execFileSync('cmp', ['-n', String(24 * MiB), image, goodCard.path]);
+  }, 60_000);
+
+  it('an .xz image is decoded once, at arming, for every card: both cards hold the image, and the copy is gone when the station stops', async () => {
+    const dir = scratchDir();
+    const image = join(dir, 'image.img');
+    writeRandomFile(image, 16 * MiB);
+    execFileSync('xz', ['-T2', '-0', '-k', image]);
+    const cache = scratchDir();
+    const backings = [join(dir, 'card-1.img'), join(dir, 'card-2.img')];
+    for (const backing of backings) writeRandomFile(backing, 24 * MiB);
+    const log = join(dir, 'station.jsonl');
+    const child = spawnStation(`${image}.xz`, backings, ['--count', '2', '--log', log], { env: { SLUICE_CACHE_DIR: cache } });
+    const run = collect(child);
+    await waitForEvent(child, (e) => e.type === 'armed');
+    const cards = backings.map((backing) => insert(backing));
+    const result = await run;
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).toMatch(/The image is decoded once, into .*, for every card\./);
+    expect(logOf(log, backings).map((e) => e.result)).toEqual(['ok', 'ok']);
+    for (const card of cards) execFileSync('cmp', ['-n', String(16 * MiB), image, card.path]);
+    expect(readdirSync(join(cache, 'images'))).toEqual([]);
   }, 60_000);
 
   it('--exact: every card gets every byte, free space included, over what the card held', async () => {
