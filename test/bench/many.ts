@@ -2,16 +2,20 @@
  * Many cards from one `sluice flash` (section `many`): 1, 4, 8, 16 and 32 cards at 8 MB/s
  * (blkio-throttled loops, one rule per card in one group) from an OS-like .xz, each as a ratio to
  * the one-card time; then two fast cards (16 MB/s) beside a slow one (2 MB/s), each fast card
- * against its own time alone. The reference is the hardware: N cards should take the time of one.
+ * against its own time alone; then a station of 16 cards inserted 0.2 s apart, against a station
+ * of one. The reference is the hardware: N cards should take the time of one.
  *
  * The image is 128 MiB rather than the 1 GiB of the other sections: at card speeds the 1 GiB one
  * takes about a minute a run, and this section makes seven runs plus three alone.
  */
+import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
 import { MiB } from '../../common/domain/units.js';
 import { CLI } from '../support/cli.js';
 import { assertOwnedLoop, createLoop, type LoopDevice } from '../support/loop-device.js';
 import { osImage, sh } from '../support/os-image.js';
-import { throttledCards } from '../support/throttle.js';
+import { throttledCards, throttledGroup } from '../support/throttle.js';
+import { stationRun } from './station.js';
 import { WATCH } from './formats.js';
 import { measure, type Measurement } from './measure.js';
 
@@ -25,6 +29,9 @@ const NODE = process.execPath;
 /** The issue's acceptance: N cards' time over one card's. */
 const LIMITS: Record<number, number> = { 16: 1.1, 32: 1.2 };
 const MIXED_LIMIT = 1.3;
+const STATION_CARDS = 16;
+const STATION_GAP_MS = 200;
+const STATION_LIMIT = 1.15;
 /** 16 MB plus 6 MB per card, private, for the writing process. */
 const memoryLimit = (cards: number) => 16e6 + 6e6 * cards;
 
@@ -90,6 +97,27 @@ async function mixedLines(name: string, image: string, fast: readonly LoopDevice
   return lines;
 }
 
+/** A station of STATION_CARDS cards inserted STATION_GAP_MS apart, against a station of one card. */
+async function stationLines(dir: string, xz: string): Promise<string[]> {
+  const backings = Array.from({ length: STATION_CARDS }, (_, i) => join(dir, `many-station-${i}.img`));
+  for (const backing of backings) execFileSync('truncate', ['-s', String(CARD_BYTES), backing]);
+  const group = throttledGroup(createLoop({ size: MiB, dir }).path, CARD_SPEED);
+  try {
+    const one = await stationRun(xz, backings.slice(0, 1), group.dir, join(dir, 'many-station-1.jsonl'), 0, CARD_SPEED);
+    const all = await stationRun(xz, backings, group.dir, join(dir, 'many-station-all.jsonl'), STATION_GAP_MS, CARD_SPEED);
+    const budget = one.seconds + ((STATION_CARDS - 1) * STATION_GAP_MS) / 1000;
+    const ratio = all.seconds / budget;
+    return [
+      '| run | first insertion → last log line, s | whole run s (arming to exit) | CPU s (station, decoding, helpers) | verdict |',
+      '|---|---:|---:|---:|---|',
+      `| 1 card | ${one.seconds.toFixed(2)} | ${one.wallSeconds.toFixed(2)} | ${one.cpuSeconds.toFixed(2)} | |`,
+      `| ${STATION_CARDS} cards, ${STATION_GAP_MS / 1000} s apart | ${all.seconds.toFixed(2)} | ${all.wallSeconds.toFixed(2)} | ${all.cpuSeconds.toFixed(2)} | ${ratio.toFixed(2)}× (one card + the insertion spread, ${budget.toFixed(2)} s); ${verdict(`≤ ${STATION_LIMIT}×`, ratio <= STATION_LIMIT)} |`,
+    ];
+  } finally {
+    group.remove();
+  }
+}
+
 export async function manySection(dir: string): Promise<string> {
   const { raw, xz } = fixture(dir);
   const loops = Array.from({ length: Math.max(...COUNTS) }, () => createLoop({ size: CARD_BYTES, dir, fill: 'sparse' }));
@@ -110,6 +138,10 @@ export async function manySection(dir: string): Promise<string> {
       '| run | alone s | beside the slow card s | ratio | verdict |',
       '|---|---:|---:|---:|---|',
       ...mixed,
+      '',
+      `### A station: ${STATION_CARDS} cards at ${CARD_SPEED / 1e6} MB/s inserted ${STATION_GAP_MS / 1000} s apart, the same .xz (decoded once, at arming)`,
+      '',
+      ...(await stationLines(dir, xz)),
     ].join('\n');
   } finally {
     even.remove();

@@ -21,7 +21,7 @@ const CARD_BYTES = IMAGE_BYTES + 16 * MiB;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-interface StationRun {
+export interface StationRun {
   /** From the first card's insertion to the last card's log line. */
   seconds: number;
   cpuSeconds: number;
@@ -35,7 +35,7 @@ interface StationRun {
  * inserts them `gapMs` apart once it is armed, each throttled the moment it exists, and waits for
  * all of them to be logged.
  */
-async function stationRun(image: string, backings: readonly string[], group: string, log: string, gapMs: number): Promise<StationRun> {
+export async function stationRun(image: string, backings: readonly string[], group: string, log: string, gapMs: number, bytesPerSecond = SD_CARD_BYTES_PER_SECOND): Promise<StationRun> {
   const args = ['station', '--yes', '--json', '--virtual', '--count', String(backings.length), '--log', log, ...backings.flatMap((b) => ['--slots', b]), image];
   const script = `echo $$ > '${group}/cgroup.procs' && exec /usr/bin/time -f 'bench-time %e %U %S' "$@"`;
   const child = spawn('sh', ['-c', script, 'sh', process.execPath, CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -57,7 +57,7 @@ async function stationRun(image: string, backings: readonly string[], group: str
     const loop = attachLoop(backing);
     assertOwnedLoop(loop.path);
     // Milliseconds after it appears; the station lists drives once a second and its helper starts in ~0.1 s.
-    throttleDevice(group, loop.path, SD_CARD_BYTES_PER_SECOND);
+    throttleDevice(group, loop.path, bytesPerSecond);
     loops.push(loop);
   }
   const code = await closed;
