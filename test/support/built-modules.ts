@@ -13,6 +13,7 @@ import type * as Probe from '../../user/images/probe.js';
 import type * as CatalogueLaunch from '../../user/catalogue/catalogue-launch.js';
 import type * as DecoderLaunch from '../../user/images/decoder-launch.js';
 import type * as PipeReader from '../../user/images/decode/pipe-reader.js';
+import type * as DecodedReader from '../../user/images/decoded-reader.js';
 
 export async function builtStartHelper(): Promise<typeof HelperLaunch.startHelper> {
   return ((await import(resolve('out/user/launcher/launch.js'))) as typeof HelperLaunch).startHelper;
@@ -51,4 +52,9 @@ export async function builtDecoderLaunch(): Promise<typeof DecoderLaunch> {
 /** The decoder's pipe reader as built: it starts its thread from the built out/run/pipe-reader-thread.js. */
 export async function builtDrainPipe(): Promise<typeof PipeReader.drainPipe> {
   return ((await import(resolve('out/user/images/decode/pipe-reader.js'))) as typeof PipeReader).drainPipe;
+}
+
+/** The decoded-image reader as built: its runs start the built decoder (out/run/decoder.js). */
+export async function builtDecodedReader(): Promise<typeof DecodedReader.decodedReader> {
+  return ((await import(resolve('out/user/images/decoded-reader.js'))) as typeof DecodedReader).decodedReader;
 }

@@ -3,6 +3,10 @@
  * decoder run (decoder-launch.ts) read front to back, whose bytes before each offset asked for are
  * skipped and whose run is stopped as soon as the caller is done. Offsets asked for in increasing
  * order cost one pass over the image's start; an offset behind the last one starts a new run.
+ * One run can serve one read at a time, so the reader queues them itself: callers may ask for any
+ * number at once (FAT's readFile asks for a file's clusters together), and get the same bytes as
+ * from the raw image. Queued reads are served by offset, the nearest ahead of the run first, so a
+ * batch asked for at once costs at most one new run.
  * Used for the partition table of a compressed image and for the boot partition that customisation
  * reads (user/customise/): both lie in an image's first few MiB.
  */
@@ -21,6 +25,25 @@ const SKIP_CHUNK = 1024 * 1024;
  * files after it); more runs than this are refused rather than decoding the image over and over.
  */
 const MAX_RUNS = 8;
+
+/** A read waiting for the decoder run. */
+interface QueuedRead {
+  offset: number;
+  length: number;
+  resolve: (bytes: Buffer) => void;
+  reject: (error: unknown) => void;
+}
+
+/** The queued read to serve next: the lowest offset at or after `position`, else the lowest (which starts a new run). */
+function nextRead(queue: QueuedRead[], position: number): QueuedRead {
+  let best = 0;
+  for (let i = 1; i < queue.length; i++) {
+    const [a, b] = [queue[i] as QueuedRead, queue[best] as QueuedRead];
+    const ahead = (r: QueuedRead) => r.offset >= position;
+    if ((ahead(a) && !ahead(b)) || (ahead(a) === ahead(b) && a.offset < b.offset)) best = i;
+  }
+  return queue.splice(best, 1)[0] as QueuedRead;
+}
 
 /** Reads of a decoded image at any offset, for as long as the caller holds it; close() stops the decoder. */
 export interface DecodedReader {
@@ -69,18 +92,41 @@ export function decodedReader(plan: DecodePlan): DecodedReader {
     }
     return got;
   };
-  return {
-    readAt: async (offset, length) => {
-      const from = bytes !== null && offset >= position ? bytes : await start();
-      const skip = Buffer.allocUnsafe(Math.min(SKIP_CHUNK, Math.max(1, offset - position)));
-      while (position < offset) {
-        const got = await take(from, skip, Math.min(skip.length, offset - position));
-        if (got === 0) return Buffer.alloc(0);
+  /** One read, alone on the run. */
+  const readOne = async (offset: number, length: number): Promise<Buffer> => {
+    const from = bytes !== null && offset >= position ? bytes : await start();
+    const skip = Buffer.allocUnsafe(Math.min(SKIP_CHUNK, Math.max(1, offset - position)));
+    while (position < offset) {
+      const got = await take(from, skip, Math.min(skip.length, offset - position));
+      if (got === 0) return Buffer.alloc(0);
+    }
+    const out = Buffer.alloc(length);
+    const got = await take(from, out, length);
+    return out.subarray(0, got);
+  };
+  const queue: QueuedRead[] = [];
+  let serving = false;
+  const serve = async () => {
+    while (queue.length > 0) {
+      const read = nextRead(queue, position);
+      try {
+        read.resolve(await readOne(read.offset, read.length));
+      } catch (error) {
+        read.reject(error);
       }
-      const out = Buffer.alloc(length);
-      const got = await take(from, out, length);
-      return out.subarray(0, got);
-    },
+    }
+    serving = false;
+  };
+  return {
+    readAt: (offset, length) =>
+      new Promise<Buffer>((resolve, reject) => {
+        queue.push({ offset, length, resolve, reject });
+        // Served from the next microtask on: reads asked for together are all queued by then.
+        if (!serving) {
+          serving = true;
+          queueMicrotask(() => void serve());
+        }
+      }),
     close: stop,
     sourceBytes: () => earlier + (decoder?.sourceBytes() ?? 0),
   };
