@@ -108,6 +108,14 @@ export const UBUNTU_USER_DATA = '#cloud-config\n\n# On first boot, set the (defa
 export const UBUNTU_NETWORK_CONFIG = 'network:\n  version: 2\n  ethernets:\n    eth0:\n      dhcp4: true\n      optional: true\n';
 const UBUNTU_META_DATA = 'instance-id: cloud-image\n';
 
+/**
+ * A Raspberry Pi OS cmdline.txt longer than a 512-byte cluster: its own arguments, then harmless
+ * ones (each names its place, so a lost or moved byte shows), then its line break.
+ */
+export const LONG_PI_CMDLINE = `${PI_CMDLINE.trimEnd()} ${Array.from({ length: 60 }, (_, i) => `sluice.test${i}=${String(i).padStart(4, '0')}`).join(' ')}\n`;
+/** A config.txt longer than a 512-byte cluster, naming /boot/firmware/ only past its first cluster. */
+export const LONG_PI_CONFIG = `${'# padding so that the path lies past the first cluster\n'.repeat(16)}${PI_CONFIG}`;
+
 /** The boot partition's files for a layout, in the order they are copied in (as rsync copies them: by name). */
 function bootFiles(layout: BootLayout): [string, string | number][] {
   switch (layout) {
@@ -147,9 +155,9 @@ function rootTree(layout: BootLayout, tree: string): void {
  * An image laid out like Raspberry Pi OS, Ubuntu for Raspberry Pi, or neither (issue 13's
  * acceptance): an MBR, a FAT32 boot partition filled with mtools, an ext4 root filled by
  * mkfs.ext4 -d. `fillBoot` leaves only that many bytes free on the boot partition (a file of
- * random bytes takes the rest).
+ * random bytes takes the rest); `files` replaces the content of boot files by name.
  */
-export function layoutImage(dir: string, layout: BootLayout, options: { name?: string; fillBoot?: number } = {}): string {
+export function layoutImage(dir: string, layout: BootLayout, options: { name?: string; fillBoot?: number; files?: Record<string, string> } = {}): string {
   const name = options.name ?? `${layout}.img`;
   const image = join(dir, name);
   execFileSync('truncate', ['-s', String(LAYOUT_IMAGE_SIZE), image]);
@@ -159,7 +167,7 @@ export function layoutImage(dir: string, layout: BootLayout, options: { name?: s
   const boot = join(dir, `${name}.boot`);
   execFileSync('truncate', ['-s', String(LAYOUT_BOOT_SIZE), boot]);
   execFileSync('mkfs.vfat', ['-F', '32', '-s', '1', '-n', layout === 'ubuntu' ? 'system-boot' : 'bootfs', boot], { stdio: 'ignore' });
-  for (const [file, content] of bootFiles(layout)) {
+  for (const [file, content] of bootFiles(layout).map(([f, c]): [string, string | number] => [f, options.files?.[f] ?? c])) {
     const source = join(dir, `${name}.${file}`);
     if (typeof content === 'number') writeRandomFile(source, content);
     else writeFileSync(source, content);

@@ -20,9 +20,10 @@
 import type { Customisation, CustomisationMethod } from '../../common/domain/customisation.js';
 import { jobError } from '../../common/domain/failure.js';
 import { metaData, networkConfig, userData } from './cloud-init.js';
-import { withArguments } from './cmdline.js';
+import { cmdlineProblem, withArguments } from './cmdline.js';
 import type { Detection, ImageAccess } from './detect.js';
-import { FatEditor, type NewFile } from './fat.js';
+import { FatEditor, type FatWrite, type NewFile } from './fat.js';
+import type { ReadAt } from '../images/xz-index.js';
 import { firstRunArguments, firstRunScript } from './firstrun.js';
 import { preseedToml } from './preseed.js';
 
@@ -95,6 +96,44 @@ function remembering(access: ImageAccess): ImageAccess {
   };
 }
 
+/** `readAt` with `writes` (offsets from `base`) laid over it: the card as it will be after the plan. */
+function overlaid(readAt: ReadAt, base: number, writes: readonly FatWrite[]): ReadAt {
+  return async (offset, length) => {
+    const covering = writes.find((w) => base + w.offset <= offset && offset + length <= base + w.offset + w.bytes.length);
+    // A range the plan writes whole (a new cluster) needs no read of the image, which a decoder would have to seek to.
+    if (covering !== undefined) return Buffer.from(covering.bytes.subarray(offset - base - covering.offset, offset - base - covering.offset + length));
+    const bytes = Buffer.from(await readAt(offset, length));
+    for (const w of writes) {
+      const from = Math.max(offset, base + w.offset);
+      const to = Math.min(offset + bytes.length, base + w.offset + w.bytes.length);
+      if (from < to) w.bytes.copy(bytes, from - offset, from - base - w.offset, to - base - w.offset);
+    }
+    return bytes;
+  };
+}
+
+/** The boot partition's cmdline.txt, refused when what was read is not a command line (a read gone wrong, or a damaged file). */
+async function readCmdline(fat: FatEditor): Promise<string | null> {
+  const bytes = await fat.readFile('cmdline.txt');
+  if (bytes === null) return null;
+  const problem = cmdlineProblem(bytes);
+  if (problem !== null) throw jobError('cannot-customise', `cmdline.txt on the boot partition does not read as a kernel command line: ${problem}. Sluice does not rewrite it. Nothing was written.`);
+  return bytes.toString('utf8');
+}
+
+/**
+ * Reads the rewritten files back from the card as the plan leaves it (the image with `writes` over
+ * it), through the FAT as any reader finds them, and refuses the plan unless each holds exactly
+ * what was planned: cmdline.txt, which the card cannot boot without, above all.
+ */
+async function checkRewrite(readAt: ReadAt, boot: { offset: number; size: number }, writes: readonly FatWrite[], files: readonly NewFile[]): Promise<void> {
+  const card = await FatEditor.open(overlaid(readAt, boot.offset, writes), boot.offset, boot.size);
+  for (const file of files) {
+    const got = await card?.readFile(file.name);
+    if (got === undefined || got === null || !got.equals(file.bytes)) throw jobError('internal', `Planning the customisation went wrong: ${file.name} would not hold what was planned when read back from the card. Nothing was written.`);
+  }
+}
+
 /**
  * The plan for writing `cards` (one customisation per card, in target order) onto the image
  * `access` reads. Throws cannot-customise, before anything is written, when the image has no
@@ -110,11 +149,12 @@ export async function planCustomisation(access: ImageAccess, detection: Detectio
     refuseForeignFiles(method, c);
     const fat = await FatEditor.open(reader.readAt, boot.offset, boot.size);
     if (fat === null) throw jobError('cannot-customise', `Partition ${boot.number} is no longer a FAT volume. Nothing was written.`);
-    const cmdline = await fat.readFile('cmdline.txt');
-    const cardFiles = filesFor(method, c, detection, cmdline === null ? null : cmdline.toString('utf8'));
+    const cardFiles = filesFor(method, c, detection, await readCmdline(fat));
     fat.writeFiles(cardFiles, 'cmdline.txt');
+    const writes = fat.writes();
+    await checkRewrite(reader.readAt, boot, writes, cardFiles);
     files.push(cardFiles.map((f) => ({ name: f.name, size: f.bytes.length })));
-    overlays.push(fat.writes().map((w) => ({ offset: boot.offset + w.offset, bytes: w.bytes })));
+    overlays.push(writes.map((w) => ({ offset: boot.offset + w.offset, bytes: w.bytes })));
   }
   return { method, why: detection.why, files, overlays };
 }
