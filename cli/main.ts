@@ -53,6 +53,10 @@ const USAGE = `Usage:
       --exact       write every byte of the image: no block map, and no free space
                     left out (by default a filesystem's free space in a listed
                     partition is left as it was on the drive; files get every byte)
+      --iso-mode files|image
+                    files: make an installer stick from an ISO's files (one
+                    FAT32 partition that UEFI boots; see docs/installers.md);
+                    image (the default): write the ISO byte for byte
       --allow-truncated
                     write an image that ends before its partitions do (cut
                     short); refused without it
@@ -164,6 +168,7 @@ export async function main(argv: readonly string[]): Promise<number> {
         'no-bmap': { type: 'boolean', default: false },
         exact: { type: 'boolean', default: false },
         'allow-truncated': { type: 'boolean', default: false },
+        'iso-mode': { type: 'string' },
         'builtin-decoders': { type: 'boolean', default: false },
         compress: { type: 'string' },
         label: { type: 'string' },
@@ -196,6 +201,8 @@ export async function main(argv: readonly string[]): Promise<number> {
   if (elevate !== undefined && elevate !== 'sudo' && elevate !== 'pkexec') return usageError(`--elevate takes sudo or pkexec, not "${elevate}"`);
   if (compress !== undefined && !isCompression(compress)) return usageError(`--compress takes ${BACKUP_COMPRESSIONS.join(', ')}, not "${compress}"`);
   if (command !== 'backup' && (compress !== undefined || values['trim-to-partitions'])) return usageError('--compress and --trim-to-partitions are options of backup');
+  const isoMode = values['iso-mode'];
+  if (isoMode !== undefined && (command !== 'flash' || (isoMode !== 'files' && isoMode !== 'image'))) return usageError('--iso-mode takes files or image, and is an option of flash');
   if (command !== 'flash' && values['allow-truncated']) return usageError('--allow-truncated is an option of flash');
   if (command !== 'erase' && values.label !== undefined) return usageError('--label is an option of erase');
   if (command !== 'flash' && values['no-capacity-check']) return usageError('--no-capacity-check is an option of flash');
@@ -221,6 +228,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     case 'flash': {
       const [image, ...targets] = rest;
       if (image === undefined || targets.length === 0) return usageError('flash needs an IMAGE and at least one DEVICE');
+      if (isoMode === 'files') return (await import('./commands/flash-installer.js')).flashInstallerCommand({ image, targets, verify: !values['no-verify'], eject: !values['no-eject'], yes: values.yes, json: values.json, elevate });
       return (await import('./commands/flash.js')).flashCommand({ image, targets, sha256, bmap, systemTools: !values['builtin-decoders'], verify: !values['no-verify'], capacityCheck: !values['no-capacity-check'], eject: !values['no-eject'], yes: values.yes, json: values.json, elevate, allowTruncated: values['allow-truncated'], exact: values.exact, customise, repos: values.repo, cache: !values['no-cache'], cacheLimit });
     }
     case 'verify': {

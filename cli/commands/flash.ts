@@ -1,5 +1,5 @@
 import { cutShortFailure } from '../../common/domain/cut-short.js';
-import { UNBOOTABLE_ADVICE, unbootableAsWritten } from '../../common/domain/disc.js';
+import { unbootableAdvice, unbootableAsWritten } from '../../common/domain/disc.js';
 import { DRIVE_INCOMPLETE } from '../../common/domain/result.js';
 import { formatBytes } from '../../common/domain/units.js';
 import { startHelper } from '../../user/launcher/launch.js';
@@ -126,7 +126,7 @@ async function flashNamed(args: FlashArgs, targets: string[], fileTargets: numbe
   const unbootable = unbootableAsWritten(info);
   if (unbootable !== null) {
     // Said before the drive is looked at, so that a script learns it from its first run.
-    process.stderr.write(`sluice: ${args.yes || interactive ? 'warning: ' : ''}${unbootable} ${args.yes ? 'Writing it as it is (--yes).' : interactive ? '' : `${UNBOOTABLE_ADVICE} Nothing was written.`}\n`);
+    process.stderr.write(`sluice: ${args.yes || interactive ? 'warning: ' : ''}${unbootable} ${args.yes ? 'Writing it as it is (--yes).' : interactive ? '' : `${info.disc === null ? '' : unbootableAdvice(info.disc)} Nothing was written.`}\n`);
     if (!args.yes && !interactive) return EXIT.failed;
   }
   if (!args.yes && !interactive) {

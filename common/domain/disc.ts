@@ -20,7 +20,10 @@ export function discSummary(disc: DiscImage): string {
 }
 
 /** What to do about an ISO that will not boot from a stick, said with unbootableAsWritten's sentence by the CLI. */
-export const UNBOOTABLE_ADVICE = 'To write it as it is anyway (for a virtual machine, or a tool that reads the ISO from the stick), pass --yes; to boot from a stick, use a hybrid ISO of the same system (most Linux distributions publish one).';
+export function unbootableAdvice(disc: DiscImage): string {
+  const anyway = 'write it as it is anyway (for a virtual machine, or a tool that reads the ISO from the stick), pass --yes.';
+  return disc.kind === 'not-bootable' ? `To ${anyway}` : `To make a stick that boots under UEFI from its files, pass --iso-mode files; to ${anyway}`;
+}
 
 /**
  * Why writing an image as it is gives a stick that will not boot, or null when it boots (or is no

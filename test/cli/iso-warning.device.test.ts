@@ -14,7 +14,7 @@ describeDevices('an ISO that will not boot from a stick is not written silently'
     const run = await collect(spawnCli(['flash', iso, loop.path]));
     expect(run.code, run.stderr).toBe(1);
     expect(run.stderr).toMatch(kind === 'not-bootable' ? /no partition table and no boot code: a stick written from it boots nothing/ : /written byte for byte, the stick boots nothing/);
-    expect(run.stderr).toMatch(/pass --yes; to boot from a stick, use a hybrid ISO .* Nothing was written\.$/m);
+    expect(run.stderr).toMatch(kind === 'not-bootable' ? /To write it as it is anyway .* pass --yes\. Nothing was written\.$/m : /pass --iso-mode files; to write it as it is anyway .* pass --yes\. Nothing was written\.$/m);
     expect(digestFile(loop.backing)).toBe(before);
   });
 

@@ -106,7 +106,15 @@ function labelEntry(label: string): Uint8Array {
   return entry;
 }
 
-export function fat32Volume(request: VolumeRequest): VolumeLayout {
+/** Where a FAT32 volume's tables and clusters lie, for a builder that fills them (user/installer/). */
+export interface Fat32Layout extends VolumeLayout {
+  /** Byte offsets in the partition: the first FAT, and cluster 2 (the root directory's). */
+  fatsAt: number;
+  fatBytes: number;
+  dataAt: number;
+}
+
+export function fat32Volume(request: VolumeRequest): Fat32Layout {
   const { sectorBytes } = request;
   const g = chooseGeometry(request.bytes / sectorBytes, sectorBytes);
   const label = fatLabel(request.label);
@@ -126,5 +134,5 @@ export function fat32Volume(request: VolumeRequest): VolumeLayout {
   ];
   // Everything up to the end of the root directory's cluster: boot region, both FATs (free
   // entries are zeros) and an empty root directory.
-  return { metadataBytes: dataAt + g.clusterBytes, patches, clusterBytes: g.clusterBytes, clusters: g.clusters };
+  return { metadataBytes: dataAt + g.clusterBytes, patches, clusterBytes: g.clusterBytes, clusters: g.clusters, fatsAt, fatBytes, dataAt };
 }

@@ -9,7 +9,7 @@ export interface MbrRequest {
 }
 
 /** An MBR addresses at most 2^32 sectors: 2 TiB with 512-byte sectors, the largest SDXC card. */
-const MAX_SECTORS = 0xffffffff;
+export const MAX_SECTORS = 0xffffffff;
 
 export function mbr(request: MbrRequest): Uint8Array {
   if (request.startSector + request.sectors > MAX_SECTORS) {

@@ -18,7 +18,7 @@ import { mbr } from './mbr.js';
 /** Where the partition starts and what every data structure inside it is aligned to. */
 export const ERASE_ALIGN = 4 * MiB;
 /** The drive's tail that is blanked: an old GPT's backup header lives in its last sector. */
-const TAIL_BYTES = MiB;
+export const TAIL_BYTES = MiB;
 
 
 /** Bytes to put at a byte offset; everything else in the written ranges is zeros. */

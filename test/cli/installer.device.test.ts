@@ -1,0 +1,61 @@
+import { execFileSync, spawnSync } from 'node:child_process';
+import { copyFileSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { beforeAll, expect, it } from 'vitest';
+import { MiB } from '../../common/domain/units.js';
+import { assertTestTarget, collect, spawnCli } from '../support/cli.js';
+import { describeDevices } from '../support/device-suite.js';
+import { BOOT_MARKER, efiInstallerIso } from '../support/installer-fixtures.js';
+import { createLoop, scratchDir } from '../support/loop-device.js';
+import { sh } from '../support/os-image.js';
+
+const STICK_BYTES = 128 * MiB;
+const PARTITION_START = 4 * MiB;
+
+/** Boots a disk image under OVMF (QEMU, TCG) as a USB stick; returns the serial console's text. */
+function bootUnderOvmf(disk: string, dir: string): { output: string; seconds: number } {
+  copyFileSync('/usr/share/OVMF/OVMF_VARS_4M.fd', join(dir, 'vars.fd'));
+  const started = performance.now();
+  const run = spawnSync(
+    'qemu-system-x86_64',
+    ['-machine', 'q35', '-accel', 'tcg', '-m', '256', '-nographic', '-no-reboot', '-serial', 'stdio', '-monitor', 'none', '-net', 'none',
+      '-drive', 'if=pflash,format=raw,readonly=on,file=/usr/share/OVMF/OVMF_CODE_4M.fd', '-drive', `if=pflash,format=raw,file=${join(dir, 'vars.fd')}`,
+      '-drive', `if=none,id=stick,format=raw,file=${disk},snapshot=on`, '-device', 'qemu-xhci', '-device', 'usb-storage,drive=stick,bootindex=0'],
+    { encoding: 'utf8', timeout: 120_000 },
+  );
+  return { output: `${run.stdout}${run.stderr}`, seconds: (performance.now() - started) / 1000 };
+}
+
+describeDevices('installer mode: a non-hybrid EFI ISO made into a stick that boots', () => {
+  let iso: string;
+  beforeAll(() => {
+    const started = performance.now();
+    iso = efiInstallerIso();
+    console.log(`fixture ready in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  });
+
+  it('one active FAT32 partition at 4 MiB, fsck clean, every file identical, and OVMF boots its loader', async () => {
+    const dir = scratchDir();
+    const loop = createLoop({ size: STICK_BYTES });
+    assertTestTarget(loop.path);
+    const run = await collect(spawnCli(['flash', '--yes', '--iso-mode', 'files', iso, loop.path]));
+    expect(run.code, run.stderr + run.stdout).toBe(0);
+    expect(run.stdout).toMatch(/made an installer stick: one FAT32 partition of .* holding the ISO's 47 files/);
+    const disk = readFileSync(loop.backing);
+    // The layout: an MBR with one active FAT32 (LBA) partition from 4 MiB to the end, and no ISO 9660 left.
+    expect(disk.readUInt16LE(510)).toBe(0xaa55);
+    expect([disk[446], disk[450], disk.readUInt32LE(454), disk.readUInt32LE(458)]).toEqual([0x80, 0x0c, PARTITION_START / 512, (STICK_BYTES - PARTITION_START) / 512]);
+    expect(disk.subarray(462, 510).every((b) => b === 0)).toBe(true);
+    expect(disk.toString('latin1', 32769, 32774)).not.toBe('CD001');
+    const partition = join(dir, 'partition.img');
+    sh(dir, `dd if=${loop.backing} of=partition.img bs=4M skip=1 status=none`);
+    // fsck.fat exits non-zero on any fault; it counts the 5 folders among the files.
+    expect(execFileSync('fsck.fat', ['-n', '-V', partition], { encoding: 'utf8' })).toMatch(/: 52 files, \d+\/\d+ clusters\n$/);
+    sh(dir, `mkdir stick disc && mcopy -s -n -i partition.img ::/ stick/ && xorriso -osirrox on -indev ${iso} -extract / disc 2>/dev/null`);
+    sh(dir, 'diff -r stick disc');
+    expect(readFileSync(join(dir, 'stick/casper/a folder with a long name/deeper still/Ünïcödé name, with spaces.txt'), 'utf8')).toBe('long names survive\n');
+    const boot = bootUnderOvmf(loop.backing, dir);
+    console.log(`booted to the loader in ${boot.seconds.toFixed(1)} s`);
+    expect(boot.output).toContain(BOOT_MARKER);
+  }, 240_000);
+});

@@ -1,0 +1,85 @@
+/**
+ * An installer stick for one drive: the ISO opened as the user, its tree read (user/iso/), the
+ * stick laid out for the drive (layout.ts), and the helper job that writes it as a block-mapped
+ * flash of the whole drive whose stream is only the written ranges (as erase writes its tables):
+ * head blanked first and written last, every written byte read back.
+ */
+import { randomBytes } from 'node:crypto';
+import type { HelperJobOf } from '../../common/contracts/helper-protocol.js';
+import type { Drive } from '../../common/domain/drive.js';
+import { jobError, toFailure } from '../../common/domain/failure.js';
+import type { SourceEnd } from '../../common/domain/result.js';
+import { closeFd, readFully, writeFully } from '../../node/io.js';
+import type { OsPipe } from '../../node/os-pipe.js';
+import { openImage, type OpenedImage } from '../images/open-image.js';
+import type { ReadAt } from '../images/xz-index.js';
+import { discVolume } from '../iso/classify.js';
+import { stickPlan, type StickPlan } from './layout.js';
+import { stickBytes } from './stick-stream.js';
+import { filesOf, readTree, type TreeFolder } from './tree.js';
+
+/** An ISO opened for installer mode, with its tree read. */
+export interface InstallerSource {
+  image: OpenedImage;
+  readAt: ReadAt;
+  tree: TreeFolder;
+  /** Files and their bytes, for the report. */
+  files: number;
+  fileBytes: number;
+}
+
+/** Opens `path` and reads its tree; throws a JobError for an image that is no ISO, or one installer mode cannot copy. */
+export async function openInstallerSource(path: string): Promise<InstallerSource> {
+  const image = await openImage(path);
+  try {
+    if (image.format !== 'raw') throw jobError('unsupported-format', `Installer mode reads an ISO file as it is; ${path} is a ${image.format} file. Decompress it first.`);
+    const readAt: ReadAt = async (position, length) => {
+      const buffer = Buffer.alloc(Math.max(0, Math.min(length, image.fileSize - position)));
+      return buffer.subarray(0, await readFully(image.fd, buffer, 0, buffer.length, position));
+    };
+    const volume = await discVolume(readAt, image.fileSize, path);
+    if (volume === null) throw jobError('unsupported-format', `${path} is not an ISO image (no ISO 9660 or UDF file system at byte 32768), so installer mode has no files to copy.`);
+    const tree = await readTree(volume, path);
+    let files = 0;
+    let fileBytes = 0;
+    for (const [, file] of filesOf(tree)) {
+      files += 1;
+      fileBytes += file.size;
+    }
+    return { image, readAt, tree, files, fileBytes };
+  } catch (error) {
+    await image.close();
+    throw error;
+  }
+}
+
+/** The stick's layout for `drive`; throws a JobError when the drive cannot take it. */
+export function planStick(source: InstallerSource, drive: Pick<Drive, 'size' | 'logicalBlockSize'>): StickPlan {
+  if (drive.size === null) throw jobError('target-not-found', 'The drive holds no medium.');
+  return stickPlan(source.tree, { driveBytes: drive.size, sectorBytes: drive.logicalBlockSize, serial: randomBytes(4).readUInt32LE(), diskSignature: randomBytes(4).readUInt32LE(), image: source.image.path });
+}
+
+/** The helper job that writes `plan` to `drive`; the helper waits for feedStick's word before it writes the head. */
+export function stickJob(drive: Pick<Drive, 'device' | 'medium'>, plan: StickPlan, options: { verify: boolean; eject: boolean }): HelperJobOf<'flash'> {
+  return { kind: 'flash', targets: [drive.device], media: [drive.medium], imageSize: plan.driveBytes, sourceSeekable: false, extents: plan.extents, awaitSourceEnd: true, verify: options.verify, eject: options.eject, capacityCheck: false };
+}
+
+/**
+ * Writes the stick's bytes into the pipe's write end and closes it, then says how the stream
+ * ended: a read of the ISO that failed (the file shrank, a disk error) fails the job before the
+ * helper writes the head, so the drive never looks like a finished stick.
+ */
+export async function feedStick(source: InstallerSource, plan: StickPlan, pipe: OsPipe, end: (how: SourceEnd) => void): Promise<void> {
+  let bytes = 0;
+  try {
+    for await (const piece of stickBytes(plan, source.readAt, source.image.path)) {
+      await writeFully(pipe.writeFd, piece, 0, piece.length, null);
+      bytes += piece.length;
+    }
+    end({ ok: true, bytes });
+  } catch (error) {
+    end({ ok: false, failure: toFailure(error) });
+  } finally {
+    await closeFd(pipe.writeFd);
+  }
+}

@@ -1,0 +1,47 @@
+/**
+ * Every folder and file of a disc image, read once before anything is written: what installer mode
+ * copies onto the stick. Bounded as the readers are (user/iso/volume.ts): a directory met twice (a
+ * loop), more entries than a disc holds, a name that is not a plain name, or a file FAT32 cannot
+ * hold stops it with a sentence.
+ */
+import { jobError } from '../../common/domain/failure.js';
+import { WalkGuard, type DiscEntry, type DiscVolume } from '../iso/volume.js';
+
+/** FAT32 records a file's size in 32 bits. */
+export const MAX_FAT32_FILE = 2 ** 32 - 1;
+
+export interface TreeFolder {
+  name: string;
+  folders: TreeFolder[];
+  files: DiscEntry[];
+}
+
+/** Where a folder's records lie, as the loop check knows it. */
+function place(entry: DiscEntry): number {
+  return entry.extents[0]?.[0] ?? -1;
+}
+
+/** Reads the whole tree; `path` names a folder in messages. */
+export async function readTree(volume: DiscVolume, image: string): Promise<TreeFolder> {
+  const guard = new WalkGuard(image);
+  const walk = async (entry: DiscEntry, path: string): Promise<TreeFolder> => {
+    if (place(entry) >= 0) guard.directory(place(entry));
+    const folder: TreeFolder = { name: entry.name, folders: [], files: [] };
+    for (const child of await volume.list(entry)) {
+      guard.entry();
+      const childPath = `${path}/${child.name}`;
+      if (child.directory) folder.folders.push(await walk(child, childPath));
+      else if (child.size > MAX_FAT32_FILE) {
+        throw jobError('unsupported-format', `${image} holds ${childPath}, of ${child.size} bytes: FAT32 holds files of at most 4 GiB - 1 byte, so installer mode cannot copy it.`);
+      } else folder.files.push(child);
+    }
+    return folder;
+  };
+  return walk(volume.root, '');
+}
+
+/** Every file of a tree, depth first, with its path. */
+export function* filesOf(folder: TreeFolder, path = ''): Generator<[string, DiscEntry]> {
+  for (const file of folder.files) yield [`${path}/${file.name}`, file];
+  for (const child of folder.folders) yield* filesOf(child, `${path}/${child.name}`);
+}
