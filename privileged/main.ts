@@ -26,7 +26,7 @@ import type { HelperEndpoints } from './endpoints.js';
 import { openHelperEndpoints } from './open-endpoints.js';
 import { watchParent } from './parent-watch.js';
 import { sizeThreadPool } from './thread-pool.js';
-import { cancelledBeforeStart, runJob, type JobContext } from './run-job.js';
+import { cancelledBeforeStart, refusedAsFailed, runJob, type JobContext } from './run-job.js';
 import { errorText } from '../common/domain/error-details.js';
 import { jobError } from '../common/domain/failure.js';
 
@@ -124,7 +124,7 @@ function runHelper(args: HelperArgs, endpoints: HelperEndpoints): void {
         if (mismatch !== null) return reject(new ProtocolError(mismatch));
         job = message.job;
         context.overlays = new OverlayInbox(announcedOverlays(job));
-        void runJob(job, context).then((end) => finish(channel, end, end.type === 'fatal' ? EXIT.refused : EXIT.done));
+        void runJob(job, context).then((end) => finish(channel, refusedAsFailed(end, controller.signal), end.type === 'fatal' ? EXIT.refused : EXIT.done));
       } else if (job === null) {
         reject(new ProtocolError(`${message.type} before start`));
       } else if (message.type === 'skip') {

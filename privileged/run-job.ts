@@ -17,6 +17,7 @@ import type { TargetResult } from '../common/domain/result.js';
 import { mayNeverReturn } from '../node/process-exit.js';
 import { currentPlatform } from '../writer/platform/index.js';
 import { refuseDriveName } from '../writer/drive-name.js';
+import { refusedStop } from '../writer/failures.js';
 import type { SourceDevice } from '../writer/source-device.js';
 import type { SkipInbox } from '../writer/skip-inbox.js';
 import type { SourceEndSignal } from '../writer/source-end.js';
@@ -39,6 +40,17 @@ export interface JobContext {
   progress(progress: Progress): void;
   /** Called once the job holds a device: from then on a stop must be clean, not an exit. */
   started(): void;
+}
+
+/**
+ * A job the helper stopped because it refused its instructions (a second job, an unrequested
+ * repair, a skip it cannot take) failed with that reason: whichever step noticed the stop first
+ * may have called it a cancel, and only the app's own cancel is one.
+ */
+export function refusedAsFailed(end: FromHelper, signal: AbortSignal): FromHelper {
+  const failure = refusedStop(signal);
+  if (failure === null || end.type !== 'result') return end;
+  return { ...end, results: end.results.map((r): TargetResult => (r.status === 'cancelled' ? { ...r, status: 'failed', ...failure } : r)) };
 }
 
 export function cancelledBeforeStart(job: HelperJob): FromHelper {

@@ -8,6 +8,8 @@ import type { Socket } from 'node:net';
 import { join, resolve } from 'node:path';
 import { expect, it } from 'vitest';
 import type { Progress } from '../../common/domain/progress.js';
+import type { TargetResult } from '../../common/domain/result.js';
+import { exitCodeFor, EXIT } from '../../cli/exit-codes.js';
 import { MAX_FRAME_BYTES } from '../../common/contracts/helper-protocol.js';
 import { MiB } from '../../common/domain/units.js';
 import { encodeFrame, FrameReader } from '../../node/framing.js';
@@ -230,15 +232,24 @@ describeDevices('the helper refuses bad instructions and writes nothing', () => 
     });
   }
 
-  it('a second job message: the job stops before it opens anything', async () => {
-    const { loop, before, channel, replies } = rawHelper();
-    channel.write(Buffer.concat([encodeFrame(start(loop.path)), encodeFrame(start(loop.path))]));
+  // A violation after the job message is the job's failure (a script sees exit 1), never a cancel (130).
+  const violations: [string, (target: string) => Buffer, RegExp][] = [
+    ['a second job message', (t) => encodeFrame(start(t)), /second job message/],
+    ['a repair-data message for a repair the helper never asked for', () => encodeFrame({ type: 'repair-data', id: 1, offset: 0, data: Buffer.alloc(16).toString('base64') }), /never made/],
+  ];
+  for (const [name, violation, reason] of violations) {
+    it(`${name}: the job fails with protocol-error before it writes anything`, async () => {
+      const { loop, before, channel, replies } = rawHelper();
+      channel.write(Buffer.concat([encodeFrame(start(loop.path)), violation(loop.path)]));
 
-    const { messages } = await replies;
-    expect(messages.find((m) => m.type === 'log')).toMatchObject({ level: 'warn', message: expect.stringMatching(/second job message/) });
-    expect(messages.find((m) => m.type === 'result')).toMatchObject({ results: [{ status: 'cancelled', bytes: 0 }] });
-    expect(digestFile(loop.backing)).toBe(before);
-  });
+      const { messages } = await replies;
+      expect(messages.find((m) => m.type === 'log')).toMatchObject({ level: 'warn', message: expect.stringMatching(reason) });
+      const result = messages.find((m) => m.type === 'result') as { results: TargetResult[] } | undefined;
+      expect(result?.results).toEqual([expect.objectContaining({ status: 'failed', code: 'protocol-error', bytes: 0, message: expect.stringMatching(reason) })]);
+      expect(exitCodeFor(result?.results ?? [])).toBe(EXIT.failed);
+      expect(digestFile(loop.backing)).toBe(before);
+    });
+  }
 });
 
 describeDevices('drive names the helper refuses, before opening anything', () => {
