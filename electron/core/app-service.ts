@@ -23,6 +23,7 @@ import type { DesktopEffects } from './desktop-job.js';
 import { DriveListing, notListed } from './drive-listing.js';
 import { targetRefusal } from './drive-view.js';
 import { reportDownload } from './download-progress.js';
+import { ImageCache } from '../../user/cache/image-cache.js';
 import { StationService } from './station-service.js';
 import { startFlashSession, type FlashSessionJob, type HelperLauncher, type SessionDeps } from './flash-session.js';
 import { startProbeSession } from './probe-session.js';
@@ -108,6 +109,7 @@ export function createAppService(deps: AppServiceDeps): AppService {
     virtual: () => deps.settings.get().showVirtual,
     notifications: () => deps.settings.get().notifications,
     showInFolder: (path) => deps.showInFolder(path),
+    cache: () => new ImageCache(deps.cacheDir, deps.settings.get().cacheLimitBytes),
   });
   const comparison = new ImageComparison(runner, drives, deps.settings, () => deps.pickImage());
   const session: SessionDeps = { launch: deps.launchHelper, effects: deps.effects, onProgress: (progress) => deps.emit('jobProgress', progress) };

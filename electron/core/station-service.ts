@@ -9,6 +9,8 @@ import { stationLogCsv, type StationRules } from '../../common/domain/station.js
 import { imageForCard, imageName, imageSha256, type StationImage } from '../../user/station/station-image.js';
 import { readStationLog, StationLog } from '../../user/station/station-log.js';
 import { Station } from '../../user/station/station.js';
+import { decodeStationImage, type DecodedStationImage } from '../../user/station/decoded-image.js';
+import type { ImageCache } from '../../user/cache/image-cache.js';
 import * as v from 'valibot';
 import type { DesktopEffects } from './desktop-job.js';
 import type { HelperLauncher } from './flash-session.js';
@@ -27,6 +29,8 @@ export interface StationServiceDeps {
   virtual(): boolean;
   notifications(): boolean;
   showInFolder(path: string): void;
+  /** The image cache, with the limit the settings give it: a compressed image is decoded into it once, at arming. */
+  cache(): ImageCache;
 }
 
 /**
@@ -61,6 +65,7 @@ export class StationService {
     if (rules.minSize > rules.maxSize) return refuse('invalid-request', 'The smallest card size is above the largest.');
     let image: StationImage;
     let log: StationLog;
+    let decoded: DecodedStationImage | null = null;
     try {
       const profile = request.hostname === null ? null : v.parse(ProfileSchema, { name: 'Station', hostname: request.hostname });
       image = {
@@ -74,11 +79,15 @@ export class StationService {
       };
       // The first card's customisation, planned now: an image that cannot take it is refused before arming.
       if (profile !== null) await imageForCard(image, profile.nextCard);
+      decoded = await decodeStationImage(image, this.deps.cache());
+      image = decoded.image;
       log = await StationLog.open(this.deps.logPath);
     } catch (error) {
+      await decoded?.dispose();
       if (error instanceof JobError) return { ok: false, error: error.failure };
       return refuse('internal', `The station could not be armed: ${errorText(error)}`);
     }
+    const copy = decoded;
     const station = new Station({
       image,
       rules,
@@ -93,11 +102,13 @@ export class StationService {
       },
       onProblem: (problem) => this.publish({ ...this.status, problem }),
     });
+    void station.done.then(() => copy.dispose());
     let present;
     try {
       present = await station.arm();
     } catch (error) {
       await log.close();
+      await copy.dispose();
       return refuse('internal', errorText(error));
     }
     this.station = station;

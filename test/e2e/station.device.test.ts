@@ -103,4 +103,40 @@ describeDevices('the station screen (issue 19)', () => {
       group.remove();
     }
   }, 120_000);
+
+  it('holds 32 cards readably: a row each, saying what limits it, and the batch line above them', async () => {
+    const dir = scratchDir();
+    const image = join(dir, 'image.img');
+    writeRandomFile(image, 16 * MiB);
+    const backings = Array.from({ length: 32 }, (_, i) => join(dir, `card-${String(i + 1).padStart(2, '0')}.img`));
+    for (const backing of backings) execFileSync('truncate', ['-s', String(24 * MiB), backing]);
+    const group = throttledGroup(createLoop({ size: MiB, dir }).path, 1e12);
+    const app = await openApp(context, { dropDir: dir, settings: { showVirtual: true }, cgroupDir: group.dir });
+    const { page } = app;
+    // Only this test's cards: other processes' loop devices show as refused rows of their own.
+    const ours = page.locator(`tr[data-slot^="${dir}/"]`);
+    try {
+      await page.setViewportSize({ width: 1280, height: 1500 });
+      app.bridge.answerDialog(image);
+      await page.getByRole('button', { name: 'Choose image…' }).click();
+      await page.getByRole('button', { name: /Flashing station/ }).click();
+      await page.getByLabel(/Reader slots/).fill(backings.join('\n'));
+      await page.getByRole('button', { name: 'Start station' }).click();
+      await page.getByTestId('station-status').filter({ hasText: 'Armed' }).waitFor();
+      // 1 MB/s each: 16 s a card, so 16 are written at once while the other 16 wait their turn.
+      for (const backing of backings) throttleDevice(group.dir, attachLoop(backing).path, 1_000_000);
+      await expect.poll(() => ours.count(), { timeout: 30_000 }).toBe(32);
+      await ours.getByTestId('station-speed').filter({ hasText: 'limited by the drive' }).first().waitFor({ timeout: 30_000 });
+      await page.getByTestId('station-batch').filter({ hasText: /cards writing: .* in all, of .* they reached each at best/ }).waitFor({ timeout: 30_000 });
+      await expect.poll(() => ours.getByTestId('station-phase').filter({ hasText: 'Waiting for a free slot' }).count()).toBe(16);
+      await app.screenshot('station-32-rows');
+
+      await page.getByRole('button', { name: 'Stop station' }).click();
+      await expect.poll(() => ours.and(page.locator('[data-result="cancelled"]')).count(), { timeout: 90_000 }).toBe(32);
+      expect(app.pageErrors).toEqual([]);
+    } finally {
+      await app.close();
+      group.remove();
+    }
+  }, 240_000);
 });
