@@ -6,6 +6,7 @@ import { MiB } from '../../common/domain/units.js';
 import { assertTestTarget, collect, spawnCli } from '../support/cli.js';
 import { describeDevices } from '../support/device-suite.js';
 import { BOOT_MARKER, efiInstallerIso } from '../support/installer-fixtures.js';
+import { discFixture } from '../support/iso-fixtures.js';
 import { createLoop, scratchDir } from '../support/loop-device.js';
 import { sh } from '../support/os-image.js';
 
@@ -26,7 +27,7 @@ function bootUnderOvmf(disk: string, dir: string): { output: string; seconds: nu
   return { output: `${run.stdout}${run.stderr}`, seconds: (performance.now() - started) / 1000 };
 }
 
-describeDevices('installer mode: a non-hybrid EFI ISO made into a stick that boots', () => {
+describeDevices('installer mode: the files of an ISO made into a stick', () => {
   let iso: string;
   beforeAll(() => {
     const started = performance.now();
@@ -58,4 +59,15 @@ describeDevices('installer mode: a non-hybrid EFI ISO made into a stick that boo
     console.log(`booted to the loader in ${boot.seconds.toFixed(1)} s`);
     expect(boot.output).toContain(BOOT_MARKER);
   }, 240_000);
+
+  it('a Windows-like UDF ISO: its UDF tree copied, every file identical to what the ISO was made from', async () => {
+    const dir = scratchDir();
+    const iso = discFixture(dir, 'windows');
+    const loop = createLoop({ size: 64 * MiB });
+    assertTestTarget(loop.path);
+    const run = await collect(spawnCli(['flash', '--yes', '--iso-mode', 'files', iso, loop.path]));
+    expect(run.code, run.stderr + run.stdout).toBe(0);
+    sh(dir, `dd if=${loop.backing} of=partition.img bs=4M skip=1 status=none && fsck.fat -n partition.img >/dev/null && mkdir stick && mcopy -s -n -i partition.img ::/ stick/`);
+    sh(dir, 'diff -r stick tree');
+  });
 });
