@@ -48,10 +48,15 @@ export interface AheadRequest {
  * first, or a file target.
  */
 export function warmDecoderFor(request: AheadRequest): WarmDecoder | null {
+  return decoderLikely(request) ? new WarmDecoder() : null;
+}
+
+/** Whether a decoder will likely stream the image (see warmDecoderFor). */
+export function decoderLikely(request: AheadRequest): boolean {
   const { image } = request;
-  if (request.fileTarget || image.startsWith(OS_PREFIX)) return null;
+  if (request.fileTarget || image.startsWith(OS_PREFIX)) return false;
   const mapped = !request.exact && request.bmap !== false && (request.bmap !== undefined || bmapCandidates(image).some((name) => existsSync(name)));
-  return isUrl(image) || DECODED_NAME.test(image) || mapped || invokingUser() !== null ? new WarmDecoder() : null;
+  return isUrl(image) || DECODED_NAME.test(image) || mapped || invokingUser() !== null;
 }
 
 /**

@@ -7,7 +7,7 @@ import { cliHelperOptions } from '../helper-options.js';
 import type { ImageInfo } from '../../common/domain/image.js';
 import { openSourceFeed } from '../../user/images/source-feed.js';
 import type { WarmDecoder } from '../../user/images/decoder-launch.js';
-import { startFlashAhead, warmDecoderFor, type AheadRequest, type FlashAhead } from '../flash-ahead.js';
+import { decoderLikely, startFlashAhead, warmDecoderFor, type AheadRequest, type FlashAhead } from '../flash-ahead.js';
 import type { HelperJob } from '../../common/contracts/helper-protocol.js';
 import type { Progress } from '../../common/domain/progress.js';
 import { wantsCustomisation } from '../customise-flags.js';
@@ -75,9 +75,12 @@ export async function flashCommand(args: FlashArgs): Promise<number> {
   const targets = await namedDrives(args.targets);
   const fileTargets = (await Promise.all(targets.map(isFileTarget))).filter(Boolean).length;
   const request: AheadRequest = { image: args.image, bmap: args.bmap, exact: args.exact, fileTarget: fileTargets > 0, customising: args.customise !== undefined && wantsCustomisation(args.customise) };
-  const warm = warmDecoderFor(request);
   const helperOptions = cliHelperOptions(args.elevate);
-  const ahead = startFlashAhead(request, targets, warm, helperOptions);
+  // Several cards from a decoder get the image decoded once into a file (openSourceFeed's
+  // decodeOnce): a decoder warmed for a pipe, and a helper started on it, would go unused.
+  const decodesOnce = targets.length > 1 && decoderLikely(request);
+  const warm = decodesOnce ? null : warmDecoderFor(request);
+  const ahead = decodesOnce ? Promise.resolve(null) : startFlashAhead(request, targets, warm, helperOptions);
   try {
     const early = await ahead;
     // The helper is spawned before the probe and the drive listing start: it has the most to load
