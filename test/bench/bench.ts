@@ -5,8 +5,9 @@
  * writes only to loop devices it creates itself.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { GiB, MiB } from '../../common/domain/units.js';
 import { allocateJobMemory } from '../../writer/job-memory.js';
@@ -54,6 +55,9 @@ const NODE = process.execPath;
  * is not always the Node 24 our scripts use. It runs under that same Node (npm tells us which).
  */
 const ETCHER_NODE = process.env['npm_node_execpath'] ?? NODE;
+/** `npm run bench -- --write-docs`: the tables also become docs/benchmarks.md, which is never edited by hand. */
+const WRITE_DOCS = process.argv.includes('--write-docs');
+const BENCHMARKS_PAGE = resolve('docs/benchmarks.md');
 
 interface Row {
   name: string;
@@ -240,6 +244,12 @@ async function startupSection(): Promise<string> {
   ].join('\n');
 }
 
+/** The machine in a few words: CPU model, cores, kernel. */
+function machine(): string {
+  const cores = execFileSync('nproc', { encoding: 'utf8' }).trim();
+  return `${cpus()[0]?.model.trim() ?? 'unknown CPU'}, ${cores} cores, Linux ${execFileSync('uname', ['-r'], { encoding: 'utf8' }).trim()}`;
+}
+
 async function main(): Promise<void> {
   if (process.getuid?.() !== 0) {
     process.stderr.write('npm run bench needs root: it creates loop devices and a blkio cgroup.\n');
@@ -247,9 +257,9 @@ async function main(): Promise<void> {
   }
   const dir = scratchDir();
   try {
-    const cpus = execFileSync('nproc', { encoding: 'utf8' }).trim();
     const sections = [
-      `## Sluice benchmark — ${new Date().toISOString().slice(0, 10)}, Node ${process.version}, ${cpus} cores, Linux ${execFileSync('uname', ['-r'], { encoding: 'utf8' }).trim()}`,
+      `# Sluice benchmarks — ${new Date().toISOString().slice(0, 10)}, ${machine()}, Node ${process.version}`,
+      `Sections in this run: ${SECTIONS.join(', ')}. Written by \`BENCH_SECTIONS=${SECTIONS.join(',')} npm run bench -- --write-docs\`; not edited by hand.`,
       `XXH64 (WebAssembly, in place, 4 MiB blocks): ${(hashThroughput() / 1e9).toFixed(1)} GB/s on one core.`,
     ];
     if (SECTIONS.includes('raw') || SECTIONS.includes('formats')) installEtcherSdk();
@@ -276,7 +286,9 @@ async function main(): Promise<void> {
     if (SECTIONS.includes('station')) sections.push(await stationSection(dir));
     if (SECTIONS.includes('many')) sections.push(await manySection(dir));
     if (SECTIONS.includes('memory')) sections.push(await memorySection(NODE));
-    process.stdout.write(`${sections.join('\n\n')}\n`);
+    const page = `${sections.join('\n\n')}\n`;
+    process.stdout.write(page);
+    if (WRITE_DOCS) writeFileSync(BENCHMARKS_PAGE, page);
   } finally {
     cleanupLoops();
   }
