@@ -39,7 +39,7 @@ describeDevices('customising from a compressed image, with boot files over one c
     expect(run.code, run.stderr).toBe(0);
     expect(resultsOf(run).get(card.path)).toMatchObject({ status: 'ok', verified: true, customised: true });
     const cmdline = bootFile(card.path, 'cmdline.txt').toString('utf8');
-    const args = ['cfg80211.ieee80211_regdom=DE', ...firstRunArguments('/boot/firmware')];
+    const args = ['cfg80211.ieee80211_regdom=DE', ...firstRunArguments()];
     expect(cmdline).toBe(`${LONG_PI_CMDLINE.trimEnd()} ${args.join(' ')}\n`);
     expect(bootFile(card.path, 'config.txt').toString('utf8')).toBe(LONG_PI_CONFIG);
     expect(readFileSync(card.backing).includes(Buffer.from('hunter2'))).toBe(false);

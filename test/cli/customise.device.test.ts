@@ -102,12 +102,12 @@ describeDevices('customising a card (issue 13 acceptance)', () => {
     const script = bootFile(card.path, 'firstrun.sh').toString('utf8');
     const hash = /userconf 'alice' '(\$6\$[^']+)'/.exec(script)?.[1] ?? '';
     expect(glibcCrypt(PASSWORD, hash)).toBe(hash);
-    expect(script).toBe(firstRunScript(settings(hash), '/boot/firmware'));
+    expect(script).toBe(firstRunScript(settings(hash)));
     expect(checkShellScript(scratchDir(), script)).toEqual([]);
     const cmdline = bootFile(card.path, 'cmdline.txt').toString('utf8');
-    expect(cmdline).toBe(withArguments(PI_CMDLINE, ['cfg80211.ieee80211_regdom=DE', ...firstRunArguments('/boot/firmware')]));
+    expect(cmdline).toBe(withArguments(PI_CMDLINE, ['cfg80211.ieee80211_regdom=DE', ...firstRunArguments()]));
     expect(cmdline.split('\n')).toHaveLength(2);
-    expect(cmdline.endsWith(' systemd.run=/boot/firmware/firstrun.sh systemd.run_success_action=reboot systemd.unit=kernel-command-line.target\n')).toBe(true);
+    expect(cmdline.endsWith(` ${firstRunArguments().join(' ')}\n`)).toBe(true);
     expect(bootFile(card.path, 'config.txt').toString()).toMatch(/arm_64bit=1/);
     expectNoSecretInClear(card);
   });
@@ -266,7 +266,7 @@ describeDevices('customising a card (issue 13 acceptance)', () => {
       expect(fsckProblems(card, scratchDir())).toEqual([]);
       const script = bootFile(card.path, 'firstrun.sh').toString('utf8');
       const hash = /userconf 'alice' '(\$6\$[^']+)'/.exec(script)?.[1] ?? '';
-      expect(script).toBe(firstRunScript(settings(hash), '/boot/firmware'));
+      expect(script).toBe(firstRunScript(settings(hash)));
       expectNoSecretInClear(card);
     } finally {
       await server.close();
@@ -309,8 +309,8 @@ describeDevices('customising a card (issue 13 acceptance)', () => {
     const text = bootFile(card.path, 'firstrun.sh').toString('utf8');
     const hash = /userconf 'alice' '(\$6\$[^']+)'/.exec(text)?.[1] ?? '';
     const c = v.parse(CustomisationSchema, { ...settings, hostname: 'free-1', user: { name: 'alice', passwordHash: hash } });
-    expect(text).toBe(firstRunScript(c, '/boot/firmware'));
-    expect(bootFile(card.path, 'cmdline.txt').toString('utf8')).toBe(withArguments(PI_CMDLINE, ['cfg80211.ieee80211_regdom=DE', ...firstRunArguments('/boot/firmware')]));
+    expect(text).toBe(firstRunScript(c));
+    expect(bootFile(card.path, 'cmdline.txt').toString('utf8')).toBe(withArguments(PI_CMDLINE, ['cfg80211.ieee80211_regdom=DE', ...firstRunArguments()]));
 
     const good = await verifyCli(image, card.path, ['--customise', profile]);
     expect(good.code, good.stdout + good.stderr).toBe(0);

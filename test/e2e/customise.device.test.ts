@@ -168,10 +168,10 @@ describeDevices('the Customise step, in Chromium, against the real core and help
         const script = bootFile(card.path, 'firstrun.sh').toString('utf8');
         const c = customisationFor(saved, i + 1);
         expect(c.hostname).toBe(`pi-${i + 1}`);
-        expect(script).toBe(firstRunScript(c, '/boot/firmware'));
+        expect(script).toBe(firstRunScript(c));
         expect(checkShellScript(scratchDir(), script)).toEqual([]);
         const cmdline = bootFile(card.path, 'cmdline.txt').toString('utf8');
-        expect(cmdline).toBe(withArguments(PI_CMDLINE, ['cfg80211.ieee80211_regdom=DE', ...firstRunArguments('/boot/firmware')]));
+        expect(cmdline).toBe(withArguments(PI_CMDLINE, ['cfg80211.ieee80211_regdom=DE', ...firstRunArguments()]));
         expect(cmdline.split('\n')).toHaveLength(2);
         const whole = readFileSync(card.backing);
         for (const secret of [PASSWORD, WIFI_PASSPHRASE]) expect(whole.indexOf(Buffer.from(secret, 'utf8')), secret).toBe(-1);

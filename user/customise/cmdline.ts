@@ -13,7 +13,8 @@ function keyOf(argument: string): string {
 /** The arguments of the command line's first line, the one the firmware reads. */
 function argumentsOf(cmdline: string): string[] {
   const end = cmdline.search(/\r?\n/);
-  return (end < 0 ? cmdline : cmdline.slice(0, end)).split(/[ \t]+/).filter((arg) => arg !== '');
+  // A double-quoted part (systemd.run="/bin/sh -c '...'") is one argument with its spaces, as the kernel reads it.
+  return (end < 0 ? cmdline : cmdline.slice(0, end)).match(/(?:[^\s"]+|"[^"]*"?)+/g) ?? [];
 }
 
 /**

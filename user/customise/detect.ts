@@ -100,7 +100,7 @@ async function detectFromContents(access: ImageAccess, table: PartitionTable | n
     if (cloud && has('cmdline.txt')) return support('cloud-init', `The root filesystem has /etc/cloud; the seed files go on the boot partition (${where}) and cmdline.txt names them (ds=nocloud).`, { ...rest, seedOnCommandLine: true });
     if (piBoot) {
       const evidence = imagerCustom ? `and the root filesystem has ${IMAGER_CUSTOM}` : root !== null ? `(an image older than ${IMAGER_CUSTOM}: firstrun.sh falls back to plain commands)` : `(${rootNote.trim()})`;
-      return support('systemd-firstrun', `The boot partition (${where}) has cmdline.txt and config.txt ${evidence}; firstrun.sh runs from ${bootDir}.`, rest);
+      return support('systemd-firstrun', `The boot partition (${where}) has cmdline.txt and config.txt ${evidence}; firstrun.sh runs from the boot partition, mounted at /boot/firmware or /boot.`, rest);
     }
     return support(null, `The boot partition (${where}) has none of what Sluice looks for (${lookedFor}).${rootNote}`, none);
   };

@@ -11,17 +11,31 @@ import type { Customisation } from '../../common/domain/customisation.js';
 const IMAGER_CUSTOM = '/usr/lib/raspberrypi-sys-mods/imager_custom';
 const USERCONF = '/usr/lib/userconf-pi/userconf';
 
-/** The groups Raspberry Pi OS gives its first user, for the fallback that makes one. */
-const PI_GROUPS = 'users,adm,dialout,audio,netdev,video,plugdev,cdrom,games,input,gpio,spi,i2c,render,sudo';
+/** The groups Raspberry Pi OS gives its first user; the fallback that makes one adds those the system has. */
+const PI_GROUPS = ['users', 'adm', 'dialout', 'audio', 'netdev', 'video', 'plugdev', 'cdrom', 'games', 'input', 'gpio', 'spi', 'i2c', 'render', 'sudo'];
+
+/** The report firstrun.sh leaves on the boot partition: one line per step, no values. */
+export const FIRSTRUN_REPORT = 'sluice-firstrun.txt';
 
 /** `value` as one shell word: single quotes, each ' written as '\''. */
 export function shellQuote(value: string): string {
   return `'${value.replaceAll("'", "'\\''")}'`;
 }
 
-/** The kernel command-line arguments that make systemd run the script once and reboot. */
-export function firstRunArguments(bootDir: string): string[] {
-  return [`systemd.run=${bootDir}/firstrun.sh`, 'systemd.run_success_action=reboot', 'systemd.unit=kernel-command-line.target'];
+/**
+ * The kernel command-line arguments that make systemd run the script once and reboot. The boot
+ * partition is mounted at /boot/firmware (Raspberry Pi OS from Bookworm) or /boot (older ones and
+ * derivatives), and a compressed image's root filesystem, which says which, is not read before
+ * writing; so the command looks in both, rather than guess and have systemd power the card off
+ * on every boot for a script it cannot find. Should neither hold it (the boot partition not
+ * mounted at all), the failure leaves the card on (run_failure_action=none) instead of the
+ * default, which powers it off. The command holds no "$" and no ";" word: systemd would expand
+ * or split them in the ExecStart= it becomes.
+ */
+export function firstRunArguments(): string[] {
+  const run = (dir: string) => `/bin/bash ${dir}/firstrun.sh`;
+  const command = `/bin/sh -c 'test -f /boot/firmware/firstrun.sh && exec ${run('/boot/firmware')} || exec ${run('/boot')}'`;
+  return [`systemd.run="${command}"`, 'systemd.run_success_action=reboot', 'systemd.run_failure_action=none', 'systemd.unit=kernel-command-line.target'];
 }
 
 /** The hex form of a network name, which wpa_supplicant.conf takes unquoted for any bytes. */
@@ -29,46 +43,44 @@ function hexSsid(ssid: string): string {
   return Buffer.from(ssid, 'utf8').toString('hex');
 }
 
-function hostnameLines(hostname: string): string[] {
+/** A step of the script: what it is called in the report, and its commands. */
+interface Step {
+  name: string;
+  body: string[];
+}
+
+function hostnameStep(hostname: string): Step {
   const name = shellQuote(hostname);
-  return [
-    `if [ -f ${IMAGER_CUSTOM} ]; then`,
-    `   ${IMAGER_CUSTOM} set_hostname ${name}`,
-    'else',
-    `   CURRENT_HOSTNAME=$(tr -d ' \\t\\n\\r' </etc/hostname)`,
-    `   echo ${name} >/etc/hostname`,
-    // A host name holds only letters, digits, hyphens and dots: nothing sed would read as syntax.
-    `   sed -i "s/127.0.1.1.*$CURRENT_HOSTNAME/127.0.1.1\\t${hostname}/g" /etc/hosts`,
-    'fi',
-  ];
+  return {
+    name: 'hostname',
+    body: [
+      `if [ -f ${IMAGER_CUSTOM} ]; then`,
+      `   ${IMAGER_CUSTOM} set_hostname ${name}`,
+      'else',
+      `   CURRENT_HOSTNAME=$(tr -d ' \\t\\n\\r' </etc/hostname)`,
+      `   echo ${name} >/etc/hostname`,
+      // A host name holds only letters, digits, hyphens and dots: nothing sed would read as syntax.
+      `   sed -i "s/127.0.1.1.*$CURRENT_HOSTNAME/127.0.1.1\\t${hostname}/g" /etc/hosts`,
+      'fi',
+    ],
+  };
 }
 
-function sshLines(ssh: NonNullable<Customisation['ssh']>): string[] {
-  const keys = ssh.authorizedKeys;
-  const mode = ssh.passwordAuth ? '-p' : keys.length > 0 ? '-k' : '-p';
-  const lines = [`if [ -f ${IMAGER_CUSTOM} ]; then`, `   ${IMAGER_CUSTOM} enable_ssh ${[mode, ...keys.map(shellQuote)].join(' ')}`, 'else'];
-  if (keys.length > 0) {
-    lines.push(
-      '   install -o "$FIRSTUSER" -m 700 -d "$FIRSTUSERHOME/.ssh"',
-      // A quoted delimiter: the key lines (checked to be single lines) are taken as they are.
-      `   cat >>"$FIRSTUSERHOME/.ssh/authorized_keys" <<'SLUICE_KEYS'`,
-      ...keys,
-      'SLUICE_KEYS',
-      '   chown "$FIRSTUSER:$FIRSTUSER" "$FIRSTUSERHOME/.ssh/authorized_keys"',
-      '   chmod 600 "$FIRSTUSERHOME/.ssh/authorized_keys"',
-    );
-  }
-  lines.push(`   echo 'PasswordAuthentication ${ssh.passwordAuth || keys.length === 0 ? 'yes' : 'no'}' >>/etc/ssh/sshd_config`, '   systemctl enable ssh', 'fi');
-  return lines;
-}
-
-function userLines(user: NonNullable<Customisation['user']>): string[] {
+/**
+ * The user: the image's first user (uid 1000) renamed, or a new one where there is none, in the
+ * groups of Raspberry Pi OS's first user that the system has.
+ */
+function userStep(user: NonNullable<Customisation['user']>): Step {
   const name = shellQuote(user.name);
   const hash = user.passwordHash === null ? null : shellQuote(user.passwordHash);
-  const lines = [`if [ -f ${USERCONF} ]; then`, `   ${USERCONF} ${name}${hash === null ? '' : ` ${hash}`}`, 'else'];
-  lines.push(
+  const body = [`if [ -f ${USERCONF} ]; then`, `   ${USERCONF} ${name}${hash === null ? '' : ` ${hash}`}`, 'else'];
+  body.push(
     '   if [ -z "$FIRSTUSER" ]; then',
-    `      useradd -m -s /bin/bash -G ${PI_GROUPS} ${name}`,
+    '      SLUICE_GROUPS=',
+    `      for group in ${PI_GROUPS.join(' ')}; do`,
+    '         if getent group "$group" >/dev/null; then SLUICE_GROUPS="${SLUICE_GROUPS:+$SLUICE_GROUPS,}$group"; fi',
+    '      done',
+    `      useradd -m -s /bin/bash \${SLUICE_GROUPS:+-G "$SLUICE_GROUPS"} ${name}`,
     `   elif [ "$FIRSTUSER" != ${name} ]; then`,
     `      usermod -l ${name} "$FIRSTUSER"`,
     `      usermod -m -d /home/${user.name} ${name}`,
@@ -76,76 +88,145 @@ function userLines(user: NonNullable<Customisation['user']>): string[] {
     `      if [ -f /etc/sudoers.d/010_pi-nopasswd ]; then sed -i "s/^$FIRSTUSER /${user.name} /" /etc/sudoers.d/010_pi-nopasswd; fi`,
     '   fi',
   );
-  if (hash !== null) lines.push(`   echo ${name}:${hash} | chpasswd -e`);
-  lines.push('fi');
-  return lines;
+  if (hash !== null) body.push(`   echo ${name}:${hash} | chpasswd -e`);
+  body.push('fi');
+  return { name: 'user', body };
 }
 
-function wifiLines(wifi: NonNullable<Customisation['wifi']>): string[] {
+/** SSH, after the user step: keys go into the home of the user it made or renamed (else uid 1000's), as the passwd database gives it. */
+function sshStep(ssh: NonNullable<Customisation['ssh']>, userName: string | null): Step {
+  const keys = ssh.authorizedKeys;
+  const mode = ssh.passwordAuth ? '-p' : keys.length > 0 ? '-k' : '-p';
+  const body = [`if [ -f ${IMAGER_CUSTOM} ]; then`, `   ${IMAGER_CUSTOM} enable_ssh ${[mode, ...keys.map(shellQuote)].join(' ')}`, 'else'];
+  if (keys.length > 0) {
+    body.push(
+      `   KEYUSER=${userName === null ? '$(getent passwd 1000 | cut -d: -f1)' : shellQuote(userName)}`,
+      '   KEYHOME=$(getent passwd "$KEYUSER" | cut -d: -f6)',
+      '   if [ -z "$KEYUSER" ] || [ -z "$KEYHOME" ]; then echo "no user to install the SSH keys for" >&2; exit 1; fi',
+      '   install -o "$KEYUSER" -g "$(id -g "$KEYUSER")" -m 700 -d "$KEYHOME/.ssh"',
+      // A quoted delimiter: the key lines (checked to be single lines) are taken as they are.
+      `   cat >>"$KEYHOME/.ssh/authorized_keys" <<'SLUICE_KEYS'`,
+      ...keys,
+      'SLUICE_KEYS',
+      '   chown "$KEYUSER:$(id -g "$KEYUSER")" "$KEYHOME/.ssh/authorized_keys"',
+      '   chmod 600 "$KEYHOME/.ssh/authorized_keys"',
+    );
+  }
+  body.push(`   echo 'PasswordAuthentication ${ssh.passwordAuth || keys.length === 0 ? 'yes' : 'no'}' >>/etc/ssh/sshd_config`, '   systemctl enable ssh', 'fi');
+  return { name: 'ssh', body };
+}
+
+function wifiStep(wifi: NonNullable<Customisation['wifi']>): Step {
   const psk = wifi.psk ?? '';
   const args = [...(wifi.hidden ? ['-h'] : []), shellQuote(wifi.ssid), shellQuote(psk), shellQuote(wifi.country)];
-  return [
-    `if [ -f ${IMAGER_CUSTOM} ]; then`,
-    `   ${IMAGER_CUSTOM} set_wlan ${args.join(' ')}`,
-    'else',
-    "cat >/etc/wpa_supplicant/wpa_supplicant.conf <<'SLUICE_WPA'",
-    `country=${wifi.country}`,
-    'ctrl_interface=DIR=/var/run/wpa_supplicant GROUP=netdev',
-    'ap_scan=1',
-    'update_config=1',
-    'network={',
-    ...(wifi.hidden ? ['\tscan_ssid=1'] : []),
-    `\tssid=${hexSsid(wifi.ssid)}`,
-    ...(wifi.psk === null ? ['\tkey_mgmt=NONE'] : ['\tkey_mgmt=WPA-PSK SAE', `\tpsk=${wifi.psk}`, '\tieee80211w=1']),
-    '}',
-    'SLUICE_WPA',
-    '   chmod 600 /etc/wpa_supplicant/wpa_supplicant.conf',
-    '   rfkill unblock wifi',
-    '   for filename in /var/lib/systemd/rfkill/*:wlan; do',
-    '      echo 0 >"$filename"',
-    '   done',
-    'fi',
-  ];
+  return {
+    name: 'wifi',
+    body: [
+      `if [ -f ${IMAGER_CUSTOM} ]; then`,
+      `   ${IMAGER_CUSTOM} set_wlan ${args.join(' ')}`,
+      'else',
+      '   mkdir -p /etc/wpa_supplicant',
+      "cat >/etc/wpa_supplicant/wpa_supplicant.conf <<'SLUICE_WPA'",
+      `country=${wifi.country}`,
+      'ctrl_interface=DIR=/var/run/wpa_supplicant GROUP=netdev',
+      'ap_scan=1',
+      'update_config=1',
+      'network={',
+      ...(wifi.hidden ? ['\tscan_ssid=1'] : []),
+      `\tssid=${hexSsid(wifi.ssid)}`,
+      ...(wifi.psk === null ? ['\tkey_mgmt=NONE'] : ['\tkey_mgmt=WPA-PSK SAE', `\tpsk=${wifi.psk}`, '\tieee80211w=1']),
+      '}',
+      'SLUICE_WPA',
+      '   chmod 600 /etc/wpa_supplicant/wpa_supplicant.conf',
+      // A system without a radio (or without rfkill) has nothing to unblock.
+      '   if command -v rfkill >/dev/null; then rfkill unblock wifi || true; fi',
+      '   for filename in /var/lib/systemd/rfkill/*:wlan; do',
+      '      if [ -e "$filename" ]; then echo 0 >"$filename"; fi',
+      '   done',
+      'fi',
+    ],
+  };
 }
 
-function localeLines(keymap: string | null, timezone: string | null): string[] {
-  const lines = [`if [ -f ${IMAGER_CUSTOM} ]; then`];
-  if (keymap !== null) lines.push(`   ${IMAGER_CUSTOM} set_keymap ${shellQuote(keymap)}`);
-  if (timezone !== null) lines.push(`   ${IMAGER_CUSTOM} set_timezone ${shellQuote(timezone)}`);
-  lines.push('else');
-  if (timezone !== null) lines.push('   rm -f /etc/localtime', `   echo ${shellQuote(timezone)} >/etc/timezone`, '   dpkg-reconfigure -f noninteractive tzdata');
-  if (keymap !== null) {
-    lines.push(
+function timezoneStep(timezone: string): Step {
+  const zone = shellQuote(timezone);
+  return {
+    name: 'timezone',
+    body: [
+      `if [ -f ${IMAGER_CUSTOM} ]; then`,
+      `   ${IMAGER_CUSTOM} set_timezone ${zone}`,
+      'else',
+      // An unknown zone would leave a dangling link: refused, and the old zone kept.
+      `   test -f /usr/share/zoneinfo/${zone}`,
+      `   ln -sf /usr/share/zoneinfo/${zone} /etc/localtime`,
+      `   echo ${zone} >/etc/timezone`,
+      'fi',
+    ],
+  };
+}
+
+function keymapStep(keymap: string): Step {
+  return {
+    name: 'keymap',
+    body: [
+      `if [ -f ${IMAGER_CUSTOM} ]; then`,
+      `   ${IMAGER_CUSTOM} set_keymap ${shellQuote(keymap)}`,
+      'else',
+      // An unknown layout would leave a console without a keymap: refused, and the old one kept (a layout is [a-z0-9_-]: no pattern syntax).
+      `   grep -q "^  ${keymap} " /usr/share/X11/xkb/rules/base.lst`,
       "cat >/etc/default/keyboard <<'SLUICE_KEYBOARD'",
       'XKBMODEL="pc105"',
       `XKBLAYOUT="${keymap}"`,
       'XKBVARIANT=""',
       'XKBOPTIONS=""',
       'SLUICE_KEYBOARD',
-      '   dpkg-reconfigure -f noninteractive keyboard-configuration',
-    );
-  }
-  lines.push('fi');
-  return lines;
+      '   if command -v setupcon >/dev/null; then setupcon --save-only -k || true; fi',
+      'fi',
+    ],
+  };
 }
 
-/** The firstrun.sh Sluice writes for `c`, which lives at `bootDir` on the running system (/boot or /boot/firmware). */
-export function firstRunScript(c: Customisation, bootDir: string): string {
+/** The steps for `c`, in the order they run: the user before the keys that go into its home. */
+function stepsFor(c: Customisation): Step[] {
+  const steps: Step[] = [];
+  if (c.hostname !== null) steps.push(hostnameStep(c.hostname));
+  if (c.user !== null) steps.push(userStep(c.user));
+  if (c.ssh !== null) steps.push(sshStep(c.ssh, c.user?.name ?? null));
+  if (c.wifi !== null) steps.push(wifiStep(c.wifi));
+  if (c.timezone !== null) steps.push(timezoneStep(c.timezone));
+  if (c.keymap !== null) steps.push(keymapStep(c.keymap));
+  return steps;
+}
+
+/**
+ * The firstrun.sh Sluice writes for `c`. Each step runs on its own under `set -e`, so one that
+ * fails stops there and the others still run; the report on the boot partition (FIRSTRUN_REPORT)
+ * names each step and whether it applied, and no value, so it holds no secret. The script finds
+ * the boot partition where it lives itself: /boot/firmware or /boot.
+ */
+export function firstRunScript(c: Customisation): string {
+  const steps = stepsFor(c);
   const lines = [
     '#!/bin/bash',
     '# Written by Sluice. Runs once on the first boot (systemd.run= in cmdline.txt), applies the',
-    '# settings chosen when the card was written, then removes itself and its cmdline.txt arguments.',
+    '# settings chosen when the card was written, leaves a report of each step in',
+    `# ${FIRSTRUN_REPORT}, then removes itself and its cmdline.txt arguments.`,
     "# shellcheck disable=SC2016 # a password hash's $6$ is meant literally, inside single quotes",
     '',
     'set +e',
+    'BOOT=$(dirname "$(readlink -f "$0")")',
+    `REPORT="$BOOT/${FIRSTRUN_REPORT}"`,
+    ...(c.user === null ? [] : ['FIRSTUSER=$(getent passwd 1000 | cut -d: -f1)']),
+    'echo "Sluice first boot: $(date -u +%Y-%m-%dT%H:%M:%SZ)" >"$REPORT"',
+    '',
+    '# Reports step $1, whose subshell ended with status $2.',
+    'report_step() {',
+    '   if [ "$2" -eq 0 ]; then echo "applied $1" >>"$REPORT"; else echo "FAILED $1 (exit status $2; the journal of this boot has its output)" >>"$REPORT"; fi',
+    '}',
     '',
   ];
-  if (c.hostname !== null) lines.push(...hostnameLines(c.hostname), '');
-  if (c.ssh !== null || c.user !== null) lines.push('FIRSTUSER=$(getent passwd 1000 | cut -d: -f1)', ...(c.ssh !== null && c.ssh.authorizedKeys.length > 0 ? ['FIRSTUSERHOME=$(getent passwd 1000 | cut -d: -f6)'] : []), '');
-  if (c.ssh !== null) lines.push(...sshLines(c.ssh), '');
-  if (c.user !== null) lines.push(...userLines(c.user), '');
-  if (c.wifi !== null) lines.push(...wifiLines(c.wifi), '');
-  if (c.keymap !== null || c.timezone !== null) lines.push(...localeLines(c.keymap, c.timezone), '');
-  lines.push(`rm -f ${bootDir}/firstrun.sh`, `sed -i 's| systemd.run.*||g' ${bootDir}/cmdline.txt`, 'exit 0', '');
+  // Each step in a subshell that stops at its first failing command, and only it.
+  for (const step of steps) lines.push(`# ${step.name}`, '(', 'set -e', ...step.body, ')', `report_step ${step.name} "$?"`, '');
+  lines.push('', 'rm -f "$BOOT/firstrun.sh"', `sed -i 's| systemd.run.*||g' "$BOOT/cmdline.txt"`, 'sync', 'exit 0', '');
   return lines.join('\n');
 }

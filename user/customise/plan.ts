@@ -57,7 +57,7 @@ function filesFor(method: CustomisationMethod, c: Customisation, detection: Dete
   };
   switch (method) {
     case 'systemd-firstrun':
-      return [file('firstrun.sh', c.firstRunScript ?? firstRunScript(c, detection.bootDir)), file('cmdline.txt', withArguments(needCmdline(), [...regulatoryArguments(c), ...firstRunArguments(detection.bootDir)]))];
+      return [file('firstrun.sh', c.firstRunScript ?? firstRunScript(c)), file('cmdline.txt', withArguments(needCmdline(), [...regulatoryArguments(c), ...firstRunArguments()]))];
     case 'cloud-init': {
       const user = userData(c);
       const network = networkConfig(c);

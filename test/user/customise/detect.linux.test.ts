@@ -12,7 +12,7 @@ describe('detecting the customisation method from the image itself', async () =>
   sh(dir, 'for f in pi-os ubuntu none; do xz -T2 -k -1 $f.img; zip -q -1 $f.img.zip $f.img; done');
 
   const expected: [BootLayout, string | null, RegExp][] = [
-    ['pi-os', 'systemd-firstrun', /cmdline\.txt and config\.txt .*imager_custom.*firstrun\.sh runs from \/boot\/firmware/],
+    ['pi-os', 'systemd-firstrun', /cmdline\.txt and config\.txt .*imager_custom.*firstrun\.sh runs from the boot partition, mounted at \/boot\/firmware or \/boot/],
     ['ubuntu', 'cloud-init', /cloud-init seed files \(user-data, meta-data, network-config\)/],
     ['none', null, /has none of what Sluice looks for \(looked for cmdline\.txt and config\.txt/],
     ['pi-os-preseed', 'rpi-preseed', /rpi-preseed\.service/],
@@ -28,7 +28,7 @@ describe('detecting the customisation method from the image itself', async () =>
     for (const suffix of ['.xz', '.zip']) {
       const { info } = await prepareImage({ image: `${images.get(layout) ?? ''}${suffix}` });
       expect(info.customisation).toBe(method);
-      if (layout === 'pi-os') expect(info.customisationNote).toMatch(/The root filesystem was not read.*firstrun\.sh runs from \/boot\/firmware/);
+      if (layout === 'pi-os') expect(info.customisationNote).toMatch(/The root filesystem was not read.*firstrun\.sh runs from the boot partition, mounted at \/boot\/firmware or \/boot/);
     }
   });
 
@@ -46,7 +46,7 @@ describe('detecting the customisation method from the image itself', async () =>
 
     it('chooses the method where the contents cannot tell (a Pi OS boot partition read through a decoder, root not read)', async () => {
       const xz = `${images.get('pi-os') ?? ''}.xz`;
-      expect(await detected(xz, 'systemd')).toEqual({ method: 'systemd-firstrun', why: expect.stringMatching(/firstrun\.sh runs from \/boot\/firmware\. The catalogue entry says the same \(init_format "systemd"\)\.$/) });
+      expect(await detected(xz, 'systemd')).toEqual({ method: 'systemd-firstrun', why: expect.stringMatching(/firstrun\.sh runs from the boot partition, mounted at \/boot\/firmware or \/boot\. The catalogue entry says the same \(init_format "systemd"\)\.$/) });
       for (const format of ['cloudinit', 'cloudinit-rpi'] as const) {
         expect(await detected(xz, format)).toEqual({ method: 'cloud-init', why: `The catalogue entry chooses cloud-init (init_format "${format}"): the boot partition (partition 1) has cmdline.txt and config.txt, which do not tell the methods apart, and the root filesystem was not read: it is not reachable without decoding the whole image. The seed files go on the boot partition and cmdline.txt names them (ds=nocloud).` });
       }
