@@ -40,8 +40,13 @@ function runOn(node: string): void {
   });
 }
 
+/** Root started for someone (sudo, pkexec): cli/broker.ts runs the command line as them. */
+const rootForSomeone = process.getuid?.() === 0 && (process.env.SUDO_UID ?? process.env.PKEXEC_UID) !== undefined;
+/** Started by that broker: its channel must not keep this process alive (elevation/broker.ts holds it while a helper runs). */
+if (process.env.SLUICE_BROKER === '1') process.channel?.unref();
+
 const major = Number(process.versions.node.split('.')[0]);
-if (major >= MINIMUM_NODE_MAJOR) await import('./main.js');
+if (major >= MINIMUM_NODE_MAJOR) await import(rootForSomeone ? './broker.js' : './main.js');
 else if (process.env[REEXECUTED] === undefined && existsSync(PINNED_NODE)) runOn(PINNED_NODE);
 else {
   process.stderr.write(`Sluice needs Node ${MINIMUM_NODE_MAJOR} or later; this is ${process.versions.node}.\n`);

@@ -8,7 +8,6 @@ import { startHelper } from '../../user/launcher/launch.js';
 import { cliHelperOptions } from '../helper-options.js';
 import { imageName, imageSha256, imageForCard, type StationImage } from '../../user/station/station-image.js';
 import { StationLog } from '../../user/station/station-log.js';
-import { invokingUser } from '../../user/images/image-child.js';
 import { Station } from '../../user/station/station.js';
 import { wantsCustomisation, type CustomiseFlags } from '../customise-flags.js';
 import { EXIT } from '../exit-codes.js';
@@ -169,7 +168,13 @@ export async function stationCommand(args: StationArgs): Promise<number> {
 
 /** Arms the station with its image ready, and runs it until it stops. */
 async function runStation(args: StationArgs, image: StationImage, rules: StationRules, rulesText: string, output: ReturnType<typeof stationOutput>, note: string | null): Promise<number> {
-  const log = await StationLog.open(args.log, invokingUser());
+  let log: StationLog;
+  try {
+    log = await StationLog.open(args.log);
+  } catch (error) {
+    process.stderr.write(`sluice: the station log cannot be opened: ${errorText(error)}. Nothing was written.\n`);
+    return EXIT.usage;
+  }
   if (note !== null) output.say(note);
   let failed = false;
   const station = new Station({

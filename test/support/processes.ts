@@ -149,30 +149,33 @@ export interface SeenProcess {
 /**
  * Looks at every descendant of `ancestor` whose command line satisfies `match`, every
  * `intervalMs`, until stopped: who it ran as and how much memory it held at most. A child forked
- * but not yet running its own program still shows its parent's command line: it is not counted.
+ * but not yet running its own program still shows its parent's command line and ids: it is not
+ * counted. (A child started as another user with the same command line, as sudo sluice's broker
+ * starts the command line as the user, is.)
  */
 export function watchDescendants(ancestor: number, match: (argv: string[]) => boolean, intervalMs = 5): { stop(): Map<number, SeenProcess> } {
   const seen = new Map<number, SeenProcess>();
   const argvOf = (pid: number) => readFileSync(`/proc/${pid}/cmdline`, 'utf8');
   const look = () => {
-    const queue = childrenOf(ancestor).map((pid) => ({ pid, parentCommand: '' }));
+    const queue = childrenOf(ancestor).map((pid) => ({ pid, parentCommand: '', parentUids: '' }));
     for (let next = queue.shift(); next !== undefined; next = queue.shift()) {
-      const { pid, parentCommand } = next;
+      const { pid, parentCommand, parentUids } = next;
       try {
         const command = argvOf(pid);
-        queue.push(...childrenOf(pid).map((child) => ({ pid: child, parentCommand: command })));
+        const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+        const field = (name: string) => (new RegExp(`^${name}:[ \\t]*(.*)$`, 'm').exec(status)?.[1] ?? '').trim().split(/\s+/).filter((s) => s !== '').map(Number);
+        const uids = field('Uid');
+        queue.push(...childrenOf(pid).map((child) => ({ pid: child, parentCommand: command, parentUids: uids.join(' ') })));
         const argv = command.split('\0').filter((a) => a.length > 0);
         // An exited process not yet reaped has no command line: what was seen of it stands.
         if (command === '') continue;
-        if (command === parentCommand || !match(argv)) {
+        if ((command === parentCommand && uids.join(' ') === parentUids) || !match(argv)) {
           seen.delete(pid);
           continue;
         }
-        const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-        const field = (name: string) => (new RegExp(`^${name}:[ \\t]*(.*)$`, 'm').exec(status)?.[1] ?? '').trim().split(/\s+/).filter((s) => s !== '').map(Number);
         const peakBytes = (field('VmHWM')[0] ?? 0) * 1024;
         const before = seen.get(pid);
-        seen.set(pid, { argv, uids: field('Uid'), gids: field('Gid'), groups: field('Groups'), peakBytes: Math.max(peakBytes, before?.peakBytes ?? 0) });
+        seen.set(pid, { argv, uids, gids: field('Gid'), groups: field('Groups'), peakBytes: Math.max(peakBytes, before?.peakBytes ?? 0) });
       } catch {
         // Gone between the listing and the look.
       }

@@ -45,7 +45,21 @@ export function shareWithTestUser(file: string): void {
  */
 export function allowSudoForHelper(): () => void {
   const helper = builtHelper();
-  const rule = `${TEST_USER} ALL=(root) NOPASSWD: ${[helper.file, ...helper.args].join(' ')} *\n`;
+  return allowSudo([helper.file, ...helper.args]);
+}
+
+/** The built `sluice` command as the test user would run it with sudo. */
+export function builtCli(): string[] {
+  return [process.execPath, resolve('out/run/sluice.js')];
+}
+
+/**
+ * A sudoers rule that lets the test user run `command` (with any arguments) as root without a
+ * password, keeping the environment variables `keep`; returns its remover.
+ */
+export function allowSudo(command: readonly string[], keep: readonly string[] = []): () => void {
+  const defaults = keep.length === 0 ? '' : `Defaults:${TEST_USER} env_keep += "${keep.join(' ')}"\n`;
+  const rule = `${defaults}${TEST_USER} ALL=(root) NOPASSWD: ${command.join(' ')} *\n`;
   const name = `sluice-test-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
   const staged = `/etc/sudoers.d/.${name}`;
   writeFileSync(staged, rule, { mode: 0o440 });

@@ -13,7 +13,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
-import { chown, mkdir, readdir, rename, rm, stat, statfs, writeFile } from 'node:fs/promises';
+import { lchown, lstat, mkdir, readdir, rename, rm, stat, statfs, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as v from 'valibot';
 import type { DownloadTee } from '../../common/contracts/decoder-protocol.js';
@@ -76,10 +76,21 @@ export interface CacheEntry {
   checks: CacheChecks;
 }
 
-/** Files and folders made here belong to the person flashing, also when Sluice runs under sudo. */
+/**
+ * Files and folders made here belong to the person flashing, also when the app runs as root
+ * under sudo (the command line runs as that person then: cli/broker.ts). lchown: root never
+ * follows a link to hand its target over.
+ */
 async function giveToUser(path: string): Promise<void> {
   const user = invokingUser();
-  if (user !== null) await chown(path, user.uid, user.gid);
+  if (user !== null) await lchown(path, user.uid, user.gid);
+}
+
+/** Why `path` may not be (part of) the cache: a symbolic link could lead its writes anywhere. Null when it is a folder or not there yet. */
+async function linkRefusal(path: string): Promise<string | null> {
+  const st = await lstat(path).catch(() => null);
+  if (st === null || !st.isSymbolicLink()) return null;
+  return `${path} is a symbolic link, and the image cache is kept only in a real folder (remove the link, or set SLUICE_CACHE_DIR to a folder)`;
 }
 
 async function sizeOf(path: string): Promise<{ bytes: number; mtimeMs: number } | null> {
@@ -100,6 +111,16 @@ export class ImageCache {
     readonly reserveBytes: number = RESERVE_BYTES,
   ) {
     this.images = join(dir, 'images');
+  }
+
+  /** Makes the cache's folders, unless one of them is a symbolic link: then says why not. */
+  private async makeFolders(): Promise<string | null> {
+    const refused = (await linkRefusal(this.dir)) ?? (await linkRefusal(this.images));
+    if (refused !== null) return refused;
+    await mkdir(this.images, { recursive: true });
+    await giveToUser(this.dir).catch(() => undefined);
+    await giveToUser(this.images).catch(() => undefined);
+    return null;
   }
 
   private path(key: string, suffix = ''): string {
@@ -162,9 +183,8 @@ export class ImageCache {
   async reserve(entry: CacheEntry): Promise<{ tee: DownloadTee; evicted: CachedImage[] } | { refused: string }> {
     if (!KEY.test(entry.key)) return { refused: `its SHA-256 ${entry.key} is not one` };
     if (entry.size > this.limitBytes) return { refused: `it is ${formatBytes(entry.size)}, more than the cache's limit of ${formatBytes(this.limitBytes)}` };
-    await mkdir(this.images, { recursive: true });
-    await giveToUser(this.dir).catch(() => undefined);
-    await giveToUser(this.images).catch(() => undefined);
+    const refused = await this.makeFolders();
+    if (refused !== null) return { refused };
     const all = await this.entries();
     const own = all.find((e) => e.key === entry.key);
     const others = all.filter((e) => e.key !== entry.key).reverse();
@@ -197,9 +217,8 @@ export class ImageCache {
    * instead and removes it when it stops.
    */
   async decodedCopy(bytes: number, named = false): Promise<{ write: number; read: number; path: string | null } | { refused: string }> {
-    await mkdir(this.images, { recursive: true });
-    await giveToUser(this.dir).catch(() => undefined);
-    await giveToUser(this.images).catch(() => undefined);
+    const refused = await this.makeFolders();
+    if (refused !== null) return { refused };
     const used = (await this.entries()).reduce((sum, e) => sum + e.bytes, 0);
     if (used + bytes > this.limitBytes) return { refused: `the cache holds ${formatBytes(used)}, and ${formatBytes(bytes)} more would pass its limit of ${formatBytes(this.limitBytes)}` };
     const { bavail, bsize } = await statfs(this.images);

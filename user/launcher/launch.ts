@@ -4,7 +4,7 @@
  * reported drive. It never rejects and never reports success it did not receive. How the channel
  * reaches the helper is transport.ts's business; what each kind of job is called, JOB_WORDS's.
  */
-import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process';
+import { spawn, type StdioOptions } from 'node:child_process';
 import type { Readable } from 'node:stream';
 import { FromHelper, jobDrives, MAX_OVERLAY_PIECE, type HelperJob, type ToHelper } from '../../common/contracts/helper-protocol.js';
 import { errorText } from '../../common/domain/error-details.js';
@@ -19,7 +19,7 @@ import { ByteSource } from '../../node/byte-source.js';
 import { createOsPipe, type OsPipe } from '../../node/os-pipe.js';
 import { driveName } from '../drives/drive-name.js';
 import { directLaunch } from './elevation/direct.js';
-import { lastLine, type Elevation, type LaunchCommand, type LaunchExit } from './elevation/types.js';
+import { lastLine, type Elevation, type LaunchCommand, type LaunchedProcess, type LaunchExit } from './elevation/types.js';
 import { builtHelperProgram, type HelperProgram } from './helper-program.js';
 import { createTransport, type LaunchTransport } from './transport.js';
 import { rangesReader } from './image-feed.js';
@@ -262,7 +262,7 @@ class HelperLaunch implements LaunchedHelper {
   private readonly unsentSkips: [number, number][][] = [];
   /** Each skip sent and not yet acknowledged, in order: the helper acknowledges in order. */
   private readonly unacknowledged: (() => void)[] = [];
-  private child: ChildProcess | null = null;
+  private child: LaunchedProcess | null = null;
   private channel: Channel<FromHelper, ToHelper> | null = null;
   /** The job message went out: what follows it (skips, the stream's end, a cancel) may go too. */
   private jobSent = false;
@@ -414,9 +414,9 @@ class HelperLaunch implements LaunchedHelper {
     const direct = transport.helperArgs.kind === 'inherited';
     const stdin = backupPipe?.writeFd ?? (elevation.passesStdin ? (options.source ?? 'ignore') : 'ignore');
     const stdio: StdioOptions = [stdin, 'ignore', 'pipe', ...transport.extraStdio];
-    let child: ChildProcess;
+    let child: LaunchedProcess;
     try {
-      child = spawn(command.file, command.args, { stdio, env: direct ? { ...process.env, ...program.env } : process.env });
+      child = elevation.launch?.(command) ?? spawn(command.file, command.args, { stdio, env: direct ? { ...process.env, ...program.env } : process.env });
     } catch (error) {
       // A source that is no longer open, say: nothing started, so nothing was written.
       if (backupPipe !== null) await Promise.all([closeFd(backupPipe.writeFd), closeFd(backupPipe.readFd)]);

@@ -7,12 +7,11 @@
  *   passes none, so the image goes through a FIFO too), see channel-dir.ts;
  * - named-pipe: Windows' UAC passes nothing; the app serves two named pipes, see pipe-servers.ts.
  */
-import type { ChildProcess } from 'node:child_process';
 import type { Socket } from 'node:net';
 import type { Readable } from 'node:stream';
 import type { ChannelStreams } from '../../node/channel.js';
 import type { HelperTransport } from '../../node/helper-command-line.js';
-import type { Elevation } from './elevation/types.js';
+import type { Elevation, LaunchedProcess } from './elevation/types.js';
 import { copyImage } from './image-feed.js';
 import { ByteSource } from '../../node/byte-source.js';
 
@@ -22,7 +21,7 @@ export interface LaunchTransport {
   /** The launched process's descriptors past stderr: the socket on fd 3 for a direct child. */
   readonly extraStdio: readonly 'pipe'[];
   /** The channel's streams once the helper has connected; null when it never does. */
-  streams(child: ChildProcess): Promise<ChannelStreams | null>;
+  streams(child: LaunchedProcess): Promise<ChannelStreams | null>;
   /**
    * Passes the image to the helper where the elevation tool passes no descriptor (after the
    * helper said it was ready); resolves with the error that kept it from the helper, null

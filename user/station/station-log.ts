@@ -1,4 +1,6 @@
+import { constants } from 'node:fs';
 import { open, readFile, type FileHandle } from 'node:fs/promises';
+import { errorCode } from '../../common/domain/error-details.js';
 import type { StationLogEntry } from '../../common/domain/station.js';
 
 /**
@@ -15,18 +17,17 @@ export class StationLog {
   ) {}
 
   /**
-   * Opens (creating it if needed) the log at `path` for appending. A log this call creates belongs
-   * to `owner` when given: under sudo, the person who ran it, not root.
+   * Opens (creating it if needed) the log at `path` for appending, with the rights of whoever runs
+   * the station (under sudo, the person who ran it: cli/broker.ts). A symbolic link is refused, not
+   * followed: a log is a file of its own, never another file appended to.
    */
-  static async open(path: string, owner: { uid: number; gid: number } | null = null): Promise<StationLog> {
-    const file = await open(path, 'a', 0o644);
+  static async open(path: string): Promise<StationLog> {
     try {
-      if (owner !== null && (await file.stat()).size === 0) await file.chown(owner.uid, owner.gid);
+      return new StationLog(path, await open(path, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW, 0o644));
     } catch (error) {
-      await file.close();
+      if (errorCode(error) === 'ELOOP') throw new Error(`${path} is a symbolic link; the station log must be a file of its own (name the file itself, or a new one)`, { cause: error });
       throw error;
     }
-    return new StationLog(path, file);
   }
 
   /** Appends `entry` and resolves once it is on disk; appends run one after another, in call order. */

@@ -1,4 +1,4 @@
-import { statfsSync, existsSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { statfsSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -97,5 +97,27 @@ describe('ImageCache: downloads kept by SHA-256, least recently used out first',
     expect(await cache.clear()).toEqual({ entries: 1, bytes: 10 });
     expect(await cache.entries()).toEqual([]);
     expect(readFileSync(join(dir, 'images', 'notes.txt'), 'utf8')).toBe('mine');
+  });
+});
+
+describe('ImageCache: a cache folder that is a symbolic link', () => {
+  it('is refused with the reason, for a download and for a decoded copy, and nothing is made where it leads', async () => {
+    const aim = join(dir, 'elsewhere');
+    const link = join(dir, 'cache');
+    symlinkSync(aim, link);
+    const cache = new ImageCache(link, 1000);
+    const sentence = `${link} is a symbolic link, and the image cache is kept only in a real folder`;
+    expect(await cache.reserve(entry(1, 100))).toEqual({ refused: expect.stringContaining(sentence) });
+    expect(await cache.decodedCopy(100)).toEqual({ refused: expect.stringContaining(sentence) });
+    expect(existsSync(aim)).toBe(false);
+  });
+
+  it('its images folder as a link is refused the same way', async () => {
+    const aim = join(dir, 'elsewhere');
+    mkdirSync(join(dir, 'cache'));
+    symlinkSync(aim, join(dir, 'cache', 'images'));
+    const room = await new ImageCache(join(dir, 'cache'), 1000).reserve(entry(1, 100));
+    expect(room).toEqual({ refused: expect.stringContaining(`${join(dir, 'cache', 'images')} is a symbolic link`) });
+    expect(existsSync(aim)).toBe(false);
   });
 });

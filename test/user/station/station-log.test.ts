@@ -1,4 +1,4 @@
-import { appendFileSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -39,14 +39,13 @@ describe('StationLog', () => {
   });
 });
 
-describe('a log created under sudo', () => {
-  it.skipIf(process.getuid?.() !== 0)('belongs to the person who ran it; an existing log keeps its owner', async () => {
-    const fresh = join(dir, 'sudo.jsonl');
-    await (await StationLog.open(fresh, { uid: 1234, gid: 2345 })).close();
-    expect([statSync(fresh).uid, statSync(fresh).gid]).toEqual([1234, 2345]);
-    const existing = join(dir, 'existing.jsonl');
-    writeFileSync(existing, `${JSON.stringify(entry(1))}\n`);
-    await (await StationLog.open(existing, { uid: 1234, gid: 2345 })).close();
-    expect(statSync(existing).uid).toBe(0);
+describe('a log that is a symbolic link', () => {
+  it('is refused with a sentence, and the file it leads to is left as it was', async () => {
+    const target = join(dir, 'elsewhere');
+    writeFileSync(target, 'not a log\n');
+    const link = join(dir, 'link.jsonl');
+    symlinkSync(target, link);
+    await expect(StationLog.open(link)).rejects.toThrow(`${link} is a symbolic link; the station log must be a file of its own`);
+    expect(readFileSync(target, 'utf8')).toBe('not a log\n');
   });
 });

@@ -1,5 +1,6 @@
 import { accessSync, constants } from 'node:fs';
 import { delimiter, join } from 'node:path';
+import { brokerLaunch } from './broker.js';
 import { directLaunch } from './direct.js';
 import { osascriptLaunch } from './osascript.js';
 import { pkexecLaunch } from './pkexec.js';
@@ -15,6 +16,8 @@ export interface ElevationContext {
   frontEnd: 'app' | 'cli';
   /** A person is at a terminal that can answer a password prompt. */
   interactive: boolean;
+  /** Root started this process for its user and starts helpers on request (elevation/broker.ts). */
+  broker?: boolean;
   /** The user's explicit choice (`sluice flash --elevate`). */
   prefer?: 'sudo' | 'pkexec' | undefined;
   /** Whether a command is installed; see onPath. */
@@ -34,13 +37,15 @@ export function onPath(command: string): boolean {
 }
 
 /**
- * How this front end gets the helper started as root: directly when it is root already; on Linux
+ * How this front end gets the helper started as root: through the root process that started it
+ * (sudo sluice); directly when it is root already; on Linux
  * pkexec (a desktop dialog, or pkttyagent in a terminal) for the app and for scripts, and sudo for
  * a person at a terminal, each falling back to the other when it is not installed; on macOS the
  * system dialog, or sudo in a terminal; on Windows UAC.
  */
 export function chooseElevation(context: ElevationContext): Elevation {
   if (context.platform === 'win32') return uacLaunch;
+  if (context.broker === true) return brokerLaunch;
   if (context.isRoot) return directLaunch;
   if (context.prefer === 'sudo') return sudoLaunch;
   if (context.prefer === 'pkexec') return pkexecLaunch;

@@ -3,6 +3,8 @@
  * own small module (direct, sudo, pkexec, osascript, uac) and choose.ts picks one.
  */
 
+import type { Readable } from 'node:stream';
+
 /** How the channel reaches the helper (see node/helper-command-line.ts HelperTransport). */
 export type ChannelKind = 'inherited' | 'fifo' | 'named-pipe';
 
@@ -30,8 +32,17 @@ export interface LaunchExit {
   stderr: string;
 }
 
+/** What the launcher needs of the process it started: a ChildProcess, or the broker's stand-in for one. */
+export interface LaunchedProcess {
+  readonly stdio: readonly unknown[];
+  readonly stderr: Readable | null;
+  kill(signal?: NodeJS.Signals): boolean;
+  on(event: 'error', listener: (error: Error) => void): this;
+  on(event: 'close', listener: (code: number | null, signal: NodeJS.Signals | null) => void): this;
+}
+
 export interface Elevation {
-  readonly name: 'direct' | 'sudo' | 'pkexec' | 'osascript' | 'uac';
+  readonly name: 'direct' | 'sudo' | 'pkexec' | 'osascript' | 'uac' | 'broker';
   /** sudo and pkexec close descriptors above 2; osascript and UAC pass none: see ChannelKind. */
   readonly channel: ChannelKind;
   /** The launched process's stdin reaches the helper as its fd 0 (direct, sudo, pkexec). */
@@ -44,6 +55,11 @@ export interface Elevation {
    * (the helper could not start at all).
    */
   denial(exit: LaunchExit): string | null;
+  /**
+   * Starts the command some other way than a spawn of this process's own (the broker's root
+   * parent starts it), with stdin and stdout closed and stderr to the launcher.
+   */
+  launch?(command: LaunchCommand): LaunchedProcess;
 }
 
 /** The sentence every front end shows when the user dismissed the password prompt. */

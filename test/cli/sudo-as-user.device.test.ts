@@ -1,0 +1,113 @@
+/**
+ * `sudo sluice …` run by an ordinary user through a real sudo: root keeps only the broker and the
+ * helper (cli/broker.ts), and every path the user names is opened with the user's rights. The
+ * test user may run exactly the built CLI as root, without a password (a sudoers rule made here).
+ */
+import { spawn } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { MiB } from '../../common/domain/units.js';
+import { assertTestTarget, collect, type CliRun } from '../support/cli.js';
+import { describeDevices } from '../support/device-suite.js';
+import { createLoop, digestFile, scratchDir, writeRandomFile, type LoopDevice } from '../support/loop-device.js';
+import { watchDescendants, type SeenProcess } from '../support/processes.js';
+import { allowSudo, asTestUser, builtCli, ensureTestUser } from '../support/unprivileged.js';
+
+const isSluice = (argv: string[]) => argv.some((a) => /out\/run\/[a-z-]+\.js$/.test(a));
+const isHelperProcess = (argv: string[]) => argv.some((a) => a.endsWith('out/run/helper.js'));
+
+describeDevices('sudo sluice, started by an ordinary user: only the writer is root', () => {
+  let user: { uid: number; gid: number };
+  let removeRule: () => void;
+  /** A folder the user may use, and one only root may. */
+  let open: string;
+  let rootOnly: string;
+  let image: string;
+
+  /** Runs `sudo -n -u root sluice args…` as the test user, watching which process runs as whom. */
+  async function sudoSluice(args: string[], env: Record<string, string> = {}): Promise<{ run: CliRun; seen: SeenProcess[] }> {
+    const child = spawn(asTestUser()[0] ?? '', [...asTestUser().slice(1), 'sudo', '-n', '-u', 'root', ...builtCli(), ...args], { stdio: ['ignore', 'pipe', 'pipe'], cwd: '/', env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', ...env } });
+    const watch = watchDescendants(child.pid ?? -1, isSluice);
+    const run = await collect(child);
+    return { run, seen: [...watch.stop().values()] };
+  }
+
+  function loopFor(size: number): LoopDevice {
+    const loop = createLoop({ size, dir: scratchDir() });
+    assertTestTarget(loop.path);
+    return loop;
+  }
+
+  beforeAll(() => {
+    user = ensureTestUser();
+    removeRule = allowSudo(builtCli(), ['SLUICE_CACHE_DIR']);
+    open = scratchDir();
+    chmodSync(open, 0o777);
+    rootOnly = join(open, 'root-only');
+    mkdirSync(rootOnly, { mode: 0o700 });
+    image = join(open, 'image.img');
+    writeRandomFile(image, 4 * MiB);
+    chmodSync(image, 0o644);
+  });
+  afterAll(() => removeRule());
+
+  it('a flash: only the broker and the helper are root; the command line and the image reader are the user', async () => {
+    const loop = loopFor(8 * MiB);
+    const { run, seen } = await sudoSluice(['flash', '--yes', '--json', '--no-eject', image, loop.path]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(readFileSync(loop.backing).subarray(0, 4 * MiB).equals(readFileSync(image))).toBe(true);
+    const root = seen.filter((p) => p.uids.some((id) => id === 0));
+    expect(root.filter((p) => isHelperProcess(p.argv))).toHaveLength(1);
+    // The broker: the one root process that is not the helper.
+    expect(root.filter((p) => !isHelperProcess(p.argv)).map((p) => p.argv.at(-1))).toEqual([loop.path]);
+    const asUser = seen.filter((p) => !root.includes(p));
+    expect(asUser.length).toBeGreaterThanOrEqual(2);
+    for (const p of asUser) expect({ uids: p.uids, gids: p.gids }).toEqual({ uids: Array(4).fill(user.uid), gids: Array(4).fill(user.gid) });
+  });
+
+  it('a file target in a folder only root may write: refused with the user’s "permission denied", nothing created', async () => {
+    const target = join(rootOnly, 'out.img');
+    const { run } = await sudoSluice(['flash', '--yes', image, target]);
+    expect(run.code).not.toBe(0);
+    expect(run.stdout + run.stderr).toMatch(/out\.img cannot be examined: EACCES: permission denied/);
+    expect(readdirSync(rootOnly)).toEqual([]);
+  });
+
+  it('a backup into a folder only root may write: refused the same way, nothing created', async () => {
+    const loop = loopFor(4 * MiB);
+    const { run } = await sudoSluice(['backup', '--yes', loop.path, join(rootOnly, 'backup.img')]);
+    expect(run.code).not.toBe(0);
+    expect(run.stdout + run.stderr).toMatch(/permission denied/i);
+    expect(readdirSync(rootOnly)).toEqual([]);
+  });
+
+  it('a station log that is a symbolic link is refused, and one in a root-only folder too; nothing is written', async () => {
+    const loop = loopFor(8 * MiB);
+    const before = digestFile(loop.backing);
+    const aim = join(rootOnly, 'preload');
+    const link = join(open, 'station.jsonl');
+    symlinkSync(aim, link);
+    const linked = await sudoSluice(['station', image, '--yes', '--virtual', '--count', '1', '--log', link]);
+    expect(linked.run.code).toBe(2);
+    expect(linked.run.stderr).toContain(`${link} is a symbolic link; the station log must be a file of its own`);
+    const walled = await sudoSluice(['station', image, '--yes', '--virtual', '--count', '1', '--log', join(rootOnly, 'station.jsonl')]);
+    expect(walled.run.stderr).toMatch(/the station log cannot be opened: EACCES: permission denied/);
+    expect(existsSync(aim)).toBe(false);
+    expect(readdirSync(rootOnly)).toEqual([]);
+    expect(digestFile(loop.backing)).toBe(before);
+  });
+
+  it('a customisation file only root may read is refused, and its bytes are nowhere on the card', async () => {
+    const loop = loopFor(8 * MiB);
+    const before = digestFile(loop.backing);
+    const secret = `echo ${'S3CRET'.repeat(8)}\n`;
+    const script = join(rootOnly, 'first-run.sh');
+    writeFileSync(script, secret, { mode: 0o600 });
+    const { run } = await sudoSluice(['flash', '--yes', '--no-eject', image, loop.path, '--first-run-script', script]);
+    expect(run.code).not.toBe(0);
+    expect(run.stderr).toContain(`The first-run script ${script} cannot be read: EACCES: permission denied`);
+    expect(digestFile(loop.backing)).toBe(before);
+    expect(readFileSync(loop.backing).includes(Buffer.from('S3CRET'.repeat(8)))).toBe(false);
+  });
+});
