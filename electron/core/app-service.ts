@@ -100,6 +100,8 @@ export function createAppService(deps: AppServiceDeps): AppService {
   const image = new ChosenImage(runner, () => drives.republish());
   const backups = new BackupFiles(runner, drives, deps.settings, deps);
   const catalogue = new AppCatalogue(deps.settings, deps.cacheDir);
+  /** The image cache with the settings' limit: a batch or a station decodes its image into it once. */
+  const imageCache = () => new ImageCache(deps.cacheDir, deps.settings.get().cacheLimitBytes);
   const station = new StationService(runner, {
     launch: deps.launchHelper,
     effects: deps.effects,
@@ -109,7 +111,7 @@ export function createAppService(deps: AppServiceDeps): AppService {
     virtual: () => deps.settings.get().showVirtual,
     notifications: () => deps.settings.get().notifications,
     showInFolder: (path) => deps.showInFolder(path),
-    cache: () => new ImageCache(deps.cacheDir, deps.settings.get().cacheLimitBytes),
+    cache: imageCache,
   });
   const comparison = new ImageComparison(runner, drives, deps.settings, () => deps.pickImage());
   const session: SessionDeps = { launch: deps.launchHelper, effects: deps.effects, onProgress: (progress) => deps.emit('jobProgress', progress) };
@@ -170,7 +172,9 @@ export function createAppService(deps: AppServiceDeps): AppService {
           } else {
             prepared = chosen.source.prepared;
           }
-          input = { kind: 'feed', feed: await openSourceFeed(customised?.prepared ?? prepared, { leaveOut: deps.settings.get().exact ? 'nothing' : 'all' }) };
+          // Several cards from a decoder: decoded once into the cache, each card reading the copy at its own pace.
+          const decodeOnce = request.targets.length > 1 ? (bytes: number) => imageCache().decodedCopy(bytes) : undefined;
+          input = { kind: 'feed', feed: await openSourceFeed(customised?.prepared ?? prepared, { leaveOut: deps.settings.get().exact ? 'nothing' : 'all', decodeOnce }) };
         } catch (error) {
           if (error instanceof JobError) return refused(error.failure);
           return refuse('source-read-error', `${chosen.info.name} could not be opened for writing: ${errorText(error)}`);
