@@ -170,6 +170,22 @@ describeDevices('sluice flash os:ENTRY: the catalogue, the image cache, and resu
     expect(readdirSync(join(cache, 'images')).filter((name) => !name.endsWith('.json'))).toEqual([]);
   });
 
+  it('an entry whose extract_sha256 is wrong is refused from a warm cache too', async () => {
+    const documents = catalogueDocuments(server.images) as Record<string, { os_list: Record<string, unknown>[] }>;
+    const lite = documents['/os_list_v4.json']?.os_list[0] ?? {};
+    server.put('/wrong-warm.json', Buffer.from(JSON.stringify({ os_list: [{ ...lite, name: 'Wrong image', url: server.images.lite.path, extract_sha256: 'e'.repeat(64) }] })));
+    sh(cache, 'rm -rf images');
+    garbage();
+    await expectWritten(await flash('Test OS Lite'), server.images.lite);
+    expect(cached()).toContain(server.images.lite.downloadSha256);
+    garbage();
+    const run = await flashCli('os:Wrong image', [loop.path], ['--no-eject', '--repo', `${server.base}/wrong-warm.json`], { env });
+    expect(run.stderr).toContain('sluice: Wrong image: from the image cache');
+    expect(run.code).toBe(1);
+    expect(resultsOf(run).get(loop.path)).toMatchObject({ status: 'failed', code: 'source-checksum-mismatch', message: expect.stringMatching(/but the catalogue says e{64} \(extract_sha256\)/) });
+    expectBlankHead();
+  });
+
   it('keeps the cache under its limit by evicting the least recently used entry', async () => {
     sh(cache, 'rm -rf images');
     garbage();

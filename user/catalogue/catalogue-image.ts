@@ -3,9 +3,10 @@
  * it holds the entry (no network needed), else downloaded while it is written and kept in the
  * cache at the same time (the decoder appends what it reads to the cache's partial file:
  * user/images/download.ts). Either way it is probed like any image (user/images/probe-launch.ts)
- * and checked against the catalogue's SHA-256s: the download's as it is read, and the decompressed
- * image's (extract_sha256) as it is decoded, unless the bytes are a cached download that was
- * already checked against both when it was kept and is checked against the download's again now.
+ * and checked against every SHA-256 the catalogue states: the download's as it is read, and the
+ * decompressed image's (extract_sha256) as it is decoded, from the cache as from the network. A
+ * cached download is kept by its download's checksum, which another catalogue (or a changed
+ * entry) may pair with another image checksum: what the cache checked when it kept it is no proof.
  */
 import { cacheKey, type CatalogueOs } from '../../common/domain/catalogue.js';
 import { JobError, type FailureCode } from '../../common/domain/failure.js';
@@ -84,8 +85,7 @@ export async function prepareCatalogueImage(os: CatalogueOs, options: CatalogueI
   const notes: string[] = [];
   if (cache !== null && hit !== null) {
     try {
-      // Kept by its download checksum, checked again now as it is read: the decompressed image is the one checked when it was kept.
-      const prepared = fromCatalogue(await probe(hit), os, checks === 'image' ? os.extractSha256 : null);
+      const prepared = fromCatalogue(await probe(hit), os, os.extractSha256);
       return {
         prepared,
         from: 'cache',
