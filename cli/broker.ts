@@ -63,8 +63,8 @@ function userEnv(user: InvokingUser): NodeJS.ProcessEnv {
 /**
  * Why `request` is not a helper this broker starts, or null. The program must be the helper root
  * itself would run; its command line must parse as the helper's, with the FIFO transport in a
- * directory of the user's that nobody else may enter, no control character in it (a prompt or a
- * log would show it), and the user side as the parent the helper watches.
+ * directory of the user's that nobody else may enter (parseHelperArgv refuses control characters
+ * in its name), and the user side as the parent the helper watches.
  */
 function refusal(request: Extract<BrokerRequest, { type: 'launch' }>, user: InvokingUser, userPid: number): string | null {
   const program = builtHelperProgram();
@@ -79,7 +79,6 @@ function refusal(request: Extract<BrokerRequest, { type: 'launch' }>, user: Invo
   }
   if (args.transport.kind !== 'fifo') return 'its channel is not a directory of FIFOs';
   const { dir } = args.transport;
-  if ([...dir].some((c) => c.charCodeAt(0) < 0x20 || c.charCodeAt(0) === 0x7f)) return 'its channel directory has a control character in its name';
   if (args.parentPid !== userPid) return `it would watch process ${args.parentPid ?? 'none'}, not ${userPid}`;
   try {
     const st = lstatSync(dir);

@@ -51,6 +51,11 @@ export function helperArgv(args: HelperArgs): string[] {
   return [...argv, '--', ...args.targets];
 }
 
+/** Whether `text` holds a control character (a newline, say), which a password prompt showing it would print as it is. */
+export function hasControlCharacter(text: string): boolean {
+  return [...text].some((c) => c.charCodeAt(0) < 0x20 || c.charCodeAt(0) === 0x7f);
+}
+
 /** Windows pipe names and our FIFO directories are plain: anything else is not from our app. */
 const PIPE_NAME = /^sluice-[0-9a-f]{32}$/;
 
@@ -83,6 +88,7 @@ export function parseHelperArgv(argv: readonly string[]): HelperArgs {
   if (values.channel !== undefined && values.pipe !== undefined) throw new HelperArgsError('--channel and --pipe are alternatives');
   if (values.channel !== undefined) {
     if (!values.channel.startsWith('/')) throw new HelperArgsError('--channel must be an absolute path');
+    if (hasControlCharacter(values.channel)) throw new HelperArgsError('--channel has a control character in it (a newline?): the temporary folder (TMPDIR) must have a plain name');
     transport = { kind: 'fifo', dir: values.channel, imageFifo: values['image-fifo'] };
   } else if (values.pipe !== undefined) {
     if (!PIPE_NAME.test(values.pipe)) throw new HelperArgsError('--pipe is not a Sluice pipe name');

@@ -13,7 +13,7 @@ import type { JobKind } from '../../common/domain/job.js';
 import type { Progress } from '../../common/domain/progress.js';
 import { DRIVE_INCOMPLETE, type SourceEnd, type TargetResult } from '../../common/domain/result.js';
 import { Channel, type ChannelStreams } from '../../node/channel.js';
-import { helperArgv } from '../../node/helper-command-line.js';
+import { helperArgv, parseHelperArgv } from '../../node/helper-command-line.js';
 import { closeFd } from '../../node/io.js';
 import { ByteSource } from '../../node/byte-source.js';
 import { createOsPipe, type OsPipe } from '../../node/os-pipe.js';
@@ -396,6 +396,8 @@ class HelperLaunch implements LaunchedHelper {
     let command: LaunchCommand;
     try {
       if (job.kind === 'backup' && !elevation.passesStdin && transport.backupBytes === null) throw new Error(`backing up a drive through ${elevation.name} is not supported yet`);
+      // What the helper would refuse is refused before anyone is asked for a password, which a prompt showing it could garble.
+      parseHelperArgv(argv);
       command = elevation.command(program.file, [...program.args, ...argv], { reason: jobReason(job), interactive: options.interactive ?? false, ...(program.precondition === undefined ? {} : { precondition: program.precondition }) });
     } catch (error) {
       await transport.close();

@@ -16,6 +16,7 @@ import { pkexecLaunch } from '../../../user/launcher/elevation/pkexec.js';
 import { sudoLaunch } from '../../../user/launcher/elevation/sudo.js';
 import { AUTHORIZATION_CANCELLED, type LaunchExit } from '../../../user/launcher/elevation/types.js';
 import { uacLaunch, uacScript, UAC_CANCELLED, windowsArg } from '../../../user/launcher/elevation/uac.js';
+import { MAX_TARGETS } from '../../../common/contracts/helper-protocol.js';
 import { HelperArgsError, helperArgv, parseHelperArgv, type HelperArgs } from '../../../node/helper-command-line.js';
 import { HELPER_V8_FLAGS, macBundleCheck, packagedHelperProgram } from '../../../user/launcher/helper-program.js';
 
@@ -232,7 +233,7 @@ describe('the helper command line', () => {
 
   it('refuses what the app would never send', () => {
     const bad: [string[], RegExp][] = [
-      [['--'], /1 to 16 target/],
+      [['--'], new RegExp(`1 to ${MAX_TARGETS} target`)],
       [['--channel', 'relative/dir', '--', '/dev/sdb'], /absolute/],
       [['--pipe', 'other-pipe', '--', '/dev/sdb'], /not a Sluice pipe/],
       [['--image-fifo', '--', '/dev/sdb'], /needs --channel/],
@@ -240,7 +241,8 @@ describe('the helper command line', () => {
       [['--parent-pid', '0', '--', '/dev/sdb'], /process id/],
       [['--parent-pid', '12x', '--', '/dev/sdb'], /process id/],
       [['--image', '/etc/shadow', '--', '/dev/sdb'], /Unknown option/],
-      [['--', ...Array.from({ length: 17 }, (_, i) => `/dev/sd${i}`)], /1 to 16 target/],
+      [['--channel', '/tmp/sluice-helper-1-x\nAuthentication is not required', '--', '/dev/sdb'], /control character/],
+      [['--', ...Array.from({ length: MAX_TARGETS + 1 }, (_, i) => `/dev/sd${i}`)], new RegExp(`1 to ${MAX_TARGETS} target`)],
     ];
     for (const [argv, reason] of bad) {
       expect(() => parseHelperArgv(argv), argv.join(' ')).toThrow(HelperArgsError);

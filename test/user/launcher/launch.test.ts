@@ -2,7 +2,7 @@
  * The app's side of a job when the other side misbehaves or never starts. A real helper cannot be
  * made to send garbage, so a few lines of Node stand in for a broken one; nothing here opens a device.
  */
-import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -14,6 +14,27 @@ import { startHelper } from '../../../user/launcher/launch.js';
 const START: HelperJob = { kind: 'flash', targets: ['/nonexistent/sluice-launch-test'], imageSize: 0, sourceSeekable: true, verify: true };
 
 describe('the app side of a helper job', () => {
+  it('a channel path with a newline (from TMPDIR) is refused before anyone is asked for a password', async () => {
+    const odd = mkdtempSync(join(tmpdir(), 'sluice-test-'));
+    const withNewline = join(odd, 'a\nAuthentication is not required');
+    mkdirSync(withNewline);
+    const saved = process.env['TMPDIR'];
+    process.env['TMPDIR'] = withNewline;
+    let asked = false;
+    const image = openSync('/dev/null', 'r');
+    try {
+      const elevation = { ...pkexecLaunch, command: (program: string, args: readonly string[]) => ((asked = true), { file: program, args: [...args] }) };
+      const job = startHelper({ source: image, job: START, elevation, program: { file: '/usr/bin/true', args: [], env: {} } });
+      expect(await job.result).toEqual([expect.objectContaining({ status: 'failed', code: 'helper-died', message: expect.stringContaining('--channel has a control character in it') })]);
+      expect(asked).toBe(false);
+    } finally {
+      if (saved === undefined) delete process.env['TMPDIR'];
+      else process.env['TMPDIR'] = saved;
+      closeSync(image);
+      rmSync(odd, { recursive: true, force: true });
+    }
+  });
+
   it('a helper that sends an invalid message: protocol-error, and the helper is told to stop', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sluice-test-'));
     const marker = join(dir, 'got-cancel');
