@@ -128,7 +128,8 @@ class Addresses {
   }
 
   /**
-   * An absolute address: http(s) from any document; file: only from a local one (a catalogue on a
+   * An absolute address: http(s) from any document, but only https from one read over https (what
+   * it names must not be open to anyone on the way); file: only from a local one (a catalogue on a
    * server must not point Sluice at this computer's files).
    */
   href(value: string, field: string): string {
@@ -138,6 +139,7 @@ class Addresses {
     } catch {
       throw new Refused(`${field}: "${value.slice(0, 200)}" is not an address`);
     }
+    if (url.protocol === 'http:' && this.base.protocol === 'https:') throw new Refused(`${field}: ${url.href.slice(0, 200)} is plain http, in a catalogue read over https; its publisher must give an https address`);
     if (url.protocol === 'http:' || url.protocol === 'https:') return url.href;
     if (url.protocol === 'file:' && this.local) return url.href;
     throw new Refused(`${field}: ${url.protocol} addresses are not allowed here (${this.local ? 'http, https or file' : 'http or https only, from a catalogue on a server'})`);

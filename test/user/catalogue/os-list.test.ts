@@ -82,6 +82,26 @@ describe('parseOsList: os_list v4, checked entry by entry', () => {
     expect(remote).toMatchObject({ kind: 'category', items: null, subitemsUrl: 'https://lists.example/sub/remote.json', icon: null });
   });
 
+  it('a catalogue read over https may name no http image, icon or sub-document: each is skipped with the reason', () => {
+    const document = parse({
+      os_list: [
+        os('Secure'),
+        os('Plain image', { url: 'http://lists.example/plain.img.xz' }),
+        os('Plain icon', { icon: 'http://lists.example/plain.png' }),
+        { name: 'Plain list', description: 'x', subitems_url: 'http://lists.example/sub.json' },
+      ],
+    });
+    expect(document.items.map((i) => i.name)).toEqual(['Secure']);
+    const why = (field: string, url: string) => `${field}: ${url} is plain http, in a catalogue read over https; its publisher must give an https address.`;
+    expect(document.notes).toEqual([
+      expect.stringContaining(why('url', 'http://lists.example/plain.img.xz')),
+      expect.stringContaining(why('icon', 'http://lists.example/plain.png')),
+      expect.stringContaining(why('subitems_url', 'http://lists.example/sub.json')),
+    ]);
+    // Over http, the same addresses are what the catalogue can give.
+    expect(parse({ os_list: [os('Plain image', { url: 'http://lists.example/plain.img.xz' })] }, 'http://lists.example/os_list_v4.json').items).toHaveLength(1);
+  });
+
   it('skips an entry that does not match the schema, with a note naming it and the field, and keeps the rest', () => {
     const document = parse({
       imager: { devices: [{ name: 'No tags', description: 'x' }, { name: 'Good', description: 'y', tags: ['good'] }] },
