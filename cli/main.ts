@@ -119,7 +119,11 @@ const USAGE = `Usage:
       --virtual     also take loop devices (for tests)
       --yes, --json, --elevate as for flash
   sluice station-csv LOG                        a station's log as CSV, on stdout
-  sluice backup DRIVE FILE [options]            copy a whole drive into an image file, then verify
+  sluice backup DRIVE FILE [options]            copy a drive into an image file, then verify: the
+                                                used blocks of its ext2/3/4 and FAT filesystems and
+                                                everything else whole; free space is a hole in the
+                                                file, listed in FILE.bmap
+      --all-blocks  read every byte of the drive, free space too
       --compress zstd|xz|gz
                     compress the image with the system's zstd, xz or gzip
       --trim-to-partitions
@@ -173,6 +177,7 @@ export async function main(argv: readonly string[]): Promise<number> {
         compress: { type: 'string' },
         label: { type: 'string' },
         'trim-to-partitions': { type: 'boolean', default: false },
+        'all-blocks': { type: 'boolean', default: false },
         repo: { type: 'string', multiple: true },
         'no-cache': { type: 'boolean', default: false },
         'cache-limit': { type: 'string' },
@@ -200,7 +205,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   const { elevate, compress } = values;
   if (elevate !== undefined && elevate !== 'sudo' && elevate !== 'pkexec') return usageError(`--elevate takes sudo or pkexec, not "${elevate}"`);
   if (compress !== undefined && !isCompression(compress)) return usageError(`--compress takes ${BACKUP_COMPRESSIONS.join(', ')}, not "${compress}"`);
-  if (command !== 'backup' && (compress !== undefined || values['trim-to-partitions'])) return usageError('--compress and --trim-to-partitions are options of backup');
+  if (command !== 'backup' && (compress !== undefined || values['trim-to-partitions'] || values['all-blocks'])) return usageError('--compress, --trim-to-partitions and --all-blocks are options of backup');
   const isoMode = values['iso-mode'];
   if (isoMode !== undefined && (command !== 'flash' || (isoMode !== 'files' && isoMode !== 'image'))) return usageError('--iso-mode takes files or image, and is an option of flash');
   if (command !== 'flash' && values['allow-truncated']) return usageError('--allow-truncated is an option of flash');
@@ -263,7 +268,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     case 'backup': {
       const [drive, file, ...extra] = rest;
       if (drive === undefined || file === undefined || extra.length > 0) return usageError('backup needs exactly one DRIVE and one FILE');
-      return (await import('./commands/backup.js')).backupCommand({ drive, file, compress: compress ?? null, trimToPartitions: values['trim-to-partitions'], verify: !values['no-verify'], yes: values.yes, json: values.json, elevate });
+      return (await import('./commands/backup.js')).backupCommand({ drive, file, compress: compress ?? null, trimToPartitions: values['trim-to-partitions'], allBlocks: values['all-blocks'], verify: !values['no-verify'], yes: values.yes, json: values.json, elevate });
     }
     case 'clone': {
       const [source, target, ...extra] = rest;

@@ -19,6 +19,7 @@ import { SkipInbox } from '../writer/skip-inbox.js';
 import { sourceEndSignal } from '../writer/source-end.js';
 import { OverlayInbox } from '../writer/overlay.js';
 import { RepairInbox } from '../writer/repair-inbox.js';
+import { ReadRequests } from '../writer/read-requests.js';
 import { Channel, ProtocolError } from '../node/channel.js';
 import { parseHelperArgv, type HelperArgs } from '../node/helper-command-line.js';
 import { exitProcess } from '../node/process-exit.js';
@@ -112,6 +113,7 @@ function runHelper(args: HelperArgs, endpoints: HelperEndpoints): void {
     skips,
     overlays: new OverlayInbox([]),
     repairs: new RepairInbox((message) => void channel.send(message)),
+    reads: new ReadRequests(),
     progress: (p) => void channel.send({ type: 'progress', ...p }),
     started: () => (started = true),
   };
@@ -138,6 +140,10 @@ function runHelper(args: HelperArgs, endpoints: HelperEndpoints): void {
         if (refused !== null) reject(new ProtocolError(refused));
       } else if (message.type === 'repair-data' || message.type === 'repair-progress' || message.type === 'repair-failed') {
         const refused = context.repairs.deliver(message);
+        if (refused !== null) reject(new ProtocolError(refused));
+      } else if (message.type === 'read') {
+        if (job.kind !== 'backup' || job.requested !== true) return reject(new ProtocolError(`a read message for a ${job.kind} job that asked for none`));
+        const refused = context.reads.deliver(message.ranges, message.last);
         if (refused !== null) reject(new ProtocolError(refused));
       } else if (message.type === 'source-end') {
         if (message.ok) {

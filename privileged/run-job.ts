@@ -23,6 +23,7 @@ import type { SkipInbox } from '../writer/skip-inbox.js';
 import type { SourceEndSignal } from '../writer/source-end.js';
 import type { OverlayInbox } from '../writer/overlay.js';
 import type { RepairInbox } from '../writer/repair-inbox.js';
+import type { ReadRequests } from '../writer/read-requests.js';
 import type { HelperEndpoints } from './endpoints.js';
 
 export interface JobContext {
@@ -37,6 +38,8 @@ export interface JobContext {
   overlays: OverlayInbox;
   /** The image's bytes again, for a repair of a flash whose image came as a stream (repair-request, repair-data). */
   repairs: RepairInbox;
+  /** The ranges a backup of requested ranges sends (read messages). */
+  reads: ReadRequests;
   progress(progress: Progress): void;
   /** Called once the job holds a device: from then on a stop must be clean, not an exit. */
   started(): void;
@@ -166,6 +169,10 @@ async function runBackup(job: HelperJobOf<'backup'>, context: JobContext): Promi
       return { type: 'fatal', code: 'protocol-error', message: `The helper could not open the way out to the app: ${errorText(error)}` };
     }
     context.started();
+    if (job.requested === true) {
+      const { sendRanges } = await import('../writer/send-ranges.js');
+      return { type: 'result', results: [await sendRanges(disk, out, context.reads, context.signal)] };
+    }
     return { type: 'result', results: [await sendDevice(disk, out, context.signal)] };
   } finally {
     await disk.close();

@@ -98,6 +98,29 @@ function readerGone(error: unknown): boolean {
   return code === 'EPIPE' || code === 'ECONNRESET' || code === 'ERR_STREAM_DESTROYED';
 }
 
+/** Reads exactly `length` bytes of `source` at `position`; throws the drive's failure. */
+export async function readDrive(source: SourceDevice, into: Buffer, length: number, position: number): Promise<number> {
+  let got: number;
+  try {
+    got = await readFully(source.fd, into, 0, length, position);
+  } catch (error) {
+    throw await source.readFailure(error, position);
+  }
+  if (got < length) throw await source.readFailure(Object.assign(new Error('the drive ended early'), { code: 'ENODEV' }), position + got);
+  return got;
+}
+
+/** Sends `bytes` on to the unprivileged side: false when it no longer reads. */
+export async function passOn(out: number | Writable, bytes: Buffer, drive: string): Promise<boolean> {
+  try {
+    await writeOut(out, bytes);
+    return true;
+  } catch (error) {
+    if (readerGone(error)) return false;
+    throw jobError('internal', `Passing ${drive}'s bytes on failed: ${errorText(error)}`);
+  }
+}
+
 /**
  * Writes all of `bytes` to a descriptor or a stream (a named pipe). A stream's callback comes once
  * the bytes are handed to the system, so the pump's buffer is free again when this resolves.
@@ -122,25 +145,8 @@ export async function sendDevice(source: SourceDevice, out: number | Writable, s
       halves: allocatePumpMemory().halves,
       from: 0,
       length: source.facts.size,
-      read: async (into, length, position) => {
-        let got: number;
-        try {
-          got = await readFully(source.fd, into, 0, length, position);
-        } catch (error) {
-          throw await source.readFailure(error, position);
-        }
-        if (got < length) throw await source.readFailure(Object.assign(new Error('the drive ended early'), { code: 'ENODEV' }), position + got);
-        return got;
-      },
-      write: async (bytes) => {
-        try {
-          await writeOut(out, bytes);
-          return true;
-        } catch (error) {
-          if (readerGone(error)) return false;
-          throw jobError('internal', `Passing ${target}'s bytes on failed: ${errorText(error)}`);
-        }
-      },
+      read: (into, length, position) => readDrive(source, into, length, position),
+      write: (bytes) => passOn(out, bytes, target),
       advanced: (at) => (sent = at),
       signal,
     });

@@ -15,6 +15,7 @@ export interface BackupArgs {
   file: string;
   compress: BackupCompression | null;
   trimToPartitions: boolean;
+  allBlocks: boolean;
   verify: boolean;
   yes: boolean;
   json: boolean;
@@ -22,8 +23,9 @@ export interface BackupArgs {
 }
 
 /**
- * `sluice backup DRIVE FILE [--compress zstd|xz|gz] [--trim-to-partitions]`: the helper reads the
- * drive (root, read-only, after its checks) into a pipe; this process writes the file as the user.
+ * `sluice backup DRIVE FILE [--compress zstd|xz|gz] [--trim-to-partitions] [--all-blocks]`: the
+ * helper reads the drive (root, read-only, after its checks) into a pipe, only the ranges this
+ * process asks for unless --all-blocks; this process writes the file as the user.
  */
 export async function backupCommand(args: BackupArgs): Promise<number> {
   const { file } = args;
@@ -44,6 +46,7 @@ export async function backupCommand(args: BackupArgs): Promise<number> {
     driveMedium: checked.driveMedium,
     compress: args.compress,
     trimToPartitions: args.trimToPartitions,
+    allBlocks: args.allBlocks,
     verify: args.verify,
     launch: (options) =>
       startHelper({

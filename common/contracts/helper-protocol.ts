@@ -130,6 +130,12 @@ const BackupJob = v.strictObject({
   medium: v.optional(MediumSchema),
   /** The size the unprivileged side found: another size means another drive (a card swapped during the password prompt). */
   size: v.optional(ByteCount),
+  /**
+   * Sends only the ranges read messages ask for, in the order asked, until one says it is the
+   * last: the unprivileged side reads the partition table and the filesystems' maps through them,
+   * then asks for the used blocks. Root parses nothing; it checks only that each range is on the drive.
+   */
+  requested: v.optional(v.literal(true)),
 });
 
 /**
@@ -231,7 +237,14 @@ export const RepairProgressMessage = v.strictObject({ type: v.literal('repair-pr
 export const RepairFailedMessage = v.strictObject({ type: v.literal('repair-failed'), id: RepairId, ...FailureSchema.entries });
 export type RepairAnswerMessage = v.InferOutput<typeof RepairDataMessage> | v.InferOutput<typeof RepairProgressMessage> | v.InferOutput<typeof RepairFailedMessage>;
 
-export const ToHelper = v.variant('type', [JobMessage, CancelMessage, SourceEndMessage, SkipMessage, OverlayMessage, RepairDataMessage, RepairProgressMessage, RepairFailedMessage]);
+/**
+ * Parent → helper, for a backup of requested ranges: send the drive's bytes of `ranges` next, in
+ * this order, after those of earlier read messages; `last`: nothing more will be asked.
+ */
+export const ReadMessage = v.strictObject({ type: v.literal('read'), ranges: Extents, last: v.boolean() });
+export type ReadMessage = v.InferOutput<typeof ReadMessage>;
+
+export const ToHelper = v.variant('type', [JobMessage, CancelMessage, SourceEndMessage, SkipMessage, OverlayMessage, RepairDataMessage, RepairProgressMessage, RepairFailedMessage, ReadMessage]);
 export type ToHelper = v.InferOutput<typeof ToHelper>;
 
 export const ProgressMessage = v.strictObject({ type: v.literal('progress'), ...ProgressSchema.entries });

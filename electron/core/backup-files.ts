@@ -78,7 +78,7 @@ export class BackupFiles {
       if (busyNow !== null) return busyNow;
       this.chosen = null;
       const settings = this.settings.get();
-      const job = { drive: request.device, file: request.file, driveSize: checked.driveSize, driveMedium: chosen.medium, compress: request.compress, trimToPartitions: request.trimToPartitions, verify: settings.verify, notify: settings.notifications };
+      const job = { drive: request.device, file: request.file, driveSize: checked.driveSize, driveMedium: chosen.medium, compress: request.compress, trimToPartitions: request.trimToPartitions, allBlocks: false, verify: settings.verify, notify: settings.notifications };
       this.runner.run(startBackupSession(job, session));
       return ok(null);
     });

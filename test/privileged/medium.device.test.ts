@@ -139,11 +139,11 @@ describeDevices('the medium the user chose, for jobs that only read a drive or p
     assertTestTarget(loop.path);
     const file = join(scratchDir(), 'backup.img');
     const launch = (options: { job: HelperJob }) => startHelper({ ...options, program: builtHelper() });
-    const refused = await backupDrive({ drive: loop.path, file, driveSize: 8 * MiB, driveMedium: anotherMedium(loop.path), compress: null, trimToPartitions: false, verify: true, launch });
+    const refused = await backupDrive({ drive: loop.path, file, driveSize: 8 * MiB, driveMedium: anotherMedium(loop.path), compress: null, trimToPartitions: false, allBlocks: false, verify: true, launch });
     expect(refused).toMatchObject({ status: 'failed', code: 'source-read-error', bytes: 0 });
     expect(refused.status === 'failed' ? refused.message : '').toContain(`${REFUSED} (a card swapped in the same reader?). Nothing was read from it`);
     expect(existsSync(file)).toBe(false);
-    const saved = await backupDrive({ drive: loop.path, file, driveSize: 8 * MiB, driveMedium: diskseq(loop.path), compress: null, trimToPartitions: false, verify: true, launch });
+    const saved = await backupDrive({ drive: loop.path, file, driveSize: 8 * MiB, driveMedium: diskseq(loop.path), compress: null, trimToPartitions: false, allBlocks: false, verify: true, launch });
     expect(saved).toMatchObject({ status: 'ok', verified: true });
     expect(digestFile(file)).toBe(digestFile(loop.backing));
   });

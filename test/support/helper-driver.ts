@@ -44,7 +44,7 @@ if ('backup' in spec) {
   if ('refused' in checked) {
     print(checked.refused);
   } else {
-    print(await backupDrive({ drive, file, driveSize: checked.driveSize, driveMedium: checked.driveMedium, compress: null, trimToPartitions: false, verify: true, launch: (options) => startHelper({ ...options, ...launchOptions }) }));
+    print(await backupDrive({ drive, file, driveSize: checked.driveSize, driveMedium: checked.driveMedium, compress: null, trimToPartitions: false, allBlocks: false, verify: true, launch: (options) => startHelper({ ...options, ...launchOptions }) }));
   }
 } else {
   // The decoder writes into a kernel pipe, as the app's decoders do (see node/os-pipe.ts).

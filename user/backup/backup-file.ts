@@ -20,6 +20,10 @@ import { readPartitionTable } from '../images/partition-table.js';
 import type { BackupCompression } from '../../common/domain/backup-compression.js';
 import { startCompressor, startDecompressor, type Compressor, type Decompressor } from './compressor.js';
 import { errorText } from '../../common/domain/error-details.js';
+import { writeFile } from 'node:fs/promises';
+import { planBackup } from './backup-plan.js';
+import { bmapText } from './bmap-writer.js';
+import type { AskRanges } from './used-blocks.js';
 
 export interface BackupJob {
   /** The drive's bytes as the helper sends them, front to back. */
@@ -34,6 +38,11 @@ export interface BackupJob {
   compress: BackupCompression | null;
   /** Stop after the end of the last partition in the drive's partition table. */
   trimToPartitions: boolean;
+  /**
+   * How to ask the helper for ranges of the drive (a backup of the used blocks, backup-plan.ts);
+   * null when it sends the whole drive front to back.
+   */
+  ask: AskRanges | null;
   verify: boolean;
   /**
    * Why the helper's bytes stopped before the end: its own failure (the drive was unplugged, a
@@ -63,26 +72,15 @@ export async function backupToFile(job: BackupJob): Promise<TargetResult> {
   const memory = allocatePumpMemory();
   const { halves } = memory;
   const hashes = new GrainHashes(chooseGrain(job.driveSize), job.driveSize, memory.hash);
-  const read = async (into: Buffer, length: number, at: number): Promise<number> => {
-    try {
-      return await job.source.read(into, length);
-    } catch (error) {
-      throw sourceReadFailure(at, error);
-    }
-  };
-
   let file: FileTarget | null = null;
   let compressor: Compressor | null = null;
   let position = 0;
   try {
-    const wanted = Math.min(halves[0].length, job.driveSize);
-    const first = await read(halves[0], wanted, 0);
-    // Cancelled before the first bytes came: the helper stopped because it was asked to.
-    if (first < wanted && job.signal?.aborted === true) return { status: 'cancelled', target, bytes: 0 };
-    // Nothing or too little came: the helper refused the drive or lost it; its reason is the one to give.
-    if (first < wanted) throw new JobError((await job.sourceFailure()) ?? { code: 'source-read-error', message: `${job.drive}'s bytes stopped at byte offset ${first}: was it unplugged?`, offset: first });
-    const length = job.trimToPartitions ? partitionsEnd(halves[0].subarray(0, first), job.driveSize, job.drive) : job.driveSize;
-    file = await FileTarget.create(target, job.compress === null ? length : null, false);
+    const plan = await planBackup({ ...job, end: (head) => (job.trimToPartitions ? partitionsEnd(head, job.driveSize, job.drive) : job.driveSize) }, halves[0]);
+    if (plan === 'cancelled') return { status: 'cancelled', target, bytes: 0 };
+    const { length } = plan;
+    // Raw: a sparse file, whose free space is never written (holes read back as zeros).
+    file = await FileTarget.create(target, job.compress === null ? length : null, job.compress === null);
     const output = file;
     compressor = job.compress === null ? null : await startCompressor(job.compress, output.descriptor);
     const sink = compressor;
@@ -93,11 +91,18 @@ export async function backupToFile(job: BackupJob): Promise<TargetResult> {
       halves,
       from: 0,
       length,
-      primed: Math.min(first, length),
-      read,
+      primed: plan.primed,
+      read: async (into, want, at) => {
+        try {
+          return await plan.read(into, want, at);
+        } catch (error) {
+          throw sourceReadFailure(at, error);
+        }
+      },
       write: async (bytes, at) => {
         try {
-          await (sink === null ? output.write(bytes, 0, bytes.length, at) : sink.write(bytes));
+          if (sink !== null) await sink.write(bytes);
+          else for (const [from, size] of plan.usedWithin(at, bytes.length)) await output.write(bytes, from, size, at + from);
         } catch (error) {
           // A compressor that stopped taking input has said why on its way out (a full disk, usually).
           if (sink !== null) await compressorFailure(sink, job.target);
@@ -132,6 +137,7 @@ export async function backupToFile(job: BackupJob): Promise<TargetResult> {
     }
     await file.close();
     await file.commit();
+    await writeFile(`${target}.bmap`, bmapText(length, plan.used));
     return { status: 'ok', target, bytes: length, written: true, verified: job.verify, seconds: (performance.now() - started) / 1000 };
   } catch (error) {
     await compressor?.stop();

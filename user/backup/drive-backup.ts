@@ -25,6 +25,8 @@ export interface BackupOptions {
   file: string;
   compress: BackupCompression | null;
   trimToPartitions: boolean;
+  /** Read every byte of the drive, free space too; otherwise only what its filesystems use (backup-plan.ts). */
+  allBlocks: boolean;
   verify: boolean;
 }
 
@@ -68,7 +70,7 @@ export interface DriveBackup extends BackupOptions {
 export async function backupDrive(job: DriveBackup): Promise<TargetResult> {
   let helper: LaunchedHelper;
   try {
-    helper = job.launch({ job: { kind: 'backup', source: job.drive, size: job.driveSize, medium: job.driveMedium } });
+    helper = job.launch({ job: { kind: 'backup', source: job.drive, size: job.driveSize, medium: job.driveMedium, ...(job.allBlocks ? {} : { requested: true }) } });
   } catch (error) {
     return { status: 'failed', target: job.drive, bytes: 0, code: 'helper-died', message: `The reading process could not start: ${errorText(error)}. Nothing was saved.` };
   }
@@ -92,6 +94,7 @@ export async function backupDrive(job: DriveBackup): Promise<TargetResult> {
       target: job.file,
       compress: job.compress,
       trimToPartitions: job.trimToPartitions,
+      ask: job.allBlocks ? null : (ranges, last) => helper.readRanges(ranges, last),
       verify: job.verify,
       sourceFailure: async (): Promise<Failure | null> => {
         const [read] = await helper.result;

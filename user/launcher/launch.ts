@@ -86,6 +86,11 @@ export interface LaunchedHelper {
    * the helper never got to send any (its result says why). The reader closes it.
    */
   readonly driveBytes: Promise<ByteSource | null>;
+  /**
+   * Asks a backup of requested ranges for the drive's bytes of `ranges` next (a read message);
+   * `last`: nothing more will be asked. They come out through driveBytes, in the order asked.
+   */
+  readRanges(ranges: [number, number][], last: boolean): void;
 }
 
 /** How results and the authorization prompt speak of each kind of job: a flash or a clone writes drives, a backup or a verify only reads one. */
@@ -260,6 +265,8 @@ class HelperLaunch implements LaunchedHelper {
   private sourceEnd: SourceEnd | null = null;
   /** Skip messages waiting for the channel, in order. */
   private readonly unsentSkips: [number, number][][] = [];
+  /** A backup's read messages waiting for the channel, in order. */
+  private readonly unsentReads: ToHelper[] = [];
   /** Each skip sent and not yet acknowledged, in order: the helper acknowledges in order. */
   private readonly unacknowledged: (() => void)[] = [];
   private child: LaunchedProcess | null = null;
@@ -324,6 +331,12 @@ class HelperLaunch implements LaunchedHelper {
 
   answerRepairs(reread: ImageReread): void {
     this.repairs.answerWith(reread);
+  }
+
+  readRanges(ranges: [number, number][], last: boolean): void {
+    const message: ToHelper = { type: 'read', ranges, last };
+    if (this.jobSent) void this.channel?.send(message);
+    else this.unsentReads.push(message);
   }
 
   private sendSourceEnd(end: SourceEnd): void {
@@ -516,6 +529,7 @@ class HelperLaunch implements LaunchedHelper {
     const { overlays } = this.options;
     void channel.send({ type: 'job', job: withOverlayBytes(this.elevation.passesStdin ? job : readFrontToBack(job), overlays) });
     for (const extents of this.unsentSkips.splice(0)) void channel.send({ type: 'skip', extents });
+    for (const message of this.unsentReads.splice(0)) void channel.send(message);
     if (overlays !== undefined) for (const message of overlayMessages(overlays)) void channel.send(message);
     if (this.sourceEnd !== null) this.sendSourceEnd(this.sourceEnd);
     if (this.cancelRequested) void channel.send({ type: 'cancel' });

@@ -146,6 +146,9 @@ async function readDescriptors(read: ReadImage, partition: number, sb: ExtSuperb
       groups.inodeBitmap[first + i] = wide(0x4, 0x24);
       groups.inodeTable[first + i] = wide(0x8, 0x28);
       groups.flags[first + i] = bytes.readUInt16LE(d + 0x12);
+      // Maps or an inode table outside the filesystem: a descriptor that cannot be believed, so none is.
+      const outside = (block: number, count: number) => block < sb.firstDataBlock || block + count > sb.blocksCount;
+      if (outside(groups.blockBitmap[first + i] ?? 0, 1) || outside(groups.inodeBitmap[first + i] ?? 0, 1) || outside(groups.inodeTable[first + i] ?? 0, sb.inodeTableBlocks)) return null;
     }
   }
   return groups;
@@ -224,13 +227,12 @@ export async function extFree(read: ReadImage, partition: number, sb: ExtSuperbl
   const groups = await readDescriptors(read, partition, sb);
   if (groups === null) return;
   const toBytes = (runs: readonly [number, number][]): Extent[] => runs.map(([block, count]) => [partition + block * sb.blockSize, count * sb.blockSize]);
-  const inFilesystem = (block: number) => block >= sb.firstDataBlock && block < sb.blocksCount;
   const metadata = metadataBlocks(sb, groups);
   const bitmaps: number[] = [];
   const computed: [number, number][] = [];
   for (let g = 0; g < sb.groups; g++) {
     if (sb.uninitBitmaps && ((groups.flags[g] ?? 0) & BG_BLOCK_UNINIT) !== 0) computed.push(...uninitFree(sb, g, metadata));
-    else if (inFilesystem(groups.blockBitmap[g] ?? 0)) bitmaps.push(g);
+    else bitmaps.push(g);
   }
   if (computed.length > 0) free(toBytes(computed));
   bitmaps.sort((a, b) => (groups.blockBitmap[a] ?? 0) - (groups.blockBitmap[b] ?? 0));
