@@ -20,7 +20,10 @@ import { readPartitionTable } from '../images/partition-table.js';
 import type { BackupCompression } from '../../common/domain/backup-compression.js';
 import { startCompressor, startDecompressor, type Compressor, type Decompressor } from './compressor.js';
 import { errorText } from '../../common/domain/error-details.js';
-import { writeFile } from 'node:fs/promises';
+import { statfs, writeFile } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
+import { extentBytes } from '../../common/domain/extents.js';
+import { formatBytes } from '../../common/domain/units.js';
 import { planBackup } from './backup-plan.js';
 import { bmapText } from './bmap-writer.js';
 import type { AskRanges } from './used-blocks.js';
@@ -79,6 +82,7 @@ export async function backupToFile(job: BackupJob): Promise<TargetResult> {
     const plan = await planBackup({ ...job, end: (head) => (job.trimToPartitions ? partitionsEnd(head, job.driveSize, job.drive) : job.driveSize) }, halves[0]);
     if (plan === 'cancelled') return { status: 'cancelled', target, bytes: 0 };
     const { length } = plan;
+    if (job.compress === null) await checkRoom(target, extentBytes(plan.used));
     // Raw: a sparse file, whose free space is never written (holes read back as zeros).
     file = await FileTarget.create(target, job.compress === null ? length : null, job.compress === null);
     const output = file;
@@ -146,6 +150,16 @@ export async function backupToFile(job: BackupJob): Promise<TargetResult> {
     const removed = file === null ? '' : ' The incomplete backup file was deleted.';
     return { status: 'failed', target, bytes: position, ...failure, message: `${failure.message}${removed}` };
   }
+}
+
+/**
+ * Refuses a raw backup whose used bytes cannot fit where it goes, before anything is read: the
+ * file is sparse, so reserving its length (as a whole image is) would ask for its free space too.
+ */
+async function checkRoom(target: string, bytes: number): Promise<void> {
+  const room = await statfs(dirname(resolve(target))).catch(() => null);
+  if (room === null || room.bavail * room.bsize >= bytes) return;
+  throw jobError('target-full', `There is not enough free space for ${target}: it needs ${formatBytes(bytes)} (${bytes} bytes). Free some space or choose another place.`, { offset: 0 });
 }
 
 /** Ends the compressor's input and waits for it; throws with its own words when it failed. */

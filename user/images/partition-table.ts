@@ -87,6 +87,8 @@ export interface GptHeader {
   headerSize: number;
   headerCrc: number;
   myLba: number;
+  /** Where the backup header is: the drive's last sector, as the image was made. */
+  alternateLba: number;
   firstUsableLba: number;
   lastUsableLba: number;
   entriesAt: number;
@@ -106,6 +108,7 @@ export function gptHeader(head: Uint8Array): GptHeader | null {
     headerSize: view.getUint32(sector + 12, true),
     headerCrc: view.getUint32(sector + 16, true),
     myLba: readU64(view, sector + 24),
+    alternateLba: readU64(view, sector + 32),
     firstUsableLba: readU64(view, sector + 40),
     lastUsableLba: readU64(view, sector + 48),
     entriesAt: readU64(view, sector + 72) * sector,

@@ -28,6 +28,14 @@ describe('the ranges a used-blocks backup reads', () => {
   const image = osImage(dir, SIZE, 'os.img', { fat32: true, rawPartition: 8 * MiB });
   const layout = osImageLayout(SIZE, { fat32: true, rawPartition: 8 * MiB });
 
+  /** Where the root filesystem's group descriptors start, and how long each is. */
+  const rootDescriptors = (bytes: Buffer) => {
+    const sb = layout.root[0] + 1024;
+    const blockSize = 1024 << bytes.readUInt32LE(sb + 0x18);
+    const descSize = (bytes.readUInt32LE(sb + 0x60) & 0x80) !== 0 ? bytes.readUInt16LE(sb + 0xfe) : 32;
+    return { descriptors: layout.root[0] + (bytes.readUInt32LE(sb + 0x14) + 1) * blockSize, descSize };
+  };
+
   it('leaves out the free space of the FAT and ext4 partitions, and reads the tables, the gaps and an unknown partition whole', async () => {
     const ranges = await used(readFileSync(image));
     expect(readOf(ranges, [0, layout.boot[0]])).toBe(layout.boot[0]);
@@ -49,21 +57,15 @@ describe('the ranges a used-blocks backup reads', () => {
 
   it('reads an ext4 partition whole when a group descriptor puts its inode table outside the partition', async () => {
     const bytes = readFileSync(image);
-    const sb = layout.root[0] + 1024;
-    const blockSize = 1024 << bytes.readUInt32LE(sb + 0x18);
-    const descriptors = layout.root[0] + (bytes.readUInt32LE(sb + 0x14) + 1) * blockSize;
+    const { descriptors, descSize } = rootDescriptors(bytes);
     // The second group's inode table, far past the filesystem's last block.
-    const descSize = (bytes.readUInt32LE(sb + 0x60) & 0x80) !== 0 ? bytes.readUInt16LE(sb + 0xfe) : 32;
     bytes.writeUInt32LE(0x7fff_0000, descriptors + descSize + 0x8);
     expect(readOf(await used(bytes), layout.root)).toBe(layout.root[1]);
   });
 
   it('reads an ext4 partition whole when a group descriptor puts its block bitmap outside the partition', async () => {
     const bytes = readFileSync(image);
-    const sb = layout.root[0] + 1024;
-    const blockSize = 1024 << bytes.readUInt32LE(sb + 0x18);
-    const descriptors = layout.root[0] + (bytes.readUInt32LE(sb + 0x14) + 1) * blockSize;
-    bytes.writeUInt32LE(0x7fff_0000, descriptors + 0x0);
+    bytes.writeUInt32LE(0x7fff_0000, rootDescriptors(bytes).descriptors + 0x0);
     expect(readOf(await used(bytes), layout.root)).toBe(layout.root[1]);
   });
 

@@ -1,0 +1,75 @@
+import { execFileSync } from 'node:child_process';
+import { closeSync, openSync, readFileSync, statSync, writeSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import { expect, it } from 'vitest';
+import { extentBytes, intersectExtents } from '../../../common/domain/extents.js';
+import { MiB } from '../../../common/domain/units.js';
+import { backupCli, flashCli, resultsOf } from '../../support/cli.js';
+import { describeDevices } from '../../support/device-suite.js';
+import { createLoop, scratchDir } from '../../support/loop-device.js';
+import { differencesOutside, fsckPartitions, imageFreeSpace } from '../../support/free-space.js';
+import { osImage, osImageLayout } from '../../support/os-image.js';
+
+const IMAGE = 96 * MiB;
+const DRIVE = 256 * MiB;
+const OPTIONS = { fat32: true, rawPartition: 8 * MiB } as const;
+
+/** Bytes the kernel has read from loop device `path` since it was attached (sysfs stat, field 3 in sectors). */
+function bytesRead(path: string): number {
+  const fields = readFileSync(`/sys/block/${basename(path)}/stat`, 'utf8').trim().split(/\s+/);
+  return Number(fields[2]) * 512;
+}
+
+/** A drive that held other data before (random bytes), then had the OS-like image flashed onto it. */
+function usedDrive(image: string) {
+  const drive = createLoop({ size: DRIVE });
+  const bytes = readFileSync(image);
+  const fd = openSync(drive.backing, 'r+');
+  writeSync(fd, bytes, 0, bytes.length, 0);
+  closeSync(fd);
+  return drive;
+}
+
+describeDevices('a backup of the used blocks', () => {
+  it('reads the used blocks, the tables and an unknown partition only, and flashes back to clean filesystems identical outside their free space', async () => {
+    const dir = scratchDir();
+    const image = osImage(dir, IMAGE, 'os.img', OPTIONS);
+    const free = await imageFreeSpace(image, dir);
+    const drive = usedDrive(image);
+    const file = join(scratchDir(), 'backup.img');
+
+    const before = bytesRead(drive.path);
+    const run = await backupCli(drive.path, file);
+    const read = bytesRead(drive.path) - before;
+    expect(run.code, run.stdout + run.stderr).toBe(0);
+    expect(resultsOf(run).get(file)).toMatchObject({ status: 'ok', verified: true, bytes: DRIVE });
+
+    // Used: the image's bytes outside its filesystems' free space (the drive's tail lies past the partitions).
+    const used = IMAGE - extentBytes(intersectExtents(free, [[0, IMAGE]]));
+    // Metadata read to find the free space: the first MiB, the two FATs, ext's descriptors and bitmaps.
+    expect(read, `read ${read} bytes, used ${used}`).toBeLessThanOrEqual(used * 1.05 + 2 * MiB);
+    expect(statSync(file).size).toBe(DRIVE);
+    expect(statSync(file).blocks * 512).toBeLessThan(used * 1.1);
+
+    const original = readFileSync(drive.backing).subarray(0, IMAGE);
+    const layout = osImageLayout(IMAGE, OPTIONS);
+    const raw = layout.raw ?? [0, 0];
+    const check = (disk: string) => {
+      const copied = readFileSync(disk).subarray(0, IMAGE);
+      expect(differencesOutside(copied, original, free)).toEqual([]);
+      expect(copied.subarray(raw[0], raw[0] + raw[1]).equals(original.subarray(raw[0], raw[0] + raw[1]))).toBe(true);
+      fsckPartitions(disk, image, dir);
+    };
+
+    // Sluice flashes it back with the block map beside it.
+    const copy = createLoop({ size: DRIVE });
+    const back = await flashCli(file, [copy.path], ['--no-eject']);
+    expect(back.code, back.stderr).toBe(0);
+    check(copy.backing);
+
+    // bmaptool takes the same map.
+    const target = join(dir, 'bmaptool.img');
+    execFileSync('bmaptool', ['copy', '--bmap', `${file}.bmap`, file, target], { stdio: 'pipe' });
+    check(target);
+  });
+});
