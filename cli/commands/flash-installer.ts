@@ -86,6 +86,6 @@ export async function flashInstallerCommand(args: InstallerArgs): Promise<number
     }
     return exitCodeFor(results);
   } finally {
-    await source.image.close();
+    await source.close();
   }
 }

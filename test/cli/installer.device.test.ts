@@ -1,31 +1,17 @@
-import { execFileSync, spawnSync } from 'node:child_process';
-import { copyFileSync, readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, expect, it } from 'vitest';
 import { MiB } from '../../common/domain/units.js';
 import { assertTestTarget, collect, spawnCli } from '../support/cli.js';
 import { describeDevices } from '../support/device-suite.js';
-import { BOOT_MARKER, efiInstallerIso } from '../support/installer-fixtures.js';
+import { BOOT_MARKER, bootUnderOvmf, efiInstallerIso } from '../support/installer-fixtures.js';
 import { discFixture } from '../support/iso-fixtures.js';
 import { createLoop, scratchDir } from '../support/loop-device.js';
 import { sh } from '../support/os-image.js';
 
 const STICK_BYTES = 128 * MiB;
 const PARTITION_START = 4 * MiB;
-
-/** Boots a disk image under OVMF (QEMU, TCG) as a USB stick; returns the serial console's text. */
-function bootUnderOvmf(disk: string, dir: string): { output: string; seconds: number } {
-  copyFileSync('/usr/share/OVMF/OVMF_VARS_4M.fd', join(dir, 'vars.fd'));
-  const started = performance.now();
-  const run = spawnSync(
-    'qemu-system-x86_64',
-    ['-machine', 'q35', '-accel', 'tcg', '-m', '256', '-nographic', '-no-reboot', '-serial', 'stdio', '-monitor', 'none', '-net', 'none',
-      '-drive', 'if=pflash,format=raw,readonly=on,file=/usr/share/OVMF/OVMF_CODE_4M.fd', '-drive', `if=pflash,format=raw,file=${join(dir, 'vars.fd')}`,
-      '-drive', `if=none,id=stick,format=raw,file=${disk},snapshot=on`, '-device', 'qemu-xhci', '-device', 'usb-storage,drive=stick,bootindex=0'],
-    { encoding: 'utf8', timeout: 120_000 },
-  );
-  return { output: `${run.stdout}${run.stderr}`, seconds: (performance.now() - started) / 1000 };
-}
 
 describeDevices('installer mode: the files of an ISO made into a stick', () => {
   let iso: string;

@@ -3,8 +3,8 @@
  * version: change it when the recipe changes) and built once per machine: a non-hybrid ISO whose
  * EFI loader is a GRUB standalone image that prints a marker on the serial console and powers off.
  */
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { sh } from './os-image.js';
 
@@ -48,4 +48,40 @@ export function efiInstallerIso(): string {
     execFileSync('xorriso', ['-as', 'mkisofs', '-quiet', '-R', '-J', '-joliet-long', '-V', 'SLUICE_TEST', '-e', 'efi.img', '-no-emul-boot', '-o', join(work, 'installer.iso'), tree]);
   });
   return join(dir, 'installer.iso');
+}
+
+/** Bytes of each of the four random files the big WIM holds: 4.4 GiB in all, past FAT32's 4 GiB - 1. */
+const BIG_FILE_BYTES = 1_181_116_006;
+
+/**
+ * A UDF ISO laid out like a Windows installer (bootmgr, efi/boot/bootx64.efi, sources/install.wim,
+ * boot/, setup.exe), whose install.wim (wimlib-imagex capture, no compression, two images) is
+ * 4.4 GiB, and whose EFI loader prints the boot marker. About 9 GiB on disk, built once.
+ */
+export function windowsBigIso(): string {
+  const dir = cached('windows-big-v1', (work) => {
+    writeFileSync(join(work, 'grub.cfg'), GRUB_CFG);
+    sh(work, 'grub-mkstandalone -O x86_64-efi --modules="echo halt" --locales= --themes= --fonts= -o loader.efi "boot/grub/grub.cfg=grub.cfg"');
+    for (const folder of ['tree/efi/boot', 'tree/sources', 'tree/boot/en-us', 'data', 'small']) mkdirSync(join(work, folder), { recursive: true });
+    for (let i = 0; i < 4; i++) sh(work, `openssl enc -aes-128-ctr -nosalt -pass pass:sluice-${i} < /dev/zero 2>/dev/null | head -c ${BIG_FILE_BYTES} > data/part-${i}.bin`);
+    writeFileSync(join(work, 'small/readme.txt'), 'a second image\n');
+    sh(work, 'wimlib-imagex capture data tree/sources/install.wim "Windows Sluice Test" --compress=none >/dev/null && wimlib-imagex append small tree/sources/install.wim "Second image" --compress=none >/dev/null && rm -rf data');
+    sh(work, 'cp loader.efi tree/efi/boot/bootx64.efi && printf bootmgr > tree/bootmgr && printf MZ > tree/setup.exe && printf "boot resources\\n" > tree/boot/en-us/bootfix.bin && printf "[AutoRun]\\n" > tree/autorun.inf');
+    sh(work, 'genisoimage -quiet -udf -iso-level 3 -allow-limited-size -V WIN_SLUICE -o installer.iso tree');
+  });
+  return join(dir, 'installer.iso');
+}
+
+/** Boots a disk image under OVMF (QEMU, TCG) as a USB stick; returns the serial console's text. */
+export function bootUnderOvmf(disk: string, dir: string): { output: string; seconds: number } {
+  copyFileSync('/usr/share/OVMF/OVMF_VARS_4M.fd', join(dir, 'vars.fd'));
+  const started = performance.now();
+  const run = spawnSync(
+    'qemu-system-x86_64',
+    ['-machine', 'q35', '-accel', 'tcg', '-m', '256', '-nographic', '-no-reboot', '-serial', 'stdio', '-monitor', 'none', '-net', 'none',
+      '-drive', 'if=pflash,format=raw,readonly=on,file=/usr/share/OVMF/OVMF_CODE_4M.fd', '-drive', `if=pflash,format=raw,file=${join(dir, 'vars.fd')}`,
+      '-drive', `if=none,id=stick,format=raw,file=${disk},snapshot=on`, '-device', 'qemu-xhci', '-device', 'usb-storage,drive=stick,bootindex=0'],
+    { encoding: 'utf8', timeout: 120_000 },
+  );
+  return { output: `${run.stdout}${run.stderr}`, seconds: (performance.now() - started) / 1000 };
 }

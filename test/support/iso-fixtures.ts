@@ -46,7 +46,7 @@ export function discFixture(dir: string, kind: DiscFixture): string {
       sh(dir, `xorriso -as mkisofs -quiet -R -J -append_partition 2 0xef efi.img -o ${iso} tree`);
       break;
     case 'windows':
-      tree(dir, { bootmgr: 'bootmgr\n', 'efi/boot/bootx64.efi': loader, 'sources/install.wim': 'MSWIM\0\0\0', 'setup.exe': 'MZ\n' });
+      tree(dir, { bootmgr: 'bootmgr\n', 'efi/boot/bootx64.efi': loader, 'sources/install.wim': 'MSWIM\0\0\0 (not a real one)', 'setup.exe': 'MZ\n' });
       sh(dir, `genisoimage -quiet -udf -iso-level 3 -o ${iso} tree`);
       break;
   }

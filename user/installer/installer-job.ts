@@ -16,7 +16,8 @@ import type { ReadAt } from '../images/xz-index.js';
 import { discVolume } from '../iso/classify.js';
 import { stickPlan, type StickPlan } from './layout.js';
 import { stickBytes } from './stick-stream.js';
-import { filesOf, readTree, type TreeFolder } from './tree.js';
+import { filesOf, MAX_FAT32_FILE, readTree, type TreeFolder } from './tree.js';
+import { splitWim, type SplitWim } from './wim-split.js';
 
 /** An ISO opened for installer mode, with its tree read. */
 export interface InstallerSource {
@@ -26,6 +27,27 @@ export interface InstallerSource {
   /** Files and their bytes, for the report. */
   files: number;
   fileBytes: number;
+  /** The parts of a WIM split for the stick, when it had one too large for FAT32. */
+  split: SplitWim | null;
+  close(): Promise<void>;
+}
+
+/**
+ * Files FAT32 cannot hold: a Windows image at sources/install.wim is split into parts that take
+ * its place; any other such file is refused.
+ */
+async function fitFat32(tree: TreeFolder, readAt: ReadAt, image: string): Promise<SplitWim | null> {
+  const oversized = [...filesOf(tree)].filter(([, file]) => file.size > MAX_FAT32_FILE);
+  const other = oversized.find(([path, file]) => path.toLowerCase() !== '/sources/install.wim' || 'path' in file);
+  if (other !== undefined) {
+    throw jobError('unsupported-format', `${image} holds ${other[0]}, of ${other[1].size} bytes: FAT32 holds files of at most 4 GiB - 1 byte, so installer mode cannot copy it (only sources/install.wim is split into parts).`);
+  }
+  const [wim] = oversized;
+  if (wim === undefined || 'path' in wim[1]) return null;
+  const [, file, folder] = wim;
+  const split = await splitWim(file, readAt, image);
+  folder.files.splice(folder.files.indexOf(file), 1, ...split.parts);
+  return split;
 }
 
 /** Opens `path` and reads its tree; throws a JobError for an image that is no ISO, or one installer mode cannot copy. */
@@ -40,13 +62,14 @@ export async function openInstallerSource(path: string): Promise<InstallerSource
     const volume = await discVolume(readAt, image.fileSize, path);
     if (volume === null) throw jobError('unsupported-format', `${path} is not an ISO image (no ISO 9660 or UDF file system at byte 32768), so installer mode has no files to copy.`);
     const tree = await readTree(volume, path);
+    const split = await fitFat32(tree, readAt, path);
     let files = 0;
     let fileBytes = 0;
     for (const [, file] of filesOf(tree)) {
       files += 1;
       fileBytes += file.size;
     }
-    return { image, readAt, tree, files, fileBytes };
+    return { image, readAt, tree, files, fileBytes, split, close: async () => { await split?.dispose(); await image.close(); } };
   } catch (error) {
     await image.close();
     throw error;

@@ -13,15 +13,14 @@ import { EXTENT_ALIGN } from '../../writer/stream-layout.js';
 import { fat32Volume } from '../erase/fat32.js';
 import { MAX_SECTORS, mbr } from '../erase/mbr.js';
 import { ERASE_ALIGN, TAIL_BYTES } from '../erase/volume.js';
-import type { DiscEntry } from '../iso/volume.js';
 import { ENTRY_BYTES, FolderNames } from './fat-names.js';
-import type { TreeFolder } from './tree.js';
+import type { StickFile, TreeFolder } from './tree.js';
 
 /** Bytes at a drive offset: a table or a folder's records, or a file of the ISO. */
 export interface StickPiece {
   offset: number;
   bytes: Uint8Array | null;
-  file: DiscEntry | null;
+  file: StickFile | null;
 }
 
 export interface StickPlan {

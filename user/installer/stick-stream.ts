@@ -3,10 +3,12 @@
  * for a block-mapped flash: tables and folders from the plan, files read from the ISO as they
  * are reached, a MiB at a time, so memory stays flat whatever the ISO's size.
  */
+import { open } from 'node:fs/promises';
 import { jobError } from '../../common/domain/failure.js';
 import { MiB } from '../../common/domain/units.js';
 import type { ReadAt } from '../images/xz-index.js';
 import type { StickPiece, StickPlan } from './layout.js';
+import type { MadeFile } from './tree.js';
 
 const PIECE_BYTES = MiB;
 const ZEROS = Buffer.alloc(PIECE_BYTES);
@@ -15,9 +17,28 @@ function* zeros(length: number): Generator<Buffer> {
   for (let left = length; left > 0; left -= PIECE_BYTES) yield ZEROS.subarray(0, Math.min(PIECE_BYTES, left));
 }
 
+/** A file Sluice made, read front to back; it must still hold the bytes it was planned with. */
+async function* madeFileBytes(file: MadeFile): AsyncGenerator<Buffer> {
+  const handle = await open(file.path, 'r');
+  try {
+    for (let at = 0; at < file.size; at += PIECE_BYTES) {
+      const piece = Buffer.alloc(Math.min(PIECE_BYTES, file.size - at));
+      const { bytesRead } = await handle.read(piece, 0, piece.length, at);
+      if (bytesRead < piece.length) throw jobError('source-read-error', `${file.path} (the ${file.name} Sluice made) ended at byte ${at + bytesRead} of ${file.size} while it was written.`);
+      yield piece;
+    }
+  } finally {
+    await handle.close();
+  }
+}
+
 async function* fileBytes(piece: StickPiece, readAt: ReadAt, image: string): AsyncGenerator<Buffer> {
   const file = piece.file;
   if (file === null) return;
+  if ('path' in file) {
+    yield* madeFileBytes(file);
+    return;
+  }
   if (file.inline !== null) {
     yield file.inline.subarray(0, file.size);
     return;

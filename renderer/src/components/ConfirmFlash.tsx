@@ -56,6 +56,7 @@ export function ConfirmFlash({ image, targets, verify, customisation = null, onC
         <p className="message warning" data-testid="confirm-unbootable">
           <WarningIcon />
           {unbootable} Write it as it is only for a virtual machine or a tool that reads the ISO from the drive.
+          {image.disc?.kind !== 'not-bootable' && ' To make a stick that boots, use the command line: sluice flash --iso-mode files (see docs/installers.md).'}
         </p>
       )}
       {warnings.map((warning) => (

@@ -1,4 +1,4 @@
-import { copyFileSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
+import { copyFileSync, readdirSync, readFileSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, expect, it } from 'vitest';
 import { MiB } from '../../../common/domain/units.js';
@@ -86,6 +86,40 @@ function millionEntries(bytes: Buffer): Buffer {
   return image;
 }
 
+/**
+ * A file of the Windows-like ISO (install.wim, or bootmgr: `size` tells which) grown to 4.5 GiB,
+ * past FAT32's limit, starting with a WIM header that puts its XML data far past its end: the ISO
+ * made sparse to 5 GiB, the file's UDF entry pointed at the new (sparse) space in pieces of just
+ * under 1 GiB, the header at their start.
+ */
+function lyingWim(path: string, size: number, xmlAt = 2n ** 50n): null {
+  const bytes = readFileSync(path);
+  const { partition } = udfRootEntry(bytes);
+  const entry = udfFileEntry(bytes, size);
+  const start = Math.ceil(bytes.length / SECTOR) * SECTOR;
+  const claimed = 4.5 * 1024 * MiB;
+  const piece = 0x40000000 - SECTOR;
+  bytes.writeBigUInt64LE(BigInt(claimed), entry + 56);
+  const adAt = entry + 176 + bytes.readUInt32LE(entry + 168);
+  const pieces = Math.ceil(claimed / piece);
+  for (let i = 0; i < pieces; i++) {
+    bytes.writeUInt32LE(Math.min(piece, claimed - i * piece), adAt + i * 8);
+    bytes.writeUInt32LE((start - partition + i * piece) / SECTOR, adAt + i * 8 + 4);
+  }
+  bytes.writeUInt32LE(pieces * 8, entry + 172);
+  const header = Buffer.alloc(208);
+  header.write('MSWIM\0\0\0', 0, 'latin1');
+  header.writeUInt32LE(208, 8);
+  header.writeUInt16LE(1, 40);
+  header.writeUInt16LE(1, 42);
+  header.writeUInt32LE(2, 44);
+  header.writeBigUInt64LE(4096n, 72); // XML data: 4096 bytes…
+  header.writeBigUInt64LE(xmlAt, 80); // …at byte 2^50, unless told
+  writeFileSync(path, Buffer.concat([bytes, Buffer.alloc(start - bytes.length), header]));
+  truncateSync(path, start + claimed);
+  return null;
+}
+
 describeDevices('installer mode refuses a broken or hostile ISO with a sentence, in bounded time and memory', () => {
   let efiIso: string;
   let windowsIso: string;
@@ -112,22 +146,36 @@ describeDevices('installer mode refuses a broken or hostile ISO with a sentence,
     ['a file claiming 2^63 bytes', () => corrupted(windowsIso, (bytes) => {
       bytes.writeBigUInt64LE(2n ** 63n, udfFileEntry(bytes, 3) + 56);
     }), /is damaged: .* claims 9223372036854775808 bytes, but its pieces hold \d+\./],
+    ['any file but install.wim over 4 GiB - 1', () => corrupted(windowsIso, (_, path) => lyingWim(path, 'bootmgr\n'.length)), /holds \/bootmgr, of 4831838208 bytes: FAT32 holds files of at most 4 GiB - 1 byte, so installer mode cannot copy it/],
+    ['a WIM header that lies', () => corrupted(windowsIso, (_, path) => lyingWim(path, 'MSWIM\0\0\0 (not a real one)'.length)), /holds a sources\/install\.wim that is damaged: its header puts its XML data at byte 1125899906842624 \(4096 bytes\), past its end at 4831838208\. Sluice does not split it\./],
     ['a UDF folder of 10^6 entries', () => corrupted(windowsIso, millionEntries), /has a folder "" of 40000000 bytes of entries, more than any installer disc holds; Sluice stops reading it\./],
   ];
 
   it.each(cases)('%s', async (_, make, said) => {
-    const iso = make();
-    const loop = createLoop({ size: 64 * MiB });
-    assertTestTarget(loop.path);
-    const before = digestFile(loop.backing);
-    const run = await collect(spawnCli(['flash', '--yes', '--iso-mode', 'files', iso, loop.path], { wrapper: ['/usr/bin/time', '-f', 'MEASURED %e s %M KB'] }));
-    expect(run.code, run.stderr).toBe(1);
-    expect(run.stderr).toMatch(said);
-    expect(run.stderr).toMatch(/Nothing was written\./);
-    const [, seconds, rss] = /MEASURED ([\d.]+) s (\d+) KB/.exec(run.stderr) ?? [];
-    console.log(`${_}: refused in ${seconds} s, peak RSS ${rss} KB`);
-    expect(Number(seconds)).toBeLessThan(MAX_SECONDS);
-    expect(Number(rss)).toBeLessThan(MAX_RSS_KB);
-    expect(digestFile(loop.backing)).toBe(before);
+    await expectRefused(make(), said, _);
+  });
+
+  it('an install.wim over 4 GiB where wimlib-imagex is not installed: the sentence names the package', async () => {
+    const iso = corrupted(windowsIso, (_, path) => lyingWim(path, 'MSWIM\0\0\0 (not a real one)'.length, 208n));
+    // PATH without wimlib-imagex: /usr/bin's other commands linked into a folder of their own.
+    const bin = scratchDir();
+    for (const name of readdirSync('/usr/bin')) if (name !== 'wimlib-imagex') symlinkSync(join('/usr/bin', name), join(bin, name));
+    await expectRefused(iso, /holds sources\/install\.wim of 4831838208 bytes, over FAT32's 4 GiB - 1 byte, and splitting it needs wimlib-imagex: install the package wimtools \(Debian, Ubuntu\)/, 'no splitter', { PATH: `${bin}:/usr/sbin:/sbin` });
   });
 });
+
+/** Runs installer mode on `iso` under GNU time: refused with `said`, in bounded time and memory, the drive untouched. */
+async function expectRefused(iso: string, said: RegExp, what: string, env: Record<string, string> = {}): Promise<void> {
+  const loop = createLoop({ size: 64 * MiB });
+  assertTestTarget(loop.path);
+  const before = digestFile(loop.backing);
+  const run = await collect(spawnCli(['flash', '--yes', '--iso-mode', 'files', iso, loop.path], { wrapper: ['/usr/bin/time', '-f', 'MEASURED %e s %M KB'], env }));
+  expect(run.code, run.stderr).toBe(1);
+  expect(run.stderr).toMatch(said);
+  expect(run.stderr).toMatch(/Nothing was written\./);
+  const [, seconds, rss] = /MEASURED ([\d.]+) s (\d+) KB/.exec(run.stderr) ?? [];
+  console.log(`${what}: refused in ${seconds} s, peak RSS ${rss} KB`);
+  expect(Number(seconds)).toBeLessThan(MAX_SECONDS);
+  expect(Number(rss)).toBeLessThan(MAX_RSS_KB);
+  expect(digestFile(loop.backing)).toBe(before);
+}
