@@ -81,7 +81,12 @@ export class StreamRing {
   private async read(cursor: Cursor, into: Buffer, length: number, at: number): Promise<number> {
     if ((at - this.from) % this.request !== 0 || length > this.request) throw new Error(`ring read of ${length} bytes at ${at} is not one slot`);
     cursor.at = at;
-    if (cursor.detached && this.reread !== null) return this.reread(into, length, at);
+    if (cursor.detached && this.reread !== null) {
+      if (at < this.base) return this.reread(into, length, at);
+      // It caught up with the ring: what lies ahead is read through the ring, so that every byte
+      // is read (and hashed) once, and a decoded copy is never read past what the decoder wrote.
+      cursor.detached = false;
+    }
     while (at >= this.end) {
       if (this.failed !== null) throw this.failed.error;
       if (this.ended) return 0;

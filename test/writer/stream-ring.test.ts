@@ -79,6 +79,34 @@ describe('the stream ring', () => {
     expect((await slowDone).equals(bytes)).toBe(true);
   });
 
+  it('a reader let go that catches up reads on through the ring, never past what the source has given', async () => {
+    const bytes = randomBytes(8 * SLOT);
+    const source = streamOf(bytes);
+    let filled = FROM;
+    const fill: StreamRead = async (into, length, at) => {
+      const n = await source.fill(into, length, at);
+      filled = at + n;
+      return n;
+    };
+    // A decoded copy that is still being written: it holds only what the ring's fill has read.
+    const reread: StreamRead = (into, length, at) => (at + length > filled ? Promise.reject(new Error(`read past ${filled}`)) : source.reread(into, length, at));
+    const ring = new StreamRing(Buffer.alloc(2 * SLOT), SLOT, FROM, fill, reread);
+    const slow = ring.reader();
+    const fast = ring.reader();
+    let releaseSlow!: () => void;
+    let releaseFast!: () => void;
+    const slowStalled = new Promise<void>((resolve) => (releaseSlow = resolve));
+    const fastStalled = new Promise<void>((resolve) => (releaseFast = resolve));
+    const slowDone = drain(slow.read, (at) => (at === FROM + SLOT ? slowStalled : Promise.resolve()));
+    const fastDone = drain(fast.read, (at) => (at === FROM + 5 * SLOT ? fastStalled : Promise.resolve()));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    releaseSlow();
+    expect((await slowDone).equals(bytes)).toBe(true);
+    releaseFast();
+    expect((await fastDone).equals(bytes)).toBe(true);
+    expect(source.fills()).toBe(9);
+  });
+
   it('a reader that leaves frees what it held', async () => {
     const bytes = randomBytes(6 * SLOT);
     const ring = new StreamRing(Buffer.alloc(2 * SLOT), SLOT, FROM, streamOf(bytes).fill, null);
