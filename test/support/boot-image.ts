@@ -12,7 +12,7 @@ import { copyFileSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, w
 import { join } from 'node:path';
 import { MiB } from '../../common/domain/units.js';
 
-const CACHE = '/var/tmp/sluice-boot-images';
+export const BOOT_IMAGE_CACHE = '/var/tmp/sluice-boot-images';
 const SUITE = 'bookworm';
 const MIRROR = 'http://deb.debian.org/debian';
 const PACKAGES = ['linux-image-amd64', 'initramfs-tools', 'systemd-sysv', 'udev', 'openssh-server', 'sudo', 'keyboard-configuration', 'console-setup', 'xkb-data', 'tzdata', 'iproute2', 'ifupdown', 'isc-dhcp-client', 'kmod', 'passwd', 'login'];
@@ -40,9 +40,9 @@ export const BOOT_CMDLINE = `console=ttyS0,115200 root=PARTUUID=${DISK_ID}-02 ro
 /** A Debian root filesystem made by debootstrap, cached by its recipe; the time it took when it was made, else 0. */
 export function debootstrapRoot(): { dir: string; seconds: number } {
   const key = createHash('sha256').update(JSON.stringify({ SUITE, MIRROR, PACKAGES })).digest('hex').slice(0, 16);
-  const dir = join(CACHE, `rootfs-${key}`);
+  const dir = join(BOOT_IMAGE_CACHE, `rootfs-${key}`);
   if (existsSync(join(dir, 'etc', 'os-release'))) return { dir, seconds: 0 };
-  mkdirSync(CACHE, { recursive: true });
+  mkdirSync(BOOT_IMAGE_CACHE, { recursive: true });
   const building = `${dir}.building-${process.pid}`;
   rmSync(building, { recursive: true, force: true });
   const started = Date.now();
