@@ -11,8 +11,8 @@ import { sh } from '../support/os-image.js';
 
 /**
  * The fixture takes about 4.5 minutes to build on two shared cores (4.4 GiB of data, a WIM of it,
- * a UDF ISO of that) and 9 GiB of /var/tmp, and the test about as long again: it runs where
- * SLUICE_BIG_FIXTURES=1 asks for it (the nightly job), not in every CI run.
+ * a UDF ISO of that) and 9 GiB of /var/tmp, and the test about as long again: it runs only where
+ * SLUICE_BIG_FIXTURES=1 asks for it. .ci/run does not set it yet, so CI reports it skipped.
  */
 const RUN = process.env['SLUICE_BIG_FIXTURES'] === '1';
 
