@@ -24,8 +24,10 @@ export interface InstallerArgs {
   elevate?: 'sudo' | 'pkexec' | undefined;
 }
 
-function stickLine(target: string, source: InstallerSource, plan: StickPlan, seconds: number): string {
-  return `${target}: made an installer stick: one FAT32 partition of ${formatBytes(plan.partitionBytes)} holding the ISO's ${source.files} files (${formatBytes(source.fileBytes)}), written and read back in ${formatDuration(seconds)}; the rest of the drive left as it was.`;
+function stickLine(target: string, source: InstallerSource, plan: StickPlan, seconds: number, verified: boolean): string {
+  // A stick written with --no-verify is never said to be read back.
+  const how = verified ? 'written and read back' : 'written but NOT verified (--no-verify)';
+  return `${target}: made an installer stick: one FAT32 partition of ${formatBytes(plan.partitionBytes)} holding the ISO's ${source.files} files (${formatBytes(source.fileBytes)}), ${how} in ${formatDuration(seconds)}; the rest of the drive left as it was.`;
 }
 
 async function openSource(image: string, json: boolean): Promise<InstallerSource | number> {
@@ -81,7 +83,7 @@ export async function flashInstallerCommand(args: InstallerArgs): Promise<number
     await fed;
     reporter.end();
     for (const r of results) {
-      if (r.status === 'ok' && !args.json) process.stdout.write(`${stickLine(target, source, stick, r.seconds)}\n`);
+      if (r.status === 'ok' && !args.json) process.stdout.write(`${stickLine(target, source, stick, r.seconds, r.verified)}\n`);
       else reporter.result(r);
     }
     return exitCodeFor(results);

@@ -16,6 +16,7 @@ import { cloudInitSchemaProblem } from '../support/customisation.js';
 import { describeDevices } from '../support/device-suite.js';
 import { createLoop, digestFile, readBytes, scratchDir, type LoopDevice } from '../support/loop-device.js';
 import { LAYOUT_BOOT_OFFSET, LAYOUT_BOOT_SIZE, LAYOUT_IMAGE_SIZE, PI_CMDLINE } from '../support/os-image.js';
+import { firstRunArguments } from '../../user/customise/firstrun.js';
 
 const CARD_SIZE = LAYOUT_IMAGE_SIZE + 16 * 1024 * 1024;
 
@@ -65,7 +66,7 @@ describeDevices('sluice flash os:ENTRY with customisation: init_format chooses t
       expect(customisation(run)?.why).toMatch(/The catalogue entry says the same \(init_format "systemd"\)\.$/);
       expect(fatProblem(card)).toBeNull();
       expect(bootFile(card.path, 'firstrun.sh')).toMatch(/set_hostname 'lab-1'/);
-      expect(bootFile(card.path, 'cmdline.txt')).toBe(`${PI_CMDLINE.trimEnd()} systemd.run=/boot/firmware/firstrun.sh systemd.run_success_action=reboot systemd.unit=kernel-command-line.target\n`);
+      expect(bootFile(card.path, 'cmdline.txt')).toBe(`${PI_CMDLINE.trimEnd()} ${firstRunArguments().join(' ')}\n`);
     }
   });
 

@@ -27,7 +27,7 @@ describeDevices('installer mode: the files of an ISO made into a stick', () => {
     assertTestTarget(loop.path);
     const run = await collect(spawnCli(['flash', '--yes', '--iso-mode', 'files', iso, loop.path]));
     expect(run.code, run.stderr + run.stdout).toBe(0);
-    expect(run.stdout).toMatch(/made an installer stick: one FAT32 partition of .* holding the ISO's 47 files/);
+    expect(run.stdout).toMatch(/made an installer stick: one FAT32 partition of .* holding the ISO's 47 files .*, written and read back in /);
     const disk = readFileSync(loop.backing);
     // The layout: an MBR with one active FAT32 (LBA) partition from 4 MiB to the end, and no ISO 9660 left.
     expect(disk.readUInt16LE(510)).toBe(0xaa55);
@@ -55,5 +55,15 @@ describeDevices('installer mode: the files of an ISO made into a stick', () => {
     expect(run.code, run.stderr + run.stdout).toBe(0);
     sh(dir, `dd if=${loop.backing} of=partition.img bs=4M skip=1 status=none && fsck.fat -n partition.img >/dev/null && mkdir stick && mcopy -s -n -i partition.img ::/ stick/`);
     sh(dir, 'diff -r stick tree');
+  });
+
+  it('with --no-verify, the stick is never said to be read back', async () => {
+    const dir = scratchDir();
+    const loop = createLoop({ size: 64 * MiB });
+    assertTestTarget(loop.path);
+    const run = await collect(spawnCli(['flash', '--yes', '--no-verify', '--iso-mode', 'files', discFixture(dir, 'windows'), loop.path]));
+    expect(run.code, run.stderr + run.stdout).toBe(0);
+    expect(run.stdout).toContain('written but NOT verified (--no-verify)');
+    expect(run.stdout).not.toContain('read back');
   });
 });
