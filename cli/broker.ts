@@ -23,6 +23,13 @@ import { errorText } from '../common/domain/error-details.js';
 import { parseHelperArgv } from '../node/helper-command-line.js';
 import { builtHelperProgram } from '../user/launcher/helper-program.js';
 
+/**
+ * The only PATH root's processes look tools up in (getent here; umount, partx and the like in the
+ * helper): sudo may keep the user's PATH where no secure_path is set, and a tool found there would
+ * run as root. The same as pkexec's.
+ */
+const ROOT_PATH = '/usr/sbin:/usr/bin:/sbin:/bin';
+
 interface InvokingUser {
   uid: number;
   gid: number;
@@ -33,7 +40,7 @@ interface InvokingUser {
 /** The passwd entry of `uid` (through NSS, so directory users count too), or null. */
 function passwdEntry(uid: number): { name: string; gid: number; home: string } | null {
   try {
-    const [name, , , gid, , home] = execFileSync('getent', ['passwd', String(uid)], { encoding: 'utf8', timeout: 5000 }).trim().split(':');
+    const [name, , , gid, , home] = execFileSync('getent', ['passwd', String(uid)], { encoding: 'utf8', timeout: 5000, env: { PATH: ROOT_PATH } }).trim().split(':');
     if (name === undefined || home === undefined || !Number.isSafeInteger(Number(gid))) return null;
     return { name, gid: Number(gid), home };
   } catch {
@@ -99,7 +106,7 @@ function launchHelper(request: Extract<BrokerRequest, { type: 'launch' }>, user:
   }
   const program = builtHelperProgram();
   // As pkexec does: a reset environment that names the user, whose channel the helper checks is theirs.
-  const env = { PATH: process.env['PATH'] ?? '/usr/bin:/bin', ...program.env, SUDO_UID: String(user.uid), SUDO_GID: String(user.gid) };
+  const env = { PATH: ROOT_PATH, ...program.env, SUDO_UID: String(user.uid), SUDO_GID: String(user.gid) };
   const helper = spawn(request.file, request.args, { stdio: ['ignore', 'ignore', 'pipe'], env });
   helpers.set(request.id, helper);
   helper.stderr?.setEncoding('utf8').on('data', (text: string) => reply({ type: 'stderr', id: request.id, text }));
