@@ -50,17 +50,25 @@ function layerOf(path) {
 /** Why `layer` may not import `specifier` (from `file`), or null when it may. */
 function refusal(layer, file, specifier, typeOnly) {
   if (specifier.startsWith('.')) {
-    const target = layerOf(relative(ROOT, resolve(dirname(file), specifier)).split('\\').join('/'));
+    const target = layerOf(
+      relative(ROOT, resolve(dirname(file), specifier))
+        .split('\\')
+        .join('/'),
+    );
     if (target === null || target === layer || LAYERS[layer].includes(target)) return null;
     return `${layer}/ may not import ${target}/: it may import only ${LAYERS[layer].join(', ') || 'itself'} (the layer table in eslint.config.js).`;
   }
   if (specifier === 'electron') {
     const allowed = ELECTRON[layer];
     if (allowed === 'yes' || (allowed === 'types' && typeOnly)) return null;
-    return allowed === 'types' ? `${layer}/ runs under plain Node: take Electron objects by interface (see electron/core/desktop-job.ts DesktopEffects).` : `${layer}/ may not import Electron.`;
+    return allowed === 'types'
+      ? `${layer}/ runs under plain Node: take Electron objects by interface (see electron/core/desktop-job.ts DesktopEffects).`
+      : `${layer}/ may not import Electron.`;
   }
-  if (specifier.startsWith('node:') || builtinModules.includes(specifier)) return NO_NODE.has(layer) ? `${layer}/ runs without Node.` : null;
-  if (ROOT_SIDE.has(layer) && specifier !== 'valibot') return `${layer}/ runs as root: it may import no npm package but valibot.`;
+  if (specifier.startsWith('node:') || builtinModules.includes(specifier))
+    return NO_NODE.has(layer) ? `${layer}/ runs without Node.` : null;
+  if (ROOT_SIDE.has(layer) && specifier !== 'valibot')
+    return `${layer}/ runs as root: it may import no npm package but valibot.`;
   return null;
 }
 
@@ -77,7 +85,12 @@ const layersRule = {
       if (why !== null) context.report({ node: node.source, messageId: 'refused', data: { why } });
     };
     return {
-      ImportDeclaration: (node) => check(node, node.importKind === 'type' || (node.specifiers.length > 0 && node.specifiers.every((s) => s.importKind === 'type'))),
+      ImportDeclaration: (node) =>
+        check(
+          node,
+          node.importKind === 'type' ||
+            (node.specifiers.length > 0 && node.specifiers.every((s) => s.importKind === 'type')),
+        ),
       ExportNamedDeclaration: (node) => check(node, node.exportKind === 'type'),
       ExportAllDeclaration: (node) => check(node, node.exportKind === 'type'),
       ImportExpression: (node) => check(node, false),

@@ -29,14 +29,25 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        test: { name: 'portable', include: ['test/**/*.test.ts', 'test/**/*.test.tsx'], exclude: [...configDefaults.exclude, ...LINUX] },
+        test: {
+          name: 'portable',
+          include: ['test/**/*.test.ts', 'test/**/*.test.tsx'],
+          exclude: [...configDefaults.exclude, ...LINUX],
+        },
       },
       {
         extends: true,
-        test: { name: 'linux', include: LINUX, exclude: [...configDefaults.exclude], globalSetup: ['test/setup/require-root.ts'] },
+        test: {
+          name: 'linux',
+          include: LINUX,
+          exclude: [...configDefaults.exclude],
+          globalSetup: ['test/setup/require-root.ts'],
+        },
       },
       // On Linux the disk tests are in "linux" already (they need root, as its others do).
-      ...(process.platform === 'linux' ? [] : [{ extends: true, test: { name: 'disks', include: DISKS, exclude: [...configDefaults.exclude] } }]),
+      ...(process.platform === 'linux'
+        ? []
+        : [{ extends: true, test: { name: 'disks', include: DISKS, exclude: [...configDefaults.exclude] } }]),
     ],
   },
 });

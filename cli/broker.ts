@@ -40,7 +40,13 @@ interface InvokingUser {
 /** The passwd entry of `uid` (through NSS, so directory users count too), or null. */
 function passwdEntry(uid: number): { name: string; gid: number; home: string } | null {
   try {
-    const [name, , , gid, , home] = execFileSync('getent', ['passwd', String(uid)], { encoding: 'utf8', timeout: 5000, env: { PATH: ROOT_PATH } }).trim().split(':');
+    const [name, , , gid, , home] = execFileSync('getent', ['passwd', String(uid)], {
+      encoding: 'utf8',
+      timeout: 5000,
+      env: { PATH: ROOT_PATH },
+    })
+      .trim()
+      .split(':');
     if (name === undefined || home === undefined || !Number.isSafeInteger(Number(gid))) return null;
     return { name, gid: Number(gid), home };
   } catch {
@@ -62,7 +68,13 @@ export function invokingUserOfRoot(env: NodeJS.ProcessEnv): InvokingUser | null 
 
 /** The user's environment: this one without the elevation tool's own variables, with their HOME and name. */
 function userEnv(user: InvokingUser): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, HOME: user.home, USER: user.name, LOGNAME: user.name, [BROKER_ENV]: '1' };
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    HOME: user.home,
+    USER: user.name,
+    LOGNAME: user.name,
+    [BROKER_ENV]: '1',
+  };
   for (const name of ['SUDO_UID', 'SUDO_GID', 'SUDO_USER', 'SUDO_COMMAND', 'PKEXEC_UID']) delete env[name];
   return env;
 }
@@ -73,7 +85,11 @@ function userEnv(user: InvokingUser): NodeJS.ProcessEnv {
  * directory of the user's that nobody else may enter (parseHelperArgv refuses control characters
  * in its name), and the user side as the parent the helper watches.
  */
-function refusal(request: Extract<BrokerRequest, { type: 'launch' }>, user: InvokingUser, userPid: number): string | null {
+function refusal(
+  request: Extract<BrokerRequest, { type: 'launch' }>,
+  user: InvokingUser,
+  userPid: number,
+): string | null {
   const program = builtHelperProgram();
   const prefix = [program.file, ...program.args];
   const given = [request.file, ...request.args];
@@ -89,7 +105,8 @@ function refusal(request: Extract<BrokerRequest, { type: 'launch' }>, user: Invo
   if (args.parentPid !== userPid) return `it would watch process ${args.parentPid ?? 'none'}, not ${userPid}`;
   try {
     const st = lstatSync(dir);
-    if (!st.isDirectory() || st.uid !== user.uid || (st.mode & 0o077) !== 0) return `${dir} is not a directory only uid ${user.uid} may enter`;
+    if (!st.isDirectory() || st.uid !== user.uid || (st.mode & 0o077) !== 0)
+      return `${dir} is not a directory only uid ${user.uid} may enter`;
   } catch (error) {
     return errorText(error);
   }
@@ -97,7 +114,12 @@ function refusal(request: Extract<BrokerRequest, { type: 'launch' }>, user: Invo
 }
 
 /** Starts the helper `request` names, after the checks above; its stderr and exit go back as replies. */
-function launchHelper(request: Extract<BrokerRequest, { type: 'launch' }>, user: InvokingUser, userSide: ChildProcess, helpers: Map<number, ChildProcess>): void {
+function launchHelper(
+  request: Extract<BrokerRequest, { type: 'launch' }>,
+  user: InvokingUser,
+  userSide: ChildProcess,
+  helpers: Map<number, ChildProcess>,
+): void {
   const reply = (message: BrokerReply) => void (userSide.connected && userSide.send(message));
   const refused = helpers.has(request.id) ? 'its id is in use' : refusal(request, user, userSide.pid ?? -1);
   if (refused !== null) {
@@ -119,7 +141,12 @@ function launchHelper(request: Extract<BrokerRequest, { type: 'launch' }>, user:
 
 /** Runs this same command line as `user`, and starts helpers on its request until it ends; exits as it does. */
 export function runBroker(user: InvokingUser): void {
-  const userSide = spawn(process.execPath, [...process.execArgv, ...process.argv.slice(1)], { stdio: ['inherit', 'inherit', 'inherit', 'ipc'], env: userEnv(user), uid: user.uid, gid: user.gid });
+  const userSide = spawn(process.execPath, [...process.execArgv, ...process.argv.slice(1)], {
+    stdio: ['inherit', 'inherit', 'inherit', 'ipc'],
+    env: userEnv(user),
+    uid: user.uid,
+    gid: user.gid,
+  });
   const helpers = new Map<number, ChildProcess>();
   userSide.on('message', (raw) => {
     const parsed = v.safeParse(BrokerRequest, raw);

@@ -4,7 +4,14 @@
  * (reading only the documents along it) or by its name, and the image cache the commands share.
  */
 import { resolve } from 'node:path';
-import { DEFAULT_REPOSITORY, findEntry, placedEntries, type CatalogueDocument, type CatalogueItem, type PlacedOs } from '../common/domain/catalogue.js';
+import {
+  DEFAULT_REPOSITORY,
+  findEntry,
+  placedEntries,
+  type CatalogueDocument,
+  type CatalogueItem,
+  type PlacedOs,
+} from '../common/domain/catalogue.js';
 import { jobError } from '../common/domain/failure.js';
 import { formatBytes } from '../common/domain/units.js';
 import { cacheDir, savedCataloguesDir } from '../user/cache/cache-dir.js';
@@ -40,7 +47,9 @@ function say(line: string): void {
 function reportDocument(document: CatalogueDocument): void {
   if (document.offline !== null) {
     const when = new Date(document.offline.savedAt).toISOString().replace('T', ' ').slice(0, 16);
-    say(`sluice: offline: showing the copy of ${document.source} saved on ${when} UTC (${document.offline.reason.replace(/\.$/, '')}).`);
+    say(
+      `sluice: offline: showing the copy of ${document.source} saved on ${when} UTC (${document.offline.reason.replace(/\.$/, '')}).`,
+    );
   }
   for (const note of document.notes) say(`sluice: note: ${note}`);
 }
@@ -61,7 +70,12 @@ export async function readRepositories(sources: readonly string[], expand: boole
  * three); null when no path leads there. Names may hold the separator themselves, so every
  * category whose name starts the rest of the path is tried.
  */
-async function alongPath(items: readonly CatalogueItem[], rest: string, depth: number, above: string[]): Promise<PlacedOs | null> {
+async function alongPath(
+  items: readonly CatalogueItem[],
+  rest: string,
+  depth: number,
+  above: string[],
+): Promise<PlacedOs | null> {
   for (const item of items) {
     if (item.kind === 'os') {
       if (item.name === rest) return { os: item, path: [...above, item.name] };
@@ -70,11 +84,19 @@ async function alongPath(items: readonly CatalogueItem[], rest: string, depth: n
     if (!rest.startsWith(`${item.name}/`)) continue;
     let inside = item.items;
     if (inside === null && item.subitemsUrl !== null) {
-      const document = await readCatalogueInChild({ source: item.subitemsUrl, depth: depth + 1, expand: false, savedDir: savedDir() });
+      const document = await readCatalogueInChild({
+        source: item.subitemsUrl,
+        depth: depth + 1,
+        expand: false,
+        savedDir: savedDir(),
+      });
       reportDocument(document);
       inside = document.items;
     }
-    const found = inside === null ? null : await alongPath(inside, rest.slice(item.name.length + 1), depth + 1, [...above, item.name]);
+    const found =
+      inside === null
+        ? null
+        : await alongPath(inside, rest.slice(item.name.length + 1), depth + 1, [...above, item.name]);
     if (found !== null) return found;
   }
   return null;
@@ -93,8 +115,15 @@ export async function findCatalogueEntry(sources: readonly string[], wanted: str
   const everything = (await readRepositories(sources, true)).flatMap((document) => placedEntries(document.items));
   const match = findEntry(everything, wanted);
   if ('os' in match) return match;
-  if ('ambiguous' in match) throw jobError('source-not-found', `"${wanted}" names ${match.ambiguous.length} entries of the catalogue: ${match.ambiguous.map((p) => `"${p}"`).join(', ')}. Name one by its path.`);
-  throw jobError('source-not-found', `The catalogue has no entry "${wanted}" (sluice os list shows what it has: ${everything.length} entries).`);
+  if ('ambiguous' in match)
+    throw jobError(
+      'source-not-found',
+      `"${wanted}" names ${match.ambiguous.length} entries of the catalogue: ${match.ambiguous.map((p) => `"${p}"`).join(', ')}. Name one by its path.`,
+    );
+  throw jobError(
+    'source-not-found',
+    `The catalogue has no entry "${wanted}" (sluice os list shows what it has: ${everything.length} entries).`,
+  );
 }
 
 /** The image cache the commands share, with the limit from --cache-limit (default 20 GB). */
@@ -106,4 +135,3 @@ export function imageCache(limitBytes: number = DEFAULT_LIMIT_BYTES): ImageCache
 export function sizesText(downloadSize: number, extractSize: number): string {
   return `${formatBytes(downloadSize)} download, writes ${formatBytes(extractSize)}`;
 }
-

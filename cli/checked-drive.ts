@@ -17,10 +17,20 @@ export type DrivePlan = { warning: string } | { problem: string };
  * and confirmed with `--yes` or at the terminal after the plan's warning. Returns the drive, or
  * the exit code after saying why not; nothing is written either way.
  */
-export async function checkedDrive(target: string, args: { yes: boolean; json: boolean }, plan: (drive: Drive & { size: number }) => DrivePlan): Promise<Drive | number> {
+export async function checkedDrive(
+  target: string,
+  args: { yes: boolean; json: boolean },
+  plan: (drive: Drive & { size: number }) => DrivePlan,
+): Promise<Drive | number> {
   const listed = await findDrive(target);
   if (listed === undefined || listed.size === null) {
-    return reportOne(args.json, { status: 'failed', target, bytes: 0, code: 'target-not-found', message: `${target} is not a drive this computer lists (or it holds no medium); nothing was written.` });
+    return reportOne(args.json, {
+      status: 'failed',
+      target,
+      bytes: 0,
+      code: 'target-not-found',
+      message: `${target} is not a drive this computer lists (or it holds no medium); nothing was written.`,
+    });
   }
   const drive = { ...listed, size: listed.size };
   const planned = plan(drive);
@@ -30,7 +40,9 @@ export async function checkedDrive(target: string, args: { yes: boolean; json: b
   }
   const interactive = process.stdin.isTTY === true;
   if (!args.yes && !interactive) {
-    process.stderr.write('sluice: refusing to write to a drive without confirmation; pass --yes when running without a terminal.\n');
+    process.stderr.write(
+      'sluice: refusing to write to a drive without confirmation; pass --yes when running without a terminal.\n',
+    );
     return EXIT.usage;
   }
   const refused = await refuseTargets([{ target, drive, verdicts: judgeDrive(drive, null) }], interactive && !args.yes);
@@ -39,7 +51,9 @@ export async function checkedDrive(target: string, args: { yes: boolean; json: b
     return exitCodeFor(refused);
   }
   if (!args.yes) {
-    process.stderr.write(`${planned.warning.replace('DRIVE', `${target}  ${drive.description || 'unnamed drive'}, ${formatBytes(drive.size)}`)}\n`);
+    process.stderr.write(
+      `${planned.warning.replace('DRIVE', `${target}  ${drive.description || 'unnamed drive'}, ${formatBytes(drive.size)}`)}\n`,
+    );
     if (!(await confirm('Continue?'))) {
       process.stderr.write('Nothing was written.\n');
       return EXIT.cancelled;

@@ -45,13 +45,22 @@ export interface CustomiseFlags {
 
 /** Whether any customisation flag was given. */
 export function wantsCustomisation(flags: CustomiseFlags): boolean {
-  return Object.entries(flags).some(([key, value]) => key in CUSTOMISE_OPTIONS && value !== undefined && value !== false);
+  return Object.entries(flags).some(
+    ([key, value]) => key in CUSTOMISE_OPTIONS && value !== undefined && value !== false,
+  );
 }
 
 /** The usage error for flags that do not go together, or null. */
 export function customiseFlagsProblem(flags: CustomiseFlags): string | null {
   if (flags['password-file'] !== undefined && flags.user === undefined) return '--password-file needs --user NAME';
-  if ((flags['wifi-password-file'] !== undefined || flags['wifi-country'] !== undefined || flags['wifi-hidden'] === true) && flags['wifi-ssid'] === undefined) return '--wifi-password-file, --wifi-country and --wifi-hidden need --wifi-ssid SSID';
-  if (flags['wifi-ssid'] !== undefined && flags['wifi-country'] === undefined) return '--wifi-ssid needs --wifi-country CC (the two-letter country the Wi-Fi is used in: it decides the channels the card may use)';
+  if (
+    (flags['wifi-password-file'] !== undefined ||
+      flags['wifi-country'] !== undefined ||
+      flags['wifi-hidden'] === true) &&
+    flags['wifi-ssid'] === undefined
+  )
+    return '--wifi-password-file, --wifi-country and --wifi-hidden need --wifi-ssid SSID';
+  if (flags['wifi-ssid'] !== undefined && flags['wifi-country'] === undefined)
+    return '--wifi-ssid needs --wifi-country CC (the two-letter country the Wi-Fi is used in: it decides the channels the card may use)';
   return null;
 }

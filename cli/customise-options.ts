@@ -27,11 +27,16 @@ async function readProfile(path: string): Promise<Profile> {
   try {
     json = JSON.parse(await readText(path, 'profile'));
   } catch (error) {
-    if (error instanceof SyntaxError) throw jobError('invalid-request', `The profile ${path} is not JSON: ${error.message}.`);
+    if (error instanceof SyntaxError)
+      throw jobError('invalid-request', `The profile ${path} is not JSON: ${error.message}.`);
     throw error;
   }
   const parsed = v.safeParse(ProfileSchema, json);
-  if (!parsed.success) throw jobError('invalid-request', `The profile ${path} does not fit: ${parsed.issues.map((i) => `${v.getDotPath(i) ?? 'it'}: ${i.message}`).join('; ')}.`);
+  if (!parsed.success)
+    throw jobError(
+      'invalid-request',
+      `The profile ${path} does not fit: ${parsed.issues.map((i) => `${v.getDotPath(i) ?? 'it'}: ${i.message}`).join('; ')}.`,
+    );
   return parsed.output;
 }
 
@@ -44,7 +49,8 @@ export async function profileFromFlags(flags: CustomiseFlags): Promise<Profile> 
   const patch: Record<string, unknown> = {};
   if (flags.hostname !== undefined) patch['hostname'] = flags.hostname;
   if (flags.user !== undefined) {
-    const password = flags['password-file'] === undefined ? null : await readSecretFile(flags['password-file'], 'password');
+    const password =
+      flags['password-file'] === undefined ? null : await readSecretFile(flags['password-file'], 'password');
     patch['user'] = { name: flags.user, passwordHash: password === null ? null : hashPassword(password) };
   }
   const keyFiles = flags['ssh-key'] ?? [];
@@ -55,22 +61,41 @@ export async function profileFromFlags(flags: CustomiseFlags): Promise<Profile> 
   }
   const ssid = flags['wifi-ssid'];
   if (ssid !== undefined) {
-    const passphrase = flags['wifi-password-file'] === undefined ? null : await readSecretFile(flags['wifi-password-file'], 'Wi-Fi password');
-    patch['wifi'] = { ssid, psk: passphrase === null ? null : wifiPsk(passphrase, ssid), hidden: flags['wifi-hidden'] === true, country: flags['wifi-country'] };
+    const passphrase =
+      flags['wifi-password-file'] === undefined
+        ? null
+        : await readSecretFile(flags['wifi-password-file'], 'Wi-Fi password');
+    patch['wifi'] = {
+      ssid,
+      psk: passphrase === null ? null : wifiPsk(passphrase, ssid),
+      hidden: flags['wifi-hidden'] === true,
+      country: flags['wifi-country'],
+    };
   }
   if (flags.timezone !== undefined) patch['timezone'] = flags.timezone;
   if (flags.keymap !== undefined) patch['keymap'] = flags.keymap;
-  if (flags['first-run-script'] !== undefined) patch['firstRunScript'] = await readText(flags['first-run-script'], 'first-run script');
-  if (flags['cloudinit-userdata'] !== undefined) patch['cloudInitUserData'] = await readText(flags['cloudinit-userdata'], 'cloud-init user-data');
-  if (flags['cloudinit-networkconfig'] !== undefined) patch['cloudInitNetworkConfig'] = await readText(flags['cloudinit-networkconfig'], 'cloud-init network-config');
+  if (flags['first-run-script'] !== undefined)
+    patch['firstRunScript'] = await readText(flags['first-run-script'], 'first-run script');
+  if (flags['cloudinit-userdata'] !== undefined)
+    patch['cloudInitUserData'] = await readText(flags['cloudinit-userdata'], 'cloud-init user-data');
+  if (flags['cloudinit-networkconfig'] !== undefined)
+    patch['cloudInitNetworkConfig'] = await readText(flags['cloudinit-networkconfig'], 'cloud-init network-config');
   const parsed = v.safeParse(ProfileSchema, { ...base, ...patch });
-  if (!parsed.success) throw jobError('invalid-request', parsed.issues.map((i) => `${flagOf(v.getDotPath(i))}: ${i.message}`).join('; '));
+  if (!parsed.success)
+    throw jobError('invalid-request', parsed.issues.map((i) => `${flagOf(v.getDotPath(i))}: ${i.message}`).join('; '));
   return parsed.output;
 }
 
 /** The flag a profile field comes from, for messages. */
 function flagOf(path: string | null): string {
   const field = path?.split('.')[0] ?? '';
-  const flags: Record<string, string> = { hostname: '--hostname', user: '--user', ssh: '--ssh-key', wifi: '--wifi-ssid/--wifi-country', timezone: '--timezone', keymap: '--keymap' };
+  const flags: Record<string, string> = {
+    hostname: '--hostname',
+    user: '--user',
+    ssh: '--ssh-key',
+    wifi: '--wifi-ssid/--wifi-country',
+    timezone: '--timezone',
+    keymap: '--keymap',
+  };
   return flags[field] ?? path ?? 'the settings';
 }

@@ -55,7 +55,10 @@ export function warmDecoderFor(request: AheadRequest): WarmDecoder | null {
 export function decoderLikely(request: AheadRequest): boolean {
   const { image } = request;
   if (request.fileTarget || image.startsWith(OS_PREFIX)) return false;
-  const mapped = !request.exact && request.bmap !== false && (request.bmap !== undefined || bmapCandidates(image).some((name) => existsSync(name)));
+  const mapped =
+    !request.exact &&
+    request.bmap !== false &&
+    (request.bmap !== undefined || bmapCandidates(image).some((name) => existsSync(name)));
   return isUrl(image) || DECODED_NAME.test(image) || mapped || invokingUser() !== null;
 }
 
@@ -102,8 +105,19 @@ export interface FlashAhead {
  * root already): an authorization prompt must come after everything that can refuse the flash.
  * Not with customisation (AheadRequest.customising).
  */
-export async function startFlashAhead(request: AheadRequest, targets: readonly string[], warm: WarmDecoder | null, options: Omit<HelperLaunchOptions, 'job' | 'source'>): Promise<FlashAhead | null> {
-  if (options.elevation !== directLaunch || request.customising || request.fileTarget || request.image.startsWith(OS_PREFIX)) return null;
+export async function startFlashAhead(
+  request: AheadRequest,
+  targets: readonly string[],
+  warm: WarmDecoder | null,
+  options: Omit<HelperLaunchOptions, 'job' | 'source'>,
+): Promise<FlashAhead | null> {
+  if (
+    options.elevation !== directLaunch ||
+    request.customising ||
+    request.fileTarget ||
+    request.image.startsWith(OS_PREFIX)
+  )
+    return null;
   let file: number | null = null;
   let source: number | Readable | null;
   if (warm !== null) {
@@ -114,7 +128,11 @@ export async function startFlashAhead(request: AheadRequest, targets: readonly s
   }
   if (source === null) return null;
   // Only its kind and drives count until the flash gives it the job itself (HelperAhead.run).
-  const helper = startHelperAhead({ ...options, source, job: { kind: 'flash', targets: [...targets], imageSize: null, sourceSeekable: file !== null, verify: true } });
+  const helper = startHelperAhead({
+    ...options,
+    source,
+    job: { kind: 'flash', targets: [...targets], imageSize: null, sourceSeekable: file !== null, verify: true },
+  });
   let handedOver = false;
   /** Run or abandoned: the helper's fate is settled, and dispose leaves it alone. */
   let decided = false;

@@ -4,7 +4,12 @@ import { EXIT } from './exit-codes.js';
 import { errorText } from '../common/domain/error-details.js';
 import { parseDriveSize } from '../common/domain/station.js';
 import { parseCount, STATION_OPTIONS } from './station-flags.js';
-import { CUSTOMISE_OPTIONS, customiseFlagsProblem, wantsCustomisation, type CustomiseFlags } from './customise-flags.js';
+import {
+  CUSTOMISE_OPTIONS,
+  customiseFlagsProblem,
+  wantsCustomisation,
+  type CustomiseFlags,
+} from './customise-flags.js';
 import { parseSize } from './size-option.js';
 import { DEFAULT_REPOSITORY } from '../common/domain/catalogue.js';
 
@@ -197,68 +202,161 @@ export async function main(argv: readonly string[]): Promise<number> {
     return EXIT.ok;
   }
   const { sha256 } = values;
-  if (sha256 !== undefined && !/^[0-9a-fA-F]{64}$/.test(sha256)) return usageError(`--sha256 takes the 64 hexadecimal digits of a SHA-256, not "${sha256}"`);
+  if (sha256 !== undefined && !/^[0-9a-fA-F]{64}$/.test(sha256))
+    return usageError(`--sha256 takes the 64 hexadecimal digits of a SHA-256, not "${sha256}"`);
   if (values.bmap !== undefined && values['no-bmap']) return usageError('--bmap and --no-bmap exclude each other');
   if (values.exact && values.bmap !== undefined) return usageError('--exact writes every byte: it excludes --bmap');
-  if (values.exact && command !== 'flash' && command !== 'verify' && command !== 'station') return usageError('--exact is an option of flash, verify and station');
+  if (values.exact && command !== 'flash' && command !== 'verify' && command !== 'station')
+    return usageError('--exact is an option of flash, verify and station');
   const bmap = values['no-bmap'] ? false : values.bmap;
   const { elevate, compress } = values;
-  if (elevate !== undefined && elevate !== 'sudo' && elevate !== 'pkexec') return usageError(`--elevate takes sudo or pkexec, not "${elevate}"`);
-  if (compress !== undefined && !isCompression(compress)) return usageError(`--compress takes ${BACKUP_COMPRESSIONS.join(', ')}, not "${compress}"`);
-  if (command !== 'backup' && (compress !== undefined || values['trim-to-partitions'] || values['all-blocks'])) return usageError('--compress, --trim-to-partitions and --all-blocks are options of backup');
+  if (elevate !== undefined && elevate !== 'sudo' && elevate !== 'pkexec')
+    return usageError(`--elevate takes sudo or pkexec, not "${elevate}"`);
+  if (compress !== undefined && !isCompression(compress))
+    return usageError(`--compress takes ${BACKUP_COMPRESSIONS.join(', ')}, not "${compress}"`);
+  if (command !== 'backup' && (compress !== undefined || values['trim-to-partitions'] || values['all-blocks']))
+    return usageError('--compress, --trim-to-partitions and --all-blocks are options of backup');
   const isoMode = values['iso-mode'];
-  if (isoMode !== undefined && (command !== 'flash' || (isoMode !== 'files' && isoMode !== 'image'))) return usageError('--iso-mode takes files or image, and is an option of flash');
+  if (isoMode !== undefined && (command !== 'flash' || (isoMode !== 'files' && isoMode !== 'image')))
+    return usageError('--iso-mode takes files or image, and is an option of flash');
   if (command !== 'flash' && values['allow-truncated']) return usageError('--allow-truncated is an option of flash');
   if (command !== 'erase' && values.label !== undefined) return usageError('--label is an option of erase');
-  if (command !== 'flash' && values['no-capacity-check']) return usageError('--no-capacity-check is an option of flash');
+  if (command !== 'flash' && values['no-capacity-check'])
+    return usageError('--no-capacity-check is an option of flash');
   const customise: CustomiseFlags = values;
-  if (command !== 'flash' && command !== 'verify' && command !== 'station' && wantsCustomisation(customise)) return usageError('the customisation flags are options of flash, verify and station');
-  if (command !== 'station' && Object.keys(STATION_OPTIONS).some((k) => values[k as keyof typeof STATION_OPTIONS] !== undefined)) return usageError('--slots, --min-size, --max-size, --log and --count are options of station');
+  if (command !== 'flash' && command !== 'verify' && command !== 'station' && wantsCustomisation(customise))
+    return usageError('the customisation flags are options of flash, verify and station');
+  if (
+    command !== 'station' &&
+    Object.keys(STATION_OPTIONS).some((k) => values[k as keyof typeof STATION_OPTIONS] !== undefined)
+  )
+    return usageError('--slots, --min-size, --max-size, --log and --count are options of station');
   const customiseProblem = customiseFlagsProblem(customise);
   if (customiseProblem !== null) return usageError(customiseProblem);
-  if (!['flash', 'verify', 'info', 'os'].includes(command ?? '') && values.repo !== undefined) return usageError('--repo is an option of os, flash, verify and info');
-  if (command !== 'flash' && command !== 'verify' && (values['no-cache'] || values['cache-limit'] !== undefined)) return usageError('--no-cache and --cache-limit are options of flash and verify');
-  if (values.device !== undefined && !(command === 'os' && rest[0] === 'list')) return usageError('--device is an option of os list');
+  if (!['flash', 'verify', 'info', 'os'].includes(command ?? '') && values.repo !== undefined)
+    return usageError('--repo is an option of os, flash, verify and info');
+  if (command !== 'flash' && command !== 'verify' && (values['no-cache'] || values['cache-limit'] !== undefined))
+    return usageError('--no-cache and --cache-limit are options of flash and verify');
+  if (values.device !== undefined && !(command === 'os' && rest[0] === 'list'))
+    return usageError('--device is an option of os list');
   const cacheLimit = values['cache-limit'] === undefined ? undefined : parseSize(values['cache-limit']);
-  if (cacheLimit === null) return usageError(`--cache-limit takes a size such as 20G or 500M, not "${values['cache-limit']}"`);
+  if (cacheLimit === null)
+    return usageError(`--cache-limit takes a size such as 20G or 500M, not "${values['cache-limit']}"`);
   // Each command's modules load only when it runs: `sluice --help` or a usage error need none of them.
   switch (command) {
     case 'info': {
       const [image, ...extra] = rest;
       if (image === undefined || extra.length > 0) return usageError('info needs exactly one IMAGE');
-      return (await import('./commands/info.js')).infoCommand(image, { sha256, bmap, systemTools: !values['builtin-decoders'], repos: values.repo }, values.json);
+      return (await import('./commands/info.js')).infoCommand(
+        image,
+        { sha256, bmap, systemTools: !values['builtin-decoders'], repos: values.repo },
+        values.json,
+      );
     }
     case 'list':
-      return rest.length === 0 ? (await import('./commands/list.js')).listCommand({ showAll: values.all, showVirtual: values.virtual }, values.json) : usageError('list takes no arguments');
+      return rest.length === 0
+        ? (await import('./commands/list.js')).listCommand(
+            { showAll: values.all, showVirtual: values.virtual },
+            values.json,
+          )
+        : usageError('list takes no arguments');
     case 'flash': {
       const [image, ...targets] = rest;
-      if (image === undefined || targets.length === 0) return usageError('flash needs an IMAGE and at least one DEVICE');
-      if (isoMode === 'files') return (await import('./commands/flash-installer.js')).flashInstallerCommand({ image, targets, verify: !values['no-verify'], eject: !values['no-eject'], yes: values.yes, json: values.json, elevate });
-      return (await import('./commands/flash.js')).flashCommand({ image, targets, sha256, bmap, systemTools: !values['builtin-decoders'], verify: !values['no-verify'], capacityCheck: !values['no-capacity-check'], eject: !values['no-eject'], yes: values.yes, json: values.json, elevate, allowTruncated: values['allow-truncated'], exact: values.exact, customise, repos: values.repo, cache: !values['no-cache'], cacheLimit });
+      if (image === undefined || targets.length === 0)
+        return usageError('flash needs an IMAGE and at least one DEVICE');
+      if (isoMode === 'files')
+        return (await import('./commands/flash-installer.js')).flashInstallerCommand({
+          image,
+          targets,
+          verify: !values['no-verify'],
+          eject: !values['no-eject'],
+          yes: values.yes,
+          json: values.json,
+          elevate,
+        });
+      return (await import('./commands/flash.js')).flashCommand({
+        image,
+        targets,
+        sha256,
+        bmap,
+        systemTools: !values['builtin-decoders'],
+        verify: !values['no-verify'],
+        capacityCheck: !values['no-capacity-check'],
+        eject: !values['no-eject'],
+        yes: values.yes,
+        json: values.json,
+        elevate,
+        allowTruncated: values['allow-truncated'],
+        exact: values.exact,
+        customise,
+        repos: values.repo,
+        cache: !values['no-cache'],
+        cacheLimit,
+      });
     }
     case 'verify': {
       const [image, target, ...extra] = rest;
-      if (image === undefined || target === undefined || extra.length > 0) return usageError('verify needs exactly one IMAGE and one DEVICE');
-      return (await import('./commands/verify.js')).verifyCommand({ image, target, json: values.json, elevate, exact: values.exact, customise, repos: values.repo, cache: !values['no-cache'], cacheLimit });
+      if (image === undefined || target === undefined || extra.length > 0)
+        return usageError('verify needs exactly one IMAGE and one DEVICE');
+      return (await import('./commands/verify.js')).verifyCommand({
+        image,
+        target,
+        json: values.json,
+        elevate,
+        exact: values.exact,
+        customise,
+        repos: values.repo,
+        cache: !values['no-cache'],
+        cacheLimit,
+      });
     }
     case 'probe': {
       const [device, ...extra] = rest;
       if (device === undefined || extra.length > 0) return usageError('probe needs exactly one DEVICE');
-      return (await import('./commands/probe.js')).probeCommand({ device, yes: values.yes, json: values.json, elevate });
+      return (await import('./commands/probe.js')).probeCommand({
+        device,
+        yes: values.yes,
+        json: values.json,
+        elevate,
+      });
     }
     case 'erase': {
       const [device, ...extra] = rest;
       if (device === undefined || extra.length > 0) return usageError('erase needs exactly one DEVICE');
-      return (await import('./commands/erase.js')).eraseCommand({ device, label: values.label ?? null, yes: values.yes, json: values.json, elevate });
+      return (await import('./commands/erase.js')).eraseCommand({
+        device,
+        label: values.label ?? null,
+        yes: values.yes,
+        json: values.json,
+        elevate,
+      });
     }
     case 'station': {
       const [image, ...extra] = rest;
-      if (image === undefined || extra.length > 0) return usageError('station needs exactly one IMAGE (name reader slots with --slots)');
-      const [minSize, maxSize] = [values['min-size'], values['max-size']].map((s) => (s === undefined ? undefined : parseDriveSize(s)));
-      if (minSize === null || maxSize === null) return usageError('--min-size and --max-size take a size such as 8GB, 30GiB or a number of bytes');
+      if (image === undefined || extra.length > 0)
+        return usageError('station needs exactly one IMAGE (name reader slots with --slots)');
+      const [minSize, maxSize] = [values['min-size'], values['max-size']].map((s) =>
+        s === undefined ? undefined : parseDriveSize(s),
+      );
+      if (minSize === null || maxSize === null)
+        return usageError('--min-size and --max-size take a size such as 8GB, 30GiB or a number of bytes');
       const count = values.count === undefined ? null : parseCount(values.count);
-      if (count === null && values.count !== undefined) return usageError(`--count takes a number of cards, not "${values.count}"`);
-      return (await import('./commands/station.js')).stationCommand({ image, customise, slots: values.slots ?? [], minSize, maxSize, log: values.log ?? 'sluice-station.jsonl', count, virtual: values.virtual, exact: values.exact, yes: values.yes, json: values.json, elevate });
+      if (count === null && values.count !== undefined)
+        return usageError(`--count takes a number of cards, not "${values.count}"`);
+      return (await import('./commands/station.js')).stationCommand({
+        image,
+        customise,
+        slots: values.slots ?? [],
+        minSize,
+        maxSize,
+        log: values.log ?? 'sluice-station.jsonl',
+        count,
+        virtual: values.virtual,
+        exact: values.exact,
+        yes: values.yes,
+        json: values.json,
+        elevate,
+      });
     }
     case 'station-csv': {
       const [log, ...extra] = rest;
@@ -267,13 +365,33 @@ export async function main(argv: readonly string[]): Promise<number> {
     }
     case 'backup': {
       const [drive, file, ...extra] = rest;
-      if (drive === undefined || file === undefined || extra.length > 0) return usageError('backup needs exactly one DRIVE and one FILE');
-      return (await import('./commands/backup.js')).backupCommand({ drive, file, compress: compress ?? null, trimToPartitions: values['trim-to-partitions'], allBlocks: values['all-blocks'], verify: !values['no-verify'], yes: values.yes, json: values.json, elevate });
+      if (drive === undefined || file === undefined || extra.length > 0)
+        return usageError('backup needs exactly one DRIVE and one FILE');
+      return (await import('./commands/backup.js')).backupCommand({
+        drive,
+        file,
+        compress: compress ?? null,
+        trimToPartitions: values['trim-to-partitions'],
+        allBlocks: values['all-blocks'],
+        verify: !values['no-verify'],
+        yes: values.yes,
+        json: values.json,
+        elevate,
+      });
     }
     case 'clone': {
       const [source, target, ...extra] = rest;
-      if (source === undefined || target === undefined || extra.length > 0) return usageError('clone needs exactly one SOURCE_DRIVE and one TARGET_DRIVE');
-      return (await import('./commands/clone.js')).cloneCommand({ source, target, verify: !values['no-verify'], eject: !values['no-eject'], yes: values.yes, json: values.json, elevate });
+      if (source === undefined || target === undefined || extra.length > 0)
+        return usageError('clone needs exactly one SOURCE_DRIVE and one TARGET_DRIVE');
+      return (await import('./commands/clone.js')).cloneCommand({
+        source,
+        target,
+        verify: !values['no-verify'],
+        eject: !values['no-eject'],
+        yes: values.yes,
+        json: values.json,
+        elevate,
+      });
     }
     case 'os': {
       const [sub, ...extra] = rest;

@@ -37,12 +37,19 @@ export function resultLine(r: TargetResult): string {
       const left = skippedLines(r.skipped, r.skippedFor ?? [], r.written ? 'written' : 'compared')
         .map((line) => ` ${line}`)
         .join('');
-      if (!r.written) return `${r.target}: verified, ${formatBytes(r.bytes)} match the image (${formatDuration(r.seconds)}).${left}`;
+      if (!r.written)
+        return `${r.target}: verified, ${formatBytes(r.bytes)} match the image (${formatDuration(r.seconds)}).${left}`;
       const how = `${r.verified ? 'written and verified' : 'written, NOT verified (verification was turned off)'}${r.customised === true ? ', customised' : ''}`;
       const ejected = r.ejected === true ? ' Ejected: you can remove it now.' : '';
       const warnings = (r.warnings ?? []).map((w) => `\n  warning: ${w}`).join('');
-      const repaired = r.repaired === undefined ? '' : ` Verification found blocks that differed: ${repairWords(r.repaired)} (written again and read back right).`;
-      const capacity = r.capacityCheck === undefined ? '' : `\n  capacity checked: ${r.capacityCheck.markers} markers past the image came back (${formatDuration(r.capacityCheck.seconds)}).`;
+      const repaired =
+        r.repaired === undefined
+          ? ''
+          : ` Verification found blocks that differed: ${repairWords(r.repaired)} (written again and read back right).`;
+      const capacity =
+        r.capacityCheck === undefined
+          ? ''
+          : `\n  capacity checked: ${r.capacityCheck.markers} markers past the image came back (${formatDuration(r.capacityCheck.seconds)}).`;
       return `${r.target}: ${how}, ${formatBytes(r.bytes)} in ${formatDuration(r.seconds)}${speed}.${left}${repaired}${ejected}${capacity}${warnings}`;
     }
     case 'cancelled':
@@ -62,7 +69,10 @@ export function describeSize(info: ImageInfo): string {
 /** The line that says what is being written and how it is read: "image.img.xz: xz, 1.1 GB, decoded by xz -dc -T2 (system)". */
 export function sourceLine(info: ImageInfo, decoder: string): string {
   const entry = info.entry === null ? '' : `, entry ${info.entry.choice ?? info.entry.name}`;
-  const bmap = info.blockMap === null ? '' : `, block map from ${info.blockMap.from} (${formatBytes(info.blockMap.mappedBytes)} mapped)`;
+  const bmap =
+    info.blockMap === null
+      ? ''
+      : `, block map from ${info.blockMap.from} (${formatBytes(info.blockMap.mappedBytes)} mapped)`;
   const checksum = info.checksum === null ? '' : `, SHA-256 from ${info.checksum.from}`;
   return `${info.name}: ${info.format}, ${describeSize(info)}${entry}${bmap}${checksum}; ${decoder}`;
 }

@@ -24,7 +24,10 @@ export interface Reporter {
 function jsonReporter(): Reporter {
   return {
     source: (info, decoder) => process.stdout.write(`${JSON.stringify({ type: 'source', ...info, decoder })}\n`),
-    customisation: (c) => process.stdout.write(`${JSON.stringify({ type: 'customisation', method: c.method, why: c.why, files: c.files })}\n`),
+    customisation: (c) =>
+      process.stdout.write(
+        `${JSON.stringify({ type: 'customisation', method: c.method, why: c.why, files: c.files })}\n`,
+      ),
     progress: (p) => process.stdout.write(`${JSON.stringify({ type: 'progress', ...p })}\n`),
     result: (r) => process.stdout.write(`${JSON.stringify({ type: 'result', ...r })}\n`),
     notice: (message) => process.stdout.write(`${JSON.stringify({ type: 'notice', message })}\n`),

@@ -5,7 +5,8 @@ const HEADER_BYTES = 4;
 
 export function encodeFrame(message: unknown): Buffer {
   const body = Buffer.from(JSON.stringify(message), 'utf8');
-  if (body.length > MAX_FRAME_BYTES) throw new Error(`message of ${body.length} bytes exceeds the ${MAX_FRAME_BYTES}-byte frame cap`);
+  if (body.length > MAX_FRAME_BYTES)
+    throw new Error(`message of ${body.length} bytes exceeds the ${MAX_FRAME_BYTES}-byte frame cap`);
   const frame = Buffer.allocUnsafe(HEADER_BYTES + body.length);
   frame.writeUInt32BE(body.length, 0);
   body.copy(frame, HEADER_BYTES);
@@ -27,7 +28,8 @@ export class FrameReader {
     const messages: unknown[] = [];
     while (this.pending.length >= HEADER_BYTES) {
       const length = this.pending.readUInt32BE(0);
-      if (length > MAX_FRAME_BYTES) throw new FrameError(`frame of ${length} bytes exceeds the ${MAX_FRAME_BYTES}-byte cap`);
+      if (length > MAX_FRAME_BYTES)
+        throw new FrameError(`frame of ${length} bytes exceeds the ${MAX_FRAME_BYTES}-byte cap`);
       if (this.pending.length < HEADER_BYTES + length) break;
       const body = this.pending.subarray(HEADER_BYTES, HEADER_BYTES + length).toString('utf8');
       this.pending = this.pending.subarray(HEADER_BYTES + length);

@@ -44,7 +44,8 @@ export class HelperArgsError extends Error {}
 export function helperArgv(args: HelperArgs): string[] {
   const argv: string[] = [];
   const { transport } = args;
-  if (transport.kind === 'fifo') argv.push('--channel', transport.dir, ...(transport.imageFifo ? ['--image-fifo'] : []));
+  if (transport.kind === 'fifo')
+    argv.push('--channel', transport.dir, ...(transport.imageFifo ? ['--image-fifo'] : []));
   if (transport.kind === 'named-pipe') argv.push('--pipe', transport.name);
   if (args.parentPid !== null) argv.push('--parent-pid', String(args.parentPid));
   if (args.source !== null) argv.push('--source', args.source);
@@ -81,14 +82,20 @@ export function parseHelperArgv(argv: readonly string[]): HelperArgs {
   const source = values.source ?? null;
   // A backup reads its source and writes no drive; everything else writes at least one.
   const fewest = source === null ? 1 : 0;
-  if (targets.length < fewest || targets.length > MAX_TARGETS) throw new HelperArgsError(`expected ${fewest} to ${MAX_TARGETS} target drives, got ${targets.length}`);
-  if ([...targets, ...(source === null ? [] : [source])].some((t) => t.length === 0 || t.length > 256)) throw new HelperArgsError('a drive path is empty or too long');
+  if (targets.length < fewest || targets.length > MAX_TARGETS)
+    throw new HelperArgsError(`expected ${fewest} to ${MAX_TARGETS} target drives, got ${targets.length}`);
+  if ([...targets, ...(source === null ? [] : [source])].some((t) => t.length === 0 || t.length > 256))
+    throw new HelperArgsError('a drive path is empty or too long');
 
   let transport: HelperTransport;
-  if (values.channel !== undefined && values.pipe !== undefined) throw new HelperArgsError('--channel and --pipe are alternatives');
+  if (values.channel !== undefined && values.pipe !== undefined)
+    throw new HelperArgsError('--channel and --pipe are alternatives');
   if (values.channel !== undefined) {
     if (!values.channel.startsWith('/')) throw new HelperArgsError('--channel must be an absolute path');
-    if (hasControlCharacter(values.channel)) throw new HelperArgsError('--channel has a control character in it (a newline?): the temporary folder (TMPDIR) must have a plain name');
+    if (hasControlCharacter(values.channel))
+      throw new HelperArgsError(
+        '--channel has a control character in it (a newline?): the temporary folder (TMPDIR) must have a plain name',
+      );
     transport = { kind: 'fifo', dir: values.channel, imageFifo: values['image-fifo'] };
   } else if (values.pipe !== undefined) {
     if (!PIPE_NAME.test(values.pipe)) throw new HelperArgsError('--pipe is not a Sluice pipe name');
@@ -101,8 +108,8 @@ export function parseHelperArgv(argv: readonly string[]): HelperArgs {
   let parentPid: number | null = null;
   if (values['parent-pid'] !== undefined) {
     parentPid = Number(values['parent-pid']);
-    if (!Number.isSafeInteger(parentPid) || parentPid < 1) throw new HelperArgsError('--parent-pid must be a process id');
+    if (!Number.isSafeInteger(parentPid) || parentPid < 1)
+      throw new HelperArgsError('--parent-pid must be a process id');
   }
   return { transport, parentPid, targets, source };
 }
-

@@ -6,13 +6,25 @@ import { errorText } from '../common/domain/error-details.js';
  * one. The calls run on libuv's thread pool, which is what lets several targets be written at once
  * and lets the event loop hash one region while the kernel writes it.
  */
-export function readAt(fd: number, buffer: Buffer, offset: number, length: number, position: number | null): Promise<number> {
+export function readAt(
+  fd: number,
+  buffer: Buffer,
+  offset: number,
+  length: number,
+  position: number | null,
+): Promise<number> {
   return new Promise((resolve, reject) => {
     read(fd, buffer, offset, length, position, (error, bytesRead) => (error ? reject(error) : resolve(bytesRead)));
   });
 }
 
-export function writeAt(fd: number, buffer: Buffer, offset: number, length: number, position: number | null): Promise<number> {
+export function writeAt(
+  fd: number,
+  buffer: Buffer,
+  offset: number,
+  length: number,
+  position: number | null,
+): Promise<number> {
   return new Promise((resolve, reject) => {
     write(fd, buffer, offset, length, position, (error, written) => (error ? reject(error) : resolve(written)));
   });
@@ -23,7 +35,13 @@ export function writeAt(fd: number, buffer: Buffer, offset: number, length: numb
  * may stop short too. Returns the bytes read, less than `length` only at end of input.
  * `position` null reads sequentially from the descriptor's own offset (pipes, sockets).
  */
-export async function readFully(fd: number, buffer: Buffer, offset: number, length: number, position: number | null): Promise<number> {
+export async function readFully(
+  fd: number,
+  buffer: Buffer,
+  offset: number,
+  length: number,
+  position: number | null,
+): Promise<number> {
   let done = 0;
   while (done < length) {
     let n: number;
@@ -58,7 +76,13 @@ function positioned(error: unknown, position: number): PositionedError {
  * Writes all of `length`, resuming after short writes. Errors carry the device offset that failed.
  * `position` null writes at the descriptor's own offset (pipes).
  */
-export async function writeFully(fd: number, buffer: Buffer, offset: number, length: number, position: number | null): Promise<void> {
+export async function writeFully(
+  fd: number,
+  buffer: Buffer,
+  offset: number,
+  length: number,
+  position: number | null,
+): Promise<void> {
   let done = 0;
   while (done < length) {
     let n: number;
@@ -68,7 +92,8 @@ export async function writeFully(fd: number, buffer: Buffer, offset: number, len
       throw positioned(error, (position ?? 0) + done);
     }
     // A block device that accepts nothing more has reached its end.
-    if (n === 0) throw positioned(Object.assign(new Error('no space left on device'), { code: 'ENOSPC' }), (position ?? 0) + done);
+    if (n === 0)
+      throw positioned(Object.assign(new Error('no space left on device'), { code: 'ENOSPC' }), (position ?? 0) + done);
     done += n;
   }
 }
@@ -99,7 +124,9 @@ export function fileKind(stats: Stats): string {
 }
 
 export function openFd(path: string, flags: number, mode = 0o666): Promise<number> {
-  return new Promise((resolve, reject) => open(path, flags, mode, (error, fd) => (error ? reject(error) : resolve(fd))));
+  return new Promise((resolve, reject) =>
+    open(path, flags, mode, (error, fd) => (error ? reject(error) : resolve(fd))),
+  );
 }
 
 export function fstatFd(fd: number): Promise<Stats> {

@@ -9,12 +9,17 @@ import { delimiter, join } from 'node:path';
  */
 export function runTool(file: string, args: readonly string[], timeoutMs = 15_000): Promise<string> {
   return new Promise((resolve, reject) => {
-    execFile(file, args, { encoding: 'utf8', timeout: timeoutMs, maxBuffer: 16 * 1024 * 1024, env: { ...process.env, LC_ALL: 'C' } }, (error, stdout, stderr) => {
-      // Some tools (diskutil) explain a failure on stdout rather than stderr.
-      const said = [stderr.trim(), stdout.trim()].filter((text) => text !== '').join('\n');
-      if (error) reject(new Error(`${file} ${args.join(' ')} failed: ${said || error.message}`));
-      else resolve(stdout);
-    });
+    execFile(
+      file,
+      args,
+      { encoding: 'utf8', timeout: timeoutMs, maxBuffer: 16 * 1024 * 1024, env: { ...process.env, LC_ALL: 'C' } },
+      (error, stdout, stderr) => {
+        // Some tools (diskutil) explain a failure on stdout rather than stderr.
+        const said = [stderr.trim(), stdout.trim()].filter((text) => text !== '').join('\n');
+        if (error) reject(new Error(`${file} ${args.join(' ')} failed: ${said || error.message}`));
+        else resolve(stdout);
+      },
+    );
   });
 }
 
@@ -23,7 +28,13 @@ export async function findTool(name: string): Promise<string | null> {
   for (const dir of (process.env['PATH'] ?? '').split(delimiter)) {
     if (dir === '') continue;
     const candidate = join(dir, name);
-    if (await access(candidate, constants.X_OK).then(() => true, () => false)) return candidate;
+    if (
+      await access(candidate, constants.X_OK).then(
+        () => true,
+        () => false,
+      )
+    )
+      return candidate;
   }
   return null;
 }

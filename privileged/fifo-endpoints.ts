@@ -39,8 +39,10 @@ function invokingUid(): number | null {
 }
 
 function checkPrivate(path: string, st: Stats, owner: number): void {
-  if (st.uid !== owner) throw new ChannelPathError(`${path} belongs to uid ${st.uid}, not to uid ${owner} who made the channel`);
-  if ((st.mode & 0o077) !== 0) throw new ChannelPathError(`${path} can be opened by other users (mode ${(st.mode & 0o777).toString(8)})`);
+  if (st.uid !== owner)
+    throw new ChannelPathError(`${path} belongs to uid ${st.uid}, not to uid ${owner} who made the channel`);
+  if ((st.mode & 0o077) !== 0)
+    throw new ChannelPathError(`${path} can be opened by other users (mode ${(st.mode & 0o777).toString(8)})`);
 }
 
 /** Checks the channel directory and returns the uid that must own everything in it. */
@@ -51,7 +53,8 @@ export async function checkChannelDir(dir: string): Promise<number> {
   if (!st.isDirectory()) throw new ChannelPathError(`${dir} is not a directory`);
   if (st.uid === 0) throw new ChannelPathError(`${dir} belongs to root; the channel is made by the unprivileged app`);
   const invoker = invokingUid();
-  if (invoker !== null && st.uid !== invoker) throw new ChannelPathError(`${dir} belongs to uid ${st.uid}, but uid ${invoker} asked for root`);
+  if (invoker !== null && st.uid !== invoker)
+    throw new ChannelPathError(`${dir} belongs to uid ${st.uid}, but uid ${invoker} asked for root`);
   checkPrivate(dir, st, st.uid);
   return st.uid;
 }
@@ -87,8 +90,10 @@ export async function openHelperFifos(dir: string, imageFifo: boolean): Promise<
     output: new Socket({ fd: outFd, readable: false, writable: true }),
     // Blocking, because the engine reads the image with plain read(2) on the thread pool. It
     // returns as soon as the app opens its end, which it does once the helper reported ready.
-    image: () => (imageFifo ? openChannelFifo(dir, FIFO_NAMES.image, owner, constants.O_RDONLY) : Promise.resolve(IMAGE_ON_STDIN)),
+    image: () =>
+      imageFifo ? openChannelFifo(dir, FIFO_NAMES.image, owner, constants.O_RDONLY) : Promise.resolve(IMAGE_ON_STDIN),
     // The same FIFO the other way round: a backup's bytes go out to the app, never into a file.
-    driveOut: () => (imageFifo ? openChannelFifo(dir, FIFO_NAMES.image, owner, constants.O_WRONLY) : Promise.resolve(IMAGE_ON_STDIN)),
+    driveOut: () =>
+      imageFifo ? openChannelFifo(dir, FIFO_NAMES.image, owner, constants.O_WRONLY) : Promise.resolve(IMAGE_ON_STDIN),
   };
 }

@@ -61,9 +61,14 @@ async function finish(channel: Channel<ToHelper, FromHelper>, message: FromHelpe
 function authorizationMismatch(args: HelperArgs, job: HelperJob): string | null {
   const { writes: targets, reads: source } = jobDrives(job);
   const authorized = args.targets;
-  if (job.kind === 'flash' && job.overlayBytes !== undefined && job.overlayBytes.length !== targets.length) return `the flash job announces customisations for ${job.overlayBytes.length} drives but writes ${targets.length}`;
-  if (authorized.length === targets.length && authorized.every((t, i) => t === targets[i]) && source === args.source) return null;
-  const describe = (writes: readonly string[], reads: string | null) => [writes.length > 0 ? `writing ${writes.join(', ')}` : '', reads !== null ? `reading ${reads}` : ''].filter(Boolean).join(' and ');
+  if (job.kind === 'flash' && job.overlayBytes !== undefined && job.overlayBytes.length !== targets.length)
+    return `the flash job announces customisations for ${job.overlayBytes.length} drives but writes ${targets.length}`;
+  if (authorized.length === targets.length && authorized.every((t, i) => t === targets[i]) && source === args.source)
+    return null;
+  const describe = (writes: readonly string[], reads: string | null) =>
+    [writes.length > 0 ? `writing ${writes.join(', ')}` : '', reads !== null ? `reading ${reads}` : '']
+      .filter(Boolean)
+      .join(' and ');
   return `the ${job.kind} job asks for ${describe(targets, source)}, but the helper was started for ${describe(authorized, args.source)}`;
 }
 
@@ -90,7 +95,11 @@ function runHelper(args: HelperArgs, endpoints: HelperEndpoints): void {
   const reject = (error: ProtocolError) => {
     if (job === null) {
       // Nothing has been opened yet, let alone written.
-      void finish(channel, { type: 'fatal', code: 'protocol-error', message: `The helper refused its instructions: ${error.message}` }, EXIT.refused);
+      void finish(
+        channel,
+        { type: 'fatal', code: 'protocol-error', message: `The helper refused its instructions: ${error.message}` },
+        EXIT.refused,
+      );
     } else {
       void channel.send({ type: 'log', level: 'warn', message: `stopping: ${error.message}` });
       // The job ends failed with this reason, not cancelled (writer/failures.ts refusedStop).
@@ -126,11 +135,14 @@ function runHelper(args: HelperArgs, endpoints: HelperEndpoints): void {
         if (mismatch !== null) return reject(new ProtocolError(mismatch));
         job = message.job;
         context.overlays = new OverlayInbox(announcedOverlays(job));
-        void runJob(job, context).then((end) => finish(channel, refusedAsFailed(end, controller.signal), end.type === 'fatal' ? EXIT.refused : EXIT.done));
+        void runJob(job, context).then((end) =>
+          finish(channel, refusedAsFailed(end, controller.signal), end.type === 'fatal' ? EXIT.refused : EXIT.done),
+        );
       } else if (job === null) {
         reject(new ProtocolError(`${message.type} before start`));
       } else if (message.type === 'skip') {
-        if (job.kind !== 'flash' && job.kind !== 'verify') return reject(new ProtocolError(`a skip message for a ${job.kind} job`));
+        if (job.kind !== 'flash' && job.kind !== 'verify')
+          return reject(new ProtocolError(`a skip message for a ${job.kind} job`));
         skips.deliver(message.extents).then(
           () => void channel.send({ type: 'skip-ack' }),
           (error: unknown) => reject(new ProtocolError(`a skip the job cannot take: ${errorText(error)}`)),
@@ -138,11 +150,16 @@ function runHelper(args: HelperArgs, endpoints: HelperEndpoints): void {
       } else if (message.type === 'overlay') {
         const refused = context.overlays.add(message.target, message.offset, Buffer.from(message.data, 'base64'));
         if (refused !== null) reject(new ProtocolError(refused));
-      } else if (message.type === 'repair-data' || message.type === 'repair-progress' || message.type === 'repair-failed') {
+      } else if (
+        message.type === 'repair-data' ||
+        message.type === 'repair-progress' ||
+        message.type === 'repair-failed'
+      ) {
         const refused = context.repairs.deliver(message);
         if (refused !== null) reject(new ProtocolError(refused));
       } else if (message.type === 'read') {
-        if (job.kind !== 'backup' || job.requested !== true) return reject(new ProtocolError(`a read message for a ${job.kind} job that asked for none`));
+        if (job.kind !== 'backup' || job.requested !== true)
+          return reject(new ProtocolError(`a read message for a ${job.kind} job that asked for none`));
         const refused = context.reads.deliver(message.ranges, message.last);
         if (refused !== null) reject(new ProtocolError(refused));
       } else if (message.type === 'source-end') {

@@ -14,7 +14,12 @@ export function openHelperEndpoints(transport: HelperTransport): Promise<HelperE
   switch (transport.kind) {
     case 'inherited': {
       const socket = new Socket({ fd: CONTROL_FD, readable: true, writable: true });
-      return Promise.resolve({ input: socket, output: socket, image: () => Promise.resolve(IMAGE_FD), driveOut: () => Promise.resolve(IMAGE_FD) });
+      return Promise.resolve({
+        input: socket,
+        output: socket,
+        image: () => Promise.resolve(IMAGE_FD),
+        driveOut: () => Promise.resolve(IMAGE_FD),
+      });
     }
     case 'fifo':
       return openHelperFifos(transport.dir, transport.imageFifo);

@@ -53,15 +53,31 @@ export interface JobContext {
 export function refusedAsFailed(end: FromHelper, signal: AbortSignal): FromHelper {
   const failure = refusedStop(signal);
   if (failure === null || end.type !== 'result') return end;
-  return { ...end, results: end.results.map((r): TargetResult => (r.status === 'cancelled' ? { ...r, status: 'failed', ...failure } : r)) };
+  return {
+    ...end,
+    results: end.results.map((r): TargetResult =>
+      r.status === 'cancelled' ? { ...r, status: 'failed', ...failure } : r,
+    ),
+  };
 }
 
 export function cancelledBeforeStart(job: HelperJob): FromHelper {
-  return { type: 'result', results: jobDrives(job).reported.map((target) => ({ status: 'cancelled', target, bytes: 0 })) };
+  return {
+    type: 'result',
+    results: jobDrives(job).reported.map((target) => ({ status: 'cancelled', target, bytes: 0 })),
+  };
 }
 
 function failedBeforeStart(job: HelperJob, failure: Failure): FromHelper {
-  return { type: 'result', results: jobDrives(job).reported.map((target): TargetResult => ({ status: 'failed', target, bytes: 0, ...failure })) };
+  return {
+    type: 'result',
+    results: jobDrives(job).reported.map((target): TargetResult => ({
+      status: 'failed',
+      target,
+      bytes: 0,
+      ...failure,
+    })),
+  };
 }
 
 /** The image's descriptor (a FIFO waits for the app to open its end), or the message that ends a job that cannot have it. */
@@ -72,14 +88,22 @@ async function imageSource(context: JobContext): Promise<number | FromHelper> {
     mayNeverReturn(opening);
     return await opening;
   } catch (error) {
-    return { type: 'fatal', code: 'protocol-error', message: `The helper could not open the image stream: ${errorText(error)}` };
+    return {
+      type: 'fatal',
+      code: 'protocol-error',
+      message: `The helper could not open the image stream: ${errorText(error)}`,
+    };
   }
 }
 
 /** The writer speaks of an image; a clone's image is a disk, and a read of it that failed or ended early is said in the disk's terms. */
 async function explainSourceDisk(disk: SourceDevice, result: TargetResult): Promise<TargetResult> {
-  if (result.status !== 'failed' || (result.code !== 'source-read-error' && result.code !== 'source-truncated')) return result;
-  const { failure } = await disk.readFailure(Object.assign(new Error(result.message), { code: 'EIO' }), result.offset ?? result.bytes);
+  if (result.status !== 'failed' || (result.code !== 'source-read-error' && result.code !== 'source-truncated'))
+    return result;
+  const { failure } = await disk.readFailure(
+    Object.assign(new Error(result.message), { code: 'EIO' }),
+    result.offset ?? result.bytes,
+  );
   return { ...result, ...failure };
 }
 
@@ -103,7 +127,10 @@ async function runFlash(job: HelperJobOf<'flash'>, context: JobContext): Promise
     extents: job.extents,
     sourceEnd: job.awaitSourceEnd === true ? context.sourceEnd : undefined,
     skips: context.skips,
-    overlays: job.overlayBytes === undefined ? undefined : context.overlays.complete.then((all) => new Map(job.targets.map((target, i) => [target, all[i] ?? []]))),
+    overlays:
+      job.overlayBytes === undefined
+        ? undefined
+        : context.overlays.complete.then((all) => new Map(job.targets.map((target, i) => [target, all[i] ?? []]))),
     repairs: context.repairs,
     signal: context.signal,
     onProgress: context.progress,
@@ -114,7 +141,11 @@ async function runFlash(job: HelperJobOf<'flash'>, context: JobContext): Promise
 /** A clone: the source disk, opened after its checks, written to the targets; none of them may be it. */
 async function runClone(job: HelperJobOf<'clone'>, context: JobContext): Promise<FromHelper> {
   const platform = await currentPlatform();
-  const [{ SourceDevice }, { flash }, { fileRepairSource }] = await Promise.all([import('../writer/source-device.js'), import('../writer/flash.js'), import('../writer/repair.js')]);
+  const [{ SourceDevice }, { flash }, { fileRepairSource }] = await Promise.all([
+    import('../writer/source-device.js'),
+    import('../writer/flash.js'),
+    import('../writer/repair.js'),
+  ]);
   let disk: SourceDevice;
   try {
     disk = await SourceDevice.open(job.source, platform, job.sourceMedium ?? null);
@@ -124,7 +155,11 @@ async function runClone(job: HelperJobOf<'clone'>, context: JobContext): Promise
   try {
     for (const target of job.targets) {
       const facts = await platform.inspect(target);
-      if (facts.exists && facts.rdev === disk.facts.rdev) return failedBeforeStart(job, { code: 'target-is-source', message: `${target} is the drive being copied; choose another drive to write to.` });
+      if (facts.exists && facts.rdev === disk.facts.rdev)
+        return failedBeforeStart(job, {
+          code: 'target-is-source',
+          message: `${target} is the drive being copied; choose another drive to write to.`,
+        });
     }
     if (context.signal.aborted) return cancelledBeforeStart(job);
     context.started();
@@ -166,7 +201,11 @@ async function runBackup(job: HelperJobOf<'backup'>, context: JobContext): Promi
     try {
       out = await context.endpoints.driveOut();
     } catch (error) {
-      return { type: 'fatal', code: 'protocol-error', message: `The helper could not open the way out to the app: ${errorText(error)}` };
+      return {
+        type: 'fatal',
+        code: 'protocol-error',
+        message: `The helper could not open the way out to the app: ${errorText(error)}`,
+      };
     }
     context.started();
     if (job.requested === true) {
@@ -186,7 +225,19 @@ async function runVerify(job: HelperJobOf<'verify'>, context: JobContext): Promi
   context.started();
   const overlay = job.overlayBytes === undefined ? undefined : context.overlays.complete.then((all) => all[0] ?? []);
   const { verifyImage } = await import('../writer/verify-image.js');
-  const result = await verifyImage({ source, imageSize: job.imageSize, sourceSeekable: job.sourceSeekable === true, extents: job.extents, skips: context.skips, target: job.target, medium: job.medium ?? null, disksOnly: true, overlay, signal: context.signal, onProgress: context.progress });
+  const result = await verifyImage({
+    source,
+    imageSize: job.imageSize,
+    sourceSeekable: job.sourceSeekable === true,
+    extents: job.extents,
+    skips: context.skips,
+    target: job.target,
+    medium: job.medium ?? null,
+    disksOnly: true,
+    overlay,
+    signal: context.signal,
+    onProgress: context.progress,
+  });
   return { type: 'result', results: [result] };
 }
 
@@ -194,7 +245,10 @@ async function runVerify(job: HelperJobOf<'verify'>, context: JobContext): Promi
 async function runProbe(job: HelperJobOf<'probe'>, context: JobContext): Promise<FromHelper> {
   context.started();
   const { probeCapacity } = await import('../writer/probe-capacity.js');
-  return { type: 'result', results: [await probeCapacity({ target: job.target, medium: job.medium ?? null, signal: context.signal })] };
+  return {
+    type: 'result',
+    results: [await probeCapacity({ target: job.target, medium: job.medium ?? null, signal: context.signal })],
+  };
 }
 
 function runKind(job: HelperJob, context: JobContext): Promise<FromHelper> {

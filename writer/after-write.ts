@@ -2,7 +2,6 @@ import type { TargetResult } from '../common/domain/result.js';
 import type { DeviceFacts, DevicePlatform } from './platform/types.js';
 import { errorText } from '../common/domain/error-details.js';
 
-
 /**
  * What happens to a disk once the job has closed it. After a good write with `eject` on, the drive
  * is ejected; otherwise (nothing to eject, ejecting failed, eject off, or the job failed) the OS is
@@ -10,7 +9,12 @@ import { errorText } from '../common/domain/error-details.js';
  * the old ones vanish instead of pointing into half-written data. Neither step can turn a good
  * write into a failure: their problems become warnings on the ok result.
  */
-export async function settleTarget(facts: DeviceFacts, result: TargetResult, eject: boolean, platform: DevicePlatform): Promise<TargetResult> {
+export async function settleTarget(
+  facts: DeviceFacts,
+  result: TargetResult,
+  eject: boolean,
+  platform: DevicePlatform,
+): Promise<TargetResult> {
   const warnings: string[] = [];
   const done = result.status === 'ok' ? `${facts.path} is ${result.verified ? 'written and verified' : 'written'}` : '';
   if (result.status === 'ok' && eject) {
@@ -23,7 +27,9 @@ export async function settleTarget(facts: DeviceFacts, result: TargetResult, eje
   try {
     await platform.rereadPartitions(facts);
   } catch (error) {
-    warnings.push(`${done}, but the system did not pick up its new partitions (${errorText(error)}). Unplug it and plug it back in to see them.`);
+    warnings.push(
+      `${done}, but the system did not pick up its new partitions (${errorText(error)}). Unplug it and plug it back in to see them.`,
+    );
   }
   if (result.status !== 'ok') return result;
   return { ...result, ...(eject ? { ejected: false } : {}), ...(warnings.length > 0 ? { warnings } : {}) };

@@ -72,7 +72,9 @@ export class CapacityCheck {
       }
       try {
         const got = await this.target.read(block, 0, size, position);
-        readings.push(got < size ? { position, state: 'error' } : { position, ...this.format.classify(view, position) });
+        readings.push(
+          got < size ? { position, state: 'error' } : { position, ...this.format.classify(view, position) },
+        );
       } catch (error) {
         if (GONE.has(errorCode(error))) throw targetReadFailure(this.target.path, error, position);
         readings.push({ position, state: 'error' });
@@ -82,6 +84,11 @@ export class CapacityCheck {
     const fake = judgeMarkers(readings, this.from, this.capacity, size);
     if (fake === null) return { passed: { markers: this.positions.length, seconds: this.seconds } };
     const firstBad = readings.find((r) => r.state !== 'ok')?.position ?? this.from;
-    return { failure: jobError('target-fake-capacity', fakeCapacityMessage(this.target.path, fake), { offset: firstBad, fakeCapacity: fake }).failure };
+    return {
+      failure: jobError('target-fake-capacity', fakeCapacityMessage(this.target.path, fake), {
+        offset: firstBad,
+        fakeCapacity: fake,
+      }).failure,
+    };
   }
 }

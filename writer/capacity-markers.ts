@@ -75,14 +75,19 @@ export class MarkerFormat {
     this.nonce.copy(block, NONCE_AT);
     block.writeBigUInt64LE(0n, CHECKSUM_AT);
     const seed = Math.floor(position / 512) & 0xff;
-    for (let i = FILL_AT; i < block.length; i++) block[i] = (this.nonce[i % NONCE_BYTES] ?? 0) ^ ((i * 131 + seed) & 0xff);
+    for (let i = FILL_AT; i < block.length; i++)
+      block[i] = (this.nonce[i % NONCE_BYTES] ?? 0) ^ ((i * 131 + seed) & 0xff);
     block.writeBigUInt64LE(this.hash(block), CHECKSUM_AT);
   }
 
   /** What `block`, read back at `position`, holds. `block` is changed (its checksum field is zeroed). */
   classify(block: Buffer, position: number): MarkerState {
     if (block.every((byte) => byte === 0)) return { state: 'zeros' };
-    if (!block.subarray(0, MAGIC.length).equals(MAGIC) || !block.subarray(NONCE_AT, NONCE_AT + NONCE_BYTES).equals(this.nonce)) return { state: 'garbage' };
+    if (
+      !block.subarray(0, MAGIC.length).equals(MAGIC) ||
+      !block.subarray(NONCE_AT, NONCE_AT + NONCE_BYTES).equals(this.nonce)
+    )
+      return { state: 'garbage' };
     const checksum = block.readBigUInt64LE(CHECKSUM_AT);
     block.writeBigUInt64LE(0n, CHECKSUM_AT);
     if (this.hash(block) !== checksum) return { state: 'garbage' };
@@ -100,7 +105,12 @@ export class MarkerFormat {
  * - the first free block plus each power of two: a drive that wraps around at 2^n (as the fakes
  *   built on a smaller flash chip do) maps that marker onto the first one, which names the period.
  */
-export function markerPositions(from: number, capacity: number, blockSize: number, geometric = GEOMETRIC_MARKERS): number[] {
+export function markerPositions(
+  from: number,
+  capacity: number,
+  blockSize: number,
+  geometric = GEOMETRIC_MARKERS,
+): number[] {
   const align = Math.max(MARKER_ALIGN, blockSize);
   const first = alignUp(from, align);
   const last = alignDown(capacity - blockSize, blockSize);
@@ -121,7 +131,12 @@ export function markerPositions(from: number, capacity: number, blockSize: numbe
  * - An I/O error at the first marker that did not come back: errors past the last one that did.
  * - Zeros or something else: writes past the last good marker were dropped (limbo).
  */
-export function judgeMarkers(readings: readonly MarkerReading[], from: number, capacity: number, blockSize: number): FakeCapacity | null {
+export function judgeMarkers(
+  readings: readonly MarkerReading[],
+  from: number,
+  capacity: number,
+  blockSize: number,
+): FakeCapacity | null {
   const sorted = [...readings].sort((a, b) => a.position - b.position);
   const firstBad = sorted.find((r) => r.state !== 'ok');
   if (firstBad === undefined) return null;

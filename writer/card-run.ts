@@ -83,7 +83,9 @@ export async function runCard(share: JobShare, card: Card): Promise<TargetResult
   const state: CardState = { bytes: share.headLength, wrote: false, capacity: null };
   let result: TargetResult;
   try {
-    result = (await writeCard(share, card, state)) ? await checkCard(share, card, state.bytes, state.capacity) : await stopped(share.job, t, state.bytes);
+    result = (await writeCard(share, card, state))
+      ? await checkCard(share, card, state.bytes, state.capacity)
+      : await stopped(share.job, t, state.bytes);
   } catch (error) {
     // A source failure (a JobError from the shared reader) ends this target as it ends every other.
     const failure = error instanceof JobError ? error.failure : toFailure(error);
@@ -95,7 +97,14 @@ export async function runCard(share: JobShare, card: Card): Promise<TargetResult
   // Its customisation, once its image is on it; the image reaches its whole size on the device
   // even where ranges were left unwritten, and that bounds it.
   const results = new Map([[t.path, result]]);
-  await customiseTargets([t], results, share.job.overlays, card.region, share.layout.imageEnd(state.bytes), share.job.signal);
+  await customiseTargets(
+    [t],
+    results,
+    share.job.overlays,
+    card.region,
+    share.layout.imageEnd(state.bytes),
+    share.job.signal,
+  );
   return results.get(t.path) ?? result;
 }
 
@@ -104,7 +113,9 @@ async function stopped(job: CardJob, t: WriteTarget, bytes: number): Promise<Tar
   await t.sync().catch(() => undefined);
   const refused = job.skips?.refusal;
   const failure = refused !== undefined && refused !== null ? toFailure(refused) : refusedStop(job.signal);
-  return failure !== null ? { status: 'failed', target: t.path, bytes, ...failure } : { status: 'cancelled', target: t.path, bytes };
+  return failure !== null
+    ? { status: 'failed', target: t.path, bytes, ...failure }
+    : { status: 'cancelled', target: t.path, bytes };
 }
 
 /** The `limit` of a writing report, once measured (exactOptionalPropertyTypes keeps an undefined one out). */
@@ -113,7 +124,13 @@ function withLimit(limit: Limit | undefined): Pick<Progress, 'limit'> {
 }
 
 /** Runs `io` on the target; its failure is the target's, at `near` unless the error says where. */
-async function onTarget(t: WriteTarget, state: CardState, layout: StreamLayout, near: number, io: () => Promise<void>): Promise<void> {
+async function onTarget(
+  t: WriteTarget,
+  state: CardState,
+  layout: StreamLayout,
+  near: number,
+  io: () => Promise<void>,
+): Promise<void> {
   try {
     await io();
   } catch (error) {
@@ -122,7 +139,14 @@ async function onTarget(t: WriteTarget, state: CardState, layout: StreamLayout, 
 }
 
 /** Writes `length` stream bytes from `buffer`, which start at stream offset `at`, where the layout puts them. */
-async function writeStream(card: Card, state: CardState, layout: StreamLayout, buffer: Buffer, length: number, at: number): Promise<void> {
+async function writeStream(
+  card: Card,
+  state: CardState,
+  layout: StreamLayout,
+  buffer: Buffer,
+  length: number,
+  at: number,
+): Promise<void> {
   for (const piece of layout.pieces(at, length)) {
     await card.target.write(buffer, piece.bufferOffset, piece.length, piece.deviceOffset, card.scratch);
     state.wrote = true;
@@ -148,12 +172,16 @@ async function writeCard(share: JobShare, card: Card, state: CardState): Promise
   const request = card.region.length / 2;
   const halves = [card.region.subarray(0, request), card.region.subarray(request)] as const;
   // 1. The head is blanked now and written last. The region is still all zeros here.
-  await onTarget(t, state, layout, 0, () => writeStream(card, state, layout, halves[0], alignDown(headLength, t.blockSize), 0));
+  await onTarget(t, state, layout, 0, () =>
+    writeStream(card, state, layout, halves[0], alignDown(headLength, t.blockSize), 0),
+  );
   // Markers go on before the image, so that the image pushes any cache of the drive past them.
   if (job.imageSize !== null) await writeMarkers(share, card, state, job.imageSize);
   // 2. Everything after it, through this target's own pump.
   const limit = new LimitMeter();
-  const meter = new ProgressMeter('writing', t.path, layout.streamBytes, (p) => share.emit({ ...p, ...withLimit(limit.current()) }));
+  const meter = new ProgressMeter('writing', t.path, layout.streamBytes, (p) =>
+    share.emit({ ...p, ...withLimit(limit.current()) }),
+  );
   let lastSync = performance.now();
   const pumped = await pump({
     halves,
@@ -190,7 +218,14 @@ async function writeCard(share: JobShare, card: Card, state: CardState): Promise
   // 3. The head, now that the rest is on the device.
   await onTarget(t, state, layout, 0, () => writeStream(card, state, layout, share.head, headLength, 0));
   meter.finish();
-  share.emit({ phase: 'syncing', target: t.path, bytesDone: state.bytes, bytesTotal: state.bytes, speed: 0, eta: null });
+  share.emit({
+    phase: 'syncing',
+    target: t.path,
+    bytesDone: state.bytes,
+    bytesTotal: state.bytes,
+    speed: 0,
+    eta: null,
+  });
   await onTarget(t, state, layout, state.bytes, () => t.sync());
   return true;
 }
@@ -213,28 +248,50 @@ async function sourceVerdict(share: JobShare, imageBytes: number): Promise<boole
     if (end === null) return false;
     if (!end.ok) throw new JobError(end.failure);
     if (end.bytes !== null && end.bytes !== imageBytes) {
-      throw jobError('source-read-error', `The image source sent ${end.bytes} bytes, but ${imageBytes} arrived.`, { offset: layout.deviceOffset(Math.min(end.bytes, imageBytes)) });
+      throw jobError('source-read-error', `The image source sent ${end.bytes} bytes, but ${imageBytes} arrived.`, {
+        offset: layout.deviceOffset(Math.min(end.bytes, imageBytes)),
+      });
     }
   }
   const streamBytes = layout.streamBytes;
   if (streamBytes !== null && imageBytes < streamBytes) {
     const offset = layout.deviceOffset(imageBytes);
-    throw jobError('source-truncated', `The image ended after ${offset} of its ${job.imageSize ?? streamBytes} bytes: the file is truncated (an incomplete download?).`, { offset });
+    throw jobError(
+      'source-truncated',
+      `The image ended after ${offset} of its ${job.imageSize ?? streamBytes} bytes: the file is truncated (an incomplete download?).`,
+      { offset },
+    );
   }
   // A stream of unknown length that brought nothing (an empty .gz or .bz2: sizes known in advance
   // are refused by the probe). The head was never blanked: 0 bytes were read for it.
   if (streamBytes === null && imageBytes === 0) {
-    throw jobError('source-truncated', 'The image is empty: it decodes to 0 bytes, so there is nothing to write. Was the download or the image build interrupted?', { offset: 0 });
+    throw jobError(
+      'source-truncated',
+      'The image is empty: it decodes to 0 bytes, so there is nothing to write. Was the download or the image build interrupted?',
+      { offset: 0 },
+    );
   }
   return job.signal?.aborted !== true;
 }
 
 /** Verifies the written target, reads its capacity markers back, and repairs what differs. */
-async function checkCard(share: JobShare, card: Card, imageBytes: number, capacity: CapacityCheck | null): Promise<TargetResult> {
+async function checkCard(
+  share: JobShare,
+  card: Card,
+  imageBytes: number,
+  capacity: CapacityCheck | null,
+): Promise<TargetResult> {
   const { job, layout, hashes } = share;
   const t = card.target;
-  const failed = (failure: Failure): TargetResult => ({ status: 'failed', target: t.path, bytes: imageBytes, ...failure });
-  const verified = job.verify ? await verifyWritten({ targets: [t], chunk: card.region, imageBytes, layout, hashes, job, emit: share.emit }) : null;
+  const failed = (failure: Failure): TargetResult => ({
+    status: 'failed',
+    target: t.path,
+    bytes: imageBytes,
+    ...failure,
+  });
+  const verified = job.verify
+    ? await verifyWritten({ targets: [t], chunk: card.region, imageBytes, layout, hashes, job, emit: share.emit })
+    : null;
   const outcome = verified?.get(t) ?? null;
   if (outcome?.status === 'cancelled') return { status: 'cancelled', target: t.path, bytes: imageBytes };
   let health: Pick<Extract<TargetResult, { status: 'ok' }>, 'capacityCheck' | 'repaired'> = {};
@@ -243,23 +300,50 @@ async function checkCard(share: JobShare, card: Card, imageBytes: number, capaci
     // A drive that is not the size it claims explains any mismatch: nothing is repaired on it.
     // Its message says to stop using it; what the image on it is worth depends on the verify.
     if (verdict !== undefined && 'failure' in verdict) {
-      const state = !job.verify ? ' The image on it was not verified (verification was turned off).' : outcome !== null ? ` The image on it did not verify either. ${DRIVE_INCOMPLETE}` : '';
+      const state = !job.verify
+        ? ' The image on it was not verified (verification was turned off).'
+        : outcome !== null
+          ? ` The image on it did not verify either. ${DRIVE_INCOMPLETE}`
+          : '';
       return failed({ ...verdict.failure, message: `${verdict.failure.message}${state}` });
     }
     if (verdict !== undefined) health = { capacityCheck: verdict.passed };
     if (outcome !== null) {
       if (outcome.differences === undefined) return failed(outcome.failure);
       const source = job.sourceSeekable ? fileRepairSource(job.source, 'The image file') : (job.repairs ?? null);
-      const repair = await repairGrains({ target: t, differences: outcome.differences, failure: outcome.failure, imageBytes, layout, hashes, region: card.region, scratch: card.scratch, source, signal: job.signal, emit: share.emit });
+      const repair = await repairGrains({
+        target: t,
+        differences: outcome.differences,
+        failure: outcome.failure,
+        imageBytes,
+        layout,
+        hashes,
+        region: card.region,
+        scratch: card.scratch,
+        source,
+        signal: job.signal,
+        emit: share.emit,
+      });
       if ('cancelled' in repair) return { status: 'cancelled', target: t.path, bytes: imageBytes };
       if ('failure' in repair) return failed(repair.failure);
       health = { ...health, repaired: repair.repaired };
     }
   } catch (error) {
     // An I/O error of the capacity check or the repair is the drive's; anything else is Sluice's own (internal), never a write error at offset 0.
-    return failed(errorCode(error) === '' ? toFailure(error) : targetWriteFailure(t.path, error, 0, t.capacity, true).failure);
+    return failed(
+      errorCode(error) === '' ? toFailure(error) : targetWriteFailure(t.path, error, 0, t.capacity, true).failure,
+    );
   }
   const skipped = layout.leftOut > 0 ? { skipped: layout.leftOut } : {};
   const seconds = (performance.now() - share.started) / 1000;
-  return { status: 'ok', target: t.path, bytes: imageBytes, written: true, verified: job.verify, seconds, ...skipped, ...health };
+  return {
+    status: 'ok',
+    target: t.path,
+    bytes: imageBytes,
+    written: true,
+    verified: job.verify,
+    seconds,
+    ...skipped,
+    ...health,
+  };
 }

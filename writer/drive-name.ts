@@ -18,8 +18,15 @@ export async function refuseDriveName(path: string, platform: DevicePlatform): P
   const canonical = await platform.canonicalName(path);
   if (canonical === path) return null;
   if (canonical !== null) {
-    return { code: 'target-not-block-device', message: `${path} is another name for ${canonical}. Name the drive itself (${canonical}), so that the drive you authorized is the one that is opened.` };
+    return {
+      code: 'target-not-block-device',
+      message: `${path} is another name for ${canonical}. Name the drive itself (${canonical}), so that the drive you authorized is the one that is opened.`,
+    };
   }
-  if (!(await exists(path))) return { code: 'target-not-found', message: `${path} does not exist: was the drive unplugged?` };
-  return { code: 'target-not-block-device', message: `${path} is not a disk the system has a name of its own for (such as /dev/sdb). Name the drive itself.` };
+  if (!(await exists(path)))
+    return { code: 'target-not-found', message: `${path} does not exist: was the drive unplugged?` };
+  return {
+    code: 'target-not-block-device',
+    message: `${path} is not a disk the system has a name of its own for (such as /dev/sdb). Name the drive itself.`,
+  };
 }

@@ -23,7 +23,13 @@ function offsetOf(error: unknown, fallback: number): number {
  * whether earlier writes to it succeeded (a drive that turns read-only part-way is not a refusal:
  * it no longer holds what it did).
  */
-export function targetWriteFailure(target: string, error: unknown, near: number, capacity: number | null, wroteBefore: boolean): JobError {
+export function targetWriteFailure(
+  target: string,
+  error: unknown,
+  near: number,
+  capacity: number | null,
+  wroteBefore: boolean,
+): JobError {
   if (error instanceof JobError) return error;
   const offset = offsetOf(error, near);
   const at = `at byte offset ${offset} (${formatBytes(offset)} in)`;
@@ -32,9 +38,17 @@ export function targetWriteFailure(target: string, error: unknown, near: number,
       // Short of the size it announced, a drive that takes no more has most often gone: a card
       // pulled from its reader leaves a device of 0 bytes, and every write to it finds no space.
       if (capacity !== null && offset < capacity) {
-        return jobError('target-full', `${target} ran out of space ${at}, short of the ${formatBytes(capacity)} it announced: was it unplugged, or its card taken out? If not, it holds less than it claims (a counterfeit) or is failing.`, { offset });
+        return jobError(
+          'target-full',
+          `${target} ran out of space ${at}, short of the ${formatBytes(capacity)} it announced: was it unplugged, or its card taken out? If not, it holds less than it claims (a counterfeit) or is failing.`,
+          { offset },
+        );
       }
-      return jobError('target-full', `${target} ran out of space ${at}: the device is smaller than the image, or it failed to store more.`, { offset });
+      return jobError(
+        'target-full',
+        `${target} ran out of space ${at}: the device is smaller than the image, or it failed to store more.`,
+        { offset },
+      );
     case 'ENODEV':
     case 'ENXIO':
     case 'ENOENT':
@@ -43,10 +57,21 @@ export function targetWriteFailure(target: string, error: unknown, near: number,
     case 'EROFS':
     case 'EPERM':
     case 'EACCES':
-      if (wroteBefore) return jobError('write-error', `${target} turned read-only part-way and refused the write ${at} (a worn card locks itself; or its lock switch moved).`, { offset });
-      return jobError('target-read-only', `${target} refused the write ${at}: it is read-only (check the card's lock switch).`, { offset });
+      if (wroteBefore)
+        return jobError(
+          'write-error',
+          `${target} turned read-only part-way and refused the write ${at} (a worn card locks itself; or its lock switch moved).`,
+          { offset },
+        );
+      return jobError(
+        'target-read-only',
+        `${target} refused the write ${at}: it is read-only (check the card's lock switch).`,
+        { offset },
+      );
     case 'EIO':
-      return jobError('write-error', `I/O error writing ${target} ${at}: the card or reader may be failing.`, { offset });
+      return jobError('write-error', `I/O error writing ${target} ${at}: the card or reader may be failing.`, {
+        offset,
+      });
     default:
       return jobError('write-error', `Writing ${target} failed ${at}: ${errorText(error)}.`, { offset });
   }
@@ -57,12 +82,22 @@ export function targetReadFailure(target: string, error: unknown, near: number):
   const offset = offsetOf(error, near);
   const code = errorCode(error);
   if (code === 'ENODEV' || code === 'ENXIO' || code === 'ENOENT' || code === 'ENOMEDIUM') {
-    return jobError('target-unplugged', `${target} disappeared while being verified, at byte offset ${offset}: was it unplugged?`, { offset });
+    return jobError(
+      'target-unplugged',
+      `${target} disappeared while being verified, at byte offset ${offset}: was it unplugged?`,
+      { offset },
+    );
   }
-  return jobError('verify-read-error', `Reading ${target} back failed at byte offset ${offset}: ${errorText(error)}. The card may be failing.`, { offset });
+  return jobError(
+    'verify-read-error',
+    `Reading ${target} back failed at byte offset ${offset}: ${errorText(error)}. The card may be failing.`,
+    { offset },
+  );
 }
 
 /** What a failed read of the image at `offset` means. */
 export function sourceReadFailure(offset: number, error: unknown): JobError {
-  return jobError('source-read-error', `Reading the image failed at byte offset ${offset}: ${errorText(error)}.`, { offset });
+  return jobError('source-read-error', `Reading the image failed at byte offset ${offset}: ${errorText(error)}.`, {
+    offset,
+  });
 }

@@ -100,7 +100,11 @@ export interface FlashJob {
  * source (st_rdev), or null for a decoder's pipe. A target that holds it is refused.
  */
 function sourceDeviceOf(fd: number): Promise<number | null> {
-  return new Promise((resolve) => fstat(fd, (error, st) => resolve(error !== null ? null : st.isFile() ? st.dev : st.isBlockDevice() ? st.rdev : null)));
+  return new Promise((resolve) =>
+    fstat(fd, (error, st) =>
+      resolve(error !== null ? null : st.isFile() ? st.dev : st.isBlockDevice() ? st.rdev : null),
+    ),
+  );
 }
 
 function chooseChunkSize(targets: readonly WriteTarget[], override: number | undefined): number {
@@ -123,7 +127,11 @@ export async function flash(job: FlashJob): Promise<TargetResult[]> {
   let layout: StreamLayout;
   try {
     // A medium for each target or none at all: a shorter list would leave targets unchecked.
-    if (job.media !== undefined && job.media.length !== job.targets.length) throw jobError('protocol-error', `The job names media for ${job.media.length} of its ${job.targets.length} drives.`);
+    if (job.media !== undefined && job.media.length !== job.targets.length)
+      throw jobError(
+        'protocol-error',
+        `The job names media for ${job.media.length} of its ${job.targets.length} drives.`,
+      );
     layout = streamLayoutOf(job);
   } catch (error) {
     job.skips?.close();
@@ -150,11 +158,17 @@ export async function flash(job: FlashJob): Promise<TargetResult[]> {
     await Promise.all(
       active.map(async (t) => {
         const result = results.get(t.path);
-        if (result !== undefined) results.set(t.path, await settleTarget(t.facts, t.reached ? reachedDrive(result) : result, job.eject ?? false, platform));
+        if (result !== undefined)
+          results.set(
+            t.path,
+            await settleTarget(t.facts, t.reached ? reachedDrive(result) : result, job.eject ?? false, platform),
+          );
       }),
     );
   }
-  return job.targets.map((path) => results.get(path) ?? { status: 'failed', target: path, bytes: 0, ...toFailure(new Error('no result')) });
+  return job.targets.map(
+    (path) => results.get(path) ?? { status: 'failed', target: path, bytes: 0, ...toFailure(new Error('no result')) },
+  );
 }
 
 /** What writeTargets needs of a job: everything but how its targets are found and opened. */
@@ -178,10 +192,16 @@ function ringBytes(request: number, targets: number): number {
  * writes the stream to all of them at once, each at its own pace, head last, and verifies each.
  * Resolves with one result per target path; never rejects.
  */
-export async function writeTargets(job: WriteJob, layout: StreamLayout, opened: readonly WriteTarget[]): Promise<Map<string, TargetResult>> {
+export async function writeTargets(
+  job: WriteJob,
+  layout: StreamLayout,
+  opened: readonly WriteTarget[],
+): Promise<Map<string, TargetResult>> {
   const started = performance.now();
   // A file has no capacity: a stream of unknown length into one gets the largest grain.
-  const grain = chooseGrain(layout.streamBytes ?? Math.max(...opened.map((t) => t.capacity ?? Number.MAX_SAFE_INTEGER)));
+  const grain = chooseGrain(
+    layout.streamBytes ?? Math.max(...opened.map((t) => t.capacity ?? Number.MAX_SAFE_INTEGER)),
+  );
   const request = Math.max(chooseChunkSize(opened, job.chunkSize), grain);
   const scratchSize = scratchBytes(opened);
   const perCard = 2 * request + scratchSize;
@@ -207,15 +227,26 @@ export async function writeTargets(job: WriteJob, layout: StreamLayout, opened: 
       started,
       emit: (progress) => job.onProgress?.(progress),
     };
-    const shared = ring > 0 ? new StreamRing(memory.bytes.subarray(0, ring), request, HEAD_BYTES, source.read, source.reread) : null;
+    const shared =
+      ring > 0 ? new StreamRing(memory.bytes.subarray(0, ring), request, HEAD_BYTES, source.read, source.reread) : null;
     const ends = await Promise.all(
       opened.map((target, i) => {
         const base = ring + HEAD_BYTES + i * perCard;
-        const card = { target, region: memory.bytes.subarray(base, base + 2 * request), scratch: memory.bytes.subarray(base + 2 * request, base + perCard), source: shared?.reader() ?? { read: source.read, release: () => undefined } };
+        const card = {
+          target,
+          region: memory.bytes.subarray(base, base + 2 * request),
+          scratch: memory.bytes.subarray(base + 2 * request, base + perCard),
+          source: shared?.reader() ?? { read: source.read, release: () => undefined },
+        };
         return headRead === ABANDONED ? cancelledCard(job, target) : runCard(share, card);
       }),
     );
-    opened.forEach((t, i) => results.set(t.path, ends[i] ?? { status: 'failed', target: t.path, bytes: 0, ...toFailure(new Error('no result')) }));
+    opened.forEach((t, i) =>
+      results.set(
+        t.path,
+        ends[i] ?? { status: 'failed', target: t.path, bytes: 0, ...toFailure(new Error('no result')) },
+      ),
+    );
   } catch (error) {
     // The head's read failed: the source's failure is every target's, before any was written.
     const failure = error instanceof JobError ? error.failure : toFailure(error);
@@ -230,7 +261,11 @@ export async function writeTargets(job: WriteJob, layout: StreamLayout, opened: 
 function cancelledCard(job: WriteJob, target: WriteTarget): Promise<TargetResult> {
   const refused = job.skips?.refusal;
   const failure = refused !== undefined && refused !== null ? toFailure(refused) : refusedStop(job.signal);
-  return Promise.resolve(failure !== null ? { status: 'failed', target: target.path, bytes: 0, ...failure } : { status: 'cancelled', target: target.path, bytes: 0 });
+  return Promise.resolve(
+    failure !== null
+      ? { status: 'failed', target: target.path, bytes: 0, ...failure }
+      : { status: 'cancelled', target: target.path, bytes: 0 },
+  );
 }
 
 /**
@@ -239,26 +274,42 @@ function cancelledCard(job: WriteJob, target: WriteTarget): Promise<TargetResult
  * `reread` reads an image file, or a batch's decoded copy, again where a target that fell behind
  * needs it; null for a pipe.
  */
-function jobSource(job: WriteJob, layout: StreamLayout, hashes: GrainHashes): { read: StreamRead; reread: StreamRead | null } {
+function jobSource(
+  job: WriteJob,
+  layout: StreamLayout,
+  hashes: GrainHashes,
+): { read: StreamRead; reread: StreamRead | null } {
   /** Stream bytes read so far: ranges left out from now on must lie after them. */
   let received = 0;
   job.skips?.open((extents) => layout.omit(extents, received));
   const growing = job.sourceGrows === true && job.sourceEnd !== undefined ? job.sourceEnd : null;
   return {
     read: async (into, length, at) => {
-      const got = growing === null ? await readStream(job.source, job.sourceSeekable, layout, into, length, at) : await readGrowing(job.source, growing, into, length, at, job.signal);
+      const got =
+        growing === null
+          ? await readStream(job.source, job.sourceSeekable, layout, into, length, at)
+          : await readGrowing(job.source, growing, into, length, at, job.signal);
       received = Math.max(received, at + got);
       const end = job.sourceEnd?.current;
       if (end?.ok === false) throw new JobError(end.failure);
       const streamBytes = layout.streamBytes;
       if (streamBytes !== null && at + got > streamBytes) {
-        throw jobError('source-corrupt', `The image has more data than the ${streamBytes} bytes it announced; it may be corrupt.`, { offset: streamBytes });
+        throw jobError(
+          'source-corrupt',
+          `The image has more data than the ${streamBytes} bytes it announced; it may be corrupt.`,
+          { offset: streamBytes },
+        );
       }
       hashes.record(into.subarray(0, got), at);
       // The last byte is read: a skip after it is refused.
       if (got < length) job.skips?.close();
       return got;
     },
-    reread: growing !== null ? (into, length, at) => rereadGrown(job.source, into, length, at) : job.sourceSeekable ? (into, length, at) => readStream(job.source, true, layout, into, length, at, true) : null,
+    reread:
+      growing !== null
+        ? (into, length, at) => rereadGrown(job.source, into, length, at)
+        : job.sourceSeekable
+          ? (into, length, at) => readStream(job.source, true, layout, into, length, at, true)
+          : null,
   };
 }

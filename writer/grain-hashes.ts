@@ -54,7 +54,12 @@ export class GrainHashes {
   }
 }
 
-function forEachGrain(bytes: Buffer, imageOffset: number, grain: number, visit: (index: number, view: Buffer) => void): void {
+function forEachGrain(
+  bytes: Buffer,
+  imageOffset: number,
+  grain: number,
+  visit: (index: number, view: Buffer) => void,
+): void {
   if (imageOffset % grain !== 0) throw new Error(`hash region at ${imageOffset} is not grain-aligned`);
   for (let start = 0; start < bytes.length; start += grain) {
     visit((imageOffset + start) / grain, bytes.subarray(start, Math.min(start + grain, bytes.length)));

@@ -21,7 +21,14 @@ const POLL_MS = 10;
  * Reads `length` stream bytes at `at` into `into`, waiting where the decoder has not written them
  * yet; fewer only where the stream ended (or failed: the caller reads the verdict).
  */
-export async function readGrowing(fd: number, end: SourceEndSignal, into: Buffer, length: number, at: number, signal: AbortSignal | undefined): Promise<number> {
+export async function readGrowing(
+  fd: number,
+  end: SourceEndSignal,
+  into: Buffer,
+  length: number,
+  at: number,
+  signal: AbortSignal | undefined,
+): Promise<number> {
   let got = 0;
   try {
     for (;;) {

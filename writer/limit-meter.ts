@@ -42,7 +42,8 @@ export class LimitMeter {
     const t = this.now();
     // The oldest sample inside the window, or the oldest kept.
     let oldest = (this.head - this.count + SAMPLES) % SAMPLES;
-    for (let i = 0; i < this.count - 1 && t - (this.times[oldest] ?? 0) > WINDOW_MS; i++) oldest = (oldest + 1) % SAMPLES;
+    for (let i = 0; i < this.count - 1 && t - (this.times[oldest] ?? 0) > WINDOW_MS; i++)
+      oldest = (oldest + 1) % SAMPLES;
     const span = t - (this.times[oldest] ?? t);
     if (span < MIN_MS) return undefined;
     const sourceWait = share(this.sourceMs - (this.sources[oldest] ?? 0), span);

@@ -20,11 +20,19 @@ export const COMPARES: DriveUse = { untouched: 'Nothing was compared', code: 'ta
  * none to compare) is not the one in it now; a job that reads is refused as firmly as one that
  * writes, since a backup or a check of the wrong card would report on a card nobody chose.
  */
-export async function refuseOtherMedium(facts: DeviceFacts, platform: DevicePlatform, medium: string | null, use: DriveUse): Promise<void> {
+export async function refuseOtherMedium(
+  facts: DeviceFacts,
+  platform: DevicePlatform,
+  medium: string | null,
+  use: DriveUse,
+): Promise<void> {
   if (medium === null) return;
   const now = await platform.medium(facts);
   if (now === medium) return;
-  const what = now === null ? 'holds no medium now (was the card taken out?)' : 'holds another medium than the one chosen (a card swapped in the same reader?)';
+  const what =
+    now === null
+      ? 'holds no medium now (was the card taken out?)'
+      : 'holds another medium than the one chosen (a card swapped in the same reader?)';
   throw jobError(use.code, `${facts.path} ${what}. ${use.untouched}; choose the drive again.`);
 }
 
@@ -33,7 +41,13 @@ export async function refuseOtherMedium(facts: DeviceFacts, platform: DevicePlat
  * card's filesystems are left alone) and again on the open drive, so that a card swapped between
  * the look and the open fails here instead of being used; the drive is closed again then.
  */
-export async function openSameMedium(facts: DeviceFacts, platform: DevicePlatform, medium: string | null, use: DriveUse, open: () => Promise<OpenDrive>): Promise<OpenDrive> {
+export async function openSameMedium(
+  facts: DeviceFacts,
+  platform: DevicePlatform,
+  medium: string | null,
+  use: DriveUse,
+  open: () => Promise<OpenDrive>,
+): Promise<OpenDrive> {
   await refuseOtherMedium(facts, platform, medium, use);
   const opened = await open();
   try {

@@ -22,7 +22,11 @@ function isDiskNode(st: Stats): boolean {
  * compare that file in 12 of 60 runs. Every open of a device by the engine goes through here.
  * `openFailure` says what a failed open means for this use of the device.
  */
-export async function openInspected(facts: DeviceFacts, flags: number, openFailure: (error: unknown) => Failure): Promise<number> {
+export async function openInspected(
+  facts: DeviceFacts,
+  flags: number,
+  openFailure: (error: unknown) => Failure,
+): Promise<number> {
   let fd: number;
   try {
     fd = await openFd(facts.rawPath, flags);
@@ -50,7 +54,12 @@ export interface OpenDrive {
  * Unmounts the disk that `facts` describes and opens it with `flags` (see openInspected). The
  * hold is released again when the open fails.
  */
-export async function openInspectedDisk(facts: DeviceFacts, platform: DevicePlatform, flags: number, openFailure: (error: unknown) => Failure): Promise<OpenDrive> {
+export async function openInspectedDisk(
+  facts: DeviceFacts,
+  platform: DevicePlatform,
+  flags: number,
+  openFailure: (error: unknown) => Failure,
+): Promise<OpenDrive> {
   // Every platform is asked, mounted or not: Windows volumes without a drive letter are mounted too.
   const hold = await platform.unmount(facts);
   try {

@@ -47,11 +47,13 @@ export class OverlayInbox {
   add(target: number, offset: number, bytes: Buffer): string | null {
     const expected = this.expected[target];
     const pieces = this.pieces[target];
-    if (expected === undefined || pieces === undefined) return `an overlay for target ${target}, which the job does not have`;
+    if (expected === undefined || pieces === undefined)
+      return `an overlay for target ${target}, which the job does not have`;
     const received = (this.received[target] ?? 0) + bytes.length;
     if (received > expected) return `more overlay bytes for target ${target} than the ${expected} announced`;
     if (pieces.length >= MAX_PIECES) return `more than ${MAX_PIECES} overlay pieces for target ${target}`;
-    if (pieces.some((p) => offset < p.offset + p.bytes.length && p.offset < offset + bytes.length)) return `overlapping overlay bytes at offset ${offset}`;
+    if (pieces.some((p) => offset < p.offset + p.bytes.length && p.offset < offset + bytes.length))
+      return `overlapping overlay bytes at offset ${offset}`;
     pieces.push({ offset, bytes });
     this.received[target] = received;
     this.settleIfDone();
@@ -72,7 +74,8 @@ export function outsideImage(pieces: readonly OverlayPiece[], imageBytes: number
 /** `pieces` split into parts of at most `most` bytes. */
 function* parts(pieces: readonly OverlayPiece[], most: number): Generator<OverlayPiece> {
   for (const piece of pieces) {
-    for (let at = 0; at < piece.bytes.length; at += most) yield { offset: piece.offset + at, bytes: piece.bytes.subarray(at, at + most) };
+    for (let at = 0; at < piece.bytes.length; at += most)
+      yield { offset: piece.offset + at, bytes: piece.bytes.subarray(at, at + most) };
   }
 }
 
@@ -91,7 +94,11 @@ export function applyOverlay(buffer: Buffer, at: number, pieces: readonly Overla
  * uncached reads and compares. `region` is an aligned buffer of at least four blocks: its first
  * half holds what is written, its second what is read back. Null when every byte matched.
  */
-export async function writeOverlay(target: WriteTarget, pieces: readonly OverlayPiece[], region: Buffer): Promise<Failure | null> {
+export async function writeOverlay(
+  target: WriteTarget,
+  pieces: readonly OverlayPiece[],
+  region: Buffer,
+): Promise<Failure | null> {
   const block = target.blockSize;
   const half = alignDown(Math.floor(region.length / 2), block);
   const most = half - 2 * block;
@@ -107,7 +114,12 @@ export async function writeOverlay(target: WriteTarget, pieces: readonly Overlay
     } catch (error) {
       throw targetReadFailure(target.path, error, start);
     }
-    if (got < length) throw targetReadFailure(target.path, Object.assign(new Error('the drive ended early'), { code: 'EIO' }), start + got);
+    if (got < length)
+      throw targetReadFailure(
+        target.path,
+        Object.assign(new Error('the drive ended early'), { code: 'EIO' }),
+        start + got,
+      );
     return { start, length };
   };
   try {
@@ -130,7 +142,11 @@ export async function writeOverlay(target: WriteTarget, pieces: readonly Overlay
         let i = 0;
         while (back[i] === part.bytes[i]) i += 1;
         const offset = part.offset + i;
-        return { code: 'verify-mismatch', message: `Verification of the customisation failed on ${target.path}: the byte at offset ${offset} differs from what was written. The card may be counterfeit or failing; try another card.`, offset };
+        return {
+          code: 'verify-mismatch',
+          message: `Verification of the customisation failed on ${target.path}: the byte at offset ${offset} differs from what was written. The card may be counterfeit or failing; try another card.`,
+          offset,
+        };
       }
     }
   } catch (error) {
@@ -147,7 +163,14 @@ export type Overlays = ReadonlyMap<string, readonly OverlayPiece[]>;
  * written and read back at the same time, each in its own slice of `region` (the job's chunk
  * region, free once verification is done). An ok result says customised; a failure replaces it.
  */
-export async function customiseTargets(targets: readonly WriteTarget[], results: Map<string, TargetResult>, overlays: Promise<Overlays>, region: Buffer, imageBytes: number, signal: AbortSignal | undefined): Promise<void> {
+export async function customiseTargets(
+  targets: readonly WriteTarget[],
+  results: Map<string, TargetResult>,
+  overlays: Promise<Overlays>,
+  region: Buffer,
+  imageBytes: number,
+  signal: AbortSignal | undefined,
+): Promise<void> {
   const good = targets.filter((t) => results.get(t.path)?.status === 'ok');
   if (good.length === 0) return;
   const all = await unlessAborted(overlays, signal);
@@ -158,15 +181,28 @@ export async function customiseTargets(targets: readonly WriteTarget[], results:
       if (result?.status !== 'ok') return;
       if (all === ABANDONED) {
         const refused = refusedStop(signal);
-        return void results.set(target.path, refused === null ? { status: 'cancelled', target: target.path, bytes: result.bytes } : { status: 'failed', target: target.path, bytes: result.bytes, ...refused });
+        return void results.set(
+          target.path,
+          refused === null
+            ? { status: 'cancelled', target: target.path, bytes: result.bytes }
+            : { status: 'failed', target: target.path, bytes: result.bytes, ...refused },
+        );
       }
       const pieces = all.get(target.path) ?? [];
       const outside = outsideImage(pieces, imageBytes);
       const failure =
         outside !== null
-          ? { code: 'protocol-error' as const, message: `The customisation for ${target.path} reaches past the image's ${imageBytes} bytes (from offset ${outside}); it was not written.` }
+          ? {
+              code: 'protocol-error' as const,
+              message: `The customisation for ${target.path} reaches past the image's ${imageBytes} bytes (from offset ${outside}); it was not written.`,
+            }
           : await writeOverlay(target, pieces, region.subarray(i * slice, (i + 1) * slice));
-      results.set(target.path, failure === null ? { ...result, customised: true } : { status: 'failed', target: target.path, bytes: result.bytes, ...failure });
+      results.set(
+        target.path,
+        failure === null
+          ? { ...result, customised: true }
+          : { status: 'failed', target: target.path, bytes: result.bytes, ...failure },
+      );
     }),
   );
 }

@@ -174,9 +174,17 @@ class Probe {
    * I/O: what comes back is what the drive gives, not anything kept on this side. `onRead` sees
    * each block read whole (at the i-th of `positions`) before it is classified.
    */
-  async readFresh(positions: readonly number[], failedWrites: ReadonlySet<number>, onRead: (i: number, position: number, block: Buffer) => void): Promise<MarkerReading[]> {
+  async readFresh(
+    positions: readonly number[],
+    failedWrites: ReadonlySet<number>,
+    onRead: (i: number, position: number, block: Buffer) => void,
+  ): Promise<MarkerReading[]> {
     const { facts, blockSize: size } = this.device;
-    const fd = await openInspected(facts, this.platform.readFlags, (error) => targetReadFailure(facts.path, error, 0).failure).catch((error: unknown) => {
+    const fd = await openInspected(
+      facts,
+      this.platform.readFlags,
+      (error) => targetReadFailure(facts.path, error, 0).failure,
+    ).catch((error: unknown) => {
       throw isGone(error) ? new DriveGone() : error;
     });
     const block = this.markerBlock();
@@ -214,7 +222,11 @@ interface Finding {
 }
 
 /** Runs `positions` as one round, restoring whatever happens; adds what could not be restored to `unrestored`. */
-async function round(probe: Probe, positions: readonly number[], unrestored: Set<number>): Promise<MarkerReading[] | null> {
+async function round(
+  probe: Probe,
+  positions: readonly number[],
+  unrestored: Set<number>,
+): Promise<MarkerReading[] | null> {
   const r = new Round(probe, positions);
   try {
     return probe.cancelled() ? null : await r.run();
@@ -260,7 +272,10 @@ const LISTED = 64;
 /** The sentence for blocks that could not be put back. */
 function unrestoredWords(path: string, unrestored: ReadonlySet<number>): string {
   const offsets = [...unrestored].sort((a, b) => a - b);
-  const list = offsets.length <= LISTED ? offsets.join(', ') : `${offsets.slice(0, LISTED).join(', ')} and ${offsets.length - LISTED} more`;
+  const list =
+    offsets.length <= LISTED
+      ? offsets.join(', ')
+      : `${offsets.slice(0, LISTED).join(', ')} and ${offsets.length - LISTED} more`;
   return `${offsets.length === 1 ? '1 block' : `${offsets.length} blocks`} of ${path} could not be restored (at byte ${offsets.length === 1 ? 'offset' : 'offsets'} ${list}): they hold Sluice's test markers instead of their data.`;
 }
 
@@ -285,22 +300,57 @@ export async function probeCapacity(job: ProbeJob): Promise<TargetResult> {
   let failure: Failure | null = null;
   try {
     const most = markerPositions(PROTECTED_BYTES, device.capacity, device.blockSize, PROBE_GEOMETRIC_MARKERS).length;
-    const memory = allocateJobMemory(Probe.slots(most) * alignUp(device.blockSize, MARKER_ALIGN) + alignUp(device.blockSize, MARKER_ALIGN));
+    const memory = allocateJobMemory(
+      Probe.slots(most) * alignUp(device.blockSize, MARKER_ALIGN) + alignUp(device.blockSize, MARKER_ALIGN),
+    );
     finding = await findCapacity(new Probe(device, memory, platform, job.signal), unrestored);
   } catch (error) {
-    failure = error instanceof DriveGone ? jobError('target-unplugged', `${target} went away while it was probed.`).failure : toFailure(error);
+    failure =
+      error instanceof DriveGone
+        ? jobError('target-unplugged', `${target} went away while it was probed.`).failure
+        : toFailure(error);
   } finally {
     await device.close().catch(() => undefined);
   }
   const seconds = (performance.now() - started) / 1000;
   if (unrestored.size > 0) {
     const why = failure?.message ?? (finding === null ? 'The probe was cancelled.' : '');
-    return { status: 'failed', target, bytes: 0, code: failure?.code ?? 'write-error', message: `${why} ${unrestoredWords(target, unrestored)}`.trim(), offset: Math.min(...unrestored) };
+    return {
+      status: 'failed',
+      target,
+      bytes: 0,
+      code: failure?.code ?? 'write-error',
+      message: `${why} ${unrestoredWords(target, unrestored)}`.trim(),
+      offset: Math.min(...unrestored),
+    };
   }
-  if (failure !== null) return { status: 'failed', target, bytes: 0, ...failure, message: `${failure.message} Every block it wrote was restored.` };
+  if (failure !== null)
+    return {
+      status: 'failed',
+      target,
+      bytes: 0,
+      ...failure,
+      message: `${failure.message} Every block it wrote was restored.`,
+    };
   if (finding === null) return { status: 'cancelled', target, bytes: 0 };
   if (finding.fake !== null) {
-    return { status: 'failed', target, bytes: 0, code: 'target-fake-capacity', message: fakeCapacityMessage(target, finding.fake), offset: finding.fake.realBytes, fakeCapacity: finding.fake };
+    return {
+      status: 'failed',
+      target,
+      bytes: 0,
+      code: 'target-fake-capacity',
+      message: fakeCapacityMessage(target, finding.fake),
+      offset: finding.fake.realBytes,
+      fakeCapacity: finding.fake,
+    };
   }
-  return { status: 'ok', target, bytes: device.capacity, written: false, verified: true, seconds, capacityCheck: { markers: finding.markers, seconds } };
+  return {
+    status: 'ok',
+    target,
+    bytes: device.capacity,
+    written: false,
+    verified: true,
+    seconds,
+    capacityCheck: { markers: finding.markers, seconds },
+  };
 }

@@ -24,10 +24,17 @@ export const DEFAULT_REQUEST = 2 * MiB;
  * more after them for the job's own use (a flash's head and scratch blocks, a comparison's other
  * side), all aligned as the halves are.
  */
-export function allocatePumpMemory(request: number = DEFAULT_REQUEST, extraBytes = 0): JobMemory & { halves: readonly [Buffer, Buffer]; extra: Buffer } {
+export function allocatePumpMemory(
+  request: number = DEFAULT_REQUEST,
+  extraBytes = 0,
+): JobMemory & { halves: readonly [Buffer, Buffer]; extra: Buffer } {
   const memory = allocateJobMemory(2 * request + extraBytes);
   const { bytes } = memory;
-  return { ...memory, halves: [bytes.subarray(0, request), bytes.subarray(request, 2 * request)], extra: bytes.subarray(2 * request) };
+  return {
+    ...memory,
+    halves: [bytes.subarray(0, request), bytes.subarray(request, 2 * request)],
+    extra: bytes.subarray(2 * request),
+  };
 }
 
 /** One run of the pump; `at` is the offset of a buffer's first byte in what is being pumped. */
@@ -143,10 +150,16 @@ export async function pump(op: PumpOp): Promise<PumpEnd> {
     if (op.admit?.(bytes, at) === false) return { end: 'stopped', at };
     const next = at + filled;
     // A short buffer is the source's last: only a full one can have more behind it.
-    const reading = filled === want(at) && next < end ? settle(op.read(op.halves[turn === 0 ? 1 : 0], want(next), next)) : NOTHING_MORE;
+    const reading =
+      filled === want(at) && next < end
+        ? settle(op.read(op.halves[turn === 0 ? 1 : 0], want(next), next))
+        : NOTHING_MORE;
     // When each side finished, for `waited`: stamped by their own callbacks, not by the order awaited.
     let readAt = 0;
-    const timedRead = op.waited === undefined || reading === NOTHING_MORE ? reading : reading.then((r) => ((readAt = performance.now()), r));
+    const timedRead =
+      op.waited === undefined || reading === NOTHING_MORE
+        ? reading
+        : reading.then((r) => ((readAt = performance.now()), r));
     const writing = settle(op.write(bytes, at));
     op.alongside?.(bytes, at);
     const wrote = await writing;

@@ -9,7 +9,15 @@ import type { StreamLayout } from './stream-layout.js';
  * that fell behind the others, see stream-ring.ts). Fewer bytes only where the source ends; a
  * failure is the job's.
  */
-export async function readStream(fd: number, seekable: boolean, layout: StreamLayout, into: Buffer, length: number, at: number, again = false): Promise<number> {
+export async function readStream(
+  fd: number,
+  seekable: boolean,
+  layout: StreamLayout,
+  into: Buffer,
+  length: number,
+  at: number,
+  again = false,
+): Promise<number> {
   try {
     if (!seekable || (!layout.sparse && !again)) return await readFully(fd, into, 0, length, null);
     let got = 0;

@@ -7,7 +7,12 @@
  * parses nothing here: it takes bytes at offsets it asked for, and the repair (repair.ts) writes
  * them only where they match the hashes taken when they were first written.
  */
-import { MAX_REPAIR_BYTES, REPAIR_WINDOW_BYTES, type FromHelper, type RepairAnswerMessage } from '../common/contracts/helper-protocol.js';
+import {
+  MAX_REPAIR_BYTES,
+  REPAIR_WINDOW_BYTES,
+  type FromHelper,
+  type RepairAnswerMessage,
+} from '../common/contracts/helper-protocol.js';
 import { JobError, jobError } from '../common/domain/failure.js';
 import type { Extent } from '../common/domain/extents.js';
 
@@ -28,7 +33,12 @@ export interface RepairSource {
    * when the bytes cannot be had, or with what `take` threw. `decoded` hears how far a source that
    * decodes the image again has got, in image bytes.
    */
-  read(ranges: readonly Extent[], take: (bytes: Buffer) => Promise<void>, signal: AbortSignal | undefined, decoded?: (bytes: number) => void): Promise<'done' | 'cancelled'>;
+  read(
+    ranges: readonly Extent[],
+    take: (bytes: Buffer) => Promise<void>,
+    signal: AbortSignal | undefined,
+    decoded?: (bytes: number) => void,
+  ): Promise<'done' | 'cancelled'>;
 }
 
 /** One request being answered. */
@@ -63,15 +73,26 @@ export class RepairInbox implements RepairSource {
     private readonly idleMs = REPAIR_IDLE_MS,
   ) {}
 
-  read(ranges: readonly Extent[], take: (bytes: Buffer) => Promise<void>, signal: AbortSignal | undefined, decoded?: (bytes: number) => void): Promise<'done' | 'cancelled'> {
+  read(
+    ranges: readonly Extent[],
+    take: (bytes: Buffer) => Promise<void>,
+    signal: AbortSignal | undefined,
+    decoded?: (bytes: number) => void,
+  ): Promise<'done' | 'cancelled'> {
     const total = ranges.reduce((sum, [, length]) => sum + length, 0);
-    if (total > MAX_REPAIR_BYTES) return Promise.reject(new Error(`a repair asked for ${total} bytes, more than ${MAX_REPAIR_BYTES}`));
+    if (total > MAX_REPAIR_BYTES)
+      return Promise.reject(new Error(`a repair asked for ${total} bytes, more than ${MAX_REPAIR_BYTES}`));
     const mine = this.turn.then(() => this.ask(ranges, take, signal, decoded));
     this.turn = mine.catch(() => undefined);
     return mine;
   }
 
-  private ask(ranges: readonly Extent[], take: (bytes: Buffer) => Promise<void>, signal: AbortSignal | undefined, decoded: ((bytes: number) => void) | undefined): Promise<'done' | 'cancelled'> {
+  private ask(
+    ranges: readonly Extent[],
+    take: (bytes: Buffer) => Promise<void>,
+    signal: AbortSignal | undefined,
+    decoded: ((bytes: number) => void) | undefined,
+  ): Promise<'done' | 'cancelled'> {
     if (signal?.aborted === true) return Promise.resolve('cancelled');
     if (ranges.length === 0) return Promise.resolve('done');
     return new Promise((resolve, reject) => {
@@ -102,13 +123,28 @@ export class RepairInbox implements RepairSource {
         touch: () => {
           clearTimeout(timer);
           if (this.answer !== answer) return;
-          timer = setTimeout(() => (answer.held > 0 ? answer.touch() : answer.settle(jobError('source-read-error', `The app sent nothing for ${this.idleMs / 1000} s while it read the image again for a repair.`))), this.idleMs);
+          timer = setTimeout(
+            () =>
+              answer.held > 0
+                ? answer.touch()
+                : answer.settle(
+                    jobError(
+                      'source-read-error',
+                      `The app sent nothing for ${this.idleMs / 1000} s while it read the image again for a repair.`,
+                    ),
+                  ),
+            this.idleMs,
+          );
         },
       };
       this.answer = answer;
       signal?.addEventListener('abort', onAbort, { once: true });
       answer.touch();
-      this.send({ type: 'repair-request', id: answer.id, ranges: ranges.map(([offset, length]): [number, number] => [offset, length]) });
+      this.send({
+        type: 'repair-request',
+        id: answer.id,
+        ranges: ranges.map(([offset, length]): [number, number] => [offset, length]),
+      });
     });
   }
 
@@ -118,7 +154,8 @@ export class RepairInbox implements RepairSource {
    * refused, timed out) is dropped. A wrong answer to the current request fails that request.
    */
   deliver(message: RepairAnswerMessage): string | null {
-    if (message.id > this.lastId) return `a ${message.type} message for repair request ${message.id}, which was never made`;
+    if (message.id > this.lastId)
+      return `a ${message.type} message for repair request ${message.id}, which was never made`;
     const answer = this.answer;
     if (answer === null || answer.id !== message.id) return null;
     if (message.type === 'repair-progress') {
@@ -169,8 +206,10 @@ export class RepairInbox implements RepairSource {
     const [start, rangeLength] = answer.ranges[answer.range] ?? [0, 0];
     if (answer.range >= answer.ranges.length) return `${length} bytes at ${offset} after all the ranges asked for`;
     if (offset !== start + answer.into) return `bytes at ${offset} where those at ${start + answer.into} were due`;
-    if (length > rangeLength - answer.into) return `${length} bytes at ${offset}, past the end of the range ${start}+${rangeLength} asked for`;
-    if (answer.held + length > REPAIR_WINDOW_BYTES) return `more than the ${REPAIR_WINDOW_BYTES} bytes it may send before they are taken`;
+    if (length > rangeLength - answer.into)
+      return `${length} bytes at ${offset}, past the end of the range ${start}+${rangeLength} asked for`;
+    if (answer.held + length > REPAIR_WINDOW_BYTES)
+      return `more than the ${REPAIR_WINDOW_BYTES} bytes it may send before they are taken`;
     return null;
   }
 }

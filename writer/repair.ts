@@ -75,7 +75,12 @@ export function fileRepairSource(fd: number, what: string): RepairSource {
           if (signal?.aborted === true) return 'cancelled';
           const want = Math.min(buffer.length, length - at);
           const got = await readFully(fd, buffer, 0, want, offset + at);
-          if (got < want) throw jobError('source-truncated', `${what} ends at byte ${offset + at + got} now; it was longer when it was written.`, { offset: offset + at + got });
+          if (got < want)
+            throw jobError(
+              'source-truncated',
+              `${what} ends at byte ${offset + at + got} now; it was longer when it was written.`,
+              { offset: offset + at + got },
+            );
           await take(buffer.subarray(0, want));
         }
       }
@@ -116,7 +121,10 @@ function batches(grains: readonly Grain[]): Grain[][] {
   let batch: Grain[] = [];
   for (const grain of grains) {
     const next = [...batch, grain];
-    if (batch.length > 0 && (rangesOf(next).length > MAX_EXTENTS || next.reduce((sum, g) => sum + g.length, 0) > MAX_REPAIR_BYTES)) {
+    if (
+      batch.length > 0 &&
+      (rangesOf(next).length > MAX_EXTENTS || next.reduce((sum, g) => sum + g.length, 0) > MAX_REPAIR_BYTES)
+    ) {
       out.push(batch);
       batch = [grain];
     } else batch = next;
@@ -151,7 +159,8 @@ async function rewriteGrain(args: RepairArgs, grain: Grain, image: Buffer, back:
   let wrong = 0;
   for (let round = 0; round < MAX_ROUNDS; round++) {
     if (signal?.aborted === true) throw new Cancelled();
-    for (const piece of grain.pieces) await target.write(image, piece.bufferOffset, piece.length, piece.deviceOffset, scratch);
+    for (const piece of grain.pieces)
+      await target.write(image, piece.bufferOffset, piece.length, piece.deviceOffset, scratch);
     await target.sync();
     const got = await readSpan(target, layout, back, grain.length, grain.at);
     wrong = 0;
@@ -168,7 +177,11 @@ async function rewriteGrain(args: RepairArgs, grain: Grain, image: Buffer, back:
 export async function repairGrains(args: RepairArgs): Promise<RepairOutcome> {
   const { differences, failure, layout, hashes, region, source, signal, imageBytes } = args;
   if (differences.count > differences.noted.length) return { failure };
-  if (source === null) return adding(failure, 'They could not be rewritten: the source cannot be read again here. Flash again, or use another card.');
+  if (source === null)
+    return adding(
+      failure,
+      'They could not be rewritten: the source cannot be read again here. Flash again, or use another card.',
+    );
   const image = region.subarray(0, hashes.grain);
   const back = region.subarray(hashes.grain, 2 * hashes.grain);
   if (back.length < hashes.grain) throw new Error('a repair needs two grains of memory');
@@ -183,9 +196,10 @@ export async function repairGrains(args: RepairArgs): Promise<RepairOutcome> {
       let index = 0;
       let filled = 0;
       const take = async (bytes: Buffer): Promise<void> => {
-        for (let at = 0; at < bytes.length; ) {
+        for (let at = 0; at < bytes.length;) {
           const grain = batch[index];
-          if (grain === undefined) throw jobError('internal', 'The image source gave more bytes than the repair asked for.');
+          if (grain === undefined)
+            throw jobError('internal', 'The image source gave more bytes than the repair asked for.');
           const n = Math.min(grain.length - filled, bytes.length - at);
           bytes.copy(image, filled, at, at + n);
           filled += n;
@@ -205,22 +219,34 @@ export async function repairGrains(args: RepairArgs): Promise<RepairOutcome> {
       const ranges = rangesOf(batch);
       const [lastOffset, lastLength] = ranges[ranges.length - 1] ?? [0, 0];
       const meter = new ProgressMeter('repairing', args.target.path, lastOffset + lastLength, (p) => args.emit?.(p));
-      const end = await source.read(ranges, take, signal, (decoded) => meter.update(Math.min(decoded, lastOffset + lastLength)));
+      const end = await source.read(ranges, take, signal, (decoded) =>
+        meter.update(Math.min(decoded, lastOffset + lastLength)),
+      );
       if (end === 'cancelled') return { cancelled: true };
-      if (index < batch.length) throw jobError('internal', 'The image source ended before the blocks the repair asked for.');
+      if (index < batch.length)
+        throw jobError('internal', 'The image source ended before the blocks the repair asked for.');
     }
   } catch (error) {
     if (error instanceof Cancelled) return { cancelled: true };
     if (error instanceof TargetTrouble) throw error.error;
     if (error instanceof SourceDiffers) {
-      return adding(failure, `${source.what} differs from what was written at byte offset ${error.offset} (it changed since, or its reader is faulty), so the blocks could not be rewritten from it. Flash again.`);
+      return adding(
+        failure,
+        `${source.what} differs from what was written at byte offset ${error.offset} (it changed since, or its reader is faulty), so the blocks could not be rewritten from it. Flash again.`,
+      );
     }
     if (error instanceof JobError) return adding(failure, `They could not be rewritten: ${error.failure.message}`);
     throw error;
   }
   const first = failing[0];
   if (first === undefined) {
-    return { repaired: { blocks: grains.length, offsets: grains.slice(0, MAX_REPAIR_OFFSETS).map((g) => layout.deviceOffset(g.at)), blockBytes: hashes.grain } };
+    return {
+      repaired: {
+        blocks: grains.length,
+        offsets: grains.slice(0, MAX_REPAIR_OFFSETS).map((g) => layout.deviceOffset(g.at)),
+        blockBytes: hashes.grain,
+      },
+    };
   }
   return {
     failure: {

@@ -18,7 +18,12 @@ import { passOn, readDrive, type SourceDevice } from './source-device.js';
 const READ_ALIGN = 4096;
 
 /** Sends the drive's bytes of every range asked for; resolves with the drive's result, never rejects. */
-export async function sendRanges(source: SourceDevice, out: number | Writable, requests: ReadRequests, signal: AbortSignal): Promise<TargetResult> {
+export async function sendRanges(
+  source: SourceDevice,
+  out: number | Writable,
+  requests: ReadRequests,
+  signal: AbortSignal,
+): Promise<TargetResult> {
   const started = performance.now();
   const target = source.path;
   const size = source.facts.size;
@@ -27,7 +32,11 @@ export async function sendRanges(source: SourceDevice, out: number | Writable, r
   try {
     for (let batch = await requests.next(signal); batch !== null; batch = await requests.next(signal)) {
       for (const [offset, length] of batch) {
-        if (length === 0 || offset + length > size) throw jobError('protocol-error', `The app asked for ${length} bytes at ${offset} of ${target}, which holds ${size}.`);
+        if (length === 0 || offset + length > size)
+          throw jobError(
+            'protocol-error',
+            `The app asked for ${length} bytes at ${offset} of ${target}, which holds ${size}.`,
+          );
         const from = Math.floor(offset / READ_ALIGN) * READ_ALIGN;
         const to = Math.min(size, Math.ceil((offset + length) / READ_ALIGN) * READ_ALIGN);
         const pumped = await pump({
@@ -52,5 +61,12 @@ export async function sendRanges(source: SourceDevice, out: number | Writable, r
   } finally {
     if (typeof out !== 'number') out.end();
   }
-  return { status: 'ok', target, bytes: sent, written: false, verified: false, seconds: (performance.now() - started) / 1000 };
+  return {
+    status: 'ok',
+    target,
+    bytes: sent,
+    written: false,
+    verified: false,
+    seconds: (performance.now() - started) / 1000,
+  };
 }

@@ -17,14 +17,24 @@ import { errorCode, errorText } from '../common/domain/error-details.js';
 export function refuseSource(facts: DeviceFacts): Failure | null {
   const { path } = facts;
   if (!facts.exists) return { code: 'target-not-found', message: `${path} does not exist: was the drive unplugged?` };
-  if (!facts.isBlockDevice) return { code: 'target-not-block-device', message: `${path} is not a disk. Sluice backs up and clones whole disks only; to copy a file, copy the file.` };
-  if (facts.isPartition) return { code: 'target-is-partition', message: `${path} is a partition, not a whole disk. Choose the disk it belongs to (for example /dev/sdb, not /dev/sdb1).` };
+  if (!facts.isBlockDevice)
+    return {
+      code: 'target-not-block-device',
+      message: `${path} is not a disk. Sluice backs up and clones whole disks only; to copy a file, copy the file.`,
+    };
+  if (facts.isPartition)
+    return {
+      code: 'target-is-partition',
+      message: `${path} is a partition, not a whole disk. Choose the disk it belongs to (for example /dev/sdb, not /dev/sdb1).`,
+    };
   if (facts.isSystem) {
-    return { code: 'target-system', message: `${path} holds the running system (${facts.mountpoints.join(', ')}). Sluice does not copy it: its filesystems change while they are read, so the copy would not be consistent.` };
+    return {
+      code: 'target-system',
+      message: `${path} holds the running system (${facts.mountpoints.join(', ')}). Sluice does not copy it: its filesystems change while they are read, so the copy would not be consistent.`,
+    };
   }
   return null;
 }
-
 
 /**
  * A whole disk opened for reading after the engine's own checks: unmounted (a disk whose
@@ -54,9 +64,21 @@ export class SourceDevice {
     const open = () =>
       openInspectedDisk(facts, platform, platform.sourceFlags, (error): Failure => {
         const code = errorCode(error);
-        if (code === 'EBUSY') return { code: 'target-busy', message: `${path} is in use by another program (mounted, or open in a disk tool). Close it and try again.` };
-        if (code === 'EACCES' || code === 'EPERM') return { code: 'permission-denied', message: `No permission to read ${path}. Reading a whole disk needs administrator rights.` };
-        if (code === 'ENOENT' || code === 'ENXIO' || code === 'ENODEV') return { code: 'target-not-found', message: `${path} disappeared before it could be opened: was it unplugged?` };
+        if (code === 'EBUSY')
+          return {
+            code: 'target-busy',
+            message: `${path} is in use by another program (mounted, or open in a disk tool). Close it and try again.`,
+          };
+        if (code === 'EACCES' || code === 'EPERM')
+          return {
+            code: 'permission-denied',
+            message: `No permission to read ${path}. Reading a whole disk needs administrator rights.`,
+          };
+        if (code === 'ENOENT' || code === 'ENXIO' || code === 'ENODEV')
+          return {
+            code: 'target-not-found',
+            message: `${path} disappeared before it could be opened: was it unplugged?`,
+          };
         return { code: 'internal', message: `Opening ${path} failed: ${errorText(error)}` };
       });
     const { fd, hold } = await openSameMedium(facts, platform, medium, READS, open);
@@ -70,7 +92,11 @@ export class SourceDevice {
   async readFailure(error: unknown, position: number): Promise<JobError> {
     const now = await this.platform.inspect(this.path).catch(() => null);
     const gone = now === null || !now.exists || now.rdev !== this.facts.rdev || now.size !== this.facts.size;
-    return sourceDeviceFailure(this.path, gone ? Object.assign(new Error('gone'), { code: 'ENODEV' }) : error, position);
+    return sourceDeviceFailure(
+      this.path,
+      gone ? Object.assign(new Error('gone'), { code: 'ENODEV' }) : error,
+      position,
+    );
   }
 
   async close(): Promise<void> {
@@ -87,9 +113,17 @@ function sourceDeviceFailure(path: string, error: unknown, near: number): JobErr
   const offset = error instanceof PositionedError ? error.position : near;
   const code = errorCode(error);
   if (code === 'ENODEV' || code === 'ENXIO' || code === 'ENOENT' || code === 'ENOMEDIUM') {
-    return jobError('source-read-error', `${path} stopped answering at byte offset ${offset}: was it unplugged? The copy is incomplete.`, { offset });
+    return jobError(
+      'source-read-error',
+      `${path} stopped answering at byte offset ${offset}: was it unplugged? The copy is incomplete.`,
+      { offset },
+    );
   }
-  return jobError('source-read-error', `Reading ${path} failed at byte offset ${offset}: ${errorText(error)}. The drive may be failing; the copy is incomplete.`, { offset });
+  return jobError(
+    'source-read-error',
+    `Reading ${path} failed at byte offset ${offset}: ${errorText(error)}. The drive may be failing; the copy is incomplete.`,
+    { offset },
+  );
 }
 
 /** The reader on the other end went away: the unprivileged side has what it wanted, or stopped. */
@@ -106,7 +140,11 @@ export async function readDrive(source: SourceDevice, into: Buffer, length: numb
   } catch (error) {
     throw await source.readFailure(error, position);
   }
-  if (got < length) throw await source.readFailure(Object.assign(new Error('the drive ended early'), { code: 'ENODEV' }), position + got);
+  if (got < length)
+    throw await source.readFailure(
+      Object.assign(new Error('the drive ended early'), { code: 'ENODEV' }),
+      position + got,
+    );
   return got;
 }
 
@@ -136,7 +174,11 @@ function writeOut(out: number | Writable, bytes: Buffer): Promise<void> {
  * source's result ('ok' once all of it was sent; 'cancelled' when the reader stopped or `signal`
  * fired); never rejects. A stream `out` is ended once everything is sent.
  */
-export async function sendDevice(source: SourceDevice, out: number | Writable, signal: AbortSignal): Promise<TargetResult> {
+export async function sendDevice(
+  source: SourceDevice,
+  out: number | Writable,
+  signal: AbortSignal,
+): Promise<TargetResult> {
   const started = performance.now();
   const target = source.path;
   let sent = 0;
@@ -156,5 +198,12 @@ export async function sendDevice(source: SourceDevice, out: number | Writable, s
   } finally {
     if (typeof out !== 'number') out.end();
   }
-  return { status: 'ok', target, bytes: sent, written: false, verified: false, seconds: (performance.now() - started) / 1000 };
+  return {
+    status: 'ok',
+    target,
+    bytes: sent,
+    written: false,
+    verified: false,
+    seconds: (performance.now() - started) / 1000,
+  };
 }

@@ -59,7 +59,10 @@ export class StreamLayout {
     for (const extent of extents) {
       const [offset, length] = extent;
       if (length <= 0 || offset < end || offset + length > imageSize || !isAligned(extent, imageSize)) {
-        throw jobError('protocol-error', `The block map is invalid at range ${offset}+${length}: ranges must be sorted, disjoint, inside the ${imageSize}-byte image and ${EXTENT_ALIGN}-byte aligned.`);
+        throw jobError(
+          'protocol-error',
+          `The block map is invalid at range ${offset}+${length}: ranges must be sorted, disjoint, inside the ${imageSize}-byte image and ${EXTENT_ALIGN}-byte aligned.`,
+        );
       }
       end = offset + length;
     }
@@ -87,14 +90,26 @@ export class StreamLayout {
     let end = from;
     for (const range of ranges) {
       const [offset, length] = range;
-      if (length <= 0 || offset < end || (this.imageSize !== null && offset + length > this.imageSize) || !isAligned(range, this.imageSize)) {
-        throw jobError('protocol-error', `The image source left out bytes ${offset}+${length}, which are not sorted, aligned, inside the image, or ahead of the ${received} bytes already received.`);
+      if (
+        length <= 0 ||
+        offset < end ||
+        (this.imageSize !== null && offset + length > this.imageSize) ||
+        !isAligned(range, this.imageSize)
+      ) {
+        throw jobError(
+          'protocol-error',
+          `The image source left out bytes ${offset}+${length}, which are not sorted, aligned, inside the image, or ahead of the ${received} bytes already received.`,
+        );
       }
       end = offset + length;
     }
     const current = this.extents ?? [[0, this.imageSize ?? Number.POSITIVE_INFINITY]];
     const kept = subtractExtents(current, ranges);
-    if (kept.length > MAX_LAYOUT_EXTENTS) throw jobError('protocol-error', `The image source left out more ranges than the ${MAX_LAYOUT_EXTENTS} a job may have.`);
+    if (kept.length > MAX_LAYOUT_EXTENTS)
+      throw jobError(
+        'protocol-error',
+        `The image source left out more ranges than the ${MAX_LAYOUT_EXTENTS} a job may have.`,
+      );
     this.omitted += extentBytes(intersectExtents(current, ranges));
     this.extents = kept;
     this.index();
@@ -146,7 +161,8 @@ export class StreamLayout {
       const [offset, extentLength] = this.extents[i] ?? [0, 0];
       const from = Math.max(streamOffset, start);
       const to = Math.min(end, start + extentLength);
-      if (to > from) pieces.push({ bufferOffset: from - streamOffset, deviceOffset: offset + (from - start), length: to - from });
+      if (to > from)
+        pieces.push({ bufferOffset: from - streamOffset, deviceOffset: offset + (from - start), length: to - from });
     }
     return pieces;
   }
@@ -173,8 +189,12 @@ export class StreamLayout {
 }
 
 /** The stream layout a job asks for: the whole image, or only its block map's ranges. */
-export function streamLayoutOf(job: { extents?: readonly Extent[] | undefined; imageSize: number | null }): StreamLayout {
+export function streamLayoutOf(job: {
+  extents?: readonly Extent[] | undefined;
+  imageSize: number | null;
+}): StreamLayout {
   if (job.extents === undefined) return StreamLayout.whole(job.imageSize);
-  if (job.imageSize === null) throw jobError('protocol-error', 'A block map came without the size of the image it maps.');
+  if (job.imageSize === null)
+    throw jobError('protocol-error', 'A block map came without the size of the image it maps.');
   return StreamLayout.mapped(job.extents, job.imageSize);
 }

@@ -60,7 +60,8 @@ export class StreamRing {
     private readonly reread: StreamRead | null,
   ) {
     this.slots = Math.floor(ring.length / request);
-    if (this.slots < 2 || ring.length % request !== 0) throw new Error(`a ring of ${ring.length} bytes does not hold whole ${request}-byte slots`);
+    if (this.slots < 2 || ring.length % request !== 0)
+      throw new Error(`a ring of ${ring.length} bytes does not hold whole ${request}-byte slots`);
     this.base = from;
     this.end = from;
   }
@@ -79,7 +80,8 @@ export class StreamRing {
   }
 
   private async read(cursor: Cursor, into: Buffer, length: number, at: number): Promise<number> {
-    if ((at - this.from) % this.request !== 0 || length > this.request) throw new Error(`ring read of ${length} bytes at ${at} is not one slot`);
+    if ((at - this.from) % this.request !== 0 || length > this.request)
+      throw new Error(`ring read of ${length} bytes at ${at} is not one slot`);
     cursor.at = at;
     if (cursor.detached && this.reread !== null) {
       if (at < this.base) return this.reread(into, length, at);

@@ -25,16 +25,26 @@ export function safetyFacts(facts: DeviceFacts): SafetyFacts {
  * refusing, or null. A mounted device is not refused: it is unmounted before it is opened. The
  * facts must come from the engine's own fresh look at the system, never from a caller.
  */
-export function refuseTarget(facts: DeviceFacts, imageSize: number | null, sourceDevice: number | null): Failure | null {
+export function refuseTarget(
+  facts: DeviceFacts,
+  imageSize: number | null,
+  sourceDevice: number | null,
+): Failure | null {
   const { path } = facts;
   if (!facts.exists) {
     return { code: 'target-not-found', message: `${path} does not exist: was the drive unplugged?` };
   }
   if (!facts.isBlockDevice) {
-    return { code: 'target-not-block-device', message: `${path} is not a disk. The writer writes whole disks only (the command line writes an image file on its own, without administrator rights).` };
+    return {
+      code: 'target-not-block-device',
+      message: `${path} is not a disk. The writer writes whole disks only (the command line writes an image file on its own, without administrator rights).`,
+    };
   }
   if (facts.isPartition) {
-    return { code: 'target-is-partition', message: `${path} is a partition, not a whole disk. Choose the disk it belongs to (for example /dev/sdb, not /dev/sdb1).` };
+    return {
+      code: 'target-is-partition',
+      message: `${path} is a partition, not a whole disk. Choose the disk it belongs to (for example /dev/sdb, not /dev/sdb1).`,
+    };
   }
   const storedOn = sourceDevice !== null && facts.devices.includes(sourceDevice) ? path : null;
   const refusal = refusalOf(judgeDrive(safetyFacts(facts), { size: imageSize, storedOn }));

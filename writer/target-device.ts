@@ -24,14 +24,26 @@ function openFailure(facts: DeviceFacts, error: unknown): Failure {
   const path = facts.path;
   switch (code) {
     case 'EBUSY':
-      return { code: 'target-busy', message: `${path} is in use by another program (mounted, or open in a disk tool). Close it and try again.` };
+      return {
+        code: 'target-busy',
+        message: `${path} is in use by another program (mounted, or open in a disk tool). Close it and try again.`,
+      };
     case 'EACCES':
     case 'EPERM':
-      return { code: 'permission-denied', message: `No permission to write ${path}. Writing a disk needs administrator rights.` };
+      return {
+        code: 'permission-denied',
+        message: `No permission to write ${path}. Writing a disk needs administrator rights.`,
+      };
     case 'EROFS':
-      return { code: 'target-read-only', message: `${path} is read-only. If it is an SD card, slide its lock switch up and reinsert it.` };
+      return {
+        code: 'target-read-only',
+        message: `${path} is read-only. If it is an SD card, slide its lock switch up and reinsert it.`,
+      };
     case 'EINVAL':
-      return { code: 'target-no-direct-io', message: `${path} does not support direct I/O, so Sluice could not verify it honestly; refusing to write it.` };
+      return {
+        code: 'target-no-direct-io',
+        message: `${path} does not support direct I/O, so Sluice could not verify it honestly; refusing to write it.`,
+      };
     case 'ENOENT':
     case 'ENXIO':
     case 'ENODEV':
@@ -78,19 +90,24 @@ export class TargetDevice implements WriteTarget {
    * target is refused. See openInspectedDisk for how it is opened. `medium`, when given, is the
    * medium the user chose (Drive.medium): a drive that holds another is refused.
    */
-  static async open(path: string, imageSize: number | null, sourceDevice: number | null, platform: DevicePlatform, medium: string | null = null): Promise<TargetDevice> {
+  static async open(
+    path: string,
+    imageSize: number | null,
+    sourceDevice: number | null,
+    platform: DevicePlatform,
+    medium: string | null = null,
+  ): Promise<TargetDevice> {
     const facts = await platform.inspect(path);
     const refusal = refuseTarget(facts, imageSize, sourceDevice);
     if (refusal !== null) throw new JobError(refusal);
     if (facts.logicalBlockSize > MAX_LOGICAL_BLOCK || MAX_LOGICAL_BLOCK % facts.logicalBlockSize !== 0) {
-      throw jobError('target-no-direct-io', `${path} reports a logical block size of ${facts.logicalBlockSize} bytes, which Sluice cannot align to.`);
+      throw jobError(
+        'target-no-direct-io',
+        `${path} reports a logical block size of ${facts.logicalBlockSize} bytes, which Sluice cannot align to.`,
+      );
     }
-    const { fd, hold } = await openSameMedium(
-      facts,
-      platform,
-      medium,
-      WRITES,
-      () => openInspectedDisk(facts, platform, platform.writeFlags, (error) => openFailure(facts, error)),
+    const { fd, hold } = await openSameMedium(facts, platform, medium, WRITES, () =>
+      openInspectedDisk(facts, platform, platform.writeFlags, (error) => openFailure(facts, error)),
     );
     return new TargetDevice(facts, fd, hold);
   }
@@ -124,7 +141,13 @@ export class TargetDevice implements WriteTarget {
    * that fails, which carries its exact offset. The pieces before it are the same bytes again, so
    * rewriting them is harmless. If every piece succeeds the original error stands.
    */
-  private async locateWriteFailure(buffer: Buffer, offset: number, length: number, position: number, original: unknown): Promise<unknown> {
+  private async locateWriteFailure(
+    buffer: Buffer,
+    offset: number,
+    length: number,
+    position: number,
+    original: unknown,
+  ): Promise<unknown> {
     const piece = Math.max(LOCATE_PIECE, this.blockSize);
     if (length <= piece) return original;
     for (let done = 0; done < length; done += piece) {

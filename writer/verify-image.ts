@@ -52,21 +52,51 @@ export async function verifyImage(job: VerifyImageJob): Promise<TargetResult> {
   const started = performance.now();
   const facts = await platform.inspect(job.target);
   const target = job.target;
-  if (!facts.exists) return { status: 'failed', target, bytes: 0, code: 'target-not-found', message: `${target} does not exist: was the drive unplugged?` };
-  if (job.disksOnly === true && !facts.isBlockDevice) return { status: 'failed', target, bytes: 0, code: 'target-not-block-device', message: `${target} is not a disk; compare a file without administrator rights.` };
-  const tooSmall = judgeDrive(safetyFacts(facts), { size: job.imageSize, storedOn: null }).find((v) => v.kind === 'too-small');
-  if (facts.isBlockDevice && tooSmall !== undefined) return { status: 'failed', target, bytes: 0, ...refusalFailure(tooSmall) };
-  if (facts.isPartition && job.disksOnly === true) return { status: 'failed', target, bytes: 0, code: 'target-is-partition', message: `${target} is a partition, not a whole disk. Compare the disk it belongs to (for example /dev/sdb, not /dev/sdb1).` };
+  if (!facts.exists)
+    return {
+      status: 'failed',
+      target,
+      bytes: 0,
+      code: 'target-not-found',
+      message: `${target} does not exist: was the drive unplugged?`,
+    };
+  if (job.disksOnly === true && !facts.isBlockDevice)
+    return {
+      status: 'failed',
+      target,
+      bytes: 0,
+      code: 'target-not-block-device',
+      message: `${target} is not a disk; compare a file without administrator rights.`,
+    };
+  const tooSmall = judgeDrive(safetyFacts(facts), { size: job.imageSize, storedOn: null }).find(
+    (v) => v.kind === 'too-small',
+  );
+  if (facts.isBlockDevice && tooSmall !== undefined)
+    return { status: 'failed', target, bytes: 0, ...refusalFailure(tooSmall) };
+  if (facts.isPartition && job.disksOnly === true)
+    return {
+      status: 'failed',
+      target,
+      bytes: 0,
+      code: 'target-is-partition',
+      message: `${target} is a partition, not a whole disk. Compare the disk it belongs to (for example /dev/sdb, not /dev/sdb1).`,
+    };
   let fd: number;
   try {
-    const open = async () => ({ fd: await openInspected(facts, platform.readFlags, (error) => targetReadFailure(target, error, 0).failure), hold: NOTHING_HELD });
+    const open = async () => ({
+      fd: await openInspected(facts, platform.readFlags, (error) => targetReadFailure(target, error, 0).failure),
+      hold: NOTHING_HELD,
+    });
     ({ fd } = await openSameMedium(facts, platform, job.medium ?? null, COMPARES, open));
   } catch (error) {
     return { status: 'failed', target, bytes: 0, ...toFailure(error) };
   }
   const reader: TargetReader = {
     path: target,
-    read: (buffer, offset, length, position) => readFully(fd, buffer, offset, alignUp(length, facts.logicalBlockSize), position).then((got) => Math.min(got, length)),
+    read: (buffer, offset, length, position) =>
+      readFully(fd, buffer, offset, alignUp(length, facts.logicalBlockSize), position).then((got) =>
+        Math.min(got, length),
+      ),
   };
   try {
     return await compareWithImage({ ...job, started }, reader);
@@ -84,7 +114,13 @@ export type TargetReader = Pick<WriteTarget, 'path' | 'read'>;
  * third region and compared. Used by `sluice verify` and to verify a file that the kernel copied
  * (user/files/flash-to-file.ts), whose bytes never passed through a hash.
  */
-export async function compareWithImage(job: Pick<VerifyImageJob, 'source' | 'sourceSeekable' | 'imageSize' | 'extents' | 'skips' | 'signal' | 'onProgress' | 'overlay'> & { started: number }, reader: TargetReader): Promise<TargetResult> {
+export async function compareWithImage(
+  job: Pick<
+    VerifyImageJob,
+    'source' | 'sourceSeekable' | 'imageSize' | 'extents' | 'skips' | 'signal' | 'onProgress' | 'overlay'
+  > & { started: number },
+  reader: TargetReader,
+): Promise<TargetResult> {
   const target = reader.path;
   let layout: StreamLayout;
   try {
@@ -121,12 +157,19 @@ export async function compareWithImage(job: Pick<VerifyImageJob, 'source' | 'sou
       },
       check: async (image, at, differences) => {
         // The customisation lies at device offsets; a stream that leaves ranges out reaches them piece by piece.
-        for (const piece of layout.pieces(at, image.length)) applyOverlay(image.subarray(piece.bufferOffset, piece.bufferOffset + piece.length), piece.deviceOffset, overlay);
+        for (const piece of layout.pieces(at, image.length))
+          applyOverlay(
+            image.subarray(piece.bufferOffset, piece.bufferOffset + piece.length),
+            piece.deviceOffset,
+            overlay,
+          );
         const n = image.length;
         const got = await readSpan(reader, layout, device, n, at);
         if (got < n) {
           const end = layout.deviceOffset(at + got);
-          throw jobError('verify-mismatch', `${target} ends at byte offset ${end}, before the image does.`, { offset: end });
+          throw jobError('verify-mismatch', `${target} ends at byte offset ${end}, before the image does.`, {
+            offset: end,
+          });
         }
         if (image.compare(device, 0, n, 0, n) === 0) return;
         for (let i = 0; i < n; i++) if (image[i] !== device[i]) differences.note(layout.deviceOffset(at + i));
@@ -153,17 +196,33 @@ export async function compareWithImage(job: Pick<VerifyImageJob, 'source' | 'sou
     // A skip the job refused stopped it (see SkipInbox.refusal): that is its reason.
     const refused = job.skips?.refusal;
     const failure = refused !== undefined && refused !== null ? toFailure(refused) : refusedStop(job.signal);
-    return failure !== null ? { status: 'failed', target, bytes: compared.at, ...failure } : { status: 'cancelled', target, bytes: compared.at };
+    return failure !== null
+      ? { status: 'failed', target, bytes: compared.at, ...failure }
+      : { status: 'cancelled', target, bytes: compared.at };
   }
   meter.finish();
   const streamBytes = layout.streamBytes;
   if (streamBytes !== null && position !== streamBytes) {
     const offset = layout.deviceOffset(position);
-    return { status: 'failed', target, bytes: position, code: 'source-truncated', message: `The image ended after ${offset} of its ${job.imageSize ?? streamBytes} bytes.`, offset };
+    return {
+      status: 'failed',
+      target,
+      bytes: position,
+      code: 'source-truncated',
+      message: `The image ended after ${offset} of its ${job.imageSize ?? streamBytes} bytes.`,
+      offset,
+    };
   }
   const imageBytes = job.imageSize ?? position;
   const outside = outsideImage(overlay, imageBytes);
-  if (outside !== null) return { status: 'failed', target, bytes: position, code: 'protocol-error', message: `The customisation to compare reaches past the image's ${imageBytes} bytes (from offset ${outside}).` };
+  if (outside !== null)
+    return {
+      status: 'failed',
+      target,
+      bytes: position,
+      code: 'protocol-error',
+      message: `The customisation to compare reaches past the image's ${imageBytes} bytes (from offset ${outside}).`,
+    };
   const { count, first } = compared.differences;
   if (count > 0) {
     return {
@@ -175,7 +234,15 @@ export async function compareWithImage(job: Pick<VerifyImageJob, 'source' | 'sou
       offset: first,
     };
   }
-  return { status: 'ok', target, bytes: position, written: false, verified: true, seconds: (performance.now() - job.started) / 1000, ...(layout.leftOut > 0 ? { skipped: layout.leftOut } : {}) };
+  return {
+    status: 'ok',
+    target,
+    bytes: position,
+    written: false,
+    verified: true,
+    seconds: (performance.now() - job.started) / 1000,
+    ...(layout.leftOut > 0 ? { skipped: layout.leftOut } : {}),
+  };
 }
 
 /**
@@ -184,11 +251,17 @@ export async function compareWithImage(job: Pick<VerifyImageJob, 'source' | 'sou
  * image, which a flash leaves out (common/domain/skipped.ts) and the stream's comparison never
  * reaches; they are no longer free on the card, so they are read back like every byte written.
  */
-async function compareLeftOutOverlay(reader: TargetReader, layout: StreamLayout, overlay: readonly OverlayPiece[], buffer: Buffer, differences: Differences): Promise<void> {
+async function compareLeftOutOverlay(
+  reader: TargetReader,
+  layout: StreamLayout,
+  overlay: readonly OverlayPiece[],
+  buffer: Buffer,
+  differences: Differences,
+): Promise<void> {
   const ranges = layout.notCarried(mergeExtents(overlay.map((p): Extent => [p.offset, p.bytes.length])));
   for (const [offset, length] of ranges) {
     const end = offset + length;
-    for (let at = offset; at < end; ) {
+    for (let at = offset; at < end;) {
       // Direct reads start and end on a block: read the aligned span around the bytes.
       const start = alignDown(at, EXTENT_ALIGN);
       const span = Math.min(buffer.length, alignUp(end, EXTENT_ALIGN) - start);
@@ -199,7 +272,12 @@ async function compareLeftOutOverlay(reader: TargetReader, layout: StreamLayout,
       } catch (error) {
         throw targetReadFailure(reader.path, error, start);
       }
-      if (start + got < until) throw jobError('verify-mismatch', `${reader.path} ends at byte offset ${start + got}, before its customisation does.`, { offset: start + got });
+      if (start + got < until)
+        throw jobError(
+          'verify-mismatch',
+          `${reader.path} ends at byte offset ${start + got}, before its customisation does.`,
+          { offset: start + got },
+        );
       const expected = Buffer.alloc(until - at);
       applyOverlay(expected, at, overlay);
       for (let i = 0; i < expected.length; i++) if (expected[i] !== buffer[at - start + i]) differences.note(at + i);

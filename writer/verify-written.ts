@@ -15,7 +15,8 @@ import type { WriteTarget } from './write-target.js';
  * How verification of one target ended: null when every byte matched. A mismatch carries what
  * differs, for a repair (repair.ts).
  */
-export type VerifyOutcome = null | { status: 'cancelled' } | { status: 'failed'; failure: Failure; differences?: Differences };
+export type VerifyOutcome =
+  null | { status: 'cancelled' } | { status: 'failed'; failure: Failure; differences?: Differences };
 
 interface VerifyWrittenArgs {
   targets: readonly WriteTarget[];
@@ -40,7 +41,13 @@ function firstDifference(a: Buffer, b: Buffer): number {
  * Reads the device bytes of `length` stream bytes at `position` into `region`, piece by piece where
  * the layout maps them; resolves to the bytes read, short only where the device ended.
  */
-export async function readSpan(target: Pick<WriteTarget, 'path' | 'read'>, layout: StreamLayout, region: Buffer, length: number, position: number): Promise<number> {
+export async function readSpan(
+  target: Pick<WriteTarget, 'path' | 'read'>,
+  layout: StreamLayout,
+  region: Buffer,
+  length: number,
+  position: number,
+): Promise<number> {
   let done = 0;
   for (const piece of layout.pieces(position, length)) {
     let got: number;
@@ -78,7 +85,8 @@ export async function verifyWritten(args: VerifyWrittenArgs): Promise<Map<WriteT
           check: async (bytes, position, differences) => {
             const clean = differences.first < 0;
             againstHashes(bytes, position, differences);
-            if (clean && differences.first >= 0) differences.first = await pinpoint(job, layout, bytes, position, differences.first, hashes.grain);
+            if (clean && differences.first >= 0)
+              differences.first = await pinpoint(job, layout, bytes, position, differences.first, hashes.grain);
           },
           advanced: (at) => meter.update(at),
           signal: job.signal,
@@ -89,7 +97,14 @@ export async function verifyWritten(args: VerifyWrittenArgs): Promise<Map<WriteT
       if (compared.end === 'cancelled') return { status: 'cancelled' };
       if (compared.at < imageBytes) {
         const end = layout.deviceOffset(compared.at);
-        return { status: 'failed', failure: { code: 'verify-read-error', message: `${target.path} ended at byte ${end} while being verified.`, offset: end } };
+        return {
+          status: 'failed',
+          failure: {
+            code: 'verify-read-error',
+            message: `${target.path} ended at byte ${end} while being verified.`,
+            offset: end,
+          },
+        };
       }
       meter.finish();
       const failure = grainMismatch(
@@ -108,7 +123,14 @@ export async function verifyWritten(args: VerifyWrittenArgs): Promise<Map<WriteT
  * offset), when the image can be re-read at that offset; otherwise the grain's own offset. Runs
  * once per target, only on failure, so its small allocation is off the hot path.
  */
-async function pinpoint(job: VerifyWrittenArgs['job'], layout: StreamLayout, deviceBytes: Buffer, position: number, grainOffset: number, grain: number): Promise<number> {
+async function pinpoint(
+  job: VerifyWrittenArgs['job'],
+  layout: StreamLayout,
+  deviceBytes: Buffer,
+  position: number,
+  grainOffset: number,
+  grain: number,
+): Promise<number> {
   if (!job.sourceSeekable || layout.sparse) return layout.deviceOffset(grainOffset);
   const start = grainOffset - position;
   const device = deviceBytes.subarray(start, Math.min(start + grain, deviceBytes.length));

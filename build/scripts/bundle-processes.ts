@@ -49,10 +49,17 @@ async function bundle(name: ProcessName): Promise<string[]> {
     input: { [name]: resolve('out', PROCESS_ENTRIES[name]) },
     platform: 'node',
     // Sluice's own relative imports are bundled, and BUNDLED_PACKAGES; any other bare specifier (a package, node:*) is left to Node.
-    external: (id, importer) => importer !== undefined && !id.startsWith('.') && !isAbsolute(id) && staysImport(id, importer),
+    external: (id, importer) =>
+      importer !== undefined && !id.startsWith('.') && !isAbsolute(id) && staysImport(id, importer),
     logLevel: 'warn',
     write: true,
-    output: { dir: RUN_DIR, format: 'esm', entryFileNames: '[name].js', chunkFileNames: `${name}-[name]-[hash].js`, sourcemap: true },
+    output: {
+      dir: RUN_DIR,
+      format: 'esm',
+      entryFileNames: '[name].js',
+      chunkFileNames: `${name}-[name]-[hash].js`,
+      sourcemap: true,
+    },
   });
   const modules = output.output.flatMap((file) => (file.type === 'chunk' ? file.moduleIds : []));
   return modules.map((id) => relative(resolve('out'), id).split('\\').join('/')).sort();

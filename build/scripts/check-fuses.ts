@@ -37,7 +37,10 @@ export async function fuseMismatches(binary: string): Promise<string[]> {
     }
     // The wire stores each fuse as the character '1' (on) or '0' (off).
     const actual = String.fromCharCode(wire[option] as number);
-    if (actual !== (enabled ? '1' : '0')) mismatches.push(`${name}: the binary has it ${actual === '1' ? 'on' : 'off'}, electron-builder.yml says ${enabled ? 'on' : 'off'}`);
+    if (actual !== (enabled ? '1' : '0'))
+      mismatches.push(
+        `${name}: the binary has it ${actual === '1' ? 'on' : 'off'}, electron-builder.yml says ${enabled ? 'on' : 'off'}`,
+      );
   }
   return mismatches;
 }

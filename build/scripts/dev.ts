@@ -42,7 +42,9 @@ async function main(): Promise<void> {
     cacheDir: cacheDir(),
   });
   bridge.answerDialog(image);
-  console.log(`No Electron runtime here: open the renderer in a browser instead (reload after a rebuild):\n  ${bridge.url}`);
+  console.log(
+    `No Electron runtime here: open the renderer in a browser instead (reload after a rebuild):\n  ${bridge.url}`,
+  );
   process.on('SIGINT', () => void Promise.all([bridge.close(), stopWatching()]).then(() => process.exit(0)));
 }
 

@@ -22,7 +22,9 @@ export const LINUX_ICON_SIZES: readonly number[] = [16, 24, 32, 48, 64, 128, 256
 export function renderIcon(svg: string, size: number): IconImage {
   const rendered = new Resvg(svg, { fitTo: { mode: 'width', value: size } }).render();
   if (rendered.width !== size || rendered.height !== size) {
-    throw new Error(`assets/icon.svg rendered at ${rendered.width}×${rendered.height} for ${size} px; it must be square.`);
+    throw new Error(
+      `assets/icon.svg rendered at ${rendered.width}×${rendered.height} for ${size} px; it must be square.`,
+    );
   }
   return { size, png: rendered.asPng(), rgba: rendered.pixels };
 }

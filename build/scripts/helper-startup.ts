@@ -26,7 +26,16 @@ async function timeHelper(): Promise<number> {
   // No target is ever opened: the job message names a path that does not exist.
   const image = openSync('/dev/null', 'r');
   const started = performance.now();
-  const job = startHelper({ source: image, job: { kind: 'flash', targets: ['/nonexistent/sluice-startup-probe'], imageSize: 0, sourceSeekable: true, verify: false } });
+  const job = startHelper({
+    source: image,
+    job: {
+      kind: 'flash',
+      targets: ['/nonexistent/sluice-startup-probe'],
+      imageSize: 0,
+      sourceSeekable: true,
+      verify: false,
+    },
+  });
   await job.ready;
   const elapsed = performance.now() - started;
   await job.result;

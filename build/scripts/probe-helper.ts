@@ -41,14 +41,25 @@ export interface ProbeResult {
  * root; `sh` keeps it across the launcher's exec); on Windows, where cmd.exe would not pass it on,
  * the named pipes the app uses with UAC.
  */
-function startLauncher(resourcesPath: string, platform: NodeJS.Platform): { child: ChildProcess; streams: Promise<ChannelStreams | null>; close(): void } {
+function startLauncher(
+  resourcesPath: string,
+  platform: NodeJS.Platform,
+): { child: ChildProcess; streams: Promise<ChannelStreams | null>; close(): void } {
   const launcher = packagedHelperProgram(resourcesPath, platform).file;
   if (platform === 'win32') {
     const name = newPipeName();
     const pipes = createPipeServers(name, false);
-    const argv = helperArgv({ transport: { kind: 'named-pipe', name }, parentPid: null, targets: [PROBE_TARGET], source: null });
+    const argv = helperArgv({
+      transport: { kind: 'named-pipe', name },
+      parentPid: null,
+      targets: [PROBE_TARGET],
+      source: null,
+    });
     // A .cmd runs only through cmd.exe; shell: true is Node's `cmd.exe /d /s /c "…"`.
-    const child = spawn([launcher, ...argv].map(windowsArg).join(' '), { shell: true, stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn([launcher, ...argv].map(windowsArg).join(' '), {
+      shell: true,
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     return { child, streams: pipes.control, close: () => pipes.close() };
   }
   const argv = helperArgv({ transport: { kind: 'inherited' }, parentPid: null, targets: [PROBE_TARGET], source: null });
@@ -57,7 +68,10 @@ function startLauncher(resourcesPath: string, platform: NodeJS.Platform): { chil
   return { child, streams: Promise.resolve({ input: socket, output: socket }), close: () => undefined };
 }
 
-export function probePackagedHelper(resourcesPath: string, platform: NodeJS.Platform = process.platform): Promise<ProbeResult> {
+export function probePackagedHelper(
+  resourcesPath: string,
+  platform: NodeJS.Platform = process.platform,
+): Promise<ProbeResult> {
   const { child, streams, close } = startLauncher(resourcesPath, platform);
   const messages: FromHelper[] = [];
   let stderr = '';
@@ -75,7 +89,9 @@ export function probePackagedHelper(resourcesPath: string, platform: NodeJS.Plat
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
       close();
-      rejectPromise(new Error(`the packaged helper did not answer within ${ANSWER_TIMEOUT_MS / 1000} s; stderr: ${stderr}`));
+      rejectPromise(
+        new Error(`the packaged helper did not answer within ${ANSWER_TIMEOUT_MS / 1000} s; stderr: ${stderr}`),
+      );
     }, ANSWER_TIMEOUT_MS);
     child.on('error', (error) => {
       clearTimeout(timer);

@@ -38,7 +38,10 @@ export async function backupCommand(args: BackupArgs): Promise<number> {
 
   const reporter = createReporter(args.json);
   const controller = new AbortController();
-  const stopListening = cancelOnSigint(() => controller.abort(), `The drive was only read. The unfinished ${FileTarget.partialPath(file)} is left behind; delete it.`);
+  const stopListening = cancelOnSigint(
+    () => controller.abort(),
+    `The drive was only read. The unfinished ${FileTarget.partialPath(file)} is left behind; delete it.`,
+  );
   const result = await backupDrive({
     drive,
     file,

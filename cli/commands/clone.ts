@@ -36,11 +36,19 @@ export async function cloneCommand(args: CloneArgs): Promise<number> {
   const refusal = refuseSource(facts);
   if (refusal !== null) return reportOne(args.json, { status: 'failed', target: source, bytes: 0, ...refusal });
   if (source === target) {
-    return reportOne(args.json, { status: 'failed', target, bytes: 0, code: 'target-is-source', message: `${target} is the drive being copied; choose another drive to write to.` });
+    return reportOne(args.json, {
+      status: 'failed',
+      target,
+      bytes: 0,
+      code: 'target-is-source',
+      message: `${target} is the drive being copied; choose another drive to write to.`,
+    });
   }
   const interactive = process.stdin.isTTY === true;
   if (!args.yes && !interactive) {
-    process.stderr.write('sluice: refusing to erase a drive without confirmation; pass --yes when running without a terminal.\n');
+    process.stderr.write(
+      'sluice: refusing to erase a drive without confirmation; pass --yes when running without a terminal.\n',
+    );
     return EXIT.usage;
   }
   const judged = await judgeTargets(source, { size: facts.size }, [target]);
@@ -51,7 +59,9 @@ export async function cloneCommand(args: CloneArgs): Promise<number> {
   }
   if (!args.yes) {
     const drive = judged[0]?.drive;
-    process.stderr.write(`This will ERASE everything on:\n  ${target}  ${drive?.description || 'unnamed drive'}\nand copy all of ${source} (${formatBytes(facts.size)}) onto it.\n`);
+    process.stderr.write(
+      `This will ERASE everything on:\n  ${target}  ${drive?.description || 'unnamed drive'}\nand copy all of ${source} (${formatBytes(facts.size)}) onto it.\n`,
+    );
     if (!(await confirm('Continue?'))) {
       process.stderr.write('Nothing was written.\n');
       return EXIT.cancelled;
@@ -59,7 +69,15 @@ export async function cloneCommand(args: CloneArgs): Promise<number> {
   }
   const reporter = createReporter(args.json);
   const job = startHelper({
-    job: { kind: 'clone', source, sourceMedium, targets: [target], media: mediaOf(judged), verify: args.verify, eject: args.eject },
+    job: {
+      kind: 'clone',
+      source,
+      sourceMedium,
+      targets: [target],
+      media: mediaOf(judged),
+      verify: args.verify,
+      eject: args.eject,
+    },
     ...cliHelperOptions(args.elevate),
     onProgress: (p) => reporter.progress(p),
   });

@@ -55,7 +55,9 @@ export async function eraseCommand(args: EraseArgs): Promise<number> {
     } catch (error) {
       return { problem: `${target} cannot be erased this way: ${errorText(error)}.` };
     }
-    return { warning: `This will ERASE everything on:\n  DRIVE\nand leave one empty ${FILESYSTEM_NAMES[plan.filesystem]} partition on it.` };
+    return {
+      warning: `This will ERASE everything on:\n  DRIVE\nand leave one empty ${FILESYSTEM_NAMES[plan.filesystem]} partition on it.`,
+    };
   });
   if (typeof drive === 'number' || plan === null) return typeof drive === 'number' ? drive : EXIT.usage;
   const reporter = createReporter(args.json);

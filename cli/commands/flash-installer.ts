@@ -3,7 +3,13 @@ import { JobError } from '../../common/domain/failure.js';
 import { formatBytes, formatDuration } from '../../common/domain/units.js';
 import { closeFd } from '../../node/io.js';
 import { createOsPipe } from '../../node/os-pipe.js';
-import { feedStick, openInstallerSource, planStick, stickJob, type InstallerSource } from '../../user/installer/installer-job.js';
+import {
+  feedStick,
+  openInstallerSource,
+  planStick,
+  stickJob,
+  type InstallerSource,
+} from '../../user/installer/installer-job.js';
 import type { StickPlan } from '../../user/installer/layout.js';
 import { invokingUser } from '../../user/images/image-child.js';
 import { startHelper } from '../../user/launcher/launch.js';
@@ -24,7 +30,13 @@ export interface InstallerArgs {
   elevate?: 'sudo' | 'pkexec' | undefined;
 }
 
-function stickLine(target: string, source: InstallerSource, plan: StickPlan, seconds: number, verified: boolean): string {
+function stickLine(
+  target: string,
+  source: InstallerSource,
+  plan: StickPlan,
+  seconds: number,
+  verified: boolean,
+): string {
   // A stick written with --no-verify is never said to be read back.
   const how = verified ? 'written and read back' : 'written but NOT verified (--no-verify)';
   return `${target}: made an installer stick: one FAT32 partition of ${formatBytes(plan.partitionBytes)} holding the ISO's ${source.files} files (${formatBytes(source.fileBytes)}), ${how} in ${formatDuration(seconds)}; the rest of the drive left as it was.`;
@@ -36,7 +48,8 @@ async function openSource(image: string, json: boolean): Promise<InstallerSource
   } catch (error) {
     if (!(error instanceof JobError)) throw error;
     process.stderr.write(`sluice: ${error.failure.message} Nothing was written.\n`);
-    if (json) process.stdout.write(`${JSON.stringify({ type: 'result', status: 'failed', bytes: 0, ...error.failure })}\n`);
+    if (json)
+      process.stdout.write(`${JSON.stringify({ type: 'result', status: 'failed', bytes: 0, ...error.failure })}\n`);
     return EXIT.failed;
   }
 }
@@ -48,7 +61,9 @@ async function openSource(image: string, json: boolean): Promise<InstallerSource
  */
 export async function flashInstallerCommand(args: InstallerArgs): Promise<number> {
   if (invokingUser() !== null) {
-    process.stderr.write('sluice: installer mode reads the ISO in the sluice process itself, which sudo made root; run sluice without sudo (it asks for administrator rights only to write the drive). Nothing was written.\n');
+    process.stderr.write(
+      'sluice: installer mode reads the ISO in the sluice process itself, which sudo made root; run sluice without sudo (it asks for administrator rights only to write the drive). Nothing was written.\n',
+    );
     return EXIT.usage;
   }
   const [target, ...more] = await namedDrives(args.targets);
@@ -67,13 +82,20 @@ export async function flashInstallerCommand(args: InstallerArgs): Promise<number
         if (error instanceof JobError) return { problem: error.failure.message };
         throw error;
       }
-      return { warning: `This will ERASE everything on:\n  DRIVE\nand make it an installer stick holding the files of ${args.image}.` };
+      return {
+        warning: `This will ERASE everything on:\n  DRIVE\nand make it an installer stick holding the files of ${args.image}.`,
+      };
     });
     if (typeof drive === 'number' || plan === null) return typeof drive === 'number' ? drive : EXIT.usage;
     const stick: StickPlan = plan;
     const reporter = createReporter(args.json);
     const pipe = await createOsPipe();
-    const job = startHelper({ source: pipe.readFd, job: stickJob(drive, stick, args), ...cliHelperOptions(args.elevate), onProgress: (p) => reporter.progress(p) });
+    const job = startHelper({
+      source: pipe.readFd,
+      job: stickJob(drive, stick, args),
+      ...cliHelperOptions(args.elevate),
+      onProgress: (p) => reporter.progress(p),
+    });
     // The helper holds its own copy of the read end once spawned: ours would keep a dead helper's pipe open.
     await job.ready.finally(() => closeFd(pipe.readFd));
     const fed = feedStick(source, stick, pipe, (end) => job.endSource(end));
@@ -83,7 +105,8 @@ export async function flashInstallerCommand(args: InstallerArgs): Promise<number
     await fed;
     reporter.end();
     for (const r of results) {
-      if (r.status === 'ok' && !args.json) process.stdout.write(`${stickLine(target, source, stick, r.seconds, r.verified)}\n`);
+      if (r.status === 'ok' && !args.json)
+        process.stdout.write(`${stickLine(target, source, stick, r.seconds, r.verified)}\n`);
       else reporter.result(r);
     }
     return exitCodeFor(results);

@@ -50,7 +50,13 @@ export async function confirmReplace(target: string, yes: boolean): Promise<numb
 export async function flashToFileCommand(prepared: PreparedImage, args: FileFlashArgs): Promise<number> {
   const { target } = args;
   if (await sameFile(args.image, target)) {
-    return reportOne(args.json, { status: 'failed', target, bytes: 0, code: 'target-is-source', message: `${target} is the image itself; choose another file to write to.` });
+    return reportOne(args.json, {
+      status: 'failed',
+      target,
+      bytes: 0,
+      code: 'target-is-source',
+      message: `${target} is the image itself; choose another file to write to.`,
+    });
   }
   // Before anything starts: a name that cannot be a file (a drive that is gone) is refused now.
   try {
@@ -65,7 +71,9 @@ export async function flashToFileCommand(prepared: PreparedImage, args: FileFlas
   const feed = await openSourceFeed(prepared, { output: 'descriptor', leaveOut: 'unmapped' });
   if (typeof feed.source !== 'number') {
     await feed.close();
-    process.stderr.write(`sluice: writing a ${prepared.info.format} image to a file is not supported on this system.\n`);
+    process.stderr.write(
+      `sluice: writing a ${prepared.info.format} image to a file is not supported on this system.\n`,
+    );
     return EXIT.unsupportedFormat;
   }
   const reporter = createReporter(args.json);
@@ -77,7 +85,10 @@ export async function flashToFileCommand(prepared: PreparedImage, args: FileFlas
   const sourceEnd = sourceEndSignal();
   const location = prepared.plan.location;
   const card = prepared.customisation?.overlays[0];
-  const stopListening = cancelOnSigint(() => controller.abort(), `The unfinished ${FileTarget.partialPath(args.target)} is left behind; delete it.`);
+  const stopListening = cancelOnSigint(
+    () => controller.abort(),
+    `The unfinished ${FileTarget.partialPath(args.target)} is left behind; delete it.`,
+  );
   const result = flashToFile({
     source: feed.source,
     imageSize: prepared.imageSize,
@@ -87,13 +98,19 @@ export async function flashToFileCommand(prepared: PreparedImage, args: FileFlas
     extents: feed.start.extents,
     // The kernel copies the file only where the feed reads it directly (not under sudo: see openSourceFeed),
     // and nothing is written after the image (a customisation goes through the writing loop).
-    sourcePath: feed.start.sourceSeekable && location.kind === 'file' && feed.start.extents === undefined && card === undefined ? location.path : null,
+    sourcePath:
+      feed.start.sourceSeekable && location.kind === 'file' && feed.start.extents === undefined && card === undefined
+        ? location.path
+        : null,
     overlays: card === undefined ? undefined : Promise.resolve(new Map([[target, overlayPieces(card)]])),
     sourceEnd: feed.start.awaitSourceEnd === true ? sourceEnd.signal : undefined,
     signal: controller.signal,
     onProgress: (p) => reporter.progress(staged(p, feed.stage())),
   }).then((r) => [r]);
-  const results = await feed.finish(result, wholeImageListener((end) => sourceEnd.settle(end)));
+  const results = await feed.finish(
+    result,
+    wholeImageListener((end) => sourceEnd.settle(end)),
+  );
   stopListening();
   reporter.end();
   for (const r of results) reporter.result(r);

@@ -61,12 +61,18 @@ export interface FlashArgs {
 }
 
 /** Asks before erasing, naming each drive the way its owner knows it. */
-async function confirmErase(info: ImageInfo, judged: readonly JudgedTarget[], customised: PreparedCustomisation | null): Promise<boolean> {
+async function confirmErase(
+  info: ImageInfo,
+  judged: readonly JudgedTarget[],
+  customised: PreparedCustomisation | null,
+): Promise<boolean> {
   const names = judged.map(({ target, drive }) => {
     const description = drive?.description || 'unnamed drive';
     return `  ${target}  ${description}${drive?.size ? `, ${formatBytes(drive.size)}` : ''}`;
   });
-  process.stderr.write(`This will ERASE everything on:\n${names.join('\n')}\nand write ${info.source} (${describeSize(info)})${customised === null ? '' : `, ${customisationLine(customised)}`}.\n`);
+  process.stderr.write(
+    `This will ERASE everything on:\n${names.join('\n')}\nand write ${info.source} (${describeSize(info)})${customised === null ? '' : `, ${customisationLine(customised)}`}.\n`,
+  );
   return confirm('Continue?');
 }
 
@@ -74,7 +80,13 @@ async function confirmErase(info: ImageInfo, judged: readonly JudgedTarget[], cu
 export async function flashCommand(args: FlashArgs): Promise<number> {
   const targets = await namedDrives(args.targets);
   const fileTargets = (await Promise.all(targets.map(isFileTarget))).filter(Boolean).length;
-  const request: AheadRequest = { image: args.image, bmap: args.bmap, exact: args.exact, fileTarget: fileTargets > 0, customising: args.customise !== undefined && wantsCustomisation(args.customise) };
+  const request: AheadRequest = {
+    image: args.image,
+    bmap: args.bmap,
+    exact: args.exact,
+    fileTarget: fileTargets > 0,
+    customising: args.customise !== undefined && wantsCustomisation(args.customise),
+  };
   const helperOptions = cliHelperOptions(args.elevate);
   // Several cards from a decoder get the image decoded once into a file (openSourceFeed's
   // decodeOnce): a decoder warmed for a pipe, and a helper started on it, would go unused.
@@ -104,7 +116,12 @@ interface Started {
   helperOptions: ReturnType<typeof cliHelperOptions>;
 }
 
-async function flashNamed(args: FlashArgs, targets: string[], fileTargets: number, { warm, early, helperOptions }: Started): Promise<number> {
+async function flashNamed(
+  args: FlashArgs,
+  targets: string[],
+  fileTargets: number,
+  { warm, early, helperOptions }: Started,
+): Promise<number> {
   if (fileTargets > 0 && targets.length > 1) {
     process.stderr.write('sluice: a file is written on its own: name either one file or one or more drives.\n');
     return EXIT.usage;
@@ -112,32 +129,69 @@ async function flashNamed(args: FlashArgs, targets: string[], fileTargets: numbe
   const customise = args.customise === undefined ? undefined : { flags: args.customise, cards: targets.length };
   // Listed while the image is probed; judged once the image's size is known.
   const listing = fileTargets > 0 ? null : listTargetDrives(targets);
-  const catalogue = args.image.startsWith(OS_PREFIX) ? await prepareCliCatalogueImage(args.image.slice(OS_PREFIX.length), { repos: args.repos, cache: args.cache !== false, cacheLimit: args.cacheLimit }, args.systemTools, customise) : null;
+  const catalogue = args.image.startsWith(OS_PREFIX)
+    ? await prepareCliCatalogueImage(
+        args.image.slice(OS_PREFIX.length),
+        { repos: args.repos, cache: args.cache !== false, cacheLimit: args.cacheLimit },
+        args.systemTools,
+        customise,
+      )
+    : null;
   if (typeof catalogue === 'number') return catalogue;
-  const prepared = catalogue?.prepared ?? (await prepareCliImage({ image: args.image, sha256: args.sha256, bmap: args.exact ? false : args.bmap, systemTools: args.systemTools, partitions: false }, customise));
+  const prepared =
+    catalogue?.prepared ??
+    (await prepareCliImage(
+      {
+        image: args.image,
+        sha256: args.sha256,
+        bmap: args.exact ? false : args.bmap,
+        systemTools: args.systemTools,
+        partitions: false,
+      },
+      customise,
+    ));
   if (typeof prepared === 'number') return prepared;
   const cutShort = cutShortFailure(prepared.info);
   if (cutShort !== null && !args.allowTruncated) {
-    process.stderr.write(`sluice: ${cutShort.message} To write it anyway, pass --allow-truncated. Nothing was written.\n`);
+    process.stderr.write(
+      `sluice: ${cutShort.message} To write it anyway, pass --allow-truncated. Nothing was written.\n`,
+    );
     return EXIT.failed;
   }
-  if (cutShort !== null) process.stderr.write(`sluice: warning: ${cutShort.message} Writing it anyway (--allow-truncated).\n`);
+  if (cutShort !== null)
+    process.stderr.write(`sluice: warning: ${cutShort.message} Writing it anyway (--allow-truncated).\n`);
   const [fileTarget] = fileTargets > 0 ? targets : [];
-  if (fileTarget !== undefined) return (await import('./flash-to-file.js')).flashToFileCommand(prepared, { image: args.image, target: fileTarget, verify: args.verify, yes: args.yes, json: args.json });
+  if (fileTarget !== undefined)
+    return (await import('./flash-to-file.js')).flashToFileCommand(prepared, {
+      image: args.image,
+      target: fileTarget,
+      verify: args.verify,
+      yes: args.yes,
+      json: args.json,
+    });
   const { info, customisation } = prepared;
   const interactive = process.stdin.isTTY === true;
   const unbootable = unbootableAsWritten(info);
   if (unbootable !== null) {
     // Said before the drive is looked at, so that a script learns it from its first run.
-    process.stderr.write(`sluice: ${args.yes || interactive ? 'warning: ' : ''}${unbootable} ${args.yes ? 'Writing it as it is (--yes).' : interactive ? '' : `${info.disc === null ? '' : unbootableAdvice(info.disc)} Nothing was written.`}\n`);
+    process.stderr.write(
+      `sluice: ${args.yes || interactive ? 'warning: ' : ''}${unbootable} ${args.yes ? 'Writing it as it is (--yes).' : interactive ? '' : `${info.disc === null ? '' : unbootableAdvice(info.disc)} Nothing was written.`}\n`,
+    );
     if (!args.yes && !interactive) return EXIT.failed;
   }
   if (!args.yes && !interactive) {
-    process.stderr.write('sluice: refusing to erase a drive without confirmation; pass --yes when running without a terminal.\n');
+    process.stderr.write(
+      'sluice: refusing to erase a drive without confirmation; pass --yes when running without a terminal.\n',
+    );
     return EXIT.usage;
   }
   const reporter = createReporter(args.json);
-  const judged = await judgeTargets(args.image, { size: info.size, atLeast: !info.sizeExact }, targets, listing ?? undefined);
+  const judged = await judgeTargets(
+    args.image,
+    { size: info.size, atLeast: !info.sizeExact },
+    targets,
+    listing ?? undefined,
+  );
   const refused = await refuseTargets(judged, interactive && !args.yes);
   if (refused.length > 0) {
     // One refused drive stops the whole job: the user asked for all of them, and gets none half-done.
@@ -152,7 +206,12 @@ async function flashNamed(args: FlashArgs, targets: string[], fileTargets: numbe
   // Several cards from a decoder: the image is decoded once, into the cache, and every card reads
   // that copy at its own pace (a single card streams, with no copy).
   const decodeOnce = targets.length > 1 ? (bytes: number) => imageCache(args.cacheLimit).decodedCopy(bytes) : undefined;
-  const feed = await openSourceFeed(prepared, { leaveOut: args.exact ? 'nothing' : 'all', warm: warm ?? undefined, opened: early?.handOverFile(), decodeOnce });
+  const feed = await openSourceFeed(prepared, {
+    leaveOut: args.exact ? 'nothing' : 'all',
+    warm: warm ?? undefined,
+    opened: early?.handOverFile(),
+    decodeOnce,
+  });
   feed.onNotice((message) => reporter.notice(message));
   void feed.decoder.then((decoder) => {
     reporter.source(info, decoder);
@@ -162,7 +221,15 @@ async function flashNamed(args: FlashArgs, targets: string[], fileTargets: numbe
   // memory flat, and the CLI stays responsive to Ctrl-C while the helper does the I/O. When we
   // are not root it is the only part that gets root; the image is still opened, decoded and
   // downloaded as us.
-  const helperJob: HelperJob = { kind: 'flash', targets, media: mediaOf(judged), ...feed.start, verify: args.verify, eject: args.eject, ...(args.capacityCheck ? {} : { capacityCheck: false }) };
+  const helperJob: HelperJob = {
+    kind: 'flash',
+    targets,
+    media: mediaOf(judged),
+    ...feed.start,
+    verify: args.verify,
+    eject: args.eject,
+    ...(args.capacityCheck ? {} : { capacityCheck: false }),
+  };
   const onProgress = (p: Progress) => reporter.progress(staged(p, feed.stage()));
   const job =
     (customisation === null ? early?.run(feed, helperJob, onProgress) : null) ??

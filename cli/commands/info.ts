@@ -20,17 +20,26 @@ function describe(info: ImageInfo): string {
   else {
     lines.push(`  partition table:  ${table.type === 'none' ? 'none found' : table.type.toUpperCase()}`);
     for (const p of table.partitions) {
-      lines.push(`    ${String(p.number).padStart(2)}  ${formatBytes(p.size).padStart(8)} at ${p.offset}  ${p.type}${p.label === null ? '' : `  "${p.label}"`}`);
+      lines.push(
+        `    ${String(p.number).padStart(2)}  ${formatBytes(p.size).padStart(8)} at ${p.offset}  ${p.type}${p.label === null ? '' : `  "${p.label}"`}`,
+      );
     }
   }
   if (info.disc !== null) {
     lines.push(`  boots from:       ${discSummary(info.disc)}`);
-    if (info.disc.problem !== null) lines.push(`                    (its files could not all be read: ${info.disc.problem})`);
+    if (info.disc.problem !== null)
+      lines.push(`                    (its files could not all be read: ${info.disc.problem})`);
   }
   const map = info.blockMap;
-  lines.push(`  block map:        ${map === null ? 'none' : `${map.from}: ${formatBytes(map.mappedBytes)} mapped in ${map.ranges} ranges; only those are written and verified`}`);
-  lines.push(`  checksum:         ${info.checksum === null ? 'none' : `SHA-256 ${info.checksum.sha256} (from ${info.checksum.from})`}`);
-  lines.push(`  customisation:    ${info.customisationNote === null ? 'not looked for' : `${info.customisation ?? 'none'}: ${info.customisationNote}`}`);
+  lines.push(
+    `  block map:        ${map === null ? 'none' : `${map.from}: ${formatBytes(map.mappedBytes)} mapped in ${map.ranges} ranges; only those are written and verified`}`,
+  );
+  lines.push(
+    `  checksum:         ${info.checksum === null ? 'none' : `SHA-256 ${info.checksum.sha256} (from ${info.checksum.from})`}`,
+  );
+  lines.push(
+    `  customisation:    ${info.customisationNote === null ? 'not looked for' : `${info.customisation ?? 'none'}: ${info.customisationNote}`}`,
+  );
   const cutShort = cutShortFailure(info);
   if (cutShort !== null) lines.push(`  problem:          ${cutShort.message}`);
   return lines.join('\n');
@@ -41,9 +50,26 @@ function describe(info: ImageInfo): string {
  * Sluice would write, without writing anything. A catalogue entry is probed from the image cache
  * when it holds it, else from its web address, and nothing is kept.
  */
-export async function infoCommand(image: string, options: { sha256?: string | undefined; bmap?: string | false | undefined; systemTools: boolean; repos?: readonly string[] | undefined }, json: boolean): Promise<number> {
+export async function infoCommand(
+  image: string,
+  options: {
+    sha256?: string | undefined;
+    bmap?: string | false | undefined;
+    systemTools: boolean;
+    repos?: readonly string[] | undefined;
+  },
+  json: boolean,
+): Promise<number> {
   const { repos, ...probeOptions } = options;
-  const catalogue = image.startsWith(OS_PREFIX) ? await prepareCliCatalogueImage(image.slice(OS_PREFIX.length), { repos, cache: true }, options.systemTools, undefined, 'info') : null;
+  const catalogue = image.startsWith(OS_PREFIX)
+    ? await prepareCliCatalogueImage(
+        image.slice(OS_PREFIX.length),
+        { repos, cache: true },
+        options.systemTools,
+        undefined,
+        'info',
+      )
+    : null;
   if (typeof catalogue === 'number') return catalogue;
   const prepared = catalogue?.prepared ?? (await prepareCliImage({ image, ...probeOptions }));
   if (typeof prepared === 'number') return prepared;

@@ -5,7 +5,12 @@ import { listDrives } from '../../user/drives/list-drives.js';
 import { EXIT } from '../exit-codes.js';
 
 function flagsOf(d: Drive): string {
-  const flags = [d.system === 'running' ? 'SYSTEM' : d.system === 'internal' ? 'internal' : '', d.removable ? 'removable' : '', d.virtual ? 'virtual' : '', d.readOnly ? 'read-only' : ''];
+  const flags = [
+    d.system === 'running' ? 'SYSTEM' : d.system === 'internal' ? 'internal' : '',
+    d.removable ? 'removable' : '',
+    d.virtual ? 'virtual' : '',
+    d.readOnly ? 'read-only' : '',
+  ];
   return flags.filter(Boolean).join(',') || '-';
 }
 
@@ -26,9 +31,22 @@ export async function listCommand(visibility: DriveVisibility, json: boolean): P
     process.stdout.write(`No drives found${more}.\n`);
     return EXIT.ok;
   }
-  const rows = drives.map((d) => [d.device, d.size === null ? 'no medium' : formatBytes(d.size), d.bus, d.description || '-', flagsOf(d), d.mountpoints.join(',') || '-']);
+  const rows = drives.map((d) => [
+    d.device,
+    d.size === null ? 'no medium' : formatBytes(d.size),
+    d.bus,
+    d.description || '-',
+    flagsOf(d),
+    d.mountpoints.join(',') || '-',
+  ]);
   const header = ['DEVICE', 'SIZE', 'BUS', 'DESCRIPTION', 'FLAGS', 'MOUNTED'];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  for (const row of [header, ...rows]) process.stdout.write(`${row.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join('  ').trimEnd()}\n`);
+  for (const row of [header, ...rows])
+    process.stdout.write(
+      `${row
+        .map((cell, i) => cell.padEnd(widths[i] ?? 0))
+        .join('  ')
+        .trimEnd()}\n`,
+    );
   return EXIT.ok;
 }

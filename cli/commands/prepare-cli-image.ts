@@ -33,7 +33,10 @@ function refused(error: unknown): number {
  * or says why it cannot be used and returns the exit code. With customisation flags, the settings
  * are read (passwords hashed at once) and each of `cards` cards' customisation is planned too.
  */
-export async function prepareCliImage(request: ImageRequest, customise?: CliCustomisation): Promise<PreparedImage | number> {
+export async function prepareCliImage(
+  request: ImageRequest,
+  customise?: CliCustomisation,
+): Promise<PreparedImage | number> {
   try {
     const cards = await cardsFromFlags(customise);
     return await prepareImageInChild(cards === undefined ? request : { ...request, customise: cards });
@@ -69,7 +72,11 @@ export interface CatalogueChoice {
  */
 export type CatalogueUse = 'flash' | 'verify' | 'info';
 
-const READ_AS: Record<CatalogueUse, string> = { flash: 'downloaded while it is written', verify: 'downloaded while it is compared', info: 'read from its web address' };
+const READ_AS: Record<CatalogueUse, string> = {
+  flash: 'downloaded while it is written',
+  verify: 'downloaded while it is compared',
+  info: 'read from its web address',
+};
 
 /**
  * Finds the catalogue entry `wanted` names (os:PATH or os:NAME, without the prefix) in `where`
@@ -78,15 +85,35 @@ const READ_AS: Record<CatalogueUse, string> = { flash: 'downloaded while it is w
  * ask for one (by the method the entry's init_format chooses where the image cannot tell). Or
  * says why not and returns the exit code.
  */
-export async function prepareCliCatalogueImage(wanted: string, where: CatalogueChoice, systemTools: boolean, customise?: CliCustomisation, use: CatalogueUse = 'flash'): Promise<CatalogueImage | number> {
+export async function prepareCliCatalogueImage(
+  wanted: string,
+  where: CatalogueChoice,
+  systemTools: boolean,
+  customise?: CliCustomisation,
+  use: CatalogueUse = 'flash',
+): Promise<CatalogueImage | number> {
   try {
     // The catalogue's and the cache's modules load for os: images only: importing flash.js took
     // 57 ms of CPU with them, 41 ms without.
-    const [{ findCatalogueEntry, imageCache, repositories }, { prepareCatalogueImage }] = await Promise.all([import('../catalogue.js'), import('../../user/catalogue/catalogue-image.js')]);
+    const [{ findCatalogueEntry, imageCache, repositories }, { prepareCatalogueImage }] = await Promise.all([
+      import('../catalogue.js'),
+      import('../../user/catalogue/catalogue-image.js'),
+    ]);
     const placed = await findCatalogueEntry(repositories(where.repos), wanted);
     const cache = where.cache ? imageCache(where.cacheLimit) : null;
-    const image = await prepareCatalogueImage(placed.os, { cache, keep: use !== 'info', systemTools, partitions: use === 'info', customise: await cardsFromFlags(customise) });
-    const how = image.from === 'cache' ? 'from the image cache, nothing to download' : image.from === 'file' ? 'a file on this computer' : `${READ_AS[use]}${image.cached ? ', and kept in the image cache' : ''}`;
+    const image = await prepareCatalogueImage(placed.os, {
+      cache,
+      keep: use !== 'info',
+      systemTools,
+      partitions: use === 'info',
+      customise: await cardsFromFlags(customise),
+    });
+    const how =
+      image.from === 'cache'
+        ? 'from the image cache, nothing to download'
+        : image.from === 'file'
+          ? 'a file on this computer'
+          : `${READ_AS[use]}${image.cached ? ', and kept in the image cache' : ''}`;
     process.stderr.write(`sluice: ${pathText(placed.path)}: ${how}.\n`);
     for (const note of image.notes) process.stderr.write(`sluice: ${note}\n`);
     return image;

@@ -28,7 +28,15 @@ interface ProbeReport {
 }
 
 function reportOf(result: TargetResult, seconds: number): ProbeReport | null {
-  if (result.status === 'ok') return { type: 'probe', target: result.target, claimedBytes: result.bytes, realBytes: result.bytes, kind: null, seconds };
+  if (result.status === 'ok')
+    return {
+      type: 'probe',
+      target: result.target,
+      claimedBytes: result.bytes,
+      realBytes: result.bytes,
+      kind: null,
+      seconds,
+    };
   if (result.status === 'failed' && result.fakeCapacity !== undefined) {
     const { claimedBytes, realBytes, kind } = result.fakeCapacity;
     return { type: 'probe', target: result.target, claimedBytes, realBytes, kind, seconds };
@@ -39,7 +47,10 @@ function reportOf(result: TargetResult, seconds: number): ProbeReport | null {
 function reportLine(report: ProbeReport, result: TargetResult): string {
   const time = formatDuration(report.seconds);
   if (report.kind === null) {
-    const markers = result.status === 'ok' && result.capacityCheck !== undefined ? `${result.capacityCheck.markers} test blocks` : 'test blocks';
+    const markers =
+      result.status === 'ok' && result.capacityCheck !== undefined
+        ? `${result.capacityCheck.markers} test blocks`
+        : 'test blocks';
     return `${report.target}: holds what it claims, ${formatBytes(report.claimedBytes)} (${markers} written and read back, then restored; ${time}).`;
   }
   const fake = { kind: report.kind, realBytes: report.realBytes, claimedBytes: report.claimedBytes };
@@ -56,7 +67,10 @@ function reportLine(report: ProbeReport, result: TargetResult): string {
  */
 export async function probeCommand(args: ProbeArgs): Promise<number> {
   const [target = args.device] = await namedDrives([args.device]);
-  const drive = await checkedDrive(target, args, () => ({ warning: 'This will unmount this drive and write test blocks over some of its blocks, putting each back afterwards:\n  DRIVE' }));
+  const drive = await checkedDrive(target, args, () => ({
+    warning:
+      'This will unmount this drive and write test blocks over some of its blocks, putting each back afterwards:\n  DRIVE',
+  }));
   if (typeof drive === 'number') return drive;
   const started = performance.now();
   const job = startHelper({
@@ -64,7 +78,10 @@ export async function probeCommand(args: ProbeArgs): Promise<number> {
     ...cliHelperOptions(args.elevate),
   });
   if (!args.json) process.stderr.write(`Probing ${target}: writing test blocks and putting its data back…\n`);
-  const stopListening = cancelOnSigint(() => job.cancel(), 'Blocks being tested may now hold test markers instead of their data.');
+  const stopListening = cancelOnSigint(
+    () => job.cancel(),
+    'Blocks being tested may now hold test markers instead of their data.',
+  );
   const results = await job.result;
   stopListening();
   const seconds = (performance.now() - started) / 1000;

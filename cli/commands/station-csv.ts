@@ -12,7 +12,10 @@ export async function stationCsvCommand(path: string): Promise<number> {
     process.stderr.write(`sluice: cannot read the station log ${path}: ${errorText(error)}\n`);
     return EXIT.failed;
   }
-  if (read.partial > 0) process.stderr.write(`sluice: the last line of ${path} was cut short (the station was stopped while writing it) and is left out.\n`);
+  if (read.partial > 0)
+    process.stderr.write(
+      `sluice: the last line of ${path} was cut short (the station was stopped while writing it) and is left out.\n`,
+    );
   process.stdout.write(stationLogCsv(read.entries));
   return EXIT.ok;
 }

@@ -2,7 +2,12 @@ import { resolve } from 'node:path';
 import { cutShortFailure } from '../../common/domain/cut-short.js';
 import { JobError } from '../../common/domain/failure.js';
 import { isUrl } from '../../common/domain/image.js';
-import { DEFAULT_MAX_DRIVE_BYTES, rowProgress, type StationRow, type StationRules } from '../../common/domain/station.js';
+import {
+  DEFAULT_MAX_DRIVE_BYTES,
+  rowProgress,
+  type StationRow,
+  type StationRules,
+} from '../../common/domain/station.js';
 import { formatBytes, formatDuration } from '../../common/domain/units.js';
 import { startHelper } from '../../user/launcher/launch.js';
 import { cliHelperOptions } from '../helper-options.js';
@@ -40,7 +45,8 @@ export interface StationArgs {
 function doneLine(row: StationRow): string {
   const who = `${row.card === null ? 'refused' : `card ${row.card}`} ${row.device}${row.slot !== row.device ? ` (${row.slot})` : ''}${row.hostname === null ? '' : ` ${row.hostname}`}`;
   const seconds = row.endedAt === null ? 0 : (Date.parse(row.endedAt) - Date.parse(row.startedAt)) / 1000;
-  if (row.result === 'ok') return `${who}: written and verified${row.hostname === null ? '' : ', customised'} in ${formatDuration(seconds)}. Take it out and insert the next card.`;
+  if (row.result === 'ok')
+    return `${who}: written and verified${row.hostname === null ? '' : ', customised'} in ${formatDuration(seconds)}. Take it out and insert the next card.`;
   return `${who}: ${row.result ?? 'failed'}${row.code === null ? '' : ` (${row.code})`}: ${row.message ?? 'no message'}`;
 }
 
@@ -97,15 +103,23 @@ function stationOutput(json: boolean): { row(row: StationRow): void; say(text: s
  */
 export async function stationCommand(args: StationArgs): Promise<number> {
   if (isUrl(args.image)) {
-    process.stderr.write('sluice: a station writes an image file, read again for every card: download the image first.\n');
+    process.stderr.write(
+      'sluice: a station writes an image file, read again for every card: download the image first.\n',
+    );
     return EXIT.usage;
   }
   const interactive = process.stdin.isTTY === true;
   if (!args.yes && !interactive) {
-    process.stderr.write('sluice: refusing to arm a station without confirmation; pass --yes when running without a terminal.\n');
+    process.stderr.write(
+      'sluice: refusing to arm a station without confirmation; pass --yes when running without a terminal.\n',
+    );
     return EXIT.usage;
   }
-  const prepared = await prepareCliImage({ image: args.image, bmap: args.exact ? false : undefined, partitions: false });
+  const prepared = await prepareCliImage({
+    image: args.image,
+    bmap: args.exact ? false : undefined,
+    partitions: false,
+  });
   if (typeof prepared === 'number') return prepared;
   const cutShort = cutShortFailure(prepared.info);
   if (cutShort !== null) {
@@ -116,7 +130,9 @@ export async function stationCommand(args: StationArgs): Promise<number> {
   const output = stationOutput(args.json);
   let image: StationImage;
   try {
-    const profile = wantsCustomisation(args.customise) ? await (await import('../customise-options.js')).profileFromFlags(args.customise) : null;
+    const profile = wantsCustomisation(args.customise)
+      ? await (await import('../customise-options.js')).profileFromFlags(args.customise)
+      : null;
     image = {
       request: { image: args.image, partitions: false },
       prepared,
@@ -125,7 +141,8 @@ export async function stationCommand(args: StationArgs): Promise<number> {
       name: imageName({ image: args.image }),
       sha256: prepared.info.checksum?.sha256.toLowerCase() ?? (await imageSha256(args.image)),
       // A helper's log lines go through the station's screen, which redraws its rows below them.
-      launch: (options) => startHelper({ ...options, ...helperOptions, onLog: (_level, message) => output.say(`sluice: ${message}`) }),
+      launch: (options) =>
+        startHelper({ ...options, ...helperOptions, onLog: (_level, message) => output.say(`sluice: ${message}`) }),
     };
     // The first card's customisation, planned now: an image that cannot take it is refused before arming.
     if (profile !== null) await imageForCard(image, profile.nextCard);
@@ -147,7 +164,12 @@ export async function stationCommand(args: StationArgs): Promise<number> {
     return EXIT.usage;
   }
   const rulesText = `every ${rules.virtual ? 'removable, USB, SD or virtual' : 'removable, USB or SD'} drive of ${formatBytes(rules.minSize)} to ${formatBytes(rules.maxSize)}${rules.slots === null ? '' : ` in ${rules.slots.join(', ')}`} that appears from now on`;
-  if (!args.yes && !(await confirm(`Arm the station? It will ERASE ${rulesText}, writing ${image.name}${image.profile?.hostname ? ` (hostname ${image.profile.hostname})` : ''}.`))) {
+  if (
+    !args.yes &&
+    !(await confirm(
+      `Arm the station? It will ERASE ${rulesText}, writing ${image.name}${image.profile?.hostname ? ` (hostname ${image.profile.hostname})` : ''}.`,
+    ))
+  ) {
     process.stderr.write('Not armed. Nothing was written.\n');
     return EXIT.cancelled;
   }
@@ -167,7 +189,14 @@ export async function stationCommand(args: StationArgs): Promise<number> {
 }
 
 /** Arms the station with its image ready, and runs it until it stops. */
-async function runStation(args: StationArgs, image: StationImage, rules: StationRules, rulesText: string, output: ReturnType<typeof stationOutput>, note: string | null): Promise<number> {
+async function runStation(
+  args: StationArgs,
+  image: StationImage,
+  rules: StationRules,
+  rulesText: string,
+  output: ReturnType<typeof stationOutput>,
+  note: string | null,
+): Promise<number> {
   let log: StationLog;
   try {
     log = await StationLog.open(args.log);
@@ -199,13 +228,20 @@ async function runStation(args: StationArgs, image: StationImage, rules: Station
     process.stderr.write(`sluice: ${error instanceof Error ? error.message : String(error)}\n`);
     return EXIT.failed;
   }
-  if (args.json) process.stdout.write(`${JSON.stringify({ type: 'armed', present: present.map((d) => d.device), rules, log: log.path, image: image.name, sha256: image.sha256 })}\n`);
-  output.say(`Armed: ${rulesText} is written with ${image.name}. Left alone: ${present.map((d) => d.device).join(', ') || 'no drive'}. Log: ${log.path}. ${args.count === null ? 'Ctrl-C stops.' : `Stops after ${args.count} card${args.count === 1 ? '' : 's'}.`}`);
+  if (args.json)
+    process.stdout.write(
+      `${JSON.stringify({ type: 'armed', present: present.map((d) => d.device), rules, log: log.path, image: image.name, sha256: image.sha256 })}\n`,
+    );
+  output.say(
+    `Armed: ${rulesText} is written with ${image.name}. Left alone: ${present.map((d) => d.device).join(', ') || 'no drive'}. Log: ${log.path}. ${args.count === null ? 'Ctrl-C stops.' : `Stops after ${args.count} card${args.count === 1 ? '' : 's'}.`}`,
+  );
   let interrupted = false;
   const onSignal = () => {
     if (interrupted) process.exit(EXIT.cancelled);
     interrupted = true;
-    output.say('Stopping: no more cards are taken; cards being written are cancelled (Ctrl-C again quits at once, leaving them incomplete).');
+    output.say(
+      'Stopping: no more cards are taken; cards being written are cancelled (Ctrl-C again quits at once, leaving them incomplete).',
+    );
     void station.stop(true);
   };
   process.on('SIGINT', onSignal);

@@ -1,6 +1,13 @@
 import type { Drive } from '../../common/domain/drive.js';
 import type { TargetResult } from '../../common/domain/result.js';
-import { judgeDrive, refusalFailure, refusalOf, verdictEffect, type ImageFacts, type Verdict } from '../../common/domain/verdict.js';
+import {
+  judgeDrive,
+  refusalFailure,
+  refusalOf,
+  verdictEffect,
+  type ImageFacts,
+  type Verdict,
+} from '../../common/domain/verdict.js';
 import { imageFacts } from '../../user/drives/image-facts.js';
 import { listDrivesFor } from '../../user/drives/list-drives.js';
 import { askText } from '../prompt.js';
@@ -31,7 +38,12 @@ export function listTargetDrives(targets: readonly string[]): Promise<Drive[]> {
  * does not know (a partition, a file) gets no verdicts here; the helper's own checks refuse what
  * must be refused.
  */
-export async function judgeTargets(imagePath: string, imageSize: Pick<ImageFacts, 'size' | 'atLeast'>, targets: readonly string[], listing: Promise<Drive[]> = listTargetDrives(targets)): Promise<JudgedTarget[]> {
+export async function judgeTargets(
+  imagePath: string,
+  imageSize: Pick<ImageFacts, 'size' | 'atLeast'>,
+  targets: readonly string[],
+  listing: Promise<Drive[]> = listTargetDrives(targets),
+): Promise<JudgedTarget[]> {
   const drives = await listing;
   const image = await imageFacts(imagePath, imageSize, drives);
   return targets.map((target) => {
@@ -60,15 +72,24 @@ export async function refuseTargets(judged: readonly JudgedTarget[], interactive
     }
     for (const verdict of verdicts) {
       const effect = verdictEffect(verdict);
-      if (effect === 'warn' || effect === 'note') process.stderr.write(`sluice: ${effect === 'warn' ? 'warning' : 'note'}: ${verdict.message}\n`);
+      if (effect === 'warn' || effect === 'note')
+        process.stderr.write(`sluice: ${effect === 'warn' ? 'warning' : 'note'}: ${verdict.message}\n`);
     }
     const internal = verdicts.find((v) => v.kind === 'system');
     if (internal === undefined) continue;
     process.stderr.write(`sluice: ${internal.message}\n`);
     const typed = interactive ? await askText(`Type ${target} to erase it: `) : '';
     if (typed !== target) {
-      const hint = interactive ? ' The name typed did not match; nothing was written.' : ' Run without --yes to be asked for its name.';
-      refused.push({ status: 'failed', target, bytes: 0, code: 'target-system', message: `${internal.message}${hint}` });
+      const hint = interactive
+        ? ' The name typed did not match; nothing was written.'
+        : ' Run without --yes to be asked for its name.';
+      refused.push({
+        status: 'failed',
+        target,
+        bytes: 0,
+        code: 'target-system',
+        message: `${internal.message}${hint}`,
+      });
     }
   }
   return refused;

@@ -48,12 +48,27 @@ export async function verifyCommand(args: VerifyArgs): Promise<number> {
   // The card in the drive now, before the image is prepared (a download may take minutes): the helper compares no other.
   const medium = toFile ? null : await mediumId(target);
   const customise = args.customise === undefined ? undefined : { flags: args.customise, cards: 1 };
-  const catalogue = args.image.startsWith(OS_PREFIX) ? await prepareCliCatalogueImage(args.image.slice(OS_PREFIX.length), { repos: args.repos, cache: args.cache !== false, cacheLimit: args.cacheLimit }, true, customise, 'verify') : null;
+  const catalogue = args.image.startsWith(OS_PREFIX)
+    ? await prepareCliCatalogueImage(
+        args.image.slice(OS_PREFIX.length),
+        { repos: args.repos, cache: args.cache !== false, cacheLimit: args.cacheLimit },
+        true,
+        customise,
+        'verify',
+      )
+    : null;
   if (typeof catalogue === 'number') return catalogue;
-  const prepared = catalogue?.prepared ?? (await prepareCliImage({ image: args.image, bmap: toFile || args.exact ? false : undefined, partitions: false }, customise));
+  const prepared =
+    catalogue?.prepared ??
+    (await prepareCliImage(
+      { image: args.image, bmap: toFile || args.exact ? false : undefined, partitions: false },
+      customise,
+    ));
   if (typeof prepared === 'number') return prepared;
   const reporter = createReporter(args.json);
-  const verified = toFile ? await verifyFileHere(prepared, target, reporter) : await verifyDriveInHelper(prepared, target, medium, args, reporter);
+  const verified = toFile
+    ? await verifyFileHere(prepared, target, reporter)
+    : await verifyDriveInHelper(prepared, target, medium, args, reporter);
   if (typeof verified === 'number') return verified;
   // A cached download that failed its checksum is removed, as after a flash.
   await catalogue?.settle(verified);
@@ -62,26 +77,48 @@ export async function verifyCommand(args: VerifyArgs): Promise<number> {
   return exitCodeFor(verified);
 }
 
-async function verifyFileHere(prepared: PreparedImage, target: string, reporter: Reporter): Promise<TargetResult[] | number> {
+async function verifyFileHere(
+  prepared: PreparedImage,
+  target: string,
+  reporter: Reporter,
+): Promise<TargetResult[] | number> {
   // verifyImage reads a descriptor: a kernel pipe from the decoder rather than the helper's socket.
   const feed = await openSourceFeed(prepared, { output: 'descriptor', leaveOut: 'unmapped' });
   if (typeof feed.source !== 'number') {
     await feed.close();
-    process.stderr.write(`sluice: verifying a ${prepared.info.format} image is not supported on this system; decompress it first.\n`);
+    process.stderr.write(
+      `sluice: verifying a ${prepared.info.format} image is not supported on this system; decompress it first.\n`,
+    );
     return EXIT.unsupportedFormat;
   }
   const controller = new AbortController();
   const stopListening = cancelOnSigint(() => controller.abort(), 'Nothing was written.');
   const card = prepared.customisation?.overlays[0];
   const overlay = card === undefined ? undefined : Promise.resolve(overlayPieces(card));
-  const result = verifyImage({ source: feed.source, imageSize: prepared.imageSize, target, overlay, signal: controller.signal, onProgress: (p) => reporter.progress(p) }).then((r) => [r]);
+  const result = verifyImage({
+    source: feed.source,
+    imageSize: prepared.imageSize,
+    target,
+    overlay,
+    signal: controller.signal,
+    onProgress: (p) => reporter.progress(p),
+  }).then((r) => [r]);
   // A decoder's failure makes the comparison meaningless: its reason is the result.
-  const results = await feed.finish(result, wholeImageListener(() => undefined));
+  const results = await feed.finish(
+    result,
+    wholeImageListener(() => undefined),
+  );
   stopListening();
   return results;
 }
 
-async function verifyDriveInHelper(prepared: PreparedImage, target: string, medium: string | null, args: VerifyArgs, reporter: Reporter): Promise<TargetResult[]> {
+async function verifyDriveInHelper(
+  prepared: PreparedImage,
+  target: string,
+  medium: string | null,
+  args: VerifyArgs,
+  reporter: Reporter,
+): Promise<TargetResult[]> {
   const feed = await openSourceFeed(prepared, { leaveOut: args.exact ? 'nothing' : 'all' });
   const { imageSize, sourceSeekable, extents } = feed.start;
   const job = startHelper({

@@ -54,5 +54,7 @@ export function waitWords(progress: Progress): string | null {
   const limit = progress.limit;
   if (limit === undefined) return null;
   const percent = (share: number) => `${Math.round(share * 100)}%`;
-  return limit.by === 'drive' ? `the image's next bytes waited for the drive ${percent(limit.driveWait)} of the time` : `the drive waited for the image's next bytes ${percent(limit.sourceWait)} of the time`;
+  return limit.by === 'drive'
+    ? `the image's next bytes waited for the drive ${percent(limit.driveWait)} of the time`
+    : `the drive waited for the image's next bytes ${percent(limit.sourceWait)} of the time`;
 }

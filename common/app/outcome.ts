@@ -25,39 +25,97 @@ interface FailureText {
 }
 
 const FAILURE_TEXT: Readonly<Record<JobFailureCode, FailureText>> = {
-  'target-not-found': { title: 'Drive not found', advice: 'Check that the drive is still plugged in, then choose it again.' },
+  'target-not-found': {
+    title: 'Drive not found',
+    advice: 'Check that the drive is still plugged in, then choose it again.',
+  },
   'target-not-block-device': { title: 'Not a drive', advice: 'Choose a whole drive from the list.' },
   'target-is-partition': { title: 'That is a partition', advice: 'Choose the whole drive it belongs to.' },
   'target-too-small': { title: 'Drive too small', advice: 'Use a drive at least as large as the image.' },
-  'target-read-only': { title: 'Drive is read-only', advice: 'If it is an SD card, slide its lock switch up and insert it again.' },
-  'target-system': { title: 'System drive refused', advice: 'Sluice never overwrites the disk this computer runs from. Choose another drive.' },
-  'target-is-source': { title: 'Drive holds the image', advice: 'Copy the image file to another drive (or this computer), choose it from there, then flash again.' },
-  'target-mounted': { title: 'Drive in use', advice: 'Eject its volumes (or close what is using them), then try again.' },
+  'target-read-only': {
+    title: 'Drive is read-only',
+    advice: 'If it is an SD card, slide its lock switch up and insert it again.',
+  },
+  'target-system': {
+    title: 'System drive refused',
+    advice: 'Sluice never overwrites the disk this computer runs from. Choose another drive.',
+  },
+  'target-is-source': {
+    title: 'Drive holds the image',
+    advice: 'Copy the image file to another drive (or this computer), choose it from there, then flash again.',
+  },
+  'target-mounted': {
+    title: 'Drive in use',
+    advice: 'Eject its volumes (or close what is using them), then try again.',
+  },
   'target-busy': { title: 'Drive busy', advice: 'Another program has the drive open. Close it and try again.' },
-  'target-no-direct-io': { title: 'Drive not supported', advice: 'This drive refuses direct writes. Try another card reader or port.' },
-  'permission-denied': { title: 'Permission denied', advice: 'Writing a drive needs administrator rights. Try again and approve the request.' },
-  'source-not-found': { title: 'Image not found', advice: 'Check that the image file is still where it was chosen, then choose it again.' },
+  'target-no-direct-io': {
+    title: 'Drive not supported',
+    advice: 'This drive refuses direct writes. Try another card reader or port.',
+  },
+  'permission-denied': {
+    title: 'Permission denied',
+    advice: 'Writing a drive needs administrator rights. Try again and approve the request.',
+  },
+  'source-not-found': {
+    title: 'Image not found',
+    advice: 'Check that the image file is still where it was chosen, then choose it again.',
+  },
   'source-corrupt': { title: 'Image damaged', advice: 'Download the image again: the file is damaged.' },
-  'source-truncated': { title: 'Image incomplete', advice: 'The image ends early, probably an interrupted download. Download it again.' },
-  'source-read-error': { title: 'Could not read the image', advice: 'Check that the image file is still there and readable, then try again.' },
-  'source-checksum-mismatch': { title: 'Image checksum mismatch', advice: 'The image is not the one that was published. Download it again.' },
-  'unsupported-format': { title: 'Format not supported', advice: 'Decompress the image first, or choose a raw .img or .iso.' },
+  'source-truncated': {
+    title: 'Image incomplete',
+    advice: 'The image ends early, probably an interrupted download. Download it again.',
+  },
+  'source-read-error': {
+    title: 'Could not read the image',
+    advice: 'Check that the image file is still there and readable, then try again.',
+  },
+  'source-checksum-mismatch': {
+    title: 'Image checksum mismatch',
+    advice: 'The image is not the one that was published. Download it again.',
+  },
+  'unsupported-format': {
+    title: 'Format not supported',
+    advice: 'Decompress the image first, or choose a raw .img or .iso.',
+  },
   'target-full': {
     title: 'Drive full before the end',
     advice: 'The drive stopped taking data early: it may be smaller than it claims (a counterfeit). Use another drive.',
   },
-  'target-unplugged': { title: 'Drive removed', advice: 'The drive went away while being written. Plug it in and flash it again: it is incomplete.' },
-  'write-error': { title: 'Write failed', advice: 'The drive reported an error. Try another port or reader; if it happens again, the drive is failing.' },
-  'verify-read-error': { title: 'Could not read the drive back', advice: 'The drive failed while being read. Try another port; if it happens again, the drive is failing.' },
-  'verify-mismatch': { title: 'Verification failed', advice: 'The drive does not hold what was written to it. Use another drive, and test this one for fake capacity.' },
+  'target-unplugged': {
+    title: 'Drive removed',
+    advice: 'The drive went away while being written. Plug it in and flash it again: it is incomplete.',
+  },
+  'write-error': {
+    title: 'Write failed',
+    advice: 'The drive reported an error. Try another port or reader; if it happens again, the drive is failing.',
+  },
+  'verify-read-error': {
+    title: 'Could not read the drive back',
+    advice: 'The drive failed while being read. Try another port; if it happens again, the drive is failing.',
+  },
+  'verify-mismatch': {
+    title: 'Verification failed',
+    advice: 'The drive does not hold what was written to it. Use another drive, and test this one for fake capacity.',
+  },
   'target-fake-capacity': {
     title: 'Fake capacity: the drive holds less than it claims',
-    advice: 'Data written past its real size is lost. Do not trust this drive with data: use another, and return this one if you can.',
+    advice:
+      'Data written past its real size is lost. Do not trust this drive with data: use another, and return this one if you can.',
   },
   'helper-died': { title: 'Writing stopped unexpectedly', advice: 'The drive is incomplete. Flash it again.' },
-  'elevation-denied': { title: 'Administrator rights refused', advice: 'Nothing was written. Try again and approve the request.' },
-  'protocol-error': { title: 'Internal error', advice: 'The drive may be incomplete. Flash it again; if this repeats, please report it.' },
-  internal: { title: 'Internal error', advice: 'The drive may be incomplete. Flash it again; if this repeats, please report it.' },
+  'elevation-denied': {
+    title: 'Administrator rights refused',
+    advice: 'Nothing was written. Try again and approve the request.',
+  },
+  'protocol-error': {
+    title: 'Internal error',
+    advice: 'The drive may be incomplete. Flash it again; if this repeats, please report it.',
+  },
+  internal: {
+    title: 'Internal error',
+    advice: 'The drive may be incomplete. Flash it again; if this repeats, please report it.',
+  },
 };
 
 /**
@@ -65,24 +123,76 @@ const FAILURE_TEXT: Readonly<Record<JobFailureCode, FailureText>> = {
  * flash's words would say the drive is damaged or counterfeit, these say what happened instead.
  */
 const BACKUP_FAILURE_TEXT: Readonly<Partial<Record<JobFailureCode, FailureText>>> = {
-  'target-system': { title: 'Running system refused', advice: 'Sluice does not back up the disk this computer runs from: its files change while they are read.' },
-  'target-is-source': { title: 'Backup would be saved on the drive', advice: 'Save the backup on another drive: this one is unmounted while it is read.' },
-  'target-not-block-device': { title: 'Cannot save there', advice: 'Choose a new file name, or an existing regular file to replace.' },
+  'target-system': {
+    title: 'Running system refused',
+    advice: 'Sluice does not back up the disk this computer runs from: its files change while they are read.',
+  },
+  'target-is-source': {
+    title: 'Backup would be saved on the drive',
+    advice: 'Save the backup on another drive: this one is unmounted while it is read.',
+  },
+  'target-not-block-device': {
+    title: 'Cannot save there',
+    advice: 'Choose a new file name, or an existing regular file to replace.',
+  },
   // These come from the drive or from the file, whichever refused: the message above says which.
-  'permission-denied': { title: 'Permission denied', advice: 'Reading a whole drive needs administrator rights, and the backup needs a folder you may write to. See the message above.' },
-  'target-not-found': { title: 'Not found', advice: 'Check that the drive is still plugged in and that the folder chosen for the backup exists, then try again.' },
-  'target-read-only': { title: 'Cannot save there', advice: 'The place chosen for the backup is read-only. Save it somewhere else.' },
-  'unsupported-format': { title: 'Cannot make this backup', advice: 'See the message above: back up the whole drive (leave "Stop after the last partition" unticked), or choose another format.' },
-  'source-read-error': { title: 'Could not read the drive', advice: 'Check that the drive is still plugged in and try again; if it happens again, the drive is failing.' },
-  'target-unplugged': { title: 'Drive removed', advice: 'The drive went away while it was read. Plug it in and back it up again.' },
-  'target-full': { title: 'Not enough space for the backup', advice: 'The disk the backup is saved on is full. Free some space, save it elsewhere, or choose a compressed format.' },
-  'write-error': { title: 'Could not save the backup', advice: 'Writing the file failed. Save it on another disk and try again.' },
-  'verify-read-error': { title: 'Could not read the backup back', advice: 'The saved file could not be read. Save it on another disk and try again.' },
-  'verify-mismatch': { title: 'Backup does not match the drive', advice: 'The file differs from what was read. The disk it is saved on may be failing: save it on another disk.' },
+  'permission-denied': {
+    title: 'Permission denied',
+    advice:
+      'Reading a whole drive needs administrator rights, and the backup needs a folder you may write to. See the message above.',
+  },
+  'target-not-found': {
+    title: 'Not found',
+    advice:
+      'Check that the drive is still plugged in and that the folder chosen for the backup exists, then try again.',
+  },
+  'target-read-only': {
+    title: 'Cannot save there',
+    advice: 'The place chosen for the backup is read-only. Save it somewhere else.',
+  },
+  'unsupported-format': {
+    title: 'Cannot make this backup',
+    advice:
+      'See the message above: back up the whole drive (leave "Stop after the last partition" unticked), or choose another format.',
+  },
+  'source-read-error': {
+    title: 'Could not read the drive',
+    advice: 'Check that the drive is still plugged in and try again; if it happens again, the drive is failing.',
+  },
+  'target-unplugged': {
+    title: 'Drive removed',
+    advice: 'The drive went away while it was read. Plug it in and back it up again.',
+  },
+  'target-full': {
+    title: 'Not enough space for the backup',
+    advice:
+      'The disk the backup is saved on is full. Free some space, save it elsewhere, or choose a compressed format.',
+  },
+  'write-error': {
+    title: 'Could not save the backup',
+    advice: 'Writing the file failed. Save it on another disk and try again.',
+  },
+  'verify-read-error': {
+    title: 'Could not read the backup back',
+    advice: 'The saved file could not be read. Save it on another disk and try again.',
+  },
+  'verify-mismatch': {
+    title: 'Backup does not match the drive',
+    advice: 'The file differs from what was read. The disk it is saved on may be failing: save it on another disk.',
+  },
   'helper-died': { title: 'Reading stopped unexpectedly', advice: 'Nothing was saved. Back the drive up again.' },
-  'elevation-denied': { title: 'Administrator rights refused', advice: 'Nothing was read. Try again and approve the request.' },
-  'protocol-error': { title: 'Internal error', advice: 'Nothing was saved. Back the drive up again; if this repeats, please report it.' },
-  internal: { title: 'Internal error', advice: 'Nothing was saved. Back the drive up again; if this repeats, please report it.' },
+  'elevation-denied': {
+    title: 'Administrator rights refused',
+    advice: 'Nothing was read. Try again and approve the request.',
+  },
+  'protocol-error': {
+    title: 'Internal error',
+    advice: 'Nothing was saved. Back the drive up again; if this repeats, please report it.',
+  },
+  internal: {
+    title: 'Internal error',
+    advice: 'Nothing was saved. Back the drive up again; if this repeats, please report it.',
+  },
 };
 
 function failureText(code: FailureCode, job: AppJobKind): FailureText {
@@ -100,7 +210,9 @@ export function failureHeadline(result: FailedResult, job: AppJobKind): string {
     return `Fake capacity: the drive holds about ${formatBytes(realBytes)}, not the ${formatBytes(claimedBytes)} it claims.`;
   }
   if (result.code === 'verify-mismatch' && result.offset !== undefined) {
-    return job === 'backup' ? `The backup differs from the drive at offset ${result.offset}.` : `Verification failed at offset ${result.offset}: the card may be counterfeit or failing.`;
+    return job === 'backup'
+      ? `The backup differs from the drive at offset ${result.offset}.`
+      : `Verification failed at offset ${result.offset}: the card may be counterfeit or failing.`;
   }
   return failureText(result.code, job).title;
 }
@@ -130,9 +242,17 @@ function summarizeBackup(end: JobEnd): { tone: Tone; title: string; body: string
     case 'success':
       return { tone, title: 'Backup complete', body: `Saved and verified: ${file}.` };
     case 'unverified':
-      return { tone, title: 'Backup saved, not verified', body: `Saved as ${file}. Verification was turned off, so the file was not read back.` };
+      return {
+        tone,
+        title: 'Backup saved, not verified',
+        body: `Saved as ${file}. Verification was turned off, so the file was not read back.`,
+      };
     case 'cancelled':
-      return { tone, title: 'Backup cancelled', body: 'The incomplete backup file was deleted; the drive is as it was.' };
+      return {
+        tone,
+        title: 'Backup cancelled',
+        body: 'The incomplete backup file was deleted; the drive is as it was.',
+      };
     case 'failure':
       return { tone, title: 'Backup failed', body: firstFailure(end, 'Nothing was saved.') };
   }
@@ -144,12 +264,20 @@ function summarizeProbe(end: JobEnd): { tone: Tone; title: string; body: string 
   switch (tone) {
     case 'success':
     case 'unverified':
-      return { tone, title: 'Card checked: it holds what it claims', body: `${drive} holds what it claims; every block tested was put back.` };
+      return {
+        tone,
+        title: 'Card checked: it holds what it claims',
+        body: `${drive} holds what it claims; every block tested was put back.`,
+      };
     case 'cancelled':
       return { tone, title: 'Check cancelled', body: 'Every block tested was put back.' };
     case 'failure': {
       const fake = end.results.some((r) => r.status === 'failed' && r.code === 'target-fake-capacity');
-      return { tone, title: fake ? 'Fake capacity found' : 'Check failed', body: firstFailure(end, 'Nothing was checked.') };
+      return {
+        tone,
+        title: fake ? 'Fake capacity found' : 'Check failed',
+        body: firstFailure(end, 'Nothing was checked.'),
+      };
     }
   }
 }
@@ -179,9 +307,17 @@ function summarizeErase(end: JobEnd): { tone: Tone; title: string; body: string 
   switch (tone) {
     case 'success':
     case 'unverified':
-      return { tone, title: 'Drive erased', body: 'It is a normal empty drive again: one partition, its tables written and read back.' };
+      return {
+        tone,
+        title: 'Drive erased',
+        body: 'It is a normal empty drive again: one partition, its tables written and read back.',
+      };
     case 'cancelled':
-      return { tone, title: 'Erase cancelled', body: 'The drive was not completely erased; erase it again before using it.' };
+      return {
+        tone,
+        title: 'Erase cancelled',
+        body: 'The drive was not completely erased; erase it again before using it.',
+      };
     case 'failure':
       return { tone, title: 'Erase failed', body: firstFailure(end, 'Nothing was written.') };
   }
@@ -194,9 +330,17 @@ function summarizeWrite(end: JobEnd): { tone: Tone; title: string; body: string 
     case 'success':
       return { tone, title: 'Flash complete', body: `${drives} written and verified.` };
     case 'unverified':
-      return { tone, title: 'Written, not verified', body: `${drives} written. Verification was turned off, so nothing was read back.` };
+      return {
+        tone,
+        title: 'Written, not verified',
+        body: `${drives} written. Verification was turned off, so nothing was read back.`,
+      };
     case 'cancelled':
-      return { tone, title: 'Flash cancelled', body: 'The drive was not completely written and verified; flash it again before using it.' };
+      return {
+        tone,
+        title: 'Flash cancelled',
+        body: 'The drive was not completely written and verified; flash it again before using it.',
+      };
     case 'failure':
       return { tone, title: 'Flash failed', body: firstFailure(end, 'No drive was written.') };
   }

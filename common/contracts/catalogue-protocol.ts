@@ -6,7 +6,14 @@
  * hostile catalogue got the better of can send nothing but a catalogue of honest shape and size.
  */
 import * as v from 'valibot';
-import { INIT_FORMATS, type CatalogueBoard, type CatalogueCategory, type CatalogueDocument, type CatalogueItem, type CatalogueOs } from '../domain/catalogue.js';
+import {
+  INIT_FORMATS,
+  type CatalogueBoard,
+  type CatalogueCategory,
+  type CatalogueDocument,
+  type CatalogueItem,
+  type CatalogueOs,
+} from '../domain/catalogue.js';
 import { FailureSchema } from '../domain/failure.js';
 import { ByteCount } from '../domain/wire.js';
 

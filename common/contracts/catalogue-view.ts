@@ -23,7 +23,11 @@ export const CATALOGUE_ICON_PATH = '/catalogue-icon/';
 export const CatalogueSourceSchema = v.pipe(v.string(), v.minLength(1), v.maxLength(4096));
 
 /** An entry's place in the document it was read from: the names of the inline categories above it, then its own. */
-export const CataloguePathSchema = v.pipe(v.array(v.pipe(v.string(), v.minLength(1), v.maxLength(256))), v.minLength(1), v.maxLength(MAX_CATALOGUE_DEPTH + 1));
+export const CataloguePathSchema = v.pipe(
+  v.array(v.pipe(v.string(), v.minLength(1), v.maxLength(256))),
+  v.minLength(1),
+  v.maxLength(MAX_CATALOGUE_DEPTH + 1),
+);
 
 /** One image in the cache, as the settings page lists it. */
 export interface CachedImageView {

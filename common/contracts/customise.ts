@@ -11,7 +11,13 @@ import { ProfileSchema, type CustomisationMethod } from '../domain/customisation
 export const CustomisationDraftSchema = v.strictObject({
   profile: ProfileSchema,
   /** The user's password in clear: hashed (sha512-crypt) in the main process at once. Needs profile.user. */
-  password: v.nullable(v.pipe(v.string(), v.minLength(1, 'the password is empty'), v.maxLength(1024, 'a password has at most 1024 characters'))),
+  password: v.nullable(
+    v.pipe(
+      v.string(),
+      v.minLength(1, 'the password is empty'),
+      v.maxLength(1024, 'a password has at most 1024 characters'),
+    ),
+  ),
   /** The Wi-Fi passphrase in clear: turned into its WPA PSK with the profile's SSID at once. Needs profile.wifi. */
   wifiPassword: v.nullable(v.pipe(v.string(), v.maxLength(64, 'a Wi-Fi password has 8 to 63 characters'))),
 });

@@ -51,7 +51,12 @@ const OverlayBytes = v.pipe(ByteCount, v.maxValue(MAX_OVERLAY_BYTES));
 export const MAX_OVERLAY_PIECE = 32 * 1024;
 
 /** Raw bytes in a frame: base64 of at most MAX_OVERLAY_PIECE bytes. */
-const Base64Piece = v.pipe(v.string(), v.minLength(4), v.maxLength((MAX_OVERLAY_PIECE / 3) * 4 + 4), v.regex(/^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/));
+const Base64Piece = v.pipe(
+  v.string(),
+  v.minLength(4),
+  v.maxLength((MAX_OVERLAY_PIECE / 3) * 4 + 4),
+  v.regex(/^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/),
+);
 
 /**
  * A repair asks for at most this many image bytes at once: 64 blocks (writer/compare.ts MAX_NOTED)
@@ -226,16 +231,33 @@ export type OverlayMessage = v.InferOutput<typeof OverlayMessage>;
  * of the ranges asked for, in order. The helper writes them only after they match the hashes it
  * took while writing them the first time.
  */
-export const RepairDataMessage = v.strictObject({ type: v.literal('repair-data'), id: RepairId, offset: ByteCount, data: Base64Piece });
+export const RepairDataMessage = v.strictObject({
+  type: v.literal('repair-data'),
+  id: RepairId,
+  offset: ByteCount,
+  data: Base64Piece,
+});
 /**
  * Parent → helper, while it reads the image again towards the ranges asked for: how far it got,
  * `bytes` of the image decoded and `source` bytes read (a slow download grows this long before a
  * compressed block decodes). The helper's wait is for silence, not for the whole decode.
  */
-export const RepairProgressMessage = v.strictObject({ type: v.literal('repair-progress'), id: RepairId, bytes: ByteCount, source: v.optional(ByteCount) });
+export const RepairProgressMessage = v.strictObject({
+  type: v.literal('repair-progress'),
+  id: RepairId,
+  bytes: ByteCount,
+  source: v.optional(ByteCount),
+});
 /** Parent → helper: the image could not be read again (its decoder failed, the download broke, it cannot be read here at all). */
-export const RepairFailedMessage = v.strictObject({ type: v.literal('repair-failed'), id: RepairId, ...FailureSchema.entries });
-export type RepairAnswerMessage = v.InferOutput<typeof RepairDataMessage> | v.InferOutput<typeof RepairProgressMessage> | v.InferOutput<typeof RepairFailedMessage>;
+export const RepairFailedMessage = v.strictObject({
+  type: v.literal('repair-failed'),
+  id: RepairId,
+  ...FailureSchema.entries,
+});
+export type RepairAnswerMessage =
+  | v.InferOutput<typeof RepairDataMessage>
+  | v.InferOutput<typeof RepairProgressMessage>
+  | v.InferOutput<typeof RepairFailedMessage>;
 
 /**
  * Parent → helper, for a backup of requested ranges: send the drive's bytes of `ranges` next, in
@@ -244,7 +266,17 @@ export type RepairAnswerMessage = v.InferOutput<typeof RepairDataMessage> | v.In
 export const ReadMessage = v.strictObject({ type: v.literal('read'), ranges: Extents, last: v.boolean() });
 export type ReadMessage = v.InferOutput<typeof ReadMessage>;
 
-export const ToHelper = v.variant('type', [JobMessage, CancelMessage, SourceEndMessage, SkipMessage, OverlayMessage, RepairDataMessage, RepairProgressMessage, RepairFailedMessage, ReadMessage]);
+export const ToHelper = v.variant('type', [
+  JobMessage,
+  CancelMessage,
+  SourceEndMessage,
+  SkipMessage,
+  OverlayMessage,
+  RepairDataMessage,
+  RepairProgressMessage,
+  RepairFailedMessage,
+  ReadMessage,
+]);
 export type ToHelper = v.InferOutput<typeof ToHelper>;
 
 export const ProgressMessage = v.strictObject({ type: v.literal('progress'), ...ProgressSchema.entries });
@@ -255,7 +287,11 @@ export const ResultMessage = v.strictObject({
 });
 
 /** The helper could not run a job at all (a bad request); nothing was written. */
-export const FatalMessage = v.strictObject({ type: v.literal('fatal'), code: FailureSchema.entries.code, message: Message });
+export const FatalMessage = v.strictObject({
+  type: v.literal('fatal'),
+  code: FailureSchema.entries.code,
+  message: Message,
+});
 
 /** Helper → parent: the last skip message is in place; the stream may go on without those ranges. */
 export const SkipAckMessage = v.strictObject({ type: v.literal('skip-ack') });
@@ -265,19 +301,39 @@ export const SkipAckMessage = v.strictObject({ type: v.literal('skip-ack') });
  * image again itself (it came as a stream): the image's bytes at these device ranges (sorted,
  * disjoint, at most MAX_REPAIR_BYTES, all of them written the first time), as repair-data.
  */
-export const RepairRequestMessage = v.strictObject({ type: v.literal('repair-request'), id: RepairId, ranges: Extents });
+export const RepairRequestMessage = v.strictObject({
+  type: v.literal('repair-request'),
+  id: RepairId,
+  ranges: Extents,
+});
 export type RepairRequestMessage = v.InferOutput<typeof RepairRequestMessage>;
 /** Helper → parent: one repair-data message of request `id` has been taken; the window has room for it again. */
 export const RepairAckMessage = v.strictObject({ type: v.literal('repair-ack'), id: RepairId });
 
-export const LogMessage = v.strictObject({ type: v.literal('log'), level: v.picklist(['info', 'warn']), message: Message });
+export const LogMessage = v.strictObject({
+  type: v.literal('log'),
+  level: v.picklist(['info', 'warn']),
+  message: Message,
+});
 
 /**
  * The helper's first message: it is running (elevation, if any, succeeded) and its channel works.
  * `pid` is the helper's own process id, which differs from the launched process under sudo or
  * osascript.
  */
-export const ReadyMessage = v.strictObject({ type: v.literal('ready'), pid: v.pipe(v.number(), v.integer(), v.minValue(1)) });
+export const ReadyMessage = v.strictObject({
+  type: v.literal('ready'),
+  pid: v.pipe(v.number(), v.integer(), v.minValue(1)),
+});
 
-export const FromHelper = v.variant('type', [ReadyMessage, ProgressMessage, ResultMessage, FatalMessage, LogMessage, SkipAckMessage, RepairRequestMessage, RepairAckMessage]);
+export const FromHelper = v.variant('type', [
+  ReadyMessage,
+  ProgressMessage,
+  ResultMessage,
+  FatalMessage,
+  LogMessage,
+  SkipAckMessage,
+  RepairRequestMessage,
+  RepairAckMessage,
+]);
 export type FromHelper = v.InferOutput<typeof FromHelper>;

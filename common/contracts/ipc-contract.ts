@@ -8,8 +8,27 @@ import type { ApiResult } from './api-result.js';
 import type { EventName, InvokeMethod } from './ipc-channels.js';
 import type { ImageInfo } from '../domain/image.js';
 import type { Progress } from '../domain/progress.js';
-import { BackupCompressionSchema, BackupRequestSchema, DevicePathSchema, EraseRequestSchema, FlashRequestSchema, ImagePathSchema, ImageUrlSchema, type BackupRequest, type DriveInfo, type EraseRequest, type FlashRequest, type JobEnd } from './app-models.js';
-import { CustomisationDraftSchema, PreviewCardsSchema, type CustomisationDraft, type CustomisationPreview, type SshKeyFile } from './customise.js';
+import {
+  BackupCompressionSchema,
+  BackupRequestSchema,
+  DevicePathSchema,
+  EraseRequestSchema,
+  FlashRequestSchema,
+  ImagePathSchema,
+  ImageUrlSchema,
+  type BackupRequest,
+  type DriveInfo,
+  type EraseRequest,
+  type FlashRequest,
+  type JobEnd,
+} from './app-models.js';
+import {
+  CustomisationDraftSchema,
+  PreviewCardsSchema,
+  type CustomisationDraft,
+  type CustomisationPreview,
+  type SshKeyFile,
+} from './customise.js';
 import { ProfileSchema, type Profile } from '../domain/customisation.js';
 import { CataloguePathSchema, CatalogueSourceSchema, type CacheView, type CatalogueView } from './catalogue-view.js';
 import { SettingsPatchSchema, type Settings, type SettingsPatch } from './settings.js';

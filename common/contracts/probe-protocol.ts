@@ -46,7 +46,15 @@ export const ProbeRequest = v.strictObject({
 const PartitionTableSchema = v.strictObject({
   type: v.picklist(['gpt', 'mbr', 'none']),
   partitions: v.pipe(
-    v.array(v.strictObject({ number: v.pipe(v.number(), v.integer(), v.minValue(1)), offset: ByteCount, size: ByteCount, type: Text, label: OptionalText })),
+    v.array(
+      v.strictObject({
+        number: v.pipe(v.number(), v.integer(), v.minValue(1)),
+        offset: ByteCount,
+        size: ByteCount,
+        type: Text,
+        label: OptionalText,
+      }),
+    ),
     v.maxLength(MAX_PARTITIONS),
   ),
 });
@@ -86,13 +94,23 @@ export const MAX_OVERLAY_RANGES = 4096;
 const PreparedCustomisationSchema = v.strictObject({
   method: v.picklist(CUSTOMISATION_METHODS),
   why: Text,
-  files: v.pipe(v.array(v.pipe(v.array(v.strictObject({ name: Text, size: ByteCount })), v.maxLength(16))), v.maxLength(MAX_TARGETS)),
-  overlays: v.pipe(v.array(v.pipe(v.array(v.tuple([ByteCount, Base64])), v.maxLength(MAX_OVERLAY_RANGES))), v.minLength(1), v.maxLength(MAX_TARGETS)),
+  files: v.pipe(
+    v.array(v.pipe(v.array(v.strictObject({ name: Text, size: ByteCount })), v.maxLength(16))),
+    v.maxLength(MAX_TARGETS),
+  ),
+  overlays: v.pipe(
+    v.array(v.pipe(v.array(v.tuple([ByteCount, Base64])), v.maxLength(MAX_OVERLAY_RANGES))),
+    v.minLength(1),
+    v.maxLength(MAX_TARGETS),
+  ),
 });
 
 /** common/contracts/decoder-protocol.ts DecodePlan. */
 const DecodePlanSchema = v.strictObject({
-  location: v.variant('kind', [v.strictObject({ kind: v.literal('file'), path: Text }), v.strictObject({ kind: v.literal('url'), url: Text })]),
+  location: v.variant('kind', [
+    v.strictObject({ kind: v.literal('file'), path: Text }),
+    v.strictObject({ kind: v.literal('url'), url: Text }),
+  ]),
   format: v.picklist(IMAGE_FORMATS),
   imageSize: v.nullable(ByteCount),
   sha256: v.nullable(Sha256),
@@ -100,7 +118,10 @@ const DecodePlanSchema = v.strictObject({
   map: v.nullable(
     v.strictObject({
       extents: Extents,
-      ranges: v.pipe(v.array(v.strictObject({ offset: ByteCount, length: ByteCount, digest: v.nullable(Hex) })), v.maxLength(MAX_MAP_RANGES)),
+      ranges: v.pipe(
+        v.array(v.strictObject({ offset: ByteCount, length: ByteCount, digest: v.nullable(Hex) })),
+        v.maxLength(MAX_MAP_RANGES),
+      ),
       digestAlgorithm: v.picklist(['sha256', 'sha1']),
       name: Text,
     }),
@@ -112,7 +133,10 @@ const DecodePlanSchema = v.strictObject({
       compressedSize: ByteCount,
       uncompressedSize: ByteCount,
       /** Stored or deflated: the only methods zip-directory.ts plans. */
-      method: v.pipe(v.number(), v.check((method) => method === 0 || method === 8)),
+      method: v.pipe(
+        v.number(),
+        v.check((method) => method === 0 || method === 8),
+      ),
       crc32: v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(0xffffffff)),
     }),
   ),
@@ -130,7 +154,15 @@ const PreparedImageSchema = v.strictObject({
   extents: v.nullable(Extents),
   freeSpace: v.nullable(
     v.pipe(
-      v.array(v.strictObject({ reason: FreeSpaceReasonSchema, extents: v.pipe(v.array(v.pipe(v.tuple([ByteCount, ByteCount]), v.readonly())), v.maxLength(MAX_SKIPPED_RANGES)) })),
+      v.array(
+        v.strictObject({
+          reason: FreeSpaceReasonSchema,
+          extents: v.pipe(
+            v.array(v.pipe(v.tuple([ByteCount, ByteCount]), v.readonly())),
+            v.maxLength(MAX_SKIPPED_RANGES),
+          ),
+        }),
+      ),
       v.maxLength(MAX_PARTITIONS),
     ),
   ),

@@ -13,7 +13,10 @@ export const RepositorySchema = v.pipe(
   v.string(),
   v.minLength(1),
   v.maxLength(2048),
-  v.check((value) => /^https?:\/\/\S+$/i.test(value) || /^(\/|[A-Za-z]:\\)/.test(value), 'A catalogue is an http(s) address or a file\'s full path.'),
+  v.check(
+    (value) => /^https?:\/\/\S+$/i.test(value) || /^(\/|[A-Za-z]:\\)/.test(value),
+    "A catalogue is an http(s) address or a file's full path.",
+  ),
 );
 
 /** The user's preferences, persisted as JSON in the app's userData folder. */
@@ -34,7 +37,10 @@ export const SettingsSchema = v.strictObject({
   profiles: v.pipe(
     v.array(ProfileSchema),
     v.maxLength(MAX_PROFILES),
-    v.check((profiles) => new Set(profiles.map((p) => p.name)).size === profiles.length, 'each profile has its own name'),
+    v.check(
+      (profiles) => new Set(profiles.map((p) => p.name)).size === profiles.length,
+      'each profile has its own name',
+    ),
   ),
   /** Write every byte of the image (flash --exact): no free space and no block map left out. */
   exact: v.boolean(),
@@ -50,7 +56,17 @@ export type Settings = v.InferOutput<typeof SettingsSchema>;
 /** The settings that are switches (the settings dialog's checkboxes). */
 export type SwitchSetting = { [K in keyof Settings]: Settings[K] extends boolean ? K : never }[keyof Settings];
 
-export const DEFAULT_SETTINGS: Readonly<Settings> = Object.freeze({ verify: true, eject: true, showVirtual: false, notifications: true, exact: false, profiles: [], repositories: [DEFAULT_REPOSITORY], cacheLimitBytes: 20_000_000_000, capacityCheck: true });
+export const DEFAULT_SETTINGS: Readonly<Settings> = Object.freeze({
+  verify: true,
+  eject: true,
+  showVirtual: false,
+  notifications: true,
+  exact: false,
+  profiles: [],
+  repositories: [DEFAULT_REPOSITORY],
+  cacheLimitBytes: 20_000_000_000,
+  capacityCheck: true,
+});
 
 /** What the renderer may send to change settings: any subset of the fields, nothing else. */
 export const SettingsPatchSchema = v.partial(SettingsSchema);

@@ -158,7 +158,10 @@ export function pathText(path: readonly string[]): string {
  * The entry `wanted` names among `entries`: its exact path, else a name that only one entry has.
  * Returns the entry, or why there is none (no match, or the names of every entry that matches).
  */
-export function findEntry(entries: readonly PlacedOs[], wanted: string): PlacedOs | { missing: true } | { ambiguous: string[] } {
+export function findEntry(
+  entries: readonly PlacedOs[],
+  wanted: string,
+): PlacedOs | { missing: true } | { ambiguous: string[] } {
   const exact = entries.filter((e) => pathText(e.path) === wanted);
   if (exact.length === 1 && exact[0] !== undefined) return exact[0];
   const named = exact.length > 1 ? exact : entries.filter((e) => e.os.name === wanted);

@@ -32,8 +32,15 @@ export function utf8Length(text: string): number {
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 
 /** RFC 1123 host name: labels of letters, digits and inner hyphens, up to 63 each, 253 in all. */
-const HOSTNAME = /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
-export const Hostname = v.pipe(v.string(), v.regex(HOSTNAME, 'a host name has letters, digits and hyphens (not first or last), at most 63 in each dot-separated part'));
+const HOSTNAME =
+  /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
+export const Hostname = v.pipe(
+  v.string(),
+  v.regex(
+    HOSTNAME,
+    'a host name has letters, digits and hyphens (not first or last), at most 63 in each dot-separated part',
+  ),
+);
 
 /** The per-card counter a hostname template may hold: pi-{n} gives pi-1, pi-2, ... */
 export const CARD_NUMBER = '{n}';
@@ -46,50 +53,98 @@ export function hostnameFor(template: string, n: number): string {
 /** A host name, or a template whose every card's name is one (checked with a 6-digit number, the longest a counter reaches in practice). */
 export const HostnameTemplate = v.pipe(
   v.string(),
-  v.check((template) => HOSTNAME.test(hostnameFor(template, 999999)), 'a host name has letters, digits and hyphens (not first or last), at most 63 in each dot-separated part; {n} stands for the card number'),
+  v.check(
+    (template) => HOSTNAME.test(hostnameFor(template, 999999)),
+    'a host name has letters, digits and hyphens (not first or last), at most 63 in each dot-separated part; {n} stands for the card number',
+  ),
 );
 
 /** Debian's NAME_REGEX (adduser.conf), and useradd's 32-character limit. */
-export const UserName = v.pipe(v.string(), v.regex(/^[a-z_][a-z0-9_-]{0,31}$/, 'a user name has lower-case letters, digits, "_" and "-", starts with a letter or "_", and has at most 32 characters'));
+export const UserName = v.pipe(
+  v.string(),
+  v.regex(
+    /^[a-z_][a-z0-9_-]{0,31}$/,
+    'a user name has lower-case letters, digits, "_" and "-", starts with a letter or "_", and has at most 32 characters',
+  ),
+);
 
 /** sha512-crypt, as crypt(3) and chpasswd -e take it: $6$[rounds=N$]salt$hash. Never a password in clear. */
-export const PasswordHash = v.pipe(v.string(), v.regex(/^\$6\$(?:rounds=\d{4,9}\$)?[./A-Za-z0-9]{1,16}\$[./A-Za-z0-9]{86}$/, 'a password is kept only as its sha512-crypt hash ($6$...)'));
+export const PasswordHash = v.pipe(
+  v.string(),
+  v.regex(
+    /^\$6\$(?:rounds=\d{4,9}\$)?[./A-Za-z0-9]{1,16}\$[./A-Za-z0-9]{86}$/,
+    'a password is kept only as its sha512-crypt hash ($6$...)',
+  ),
+);
 
 /**
  * One line of an OpenSSH public key: type, base64 blob, optional comment. Checked here by its shape;
  * user/customise/ssh-keys.ts also checks that the blob names the same type, when a key is read.
  */
-export const PUBLIC_KEY_LINE = /^(ssh-ed25519|ssh-rsa|ssh-dss|ecdsa-sha2-nistp(?:256|384|521)|sk-ssh-ed25519@openssh\.com|sk-ecdsa-sha2-nistp256@openssh\.com) ([A-Za-z0-9+/]+={0,2})(?: ([^\r\n]*))?$/;
-export const PublicKeyLine = v.pipe(v.string(), v.maxLength(16 * 1024), v.regex(PUBLIC_KEY_LINE, 'an SSH public key is one line: its type (ssh-ed25519, ssh-rsa, ecdsa-sha2-...), the key in base64, and a comment'));
+export const PUBLIC_KEY_LINE =
+  /^(ssh-ed25519|ssh-rsa|ssh-dss|ecdsa-sha2-nistp(?:256|384|521)|sk-ssh-ed25519@openssh\.com|sk-ecdsa-sha2-nistp256@openssh\.com) ([A-Za-z0-9+/]+={0,2})(?: ([^\r\n]*))?$/;
+export const PublicKeyLine = v.pipe(
+  v.string(),
+  v.maxLength(16 * 1024),
+  v.regex(
+    PUBLIC_KEY_LINE,
+    'an SSH public key is one line: its type (ssh-ed25519, ssh-rsa, ecdsa-sha2-...), the key in base64, and a comment',
+  ),
+);
 
 /** An SSID is 1 to 32 bytes; Sluice takes UTF-8 text without control characters (it goes into config files line by line). */
 export const Ssid = v.pipe(
   v.string(),
   v.check((ssid) => utf8Length(ssid) >= 1 && utf8Length(ssid) <= 32, 'a Wi-Fi network name (SSID) has 1 to 32 bytes'),
-  v.check((ssid) => !CONTROL.test(ssid), 'a Wi-Fi network name (SSID) may not hold control characters such as a line break'),
+  v.check(
+    (ssid) => !CONTROL.test(ssid),
+    'a Wi-Fi network name (SSID) may not hold control characters such as a line break',
+  ),
 );
 
 /** The WPA pre-shared key: PBKDF2-SHA1(passphrase, SSID, 4096 rounds, 32 bytes), in hex. Never the passphrase. */
-export const WifiPsk = v.pipe(v.string(), v.regex(/^[0-9a-f]{64}$/, 'a Wi-Fi password is kept only as its 64-digit WPA key'));
+export const WifiPsk = v.pipe(
+  v.string(),
+  v.regex(/^[0-9a-f]{64}$/, 'a Wi-Fi password is kept only as its 64-digit WPA key'),
+);
 
 /** ISO 3166-1 alpha-2, as the kernel's regulatory database takes it. */
-export const Country = v.pipe(v.string(), v.regex(/^[A-Z]{2}$/, 'a Wi-Fi country is a two-letter code such as GB, DE or US'));
+export const Country = v.pipe(
+  v.string(),
+  v.regex(/^[A-Z]{2}$/, 'a Wi-Fi country is a two-letter code such as GB, DE or US'),
+);
 
 /** A tz database name: Europe/London, America/Argentina/Buenos_Aires, UTC. */
-export const Timezone = v.pipe(v.string(), v.maxLength(64), v.regex(/^[A-Za-z][A-Za-z0-9_+-]*(?:\/[A-Za-z0-9_+-]+){0,2}$/, 'a time zone is a name such as Europe/London or UTC'));
+export const Timezone = v.pipe(
+  v.string(),
+  v.maxLength(64),
+  v.regex(/^[A-Za-z][A-Za-z0-9_+-]*(?:\/[A-Za-z0-9_+-]+){0,2}$/, 'a time zone is a name such as Europe/London or UTC'),
+);
 
 /** An XKB keyboard layout: gb, us, de, fr, ... */
-export const Keymap = v.pipe(v.string(), v.regex(/^[a-z][a-z0-9_-]{0,31}$/, 'a keyboard layout is a name such as gb, us or de'));
+export const Keymap = v.pipe(
+  v.string(),
+  v.regex(/^[a-z][a-z0-9_-]{0,31}$/, 'a keyboard layout is a name such as gb, us or de'),
+);
 
 /** A user's own first-boot script or cloud-init file, as text. */
 export const MAX_OWN_FILE_BYTES = 256 * 1024;
-const OwnFile = v.pipe(v.string(), v.check((text) => utf8Length(text) <= MAX_OWN_FILE_BYTES, `a first-boot file may have at most ${MAX_OWN_FILE_BYTES / 1024} KiB`));
+const OwnFile = v.pipe(
+  v.string(),
+  v.check(
+    (text) => utf8Length(text) <= MAX_OWN_FILE_BYTES,
+    `a first-boot file may have at most ${MAX_OWN_FILE_BYTES / 1024} KiB`,
+  ),
+);
 
 /** At most this many authorized keys; more is a mistake, not a card. */
 export const MAX_AUTHORIZED_KEYS = 64;
 
 const entries = {
-  user: v.optional(v.nullable(v.strictObject({ name: UserName, passwordHash: v.optional(v.nullable(PasswordHash), null) })), null),
+  user: v.optional(
+    v.nullable(v.strictObject({ name: UserName, passwordHash: v.optional(v.nullable(PasswordHash), null) })),
+    null,
+  ),
   /** SSH turned on: with keys only, or also with the password (passwordAuth). Null leaves the image's own setting. */
   ssh: v.optional(
     v.nullable(
@@ -101,7 +156,17 @@ const entries = {
     null,
   ),
   /** psk null is an open network. */
-  wifi: v.optional(v.nullable(v.strictObject({ ssid: Ssid, psk: v.optional(v.nullable(WifiPsk), null), hidden: v.optional(v.boolean(), false), country: Country })), null),
+  wifi: v.optional(
+    v.nullable(
+      v.strictObject({
+        ssid: Ssid,
+        psk: v.optional(v.nullable(WifiPsk), null),
+        hidden: v.optional(v.boolean(), false),
+        country: Country,
+      }),
+    ),
+    null,
+  ),
   timezone: v.optional(v.nullable(Timezone), null),
   keymap: v.optional(v.nullable(Keymap), null),
   /** The whole firstrun.sh, in place of the one Sluice writes (rpi-imager --first-run-script). */
@@ -150,7 +215,10 @@ export function cardsOf(profile: Profile, count: number): Customisation[] | null
  * last card customised (results come in target order, and target i got nextCard + i), so a
  * classroom set flashed a few at a time gets each name once.
  */
-export function nextCardAfter(nextCard: number, results: readonly { status: string; customised?: boolean | undefined }[]): number {
+export function nextCardAfter(
+  nextCard: number,
+  results: readonly { status: string; customised?: boolean | undefined }[],
+): number {
   const last = results.findLastIndex((r) => r.status === 'ok' && r.customised === true);
   return Math.min(nextCard + last + 1, 999999);
 }

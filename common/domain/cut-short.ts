@@ -20,13 +20,16 @@ function partitionPastEnd(info: Pick<ImageInfo, 'size' | 'sizeExact' | 'partitio
   let furthest: PartitionEntry | null = null;
   for (const p of partitionTable.partitions) {
     if (p.type === 'GPT protective') continue;
-    if (p.offset + p.size > size && (furthest === null || p.offset + p.size > furthest.offset + furthest.size)) furthest = p;
+    if (p.offset + p.size > size && (furthest === null || p.offset + p.size > furthest.offset + furthest.size))
+      furthest = p;
   }
   return furthest;
 }
 
 /** Why `info`'s image must not be written as it is, as the CLI and the app both say it; null when nothing is wrong. */
-export function cutShortFailure(info: Pick<ImageInfo, 'name' | 'size' | 'sizeExact' | 'partitionTable'>): Failure | null {
+export function cutShortFailure(
+  info: Pick<ImageInfo, 'name' | 'size' | 'sizeExact' | 'partitionTable'>,
+): Failure | null {
   const partition = partitionPastEnd(info);
   if (partition === null || info.size === null) return null;
   const end = partition.offset + partition.size;

@@ -6,7 +6,9 @@ import type { DiscImage, ImageInfo } from './image.js';
 
 /** What `sluice info` and the app say an ISO is. */
 export function discSummary(disc: DiscImage): string {
-  const how = [disc.elTorito ? 'El Torito (DVD boot)' : null, ...disc.efiLoaders].filter((part) => part !== null).join(', ');
+  const how = [disc.elTorito ? 'El Torito (DVD boot)' : null, ...disc.efiLoaders]
+    .filter((part) => part !== null)
+    .join(', ');
   switch (disc.kind) {
     case 'hybrid':
       return 'a stick or a DVD: a hybrid ISO, with a partition table';
@@ -21,8 +23,11 @@ export function discSummary(disc: DiscImage): string {
 
 /** What to do about an ISO that will not boot from a stick, said with unbootableAsWritten's sentence by the CLI. */
 export function unbootableAdvice(disc: DiscImage): string {
-  const anyway = 'write it as it is anyway (for a virtual machine, or a tool that reads the ISO from the stick), pass --yes.';
-  return disc.kind === 'not-bootable' ? `To ${anyway}` : `To make a stick that boots under UEFI from its files, pass --iso-mode files; to ${anyway}`;
+  const anyway =
+    'write it as it is anyway (for a virtual machine, or a tool that reads the ISO from the stick), pass --yes.';
+  return disc.kind === 'not-bootable'
+    ? `To ${anyway}`
+    : `To make a stick that boots under UEFI from its files, pass --iso-mode files; to ${anyway}`;
 }
 
 /**
@@ -33,7 +38,9 @@ export function unbootableAdvice(disc: DiscImage): string {
 export function unbootableAsWritten(info: Pick<ImageInfo, 'name' | 'disc'>): string | null {
   const disc = info.disc;
   if (disc === null || disc.kind === 'hybrid') return null;
-  if (disc.kind === 'not-bootable') return `${info.name} is an ISO with no partition table and no boot code: a stick written from it boots nothing.`;
-  const what = disc.kind === 'windows' ? 'a Windows installer ISO' : 'an ISO that boots from a DVD but has no partition table';
+  if (disc.kind === 'not-bootable')
+    return `${info.name} is an ISO with no partition table and no boot code: a stick written from it boots nothing.`;
+  const what =
+    disc.kind === 'windows' ? 'a Windows installer ISO' : 'an ISO that boots from a DVD but has no partition table';
   return `${info.name} is ${what}: written byte for byte, the stick boots nothing.`;
 }

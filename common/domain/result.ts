@@ -93,7 +93,13 @@ export const DRIVE_INCOMPLETE = 'The drive is incomplete; flash it again before 
  */
 export function reachedDrive(result: TargetResult): TargetResult {
   // A fake drive holds the whole image, verified: what to do about it is to stop using it, which its message says.
-  if (result.status !== 'failed' || REFUSAL_CODES.has(result.code) || result.code === 'target-fake-capacity' || saysDriveIncomplete(result)) return result;
+  if (
+    result.status !== 'failed' ||
+    REFUSAL_CODES.has(result.code) ||
+    result.code === 'target-fake-capacity' ||
+    saysDriveIncomplete(result)
+  )
+    return result;
   return { ...result, message: `${result.message} ${DRIVE_INCOMPLETE}` };
 }
 

@@ -26,7 +26,10 @@ export const FreeSpaceReasonSchema = v.strictObject({
 });
 
 /** Why part of an image was not written: free space, or the publisher's block map (named by where it came from). */
-export const SkipReasonSchema = v.variant('kind', [FreeSpaceReasonSchema, v.strictObject({ kind: v.literal('block-map'), from: Message })]);
+export const SkipReasonSchema = v.variant('kind', [
+  FreeSpaceReasonSchema,
+  v.strictObject({ kind: v.literal('block-map'), from: Message }),
+]);
 export type SkipReason = v.InferOutput<typeof SkipReasonSchema>;
 
 /** Bytes of the image left unwritten for one reason. */

@@ -14,7 +14,22 @@ export const MAX_STATION_JOBS = 16;
 /** The default top of the size range: 2 TB, above every SD card and USB stick sold. */
 export const DEFAULT_MAX_DRIVE_BYTES = 2_000_000_000_000;
 
-const SIZE_UNITS: Readonly<Record<string, number>> = { '': 1, b: 1, k: 1e3, kb: 1e3, m: 1e6, mb: 1e6, g: 1e9, gb: 1e9, t: 1e12, tb: 1e12, kib: 2 ** 10, mib: 2 ** 20, gib: 2 ** 30, tib: 2 ** 40 };
+const SIZE_UNITS: Readonly<Record<string, number>> = {
+  '': 1,
+  b: 1,
+  k: 1e3,
+  kb: 1e3,
+  m: 1e6,
+  mb: 1e6,
+  g: 1e9,
+  gb: 1e9,
+  t: 1e12,
+  tb: 1e12,
+  kib: 2 ** 10,
+  mib: 2 ** 20,
+  gib: 2 ** 30,
+  tib: 2 ** 40,
+};
 
 /** A size such as 8GB, 64 GB, 7.5G or 30GiB (G and GB are 10^9, as on the card's label), or a byte count; null when it is none. */
 export function parseDriveSize(text: string): number | null {
@@ -39,7 +54,14 @@ export interface StationRules {
 }
 
 /** The reasons a station refuses a drive that appeared, beyond the safety verdicts' failure codes. */
-export type StationRefusalCode = 'target-too-small' | 'target-read-only' | 'target-system' | 'target-is-source' | 'not-a-card' | 'outside-size-range' | 'outside-slots';
+export type StationRefusalCode =
+  | 'target-too-small'
+  | 'target-read-only'
+  | 'target-system'
+  | 'target-is-source'
+  | 'not-a-card'
+  | 'outside-size-range'
+  | 'outside-slots';
 
 export type Admission = { admitted: true } | { admitted: false; code: StationRefusalCode; message: string };
 
@@ -50,20 +72,40 @@ export type Admission = { admitted: true } | { admitted: false; code: StationRef
  * the station's own: a card or stick (removable, USB or SD) and never an internal disk, the size
  * range, the slot list.
  */
-export function admitDrive(drive: Drive, rules: StationRules, slot: string | null, imageStoredOn: string | null): Admission {
+export function admitDrive(
+  drive: Drive,
+  rules: StationRules,
+  slot: string | null,
+  imageStoredOn: string | null,
+): Admission {
   const refusal = refusalOf(judgeDrive(drive, { size: rules.imageSize, storedOn: imageStoredOn }));
   if (refusal !== undefined) {
     const failure = refusalFailure(refusal);
     return { admitted: false, code: failure.code as StationRefusalCode, message: failure.message };
   }
-  const card = drive.system === null && (drive.virtual ? rules.virtual : drive.removable || drive.bus === 'usb' || drive.bus === 'sd');
-  if (!card) return { admitted: false, code: 'not-a-card', message: `${drive.device} is not a removable, USB or SD drive${drive.virtual ? ' (a virtual drive: --virtual admits those)' : ''}; a station writes only cards and sticks.` };
+  const card =
+    drive.system === null &&
+    (drive.virtual ? rules.virtual : drive.removable || drive.bus === 'usb' || drive.bus === 'sd');
+  if (!card)
+    return {
+      admitted: false,
+      code: 'not-a-card',
+      message: `${drive.device} is not a removable, USB or SD drive${drive.virtual ? ' (a virtual drive: --virtual admits those)' : ''}; a station writes only cards and sticks.`,
+    };
   const size = drive.size ?? 0;
   if (size < rules.minSize || size > rules.maxSize) {
-    return { admitted: false, code: 'outside-size-range', message: `${drive.device} holds ${formatBytes(size)} (${size} bytes), outside the station's range of ${formatBytes(rules.minSize)} to ${formatBytes(rules.maxSize)}.` };
+    return {
+      admitted: false,
+      code: 'outside-size-range',
+      message: `${drive.device} holds ${formatBytes(size)} (${size} bytes), outside the station's range of ${formatBytes(rules.minSize)} to ${formatBytes(rules.maxSize)}.`,
+    };
   }
   if (rules.slots !== null && (slot === null || !rules.slots.includes(slot))) {
-    return { admitted: false, code: 'outside-slots', message: `${drive.device} is in ${slot ?? 'no known reader slot'}, not in one of the station's slots.` };
+    return {
+      admitted: false,
+      code: 'outside-slots',
+      message: `${drive.device} is in ${slot ?? 'no known reader slot'}, not in one of the station's slots.`,
+    };
   }
   return { admitted: true };
 }
@@ -152,7 +194,10 @@ function csvField(value: string | number | null): string {
 
 /** The log's entries as CSV with a header line. */
 export function stationLogCsv(entries: readonly StationLogEntry[]): string {
-  const lines = [STATION_LOG_COLUMNS.join(','), ...entries.map((e) => STATION_LOG_COLUMNS.map((c) => csvField(e[c])).join(','))];
+  const lines = [
+    STATION_LOG_COLUMNS.join(','),
+    ...entries.map((e) => STATION_LOG_COLUMNS.map((c) => csvField(e[c])).join(',')),
+  ];
   return `${lines.join('\r\n')}\r\n`;
 }
 

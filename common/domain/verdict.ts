@@ -79,10 +79,17 @@ export function judgeDrive(drive: SafetyFacts, image: ImageFacts | null): Verdic
   const verdicts: Verdict[] = [];
   if (drive.system === 'running') {
     const where = drive.mountpoints.length > 0 ? ` (${drive.mountpoints.join(', ')})` : '';
-    verdicts.push({ kind: 'system', running: true, message: `${device} holds the running system${where}. Sluice will not overwrite it.` });
+    verdicts.push({
+      kind: 'system',
+      running: true,
+      message: `${device} holds the running system${where}. Sluice will not overwrite it.`,
+    });
   }
   if (image?.storedOn === device) {
-    const message = image.isDrive === true ? `${device} is the drive being copied; choose another drive to write to.` : `The image file is stored on ${device}: writing it would destroy the image while reading it. Copy the image to another drive first.`;
+    const message =
+      image.isDrive === true
+        ? `${device} is the drive being copied; choose another drive to write to.`
+        : `The image file is stored on ${device}: writing it would destroy the image while reading it. Copy the image to another drive first.`;
     verdicts.push({ kind: 'source', message });
   }
   if (image !== null && image.size !== null && image.size > size) {
@@ -94,20 +101,38 @@ export function judgeDrive(drive: SafetyFacts, image: ImageFacts | null): Verdic
     });
   }
   if (drive.readOnly) {
-    verdicts.push({ kind: 'read-only', message: `${device} is read-only. If it is an SD card, slide its lock switch up and reinsert it.` });
+    verdicts.push({
+      kind: 'read-only',
+      message: `${device} is read-only. If it is an SD card, slide its lock switch up and reinsert it.`,
+    });
   }
   if (drive.system === 'internal') {
-    verdicts.push({ kind: 'system', running: false, message: `${device} is an internal disk of this computer. To erase it anyway, type its name to confirm.` });
+    verdicts.push({
+      kind: 'system',
+      running: false,
+      message: `${device} is an internal disk of this computer. To erase it anyway, type its name to confirm.`,
+    });
   }
   if (size > LARGE_DRIVE_BYTES) {
-    verdicts.push({ kind: 'large', driveSize: size, message: `${device} holds ${formatBytes(size)}, more than SD cards and USB sticks usually do. Is this really the drive you mean?` });
+    verdicts.push({
+      kind: 'large',
+      driveSize: size,
+      message: `${device} holds ${formatBytes(size)}, more than SD cards and USB sticks usually do. Is this really the drive you mean?`,
+    });
   }
   // The running system's mounts are the reason it is refused, not something Sluice would unmount.
   if (drive.mountpoints.length > 0 && drive.system !== 'running') {
-    verdicts.push({ kind: 'mounted', mountpoints: [...drive.mountpoints], message: `${device} is mounted at ${drive.mountpoints.join(', ')}; Sluice unmounts it before writing.` });
+    verdicts.push({
+      kind: 'mounted',
+      mountpoints: [...drive.mountpoints],
+      message: `${device} is mounted at ${drive.mountpoints.join(', ')}; Sluice unmounts it before writing.`,
+    });
   }
   if (drive.virtual) {
-    verdicts.push({ kind: 'virtual', message: `${device} is a virtual drive (a loop device, RAM disk or disk image), not a card or stick.` });
+    verdicts.push({
+      kind: 'virtual',
+      message: `${device} is a virtual drive (a loop device, RAM disk or disk image), not a card or stick.`,
+    });
   }
   return verdicts;
 }
@@ -171,7 +196,10 @@ function isUnder(path: string, mountpoint: string): boolean {
  * The drive whose filesystem stores the file at `imagePath` (absolute, symlinks already resolved):
  * the one with the longest mountpoint containing it, so /media/card wins over /.
  */
-export function findImageDrive(imagePath: string, drives: readonly Pick<Drive, 'device' | 'mountpoints'>[]): string | null {
+export function findImageDrive(
+  imagePath: string,
+  drives: readonly Pick<Drive, 'device' | 'mountpoints'>[],
+): string | null {
   let best: { device: string; length: number } | null = null;
   for (const drive of drives) {
     for (const mountpoint of drive.mountpoints) {

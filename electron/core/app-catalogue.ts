@@ -82,7 +82,9 @@ export class AppCatalogue {
     return Promise.all(
       items.map(async (item) => {
         const shown = await this.localIcons(item);
-        return shown.kind === 'category' && shown.items !== null ? { ...shown, items: await this.viewItems(shown.items) } : shown;
+        return shown.kind === 'category' && shown.items !== null
+          ? { ...shown, items: await this.viewItems(shown.items) }
+          : shown;
       }),
     );
   }
@@ -90,10 +92,20 @@ export class AppCatalogue {
   /** Reads `source` (a repository of the settings, or a subitems_url named by a document read before), with its icons. */
   async read(source: string): Promise<ApiResult<CatalogueView>> {
     const depth = this.depthOf(source);
-    if (depth === null) return refuse('invalid-request', 'That catalogue is not among the repositories in the settings, nor named by one of them.');
+    if (depth === null)
+      return refuse(
+        'invalid-request',
+        'That catalogue is not among the repositories in the settings, nor named by one of them.',
+      );
     let document: CatalogueDocument;
     try {
-      document = await readCatalogueInChild({ source, depth, expand: false, savedDir: savedCataloguesDir(this.cacheDir), iconsDir: this.iconsDir });
+      document = await readCatalogueInChild({
+        source,
+        depth,
+        expand: false,
+        savedDir: savedCataloguesDir(this.cacheDir),
+        iconsDir: this.iconsDir,
+      });
     } catch (error) {
       if (error instanceof JobError) return refused(error.failure);
       throw error;
@@ -113,8 +125,17 @@ export class AppCatalogue {
   async probe(source: string, path: readonly string[]): Promise<ProbedImage> {
     const document = this.documents.get(source);
     const os = document === undefined ? null : entryAt(document.items, path);
-    if (os === null) throw jobError('source-not-found', `The catalogue has no entry "${path.join('/')}" any more. Open the list again.`);
-    const image = await prepareCatalogueImage(os, { cache: this.cache(), keep: false, systemTools: false, partitions: true });
+    if (os === null)
+      throw jobError(
+        'source-not-found',
+        `The catalogue has no entry "${path.join('/')}" any more. Open the list again.`,
+      );
+    const image = await prepareCatalogueImage(os, {
+      cache: this.cache(),
+      keep: false,
+      systemTools: false,
+      partitions: true,
+    });
     return { info: image.prepared.info, local: null, source: { kind: 'catalogue', os } };
   }
 
@@ -123,7 +144,15 @@ export class AppCatalogue {
    * evicted): the Customise step's preview.
    */
   async prepareCustomised(os: CatalogueOs, cards: Customisation[]): Promise<PreparedImage> {
-    return (await prepareCatalogueImage(os, { cache: this.cache(), keep: false, systemTools: false, partitions: true, customise: cards })).prepared;
+    return (
+      await prepareCatalogueImage(os, {
+        cache: this.cache(),
+        keep: false,
+        systemTools: false,
+        partitions: true,
+        customise: cards,
+      })
+    ).prepared;
   }
 
   /**
@@ -136,7 +165,14 @@ export class AppCatalogue {
 
   async cacheView(): Promise<CacheView> {
     const cache = this.cache();
-    const entries = (await cache.entries()).map(({ key, name, complete, bytes, size, lastUsed }) => ({ key, name, complete, bytes, size, lastUsed }));
+    const entries = (await cache.entries()).map(({ key, name, complete, bytes, size, lastUsed }) => ({
+      key,
+      name,
+      complete,
+      bytes,
+      size,
+      lastUsed,
+    }));
     return { dir: cache.dir, limitBytes: cache.limitBytes, entries };
   }
 
@@ -145,4 +181,3 @@ export class AppCatalogue {
     return this.cacheView();
   }
 }
-

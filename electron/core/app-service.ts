@@ -8,7 +8,14 @@ import { errorText } from '../../common/domain/error-details.js';
 import { JobError } from '../../common/domain/failure.js';
 import { cardsOf, nextCardAfter, type Profile } from '../../common/domain/customisation.js';
 import type { JobEnd } from '../../common/contracts/app-models.js';
-import { customisedOf, prepareCustomised, previewCustomisation, sealDraft, sshKeyFiles, type Customised } from './customise.js';
+import {
+  customisedOf,
+  prepareCustomised,
+  previewCustomisation,
+  sealDraft,
+  sshKeyFiles,
+  type Customised,
+} from './customise.js';
 import type { ImageInfo } from '../../common/domain/image.js';
 import type { CatalogueImage } from '../../user/catalogue/catalogue-image.js';
 import type { PreparedImage } from '../../user/images/probe.js';
@@ -77,7 +84,9 @@ async function countCards(settings: SettingsStore, profile: Profile, end: JobEnd
   const next = nextCardAfter(profile.nextCard, end.results);
   const { profiles } = settings.get();
   if (next === profile.nextCard || !profiles.some((p) => p.name === profile.name)) return;
-  await settings.update({ profiles: profiles.map((p) => (p.name === profile.name ? { ...p, nextCard: Math.max(p.nextCard, next) } : p)) });
+  await settings.update({
+    profiles: profiles.map((p) => (p.name === profile.name ? { ...p, nextCard: Math.max(p.nextCard, next) } : p)),
+  });
 }
 
 function isInvokeMethod(method: string): method is InvokeMethod {
@@ -114,9 +123,17 @@ export function createAppService(deps: AppServiceDeps): AppService {
     cache: imageCache,
   });
   const comparison = new ImageComparison(runner, drives, deps.settings, () => deps.pickImage());
-  const session: SessionDeps = { launch: deps.launchHelper, effects: deps.effects, onProgress: (progress) => deps.emit('jobProgress', progress) };
+  const session: SessionDeps = {
+    launch: deps.launchHelper,
+    effects: deps.effects,
+    onProgress: (progress) => deps.emit('jobProgress', progress),
+  };
 
-  const anotherCard = (device: string): ApiResult<never> => refuse('target-not-found', `${device} holds another card than the one you chose (swapped in the same reader?). Choose the drive again.`);
+  const anotherCard = (device: string): ApiResult<never> =>
+    refuse(
+      'target-not-found',
+      `${device} holds another card than the one you chose (swapped in the same reader?). Choose the drive again.`,
+    );
 
   /** Why `request`'s drives may not be written, from the app's own listing and the shared rules; the helper checks every device again from its own look. */
   const refuseTargets = (request: FlashRequest): ApiResult<never> | null => {
@@ -148,7 +165,9 @@ export function createAppService(deps: AppServiceDeps): AppService {
       let customised: Customised | null = null;
       if (profile !== null && chosen.source.kind !== 'catalogue') {
         try {
-          customised = await prepareCustomised(chosen, profile, request.targets.length, (os, c) => catalogue.prepareCustomised(os, c));
+          customised = await prepareCustomised(chosen, profile, request.targets.length, (os, c) =>
+            catalogue.prepareCustomised(os, c),
+          );
         } catch (error) {
           if (error instanceof JobError) return refused(error.failure);
           throw error;
@@ -173,11 +192,21 @@ export function createAppService(deps: AppServiceDeps): AppService {
             prepared = chosen.source.prepared;
           }
           // Several cards from a decoder: decoded once into the cache, each card reading the copy at its own pace.
-          const decodeOnce = request.targets.length > 1 ? (bytes: number) => imageCache().decodedCopy(bytes) : undefined;
-          input = { kind: 'feed', feed: await openSourceFeed(customised?.prepared ?? prepared, { leaveOut: deps.settings.get().exact ? 'nothing' : 'all', decodeOnce }) };
+          const decodeOnce =
+            request.targets.length > 1 ? (bytes: number) => imageCache().decodedCopy(bytes) : undefined;
+          input = {
+            kind: 'feed',
+            feed: await openSourceFeed(customised?.prepared ?? prepared, {
+              leaveOut: deps.settings.get().exact ? 'nothing' : 'all',
+              decodeOnce,
+            }),
+          };
         } catch (error) {
           if (error instanceof JobError) return refused(error.failure);
-          return refuse('source-read-error', `${chosen.info.name} could not be opened for writing: ${errorText(error)}`);
+          return refuse(
+            'source-read-error',
+            `${chosen.info.name} could not be opened for writing: ${errorText(error)}`,
+          );
         }
       }
       // Another job may have started while this one was being prepared.
@@ -189,8 +218,23 @@ export function createAppService(deps: AppServiceDeps): AppService {
       const settings = deps.settings.get();
       // The media checked above go to the helper, which refuses a drive that holds another by the time it opens it (a swap during the password prompt).
       const media = request.targets.map((device) => drives.judged().find((d) => d.device === device)?.medium ?? null);
-      const started = startFlashSession({ input, targets: request.targets, media, verify: settings.verify, eject: settings.eject, capacityCheck: settings.capacityCheck, notify: settings.notifications, overlays: customised?.customisation.overlays }, session);
-      const stopReporting = downloading && input.kind === 'feed' ? reportDownload(input.feed, chosen.info.sourceSize, (download) => deps.emit('download', download)) : () => undefined;
+      const started = startFlashSession(
+        {
+          input,
+          targets: request.targets,
+          media,
+          verify: settings.verify,
+          eject: settings.eject,
+          capacityCheck: settings.capacityCheck,
+          notify: settings.notifications,
+          overlays: customised?.customisation.overlays,
+        },
+        session,
+      );
+      const stopReporting =
+        downloading && input.kind === 'feed'
+          ? reportDownload(input.feed, chosen.info.sourceSize, (download) => deps.emit('download', download))
+          : () => undefined;
       runner.run({
         ...started,
         done: started.done.then(async (end) => {
@@ -235,7 +279,10 @@ export function createAppService(deps: AppServiceDeps): AppService {
       try {
         plan = planErase(drive.value, request.label);
       } catch (error) {
-        return refuse('invalid-request', `${request.device} cannot be erased so: ${errorText(error)}. Nothing was written.`);
+        return refuse(
+          'invalid-request',
+          `${request.device} cannot be erased so: ${errorText(error)}. Nothing was written.`,
+        );
       }
       const busy = runner.busy();
       if (busy !== null) return busy;
@@ -244,7 +291,10 @@ export function createAppService(deps: AppServiceDeps): AppService {
     });
 
   /** The image never changes under an armed station: its screen names the image every card gets. */
-  const stationArmed = (): ApiResult<never> | null => (station.armed ? refuse('busy', 'The flashing station is armed with this image: stop it before choosing another.') : null);
+  const stationArmed = (): ApiResult<never> | null =>
+    station.armed
+      ? refuse('busy', 'The flashing station is armed with this image: stop it before choosing another.')
+      : null;
   const selectImage = async (path: string) => stationArmed() ?? image.choose(path, probeImage);
 
   const handlers: ApiHandlers = {
@@ -312,7 +362,11 @@ export function createAppService(deps: AppServiceDeps): AppService {
   const invoke = async (method: string, args: unknown): Promise<ApiResult<unknown>> => {
     if (!isInvokeMethod(method)) return refuse('invalid-request', `No such call: ${method.slice(0, 64)}.`);
     const parsed = v.safeParse(INVOKE_ARGS[method], args);
-    if (!parsed.success) return refuse('invalid-request', `Invalid arguments for ${method}: ${parsed.issues.map((issue) => issue.message).join('; ')}`);
+    if (!parsed.success)
+      return refuse(
+        'invalid-request',
+        `Invalid arguments for ${method}: ${parsed.issues.map((issue) => issue.message).join('; ')}`,
+      );
     try {
       // The schema's output is exactly this handler's parameter list (INVOKE_ARGS is checked against ApiHandlers).
       const handler = handlers[method] as (...validated: unknown[]) => Promise<ApiResult<unknown>>;

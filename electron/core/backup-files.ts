@@ -53,7 +53,17 @@ export class BackupFiles {
       throw error;
     }
     const path = await this.desktop.pickBackupFile(suggestedBackupName(drive.value, compress, new Date()));
-    this.chosen = path === null ? null : { device, path, compress, size: drive.value.size, description: drive.value.description, medium: drive.value.medium };
+    this.chosen =
+      path === null
+        ? null
+        : {
+            device,
+            path,
+            compress,
+            size: drive.value.size,
+            description: drive.value.description,
+            medium: drive.value.medium,
+          };
     return ok(path);
   }
 
@@ -63,13 +73,26 @@ export class BackupFiles {
       const busy = this.runner.busy();
       if (busy !== null) return busy;
       const chosen = this.chosen;
-      if (chosen === null || chosen.device !== request.device || chosen.path !== request.file || chosen.compress !== request.compress) return refuse('no-backup-file', 'Choose where to save the backup again.');
+      if (
+        chosen === null ||
+        chosen.device !== request.device ||
+        chosen.path !== request.file ||
+        chosen.compress !== request.compress
+      )
+        return refuse('no-backup-file', 'Choose where to save the backup again.');
       // The drive as listed now must be the one chosen; checkBackup below looks at it afresh.
       const drive = await this.drives.find(request.device);
       if (!drive.ok) return drive;
-      if (drive.value.size !== chosen.size || drive.value.description !== chosen.description || drive.value.medium !== chosen.medium) {
+      if (
+        drive.value.size !== chosen.size ||
+        drive.value.description !== chosen.description ||
+        drive.value.medium !== chosen.medium
+      ) {
         this.chosen = null;
-        return refuse('unknown-drive', `${request.device} is not the drive that was chosen (another card in the same reader?). Choose Back up… on it again.`);
+        return refuse(
+          'unknown-drive',
+          `${request.device} is not the drive that was chosen (another card in the same reader?). Choose Back up… on it again.`,
+        );
       }
       // The same checks `sluice backup` makes: the drive afresh, the file's path, the file not on the drive.
       const checked = await checkBackup(request.device, request.file);
@@ -78,7 +101,17 @@ export class BackupFiles {
       if (busyNow !== null) return busyNow;
       this.chosen = null;
       const settings = this.settings.get();
-      const job = { drive: request.device, file: request.file, driveSize: checked.driveSize, driveMedium: chosen.medium, compress: request.compress, trimToPartitions: request.trimToPartitions, allBlocks: false, verify: settings.verify, notify: settings.notifications };
+      const job = {
+        drive: request.device,
+        file: request.file,
+        driveSize: checked.driveSize,
+        driveMedium: chosen.medium,
+        compress: request.compress,
+        trimToPartitions: request.trimToPartitions,
+        allBlocks: false,
+        verify: settings.verify,
+        notify: settings.notifications,
+      };
       this.runner.run(startBackupSession(job, session));
       return ok(null);
     });

@@ -26,12 +26,24 @@ export function startBackupSession(job: BackupSessionJob, deps: SessionDeps): Jo
       },
     }),
   ];
-  return { kind: 'backup', cancel: () => controller.abort(), done: runDesktopJob({ kind: 'backup', verify: job.verify, notify: job.notify }, deps.effects, save) };
+  return {
+    kind: 'backup',
+    cancel: () => controller.abort(),
+    done: runDesktopJob({ kind: 'backup', verify: job.verify, notify: job.notify }, deps.effects, save),
+  };
 }
 
 /** The name the save dialog suggests: what the drive is, the day, and the suffix of the compression ("SanDisk-Ultra-2026-11-22.img.zst"). */
-export function suggestedBackupName(drive: Pick<Drive, 'description'>, compress: BackupOptions['compress'], today: Date): string {
-  const name = drive.description.replace(/[^\p{L}\p{N}._-]+/gu, '-').replace(/^[-.]+|-+$/g, '').slice(0, 64) || 'drive';
+export function suggestedBackupName(
+  drive: Pick<Drive, 'description'>,
+  compress: BackupOptions['compress'],
+  today: Date,
+): string {
+  const name =
+    drive.description
+      .replace(/[^\p{L}\p{N}._-]+/gu, '-')
+      .replace(/^[-.]+|-+$/g, '')
+      .slice(0, 64) || 'drive';
   const day = `${today.getFullYear()}-${String(today.getMonth() + 1).padStart(2, '0')}-${String(today.getDate()).padStart(2, '0')}`;
   return `${name}-${day}.img${compress === null ? '' : compressionSuffix(compress)}`;
 }

@@ -16,7 +16,10 @@ export function isCatalogueIconPath(pathname: string): boolean {
 }
 
 /** The icon `pathname` names in `iconsDir`, with its type; null when there is no such icon or it is not a safe image. */
-export async function readCatalogueIcon(iconsDir: string, pathname: string): Promise<{ bytes: Buffer; contentType: string } | null> {
+export async function readCatalogueIcon(
+  iconsDir: string,
+  pathname: string,
+): Promise<{ bytes: Buffer; contentType: string } | null> {
   const name = pathname.slice(CATALOGUE_ICON_PATH.length);
   if (!/^[0-9a-f]{64}$/.test(name)) return null;
   const bytes = await readSidecar(join(iconsDir, name), MAX_ICON_BYTES, 'A catalogue icon').catch(() => null);

@@ -28,7 +28,10 @@ export class ChosenImage {
     // appeared once the flash ended would be what "Flash another drive" writes, unlike what the screen showed.
     const running = this.runner.running();
     if (running !== null) {
-      const why = running === 'backup' ? 'a backup is running. Open it again when the backup has ended.' : 'a flash is running, and Sluice never changes the image under it. Open it again when the flash has ended.';
+      const why =
+        running === 'backup'
+          ? 'a backup is running. Open it again when the backup has ended.'
+          : 'a flash is running, and Sluice never changes the image under it. Open it again when the flash has ended.';
       return refuse('busy', `${basename(where)} was not opened: ${why}`);
     }
     let probed: ProbedImage;
@@ -61,7 +64,8 @@ export class ChosenImage {
     if (chosen === null) return refuse('no-image', 'Choose an image first.');
     const busy = this.runner.busy();
     if (busy !== null) return busy;
-    if (chosen.info.source !== request.image) return refuse('no-image', 'Choose the image again: it is not the one Sluice has open.');
+    if (chosen.info.source !== request.image)
+      return refuse('no-image', 'Choose the image again: it is not the one Sluice has open.');
     return ok(chosen);
   }
 
@@ -69,8 +73,16 @@ export class ChosenImage {
   async unchanged(chosen: ProbedImage): Promise<ApiResult<null>> {
     if (chosen.local === null) return ok(null);
     const now = await fileIdentity(chosen.info.source).catch(() => null);
-    if (now === null) return refuse('source-not-found', `${chosen.info.name} is no longer where it was chosen (${chosen.info.source}). Choose it again.`);
-    if (!sameFile(chosen.local.identity, now)) return refuse('image-changed', `${chosen.info.name} changed on disk after it was chosen. Choose it again to check it.`);
+    if (now === null)
+      return refuse(
+        'source-not-found',
+        `${chosen.info.name} is no longer where it was chosen (${chosen.info.source}). Choose it again.`,
+      );
+    if (!sameFile(chosen.local.identity, now))
+      return refuse(
+        'image-changed',
+        `${chosen.info.name} changed on disk after it was chosen. Choose it again to check it.`,
+      );
     return ok(null);
   }
 }

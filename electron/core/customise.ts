@@ -10,7 +10,14 @@ import * as v from 'valibot';
 import { ok, refuse, refused, type ApiResult } from '../../common/contracts/api-result.js';
 import type { CustomisationDraft, CustomisationPreview, SshKeyFile } from '../../common/contracts/customise.js';
 import type { CatalogueOs } from '../../common/domain/catalogue.js';
-import { cardsOf, customisationFor, ProfileSchema, type Customisation, type PreparedCustomisation, type Profile } from '../../common/domain/customisation.js';
+import {
+  cardsOf,
+  customisationFor,
+  ProfileSchema,
+  type Customisation,
+  type PreparedCustomisation,
+  type Profile,
+} from '../../common/domain/customisation.js';
 import { jobError, JobError } from '../../common/domain/failure.js';
 import { hashPassword, wifiPsk } from '../../user/customise/secrets.js';
 import { readPublicKeyFile } from '../../user/customise/ssh-keys.js';
@@ -52,7 +59,10 @@ export async function sshKeyFiles(sshDir: string): Promise<SshKeyFile[]> {
     // No ~/.ssh (or none readable): nothing to offer, which the form says.
     return [];
   }
-  const files = names.filter((name) => /^id_[A-Za-z0-9_-]+\.pub$/.test(name)).sort().slice(0, MAX_KEY_FILES);
+  const files = names
+    .filter((name) => /^id_[A-Za-z0-9_-]+\.pub$/.test(name))
+    .sort()
+    .slice(0, MAX_KEY_FILES);
   return Promise.all(
     files.map(async (name): Promise<SshKeyFile> => {
       try {
@@ -72,7 +82,8 @@ export interface Customised {
 
 /** The customisation a probe asked for `cards` planned (probe-launch.ts refuses an answer without it). */
 export function customisedOf(prepared: PreparedImage): Customised {
-  if (prepared.customisation === null) throw jobError('protocol-error', 'The image probe planned no customisation; nothing was written.');
+  if (prepared.customisation === null)
+    throw jobError('protocol-error', 'The image probe planned no customisation; nothing was written.');
   return { prepared, customisation: prepared.customisation };
 }
 
@@ -85,23 +96,38 @@ export type PrepareCatalogueOs = (os: CatalogueOs, cards: Customisation[]) => Pr
  * the image cannot tell. Throws cannot-customise (no method, no room, settings the method cannot
  * take) and image-changed (the file is not the one that was chosen) before anything is written.
  */
-export async function prepareCustomised(chosen: ProbedImage, profile: Profile, count: number, fromCatalogue: PrepareCatalogueOs): Promise<Customised | null> {
+export async function prepareCustomised(
+  chosen: ProbedImage,
+  profile: Profile,
+  count: number,
+  fromCatalogue: PrepareCatalogueOs,
+): Promise<Customised | null> {
   const cards = cardsOf(profile, count);
   if (cards === null) return null;
-  if (chosen.source.kind === 'drive') throw jobError('cannot-customise', 'A copied drive is written bit for bit: it cannot be customised.');
+  if (chosen.source.kind === 'drive')
+    throw jobError('cannot-customise', 'A copied drive is written bit for bit: it cannot be customised.');
   if (chosen.source.kind === 'catalogue') return customisedOf(await fromCatalogue(chosen.source.os, cards));
   const prepared = await prepareImageInChild({ image: chosen.info.source, partitions: true, customise: cards });
   if (chosen.local !== null && (prepared.identity === null || !sameFile(chosen.local.identity, prepared.identity))) {
-    throw jobError('image-changed', `${chosen.info.name} changed on disk after it was chosen. Choose it again to check it.`);
+    throw jobError(
+      'image-changed',
+      `${chosen.info.name} changed on disk after it was chosen. Choose it again to check it.`,
+    );
   }
   return customisedOf(prepared);
 }
 
 /** What `profile` writes onto each of `count` cards with the chosen image. */
-export async function previewCustomisation(chosen: ProbedImage, profile: Profile, count: number, fromCatalogue: PrepareCatalogueOs): Promise<ApiResult<CustomisationPreview>> {
+export async function previewCustomisation(
+  chosen: ProbedImage,
+  profile: Profile,
+  count: number,
+  fromCatalogue: PrepareCatalogueOs,
+): Promise<ApiResult<CustomisationPreview>> {
   try {
     const planned = await prepareCustomised(chosen, profile, count, fromCatalogue);
-    if (planned === null) return refuse('invalid-request', 'Nothing to customise: every setting is left as the image has it.');
+    if (planned === null)
+      return refuse('invalid-request', 'Nothing to customise: every setting is left as the image has it.');
     const { method, why, files } = planned.customisation;
     const hostnames = files.map((_, i) => customisationFor(profile, profile.nextCard + i).hostname);
     return ok({ method, why, files, hostnames });

@@ -29,7 +29,11 @@ export interface JobSession {
  * happened, and a notification saying how it ended. The keep-awake block is taken before `work`
  * starts (this function's synchronous part). `work` must not reject.
  */
-export async function runDesktopJob(job: { kind: AppJobKind; verify: boolean; notify: boolean }, effects: DesktopEffects, work: () => Promise<TargetResult[]>): Promise<JobEnd> {
+export async function runDesktopJob(
+  job: { kind: AppJobKind; verify: boolean; notify: boolean },
+  effects: DesktopEffects,
+  work: () => Promise<TargetResult[]>,
+): Promise<JobEnd> {
   const started = performance.now();
   const allowSleep = effects.preventSleep();
   try {

@@ -7,7 +7,11 @@ import { PROGRESS_INTERVAL_MS } from '../../writer/progress-meter.js';
  * is the slower: the bytes the decoder has read from the server, and what it said when it resumed
  * after a drop. Returns what stops it (the flash ended).
  */
-export function reportDownload(feed: SourceFeed, bytesTotal: number | null, report: (download: DownloadProgress) => void): () => void {
+export function reportDownload(
+  feed: SourceFeed,
+  bytesTotal: number | null,
+  report: (download: DownloadProgress) => void,
+): () => void {
   const started = performance.now();
   let notice: string | null = null;
   let stopped = false;

@@ -41,7 +41,10 @@ export class DriveListing {
           this.republish();
         });
       },
-      onError: (error) => process.stderr.write(`sluice: could not list the drives (${error.message}); showing the last list until it works again.\n`),
+      onError: (error) =>
+        process.stderr.write(
+          `sluice: could not list the drives (${error.message}); showing the last list until it works again.\n`,
+        ),
     });
     this.first = this.scanner.start();
   }

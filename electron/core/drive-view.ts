@@ -1,6 +1,13 @@
 import type { Drive } from '../../common/domain/drive.js';
 import type { Failure } from '../../common/domain/failure.js';
-import { findImageDrive, judgeDrive, refusalFailure, refusalOf, type ImageFacts, type Verdict } from '../../common/domain/verdict.js';
+import {
+  findImageDrive,
+  judgeDrive,
+  refusalFailure,
+  refusalOf,
+  type ImageFacts,
+  type Verdict,
+} from '../../common/domain/verdict.js';
 import type { DriveInfo } from '../../common/contracts/app-models.js';
 import type { ProbedImage } from './image-probe.js';
 
@@ -10,7 +17,8 @@ import type { ProbedImage } from './image-probe.js';
  * of `drives`, hidden ones included: it is usually this computer's system disk.
  */
 export function judgeDrives(drives: readonly Drive[], image: ProbedImage | null): DriveInfo[] {
-  const facts: ImageFacts | null = image === null ? null : { size: image.info.size, atLeast: !image.info.sizeExact, ...storage(image, drives) };
+  const facts: ImageFacts | null =
+    image === null ? null : { size: image.info.size, atLeast: !image.info.sizeExact, ...storage(image, drives) };
   return drives.map((drive) => ({ ...drive, verdicts: judgeDrive(drive, facts) }));
 }
 
@@ -27,6 +35,8 @@ type InternalDiskVerdict = Extract<Verdict, { kind: 'system' }>;
  * shared rules refuse, or an internal disk whose name the user did not type. Null: it may be.
  */
 export function targetRefusal(drive: DriveInfo, confirmedByName: boolean): Failure | null {
-  const refusal = refusalOf(drive.verdicts) ?? (confirmedByName ? undefined : drive.verdicts.find((v): v is InternalDiskVerdict => v.kind === 'system'));
+  const refusal =
+    refusalOf(drive.verdicts) ??
+    (confirmedByName ? undefined : drive.verdicts.find((v): v is InternalDiskVerdict => v.kind === 'system'));
   return refusal === undefined ? null : refusalFailure(refusal);
 }

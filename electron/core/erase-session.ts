@@ -9,7 +9,12 @@ import { runDesktopJob, type JobSession } from './desktop-job.js';
 import type { SessionDeps } from './flash-session.js';
 
 /** Runs one erase (the one `sluice erase` runs: the tables of `plan` through the flash path) with the desktop effects around it. */
-export function startEraseSession(drive: Pick<Drive, 'device' | 'medium'>, plan: ErasePlan, notify: boolean, deps: SessionDeps): JobSession {
+export function startEraseSession(
+  drive: Pick<Drive, 'device' | 'medium'>,
+  plan: ErasePlan,
+  notify: boolean,
+  deps: SessionDeps,
+): JobSession {
   const { device } = drive;
   let helper: LaunchedHelper | null = null;
   let cancelled = false;
@@ -22,7 +27,15 @@ export function startEraseSession(drive: Pick<Drive, 'device' | 'medium'>, plan:
       helper = deps.launch({ source: source.fd, job: start.job, onProgress: deps.onProgress });
       return await helper.result;
     } catch (error) {
-      return [{ status: 'failed', target: device, bytes: 0, code: 'helper-died', message: `The erasing process could not start: ${errorText(error)}. Nothing was written.` }];
+      return [
+        {
+          status: 'failed',
+          target: device,
+          bytes: 0,
+          code: 'helper-died',
+          message: `The erasing process could not start: ${errorText(error)}. Nothing was written.`,
+        },
+      ];
     } finally {
       await source?.dispose();
     }

@@ -51,8 +51,24 @@ export function startFlashSession(job: FlashSessionJob, deps: SessionDeps): JobS
   const media = job.media === undefined ? {} : { media: [...job.media] };
   const helperJob: HelperJob =
     input.kind === 'feed'
-      ? { kind: 'flash', targets, ...media, ...input.feed.start, verify: job.verify, eject: job.eject, ...(job.capacityCheck ? {} : { capacityCheck: false }) }
-      : { kind: 'clone', source: input.device, sourceMedium: input.medium, targets, ...media, verify: job.verify, eject: job.eject };
+      ? {
+          kind: 'flash',
+          targets,
+          ...media,
+          ...input.feed.start,
+          verify: job.verify,
+          eject: job.eject,
+          ...(job.capacityCheck ? {} : { capacityCheck: false }),
+        }
+      : {
+          kind: 'clone',
+          source: input.device,
+          sourceMedium: input.medium,
+          targets,
+          ...media,
+          verify: job.verify,
+          eject: job.eject,
+        };
 
   const write = async (): Promise<TargetResult[]> => {
     const feed = input.kind === 'feed' ? input.feed : null;
@@ -65,13 +81,24 @@ export function startFlashSession(job: FlashSessionJob, deps: SessionDeps): JobS
           const progress = staged(report, feed?.stage() ?? 'reading');
           latest.set(progress.target, progress);
           deps.onProgress(progress);
-          deps.effects.setProgress(overallFraction(job.targets.map((d) => latest.get(d)), job.verify));
+          deps.effects.setProgress(
+            overallFraction(
+              job.targets.map((d) => latest.get(d)),
+              job.verify,
+            ),
+          );
         },
       });
     } catch (error) {
       await feed?.close();
       const why = errorText(error);
-      return job.targets.map((target) => ({ status: 'failed', target, bytes: 0, code: 'helper-died', message: `The writing process could not start: ${why}. Nothing was written.` }));
+      return job.targets.map((target) => ({
+        status: 'failed',
+        target,
+        bytes: 0,
+        code: 'helper-died',
+        message: `The writing process could not start: ${why}. Nothing was written.`,
+      }));
     }
     const running = helper;
     // The decoder's verdict reaches the helper, and a failed source is the reason a job failed.
@@ -79,5 +106,9 @@ export function startFlashSession(job: FlashSessionJob, deps: SessionDeps): JobS
   };
 
   const kind = helperJob.kind;
-  return { kind, cancel: () => helper?.cancel(), done: runDesktopJob({ kind, verify: job.verify, notify: job.notify }, deps.effects, write) };
+  return {
+    kind,
+    cancel: () => helper?.cancel(),
+    done: runDesktopJob({ kind, verify: job.verify, notify: job.notify }, deps.effects, write),
+  };
 }

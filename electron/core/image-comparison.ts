@@ -51,7 +51,8 @@ export class ImageComparison {
   start(device: string, session: SessionDeps): Promise<ApiResult<null>> {
     return this.runner.whileStarting(async () => {
       const chosen = this.chosen;
-      if (chosen?.device !== device) return refuse('invalid-request', `Choose the image to compare ${device} with first.`);
+      if (chosen?.device !== device)
+        return refuse('invalid-request', `Choose the image to compare ${device} with first.`);
       let feed: SourceFeed;
       try {
         feed = await openSourceFeed(chosen.prepared);
@@ -71,19 +72,48 @@ export class ImageComparison {
 }
 
 /** `medium`: the one in the drive when its image was chosen (Drive.medium); the helper compares no other card. */
-function startVerifySession(device: string, medium: string | null, feed: SourceFeed, notify: boolean, deps: SessionDeps): JobSession {
+function startVerifySession(
+  device: string,
+  medium: string | null,
+  feed: SourceFeed,
+  notify: boolean,
+  deps: SessionDeps,
+): JobSession {
   let helper: LaunchedHelper | null = null;
   const compare = async (): Promise<TargetResult[]> => {
     try {
       // Compared under the rule a flash writes by: what the block map and the free space leave out is not read.
       const { imageSize, sourceSeekable, extents } = feed.start;
-      helper = deps.launch({ source: feed.source, job: { kind: 'verify', target: device, medium, imageSize, sourceSeekable, ...(extents === undefined ? {} : { extents }) }, onProgress: deps.onProgress });
+      helper = deps.launch({
+        source: feed.source,
+        job: {
+          kind: 'verify',
+          target: device,
+          medium,
+          imageSize,
+          sourceSeekable,
+          ...(extents === undefined ? {} : { extents }),
+        },
+        onProgress: deps.onProgress,
+      });
     } catch (error) {
       await feed.close();
-      return [{ status: 'failed', target: device, bytes: 0, code: 'helper-died', message: `The reading process could not start: ${errorText(error)}. Nothing was read.` }];
+      return [
+        {
+          status: 'failed',
+          target: device,
+          bytes: 0,
+          code: 'helper-died',
+          message: `The reading process could not start: ${errorText(error)}. Nothing was read.`,
+        },
+      ];
     }
     // A decoder's failure makes the comparison meaningless: its reason is the result.
     return feed.finish(helper.result, helper);
   };
-  return { kind: 'verify', cancel: () => helper?.cancel(), done: runDesktopJob({ kind: 'verify', verify: true, notify }, deps.effects, compare) };
+  return {
+    kind: 'verify',
+    cancel: () => helper?.cancel(),
+    done: runDesktopJob({ kind: 'verify', verify: true, notify }, deps.effects, compare),
+  };
 }

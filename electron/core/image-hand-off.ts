@@ -33,7 +33,10 @@ export class ImageHandOff {
   /** A command line: Sluice's own at start, or a second instance's with its working directory (Windows, Linux). */
   openCommandLine(argv: readonly string[], workingDirectory: string): void {
     const { files, notLocal } = filesFromCommandLine(argv, { ...this.commandLine, workingDirectory });
-    for (const argument of notLocal) this.note(`sluice: not opening ${argument}: Sluice opens image files on this computer. Download it first, then open the file.`);
+    for (const argument of notLocal)
+      this.note(
+        `sluice: not opening ${argument}: Sluice opens image files on this computer. Download it first, then open the file.`,
+      );
     const last = files.at(-1);
     if (last !== undefined) this.openFile(last);
   }

@@ -24,7 +24,10 @@ export interface ProbedImage {
    * catalogue entry, prepared again when it is flashed: from the image cache, or downloaded into
    * it (electron/core/app-catalogue.ts).
    */
-  source: { kind: 'image'; prepared: PreparedImage } | { kind: 'drive'; device: string; medium: string | null } | { kind: 'catalogue'; os: CatalogueOs };
+  source:
+    | { kind: 'image'; prepared: PreparedImage }
+    | { kind: 'drive'; device: string; medium: string | null }
+    | { kind: 'catalogue'; os: CatalogueOs };
 }
 
 /** The identity of the file at `path` now. */
@@ -43,7 +46,11 @@ export async function fileIdentity(path: string): Promise<FileIdentity> {
 export async function probeImage(path: string): Promise<ProbedImage> {
   const prepared = await prepareImageInChild({ image: path, partitions: true });
   const { identity } = prepared;
-  return { info: prepared.info, local: identity === null ? null : { realPath: await realpath(path), identity }, source: { kind: 'image', prepared } };
+  return {
+    info: prepared.info,
+    local: identity === null ? null : { realPath: await realpath(path), identity },
+    source: { kind: 'image', prepared },
+  };
 }
 
 /**
@@ -64,7 +71,8 @@ export async function probeImageUrl(url: string): Promise<ProbedImage> {
 export async function checkSourceDrive(drive: Drive): Promise<void> {
   const refusal = refuseSource(await (await currentPlatform()).inspect(drive.device));
   if (refusal !== null) throw jobError(refusal.code, refusal.message);
-  if (drive.size === null || drive.size === 0) throw jobError('source-read-error', `${drive.device} reports no size: is there a card in the reader?`);
+  if (drive.size === null || drive.size === 0)
+    throw jobError('source-read-error', `${drive.device} reports no size: is there a card in the reader?`);
 }
 
 /** A whole drive as the image to copy (a clone). */

@@ -6,16 +6,35 @@ import { runDesktopJob, type JobSession } from './desktop-job.js';
 import type { SessionDeps } from './flash-session.js';
 
 /** Runs one probe (the one `sluice probe` runs: writer/probe-capacity.ts in the helper) with the desktop effects around it. */
-export function startProbeSession(drive: Pick<Drive, 'device' | 'medium'>, notify: boolean, deps: SessionDeps): JobSession {
+export function startProbeSession(
+  drive: Pick<Drive, 'device' | 'medium'>,
+  notify: boolean,
+  deps: SessionDeps,
+): JobSession {
   const { device } = drive;
   let helper: LaunchedHelper | null = null;
   const check = async (): Promise<TargetResult[]> => {
     try {
-      helper = deps.launch({ job: { kind: 'probe', target: device, medium: drive.medium }, onProgress: deps.onProgress });
+      helper = deps.launch({
+        job: { kind: 'probe', target: device, medium: drive.medium },
+        onProgress: deps.onProgress,
+      });
     } catch (error) {
-      return [{ status: 'failed', target: device, bytes: 0, code: 'helper-died', message: `The checking process could not start: ${errorText(error)}. Nothing was written.` }];
+      return [
+        {
+          status: 'failed',
+          target: device,
+          bytes: 0,
+          code: 'helper-died',
+          message: `The checking process could not start: ${errorText(error)}. Nothing was written.`,
+        },
+      ];
     }
     return helper.result;
   };
-  return { kind: 'probe', cancel: () => helper?.cancel(), done: runDesktopJob({ kind: 'probe', verify: true, notify }, deps.effects, check) };
+  return {
+    kind: 'probe',
+    cancel: () => helper?.cancel(),
+    done: runDesktopJob({ kind: 'probe', verify: true, notify }, deps.effects, check),
+  };
 }

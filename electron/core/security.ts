@@ -64,7 +64,9 @@ export function isAppUrl(url: string): boolean {
     return false;
   }
   // Node's URL reports origin "null" for schemes it does not know, so compare the parts.
-  return parsed.protocol === `${APP_SCHEME}:` && parsed.host === APP_HOST && parsed.username === '' && parsed.password === '';
+  return (
+    parsed.protocol === `${APP_SCHEME}:` && parsed.host === APP_HOST && parsed.username === '' && parsed.password === ''
+  );
 }
 
 /** Who sent an IPC message: the frame's URL, and whether it is the window's top-level frame. */

@@ -2,7 +2,12 @@ import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import * as v from 'valibot';
 import { errorCode, errorText } from '../../common/domain/error-details.js';
-import { DEFAULT_SETTINGS, SettingsSchema, type Settings, type SettingsPatch } from '../../common/contracts/settings.js';
+import {
+  DEFAULT_SETTINGS,
+  SettingsSchema,
+  type Settings,
+  type SettingsPatch,
+} from '../../common/contracts/settings.js';
 
 /**
  * The settings file (settings.json in Electron's userData folder). Each field that is missing or
@@ -23,17 +28,28 @@ export class SettingsStore {
       text = await readFile(file, 'utf8');
     } catch (error) {
       if (errorCode(error) === 'ENOENT') return new SettingsStore(file, { ...DEFAULT_SETTINGS }, null);
-      return new SettingsStore(file, { ...DEFAULT_SETTINGS }, `${file} cannot be read (${errorText(error)}); using the defaults.`);
+      return new SettingsStore(
+        file,
+        { ...DEFAULT_SETTINGS },
+        `${file} cannot be read (${errorText(error)}); using the defaults.`,
+      );
     }
     let stored: unknown;
     try {
       stored = JSON.parse(text);
     } catch (error) {
       await rename(file, `${file}.invalid`);
-      return new SettingsStore(file, { ...DEFAULT_SETTINGS }, `${file} is not JSON (${errorText(error)}); kept it as ${file}.invalid and started from the defaults.`);
+      return new SettingsStore(
+        file,
+        { ...DEFAULT_SETTINGS },
+        `${file} is not JSON (${errorText(error)}); kept it as ${file}.invalid and started from the defaults.`,
+      );
     }
     const { settings, rejected } = mergeWithDefaults(stored);
-    const problem = rejected.length === 0 ? null : `${file}: ignored invalid ${rejected.join(', ')}; using the defaults for ${rejected.length === 1 ? 'it' : 'them'}.`;
+    const problem =
+      rejected.length === 0
+        ? null
+        : `${file}: ignored invalid ${rejected.join(', ')}; using the defaults for ${rejected.length === 1 ? 'it' : 'them'}.`;
     return new SettingsStore(file, settings, problem);
   }
 
@@ -57,7 +73,10 @@ export class SettingsStore {
 function mergeWithDefaults(stored: unknown): { settings: Settings; rejected: string[] } {
   const settings: Settings = { ...DEFAULT_SETTINGS };
   const rejected: string[] = [];
-  const record = typeof stored === 'object' && stored !== null && !Array.isArray(stored) ? (stored as Record<string, unknown>) : null;
+  const record =
+    typeof stored === 'object' && stored !== null && !Array.isArray(stored)
+      ? (stored as Record<string, unknown>)
+      : null;
   if (record === null) return { settings, rejected: ['the whole file (not an object)'] };
   for (const key of Object.keys(SettingsSchema.entries) as (keyof Settings)[]) {
     if (!(key in record)) continue;

@@ -59,15 +59,26 @@ export class StationService {
     if (this.station !== null) return refuse('busy', 'The station is already armed.');
     const busy = this.runner.busy();
     if (busy !== null) return busy;
-    if (chosen.source.kind !== 'image' || chosen.local === null) return refuse('no-image', 'A station writes an image file, read again for every card: choose a downloaded image, not a web address or a drive.');
+    if (chosen.source.kind !== 'image' || chosen.local === null)
+      return refuse(
+        'no-image',
+        'A station writes an image file, read again for every card: choose a downloaded image, not a web address or a drive.',
+      );
     const { prepared } = chosen.source;
-    const rules: StationRules = { imageSize: prepared.imageSize ?? chosen.info.size, minSize: request.minSize, maxSize: request.maxSize, slots: request.slots.length === 0 ? null : request.slots, virtual: this.deps.virtual() };
+    const rules: StationRules = {
+      imageSize: prepared.imageSize ?? chosen.info.size,
+      minSize: request.minSize,
+      maxSize: request.maxSize,
+      slots: request.slots.length === 0 ? null : request.slots,
+      virtual: this.deps.virtual(),
+    };
     if (rules.minSize > rules.maxSize) return refuse('invalid-request', 'The smallest card size is above the largest.');
     let image: StationImage;
     let log: StationLog;
     let decoded: DecodedStationImage | null = null;
     try {
-      const profile = request.hostname === null ? null : v.parse(ProfileSchema, { name: 'Station', hostname: request.hostname });
+      const profile =
+        request.hostname === null ? null : v.parse(ProfileSchema, { name: 'Station', hostname: request.hostname });
       image = {
         request: { image: chosen.info.source, partitions: false },
         prepared,
@@ -97,7 +108,12 @@ export class StationService {
         this.deps.emit('stationRow', row);
         if (row.phase === 'done' && row.result !== null && this.deps.notifications()) {
           const who = `${row.hostname ?? row.model ?? 'Card'} (${row.slot})`;
-          this.deps.effects.notify(row.result === 'ok' ? 'Card ready: insert the next one' : `Card ${row.result}`, row.result === 'ok' ? `${who} is written and verified: take it out.` : `${who}: ${row.message ?? row.code ?? ''}`);
+          this.deps.effects.notify(
+            row.result === 'ok' ? 'Card ready: insert the next one' : `Card ${row.result}`,
+            row.result === 'ok'
+              ? `${who} is written and verified: take it out.`
+              : `${who}: ${row.message ?? row.code ?? ''}`,
+          );
         }
       },
       onProblem: (problem) => this.publish({ ...this.status, problem }),
@@ -114,7 +130,15 @@ export class StationService {
     this.station = station;
     this.allowSleep = this.deps.effects.preventSleep();
     void station.done.then(() => log.close());
-    return ok(this.publish({ armed: true, rules, present: present.map((d) => d.device), log: this.deps.logPath, problem: null }));
+    return ok(
+      this.publish({
+        armed: true,
+        rules,
+        present: present.map((d) => d.device),
+        log: this.deps.logPath,
+        problem: null,
+      }),
+    );
   }
 
   /** Takes no more cards, cancels those being written, and resolves once each has its log line. */

@@ -10,7 +10,9 @@ export function registerAppProtocol(root: string, iconsDir: string): void {
     const url = new URL(request.url);
     if (url.host === APP_HOST && isCatalogueIconPath(url.pathname)) {
       const icon = await readCatalogueIcon(iconsDir, url.pathname);
-      return icon === null ? new Response('Not found', { status: 404 }) : new Response(new Uint8Array(icon.bytes), { headers: rendererHeaders(icon.contentType) });
+      return icon === null
+        ? new Response('Not found', { status: 404 })
+        : new Response(new Uint8Array(icon.bytes), { headers: rendererHeaders(icon.contentType) });
     }
     const file = url.host === APP_HOST ? resolveRendererFile(root, url.pathname) : null;
     if (file === null) return new Response('Not found', { status: 404 });

@@ -13,7 +13,8 @@ function senderOf(event: IpcMainInvokeEvent): SenderFrame | null {
 export function registerIpcHandlers(service: AppService): void {
   for (const method of Object.keys(INVOKE_CHANNELS) as InvokeMethod[]) {
     ipcMain.handle(INVOKE_CHANNELS[method], async (event, ...args: unknown[]) => {
-      if (!isTrustedSender(senderOf(event))) return refuse('untrusted-sender', 'Only the Sluice window may ask for this.');
+      if (!isTrustedSender(senderOf(event)))
+        return refuse('untrusted-sender', 'Only the Sluice window may ask for this.');
       return service.invoke(method, args);
     });
   }

@@ -10,7 +10,11 @@ import { fileURLToPath } from 'node:url';
 import { app, BrowserWindow, protocol, shell } from 'electron';
 import { cacheDir, catalogueIconsDir } from '../../user/cache/cache-dir.js';
 import { chooseElevation, onPath } from '../../user/launcher/elevation/choose.js';
-import { appImageHelperProgram, builtHelperProgram, packagedHelperProgram } from '../../user/launcher/helper-program.js';
+import {
+  appImageHelperProgram,
+  builtHelperProgram,
+  packagedHelperProgram,
+} from '../../user/launcher/helper-program.js';
 import { startHelper } from '../../user/launcher/launch.js';
 import { EVENT_CHANNELS } from '../../common/contracts/ipc-channels.js';
 import { createAppService } from '../core/app-service.js';
@@ -30,12 +34,16 @@ const UI_DIR = fileURLToPath(new URL('../../ui/', import.meta.url));
 /** Bundled to CommonJS by Vite (vite.preload.config.ts): a sandboxed preload cannot load ES modules. */
 const PRELOAD = fileURLToPath(new URL('../preload/preload.cjs', import.meta.url));
 
-protocol.registerSchemesAsPrivileged([{ scheme: APP_SCHEME, privileges: { standard: true, secure: true, supportFetchAPI: true } }]);
+protocol.registerSchemesAsPrivileged([
+  { scheme: APP_SCHEME, privileges: { standard: true, secure: true, supportFetchAPI: true } },
+]);
 app.enableSandbox();
 app.on('web-contents-created', (_event, contents) => lockDownWebContents(contents));
 
 /** Images the system hands over: from the command line at start and from a second instance (Windows, Linux), from open-file (macOS). */
-const handOff = new ImageHandOff({ platform: process.platform, appInArguments: process.defaultApp === true }, (line) => process.stderr.write(`${line}\n`));
+const handOff = new ImageHandOff({ platform: process.platform, appInArguments: process.defaultApp === true }, (line) =>
+  process.stderr.write(`${line}\n`),
+);
 
 function bringWindowForward(): void {
   if (!app.isReady()) return;
@@ -53,7 +61,8 @@ const appImage = process.env['APPIMAGE'];
  * development and unsigned builds.
  */
 function macTeamId(): string | null {
-  const id = (JSON.parse(readFileSync(join(app.getAppPath(), 'package.json'), 'utf8')) as { macTeamId?: unknown }).macTeamId;
+  const id = (JSON.parse(readFileSync(join(app.getAppPath(), 'package.json'), 'utf8')) as { macTeamId?: unknown })
+    .macTeamId;
   return typeof id === 'string' && id !== '' ? id : null;
 }
 
@@ -72,8 +81,18 @@ async function openWindow(): Promise<void> {
     launchHelper: (options) =>
       startHelper({
         ...options,
-        elevation: chooseElevation({ platform: process.platform, isRoot: process.getuid?.() === 0, frontEnd: 'app', interactive: false, installed: onPath }),
-        program: !app.isPackaged ? builtHelperProgram() : appImage !== undefined ? appImageHelperProgram(appImage, process.getuid?.() ?? -1) : packagedHelperProgram(process.resourcesPath, process.platform, macTeamId()),
+        elevation: chooseElevation({
+          platform: process.platform,
+          isRoot: process.getuid?.() === 0,
+          frontEnd: 'app',
+          interactive: false,
+          installed: onPath,
+        }),
+        program: !app.isPackaged
+          ? builtHelperProgram()
+          : appImage !== undefined
+            ? appImageHelperProgram(appImage, process.getuid?.() ?? -1)
+            : packagedHelperProgram(process.resourcesPath, process.platform, macTeamId()),
       }),
     pickImage: () => pickImageWithDialog(window),
     sshDir: join(homedir(), '.ssh'),

@@ -2,7 +2,9 @@ import { dialog, type BrowserWindow } from 'electron';
 import type { AppService } from '../core/app-service.js';
 
 /** What stopping costs, said plainly: a half-written drive (a flash, a clone, an erase), only the backup file, or nothing (a check puts back what it tested; a comparison only reads). */
-const QUESTION: Readonly<Record<'write' | 'backup' | 'probe' | 'verify', { title: string; message: string; detail: string; keep: string }>> = {
+const QUESTION: Readonly<
+  Record<'write' | 'backup' | 'probe' | 'verify', { title: string; message: string; detail: string; keep: string }>
+> = {
   write: {
     title: 'A flash is running',
     message: 'Stop writing and quit?',

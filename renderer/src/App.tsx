@@ -21,11 +21,28 @@ import { OsPicker } from './components/OsPicker.js';
 import { ProgressView } from './components/ProgressView.js';
 import { SettingsDialog } from './components/SettingsDialog.js';
 import { StationScreen } from './components/StationScreen.js';
-import { availableDrives, canFlash, copyableDrives, defaultVisibility, flowReducer, INITIAL_STATE, selectedDrives } from './flow.js';
+import {
+  availableDrives,
+  canFlash,
+  copyableDrives,
+  defaultVisibility,
+  flowReducer,
+  INITIAL_STATE,
+  selectedDrives,
+} from './flow.js';
 import { useFileDrop } from './use-file-drop.js';
 import { ErrorMessage } from './components/ErrorMessage.js';
 
-type Dialog = 'drives' | 'confirm' | 'settings' | 'customise' | 'os' | { backup: DriveInfo } | { check: DriveInfo } | { erase: DriveInfo } | null;
+type Dialog =
+  | 'drives'
+  | 'confirm'
+  | 'settings'
+  | 'customise'
+  | 'os'
+  | { backup: DriveInfo }
+  | { check: DriveInfo }
+  | { erase: DriveInfo }
+  | null;
 
 export function App({ api }: { api: SluiceApi }) {
   const [state, dispatch] = useReducer(flowReducer, INITIAL_STATE);
@@ -35,7 +52,9 @@ export function App({ api }: { api: SluiceApi }) {
   const [backupBusy, setBackupBusy] = useState(false);
   const [backupError, setBackupError] = useState<string | null>(null);
   /** What the erase confirmation says the customisation writes: undefined while it is worked out. */
-  const [confirmCustomisation, setConfirmCustomisation] = useState<ApiResult<CustomisationPreview> | null | undefined>(null);
+  const [confirmCustomisation, setConfirmCustomisation] = useState<ApiResult<CustomisationPreview> | null | undefined>(
+    null,
+  );
   /** The flashing station's screen is open (issue 19). */
   const [station, setStation] = useState(false);
 
@@ -53,7 +72,11 @@ export function App({ api }: { api: SluiceApi }) {
     ];
     // Only now, with every listener in place: an image handed over at start arrives in answer to this.
     void api.pageReady();
-    void api.getSettings().then((result) => (result.ok ? dispatch({ type: 'settings', settings: result.value }) : setLoadError(result.error.message)));
+    void api
+      .getSettings()
+      .then((result) =>
+        result.ok ? dispatch({ type: 'settings', settings: result.value }) : setLoadError(result.error.message),
+      );
     void api.listDrives().then((result) => result.ok && dispatch({ type: 'drives', drives: result.value }));
     return () => unsubscribe.forEach((stop) => stop());
   }, [api]);
@@ -98,7 +121,10 @@ export function App({ api }: { api: SluiceApi }) {
     (file: File) => {
       const path = api.pathForFile(file);
       if (path === '') {
-        dispatch({ type: 'image-error', message: `${file.name} has no place on disk (was it dragged from a web page?). Save it to a folder first, then drop it from there.` });
+        dispatch({
+          type: 'image-error',
+          message: `${file.name} has no place on disk (was it dragged from a web page?). Save it to a folder first, then drop it from there.`,
+        });
         return;
       }
       dispatch({ type: 'image-busy' });
@@ -118,7 +144,13 @@ export function App({ api }: { api: SluiceApi }) {
     setDialog(null);
     dispatch({ type: 'flash-starting' });
     void api
-      .startFlash({ image: state.image.source, targets: state.selected, media: state.selected.map((device) => state.drives.find((d) => d.device === device)?.medium ?? null), confirmedSystemDrives: state.confirmedSystem, customise: state.customise })
+      .startFlash({
+        image: state.image.source,
+        targets: state.selected,
+        media: state.selected.map((device) => state.drives.find((d) => d.device === device)?.medium ?? null),
+        confirmedSystemDrives: state.confirmedSystem,
+        customise: state.customise,
+      })
       .then((result) => !result.ok && dispatch({ type: 'flash-refused', message: result.error.message }));
   };
 
@@ -158,13 +190,17 @@ export function App({ api }: { api: SluiceApi }) {
   const startProbe = (drive: DriveInfo) => {
     setDialog(null);
     dispatch({ type: 'probe-starting', drive });
-    void api.startProbe(drive.device, drive.medium).then((result) => !result.ok && dispatch({ type: 'flash-refused', message: result.error.message }));
+    void api
+      .startProbe(drive.device, drive.medium)
+      .then((result) => !result.ok && dispatch({ type: 'flash-refused', message: result.error.message }));
   };
 
   const startErase = (drive: DriveInfo, label: string | null) => {
     setDialog(null);
     dispatch({ type: 'erase-starting', drive });
-    void api.startErase({ device: drive.device, medium: drive.medium, label }).then((result) => !result.ok && dispatch({ type: 'flash-refused', message: result.error.message }));
+    void api
+      .startErase({ device: drive.device, medium: drive.medium, label })
+      .then((result) => !result.ok && dispatch({ type: 'flash-refused', message: result.error.message }));
   };
 
   const compare = async (drive: DriveInfo) => {
@@ -201,7 +237,13 @@ export function App({ api }: { api: SluiceApi }) {
     <div className="app">
       <header className="app-header">
         <h1>Sluice</h1>
-        <button type="button" className="icon-button" aria-label="Settings" onClick={() => setDialog('settings')} disabled={state.settings === null}>
+        <button
+          type="button"
+          className="icon-button"
+          aria-label="Settings"
+          onClick={() => setDialog('settings')}
+          disabled={state.settings === null}
+        >
           <GearIcon />
         </button>
       </header>
@@ -235,8 +277,19 @@ export function App({ api }: { api: SluiceApi }) {
               customise={state.customise}
               onCustomise={() => setDialog('customise')}
             />
-            <DriveStep selected={targets} available={availableDrives(state)} notice={state.driveNotice} onOpenPicker={() => setDialog('drives')} />
-            <FlashStep ready={canFlash(state)} verify={state.settings?.verify ?? true} error={state.startError} onFlash={openConfirm} onOpenSettings={() => setDialog('settings')} />
+            <DriveStep
+              selected={targets}
+              available={availableDrives(state)}
+              notice={state.driveNotice}
+              onOpenPicker={() => setDialog('drives')}
+            />
+            <FlashStep
+              ready={canFlash(state)}
+              verify={state.settings?.verify ?? true}
+              error={state.startError}
+              onFlash={openConfirm}
+              onOpenSettings={() => setDialog('settings')}
+            />
             {state.image?.origin === 'file' && (
               <button type="button" className="link-button" onClick={() => setStation(true)}>
                 Flashing station: write every card inserted…
@@ -263,10 +316,25 @@ export function App({ api }: { api: SluiceApi }) {
         />
       )}
       {dialog === 'confirm' && state.image !== null && targets.length > 0 && (
-        <ConfirmFlash image={state.image} targets={targets} verify={state.settings?.verify ?? true} customisation={confirmCustomisation} onConfirm={startFlash} onCancel={() => setDialog(null)} />
+        <ConfirmFlash
+          image={state.image}
+          targets={targets}
+          verify={state.settings?.verify ?? true}
+          customisation={confirmCustomisation}
+          onConfirm={startFlash}
+          onCancel={() => setDialog(null)}
+        />
       )}
-      {typeof dialog === 'object' && dialog !== null && 'erase' in dialog && <EraseDialog drive={dialog.erase} onStart={(label) => startErase(dialog.erase, label)} onCancel={() => setDialog(null)} />}
-      {typeof dialog === 'object' && dialog !== null && 'check' in dialog && <CheckDialog drive={dialog.check} onStart={() => startProbe(dialog.check)} onCancel={() => setDialog(null)} />}
+      {typeof dialog === 'object' && dialog !== null && 'erase' in dialog && (
+        <EraseDialog
+          drive={dialog.erase}
+          onStart={(label) => startErase(dialog.erase, label)}
+          onCancel={() => setDialog(null)}
+        />
+      )}
+      {typeof dialog === 'object' && dialog !== null && 'check' in dialog && (
+        <CheckDialog drive={dialog.check} onStart={() => startProbe(dialog.check)} onCancel={() => setDialog(null)} />
+      )}
       {typeof dialog === 'object' && dialog !== null && 'backup' in dialog && (
         <BackupDialog
           drive={state.drives.find((d) => d.device === dialog.backup.device) ?? dialog.backup}
@@ -292,8 +360,22 @@ export function App({ api }: { api: SluiceApi }) {
           onCancel={() => setDialog(null)}
         />
       )}
-      {dialog === 'settings' && state.settings !== null && <SettingsDialog settings={state.settings} onChange={updateSettings} cache={cacheApi} onClose={() => setDialog(null)} />}
-      {dialog === 'os' && state.settings !== null && <OsPicker repositories={state.settings.repositories} read={(source) => api.readCatalogue(source)} onChoose={chooseCatalogueOs} onClose={() => setDialog(null)} />}
+      {dialog === 'settings' && state.settings !== null && (
+        <SettingsDialog
+          settings={state.settings}
+          onChange={updateSettings}
+          cache={cacheApi}
+          onClose={() => setDialog(null)}
+        />
+      )}
+      {dialog === 'os' && state.settings !== null && (
+        <OsPicker
+          repositories={state.settings.repositories}
+          read={(source) => api.readCatalogue(source)}
+          onChoose={chooseCatalogueOs}
+          onClose={() => setDialog(null)}
+        />
+      )}
       {dragging && (
         <div className="drop-overlay" aria-hidden="true">
           <ImageIcon className="drop-icon" />

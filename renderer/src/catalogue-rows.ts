@@ -29,7 +29,8 @@ export function childRows(row: Row, documents: Documents): Row[] | null {
   const { item } = row;
   if (item.kind !== 'category') return [];
   const above = [...row.above, item.name];
-  if (item.items !== null) return item.items.map((child) => ({ item: child, source: row.source, path: [...row.path, child.name], above }));
+  if (item.items !== null)
+    return item.items.map((child) => ({ item: child, source: row.source, path: [...row.path, child.name], above }));
   const document = item.subitemsUrl === null ? undefined : documents.get(item.subitemsUrl);
   return document === undefined ? null : documentRows(document, above);
 }
@@ -49,13 +50,19 @@ export function visibleRows(rows: readonly Row[], filter: BoardFilter | null, do
 }
 
 /** Every entry under `rows` (in the documents read so far) whose name or description holds `text`, ignoring case. */
-export function searchRows(rows: readonly Row[], text: string, filter: BoardFilter | null, documents: Documents): (Row & { item: CatalogueOs })[] {
+export function searchRows(
+  rows: readonly Row[],
+  text: string,
+  filter: BoardFilter | null,
+  documents: Documents,
+): (Row & { item: CatalogueOs })[] {
   const wanted = text.trim().toLowerCase();
   const found: (Row & { item: CatalogueOs })[] = [];
   for (const row of visibleRows(rows, filter, documents)) {
     const { item } = row;
     if (item.kind === 'os') {
-      if (item.name.toLowerCase().includes(wanted) || item.description.toLowerCase().includes(wanted)) found.push({ ...row, item });
+      if (item.name.toLowerCase().includes(wanted) || item.description.toLowerCase().includes(wanted))
+        found.push({ ...row, item });
     } else {
       found.push(...searchRows(childRows(row, documents) ?? [], text, filter, documents));
     }

@@ -72,17 +72,31 @@ export function draftOf(form: CustomiseForm): { draft: CustomisationDraft } | { 
     .split('\n')
     .map((line) => line.trim())
     .filter((line) => line !== '');
-  if (form.ssh === 'keys' && keys.length === 0) return { problem: 'SSH with keys only needs at least one public key: add one, or allow password login.' };
+  if (form.ssh === 'keys' && keys.length === 0)
+    return { problem: 'SSH with keys only needs at least one public key: add one, or allow password login.' };
   const ssid = form.ssid === '' ? null : form.ssid;
-  if (ssid !== null && orNull(form.country) === null) return { problem: 'Wi-Fi needs the country it is used in (such as GB, DE or US): it decides the channels the card may use.' };
+  if (ssid !== null && orNull(form.country) === null)
+    return {
+      problem:
+        'Wi-Fi needs the country it is used in (such as GB, DE or US): it decides the channels the card may use.',
+    };
   const keepPsk = form.wifiPassword === '' && form.psk !== null && form.pskSsid === ssid;
-  if (ssid !== null && form.wifiPassword === '' && form.psk !== null && !keepPsk) return { problem: 'Type the Wi-Fi password again: its key is made from the network name, which changed.' };
+  if (ssid !== null && form.wifiPassword === '' && form.psk !== null && !keepPsk)
+    return { problem: 'Type the Wi-Fi password again: its key is made from the network name, which changed.' };
   const profile: Profile = {
     name: orNull(form.name) ?? 'Customisation',
     hostname: orNull(form.hostname),
     user: userName === null ? null : { name: userName, passwordHash: form.password === '' ? form.passwordHash : null },
     ssh: form.ssh === 'off' ? null : { passwordAuth: form.ssh === 'password', authorizedKeys: keys },
-    wifi: ssid === null ? null : { ssid, psk: keepPsk ? form.psk : null, hidden: form.hidden, country: (orNull(form.country) ?? '').toUpperCase() },
+    wifi:
+      ssid === null
+        ? null
+        : {
+            ssid,
+            psk: keepPsk ? form.psk : null,
+            hidden: form.hidden,
+            country: (orNull(form.country) ?? '').toUpperCase(),
+          },
     timezone: orNull(form.timezone),
     keymap: orNull(form.keymap),
     firstRunScript: fileOrNull(form.firstRunScript),
@@ -90,12 +104,20 @@ export function draftOf(form: CustomiseForm): { draft: CustomisationDraft } | { 
     cloudInitNetworkConfig: fileOrNull(form.networkConfig),
     nextCard: form.nextCard,
   };
-  return { draft: { profile, password: form.password === '' ? null : form.password, wifiPassword: ssid === null || form.wifiPassword === '' ? null : form.wifiPassword } };
+  return {
+    draft: {
+      profile,
+      password: form.password === '' ? null : form.password,
+      wifiPassword: ssid === null || form.wifiPassword === '' ? null : form.wifiPassword,
+    },
+  };
 }
 
 /** `list` with `profile` in place of the one of its name, or added. */
 export function withProfile(list: readonly Profile[], profile: Profile): Profile[] {
-  return list.some((p) => p.name === profile.name) ? list.map((p) => (p.name === profile.name ? profile : p)) : [...list, profile];
+  return list.some((p) => p.name === profile.name)
+    ? list.map((p) => (p.name === profile.name ? profile : p))
+    : [...list, profile];
 }
 
 /** How each method is called on screen. */
@@ -108,13 +130,21 @@ export const METHOD_LABEL: Readonly<Record<CustomisationMethod, string>> = {
 /** A short line for the image step: what the customisation sets. */
 export function customisationSummary(profile: Profile): string {
   const parts = [
-    profile.hostname === null ? null : `host ${profile.hostname}${profile.hostname.includes(CARD_NUMBER) ? ` (next: ${profile.nextCard})` : ''}`,
+    profile.hostname === null
+      ? null
+      : `host ${profile.hostname}${profile.hostname.includes(CARD_NUMBER) ? ` (next: ${profile.nextCard})` : ''}`,
     profile.user === null ? null : `user ${profile.user.name}`,
-    profile.ssh === null ? null : profile.ssh.passwordAuth ? 'SSH with password' : `SSH with ${profile.ssh.authorizedKeys.length} key${profile.ssh.authorizedKeys.length === 1 ? '' : 's'}`,
+    profile.ssh === null
+      ? null
+      : profile.ssh.passwordAuth
+        ? 'SSH with password'
+        : `SSH with ${profile.ssh.authorizedKeys.length} key${profile.ssh.authorizedKeys.length === 1 ? '' : 's'}`,
     profile.wifi === null ? null : `Wi-Fi ${profile.wifi.ssid}`,
     profile.timezone,
     profile.keymap === null ? null : `keyboard ${profile.keymap}`,
-    profile.firstRunScript === null && profile.cloudInitUserData === null && profile.cloudInitNetworkConfig === null ? null : 'own first-boot files',
+    profile.firstRunScript === null && profile.cloudInitUserData === null && profile.cloudInitNetworkConfig === null
+      ? null
+      : 'own first-boot files',
   ];
   return parts.filter((p): p is string => p !== null).join(', ');
 }

@@ -38,8 +38,10 @@ export function fileName(path: string): string {
 }
 
 export function jobRows(subject: JobSubject): JobRow[] {
-  if (subject.kind === 'probe' || subject.kind === 'erase' || subject.kind === 'verify') return [{ key: subject.drive.device, name: driveName(subject.drive), detail: subject.drive.device }];
-  if (subject.kind !== 'backup') return subject.targets.map((t) => ({ key: t.device, name: driveName(t), detail: t.device }));
+  if (subject.kind === 'probe' || subject.kind === 'erase' || subject.kind === 'verify')
+    return [{ key: subject.drive.device, name: driveName(subject.drive), detail: subject.drive.device }];
+  if (subject.kind !== 'backup')
+    return subject.targets.map((t) => ({ key: t.device, name: driveName(t), detail: t.device }));
   return [{ key: subject.file, name: fileName(subject.file), detail: subject.file }];
 }
 
@@ -166,7 +168,9 @@ export function copyableDrives(state: Pick<FlowState, 'drives' | 'settings'>): D
 }
 
 export function selectedDrives(state: Pick<FlowState, 'drives' | 'selected'>): DriveInfo[] {
-  return state.selected.map((device) => state.drives.find((d) => d.device === device)).filter((d): d is DriveInfo => d !== undefined);
+  return state.selected
+    .map((device) => state.drives.find((d) => d.device === device))
+    .filter((d): d is DriveInfo => d !== undefined);
 }
 
 export function canFlash(state: FlowState): boolean {
@@ -182,17 +186,29 @@ export function canFlash(state: FlowState): boolean {
  * cards of one size swapped in one reader are not told apart there.
  */
 function sameDrive(before: DriveInfo | undefined, now: DriveInfo | undefined): boolean {
-  if (before === undefined || now === undefined || before.size !== now.size || before.medium !== now.medium) return false;
+  if (before === undefined || now === undefined || before.size !== now.size || before.medium !== now.medium)
+    return false;
   return !before.virtual || before.description === now.description;
 }
 
 /** Keeps only chosen drives that are still there, the same drives, and still allowed, and says which went away. */
-function reconcileSelection(state: FlowState, drives: DriveInfo[]): Pick<FlowState, 'selected' | 'confirmedSystem' | 'driveNotice'> {
+function reconcileSelection(
+  state: FlowState,
+  drives: DriveInfo[],
+): Pick<FlowState, 'selected' | 'confirmedSystem' | 'driveNotice'> {
   const kept = state.selected.filter((device) => {
     const drive = drives.find((d) => d.device === device);
-    return drive !== undefined && sameDrive(state.drives.find((d) => d.device === device), drive) && isSelectable(drive);
+    return (
+      drive !== undefined &&
+      sameDrive(
+        state.drives.find((d) => d.device === device),
+        drive,
+      ) &&
+      isSelectable(drive)
+    );
   });
-  if (kept.length === state.selected.length) return { selected: state.selected, confirmedSystem: state.confirmedSystem, driveNotice: state.driveNotice };
+  if (kept.length === state.selected.length)
+    return { selected: state.selected, confirmedSystem: state.confirmedSystem, driveNotice: state.driveNotice };
   const lost = state.selected.filter((device) => !kept.includes(device));
   const gone = lost.map((device) => {
     const before = state.drives.find((d) => d.device === device);
@@ -215,7 +231,15 @@ export function flowReducer(state: FlowState, action: FlowAction): FlowState {
       return { ...state, imageBusy: true, imageError: null };
     case 'image-chosen':
       // An image found to take no customisation drops it: nothing is guessed, and the image step says why.
-      return { ...state, image: action.image, imageBusy: false, imageError: null, startError: null, customise: action.image.customisation === null && action.image.customisationNote !== null ? null : state.customise };
+      return {
+        ...state,
+        image: action.image,
+        imageBusy: false,
+        imageError: null,
+        startError: null,
+        customise:
+          action.image.customisation === null && action.image.customisationNote !== null ? null : state.customise,
+      };
     case 'customise':
       return { ...state, customise: action.profile, startError: null };
     case 'image-dialog-closed':
@@ -226,22 +250,43 @@ export function flowReducer(state: FlowState, action: FlowAction): FlowState {
       return { ...state, image: null, imageError: null, startError: null };
     case 'image-opened': {
       // Mid-flash the main process refuses it: said on the progress screen, the flash goes on untouched.
-      if (state.running !== null && !action.result.ok) return { ...state, running: { ...state.running, notice: action.result.error.message } };
+      if (state.running !== null && !action.result.ok)
+        return { ...state, running: { ...state.running, notice: action.result.error.message } };
       // Opening an image is asking for a new flash: from the end screen, back to the steps, as "Flash another drive" does.
       const steps = state.finished === null ? state : flowReducer(state, { type: 'start-over', keepImage: true });
-      return action.result.ok ? flowReducer(steps, { type: 'image-chosen', image: action.result.value }) : flowReducer(steps, { type: 'image-error', message: action.result.error.message });
+      return action.result.ok
+        ? flowReducer(steps, { type: 'image-chosen', image: action.result.value })
+        : flowReducer(steps, { type: 'image-error', message: action.result.error.message });
     }
     case 'drives':
       return { ...state, drives: action.drives, ...reconcileSelection(state, action.drives) };
     case 'select':
-      return { ...state, selected: action.devices, confirmedSystem: action.confirmedSystem, driveNotice: null, startError: null };
+      return {
+        ...state,
+        selected: action.devices,
+        confirmedSystem: action.confirmedSystem,
+        driveNotice: null,
+        startError: null,
+      };
     case 'flash-starting': {
       if (state.image === null || state.settings === null) return state;
-      return startJob(state, { kind: state.image.origin === 'drive' ? 'clone' : 'flash', image: state.image, targets: selectedDrives(state) }, state.settings.verify);
+      return startJob(
+        state,
+        {
+          kind: state.image.origin === 'drive' ? 'clone' : 'flash',
+          image: state.image,
+          targets: selectedDrives(state),
+        },
+        state.settings.verify,
+      );
     }
     case 'backup-starting':
       // Shown even when the settings could not be loaded: the main process runs the backup regardless.
-      return startJob(state, { kind: 'backup', drive: action.drive, file: action.file }, state.settings?.verify ?? true);
+      return startJob(
+        state,
+        { kind: 'backup', drive: action.drive, file: action.file },
+        state.settings?.verify ?? true,
+      );
     case 'probe-starting':
       return startJob(state, { kind: 'probe', drive: action.drive }, true);
     case 'compare-starting':
@@ -255,14 +300,25 @@ export function flowReducer(state: FlowState, action: FlowAction): FlowState {
       return { ...state, running: null };
     case 'progress':
       if (state.running === null) return state;
-      return { ...state, running: { ...state.running, progress: { ...state.running.progress, [action.progress.target]: action.progress } } };
+      return {
+        ...state,
+        running: {
+          ...state.running,
+          progress: { ...state.running.progress, [action.progress.target]: action.progress },
+        },
+      };
     case 'download':
       return state.running === null ? state : { ...state, running: { ...state.running, download: action.download } };
     case 'cancelling':
       return state.running === null ? state : { ...state, running: { ...state.running, cancelling: true } };
     case 'job-ended':
       if (state.running === null) return state;
-      return { ...state, running: null, finished: { subject: state.running.subject, end: action.end }, customise: countedOn(state.customise, action.end) };
+      return {
+        ...state,
+        running: null,
+        finished: { subject: state.running.subject, end: action.end },
+        customise: countedOn(state.customise, action.end),
+      };
     case 'start-over':
       return {
         ...state,
@@ -284,5 +340,10 @@ function countedOn(profile: Profile | null, end: JobEnd): Profile | null {
 }
 
 function startJob(state: FlowState, subject: JobSubject, verify: boolean): FlowState {
-  return { ...state, startError: null, finished: null, running: { subject, verify, progress: {}, cancelling: false, notice: null, download: null } };
+  return {
+    ...state,
+    startError: null,
+    finished: null,
+    running: { subject, verify, progress: {}, cancelling: false, notice: null, download: null },
+  };
 }

@@ -13,7 +13,11 @@ export function withRow(rows: readonly StationRow[], row: StationRow): StationRo
   return [row, ...others].sort((a, b) => b.id - a.id);
 }
 
-const STATION_PHASE_LABEL: Readonly<Record<Exclude<StationPhase, 'done'>, string>> = { queued: 'Waiting for a free slot', preparing: 'Preparing', ...PHASE_LABEL };
+const STATION_PHASE_LABEL: Readonly<Record<Exclude<StationPhase, 'done'>, string>> = {
+  queued: 'Waiting for a free slot',
+  preparing: 'Preparing',
+  ...PHASE_LABEL,
+};
 
 /** What a row's phase column says: the phase while it runs, how it ended once done. */
 export function rowPhase(row: StationRow): string {
@@ -53,13 +57,22 @@ export function rowLimit(row: StationRow): string {
 
 /** The drive as a person finds it: its model and serial number, and its capacity. */
 export function rowDrive(row: StationRow): string {
-  const parts = [row.model ?? 'Unnamed drive', row.serial === null ? null : `SN ${row.serial}`, row.capacity === null ? null : formatBytes(row.capacity)];
+  const parts = [
+    row.model ?? 'Unnamed drive',
+    row.serial === null ? null : `SN ${row.serial}`,
+    row.capacity === null ? null : formatBytes(row.capacity),
+  ];
   return parts.filter((p) => p !== null).join(' · ');
 }
 
 /** The time a row started, or ended once done, as hh:mm:ss local time. */
 export function rowTime(row: StationRow): string {
-  return new Date(row.endedAt ?? row.startedAt).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit', second: '2-digit', hour12: false });
+  return new Date(row.endedAt ?? row.startedAt).toLocaleTimeString([], {
+    hour: '2-digit',
+    minute: '2-digit',
+    second: '2-digit',
+    hour12: false,
+  });
 }
 
 /** Per row id, the fastest its card has written so far, in bytes per second: what that card can take. */

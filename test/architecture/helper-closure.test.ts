@@ -46,7 +46,10 @@ it('the helper’s bundle holds only modules of that closure and valibot’s, an
   const closure = moduleGraph([HELPER_ENTRY], read);
   const modules = bundled().helper.map((path) => posix.normalize(`out/${path}`));
   expect(modules).toContain(HELPER_ENTRY);
-  const [packaged, own] = [modules.filter((file) => file.startsWith('node_modules/')), modules.filter((file) => !file.startsWith('node_modules/'))];
+  const [packaged, own] = [
+    modules.filter((file) => file.startsWith('node_modules/')),
+    modules.filter((file) => !file.startsWith('node_modules/')),
+  ];
   expect(own.filter((file) => !closure.files.has(file))).toEqual([]);
   // valibot is bundled in (build/scripts/bundle-processes.ts BUNDLED_PACKAGES), and is the only package root's code imports.
   expect([...new Set(packaged.map((file) => packageName(file.slice('node_modules/'.length))))]).toEqual(['valibot']);

@@ -37,11 +37,17 @@ describe('the layer table', () => {
   });
 
   it.each([
-    ['writer/flash.ts', "import { readFully } from '../node/io.js';\nimport * as v from 'valibot';\nimport { open } from 'node:fs';"],
+    [
+      'writer/flash.ts',
+      "import { readFully } from '../node/io.js';\nimport * as v from 'valibot';\nimport { open } from 'node:fs';",
+    ],
     ['privileged/main.ts', "import { flash } from '../writer/flash.js';"],
     ['user/backup/backup-file.ts', "import { pump } from '../../writer/pump.js';"],
     ['cli/commands/flash.ts', "import { prepareImage } from '../../user/images/probe.js';"],
-    ['electron/main/main.ts', "import { app } from 'electron';\nimport { createAppService } from '../core/app-service.js';"],
+    [
+      'electron/main/main.ts',
+      "import { app } from 'electron';\nimport { createAppService } from '../core/app-service.js';",
+    ],
     ['electron/core/app-service.ts', "import type { BrowserWindow } from 'electron';"],
     ['renderer/src/App.tsx', "import type { DriveInfo } from '../../common/contracts/app-models.js';"],
   ])('allows, in %s: %s', async (file, source) => {

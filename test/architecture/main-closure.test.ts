@@ -47,7 +47,15 @@ it('the main process reaches none of the probe’s parsers: the probe process re
   expect(main.missing).toEqual([]);
   expect(probe.missing).toEqual([]);
   // The walk sees the parsers from the probe's entry, so it would see them from main's.
-  expect([...probe.files]).toEqual(expect.arrayContaining(['out/user/images/probe.js', 'out/user/images/qcow2.js', 'out/user/images/xz-index.js', 'out/user/images/zip-directory.js', 'out/user/images/dmg.js']));
+  expect([...probe.files]).toEqual(
+    expect.arrayContaining([
+      'out/user/images/probe.js',
+      'out/user/images/qcow2.js',
+      'out/user/images/xz-index.js',
+      'out/user/images/zip-directory.js',
+      'out/user/images/dmg.js',
+    ]),
+  );
   const shared = [...probe.files].filter((file) => file.startsWith('out/user/') && main.files.has(file)).sort();
   expect(shared).toEqual(SHARED_WITH_PROBE);
   expect(main.files).toContain('out/user/images/probe-launch.js');

@@ -16,7 +16,11 @@ function sourceOf(from: string, specifier: string): string {
 }
 
 it('the renderer reaches only renderer/ and common/, with no Node built-in and no Electron', () => {
-  const closure = moduleGraph(['renderer/src/main.tsx'], (file) => (existsSync(file) ? readFileSync(file, 'utf8') : null), sourceOf);
+  const closure = moduleGraph(
+    ['renderer/src/main.tsx'],
+    (file) => (existsSync(file) ? readFileSync(file, 'utf8') : null),
+    sourceOf,
+  );
   const files = [...closure.files].filter((file) => !file.endsWith('.css'));
   console.log(`renderer closure: ${files.length} source files, packages: ${[...closure.packages].sort().join(', ')}`);
   expect(closure.missing.filter((file) => !file.endsWith('.css'))).toEqual([]);

@@ -29,7 +29,19 @@ import { OS_IMAGE_BYTES } from './os-like-image.js';
 const RUNS = Number(process.env['BENCH_RUNS'] ?? 3);
 /** Which sections to run (comma-separated: startup, raw, slow, sparse, formats, files, probe, customise, catalogue, station, many, memory); all by default. */
 /** `memory` only when named: it writes 16 GiB to this machine's disk and needs 32 GiB free under /var/tmp. */
-const SECTIONS = process.env['BENCH_SECTIONS']?.split(',') ?? ['startup', 'raw', 'slow', 'sparse', 'formats', 'files', 'probe', 'customise', 'catalogue', 'station', 'many'];
+const SECTIONS = process.env['BENCH_SECTIONS']?.split(',') ?? [
+  'startup',
+  'raw',
+  'slow',
+  'sparse',
+  'formats',
+  'files',
+  'probe',
+  'customise',
+  'catalogue',
+  'station',
+  'many',
+];
 /** Bytes of the image and drives in the "files" section (BENCH_FILE_BYTES; default 1 GiB). */
 const FILE_BYTES = Number(process.env['BENCH_FILE_BYTES'] ?? GiB);
 /** The 1 GiB OS-like image and its compressed forms, kept between runs: making them takes minutes. */
@@ -74,7 +86,9 @@ interface Row {
 function installEtcherSdk(): void {
   if (existsSync('test/bench/node_modules/etcher-sdk/package.json')) return;
   process.stderr.write('Installing the comparison, etcher-sdk, into test/bench/node_modules (once)…\n');
-  execFileSync('npm', ['ci', '--prefix', 'test/bench', '--no-audit', '--no-fund'], { stdio: ['ignore', 'inherit', 'inherit'] });
+  execFileSync('npm', ['ci', '--prefix', 'test/bench', '--no-audit', '--no-fund'], {
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
 }
 
 function etcherNodeVersion(): string {
@@ -127,17 +141,36 @@ async function rawSection(dir: string): Promise<string> {
         `dd if=${loop.path} bs=4M iflag=direct,count_bytes count=${RAW_IMAGE_BYTES} status=none | cmp - ${image}`,
     );
   const etcher = () => measure(`${ETCHER_NODE} ${ETCHER} ${image} ${loop.path}`, { watch: WATCH });
-  const baselineRun = BASELINE_CLI === undefined ? [] : [() => measure(`${NODE} ${BASELINE_CLI} flash --yes ${image} ${loop.path}`, { watch: WATCH })];
-  const [dd, ours, theirs, baselineM] = (await mediansInTurns(RUNS, [ddVerify, sluice, etcher, ...baselineRun])) as [Measurement, Measurement, Measurement, Measurement | undefined];
-  const baseline = baselineM === undefined ? [] : [{ name: `sluice flash, baseline (${BASELINE_CLI})`, m: baselineM, bytes: RAW_IMAGE_BYTES, reference: dd }];
+  const baselineRun =
+    BASELINE_CLI === undefined
+      ? []
+      : [() => measure(`${NODE} ${BASELINE_CLI} flash --yes ${image} ${loop.path}`, { watch: WATCH })];
+  const [dd, ours, theirs, baselineM] = (await mediansInTurns(RUNS, [ddVerify, sluice, etcher, ...baselineRun])) as [
+    Measurement,
+    Measurement,
+    Measurement,
+    Measurement | undefined,
+  ];
+  const baseline =
+    baselineM === undefined
+      ? []
+      : [{ name: `sluice flash, baseline (${BASELINE_CLI})`, m: baselineM, bytes: RAW_IMAGE_BYTES, reference: dd }];
   const againstEtcher = theirs.wallSeconds / ours.wallSeconds;
   return [
-    table(`Raw ${RAW_IMAGE_BYTES / GiB} GiB image, write + verify, loop device on /dev/shm (median of ${RUNS}, run in turns)`, [
-      { name: '`dd bs=4M oflag=direct` + O_DIRECT read-back `cmp`', m: dd, bytes: RAW_IMAGE_BYTES },
-      { name: '**sluice flash**', m: ours, bytes: RAW_IMAGE_BYTES, reference: dd },
-      ...baseline,
-      { name: `etcher-sdk 10 (decompressThenFlash, verify; Node ${etcherNodeVersion()})`, m: theirs, bytes: RAW_IMAGE_BYTES, reference: dd },
-    ]),
+    table(
+      `Raw ${RAW_IMAGE_BYTES / GiB} GiB image, write + verify, loop device on /dev/shm (median of ${RUNS}, run in turns)`,
+      [
+        { name: '`dd bs=4M oflag=direct` + O_DIRECT read-back `cmp`', m: dd, bytes: RAW_IMAGE_BYTES },
+        { name: '**sluice flash**', m: ours, bytes: RAW_IMAGE_BYTES, reference: dd },
+        ...baseline,
+        {
+          name: `etcher-sdk 10 (decompressThenFlash, verify; Node ${etcherNodeVersion()})`,
+          m: theirs,
+          bytes: RAW_IMAGE_BYTES,
+          reference: dd,
+        },
+      ],
+    ),
     '',
     `Sluice against etcher-sdk: **${againstEtcher.toFixed(2)}×** its speed; ${issueVerdict('target', `≥ ${RAW_TARGET_AGAINST_ETCHER}×`, againstEtcher >= RAW_TARGET_AGAINST_ETCHER)}`,
   ].join('\n');
@@ -158,14 +191,16 @@ async function slowCardSection(dir: string): Promise<string> {
   assertOwnedLoop(loop.path);
   const group = throttledGroup(loop.path, SD_CARD_BYTES_PER_SECOND);
   // Watched for the split by process (cpuSplit); the watcher's own reading of /proc is the bench's CPU, not the run's.
-  const sluice = (image: string) => measure(`${NODE} ${CLI} flash --yes ${image} ${loop.path}`, { cgroup: group.dir, watch: WATCH });
+  const sluice = (image: string) =>
+    measure(`${NODE} ${CLI} flash --yes ${image} ${loop.path}`, { cgroup: group.dir, watch: WATCH });
   const dd = (image: string, bytes: number) =>
     measure(
       `dd if=${image} of=${loop.path} bs=4M oflag=direct conv=fsync status=none && ` +
         `dd if=${loop.path} bs=4M iflag=direct,count_bytes count=${bytes} status=none | cmp - ${image}`,
       { cgroup: group.dir },
     );
-  const marginal = (a: Measurement, b: Measurement) => ((100 * (b.cpuSeconds - a.cpuSeconds)) / (b.wallSeconds - a.wallSeconds)).toFixed(1);
+  const marginal = (a: Measurement, b: Measurement) =>
+    ((100 * (b.cpuSeconds - a.cpuSeconds)) / (b.wallSeconds - a.wallSeconds)).toFixed(1);
   const whole = (m: Measurement) => ((100 * m.cpuSeconds) / m.wallSeconds).toFixed(1);
   try {
     const oursSmall = await medianOf(1, () => sluice(small));
@@ -175,13 +210,22 @@ async function slowCardSection(dir: string): Promise<string> {
     return [
       table(`A 20 MB/s card (blkio-throttled loop), raw image, write + verify`, [
         { name: `\`dd\` + read-back \`cmp\`, ${SLOW_LARGE_BYTES / MiB} MiB`, m: ddLarge, bytes: SLOW_LARGE_BYTES },
-        { name: `**sluice flash**, ${SLOW_LARGE_BYTES / MiB} MiB`, m: oursLarge, bytes: SLOW_LARGE_BYTES, reference: ddLarge },
+        {
+          name: `**sluice flash**, ${SLOW_LARGE_BYTES / MiB} MiB`,
+          m: oursLarge,
+          bytes: SLOW_LARGE_BYTES,
+          reference: ddLarge,
+        },
       ]),
       '',
       `CPU while writing at 20 MB/s (extra CPU over extra wall time between ${SLOW_SMALL_BYTES / MiB} and ${SLOW_LARGE_BYTES / MiB} MiB images): ` +
         `**sluice ${marginal(oursSmall, oursLarge)}% of a core**, dd + cmp ${marginal(ddSmall, ddLarge)}%. ` +
         `The whole ${SLOW_LARGE_BYTES / MiB} MiB run, start-up and verification included: **sluice ${whole(oursLarge)}%** (${oursLarge.cpuSeconds.toFixed(2)} s of CPU), dd + cmp ${whole(ddLarge)}% (${ddLarge.cpuSeconds.toFixed(2)} s); ` +
-          issueVerdict('target', `≤ ${CPU_TARGET_PERCENT}%`, (100 * oursLarge.cpuSeconds) / oursLarge.wallSeconds <= CPU_TARGET_PERCENT),
+        issueVerdict(
+          'target',
+          `≤ ${CPU_TARGET_PERCENT}%`,
+          (100 * oursLarge.cpuSeconds) / oursLarge.wallSeconds <= CPU_TARGET_PERCENT,
+        ),
       '',
       cpuSplit(oursLarge),
       '',
@@ -203,7 +247,12 @@ function cpuSplit(m: Measurement): string {
   const named = labels.reduce((sum, label) => sum + seconds(label), 0);
   return (
     `Of the whole run's ${m.cpuSeconds.toFixed(2)} s of CPU, by process as last seen (every 25 ms, so each at least): ` +
-    labels.map((label) => `${label} ${seconds(label).toFixed(2)} s (${((100 * seconds(label)) / m.wallSeconds).toFixed(2)}% of a core)`).join(', ') +
+    labels
+      .map(
+        (label) =>
+          `${label} ${seconds(label).toFixed(2)} s (${((100 * seconds(label)) / m.wallSeconds).toFixed(2)}% of a core)`,
+      )
+      .join(', ') +
     // Negative would mean a watched process outside what /usr/bin/time counted: printed as it is, not hidden.
     `; the rest ${(m.cpuSeconds - named).toFixed(2)} s (the shell, /usr/bin/time, and what each spent after its last look; a process that lived less than a look may show 0).`
   );
@@ -220,13 +269,24 @@ function capacityCheckLine(dir: string): string {
   assertOwnedLoop(loop.path);
   const group = throttledGroup(loop.path, SD_CARD_BYTES_PER_SECOND);
   try {
-    const out = execFileSync('sh', ['-c', `echo $$ > '${group.dir}/cgroup.procs' && exec ${NODE} ${CLI} flash --yes --json --no-eject ${image} ${loop.path}`], { encoding: 'utf8' });
+    const out = execFileSync(
+      'sh',
+      [
+        '-c',
+        `echo $$ > '${group.dir}/cgroup.procs' && exec ${NODE} ${CLI} flash --yes --json --no-eject ${image} ${loop.path}`,
+      ],
+      { encoding: 'utf8' },
+    );
     const result = out
       .split('\n')
       .filter((line) => line.startsWith('{'))
-      .map((line) => JSON.parse(line) as { type?: string; seconds?: number; capacityCheck?: { markers: number; seconds: number } })
+      .map(
+        (line) =>
+          JSON.parse(line) as { type?: string; seconds?: number; capacityCheck?: { markers: number; seconds: number } },
+      )
       .find((line) => line.type === 'result');
-    if (result?.capacityCheck === undefined || result.seconds === undefined) throw new Error(`no capacity check in the flash's result: ${out}`);
+    if (result?.capacityCheck === undefined || result.seconds === undefined)
+      throw new Error(`no capacity check in the flash's result: ${out}`);
     const { markers, seconds } = result.capacityCheck;
     return `Capacity check on a 20 MB/s card claiming 4 GiB: ${markers} markers, ${(seconds * 1000).toFixed(1)} ms of a ${result.seconds.toFixed(2)} s flash (**${((100 * seconds) / result.seconds).toFixed(2)}%**).`;
   } finally {
@@ -271,13 +331,33 @@ async function main(): Promise<void> {
       const verdicts = rows.flatMap(({ name, m, reference, limit }) => {
         if (reference === undefined || limit === undefined) return [];
         const share = m.wallSeconds / reference.wallSeconds;
-        return [`${name}: **${share.toFixed(3)}** of the reference's time; ${issueVerdict('acceptance', `≤ ${limit}`, share <= limit)}`];
+        return [
+          `${name}: **${share.toFixed(3)}** of the reference's time; ${issueVerdict('acceptance', `≤ ${limit}`, share <= limit)}`,
+        ];
       });
-      sections.push([table(title, rows.map((row) => ({ ...row, bytes: OS_IMAGE_BYTES }))), ...verdicts].join('\n\n'));
+      sections.push(
+        [
+          table(
+            title,
+            rows.map((row) => ({ ...row, bytes: OS_IMAGE_BYTES })),
+          ),
+          ...verdicts,
+        ].join('\n\n'),
+      );
     }
     if (SECTIONS.includes('formats')) {
-      const etcher = (image: string, device: string, bytes: number) => measure(`${ETCHER_NODE} ${ETCHER} ${image} ${device} ${bytes}`, { watch: WATCH });
-      sections.push(...(await formatSections(dir, FIXTURES, RUNS, etcher, `etcher-sdk 10 (decompressThenFlash, verify; Node ${etcherNodeVersion()})`, BASELINE_CLI)));
+      const etcher = (image: string, device: string, bytes: number) =>
+        measure(`${ETCHER_NODE} ${ETCHER} ${image} ${device} ${bytes}`, { watch: WATCH });
+      sections.push(
+        ...(await formatSections(
+          dir,
+          FIXTURES,
+          RUNS,
+          etcher,
+          `etcher-sdk 10 (decompressThenFlash, verify; Node ${etcherNodeVersion()})`,
+          BASELINE_CLI,
+        )),
+      );
     }
     if (SECTIONS.includes('files')) sections.push(...(await fileSections(dir, FIXTURES, RUNS, FILE_BYTES)));
     if (SECTIONS.includes('probe')) sections.push(await probeSection(RUNS, NODE));

@@ -24,10 +24,17 @@ async function sha256(file: string): Promise<string> {
 }
 
 function table(title: string, rows: { name: string; m: Measurement; reference?: Measurement }[]): string {
-  const lines = [`### ${title}`, '', '| run | wall s | MB/s | peak RSS MB | CPU s | time vs reference |', '|---|---:|---:|---:|---:|---:|'];
+  const lines = [
+    `### ${title}`,
+    '',
+    '| run | wall s | MB/s | peak RSS MB | CPU s | time vs reference |',
+    '|---|---:|---:|---:|---:|---:|',
+  ];
   for (const { name, m, reference } of rows) {
     const ratio = reference === undefined ? '' : `${((100 * m.wallSeconds) / reference.wallSeconds - 100).toFixed(1)}%`;
-    lines.push(`| ${name} | ${m.wallSeconds.toFixed(2)} | ${(OS_IMAGE_BYTES / m.wallSeconds / 1e6).toFixed(0)} | ${(m.peakRssBytes / 1e6).toFixed(0)} | ${m.cpuSeconds.toFixed(2)} | ${ratio.startsWith('-') || ratio === '' ? ratio : `+${ratio}`} |`);
+    lines.push(
+      `| ${name} | ${m.wallSeconds.toFixed(2)} | ${(OS_IMAGE_BYTES / m.wallSeconds / 1e6).toFixed(0)} | ${(m.peakRssBytes / 1e6).toFixed(0)} | ${m.cpuSeconds.toFixed(2)} | ${ratio.startsWith('-') || ratio === '' ? ratio : `+${ratio}`} |`,
+    );
   }
   return lines.join('\n');
 }
@@ -36,14 +43,19 @@ function table(title: string, rows: { name: string; m: Measurement; reference?: 
  * The medians of `a` and `b`, run in turns (a, b, a, b, …): on a shared machine the load changes
  * from minute to minute, and what is compared should meet the same load.
  */
-async function interleaved(runs: number, a: () => Promise<Measurement>, b: () => Promise<Measurement>): Promise<[Measurement, Measurement]> {
+async function interleaved(
+  runs: number,
+  a: () => Promise<Measurement>,
+  b: () => Promise<Measurement>,
+): Promise<[Measurement, Measurement]> {
   const as: Measurement[] = [];
   const bs: Measurement[] = [];
   for (let i = 0; i < runs; i++) {
     as.push(await medianOf(1, a));
     bs.push(await medianOf(1, b));
   }
-  const median = (all: Measurement[]) => [...all].sort((x, y) => x.wallSeconds - y.wallSeconds)[Math.floor(all.length / 2)] as Measurement;
+  const median = (all: Measurement[]) =>
+    [...all].sort((x, y) => x.wallSeconds - y.wallSeconds)[Math.floor(all.length / 2)] as Measurement;
   return [median(as), median(bs)];
 }
 
@@ -59,24 +71,51 @@ export async function catalogueSection(dir: string, fixtures: string, runs: numb
   writeFileSync(
     list,
     JSON.stringify({
-      os_list: [{ name: 'Bench OS', description: '1 GiB OS-like image', url: `${server.base}/os.img.xz`, release_date: '2026-11-24', extract_size: OS_IMAGE_BYTES, extract_sha256: extractSha256, image_download_size: size, image_download_sha256: downloadSha256 }],
+      os_list: [
+        {
+          name: 'Bench OS',
+          description: '1 GiB OS-like image',
+          url: `${server.base}/os.img.xz`,
+          release_date: '2026-11-24',
+          extract_size: OS_IMAGE_BYTES,
+          extract_sha256: extractSha256,
+          image_download_size: size,
+          image_download_sha256: downloadSha256,
+        },
+      ],
     }),
   );
   const cache = join(dir, 'bench-cache');
-  const flashOs = (flags: string) => `SLUICE_CACHE_DIR=${cache} ${NODE} ${CLI} flash --yes --repo ${list} ${flags} os:"Bench OS" ${loop.path}`;
+  const flashOs = (flags: string) =>
+    `SLUICE_CACHE_DIR=${cache} ${NODE} ${CLI} flash --yes --repo ${list} ${flags} os:"Bench OS" ${loop.path}`;
   try {
     // Emptied before each run with the tee: every such run downloads and keeps the whole image.
-    const [teeOff, teeOn] = await interleaved(runs, () => measure(flashOs('--no-cache')), () => measure(`rm -rf ${cache}/images && ${flashOs('')}`));
-    const [local, fromCache] = await interleaved(runs, () => measure(`${NODE} ${CLI} flash --yes --sha256 ${downloadSha256} ${xz} ${loop.path}`), () => measure(flashOs('')));
+    const [teeOff, teeOn] = await interleaved(
+      runs,
+      () => measure(flashOs('--no-cache')),
+      () => measure(`rm -rf ${cache}/images && ${flashOs('')}`),
+    );
+    const [local, fromCache] = await interleaved(
+      runs,
+      () => measure(`${NODE} ${CLI} flash --yes --sha256 ${downloadSha256} ${xz} ${loop.path}`),
+      () => measure(flashOs('')),
+    );
     return [
       `Load average at the end: ${loadavg()[0]?.toFixed(1)} on ${availableParallelism()} cores.`,
       '',
-      table(`Catalogue entry, ${OS_IMAGE_BYTES / 2 ** 30} GiB OS-like image as .xz (${(size / 1e6).toFixed(0)} MB) from 127.0.0.1, write + verify, loop on /dev/shm (median of ${runs}, the two rows of each pair run in turns)`, [
-        { name: '`sluice flash os:…` downloading, `--no-cache`', m: teeOff },
-        { name: '**`sluice flash os:…` downloading, saved into the cache as it is written**', m: teeOn, reference: teeOff },
-        { name: '`sluice flash --sha256 … os.img.xz` (the same .xz as a local file)', m: local },
-        { name: '**`sluice flash os:…` again, from the cache**', m: fromCache, reference: local },
-      ]),
+      table(
+        `Catalogue entry, ${OS_IMAGE_BYTES / 2 ** 30} GiB OS-like image as .xz (${(size / 1e6).toFixed(0)} MB) from 127.0.0.1, write + verify, loop on /dev/shm (median of ${runs}, the two rows of each pair run in turns)`,
+        [
+          { name: '`sluice flash os:…` downloading, `--no-cache`', m: teeOff },
+          {
+            name: '**`sluice flash os:…` downloading, saved into the cache as it is written**',
+            m: teeOn,
+            reference: teeOff,
+          },
+          { name: '`sluice flash --sha256 … os.img.xz` (the same .xz as a local file)', m: local },
+          { name: '**`sluice flash os:…` again, from the cache**', m: fromCache, reference: local },
+        ],
+      ),
     ].join('\n');
   } finally {
     await server.close();

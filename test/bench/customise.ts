@@ -37,8 +37,12 @@ export async function customiseSection(dir: string, runs: number): Promise<strin
   ];
   for (const source of [image, `${image}.xz`]) {
     const plain = await medianOf(runs, () => measure(`${NODE} ${CLI} flash --yes --no-eject ${source} ${loop.path}`));
-    const customised = await medianOf(runs, () => measure(`${NODE} ${CLI} flash --yes --no-eject ${flags} ${source} ${loop.path}`));
-    lines.push(`| ${source.endsWith('.xz') ? '.img.xz' : '.img (raw)'} | ${plain.wallSeconds.toFixed(2)} | ${customised.wallSeconds.toFixed(2)} | ${(customised.wallSeconds - plain.wallSeconds).toFixed(2)} |`);
+    const customised = await medianOf(runs, () =>
+      measure(`${NODE} ${CLI} flash --yes --no-eject ${flags} ${source} ${loop.path}`),
+    );
+    lines.push(
+      `| ${source.endsWith('.xz') ? '.img.xz' : '.img (raw)'} | ${plain.wallSeconds.toFixed(2)} | ${customised.wallSeconds.toFixed(2)} | ${(customised.wallSeconds - plain.wallSeconds).toFixed(2)} |`,
+    );
   }
   return lines.join('\n');
 }

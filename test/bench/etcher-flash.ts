@@ -23,8 +23,12 @@ const { decompressThenFlash } = load('etcher-sdk/build/multi-write.js') as {
     verify: boolean;
   }): Promise<{ failures: Map<unknown, Error>; bytesWritten: number }>;
 };
-const { BlockDevice } = load('etcher-sdk/build/source-destination/block-device.js') as { BlockDevice: new (options: { drive: object; write: boolean; direct: boolean; unmountOnSuccess: boolean }) => object };
-const { File } = load('etcher-sdk/build/source-destination/file.js') as { File: new (options: { path: string }) => object };
+const { BlockDevice } = load('etcher-sdk/build/source-destination/block-device.js') as {
+  BlockDevice: new (options: { drive: object; write: boolean; direct: boolean; unmountOnSuccess: boolean }) => object;
+};
+const { File } = load('etcher-sdk/build/source-destination/file.js') as {
+  File: new (options: { path: string }) => object;
+};
 // Each container format registers itself with etcher-sdk when its module loads; without these
 // the inner source finds no decoder and etcher-sdk writes the compressed bytes as they are.
 for (const format of ['gzip', 'xz', 'zip', 'bzip2', 'dmg']) load(`etcher-sdk/build/source-destination/${format}.js`);

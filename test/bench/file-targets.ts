@@ -20,10 +20,17 @@ interface Row {
 }
 
 function table(title: string, bytes: number, rows: Row[]): string {
-  const lines = [`### ${title}`, '', '| run | wall s | MB/s | peak RSS MB | CPU s | speed vs reference |', '|---|---:|---:|---:|---:|---:|'];
+  const lines = [
+    `### ${title}`,
+    '',
+    '| run | wall s | MB/s | peak RSS MB | CPU s | speed vs reference |',
+    '|---|---:|---:|---:|---:|---:|',
+  ];
   for (const { name, m, reference } of rows) {
     const ratio = reference === undefined ? '' : `${(reference.wallSeconds / m.wallSeconds).toFixed(2)}×`;
-    lines.push(`| ${name.replaceAll('|', '\\|')} | ${m.wallSeconds.toFixed(2)} | ${(bytes / m.wallSeconds / 1e6).toFixed(0)} | ${(m.peakRssBytes / 1e6).toFixed(0)} | ${m.cpuSeconds.toFixed(2)} | ${ratio} |`);
+    lines.push(
+      `| ${name.replaceAll('|', '\\|')} | ${m.wallSeconds.toFixed(2)} | ${(bytes / m.wallSeconds / 1e6).toFixed(0)} | ${(m.peakRssBytes / 1e6).toFixed(0)} | ${m.cpuSeconds.toFixed(2)} | ${ratio} |`,
+    );
   }
   return lines.join('\n');
 }
@@ -62,31 +69,65 @@ export async function fileSections(scratch: string, fixtures: string, runs: numb
   const sections: string[] = [];
   try {
     sections.push(
-      table(`Raw ${mib} image into a file on the fixtures' disk, copy + compare (median of ${runs})`, bytes, await rows(runs, out, [
-        ['`cp` (copy_file_range) + O_DIRECT read-back `cmp`', `cp ${image} ${out} && sync ${out} && ${readBack(out)} | cmp - ${image}`],
-        ['`dd bs=2M` (read/write loop) + O_DIRECT read-back `cmp`', `dd if=${image} of=${out} bs=2M conv=fsync status=none && ${readBack(out)} | cmp - ${image}`],
-        ['**sluice flash IMAGE FILE** (kernel copy)', `${NODE} ${CLI} flash --yes ${image} ${out}`],
-      ])),
-      table(`xz ${mib} image decoded into a file, write + compare (median of ${runs})`, bytes, await rows(runs, out, [
-        ['`xz -dc -T2 >` + O_DIRECT read-back `cmp`', `xz -dc -T2 ${xz} > ${out} && sync ${out} && ${readBack(out)} | cmp - ${image}`],
-        ['**sluice flash IMAGE.xz FILE**', `${NODE} ${CLI} flash --yes ${xz} ${out}`],
-      ])),
+      table(
+        `Raw ${mib} image into a file on the fixtures' disk, copy + compare (median of ${runs})`,
+        bytes,
+        await rows(runs, out, [
+          [
+            '`cp` (copy_file_range) + O_DIRECT read-back `cmp`',
+            `cp ${image} ${out} && sync ${out} && ${readBack(out)} | cmp - ${image}`,
+          ],
+          [
+            '`dd bs=2M` (read/write loop) + O_DIRECT read-back `cmp`',
+            `dd if=${image} of=${out} bs=2M conv=fsync status=none && ${readBack(out)} | cmp - ${image}`,
+          ],
+          ['**sluice flash IMAGE FILE** (kernel copy)', `${NODE} ${CLI} flash --yes ${image} ${out}`],
+        ]),
+      ),
+      table(
+        `xz ${mib} image decoded into a file, write + compare (median of ${runs})`,
+        bytes,
+        await rows(runs, out, [
+          [
+            '`xz -dc -T2 >` + O_DIRECT read-back `cmp`',
+            `xz -dc -T2 ${xz} > ${out} && sync ${out} && ${readBack(out)} | cmp - ${image}`,
+          ],
+          ['**sluice flash IMAGE.xz FILE**', `${NODE} ${CLI} flash --yes ${xz} ${out}`],
+        ]),
+      ),
     );
     const drive = createLoop({ size: bytes, dir: scratch });
     const copy = createLoop({ size: bytes, dir: scratch, fill: 'allocated' });
     assertOwnedLoop(drive.path);
     assertOwnedLoop(copy.path);
     sections.push(
-      table(`Backup of a ${mib} drive (loop on /dev/shm) into a file, copy + check (median of ${runs})`, bytes, await rows(runs, out, [
-        ['`dd iflag=direct` + O_DIRECT read-back `cmp`', `dd if=${drive.path} of=${out} bs=4M iflag=direct conv=fsync status=none && ${readBack(out)} | cmp - ${drive.path}`],
-        ['**sluice backup**', `${NODE} ${CLI} backup --yes ${drive.path} ${out}`],
-        ['`zstd -T0 -3` + uncached `zstd -dc \| cmp`', `zstd -q -T0 -3 -c < ${drive.path} > ${out} && sync ${out} && dd if=${out} iflag=nocache count=0 status=none && zstd -q -dc ${out} | cmp - ${drive.path}`],
-        ['**sluice backup --compress zstd**', `${NODE} ${CLI} backup --yes --compress zstd ${drive.path} ${out}`],
-      ])),
-      table(`Clone of a ${mib} drive onto another (loops on /dev/shm), copy + O_DIRECT compare (median of ${runs})`, bytes, await rows(runs, out, [
-        ['`dd iflag=direct oflag=direct` + `cmp`', `dd if=${drive.path} of=${copy.path} bs=4M iflag=direct oflag=direct conv=fsync status=none && dd if=${copy.path} bs=4M iflag=direct status=none | cmp - ${drive.path}`],
-        ['**sluice clone**', `${NODE} ${CLI} clone --yes --no-eject ${drive.path} ${copy.path}`],
-      ])),
+      table(
+        `Backup of a ${mib} drive (loop on /dev/shm) into a file, copy + check (median of ${runs})`,
+        bytes,
+        await rows(runs, out, [
+          [
+            '`dd iflag=direct` + O_DIRECT read-back `cmp`',
+            `dd if=${drive.path} of=${out} bs=4M iflag=direct conv=fsync status=none && ${readBack(out)} | cmp - ${drive.path}`,
+          ],
+          ['**sluice backup**', `${NODE} ${CLI} backup --yes ${drive.path} ${out}`],
+          [
+            '`zstd -T0 -3` + uncached `zstd -dc \| cmp`',
+            `zstd -q -T0 -3 -c < ${drive.path} > ${out} && sync ${out} && dd if=${out} iflag=nocache count=0 status=none && zstd -q -dc ${out} | cmp - ${drive.path}`,
+          ],
+          ['**sluice backup --compress zstd**', `${NODE} ${CLI} backup --yes --compress zstd ${drive.path} ${out}`],
+        ]),
+      ),
+      table(
+        `Clone of a ${mib} drive onto another (loops on /dev/shm), copy + O_DIRECT compare (median of ${runs})`,
+        bytes,
+        await rows(runs, out, [
+          [
+            '`dd iflag=direct oflag=direct` + `cmp`',
+            `dd if=${drive.path} of=${copy.path} bs=4M iflag=direct oflag=direct conv=fsync status=none && dd if=${copy.path} bs=4M iflag=direct status=none | cmp - ${drive.path}`,
+          ],
+          ['**sluice clone**', `${NODE} ${CLI} clone --yes --no-eject ${drive.path} ${copy.path}`],
+        ]),
+      ),
     );
   } finally {
     rmSync(image, { force: true });

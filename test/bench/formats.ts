@@ -98,7 +98,8 @@ export function writerPrivateBytes(m: Measurement): number | undefined {
 }
 
 /** The header of the column writerPrivateBytes fills. */
-export const WRITER_PRIVATE_HEADER = "private MB (Sluice's helper, which does not decode; etcher-sdk's one process, which does)";
+export const WRITER_PRIVATE_HEADER =
+  "private MB (Sluice's helper, which does not decode; etcher-sdk's one process, which does)";
 
 interface Row {
   name: string;
@@ -156,25 +157,47 @@ export async function formatSections(
   for (const format of selected()) {
     const image = compressedFixture(fixtures, format.file, format.make);
     const reference = () => measure(`cd ${fixtures} && ${format.reference.replaceAll('$DEV', loop.path)} && ${verify}`);
-    const sluice = (flags: string, cli = CLI) => measure(`${NODE} ${cli} flash --yes --no-eject ${flags} ${image} ${loop.path}`, { watch: WATCH });
+    const sluice = (flags: string, cli = CLI) =>
+      measure(`${NODE} ${cli} flash --yes --no-eject ${flags} ${image} ${loop.path}`, { watch: WATCH });
     const baseline = baselineCli;
     // The reference, Sluice and a baseline build in turns (measure.ts mediansInTurns): the ratios between them are the point.
-    const [ref, ours, base] = (await mediansInTurns(runs, [reference, () => sluice(''), ...(baseline === undefined ? [] : [() => sluice('', baseline)])])) as [Measurement, Measurement, Measurement | undefined];
+    const [ref, ours, base] = (await mediansInTurns(runs, [
+      reference,
+      () => sluice(''),
+      ...(baseline === undefined ? [] : [() => sluice('', baseline)]),
+    ])) as [Measurement, Measurement, Measurement | undefined];
     const rows: Row[] = [{ name: format.referenceName, m: ref }];
     rows.push({ name: '**sluice flash**', m: ours, reference: ref });
     if (base !== undefined) rows.push({ name: `sluice flash, baseline (${baseline})`, m: base, reference: ref });
-    if (format.builtin === true) rows.push({ name: 'sluice flash --builtin-decoders', m: await medianOf(runs, () => sluice('--builtin-decoders')), reference: ref });
+    if (format.builtin === true)
+      rows.push({
+        name: 'sluice flash --builtin-decoders',
+        m: await medianOf(runs, () => sluice('--builtin-decoders')),
+        reference: ref,
+      });
     if (format.etcher === true) {
       try {
-        rows.push({ name: etcherName, m: await medianOf(1, () => etcher(image, loop.path, OS_IMAGE_BYTES)), reference: ref });
+        rows.push({
+          name: etcherName,
+          m: await medianOf(1, () => etcher(image, loop.path, OS_IMAGE_BYTES)),
+          reference: ref,
+        });
       } catch (error) {
         // The last line the command printed is its own reason.
-        const why = (error instanceof Error ? error.message : String(error)).split('\n').filter((line) => line.trim() !== '' && !line.startsWith('bench-time') && !line.startsWith('Command exited')).pop();
+        const why = (error instanceof Error ? error.message : String(error))
+          .split('\n')
+          .filter((line) => line.trim() !== '' && !line.startsWith('bench-time') && !line.startsWith('Command exited'))
+          .pop();
         rows.push({ name: `${etcherName}: failed: ${why ?? 'no reason given'}`, m: null });
       }
     }
     const load = execFileSync('cat', ['/proc/loadavg'], { encoding: 'utf8' }).split(' ').slice(0, 3).join(' ');
-    sections.push(table(`${format.name}: ${format.file}, 1 GiB OS-like image, write + verify, loop device on /dev/shm (median of ${runs}, the first three rows run in turns; load average after: ${load})`, rows));
+    sections.push(
+      table(
+        `${format.name}: ${format.file}, 1 GiB OS-like image, write + verify, loop device on /dev/shm (median of ${runs}, the first three rows run in turns; load average after: ${load})`,
+        rows,
+      ),
+    );
   }
   return sections;
 }

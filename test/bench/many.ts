@@ -44,8 +44,12 @@ function fixture(dir: string): { raw: string; xz: string } {
 
 async function flashRun(image: string, loops: readonly LoopDevice[], cgroup: string): Promise<Measurement> {
   loops.forEach((l) => assertOwnedLoop(l.path));
-  const m = await measure(`${NODE} ${CLI} flash --yes --json ${image} ${loops.map((l) => l.path).join(' ')}`, { cgroup, watch: WATCH });
-  if (m.exitCode !== 0) throw new Error(`sluice flash to ${loops.length} cards failed (exit ${m.exitCode}):\n${m.output.slice(-3000)}`);
+  const m = await measure(`${NODE} ${CLI} flash --yes --json ${image} ${loops.map((l) => l.path).join(' ')}`, {
+    cgroup,
+    watch: WATCH,
+  });
+  if (m.exitCode !== 0)
+    throw new Error(`sluice flash to ${loops.length} cards failed (exit ${m.exitCode}):\n${m.output.slice(-3000)}`);
   return m;
 }
 
@@ -75,25 +79,45 @@ async function countsTable(image: string, loops: readonly LoopDevice[], cgroup: 
     const ratio = m.wallSeconds / one.wallSeconds;
     const privateBytes = m.privatePeaks.get('helper');
     const limit = LIMITS[count];
-    const checks = [limit === undefined ? '' : verdict(`≤ ${limit}×`, ratio <= limit), count >= 16 && privateBytes !== undefined ? `memory ${privateBytes <= memoryLimit(count) ? 'met' : 'not met'}` : ''].filter(Boolean).join('; ');
-    lines.push(`| ${count} | ${m.wallSeconds.toFixed(2)} | ${ratio.toFixed(2)}× | ${m.cpuSeconds.toFixed(2)} | ${(m.cpuByLabel.get('helper') ?? 0).toFixed(2)} | ${mb(privateBytes)} (${mb(memoryLimit(count))}) | ${checks} |`);
+    const checks = [
+      limit === undefined ? '' : verdict(`≤ ${limit}×`, ratio <= limit),
+      count >= 16 && privateBytes !== undefined
+        ? `memory ${privateBytes <= memoryLimit(count) ? 'met' : 'not met'}`
+        : '',
+    ]
+      .filter(Boolean)
+      .join('; ');
+    lines.push(
+      `| ${count} | ${m.wallSeconds.toFixed(2)} | ${ratio.toFixed(2)}× | ${m.cpuSeconds.toFixed(2)} | ${(m.cpuByLabel.get('helper') ?? 0).toFixed(2)} | ${mb(privateBytes)} (${mb(memoryLimit(count))}) | ${checks} |`,
+    );
   }
   return lines;
 }
 
 /** Two fast cards beside a slow one, from `image`; each fast card's time against its time alone. */
-async function mixedLines(name: string, image: string, fast: readonly LoopDevice[], slow: LoopDevice, cgroup: string): Promise<string[]> {
+async function mixedLines(
+  name: string,
+  image: string,
+  fast: readonly LoopDevice[],
+  slow: LoopDevice,
+  cgroup: string,
+): Promise<string[]> {
   const lines: string[] = [];
   const alone = new Map<string, number>();
-  for (const loop of fast) alone.set(loop.path, secondsByTarget(await flashRun(image, [loop], cgroup)).get(loop.path) ?? Number.NaN);
+  for (const loop of fast)
+    alone.set(loop.path, secondsByTarget(await flashRun(image, [loop], cgroup)).get(loop.path) ?? Number.NaN);
   const mixed = await flashRun(image, [...fast, slow], cgroup);
   const together = secondsByTarget(mixed);
   for (const [i, loop] of fast.entries()) {
     const a = alone.get(loop.path) ?? Number.NaN;
     const t = together.get(loop.path) ?? Number.NaN;
-    lines.push(`| ${name}, fast card ${i + 1} | ${a.toFixed(2)} | ${t.toFixed(2)} | ${(t / a).toFixed(2)}× | ${verdict(`≤ ${MIXED_LIMIT}×`, t / a <= MIXED_LIMIT)} |`);
+    lines.push(
+      `| ${name}, fast card ${i + 1} | ${a.toFixed(2)} | ${t.toFixed(2)} | ${(t / a).toFixed(2)}× | ${verdict(`≤ ${MIXED_LIMIT}×`, t / a <= MIXED_LIMIT)} |`,
+    );
   }
-  lines.push(`| ${name}, the slow card | | ${(together.get(slow.path) ?? Number.NaN).toFixed(2)} | | whole run ${mixed.wallSeconds.toFixed(2)} s, ${mixed.cpuSeconds.toFixed(2)} s CPU, helper ${mb(mixed.privatePeaks.get('helper'))} MB private |`);
+  lines.push(
+    `| ${name}, the slow card | | ${(together.get(slow.path) ?? Number.NaN).toFixed(2)} | | whole run ${mixed.wallSeconds.toFixed(2)} s, ${mixed.cpuSeconds.toFixed(2)} s CPU, helper ${mb(mixed.privatePeaks.get('helper'))} MB private |`,
+  );
   return lines;
 }
 
@@ -104,7 +128,14 @@ async function stationLines(dir: string, xz: string): Promise<string[]> {
   const group = throttledGroup(createLoop({ size: MiB, dir }).path, CARD_SPEED);
   try {
     const one = await stationRun(xz, backings.slice(0, 1), group.dir, join(dir, 'many-station-1.jsonl'), 0, CARD_SPEED);
-    const all = await stationRun(xz, backings, group.dir, join(dir, 'many-station-all.jsonl'), STATION_GAP_MS, CARD_SPEED);
+    const all = await stationRun(
+      xz,
+      backings,
+      group.dir,
+      join(dir, 'many-station-all.jsonl'),
+      STATION_GAP_MS,
+      CARD_SPEED,
+    );
     const budget = one.seconds + ((STATION_CARDS - 1) * STATION_GAP_MS) / 1000;
     const ratio = all.seconds / budget;
     return [
@@ -120,14 +151,25 @@ async function stationLines(dir: string, xz: string): Promise<string[]> {
 
 export async function manySection(dir: string): Promise<string> {
   const { raw, xz } = fixture(dir);
-  const loops = Array.from({ length: Math.max(...COUNTS) }, () => createLoop({ size: CARD_BYTES, dir, fill: 'sparse' }));
+  const loops = Array.from({ length: Math.max(...COUNTS) }, () =>
+    createLoop({ size: CARD_BYTES, dir, fill: 'sparse' }),
+  );
   const even = throttledCards(loops.map((loop) => ({ device: loop.path, bytesPerSecond: CARD_SPEED })));
-  const fast = [createLoop({ size: CARD_BYTES, dir, fill: 'sparse' }), createLoop({ size: CARD_BYTES, dir, fill: 'sparse' })];
+  const fast = [
+    createLoop({ size: CARD_BYTES, dir, fill: 'sparse' }),
+    createLoop({ size: CARD_BYTES, dir, fill: 'sparse' }),
+  ];
   const slow = createLoop({ size: CARD_BYTES, dir, fill: 'sparse' });
-  const uneven = throttledCards([...fast.map((loop) => ({ device: loop.path, bytesPerSecond: FAST_SPEED })), { device: slow.path, bytesPerSecond: SLOW_SPEED }]);
+  const uneven = throttledCards([
+    ...fast.map((loop) => ({ device: loop.path, bytesPerSecond: FAST_SPEED })),
+    { device: slow.path, bytesPerSecond: SLOW_SPEED },
+  ]);
   try {
     const counts = await countsTable(xz, loops, even.dir);
-    const mixed = [...(await mixedLines('.xz', xz, fast, slow, uneven.dir)), ...(await mixedLines('raw .img', raw, fast, slow, uneven.dir))];
+    const mixed = [
+      ...(await mixedLines('.xz', xz, fast, slow, uneven.dir)),
+      ...(await mixedLines('raw .img', raw, fast, slow, uneven.dir)),
+    ];
     return [
       `### Many cards: one \`sluice flash\`, ${IMAGE_BYTES / MiB} MiB OS-like image as .xz, cards at ${CARD_SPEED / 1e6} MB/s (blkio-throttled loops)`,
       '',
@@ -148,4 +190,3 @@ export async function manySection(dir: string): Promise<string> {
     uneven.remove();
   }
 }
-

@@ -104,7 +104,13 @@ export function privateDirty(pid: number): number {
  * bench process 150 ms of CPU a second (73 processes; 15% of one of the two cores the measured
  * tools ran on); this costs about 40 ms a second, most of it listing /proc.
  */
-function watchPeaks(root: number, watch: NonNullable<MeasureOptions['watch']>, peaks: Map<string, number>, privatePeaks: Map<string, number>, cpuByLabel: Map<string, number>): () => void {
+function watchPeaks(
+  root: number,
+  watch: NonNullable<MeasureOptions['watch']>,
+  peaks: Map<string, number>,
+  privatePeaks: Map<string, number>,
+  cpuByLabel: Map<string, number>,
+): () => void {
   let tick = 0;
   const descends = new Map<number, boolean>([[root, true]]);
   /** The label and last-seen CPU seconds of each watched process (by pid and start time), kept after it is gone. */
@@ -119,7 +125,7 @@ function watchPeaks(root: number, watch: NonNullable<MeasureOptions['watch']>, p
       if (ppid !== null) fresh.push([pid, ppid]);
     }
     // A parent is older than its child, but may be new in the same look: settle parents first.
-    for (let settled = true; settled && fresh.length > 0; ) {
+    for (let settled = true; settled && fresh.length > 0;) {
       settled = false;
       fresh = fresh.filter(([pid, ppid]) => {
         if (!descends.has(ppid) && fresh.some(([other]) => other === ppid)) return true;
@@ -138,13 +144,15 @@ function watchPeaks(root: number, watch: NonNullable<MeasureOptions['watch']>, p
         if (!matches(info.argv)) continue;
         peaks.set(label, Math.max(peaks.get(label) ?? 0, info.hwm));
         cpuOf.set(`${pid}@${info.started}`, { label, cpuSeconds: info.cpuSeconds });
-        if (PRIVATE_LABELS.has(label) && tick % PRIVATE_EVERY === 0) privatePeaks.set(label, Math.max(privatePeaks.get(label) ?? 0, privateDirty(pid)));
+        if (PRIVATE_LABELS.has(label) && tick % PRIVATE_EVERY === 0)
+          privatePeaks.set(label, Math.max(privatePeaks.get(label) ?? 0, privateDirty(pid)));
       }
     }
   }, WATCH_INTERVAL_MS);
   return () => {
     clearInterval(timer);
-    for (const { label, cpuSeconds } of cpuOf.values()) cpuByLabel.set(label, (cpuByLabel.get(label) ?? 0) + cpuSeconds);
+    for (const { label, cpuSeconds } of cpuOf.values())
+      cpuByLabel.set(label, (cpuByLabel.get(label) ?? 0) + cpuSeconds);
   };
 }
 
@@ -157,7 +165,10 @@ export function measure(script: string, options: MeasureOptions = {}): Promise<M
     const peaks = new Map<string, number>();
     const privatePeaks = new Map<string, number>();
     const cpuByLabel = new Map<string, number>();
-    const stopWatching = options.watch !== undefined && child.pid !== undefined ? watchPeaks(child.pid, options.watch, peaks, privatePeaks, cpuByLabel) : () => undefined;
+    const stopWatching =
+      options.watch !== undefined && child.pid !== undefined
+        ? watchPeaks(child.pid, options.watch, peaks, privatePeaks, cpuByLabel)
+        : () => undefined;
     let output = '';
     child.stdout.on('data', (d: Buffer) => (output += d.toString()));
     child.stderr.on('data', (d: Buffer) => (output += d.toString()));
@@ -191,7 +202,10 @@ export async function medianOf(runs: number, run: () => Promise<Measurement>): P
  * VM's speed drifts within a section (the same `dd` took 1.46 s and 1.63 s in one afternoon), and
  * run one after the other, each command met its own stretch of it. Each run must succeed.
  */
-export async function mediansInTurns(runs: number, commands: ReadonlyArray<() => Promise<Measurement>>): Promise<Measurement[]> {
+export async function mediansInTurns(
+  runs: number,
+  commands: ReadonlyArray<() => Promise<Measurement>>,
+): Promise<Measurement[]> {
   const results = commands.map((): Measurement[] => []);
   for (let round = 0; round < runs; round++) {
     for (const [i, run] of commands.entries()) {
@@ -200,7 +214,9 @@ export async function mediansInTurns(runs: number, commands: ReadonlyArray<() =>
       results[i]?.push(r);
     }
   }
-  return results.map((rs) => rs.sort((a, b) => a.wallSeconds - b.wallSeconds)[Math.floor(rs.length / 2)] as Measurement);
+  return results.map(
+    (rs) => rs.sort((a, b) => a.wallSeconds - b.wallSeconds)[Math.floor(rs.length / 2)] as Measurement,
+  );
 }
 
 /** How a figure stands against issue 16, as the bench prints it: "target (issue 16): ≤ 1% — met.". */

@@ -15,7 +15,14 @@ import { HELPER_V8_FLAGS } from '../../user/launcher/helper-program.js';
 import { HEAD_BYTES } from '../../writer/flash.js';
 import { DEFAULT_REQUEST } from '../../writer/pump.js';
 import { CLI } from '../support/cli.js';
-import { assertOwnedLoop, createLoop, detachLoop, scratchDir, writeRandomFile, type LoopDevice } from '../support/loop-device.js';
+import {
+  assertOwnedLoop,
+  createLoop,
+  detachLoop,
+  scratchDir,
+  writeRandomFile,
+  type LoopDevice,
+} from '../support/loop-device.js';
 import { WATCH } from './formats.js';
 import { issueVerdict, measure, medianOf, privateDirty, type Measurement } from './measure.js';
 
@@ -43,9 +50,12 @@ async function flashEach(node: string, dir: string, loop: LoopDevice): Promise<R
     writeRandomFile(image, bytes);
     // The image's own writeback would compete with the flash on the same disk and make its wall time say nothing.
     execFileSync('sync');
-    const m = await medianOf(1, () => measure(`${node} ${CLI} flash --yes --no-eject ${image} ${loop.path}`, { watch: WATCH }));
+    const m = await medianOf(1, () =>
+      measure(`${node} ${CLI} flash --yes --no-eject ${image} ${loop.path}`, { watch: WATCH }),
+    );
     const helperPrivate = m.privatePeaks.get('helper');
-    if (helperPrivate === undefined) throw new Error(`the helper process of the ${sizeName(bytes)} flash was never seen:\n${m.output}`);
+    if (helperPrivate === undefined)
+      throw new Error(`the helper process of the ${sizeName(bytes)} flash was never seen:\n${m.output}`);
     rows.push({ bytes, m, helperPrivate, load: loadavg()[0] ?? 0 });
     rmSync(image);
   }
@@ -68,7 +78,8 @@ async function nodeAlonePrivate(node: string): Promise<number> {
     });
     try {
       await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 500))]);
-      if (child.exitCode !== null || child.signalCode !== null) throw new Error(`a bare Node (${node}) ended before it could be measured`);
+      if (child.exitCode !== null || child.signalCode !== null)
+        throw new Error(`a bare Node (${node}) ended before it could be measured`);
       const bytes = child.pid === undefined ? 0 : privateDirty(child.pid);
       if (bytes === 0) throw new Error('no Private_Dirty for a bare Node');
       runs.push(bytes);
@@ -105,7 +116,10 @@ export async function memorySection(node: string): Promise<string> {
     '',
     '| image | wall s | helper private MB (peak Private_Dirty) | helper peak RSS MB | CPU s (whole run) | load average (1 min) after |',
     '|---|---:|---:|---:|---:|---:|',
-    ...rows.map(({ bytes, m, helperPrivate, load }) => `| ${sizeName(bytes)} | ${m.wallSeconds.toFixed(2)} | ${mb(helperPrivate)} | ${mb(m.peaks.get('helper') ?? 0)} | ${m.cpuSeconds.toFixed(2)} | ${load.toFixed(2)} |`),
+    ...rows.map(
+      ({ bytes, m, helperPrivate, load }) =>
+        `| ${sizeName(bytes)} | ${m.wallSeconds.toFixed(2)} | ${mb(helperPrivate)} | ${mb(m.peaks.get('helper') ?? 0)} | ${m.cpuSeconds.toFixed(2)} | ${load.toFixed(2)} |`,
+    ),
     '',
     `Helper's private memory from ${sizeName(Math.min(...IMAGE_SIZES))} to ${sizeName(Math.max(...IMAGE_SIZES))}: spread **${mb(largest - Math.min(...privates))} MB** (max − min), largest **${mb(largest)} MB**; ` +
       issueVerdict('target', `≤ ${mb(TARGET_BYTES)} MB, flat`, largest <= TARGET_BYTES),

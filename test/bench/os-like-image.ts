@@ -39,10 +39,14 @@ export function osLikeImage(dir: string): string {
   execFileSync('mkfs.vfat', ['-F', '32', '-n', 'BOOT', boot], { stdio: 'ignore' });
   writeRandomFile(join(dir, 'initrd.img'), 24 * MiB);
   execFileSync('mcopy', ['-i', boot, join(dir, 'initrd.img'), '::/initrd.img']);
-  const libs = readdirSync('/usr/lib/x86_64-linux-gnu').filter((name) => name.includes('.so')).slice(0, 200);
+  const libs = readdirSync('/usr/lib/x86_64-linux-gnu')
+    .filter((name) => name.includes('.so'))
+    .slice(0, 200);
   for (const lib of libs) {
     try {
-      execFileSync('mcopy', ['-o', '-i', boot, join('/usr/lib/x86_64-linux-gnu', lib), `::/${lib}`], { stdio: 'ignore' });
+      execFileSync('mcopy', ['-o', '-i', boot, join('/usr/lib/x86_64-linux-gnu', lib), `::/${lib}`], {
+        stdio: 'ignore',
+      });
     } catch {
       // a dangling link or a directory: skipped, as the shell version did
     }
@@ -51,7 +55,10 @@ export function osLikeImage(dir: string): string {
   const root = join(dir, 'root.part');
   execFileSync('truncate', ['-s', String(OS_IMAGE_BYTES - rootStart - MiB), root]);
   execFileSync('mkfs.ext4', ['-q', '-F', '-L', 'root', '-d', stage, root]);
-  sh(dir, `dd if=boot.part of=os.img.partial bs=1M seek=1 conv=notrunc status=none && dd if=root.part of=os.img.partial bs=512 seek=${rootStart / 512} conv=notrunc status=none`);
+  sh(
+    dir,
+    `dd if=boot.part of=os.img.partial bs=1M seek=1 conv=notrunc status=none && dd if=root.part of=os.img.partial bs=512 seek=${rootStart / 512} conv=notrunc status=none`,
+  );
   rmSync(stage, { recursive: true, force: true });
   rmSync(boot);
   rmSync(root);

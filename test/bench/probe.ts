@@ -31,7 +31,11 @@ export async function probeSection(runs: number, node: string): Promise<string> 
     // The emulator answers a small write in microseconds; a real card does not. 2 ms is the SD
     // Association's A1 class floor (500 random 4 KiB writes a second), so this row is a good card's
     // latency, not a slow one's. f3probe makes thousands of small writes, sluice probe a few hundred.
-    { name: 'limbo, each write 2 ms (an A1 card\'s 500 write IOPS)', behaviour: { kind: 'limbo', real: FAKE_REAL }, writeDelayMs: 2 },
+    {
+      name: "limbo, each write 2 ms (an A1 card's 500 write IOPS)",
+      behaviour: { kind: 'limbo', real: FAKE_REAL },
+      writeDelayMs: 2,
+    },
     { name: 'wrap-around at 256 MiB', behaviour: { kind: 'wrap', real: FAKE_REAL } },
     { name: 'honest 4 GiB (sparse loop)', behaviour: null },
   ];
@@ -42,14 +46,21 @@ export async function probeSection(runs: number, node: string): Promise<string> 
     '|---|---:|---:|---|---:|---|---:|',
   ];
   for (const { name, behaviour, writeDelayMs } of cards) {
-    const fake = behaviour === null ? null : await fakeCard(FAKE_CLAIMED, behaviour, { writeDelayMs: writeDelayMs ?? 0 });
+    const fake =
+      behaviour === null ? null : await fakeCard(FAKE_CLAIMED, behaviour, { writeDelayMs: writeDelayMs ?? 0 });
     const card = fake ?? createLoop({ size: 4 * GiB, fill: 'sparse' });
     assertOwnedLoop(card.path);
     const group = throttledGroup(card.path, SD_CARD_BYTES_PER_SECOND);
     try {
-      const ours = await medianOf(runs, () => measure(`${node} ${CLI} probe --yes --json ${card.path}; true`, { cgroup: group.dir }));
-      const f3 = await medianOf(runs, () => measure(`f3probe --time-ops ${card.path} 2>&1; true`, { cgroup: group.dir }));
-      lines.push(`| ${name} | ${ours.wallSeconds.toFixed(2)} | ${(ours.peakRssBytes / 1e6).toFixed(0)} | ${sluiceVerdict(ours.output)} | ${f3.wallSeconds.toFixed(2)} | ${f3Verdict(f3.output)} | ${(ours.wallSeconds / f3.wallSeconds).toFixed(2)} |`);
+      const ours = await medianOf(runs, () =>
+        measure(`${node} ${CLI} probe --yes --json ${card.path}; true`, { cgroup: group.dir }),
+      );
+      const f3 = await medianOf(runs, () =>
+        measure(`f3probe --time-ops ${card.path} 2>&1; true`, { cgroup: group.dir }),
+      );
+      lines.push(
+        `| ${name} | ${ours.wallSeconds.toFixed(2)} | ${(ours.peakRssBytes / 1e6).toFixed(0)} | ${sluiceVerdict(ours.output)} | ${f3.wallSeconds.toFixed(2)} | ${f3Verdict(f3.output)} | ${(ours.wallSeconds / f3.wallSeconds).toFixed(2)} |`,
+      );
     } finally {
       group.remove();
       if (fake !== null) await removeFakeCard(fake);

@@ -33,16 +33,25 @@ export async function sparseRows(scratch: string, fixtures: string): Promise<{ t
   const xz = compressedFixture(fixtures, xzFormat.file, xzFormat.make);
   // What a publisher ships beside a bmap: the image with its zeros as holes, then bmaptool's map of it.
   const sparse = compressedFixture(fixtures, 'os-sparse.img', 'cp --sparse=always os.img os-sparse.img.partial');
-  const bmap = compressedFixture(fixtures, 'os-sparse.img.bmap', 'bmaptool -q create -o os-sparse.img.bmap.partial os-sparse.img');
+  const bmap = compressedFixture(
+    fixtures,
+    'os-sparse.img.bmap',
+    'bmaptool -q create -o os-sparse.img.bmap.partial os-sparse.img',
+  );
   const loop = createLoop({ size: OS_IMAGE_BYTES + 64 * 1024 * 1024, dir: scratch, fill: 'allocated' });
   assertOwnedLoop(loop.path);
   const card = throttledDevice(loop.path, SD_CARD_BYTES_PER_SECOND);
   const readBack = `dd if=${loop.path} bs=4M iflag=direct,count_bytes count=${OS_IMAGE_BYTES} status=none | cmp - ${raw}`;
   // Each run once, through medianOf, so that a command that fails (and might fail fast) stops the section instead of timing its failure.
   const once = (script: string) => medianOf(1, () => measure(script));
-  const sluice = (image: string, flags = '') => once(`${NODE} ${CLI} flash --yes --no-eject --json ${flags} ${image} ${loop.path} > ${join(scratch, 'sparse-result.json')}`);
+  const sluice = (image: string, flags = '') =>
+    once(
+      `${NODE} ${CLI} flash --yes --no-eject --json ${flags} ${image} ${loop.path} > ${join(scratch, 'sparse-result.json')}`,
+    );
   try {
-    const ddXz = await once(`xz -dc -T2 ${xz} | dd of=${loop.path} bs=4M iflag=fullblock oflag=direct conv=fsync status=none && ${readBack}`);
+    const ddXz = await once(
+      `xz -dc -T2 ${xz} | dd of=${loop.path} bs=4M iflag=fullblock oflag=direct conv=fsync status=none && ${readBack}`,
+    );
     const oursXz = await sluice(xz);
     const bmaptool = await once(`bmaptool -q copy --bmap ${bmap} ${sparse} ${loop.path}`);
     const oursBmap = await sluice(sparse);
@@ -55,8 +64,17 @@ export async function sparseRows(scratch: string, fixtures: string): Promise<{ t
         { name: '`xz -dc -T2 | dd oflag=direct` + O_DIRECT read-back `cmp`', m: ddXz },
         { name: '**sluice flash** os.img.xz (free space left out)', m: oursXz, reference: ddXz, limit: 0.6 },
         { name: '`bmaptool copy` (bmaptool-made .bmap, no read-back)', m: bmaptool },
-        { name: '**sluice flash** os-sparse.img with its .bmap (and free space left out)', m: oursBmap, reference: bmaptool, limit: 1.0 },
-        { name: 'sluice flash --no-verify, the same (no read-back, as bmaptool)', m: oursBmapUnverified, reference: bmaptool },
+        {
+          name: '**sluice flash** os-sparse.img with its .bmap (and free space left out)',
+          m: oursBmap,
+          reference: bmaptool,
+          limit: 1.0,
+        },
+        {
+          name: 'sluice flash --no-verify, the same (no read-back, as bmaptool)',
+          m: oursBmapUnverified,
+          reference: bmaptool,
+        },
       ],
     };
   } finally {

@@ -35,10 +35,30 @@ export interface StationRun {
  * inserts them `gapMs` apart once it is armed, each throttled the moment it exists, and waits for
  * all of them to be logged.
  */
-export async function stationRun(image: string, backings: readonly string[], group: string, log: string, gapMs: number, bytesPerSecond = SD_CARD_BYTES_PER_SECOND): Promise<StationRun> {
-  const args = ['station', '--yes', '--json', '--virtual', '--count', String(backings.length), '--log', log, ...backings.flatMap((b) => ['--slots', b]), image];
+export async function stationRun(
+  image: string,
+  backings: readonly string[],
+  group: string,
+  log: string,
+  gapMs: number,
+  bytesPerSecond = SD_CARD_BYTES_PER_SECOND,
+): Promise<StationRun> {
+  const args = [
+    'station',
+    '--yes',
+    '--json',
+    '--virtual',
+    '--count',
+    String(backings.length),
+    '--log',
+    log,
+    ...backings.flatMap((b) => ['--slots', b]),
+    image,
+  ];
   const script = `echo $$ > '${group}/cgroup.procs' && exec /usr/bin/time -f 'bench-time %e %U %S' "$@"`;
-  const child = spawn('sh', ['-c', script, 'sh', process.execPath, CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn('sh', ['-c', script, 'sh', process.execPath, CLI, ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
@@ -63,15 +83,22 @@ export async function stationRun(image: string, backings: readonly string[], gro
   const code = await closed;
   for (const loop of loops) detachLoop(loop.path);
   const time = /bench-time ([\d.]+) ([\d.]+) ([\d.]+)/.exec(stderr);
-  if (code !== 0 || time === null) throw new Error(`sluice station failed (exit ${code ?? 'signal'}):\n${stderr}\n${stdout.slice(-2000)}`);
+  if (code !== 0 || time === null)
+    throw new Error(`sluice station failed (exit ${code ?? 'signal'}):\n${stderr}\n${stdout.slice(-2000)}`);
   const entries = readFileSync(log, 'utf8')
     .split('\n')
     .filter(Boolean)
     .map((l) => JSON.parse(l) as StationLogEntry)
     .filter((e) => backings.includes(e.slot));
-  if (entries.length !== backings.length || entries.some((e) => e.result !== 'ok')) throw new Error(`not every card was written:\n${JSON.stringify(entries, null, 1)}`);
+  if (entries.length !== backings.length || entries.some((e) => e.result !== 'ok'))
+    throw new Error(`not every card was written:\n${JSON.stringify(entries, null, 1)}`);
   const last = Math.max(...entries.map((e) => Date.parse(e.time)));
-  return { seconds: (last - first) / 1000, cpuSeconds: Number(time[2]) + Number(time[3]), wallSeconds: Number(time[1]), entries };
+  return {
+    seconds: (last - first) / 1000,
+    cpuSeconds: Number(time[2]) + Number(time[3]),
+    wallSeconds: Number(time[1]),
+    entries,
+  };
 }
 
 export async function stationSection(dir: string): Promise<string> {
@@ -83,7 +110,8 @@ export async function stationSection(dir: string): Promise<string> {
   const group = throttledGroup(createLoop({ size: MiB, dir }).path, SD_CARD_BYTES_PER_SECOND);
   try {
     const singles = [];
-    for (const [i, backing] of backings.entries()) singles.push(await stationRun(image, [backing], group.dir, join(dir, `station-single-${i}.jsonl`), 0));
+    for (const [i, backing] of backings.entries())
+      singles.push(await stationRun(image, [backing], group.dir, join(dir, `station-single-${i}.jsonl`), 0));
     const slowest = Math.max(...singles.map((s) => s.seconds));
     const batch = await stationRun(image, backings, group.dir, join(dir, 'station-batch.jsonl'), INSERT_GAP_MS);
     const budget = slowest + ((CARDS - 1) * INSERT_GAP_MS) / 1000;
@@ -93,7 +121,10 @@ export async function stationSection(dir: string): Promise<string> {
       '',
       '| run | insert → last log line, s | CPU s (station + helpers) | CPU % of a core (whole run) |',
       '|---|---:|---:|---:|',
-      ...singles.map((s, i) => `| card ${i + 1} alone | ${s.seconds.toFixed(1)} | ${s.cpuSeconds.toFixed(2)} | ${(singleCpu[i] ?? 0).toFixed(1)} |`),
+      ...singles.map(
+        (s, i) =>
+          `| card ${i + 1} alone | ${s.seconds.toFixed(1)} | ${s.cpuSeconds.toFixed(2)} | ${(singleCpu[i] ?? 0).toFixed(1)} |`,
+      ),
       `| **all ${CARDS}, ${INSERT_GAP_MS / 1000} s apart** | **${batch.seconds.toFixed(1)}** | ${batch.cpuSeconds.toFixed(2)} | **${((100 * batch.cpuSeconds) / batch.wallSeconds).toFixed(1)}** |`,
       '',
       `Slowest single card ${slowest.toFixed(1)} s + ${((CARDS - 1) * INSERT_GAP_MS) / 1000} s of inserting = ${budget.toFixed(1)} s; the batch took ${batch.seconds.toFixed(1)} s: **${((100 * batch.seconds) / budget).toFixed(0)}%** of it (target ≤ 110%).`,

@@ -25,9 +25,16 @@ function deviceIo(log: string, device: string): DeviceIo[] {
     if (open?.[1] === device) deviceFds.add(Number(open[2]));
     const close = /close\((\d+)\)/.exec(line);
     if (close) deviceFds.delete(Number(close[1]));
-    const call = /(pread64|pwrite64)\((0x[0-9a-f]+|\d+), (0x[0-9a-f]+|\d+), (0x[0-9a-f]+|\d+), (0x[0-9a-f]+|\d+)/.exec(line);
+    const call = /(pread64|pwrite64)\((0x[0-9a-f]+|\d+), (0x[0-9a-f]+|\d+), (0x[0-9a-f]+|\d+), (0x[0-9a-f]+|\d+)/.exec(
+      line,
+    );
     if (call && deviceFds.has(Number(call[2]))) {
-      io.push({ call: call[1] as DeviceIo['call'], address: BigInt(call[3] ?? 0), length: Number(call[4]), offset: Number(call[5]) });
+      io.push({
+        call: call[1] as DeviceIo['call'],
+        address: BigInt(call[3] ?? 0),
+        length: Number(call[4]),
+        offset: Number(call[5]),
+      });
     }
   }
   return io;
@@ -42,7 +49,17 @@ describeDevices('every device I/O is aligned in offset, length and buffer addres
     const log = join(dir, 'strace.log');
 
     const run = await flashCli(image, [loop.path], [], {
-      wrapper: ['strace', '--follow-forks', '--quiet=all', '-e', 'trace=openat,close,pread64,pwrite64', '-e', 'raw=pread64,pwrite64', '-o', log],
+      wrapper: [
+        'strace',
+        '--follow-forks',
+        '--quiet=all',
+        '-e',
+        'trace=openat,close,pread64,pwrite64',
+        '-e',
+        'raw=pread64,pwrite64',
+        '-o',
+        log,
+      ],
     });
 
     expect(run.code).toBe(0);

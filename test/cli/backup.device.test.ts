@@ -8,7 +8,15 @@ import { linuxPlatform } from '../../writer/platform/linux.js';
 import { refuseSource } from '../../writer/source-device.js';
 import { backupCli, collect, flashCli, resultsOf, spawnBackup, spawnCli, waitForEvent } from '../support/cli.js';
 import { describeDevices } from '../support/device-suite.js';
-import { assertOwnedLoop, createLoop, partitionedLoop, pullLoop, readBytes, scratchDir, smallTmpfs } from '../support/loop-device.js';
+import {
+  assertOwnedLoop,
+  createLoop,
+  partitionedLoop,
+  pullLoop,
+  readBytes,
+  scratchDir,
+  smallTmpfs,
+} from '../support/loop-device.js';
 import { mountedCard, mountpointsOf } from '../support/partitions.js';
 import { rootDisk } from '../support/system-disk.js';
 import { slowSourceDrive } from '../support/throttle.js';
@@ -57,25 +65,28 @@ describeDevices('sluice backup', () => {
   it.each([
     ['xz', 'xz', '.xz'],
     ['gz', 'gzip', '.gz'],
-  ] as const)('backs a drive up compressed with %s (decoded back to verify), and the file decodes to the drive with %s and flashes back identical', async (format, tool, suffix) => {
-    // Mostly empty, as real cards are: xz on 24 MiB of random bytes would take most of a minute here.
-    const source = createLoop({ size: 24 * MiB, fill: 'zero' });
-    const random = randomBytes(2 * MiB);
-    const backing = openSync(source.backing, 'r+');
-    writeSync(backing, random, 0, random.length, 3 * MiB + 17);
-    closeSync(backing);
-    const file = join(scratchDir(), `backup.img${suffix}`);
-    const run = await backupCli(source.path, file, ['--compress', format]);
-    expect(run.code, run.stdout + run.stderr).toBe(0);
-    expect(resultsOf(run).get(file)).toMatchObject({ status: 'ok', verified: true, bytes: 24 * MiB });
-    const drive = readFileSync(source.backing);
-    expect(sha256(execFileSync(tool, ['-dc', file], { maxBuffer: 64 * MiB }))).toBe(sha256(drive));
+  ] as const)(
+    'backs a drive up compressed with %s (decoded back to verify), and the file decodes to the drive with %s and flashes back identical',
+    async (format, tool, suffix) => {
+      // Mostly empty, as real cards are: xz on 24 MiB of random bytes would take most of a minute here.
+      const source = createLoop({ size: 24 * MiB, fill: 'zero' });
+      const random = randomBytes(2 * MiB);
+      const backing = openSync(source.backing, 'r+');
+      writeSync(backing, random, 0, random.length, 3 * MiB + 17);
+      closeSync(backing);
+      const file = join(scratchDir(), `backup.img${suffix}`);
+      const run = await backupCli(source.path, file, ['--compress', format]);
+      expect(run.code, run.stdout + run.stderr).toBe(0);
+      expect(resultsOf(run).get(file)).toMatchObject({ status: 'ok', verified: true, bytes: 24 * MiB });
+      const drive = readFileSync(source.backing);
+      expect(sha256(execFileSync(tool, ['-dc', file], { maxBuffer: 64 * MiB }))).toBe(sha256(drive));
 
-    const copy = createLoop({ size: 24 * MiB });
-    const back = await flashCli(file, [copy.path], ['--no-eject']);
-    expect(back.code, back.stderr).toBe(0);
-    expect(sha256(readFileSync(copy.backing))).toBe(sha256(drive));
-  });
+      const copy = createLoop({ size: 24 * MiB });
+      const back = await flashCli(file, [copy.path], ['--no-eject']);
+      expect(back.code, back.stderr).toBe(0);
+      expect(sha256(readFileSync(copy.backing))).toBe(sha256(drive));
+    },
+  );
 
   it('stops at the end of the last partition with --trim-to-partitions', async () => {
     const source = await partitionedDrive();
@@ -93,7 +104,10 @@ describeDevices('sluice backup', () => {
     const file = join(scratchDir(), name);
     const child = spawnBackup(loop.path, file, [], { cgroup: group.dir });
     const done = collect(child);
-    await waitForEvent(child, (e) => e.type === 'progress' && e['phase'] === 'writing' && Number(e['bytesDone']) >= 4 * MiB);
+    await waitForEvent(
+      child,
+      (e) => e.type === 'progress' && e['phase'] === 'writing' && Number(e['bytesDone']) >= 4 * MiB,
+    );
     return { loop, group, file, child, done };
   }
 
@@ -138,7 +152,9 @@ describeDevices('sluice backup', () => {
     expect(run.code).toBe(4);
     expect(resultsOf(run).get(`${source.path}p1`)).toMatchObject({ status: 'failed', code: 'target-is-partition' });
     expect(existsSync(file)).toBe(false);
-    expect(refuseSource(await linuxPlatform.inspect(source.backing))).toMatchObject({ code: 'target-not-block-device' });
+    expect(refuseSource(await linuxPlatform.inspect(source.backing))).toMatchObject({
+      code: 'target-not-block-device',
+    });
   });
 
   it('refuses to store the backup on the drive being backed up (it is unmounted before it is read)', async () => {
@@ -147,7 +163,11 @@ describeDevices('sluice backup', () => {
     assertOwnedLoop(card.loop.path);
     const run = await collect(spawnCli(['backup', '--yes', '--json', card.loop.path, file]));
     expect(run.code).toBe(4);
-    expect(resultsOf(run).get(file)).toMatchObject({ status: 'failed', code: 'target-is-source', message: expect.stringContaining('the drive being backed up') as unknown });
+    expect(resultsOf(run).get(file)).toMatchObject({
+      status: 'failed',
+      code: 'target-is-source',
+      message: expect.stringContaining('the drive being backed up') as unknown,
+    });
     expect(existsSync(file)).toBe(false);
     expect(mountpointsOf(`${card.loop.path}p2`)).toEqual([card.root]);
   });
@@ -161,7 +181,11 @@ describeDevices('sluice backup', () => {
     try {
       const run = await backupCli(source.path, file, ['--trim-to-partitions']);
       expect(run.code).toBe(4);
-      expect(resultsOf(run).get(file)).toMatchObject({ status: 'failed', code: 'target-busy', message: expect.stringContaining('in use by another program') as unknown });
+      expect(resultsOf(run).get(file)).toMatchObject({
+        status: 'failed',
+        code: 'target-busy',
+        message: expect.stringContaining('in use by another program') as unknown,
+      });
       expect(existsSync(file)).toBe(false);
       expect(existsSync(`${file}.incomplete`)).toBe(false);
     } finally {
@@ -171,7 +195,10 @@ describeDevices('sluice backup', () => {
 
   it('refuses the system disk (checked by the rules only; nothing opens it)', async () => {
     const facts = await linuxPlatform.inspect(rootDisk());
-    expect(refuseSource(facts)).toMatchObject({ code: 'target-system', message: expect.stringContaining('holds the running system') as unknown });
+    expect(refuseSource(facts)).toMatchObject({
+      code: 'target-system',
+      message: expect.stringContaining('holds the running system') as unknown,
+    });
   });
 });
 
@@ -183,12 +210,22 @@ describeDevices('a backup that does not fit', () => {
     const raw = join(full, 'raw.img');
     const rawRun = await collect(spawnCli(['backup', '--yes', '--json', source.path, raw]));
     expect(rawRun.code).toBe(1);
-    expect(resultsOf(rawRun).get(raw)).toMatchObject({ status: 'failed', code: 'target-full', message: expect.stringContaining('not enough free space') as unknown });
+    expect(resultsOf(rawRun).get(raw)).toMatchObject({
+      status: 'failed',
+      code: 'target-full',
+      message: expect.stringContaining('not enough free space') as unknown,
+    });
     const packed = join(full, 'packed.img.zst');
     // Random bytes do not compress: 24 MiB of them cannot fit in 4 MiB.
     const packedRun = await collect(spawnCli(['backup', '--yes', '--json', '--compress', 'zstd', source.path, packed]));
     expect(packedRun.code).toBe(1);
-    expect(resultsOf(packedRun).get(packed)).toMatchObject({ status: 'failed', code: 'target-full', message: expect.stringMatching(/^The disk holding .*packed\.img\.zst is full: the compressed backup did not fit\./) as unknown });
+    expect(resultsOf(packedRun).get(packed)).toMatchObject({
+      status: 'failed',
+      code: 'target-full',
+      message: expect.stringMatching(
+        /^The disk holding .*packed\.img\.zst is full: the compressed backup did not fit\./,
+      ) as unknown,
+    });
     expect(readdirSync(full)).toEqual([]);
   });
 });

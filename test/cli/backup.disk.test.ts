@@ -26,21 +26,26 @@ describeDisks('backup of a real disk of this OS', () => {
   it.each([
     ['gz', '.gz', gunzipSync],
     ['zstd', '.zst', zstdDecompressSync],
-  ] as const)('%s: the whole disk, verified, and the file decodes to the disk byte for byte', async (format, suffix, decode) => {
-    const size = 32 * MiB;
-    const disk = createTestDisk(size);
-    assertTestDisk(disk.path);
-    if (process.platform === 'linux') assertTestTarget(disk.path);
-    const image = join(dir, `content-${format}.img`);
-    writeFileSync(image, randomBytes(3 * MiB + 5));
-    const flashed = await collect(spawnCli(['flash', '--yes', '--json', '--no-eject', ...elevate, image, disk.path]));
-    expect(flashed.code, flashed.stderr).toBe(0);
+  ] as const)(
+    '%s: the whole disk, verified, and the file decodes to the disk byte for byte',
+    async (format, suffix, decode) => {
+      const size = 32 * MiB;
+      const disk = createTestDisk(size);
+      assertTestDisk(disk.path);
+      if (process.platform === 'linux') assertTestTarget(disk.path);
+      const image = join(dir, `content-${format}.img`);
+      writeFileSync(image, randomBytes(3 * MiB + 5));
+      const flashed = await collect(spawnCli(['flash', '--yes', '--json', '--no-eject', ...elevate, image, disk.path]));
+      expect(flashed.code, flashed.stderr).toBe(0);
 
-    const file = join(dir, `backup${suffix}`);
-    const run = await collect(spawnCli(['backup', '--yes', '--json', ...elevate, '--compress', format, disk.path, file]));
+      const file = join(dir, `backup${suffix}`);
+      const run = await collect(
+        spawnCli(['backup', '--yes', '--json', ...elevate, '--compress', format, disk.path, file]),
+      );
 
-    expect(run.code, run.stderr).toBe(0);
-    expect(resultsOf(run).get(file)).toMatchObject({ status: 'ok', bytes: size });
-    expect(decode(readFileSync(file)).equals(readTestDisk(disk, size))).toBe(true);
-  });
+      expect(run.code, run.stderr).toBe(0);
+      expect(resultsOf(run).get(file)).toMatchObject({ status: 'ok', bytes: size });
+      expect(decode(readFileSync(file)).equals(readTestDisk(disk, size))).toBe(true);
+    },
+  );
 });

@@ -17,7 +17,10 @@ import { createHash } from 'node:crypto';
 
 /** The progress reports of a --json run while it wrote, past its first `from` bytes (the decoder's start). */
 function writingReports(run: CliRun, from: number): Progress[] {
-  return run.events.filter((e) => e.type === 'progress').map((e) => e as unknown as Progress & { type: string }).filter((p) => ['writing', 'downloading', 'decompressing'].includes(p.phase) && p.bytesDone > from);
+  return run.events
+    .filter((e) => e.type === 'progress')
+    .map((e) => e as unknown as Progress & { type: string })
+    .filter((p) => ['writing', 'downloading', 'decompressing'].includes(p.phase) && p.bytesDone > from);
 }
 
 /** The phases and limits seen, for the failure message. */
@@ -36,7 +39,10 @@ describeDevices('the bottleneck in the progress', () => {
       const zst = `${image}.zst`;
       execFileSync('zstd', ['-1', '-q', '-T2', image, '-o', zst]);
       const run = await flashCli(zst, [loop.path], ['--no-verify'], { cgroup: group.dir });
-      expect(run.events.find((e) => e.type === 'result'), run.stderr).toMatchObject({ status: 'ok' });
+      expect(
+        run.events.find((e) => e.type === 'result'),
+        run.stderr,
+      ).toMatchObject({ status: 'ok' });
       // Past the first 16 MiB (0.8 s at 20 MB/s): the meter's window holds only the card's pace.
       const reports = writingReports(run, 16 * MiB);
       expect(reports.length, summary(reports)).toBeGreaterThanOrEqual(10);
@@ -70,7 +76,10 @@ describeDevices('the bottleneck in the progress', () => {
   async function flashFast(image: string): Promise<Progress[]> {
     const loop = createLoop({ size: 48 * MiB });
     const run = await flashCli(image, [loop.path]);
-    expect(run.events.find((e) => e.type === 'result'), run.stderr).toMatchObject({ status: 'ok' });
+    expect(
+      run.events.find((e) => e.type === 'result'),
+      run.stderr,
+    ).toMatchObject({ status: 'ok' });
     expect(sha(readBytes(loop.backing, 0, 32 * MiB))).toBe(digestFile(text));
     return writingReports(run, 0).filter((p) => p.limit !== undefined);
   }

@@ -14,7 +14,10 @@ describeDevices('cancelling on a slow card', () => {
       const child = spawnCli(['flash', '--yes', '--json', image, loop.path], { cgroup: group.dir });
       const done = collect(child);
       // Cancel once real writing is under way, well before the end (96 MiB at 20 MB/s takes ~5 s).
-      await waitForEvent(child, (e) => e.type === 'progress' && e['phase'] === 'writing' && Number(e['bytesDone']) > 8 * MiB);
+      await waitForEvent(
+        child,
+        (e) => e.type === 'progress' && e['phase'] === 'writing' && Number(e['bytesDone']) > 8 * MiB,
+      );
       const cancelledAt = performance.now();
       child.kill('SIGINT');
       const run = await done;
@@ -43,9 +46,14 @@ describeDevices('cancelling on a slow card', () => {
       assertTestTarget(loop.path);
       const child = spawnCli(['flash', '--yes', '--json', image, loop.path], { cgroup: group.dir });
       const done = collect(child);
-      await waitForEvent(child, (e) => e.type === 'progress' && e['phase'] === 'writing' && Number(e['bytesDone']) > 2 * MiB);
+      await waitForEvent(
+        child,
+        (e) => e.type === 'progress' && e['phase'] === 'writing' && Number(e['bytesDone']) > 2 * MiB,
+      );
       // Signals of one kind do not queue: the second is sent once the first has been taken.
-      const cancelling = new Promise<void>((resolve) => child.stderr?.on('data', (text: Buffer) => text.toString().includes('Cancelling') && resolve()));
+      const cancelling = new Promise<void>((resolve) =>
+        child.stderr?.on('data', (text: Buffer) => text.toString().includes('Cancelling') && resolve()),
+      );
       child.kill('SIGINT');
       await cancelling;
       child.kill('SIGINT');

@@ -11,7 +11,13 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { MiB } from '../../common/domain/units.js';
 import { detectPartitionTable, PARTITION_TABLE_BYTES } from '../../user/images/partition-table.js';
-import { catalogueDocuments, IMAGE_SIZE, serveCatalogue, type CatalogueServer, type TestImage } from '../support/catalogue.js';
+import {
+  catalogueDocuments,
+  IMAGE_SIZE,
+  serveCatalogue,
+  type CatalogueServer,
+  type TestImage,
+} from '../support/catalogue.js';
 import { collect, flashCli, resultsOf, spawnCli, verifyCli, type CliRun } from '../support/cli.js';
 import { describeDevices } from '../support/device-suite.js';
 import { createLoop, readBytes, scratchDir, smallTmpfs, type LoopDevice } from '../support/loop-device.js';
@@ -44,7 +50,9 @@ describeDevices('sluice flash os:ENTRY: the catalogue, the image cache, and resu
   }
 
   function flash(entry: string, flags: string[] = [], extraEnv: Record<string, string> = {}): Promise<CliRun> {
-    return flashCli(`os:${entry}`, [loop.path], ['--no-eject', '--repo', server.top, ...flags], { env: { ...env, ...extraEnv } });
+    return flashCli(`os:${entry}`, [loop.path], ['--no-eject', '--repo', server.top, ...flags], {
+      env: { ...env, ...extraEnv },
+    });
   }
 
   /** Written under the free-space rule (the default): every byte outside the image's free space is the image's. */
@@ -52,7 +60,13 @@ describeDevices('sluice flash os:ENTRY: the catalogue, the image cache, and resu
     const result = resultsOf(run).get(loop.path);
     expect(result, run.stdout + run.stderr).toMatchObject({ status: 'ok', verified: true });
     expect((result?.bytes ?? 0) + (result?.skipped ?? 0)).toBe(IMAGE_SIZE);
-    expect(differencesOutside(readBytes(loop.backing, 0, IMAGE_SIZE), readFileSync(image.raw), await imageFreeSpace(image.raw, scratchDir()))).toEqual([]);
+    expect(
+      differencesOutside(
+        readBytes(loop.backing, 0, IMAGE_SIZE),
+        readFileSync(image.raw),
+        await imageFreeSpace(image.raw, scratchDir()),
+      ),
+    ).toEqual([]);
   }
 
   /** A flash that failed after it started leaves the first MiB (partition tables, boot code) zeros: the card cannot look bootable. */
@@ -70,12 +84,19 @@ describeDevices('sluice flash os:ENTRY: the catalogue, the image cache, and resu
     const run = await flash('Test OS Lite');
     await expectWritten(run, server.images.lite);
     expect(run.stderr).toMatch(/sluice: Test OS Lite: downloaded while it is written, and kept in the image cache\./);
-    expect(run.stderr).toMatch(/sluice: note: .*os_list\[2\] \("Broken entry"\) skipped: extract_sha256: Invalid SHA-256/);
-    expect(run.events.find((e) => e.type === 'source')?.['checksum']).toMatchObject({ sha256: server.images.lite.downloadSha256, from: 'the catalogue (image_download_sha256)' });
+    expect(run.stderr).toMatch(
+      /sluice: note: .*os_list\[2\] \("Broken entry"\) skipped: extract_sha256: Invalid SHA-256/,
+    );
+    expect(run.events.find((e) => e.type === 'source')?.['checksum']).toMatchObject({
+      sha256: server.images.lite.downloadSha256,
+      from: 'the catalogue (image_download_sha256)',
+    });
     // The probe's first bytes, its range reads of the xz index, and the download itself.
     expect(server.requestsFor(server.images.lite.path) - before).toBeGreaterThanOrEqual(2);
     expect(cached()).toEqual([server.images.lite.downloadSha256]);
-    expect(sha(readFileSync(join(cache, 'images', server.images.lite.downloadSha256)))).toBe(server.images.lite.downloadSha256);
+    expect(sha(readFileSync(join(cache, 'images', server.images.lite.downloadSha256)))).toBe(
+      server.images.lite.downloadSha256,
+    );
   });
 
   it('compares a card with an entry from the cache, nothing downloaded, and names a changed byte; info shows the entry without keeping anything', async () => {
@@ -93,12 +114,25 @@ describeDevices('sluice flash os:ENTRY: the catalogue, the image cache, and resu
     closeSync(fd);
     const differs = await verifyCli('os:Test OS Lite', loop.path, { env }, ['--repo', server.top]);
     expect(differs.code).toBe(1);
-    expect(resultsOf(differs).get(loop.path)).toMatchObject({ status: 'failed', code: 'verify-mismatch', offset: 0x1c0 });
+    expect(resultsOf(differs).get(loop.path)).toMatchObject({
+      status: 'failed',
+      code: 'verify-mismatch',
+      offset: 0x1c0,
+    });
 
     sh(dir, 'rm -rf info-cache');
-    const info = await collect(spawnCli(['info', '--json', '--repo', server.top, 'os:Test OS Lite'], { env: { ...env, SLUICE_CACHE_DIR: join(dir, 'info-cache') } }));
+    const info = await collect(
+      spawnCli(['info', '--json', '--repo', server.top, 'os:Test OS Lite'], {
+        env: { ...env, SLUICE_CACHE_DIR: join(dir, 'info-cache') },
+      }),
+    );
     expect(info.code, info.stderr).toBe(0);
-    expect(JSON.parse(info.stdout)).toMatchObject({ name: 'Test OS Lite', format: 'xz', size: IMAGE_SIZE, checksum: { sha256: server.images.lite.downloadSha256, from: 'the catalogue (image_download_sha256)' } });
+    expect(JSON.parse(info.stdout)).toMatchObject({
+      name: 'Test OS Lite',
+      format: 'xz',
+      size: IMAGE_SIZE,
+      checksum: { sha256: server.images.lite.downloadSha256, from: 'the catalogue (image_download_sha256)' },
+    });
     expect(info.stderr).toMatch(/sluice: Test OS Lite: read from its web address\./);
     expect(existsSync(join(dir, 'info-cache', 'images', server.images.lite.downloadSha256))).toBe(false);
   });
@@ -122,7 +156,9 @@ describeDevices('sluice flash os:ENTRY: the catalogue, the image cache, and resu
     const run = await flash('Test OS Desktop');
     await expectWritten(run, server.images.desktop);
     const notice = run.events.find((e) => e.type === 'notice');
-    expect(String(notice?.['message'])).toMatch(/^The download broke off at byte \d+ \(.*\); asking again for the rest in 50 ms \(try 1 of 5\)\.$/);
+    expect(String(notice?.['message'])).toMatch(
+      /^The download broke off at byte \d+ \(.*\); asking again for the rest in 50 ms \(try 1 of 5\)\.$/,
+    );
     expect(server.requestsFor(path) - before).toBeGreaterThanOrEqual(3);
     expect(cached()).toContain(server.images.desktop.downloadSha256);
   });
@@ -145,12 +181,22 @@ describeDevices('sluice flash os:ENTRY: the catalogue, the image cache, and resu
     const failed = await flash('Other systems/Rescue/Test OS Rescue');
     server.mend(path);
     expect(failed.code).toBe(1);
-    expect(resultsOf(failed).get(loop.path)).toMatchObject({ status: 'failed', code: 'source-truncated', message: expect.stringMatching(/5 more tries got no further, so Sluice gave up/) });
+    expect(resultsOf(failed).get(loop.path)).toMatchObject({
+      status: 'failed',
+      code: 'source-truncated',
+      message: expect.stringMatching(/5 more tries got no further, so Sluice gave up/),
+    });
     const partial = join(cache, 'images', `${key}.part`);
     expect(readFileSync(partial).length).toBe(Math.floor(server.images.rescue.downloadSize * 0.4));
     const run = await flash('Other systems/Rescue/Test OS Rescue');
     await expectWritten(run, server.images.rescue);
-    expect(run.events.some((e) => e.type === 'notice' && /^Resuming the download at byte \d+: the bytes before it come from the cache/.test(String(e['message'])))).toBe(true);
+    expect(
+      run.events.some(
+        (e) =>
+          e.type === 'notice' &&
+          /^Resuming the download at byte \d+: the bytes before it come from the cache/.test(String(e['message'])),
+      ),
+    ).toBe(true);
     expect(existsSync(partial)).toBe(false);
     expect(cached()).toContain(key);
   });
@@ -159,12 +205,27 @@ describeDevices('sluice flash os:ENTRY: the catalogue, the image cache, and resu
     const documents = catalogueDocuments(server.images) as Record<string, { os_list: Record<string, unknown>[] }>;
     const lite = documents['/os_list_v4.json']?.os_list[0] ?? {};
     // The download's own checksum is right; only the image inside is not what the catalogue says.
-    server.put('/wrong.json', Buffer.from(JSON.stringify({ os_list: [{ ...lite, name: 'Wrong image', url: server.images.lite.path, extract_sha256: 'e'.repeat(64) }] })));
+    server.put(
+      '/wrong.json',
+      Buffer.from(
+        JSON.stringify({
+          os_list: [{ ...lite, name: 'Wrong image', url: server.images.lite.path, extract_sha256: 'e'.repeat(64) }],
+        }),
+      ),
+    );
     sh(cache, 'rm -rf images');
     garbage();
-    const run = await flashCli('os:Wrong image', [loop.path], ['--no-eject', '--repo', `${server.base}/wrong.json`], { env });
+    const run = await flashCli('os:Wrong image', [loop.path], ['--no-eject', '--repo', `${server.base}/wrong.json`], {
+      env,
+    });
     expect(run.code).toBe(1);
-    expect(resultsOf(run).get(loop.path)).toMatchObject({ status: 'failed', code: 'source-checksum-mismatch', message: expect.stringMatching(/The decompressed image's SHA-256 is [0-9a-f]{64}, but the catalogue says e{64} \(extract_sha256\)/) });
+    expect(resultsOf(run).get(loop.path)).toMatchObject({
+      status: 'failed',
+      code: 'source-checksum-mismatch',
+      message: expect.stringMatching(
+        /The decompressed image's SHA-256 is [0-9a-f]{64}, but the catalogue says e{64} \(extract_sha256\)/,
+      ),
+    });
     expectBlankHead();
     expect(existsSync(join(cache, 'images'))).toBe(true);
     expect(readdirSync(join(cache, 'images')).filter((name) => !name.endsWith('.json'))).toEqual([]);
@@ -173,16 +234,32 @@ describeDevices('sluice flash os:ENTRY: the catalogue, the image cache, and resu
   it('an entry whose extract_sha256 is wrong is refused from a warm cache too', async () => {
     const documents = catalogueDocuments(server.images) as Record<string, { os_list: Record<string, unknown>[] }>;
     const lite = documents['/os_list_v4.json']?.os_list[0] ?? {};
-    server.put('/wrong-warm.json', Buffer.from(JSON.stringify({ os_list: [{ ...lite, name: 'Wrong image', url: server.images.lite.path, extract_sha256: 'e'.repeat(64) }] })));
+    server.put(
+      '/wrong-warm.json',
+      Buffer.from(
+        JSON.stringify({
+          os_list: [{ ...lite, name: 'Wrong image', url: server.images.lite.path, extract_sha256: 'e'.repeat(64) }],
+        }),
+      ),
+    );
     sh(cache, 'rm -rf images');
     garbage();
     await expectWritten(await flash('Test OS Lite'), server.images.lite);
     expect(cached()).toContain(server.images.lite.downloadSha256);
     garbage();
-    const run = await flashCli('os:Wrong image', [loop.path], ['--no-eject', '--repo', `${server.base}/wrong-warm.json`], { env });
+    const run = await flashCli(
+      'os:Wrong image',
+      [loop.path],
+      ['--no-eject', '--repo', `${server.base}/wrong-warm.json`],
+      { env },
+    );
     expect(run.stderr).toContain('sluice: Wrong image: from the image cache');
     expect(run.code).toBe(1);
-    expect(resultsOf(run).get(loop.path)).toMatchObject({ status: 'failed', code: 'source-checksum-mismatch', message: expect.stringMatching(/but the catalogue says e{64} \(extract_sha256\)/) });
+    expect(resultsOf(run).get(loop.path)).toMatchObject({
+      status: 'failed',
+      code: 'source-checksum-mismatch',
+      message: expect.stringMatching(/but the catalogue says e{64} \(extract_sha256\)/),
+    });
     expectBlankHead();
   });
 
@@ -193,7 +270,9 @@ describeDevices('sluice flash os:ENTRY: the catalogue, the image cache, and resu
     garbage();
     await expectWritten(await flash('Test OS Desktop'), server.images.desktop);
     // Room for the two largest, not for three: the least recently used (Lite) goes.
-    const sizes = Object.values(server.images).map((i) => i.downloadSize).sort((a, b) => b - a);
+    const sizes = Object.values(server.images)
+      .map((i) => i.downloadSize)
+      .sort((a, b) => b - a);
     const limit = (sizes[0] ?? 0) + (sizes[1] ?? 0);
     garbage();
     const run = await flash('Test OS Rescue', ['--cache-limit', String(limit)]);
@@ -205,9 +284,14 @@ describeDevices('sluice flash os:ENTRY: the catalogue, the image cache, and resu
   it('writes without keeping a download that would leave less than the reserve free on the cache’s disk', async () => {
     const small = smallTmpfs(64 * MiB);
     garbage();
-    const run = await flash('Test OS Lite', [], { SLUICE_CACHE_DIR: small, SLUICE_CACHE_RESERVE_BYTES: String(60 * MiB) });
+    const run = await flash('Test OS Lite', [], {
+      SLUICE_CACHE_DIR: small,
+      SLUICE_CACHE_RESERVE_BYTES: String(60 * MiB),
+    });
     await expectWritten(run, server.images.lite);
-    expect(run.stderr).toMatch(/Test OS Lite is downloaded without being kept in the cache: keeping it would leave less than .* free on the disk that holds the cache/);
+    expect(run.stderr).toMatch(
+      /Test OS Lite is downloaded without being kept in the cache: keeping it would leave less than .* free on the disk that holds the cache/,
+    );
     expect(existsSync(join(small, 'images', server.images.lite.downloadSha256))).toBe(false);
   });
 
@@ -216,7 +300,9 @@ describeDevices('sluice flash os:ENTRY: the catalogue, the image cache, and resu
     garbage();
     const run = await flash('Test OS Desktop');
     await expectWritten(run, server.images.desktop);
-    expect(run.stderr).toMatch(/sluice: offline: showing the copy of .*os_list_v4\.json saved on .* UTC \(Downloading .* failed: the server refused the connection\)\./);
+    expect(run.stderr).toMatch(
+      /sluice: offline: showing the copy of .*os_list_v4\.json saved on .* UTC \(Downloading .* failed: the server refused the connection\)\./,
+    );
     expect(run.stderr).toMatch(/sluice: Other systems\/Test OS Desktop: from the image cache, nothing to download\./);
     // Not in the cache: the failure says why, and nothing is written.
     const head = garbage();
@@ -234,7 +320,10 @@ describeDevices('sluice flash os:ENTRY: the catalogue, the image cache, and resu
     writeFileSync(file, bytes);
     garbage();
     const run = await flash('Test OS Desktop');
-    expect(resultsOf(run).get(loop.path)).toMatchObject({ status: 'failed', code: expect.stringMatching(/source-checksum-mismatch|source-corrupt/) });
+    expect(resultsOf(run).get(loop.path)).toMatchObject({
+      status: 'failed',
+      code: expect.stringMatching(/source-checksum-mismatch|source-corrupt/),
+    });
     expectBlankHead();
     expect(existsSync(file)).toBe(false);
   });

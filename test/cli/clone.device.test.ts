@@ -4,7 +4,14 @@ import { expect, it } from 'vitest';
 import { MiB } from '../../common/domain/units.js';
 import { assertTestTarget, cloneCli, collect, resultsOf, spawnCli, waitForEvent } from '../support/cli.js';
 import { describeDevices } from '../support/device-suite.js';
-import { assertOwnedLoop, createLoop, digestFile, partitionedLoop, pullLoop, readBytes } from '../support/loop-device.js';
+import {
+  assertOwnedLoop,
+  createLoop,
+  digestFile,
+  partitionedLoop,
+  pullLoop,
+  readBytes,
+} from '../support/loop-device.js';
 import { withoutMarkers } from '../support/markers.js';
 import { slowSourceDrive } from '../support/throttle.js';
 
@@ -19,9 +26,16 @@ describeDevices('sluice clone', () => {
     const beyond = sha256(withoutMarkers(readBytes(target.backing, 24 * MiB, 8 * MiB), 24 * MiB, 32 * MiB, 24 * MiB));
     const run = await cloneCli(source.path, target.path, ['--no-eject']);
     expect(run.code, run.stdout + run.stderr).toBe(0);
-    expect(resultsOf(run).get(target.path)).toMatchObject({ status: 'ok', written: true, verified: true, bytes: 24 * MiB });
+    expect(resultsOf(run).get(target.path)).toMatchObject({
+      status: 'ok',
+      written: true,
+      verified: true,
+      bytes: 24 * MiB,
+    });
     expect(sha256(readBytes(target.backing, 0, 24 * MiB))).toBe(sha256(readFileSync(source.backing)));
-    expect(sha256(withoutMarkers(readBytes(target.backing, 24 * MiB, 8 * MiB), 24 * MiB, 32 * MiB, 24 * MiB))).toBe(beyond);
+    expect(sha256(withoutMarkers(readBytes(target.backing, 24 * MiB, 8 * MiB), 24 * MiB, 32 * MiB, 24 * MiB))).toBe(
+      beyond,
+    );
   });
 
   it('says the source went away when it is removed mid-clone, and leaves the target’s partition table area blank', async () => {
@@ -30,15 +44,22 @@ describeDevices('sluice clone', () => {
     try {
       assertOwnedLoop(source.path);
       assertTestTarget(target.path);
-      const child = spawnCli(['clone', '--yes', '--json', '--no-eject', source.path, target.path], { cgroup: group.dir });
+      const child = spawnCli(['clone', '--yes', '--json', '--no-eject', source.path, target.path], {
+        cgroup: group.dir,
+      });
       const done = collect(child);
-      await waitForEvent(child, (e) => e.type === 'progress' && e['phase'] === 'writing' && Number(e['bytesDone']) >= 4 * MiB);
+      await waitForEvent(
+        child,
+        (e) => e.type === 'progress' && e['phase'] === 'writing' && Number(e['bytesDone']) >= 4 * MiB,
+      );
       pullLoop(source);
       const run = await done;
       expect(run.code).toBe(1);
       const result = resultsOf(run).get(target.path);
       expect(result).toMatchObject({ status: 'failed', code: 'source-read-error' });
-      expect(result?.message).toMatch(new RegExp(`${source.path} stopped answering at byte offset \\d+: was it unplugged\\?`));
+      expect(result?.message).toMatch(
+        new RegExp(`${source.path} stopped answering at byte offset \\d+: was it unplugged\\?`),
+      );
       expect(readBytes(target.backing, 0, 1 * MiB).every((b) => b === 0)).toBe(true);
     } finally {
       group.remove();

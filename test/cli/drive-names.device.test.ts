@@ -9,7 +9,15 @@ import { expect, it } from 'vitest';
 import { MiB } from '../../common/domain/units.js';
 import { assertTestTarget, collect, resultsOf, spawnCli } from '../support/cli.js';
 import { describeDevices } from '../support/device-suite.js';
-import { createLoop, digestFile, partitionedLoop, readBytes, scratchDir, waitForPath, writeRandomFile } from '../support/loop-device.js';
+import {
+  createLoop,
+  digestFile,
+  partitionedLoop,
+  readBytes,
+  scratchDir,
+  waitForPath,
+  writeRandomFile,
+} from '../support/loop-device.js';
 import { partitionedImage } from '../support/partitions.js';
 import { asTestUser, shareWithTestUser } from '../support/unprivileged.js';
 
@@ -52,7 +60,9 @@ describeDevices('a symbolic link named as the drive', () => {
     symlinkSync(loop.path, link);
     const before = digestFile(loop.backing);
 
-    const run = await collect(spawnCli(['flash', '--yes', '--json', '--elevate', 'sudo', image, link], { wrapper: asTestUser() }));
+    const run = await collect(
+      spawnCli(['flash', '--yes', '--json', '--elevate', 'sudo', image, link], { wrapper: asTestUser() }),
+    );
 
     expect(run.code).toBe(4);
     expect(resultsOf(run).get(loop.path)).toMatchObject({ status: 'failed', code: 'target-too-small' });
@@ -67,7 +77,11 @@ describeDevices('a name under /dev that does not exist', () => {
     writeRandomFile(image, 1 * MiB);
     const run = await collect(spawnCli(['flash', '--yes', '--json', image, target]));
     expect(run.code).toBe(4);
-    expect(resultsOf(run).get(target)).toMatchObject({ status: 'failed', code: 'target-not-found', message: `${target} does not exist: was the drive unplugged?` });
+    expect(resultsOf(run).get(target)).toMatchObject({
+      status: 'failed',
+      code: 'target-not-found',
+      message: `${target} does not exist: was the drive unplugged?`,
+    });
     expect(existsSync(target)).toBe(false);
   }
 

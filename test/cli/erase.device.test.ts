@@ -6,7 +6,16 @@ import { expect, it } from 'vitest';
 import { GiB, MiB } from '../../common/domain/units.js';
 import { collect, spawnCli, type CliRun } from '../support/cli.js';
 import { describeDevices } from '../support/device-suite.js';
-import { assertOwnedLoop, attachLoop, createLoop, readBytes, scratchDir, waitForPath, writeRandomFile, type LoopDevice } from '../support/loop-device.js';
+import {
+  assertOwnedLoop,
+  attachLoop,
+  createLoop,
+  readBytes,
+  scratchDir,
+  waitForPath,
+  writeRandomFile,
+  type LoopDevice,
+} from '../support/loop-device.js';
 
 function eraseCli(device: string, flags: string[] = []): Promise<CliRun> {
   assertOwnedLoop(device);
@@ -15,7 +24,9 @@ function eraseCli(device: string, flags: string[] = []): Promise<CliRun> {
 
 /** Bytes written to a block device so far, from its sysfs stat (field 7: sectors written, in 512-byte units). */
 function bytesWritten(device: string): number {
-  const stat = readFileSync(`/sys/block/${device.replace('/dev/', '')}/stat`, 'utf8').trim().split(/\s+/);
+  const stat = readFileSync(`/sys/block/${device.replace('/dev/', '')}/stat`, 'utf8')
+    .trim()
+    .split(/\s+/);
   return Number(stat[6]) * 512;
 }
 
@@ -28,7 +39,8 @@ async function partitionOf(loop: LoopDevice): Promise<string> {
 
 /** What blkid finds on `partition`: its TYPE and LABEL. */
 function identify(partition: string): { type: string; label: string } {
-  const tag = (name: string) => execFileSync('blkid', ['-s', name, '-o', 'value', partition], { encoding: 'utf8' }).trim();
+  const tag = (name: string) =>
+    execFileSync('blkid', ['-s', name, '-o', 'value', partition], { encoding: 'utf8' }).trim();
   return { type: tag('TYPE'), label: tag('LABEL') };
 }
 
@@ -50,7 +62,12 @@ describeDevices('sluice erase', () => {
     const untouched = readBytes(loop.backing, 128 * MiB, MiB);
     const run = await eraseCli(loop.path, ['--label', 'Sluice 1']);
     expect(run.code, run.stderr).toBe(0);
-    expect(run.events.find((e) => e.type === 'erase')).toMatchObject({ filesystem: 'fat32', label: 'SLUICE 1', partitionStart: 4 * MiB, partitionBytes: 252 * MiB });
+    expect(run.events.find((e) => e.type === 'erase')).toMatchObject({
+      filesystem: 'fat32',
+      label: 'SLUICE 1',
+      partitionStart: 4 * MiB,
+      partitionBytes: 252 * MiB,
+    });
     expect(run.events.find((e) => e.type === 'result')).toMatchObject({ status: 'ok', verified: true });
     expect(readBytes(loop.backing, 128 * MiB, MiB).equals(untouched)).toBe(true);
     // The tables' temporary file is gone with its directory.
@@ -75,7 +92,11 @@ describeDevices('sluice erase', () => {
     // The tables (9.8 MB) and the first MiB once more: it is blanked first and written last.
     expect(written).toBeLessThan(64 * MiB);
     expect(written).toBeGreaterThan(9 * MiB);
-    expect(run.events.find((e) => e.type === 'erase')).toMatchObject({ filesystem: 'exfat', label: 'Kärtchen', clusterBytes: 128 * 1024 });
+    expect(run.events.find((e) => e.type === 'erase')).toMatchObject({
+      filesystem: 'exfat',
+      label: 'Kärtchen',
+      clusterBytes: 128 * 1024,
+    });
     const partition = await partitionOf(loop);
     expect(identify(partition)).toEqual({ type: 'exfat', label: 'Kärtchen' });
     clean('fsck.exfat', partition);

@@ -59,7 +59,10 @@ describeDevices('flash to a regular file', () => {
   it('keeps nothing, under either name, of a file whose image turns out corrupt', async () => {
     const dir = scratchDir();
     osImage(dir, 16 * MiB);
-    sh(dir, 'xz -T1 -c os.img > os.img.xz && printf "\\001\\002\\003" | dd of=os.img.xz bs=1 seek=300000 conv=notrunc status=none');
+    sh(
+      dir,
+      'xz -T1 -c os.img > os.img.xz && printf "\\001\\002\\003" | dd of=os.img.xz bs=1 seek=300000 conv=notrunc status=none',
+    );
     const target = join(dir, 'out.img');
     const run = await flashCli(join(dir, 'os.img.xz'), [target]);
     expect(run.code).toBe(1);
@@ -76,7 +79,11 @@ describeDevices('flash to a regular file', () => {
     const target = join(full, 'decoded.img');
     const run = await collect(spawnCli(['flash', '--yes', '--json', join(dir, 'os.img.xz'), target]));
     expect(run.code).toBe(1);
-    expect(resultsOf(run).get(target)).toMatchObject({ status: 'failed', code: 'target-full', message: expect.stringContaining('not enough free space') as unknown });
+    expect(resultsOf(run).get(target)).toMatchObject({
+      status: 'failed',
+      code: 'target-full',
+      message: expect.stringContaining('not enough free space') as unknown,
+    });
     expect(readdirSync(full)).toEqual([]);
   });
 
@@ -106,7 +113,9 @@ describeDevices('flash to a regular file', () => {
     expect(isWindowsDevicePath('\\\\.\\PhysicalDrive2', 'linux')).toBe(false);
     // The file route itself refuses a link (it never follows one) and a missing name in /dev.
     await expect(checkFileTargetPath(link)).rejects.toMatchObject({ failure: { code: 'target-not-block-device' } });
-    await expect(checkFileTargetPath('/dev/sluice-no-such-drive')).rejects.toMatchObject({ failure: { code: 'target-not-found' } });
+    await expect(checkFileTargetPath('/dev/sluice-no-such-drive')).rejects.toMatchObject({
+      failure: { code: 'target-not-found' },
+    });
     expect(statSync(loop.path).isBlockDevice()).toBe(true);
   });
 });

@@ -35,7 +35,10 @@ describeDevices('a device that fails mid-write', () => {
       assertTestTarget(loop.path);
       const child = spawnCli(['flash', '--yes', '--json', '--no-eject', image, loop.path], { cgroup: group.dir });
       const done = collect(child);
-      await waitForEvent(child, (e) => e.type === 'progress' && e['phase'] === 'writing' && Number(e['bytesDone']) > 8 * MiB);
+      await waitForEvent(
+        child,
+        (e) => e.type === 'progress' && e['phase'] === 'writing' && Number(e['bytesDone']) > 8 * MiB,
+      );
       // What a reader shows once its card is out: the same device, now of 0 bytes.
       assertOwnedLoop(loop.path);
       execFileSync('truncate', ['-s', '0', loop.backing]);
@@ -44,7 +47,9 @@ describeDevices('a device that fails mid-write', () => {
       expect(run.code).toBe(1);
       const result = resultsOf(run).get(loop.path);
       expect(result, run.stdout + run.stderr).toMatchObject({ status: 'failed', code: 'target-full' });
-      expect(result?.message).toMatch(/ran out of space at byte offset \d+ \(.*\), short of the 134 MB it announced: was it unplugged, or its card taken out\?/);
+      expect(result?.message).toMatch(
+        /ran out of space at byte offset \d+ \(.*\), short of the 134 MB it announced: was it unplugged, or its card taken out\?/,
+      );
       expect(result?.message).toMatch(/ The drive is incomplete; flash it again before use\.$/);
     } finally {
       group.remove();

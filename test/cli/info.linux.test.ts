@@ -21,7 +21,10 @@ describe('sluice info: what an image is, before anything is written', () => {
   beforeAll(() => {
     dir = scratchDir();
     const image = osImage(dir, IMAGE_SIZE);
-    sh(dir, 'xz -T2 -c os.img > os.img.xz && gzip -c os.img > os.img.gz && zstd -q os.img -o os.img.zst && bzip2 -c os.img > os.img.bz2 && zip -q os.zip os.img && qemu-img convert -c -O qcow2 os.img os.qcow2');
+    sh(
+      dir,
+      'xz -T2 -c os.img > os.img.xz && gzip -c os.img > os.img.gz && zstd -q os.img -o os.img.zst && bzip2 -c os.img > os.img.bz2 && zip -q os.zip os.img && qemu-img convert -c -O qcow2 os.img os.qcow2',
+    );
     writeDmg(readFileSync(image), join(dir, 'os.dmg'));
   });
 
@@ -48,13 +51,27 @@ describe('sluice info: what an image is, before anything is written', () => {
   });
 
   it('bzip2 records no size: said to be unknown', async () => {
-    expect(await info(join(dir, 'os.img.bz2'))).toMatchObject({ format: 'bzip2', size: null, sizeExact: false, partitionTable: { type: 'gpt' } });
+    expect(await info(join(dir, 'os.img.bz2'))).toMatchObject({
+      format: 'bzip2',
+      size: null,
+      sizeExact: false,
+      partitionTable: { type: 'gpt' },
+    });
   });
 
   it('a raw image’s filesystem labels are read where the GPT has no names', async () => {
-    sh(dir, `cp os.img mbr.img && printf 'label: dos\\nstart=2048, size=16384, type=c\\nstart=18432, type=83\\n' | sfdisk --quiet mbr.img`);
+    sh(
+      dir,
+      `cp os.img mbr.img && printf 'label: dos\\nstart=2048, size=16384, type=c\\nstart=18432, type=83\\n' | sfdisk --quiet mbr.img`,
+    );
     const probe = await info(join(dir, 'mbr.img'));
-    expect(probe['partitionTable']).toMatchObject({ type: 'mbr', partitions: [{ type: 'FAT32 (LBA)', label: 'BOOT' }, { type: 'Linux', label: 'rootfs' }] });
+    expect(probe['partitionTable']).toMatchObject({
+      type: 'mbr',
+      partitions: [
+        { type: 'FAT32 (LBA)', label: 'BOOT' },
+        { type: 'Linux', label: 'rootfs' },
+      ],
+    });
   });
 
   it('says when a block map applies, and the text form names it', async () => {
@@ -63,9 +80,13 @@ describe('sluice info: what an image is, before anything is written', () => {
     // The gzip's own size is a hint; the map next to it (os.img.bmap for os.img.gz) makes it exact.
     const mapped = await collect(spawnCli(['info', join(dir, 'os.img.gz')]));
     expect(mapped.stdout).toMatch(/image size:\s+16\.8 MB \(16777216 bytes\)/);
-    expect(mapped.stdout).toMatch(/block map:\s+.*os\.img\.bmap: .* mapped in \d+ ranges; only those are written and verified/);
+    expect(mapped.stdout).toMatch(
+      /block map:\s+.*os\.img\.bmap: .* mapped in \d+ ranges; only those are written and verified/,
+    );
     const unmapped = await collect(spawnCli(['info', '--no-bmap', join(dir, 'os.img.gz')]));
-    expect(unmapped.stdout).toMatch(/image size:\s+at least 16\.8 MB \(at least 16777216 bytes, from the gzip trailer, which gives the size modulo 4 GiB\)/);
+    expect(unmapped.stdout).toMatch(
+      /image size:\s+at least 16\.8 MB \(at least 16777216 bytes, from the gzip trailer, which gives the size modulo 4 GiB\)/,
+    );
     expect(unmapped.stdout).toMatch(/block map:\s+none/);
   });
 });

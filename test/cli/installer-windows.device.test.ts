@@ -31,31 +31,44 @@ describeDevices('installer mode: a Windows-like UDF ISO whose install.wim is ove
     console.log(`fixture ready in ${((performance.now() - started) / 1000).toFixed(1)} s`);
   }, 1_800_000);
 
-  it.runIf(RUN)('the WIM is split into checked .swm parts, every other file is identical, and OVMF boots the loader', async () => {
-    const dir = scratchDir('/var/tmp');
-    const loop = createLoop({ size: 6 * GiB, fill: 'sparse', dir });
-    assertTestTarget(loop.path);
-    let started = performance.now();
-    const run = await collect(spawnCli(['flash', '--yes', '--iso-mode', 'files', iso, loop.path], { env: { TMPDIR: dir } }));
-    console.log(`flashed (split, written, read back) in ${((performance.now() - started) / 1000).toFixed(1)} s`);
-    expect(run.code, run.stderr + run.stdout).toBe(0);
-    const head = Buffer.alloc(512);
-    const fd = openSync(loop.backing, 'r');
-    readSync(fd, head, 0, 512, 0);
-    closeSync(fd);
-    expect([head[446], head[450], head.readUInt32LE(454)]).toEqual([0x80, 0x0c, (4 * MiB) / 512]);
-    started = performance.now();
-    sh(dir, `dd if=${loop.backing} of=partition.img bs=4M skip=1 conv=sparse status=none && fsck.fat -n partition.img >/dev/null && mkdir stick && mcopy -s -n -i partition.img ::/ stick/ && rm partition.img`);
-    console.log(`fsck and copied out in ${((performance.now() - started) / 1000).toFixed(1)} s`);
-    const tree = join(iso, '..', 'tree');
-    sh(dir, `ls stick/sources > parts.txt && diff -r -x install.wim -x 'install*.swm' stick ${tree}`);
-    expect(readFileSync(join(dir, 'parts.txt'), 'utf8')).toBe('install.swm\ninstall2.swm\n');
-    execFileSync('wimlib-imagex', ['verify', join(dir, 'stick/sources/install.swm'), `--ref=${join(dir, 'stick/sources/install*.swm')}`]);
-    expect(wimInfo(join(dir, 'stick/sources/install.swm'))).toBe(wimInfo(join(tree, 'sources/install.wim')));
-    expect(wimInfo(join(tree, 'sources/install.wim'))).toMatch(/^Image Count: 2\n/);
-    sh(dir, 'rm -rf stick');
-    const boot = bootUnderOvmf(loop.backing, dir);
-    console.log(`booted to the loader in ${boot.seconds.toFixed(1)} s`);
-    expect(boot.output).toContain(BOOT_MARKER);
-  }, 1_800_000);
+  it.runIf(RUN)(
+    'the WIM is split into checked .swm parts, every other file is identical, and OVMF boots the loader',
+    async () => {
+      const dir = scratchDir('/var/tmp');
+      const loop = createLoop({ size: 6 * GiB, fill: 'sparse', dir });
+      assertTestTarget(loop.path);
+      let started = performance.now();
+      const run = await collect(
+        spawnCli(['flash', '--yes', '--iso-mode', 'files', iso, loop.path], { env: { TMPDIR: dir } }),
+      );
+      console.log(`flashed (split, written, read back) in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+      expect(run.code, run.stderr + run.stdout).toBe(0);
+      const head = Buffer.alloc(512);
+      const fd = openSync(loop.backing, 'r');
+      readSync(fd, head, 0, 512, 0);
+      closeSync(fd);
+      expect([head[446], head[450], head.readUInt32LE(454)]).toEqual([0x80, 0x0c, (4 * MiB) / 512]);
+      started = performance.now();
+      sh(
+        dir,
+        `dd if=${loop.backing} of=partition.img bs=4M skip=1 conv=sparse status=none && fsck.fat -n partition.img >/dev/null && mkdir stick && mcopy -s -n -i partition.img ::/ stick/ && rm partition.img`,
+      );
+      console.log(`fsck and copied out in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+      const tree = join(iso, '..', 'tree');
+      sh(dir, `ls stick/sources > parts.txt && diff -r -x install.wim -x 'install*.swm' stick ${tree}`);
+      expect(readFileSync(join(dir, 'parts.txt'), 'utf8')).toBe('install.swm\ninstall2.swm\n');
+      execFileSync('wimlib-imagex', [
+        'verify',
+        join(dir, 'stick/sources/install.swm'),
+        `--ref=${join(dir, 'stick/sources/install*.swm')}`,
+      ]);
+      expect(wimInfo(join(dir, 'stick/sources/install.swm'))).toBe(wimInfo(join(tree, 'sources/install.wim')));
+      expect(wimInfo(join(tree, 'sources/install.wim'))).toMatch(/^Image Count: 2\n/);
+      sh(dir, 'rm -rf stick');
+      const boot = bootUnderOvmf(loop.backing, dir);
+      console.log(`booted to the loader in ${boot.seconds.toFixed(1)} s`);
+      expect(boot.output).toContain(BOOT_MARKER);
+    },
+    1_800_000,
+  );
 });

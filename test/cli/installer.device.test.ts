@@ -27,20 +27,37 @@ describeDevices('installer mode: the files of an ISO made into a stick', () => {
     assertTestTarget(loop.path);
     const run = await collect(spawnCli(['flash', '--yes', '--iso-mode', 'files', iso, loop.path]));
     expect(run.code, run.stderr + run.stdout).toBe(0);
-    expect(run.stdout).toMatch(/made an installer stick: one FAT32 partition of .* holding the ISO's 47 files .*, written and read back in /);
+    expect(run.stdout).toMatch(
+      /made an installer stick: one FAT32 partition of .* holding the ISO's 47 files .*, written and read back in /,
+    );
     const disk = readFileSync(loop.backing);
     // The layout: an MBR with one active FAT32 (LBA) partition from 4 MiB to the end, and no ISO 9660 left.
     expect(disk.readUInt16LE(510)).toBe(0xaa55);
-    expect([disk[446], disk[450], disk.readUInt32LE(454), disk.readUInt32LE(458)]).toEqual([0x80, 0x0c, PARTITION_START / 512, (STICK_BYTES - PARTITION_START) / 512]);
+    expect([disk[446], disk[450], disk.readUInt32LE(454), disk.readUInt32LE(458)]).toEqual([
+      0x80,
+      0x0c,
+      PARTITION_START / 512,
+      (STICK_BYTES - PARTITION_START) / 512,
+    ]);
     expect(disk.subarray(462, 510).every((b) => b === 0)).toBe(true);
     expect(disk.toString('latin1', 32769, 32774)).not.toBe('CD001');
     const partition = join(dir, 'partition.img');
     sh(dir, `dd if=${loop.backing} of=partition.img bs=4M skip=1 status=none`);
     // fsck.fat exits non-zero on any fault; it counts the 5 folders among the files.
-    expect(execFileSync('fsck.fat', ['-n', '-V', partition], { encoding: 'utf8' })).toMatch(/: 52 files, \d+\/\d+ clusters\n$/);
-    sh(dir, `mkdir stick disc && mcopy -s -n -i partition.img ::/ stick/ && xorriso -osirrox on -indev ${iso} -extract / disc 2>/dev/null`);
+    expect(execFileSync('fsck.fat', ['-n', '-V', partition], { encoding: 'utf8' })).toMatch(
+      /: 52 files, \d+\/\d+ clusters\n$/,
+    );
+    sh(
+      dir,
+      `mkdir stick disc && mcopy -s -n -i partition.img ::/ stick/ && xorriso -osirrox on -indev ${iso} -extract / disc 2>/dev/null`,
+    );
     sh(dir, 'diff -r stick disc');
-    expect(readFileSync(join(dir, 'stick/casper/a folder with a long name/deeper still/Ünïcödé name, with spaces.txt'), 'utf8')).toBe('long names survive\n');
+    expect(
+      readFileSync(
+        join(dir, 'stick/casper/a folder with a long name/deeper still/Ünïcödé name, with spaces.txt'),
+        'utf8',
+      ),
+    ).toBe('long names survive\n');
     const boot = bootUnderOvmf(loop.backing, dir);
     console.log(`booted to the loader in ${boot.seconds.toFixed(1)} s`);
     expect(boot.output).toContain(BOOT_MARKER);
@@ -53,7 +70,10 @@ describeDevices('installer mode: the files of an ISO made into a stick', () => {
     assertTestTarget(loop.path);
     const run = await collect(spawnCli(['flash', '--yes', '--iso-mode', 'files', iso, loop.path]));
     expect(run.code, run.stderr + run.stdout).toBe(0);
-    sh(dir, `dd if=${loop.backing} of=partition.img bs=4M skip=1 status=none && fsck.fat -n partition.img >/dev/null && mkdir stick && mcopy -s -n -i partition.img ::/ stick/`);
+    sh(
+      dir,
+      `dd if=${loop.backing} of=partition.img bs=4M skip=1 status=none && fsck.fat -n partition.img >/dev/null && mkdir stick && mcopy -s -n -i partition.img ::/ stick/`,
+    );
     sh(dir, 'diff -r stick tree');
   });
 
@@ -61,7 +81,9 @@ describeDevices('installer mode: the files of an ISO made into a stick', () => {
     const dir = scratchDir();
     const loop = createLoop({ size: 64 * MiB });
     assertTestTarget(loop.path);
-    const run = await collect(spawnCli(['flash', '--yes', '--no-verify', '--iso-mode', 'files', discFixture(dir, 'windows'), loop.path]));
+    const run = await collect(
+      spawnCli(['flash', '--yes', '--no-verify', '--iso-mode', 'files', discFixture(dir, 'windows'), loop.path]),
+    );
     expect(run.code, run.stderr + run.stdout).toBe(0);
     expect(run.stdout).toContain('written but NOT verified (--no-verify)');
     expect(run.stdout).not.toContain('read back');

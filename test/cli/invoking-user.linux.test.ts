@@ -54,10 +54,16 @@ describe.skipIf(!isRoot)('sluice as root under sudo reads images as the user who
     const asUser = await cli(['info', '--json', image], sudoEnv);
     expect(asUser.run.code).not.toBe(0);
     expect(asUser.run.stderr).toContain(`sluice: ${image} cannot be read: EACCES: permission denied`);
-    expect(asUser.seen.filter((p) => isProbe(p.argv)).map((p) => p.uids)).toEqual([[user.uid, user.uid, user.uid, user.uid]]);
+    expect(asUser.seen.filter((p) => isProbe(p.argv)).map((p) => p.uids)).toEqual([
+      [user.uid, user.uid, user.uid, user.uid],
+    ]);
     const asRoot = await cli(['info', '--json', image], { ...process.env, SUDO_UID: undefined, SUDO_GID: undefined });
     expect(asRoot.run.code, asRoot.run.stderr).toBe(0);
-    expect(JSON.parse(asRoot.run.stdout)).toMatchObject({ format: 'xz', size: 16 * MiB, partitionTable: { type: 'gpt' } });
+    expect(JSON.parse(asRoot.run.stdout)).toMatchObject({
+      format: 'xz',
+      size: 16 * MiB,
+      partitionTable: { type: 'gpt' },
+    });
   });
 
   describe('a download, served slowly so that each process can be looked at while it runs', () => {
@@ -96,7 +102,11 @@ describe.skipIf(!isRoot)('sluice as root under sudo reads images as the user who
       expect(probes).toHaveLength(1);
       expect(decoders).toHaveLength(1);
       for (const p of [...probes, ...decoders]) {
-        expect({ uids: p.uids, gids: p.gids, groups: p.groups }).toEqual({ uids: Array(4).fill(user.uid), gids: Array(4).fill(user.gid), groups: [] });
+        expect({ uids: p.uids, gids: p.gids, groups: p.groups }).toEqual({
+          uids: Array(4).fill(user.uid),
+          gids: Array(4).fill(user.gid),
+          groups: [],
+        });
       }
     });
   });

@@ -5,7 +5,15 @@ import { expect, it } from 'vitest';
 import { MiB } from '../../common/domain/units.js';
 import { collect, flashCli, spawnCli, waitForEvent, type CliRun } from '../support/cli.js';
 import { describeDevices } from '../support/device-suite.js';
-import { assertOwnedLoop, createLoop, pullLoop, scratchDir, smallTmpfs, writeRandomFile, type LoopDevice } from '../support/loop-device.js';
+import {
+  assertOwnedLoop,
+  createLoop,
+  pullLoop,
+  scratchDir,
+  smallTmpfs,
+  writeRandomFile,
+  type LoopDevice,
+} from '../support/loop-device.js';
 import { throttledCards } from '../support/throttle.js';
 
 function imageOf(size: number): { path: string; bytes: Buffer } {
@@ -54,9 +62,14 @@ describeDevices('many cards from one flash, each at its own pace', () => {
     const good = [createLoop({ size: 32 * MiB }), createLoop({ size: 32 * MiB })];
     // 32 MiB claimed, 8 MiB of real space, written at 2 MB/s: it fails after about 4 s.
     const failing = createLoop({ size: 32 * MiB, fill: 'sparse', dir: smallTmpfs(8 * MiB) });
-    const group = throttledCards([...good.map((loop) => ({ device: loop.path, bytesPerSecond: 32_000_000 })), { device: failing.path, bytesPerSecond: 2_000_000 }]);
+    const group = throttledCards([
+      ...good.map((loop) => ({ device: loop.path, bytesPerSecond: 32_000_000 })),
+      { device: failing.path, bytesPerSecond: 2_000_000 },
+    ]);
     try {
-      const run = await flashCli(image.path, [good[0]?.path ?? '', failing.path, good[1]?.path ?? ''], [], { cgroup: group.dir });
+      const run = await flashCli(image.path, [good[0]?.path ?? '', failing.path, good[1]?.path ?? ''], [], {
+        cgroup: group.dir,
+      });
       for (const loop of good) {
         expect(resultOf(run, loop.path)).toMatchObject({ status: 'ok', verified: true });
         expect(holdsImage(loop, image.bytes)).toBe(true);
@@ -68,9 +81,18 @@ describeDevices('many cards from one flash, each at its own pace', () => {
       // Their own speed: each good card is verified to its end while the failing one is still
       // being written, below what it reached before it failed. In lock-step they would all have
       // moved at 2 MB/s until it failed.
-      const lastOfFailing = run.events.findLastIndex((e) => e.type === 'progress' && e['target'] === failing.path && e['phase'] === 'writing');
+      const lastOfFailing = run.events.findLastIndex(
+        (e) => e.type === 'progress' && e['target'] === failing.path && e['phase'] === 'writing',
+      );
       for (const loop of good) {
-        const verified = indexOf(run, (e) => e.type === 'progress' && e['target'] === loop.path && e['phase'] === 'verifying' && e['bytesDone'] === image.bytes.length);
+        const verified = indexOf(
+          run,
+          (e) =>
+            e.type === 'progress' &&
+            e['target'] === loop.path &&
+            e['phase'] === 'verifying' &&
+            e['bytesDone'] === image.bytes.length,
+        );
         expect(verified).toBeGreaterThanOrEqual(0);
         expect(verified).toBeLessThan(lastOfFailing);
       }
@@ -85,9 +107,15 @@ describeDevices('many cards from one flash, each at its own pace', () => {
     const cache = scratchDir();
     const fast = [createLoop({ size: 32 * MiB }), createLoop({ size: 32 * MiB })];
     const slow = createLoop({ size: 32 * MiB });
-    const group = throttledCards([...fast.map((loop) => ({ device: loop.path, bytesPerSecond: 32_000_000 })), { device: slow.path, bytesPerSecond: 4_000_000 }]);
+    const group = throttledCards([
+      ...fast.map((loop) => ({ device: loop.path, bytesPerSecond: 32_000_000 })),
+      { device: slow.path, bytesPerSecond: 4_000_000 },
+    ]);
     try {
-      const run = await flashCli(`${image.path}.xz`, [fast[0]?.path ?? '', slow.path, fast[1]?.path ?? ''], [], { cgroup: group.dir, env: { SLUICE_CACHE_DIR: cache } });
+      const run = await flashCli(`${image.path}.xz`, [fast[0]?.path ?? '', slow.path, fast[1]?.path ?? ''], [], {
+        cgroup: group.dir,
+        env: { SLUICE_CACHE_DIR: cache },
+      });
       expect(run.code, run.stderr).toBe(0);
       for (const loop of [...fast, slow]) {
         expect(resultOf(run, loop.path)).toMatchObject({ status: 'ok', verified: true });
@@ -95,9 +123,22 @@ describeDevices('many cards from one flash, each at its own pace', () => {
       }
       // From a pipe the fast cards could run at most a ring ahead of the slow one; from the copy,
       // each is verified to its end while the slow one is still being written.
-      const slowWriting = run.events.findLastIndex((e) => e.type === 'progress' && e['target'] === slow.path && e['phase'] === 'writing' && Number(e['bytesDone']) < 8 * MiB);
+      const slowWriting = run.events.findLastIndex(
+        (e) =>
+          e.type === 'progress' &&
+          e['target'] === slow.path &&
+          e['phase'] === 'writing' &&
+          Number(e['bytesDone']) < 8 * MiB,
+      );
       for (const loop of fast) {
-        const verified = indexOf(run, (e) => e.type === 'progress' && e['target'] === loop.path && e['phase'] === 'verifying' && e['bytesDone'] === image.bytes.length);
+        const verified = indexOf(
+          run,
+          (e) =>
+            e.type === 'progress' &&
+            e['target'] === loop.path &&
+            e['phase'] === 'verifying' &&
+            e['bytesDone'] === image.bytes.length,
+        );
         expect(verified).toBeGreaterThanOrEqual(0);
         expect(verified).toBeLessThan(slowWriting);
       }
@@ -116,9 +157,18 @@ describeDevices('many cards from one flash, each at its own pace', () => {
     const group = throttledCards(loops.map((loop) => ({ device: loop.path, bytesPerSecond: 8_000_000 })));
     try {
       loops.forEach((l) => assertOwnedLoop(l.path));
-      const child = spawnCli(['flash', '--yes', '--json', image.path, ...loops.map((l) => l.path)], { cgroup: group.dir });
+      const child = spawnCli(['flash', '--yes', '--json', image.path, ...loops.map((l) => l.path)], {
+        cgroup: group.dir,
+      });
       const done = collect(child);
-      await waitForEvent(child, (e) => e.type === 'progress' && e['target'] === pulled.path && e['phase'] === 'writing' && Number(e['bytesDone']) > 8 * MiB);
+      await waitForEvent(
+        child,
+        (e) =>
+          e.type === 'progress' &&
+          e['target'] === pulled.path &&
+          e['phase'] === 'writing' &&
+          Number(e['bytesDone']) > 8 * MiB,
+      );
       pullLoop(pulled, 4 * MiB);
       const run = await done;
       for (const loop of [first, last]) {

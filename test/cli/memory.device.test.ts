@@ -18,7 +18,11 @@ function patternImage(path: string, size: number): void {
 /** Peak resident memory in KiB of a whole `sluice flash` run, as GNU time measures it. */
 async function peakRssKiB(image: string, target: string): Promise<number> {
   assertTestTarget(target);
-  const run = await collect(spawnCli(['flash', '--yes', '--json', image, target], { wrapper: ['/usr/bin/time', '--format', 'peak-rss-kib=%M'] }));
+  const run = await collect(
+    spawnCli(['flash', '--yes', '--json', image, target], {
+      wrapper: ['/usr/bin/time', '--format', 'peak-rss-kib=%M'],
+    }),
+  );
   expect(run.code).toBe(0);
   const match = /peak-rss-kib=(\d+)/.exec(run.stderr);
   return Number(match?.[1]);

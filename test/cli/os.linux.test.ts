@@ -42,14 +42,23 @@ describe('sluice os list', () => {
     expect(run.stdout).toMatch(/^Other systems\/Rescue\/Test OS Rescue\s+2026-11-19\s+[\d.]+ MB\s+16\.8 MB$/m);
     expect(run.stderr).toMatch(/sluice: note: .*\("Broken entry"\) skipped: extract_sha256/);
     expect(run.stderr).toMatch(/sluice: note: .*\("Board without tags"\) skipped: tags: missing\./);
-    expect(await paths([])).toEqual(['Test OS Lite', 'Other systems/Test OS Desktop', 'Other systems/Rescue/Test OS Rescue', 'Generic/Test OS Generic']);
+    expect(await paths([])).toEqual([
+      'Test OS Lite',
+      'Other systems/Test OS Desktop',
+      'Other systems/Rescue/Test OS Rescue',
+      'Generic/Test OS Generic',
+    ]);
   });
 
   it('filters by board as Imager does: an exclusive board by name, an inclusive one by a tag', async () => {
     // Board A (exclusive): entries naming board-a or board-a-64; the entry naming no boards is left out.
     expect(await paths(['--device', 'board a'])).toEqual(['Test OS Lite', 'Other systems/Test OS Desktop']);
     // Board B (inclusive): entries naming board-b, and the one naming no boards.
-    expect(await paths(['--device', 'board-b'])).toEqual(['Other systems/Test OS Desktop', 'Other systems/Rescue/Test OS Rescue', 'Generic/Test OS Generic']);
+    expect(await paths(['--device', 'board-b'])).toEqual([
+      'Other systems/Test OS Desktop',
+      'Other systems/Rescue/Test OS Rescue',
+      'Generic/Test OS Generic',
+    ]);
   });
 
   it('refuses a board it does not know, naming those it does', async () => {
@@ -93,11 +102,27 @@ describe('sluice cache list|clear', () => {
     mkdirSync(images, { recursive: true });
     const key = server.images.lite.downloadSha256;
     writeFileSync(join(images, `${key}.part`), Buffer.alloc(1000));
-    writeFileSync(join(images, `${key}.json`), JSON.stringify({ name: 'Test OS Lite', url: 'https://x/lite.img.xz', size: 4000, checks: 'download', lastUsed: Date.UTC(2026, 10, 24, 4, 34) }));
+    writeFileSync(
+      join(images, `${key}.json`),
+      JSON.stringify({
+        name: 'Test OS Lite',
+        url: 'https://x/lite.img.xz',
+        size: 4000,
+        checks: 'download',
+        lastUsed: Date.UTC(2026, 10, 24, 4, 34),
+      }),
+    );
     const text = await cli(['cache', 'list']);
     expect(text.stdout).toContain(`Image cache: ${join(dir, 'cache')}`);
-    expect(text.stdout).toMatch(new RegExp(`^  ${key.slice(0, 12)}  Test OS Lite\\s+1.0 KB  partial, 25% of 4.0 KB, last used 2026-11-24 04:34 UTC$`, 'm'));
-    const json = JSON.parse((await cli(['cache', 'list', '--json'])).stdout) as { entries: { key: string; complete: boolean; bytes: number }[] };
+    expect(text.stdout).toMatch(
+      new RegExp(
+        `^  ${key.slice(0, 12)}  Test OS Lite\\s+1.0 KB  partial, 25% of 4.0 KB, last used 2026-11-24 04:34 UTC$`,
+        'm',
+      ),
+    );
+    const json = JSON.parse((await cli(['cache', 'list', '--json'])).stdout) as {
+      entries: { key: string; complete: boolean; bytes: number }[];
+    };
     expect(json.entries).toMatchObject([{ key, complete: false, bytes: 1000 }]);
     const cleared = await cli(['cache', 'clear', '--json']);
     expect(JSON.parse(cleared.stdout)).toMatchObject({ removed: 1, bytes: 1000 });
@@ -112,7 +137,10 @@ describe('the command line', () => {
     [['os', 'list', '--no-cache'], '--no-cache and --cache-limit are options of flash and verify'],
     [['os', 'frobnicate'], 'os takes list or boards'],
     [['cache'], 'cache takes list or clear'],
-    [['flash', 'os:x', '/dev/null', '--cache-limit', 'lots'], '--cache-limit takes a size such as 20G or 500M, not "lots"'],
+    [
+      ['flash', 'os:x', '/dev/null', '--cache-limit', 'lots'],
+      '--cache-limit takes a size such as 20G or 500M, not "lots"',
+    ],
   ])('refuses %j', async (args, words) => {
     const run = await cli(args);
     expect(run.code).toBe(2);

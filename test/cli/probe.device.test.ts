@@ -19,7 +19,12 @@ async function firstMarker(store: string, size: number): Promise<void> {
   }
 }
 
-function reportOf(run: { events: { type: string; [key: string]: unknown }[] }): { claimedBytes: number; realBytes: number; kind: string | null; seconds: number } {
+function reportOf(run: { events: { type: string; [key: string]: unknown }[] }): {
+  claimedBytes: number;
+  realBytes: number;
+  kind: string | null;
+  seconds: number;
+} {
   return run.events.find((e) => e.type === 'probe') as never;
 }
 
@@ -36,7 +41,11 @@ describeDevices('sluice probe', () => {
       const run = await probeCli(card.path);
       expect(run.code, run.stderr).toBe(1);
       expect(reportOf(run)).toMatchObject({ kind: fake.kind, claimedBytes: FAKE_CLAIMED, realBytes: FAKE_REAL });
-      expect(run.events.find((e) => e.type === 'result')).toMatchObject({ status: 'failed', code: 'target-fake-capacity', fakeCapacity: { kind: fake.kind, realBytes: FAKE_REAL } });
+      expect(run.events.find((e) => e.type === 'result')).toMatchObject({
+        status: 'failed',
+        code: 'target-fake-capacity',
+        fakeCapacity: { kind: fake.kind, realBytes: FAKE_REAL },
+      });
       expect(sha256(card.store)).toBe(before);
     });
   }
@@ -99,7 +108,8 @@ describeDevices('sluice probe', () => {
     // Exactly the blocks that differ from what the card held are named.
     const now = readBytes(card.store, 0, 1 * GiB);
     const changed: number[] = [];
-    for (let at = 0; at < now.length; at += 512) if (!now.subarray(at, at + 512).equals(original.subarray(at, at + 512))) changed.push(at);
+    for (let at = 0; at < now.length; at += 512)
+      if (!now.subarray(at, at + 512).equals(original.subarray(at, at + 512))) changed.push(at);
     expect(listed.sort((a, b) => a - b)).toEqual(changed);
     expect(result.message).toMatch(/could not be restored/);
   });

@@ -18,7 +18,10 @@ describeDevices('a drive that turns read-only part-way', () => {
       assertTestTarget(loop.path);
       const child = spawnCli(['flash', '--yes', '--json', image, loop.path], { cgroup: group.dir });
       const done = collect(child);
-      await waitForEvent(child, (e) => e.type === 'progress' && e['phase'] === 'writing' && Number(e['bytesDone']) > 8 * MiB);
+      await waitForEvent(
+        child,
+        (e) => e.type === 'progress' && e['phase'] === 'writing' && Number(e['bytesDone']) > 8 * MiB,
+      );
       execFileSync('blockdev', ['--setro', loop.path]);
       const run = await done;
       const result = run.events.find((e) => e.type === 'result');

@@ -9,7 +9,14 @@ import { refuseTarget } from '../../writer/target-check.js';
 import { startHelper } from '../../user/launcher/launch.js';
 import { assertTestTarget, flashCli, resultsOf } from '../support/cli.js';
 import { describeDevices } from '../support/device-suite.js';
-import { attachLoop, createLoop, digestFile, partitionedLoop, scratchDir, writeRandomFile } from '../support/loop-device.js';
+import {
+  attachLoop,
+  createLoop,
+  digestFile,
+  partitionedLoop,
+  scratchDir,
+  writeRandomFile,
+} from '../support/loop-device.js';
 import { builtHelper } from '../support/unprivileged.js';
 import { rootDisk } from '../support/system-disk.js';
 import { processesWithEnvironment } from '../support/processes.js';
@@ -50,7 +57,11 @@ describeDevices('targets the engine refuses before writing a byte', () => {
     expect(run.code, run.stdout + run.stderr).toBe(4);
     // Refused before anything was decoded: the decoder started for it is gone with the command.
     expect(processesWithEnvironment(mark)).toEqual([]);
-    expect(resultsOf(run).get(loop.path)).toMatchObject({ status: 'failed', code: 'target-too-small', message: expect.stringMatching(/too small: the image needs at least 3\.1 MB \(3145728 bytes\)/) as unknown });
+    expect(resultsOf(run).get(loop.path)).toMatchObject({
+      status: 'failed',
+      code: 'target-too-small',
+      message: expect.stringMatching(/too small: the image needs at least 3\.1 MB \(3145728 bytes\)/) as unknown,
+    });
     expect(digestFile(loop.backing)).toBe(before);
   });
 
@@ -64,8 +75,18 @@ describeDevices('targets the engine refuses before writing a byte', () => {
     assertTestTarget(file);
     const fd = openSync(image, 'r');
     try {
-      const job = startHelper({ source: fd, job: { kind: 'flash', targets: [file], imageSize: 2 * MiB, sourceSeekable: true, verify: true }, program: builtHelper() });
-      expect(await job.result).toEqual([expect.objectContaining({ status: 'failed', code: 'target-not-block-device', message: expect.stringContaining('not a disk') as unknown })]);
+      const job = startHelper({
+        source: fd,
+        job: { kind: 'flash', targets: [file], imageSize: 2 * MiB, sourceSeekable: true, verify: true },
+        program: builtHelper(),
+      });
+      expect(await job.result).toEqual([
+        expect.objectContaining({
+          status: 'failed',
+          code: 'target-not-block-device',
+          message: expect.stringContaining('not a disk') as unknown,
+        }),
+      ]);
     } finally {
       closeSync(fd);
     }

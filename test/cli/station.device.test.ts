@@ -14,16 +14,34 @@ import type { StationLogEntry } from '../../common/domain/station.js';
 import { assertTestTarget, collect, spawnCli, waitForEvent, type CliOptions } from '../support/cli.js';
 import { describeDevices } from '../support/device-suite.js';
 import { fsckPartitions } from '../support/free-space.js';
-import { attachLoop, createLoop, digestFile, scratchDir, smallTmpfs, writeRandomFile, type LoopDevice } from '../support/loop-device.js';
+import {
+  attachLoop,
+  createLoop,
+  digestFile,
+  scratchDir,
+  smallTmpfs,
+  writeRandomFile,
+  type LoopDevice,
+} from '../support/loop-device.js';
 import { LAYOUT_BOOT_OFFSET, LAYOUT_IMAGE_SIZE, layoutImage } from '../support/os-image.js';
 import { throttledGroup, throttleDevice } from '../support/throttle.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Starts `sluice station --yes --json --virtual` taking cards only in `slots` (backing files this test made). */
-function spawnStation(image: string, slots: readonly string[], flags: string[], options: CliOptions = {}): ChildProcess {
-  for (const slot of slots) if (!/^(\/dev\/shm\/sluice-test-|\/tmp\/sluice-test-tmpfs-)[^/]+\/[^/]+$/.test(slot)) throw new Error(`refusing to arm a test station on ${slot}: not a backing file of this test`);
-  return spawnCli(['station', '--yes', '--json', '--virtual', ...slots.flatMap((s) => ['--slots', s]), ...flags, image], options);
+function spawnStation(
+  image: string,
+  slots: readonly string[],
+  flags: string[],
+  options: CliOptions = {},
+): ChildProcess {
+  for (const slot of slots)
+    if (!/^(\/dev\/shm\/sluice-test-|\/tmp\/sluice-test-tmpfs-)[^/]+\/[^/]+$/.test(slot))
+      throw new Error(`refusing to arm a test station on ${slot}: not a backing file of this test`);
+  return spawnCli(
+    ['station', '--yes', '--json', '--virtual', ...slots.flatMap((s) => ['--slots', s]), ...flags, image],
+    options,
+  );
 }
 
 /** The log's lines about `slots`: other loop devices that came and went on this machine are refused as outside-slots and left out. */
@@ -38,7 +56,10 @@ function logOf(path: string, slots: readonly string[]): StationLogEntry[] {
 
 /** A file of the card's boot partition, read with mtools. */
 function bootFile(device: string, name: string): string {
-  return execFileSync('mtype', ['-i', `${device}@@${LAYOUT_BOOT_OFFSET}`, `::/${name}`], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+  return execFileSync('mtype', ['-i', `${device}@@${LAYOUT_BOOT_OFFSET}`, `::/${name}`], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
 }
 
 /** Attaches `backing` as a new loop device: a card inserted. */
@@ -54,7 +75,12 @@ describeDevices('sluice station (issue 19 acceptance)', () => {
     const image = layoutImage(dir, 'pi-os');
     const cardSize = LAYOUT_IMAGE_SIZE + 16 * MiB;
     const present = createLoop({ size: cardSize, dir });
-    const backings = { good1: join(dir, 'good-1.img'), small: join(dir, 'small.img'), readOnly: join(dir, 'read-only.img'), good2: join(dir, 'good-2.img') };
+    const backings = {
+      good1: join(dir, 'good-1.img'),
+      small: join(dir, 'small.img'),
+      readOnly: join(dir, 'read-only.img'),
+      good2: join(dir, 'good-2.img'),
+    };
     writeRandomFile(backings.good1, cardSize);
     writeRandomFile(backings.small, LAYOUT_IMAGE_SIZE - MiB);
     writeRandomFile(backings.readOnly, cardSize);
@@ -84,16 +110,44 @@ describeDevices('sluice station (issue 19 acceptance)', () => {
     const bySlot = new Map(entries.map((e) => [e.slot, e]));
     expect(entries).toHaveLength(4);
     const sha256 = createHash('sha256').update(readFileSync(image)).digest('hex');
-    expect(bySlot.get(backings.good1)).toMatchObject({ card: 1, device: good1.path, hostname: 'pi-1', result: 'ok', code: null, capacityCheck: 'passed', imageSha256: sha256, capacity: cardSize });
-    expect(bySlot.get(backings.good2)).toMatchObject({ card: 2, device: good2.path, hostname: 'pi-2', result: 'ok', code: null, capacityCheck: 'passed' });
+    expect(bySlot.get(backings.good1)).toMatchObject({
+      card: 1,
+      device: good1.path,
+      hostname: 'pi-1',
+      result: 'ok',
+      code: null,
+      capacityCheck: 'passed',
+      imageSha256: sha256,
+      capacity: cardSize,
+    });
+    expect(bySlot.get(backings.good2)).toMatchObject({
+      card: 2,
+      device: good2.path,
+      hostname: 'pi-2',
+      result: 'ok',
+      code: null,
+      capacityCheck: 'passed',
+    });
     // The filesystems' free space is left out (the default): what was written and what was left out make up the image.
     for (const slot of [backings.good1, backings.good2]) {
       const entry = bySlot.get(slot);
       expect(entry?.bytesSkipped, slot).toBeGreaterThan(0);
       expect((entry?.bytesWritten ?? 0) + (entry?.bytesSkipped ?? 0), slot).toBe(LAYOUT_IMAGE_SIZE);
     }
-    expect(bySlot.get(backings.small)).toMatchObject({ card: null, result: 'refused', code: 'target-too-small', hostname: null, bytesWritten: 0 });
-    expect(bySlot.get(backings.readOnly)).toMatchObject({ card: null, result: 'refused', code: 'target-read-only', hostname: null, bytesWritten: 0 });
+    expect(bySlot.get(backings.small)).toMatchObject({
+      card: null,
+      result: 'refused',
+      code: 'target-too-small',
+      hostname: null,
+      bytesWritten: 0,
+    });
+    expect(bySlot.get(backings.readOnly)).toMatchObject({
+      card: null,
+      result: 'refused',
+      code: 'target-read-only',
+      hostname: null,
+      bytesWritten: 0,
+    });
     expect(bySlot.get(backings.small)?.message).toMatch(/too small/);
     expect(bySlot.get(backings.readOnly)?.message).toMatch(/read-only/);
     for (const e of entries.filter((x) => x.result === 'ok')) {
@@ -118,10 +172,20 @@ describeDevices('sluice station (issue 19 acceptance)', () => {
     const csv = await collect(spawnCli(['station-csv', log]));
     expect(csv.code).toBe(0);
     const lines = csv.stdout.split('\r\n');
-    expect(lines[0]).toBe('time,card,slot,device,model,serial,capacity,capacityCheck,image,imageSha256,hostname,bytesWritten,bytesSkipped,writeSpeed,verifySpeed,repairedBlocks,seconds,result,code,message');
-    expect(lines.find((l) => l.includes(backings.good2))).toMatch(new RegExp(`^[^,]+,2,${backings.good2},${good2.path},.*,passed,pi-os\\.img,${sha256},pi-2,${bySlot.get(backings.good2)?.bytesWritten},${bySlot.get(backings.good2)?.bytesSkipped},\\d+,\\d+,0,[\\d.]+,ok,,$`));
-    expect(lines.find((l) => l.includes(backings.small))).toMatch(/,refused,target-too-small,"?\/dev\/loop\d+ is too small: .*"?$/);
-    console.log(`station: 2 cards of ${LAYOUT_IMAGE_SIZE / MiB} MiB customised and 2 refused in ${seconds.toFixed(1)} s (3 s of it inserting)`);
+    expect(lines[0]).toBe(
+      'time,card,slot,device,model,serial,capacity,capacityCheck,image,imageSha256,hostname,bytesWritten,bytesSkipped,writeSpeed,verifySpeed,repairedBlocks,seconds,result,code,message',
+    );
+    expect(lines.find((l) => l.includes(backings.good2))).toMatch(
+      new RegExp(
+        `^[^,]+,2,${backings.good2},${good2.path},.*,passed,pi-os\\.img,${sha256},pi-2,${bySlot.get(backings.good2)?.bytesWritten},${bySlot.get(backings.good2)?.bytesSkipped},\\d+,\\d+,0,[\\d.]+,ok,,$`,
+      ),
+    );
+    expect(lines.find((l) => l.includes(backings.small))).toMatch(
+      /,refused,target-too-small,"?\/dev\/loop\d+ is too small: .*"?$/,
+    );
+    console.log(
+      `station: 2 cards of ${LAYOUT_IMAGE_SIZE / MiB} MiB customised and 2 refused in ${seconds.toFixed(1)} s (3 s of it inserting)`,
+    );
   }, 120_000);
 
   it('one card failing mid-write stops no other: the card beside it is written and verified', async () => {
@@ -158,7 +222,9 @@ describeDevices('sluice station (issue 19 acceptance)', () => {
     const backings = [join(dir, 'card-1.img'), join(dir, 'card-2.img')];
     for (const backing of backings) writeRandomFile(backing, 24 * MiB);
     const log = join(dir, 'station.jsonl');
-    const child = spawnStation(`${image}.xz`, backings, ['--count', '2', '--log', log], { env: { SLUICE_CACHE_DIR: cache } });
+    const child = spawnStation(`${image}.xz`, backings, ['--count', '2', '--log', log], {
+      env: { SLUICE_CACHE_DIR: cache },
+    });
     const run = collect(child);
     await waitForEvent(child, (e) => e.type === 'armed');
     const cards = backings.map((backing) => insert(backing));
@@ -182,7 +248,9 @@ describeDevices('sluice station (issue 19 acceptance)', () => {
     const card = insert(backing);
     const result = await run;
     expect(result.code, result.stderr).toBe(0);
-    expect(logOf(log, [backing])).toMatchObject([{ card: 1, result: 'ok', code: null, bytesWritten: LAYOUT_IMAGE_SIZE, bytesSkipped: 0 }]);
+    expect(logOf(log, [backing])).toMatchObject([
+      { card: 1, result: 'ok', code: null, bytesWritten: LAYOUT_IMAGE_SIZE, bytesSkipped: 0 },
+    ]);
     execFileSync('cmp', ['-n', String(LAYOUT_IMAGE_SIZE), image, card.path]);
   }, 60_000);
 

@@ -26,8 +26,15 @@ describeDevices('sudo sluice, started by an ordinary user: only the writer is ro
   let image: string;
 
   /** Runs `sudo -n -u root sluice args…` as the test user, watching which process runs as whom. */
-  async function sudoSluice(args: string[], env: Record<string, string> = {}): Promise<{ run: CliRun; seen: SeenProcess[] }> {
-    const child = spawn(asTestUser()[0] ?? '', [...asTestUser().slice(1), 'sudo', '-n', '-u', 'root', ...builtCli(), ...args], { stdio: ['ignore', 'pipe', 'pipe'], cwd: '/', env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', ...env } });
+  async function sudoSluice(
+    args: string[],
+    env: Record<string, string> = {},
+  ): Promise<{ run: CliRun; seen: SeenProcess[] }> {
+    const child = spawn(
+      asTestUser()[0] ?? '',
+      [...asTestUser().slice(1), 'sudo', '-n', '-u', 'root', ...builtCli(), ...args],
+      { stdio: ['ignore', 'pipe', 'pipe'], cwd: '/', env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', ...env } },
+    );
     const watch = watchDescendants(child.pid ?? -1, isSluice);
     const run = await collect(child);
     return { run, seen: [...watch.stop().values()] };
@@ -56,14 +63,19 @@ describeDevices('sudo sluice, started by an ordinary user: only the writer is ro
     const loop = loopFor(8 * MiB);
     const { run, seen } = await sudoSluice(['flash', '--yes', '--json', '--no-eject', image, loop.path]);
     expect(run.code, run.stderr).toBe(0);
-    expect(readFileSync(loop.backing).subarray(0, 4 * MiB).equals(readFileSync(image))).toBe(true);
+    expect(
+      readFileSync(loop.backing)
+        .subarray(0, 4 * MiB)
+        .equals(readFileSync(image)),
+    ).toBe(true);
     const root = seen.filter((p) => p.uids.some((id) => id === 0));
     expect(root.filter((p) => isHelperProcess(p.argv))).toHaveLength(1);
     // The broker: the one root process that is not the helper.
     expect(root.filter((p) => !isHelperProcess(p.argv)).map((p) => p.argv.at(-1))).toEqual([loop.path]);
     const asUser = seen.filter((p) => !root.includes(p));
     expect(asUser.length).toBeGreaterThanOrEqual(2);
-    for (const p of asUser) expect({ uids: p.uids, gids: p.gids }).toEqual({ uids: Array(4).fill(user.uid), gids: Array(4).fill(user.gid) });
+    for (const p of asUser)
+      expect({ uids: p.uids, gids: p.gids }).toEqual({ uids: Array(4).fill(user.uid), gids: Array(4).fill(user.gid) });
   });
 
   it('a file target in a folder only root may write: refused with the user’s "permission denied", nothing created', async () => {
@@ -91,7 +103,16 @@ describeDevices('sudo sluice, started by an ordinary user: only the writer is ro
     const linked = await sudoSluice(['station', image, '--yes', '--virtual', '--count', '1', '--log', link]);
     expect(linked.run.code).toBe(2);
     expect(linked.run.stderr).toContain(`${link} is a symbolic link; the station log must be a file of its own`);
-    const walled = await sudoSluice(['station', image, '--yes', '--virtual', '--count', '1', '--log', join(rootOnly, 'station.jsonl')]);
+    const walled = await sudoSluice([
+      'station',
+      image,
+      '--yes',
+      '--virtual',
+      '--count',
+      '1',
+      '--log',
+      join(rootOnly, 'station.jsonl'),
+    ]);
     expect(walled.run.stderr).toMatch(/the station log cannot be opened: EACCES: permission denied/);
     expect(existsSync(aim)).toBe(false);
     expect(readdirSync(rootOnly)).toEqual([]);

@@ -13,7 +13,9 @@ import { createLoop, readBytes, scratchDir, type LoopDevice } from '../support/l
 import { osImage, sh } from '../support/os-image.js';
 
 const SYSTEM_NODE = '/usr/bin/node';
-const systemMajor = Number(execFileSync(SYSTEM_NODE, ['-p', 'process.versions.node.split(".")[0]'], { encoding: 'utf8' }).trim());
+const systemMajor = Number(
+  execFileSync(SYSTEM_NODE, ['-p', 'process.versions.node.split(".")[0]'], { encoding: 'utf8' }).trim(),
+);
 /** What a terminal has: no node_modules/.bin in front, so `node` is the system's. */
 const PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 
@@ -35,7 +37,20 @@ describeDevices('the sluice bin under an older system Node', () => {
   });
 
   it('flashes a zstd qcow2 on the pinned Node', async () => {
-    const child = spawnCommand([SYSTEM_NODE, resolve('out/run/sluice.js'), 'flash', '--yes', '--json', '--no-eject', join(dir, 'os.qcow2'), loop.path], undefined, { PATH });
+    const child = spawnCommand(
+      [
+        SYSTEM_NODE,
+        resolve('out/run/sluice.js'),
+        'flash',
+        '--yes',
+        '--json',
+        '--no-eject',
+        join(dir, 'os.qcow2'),
+        loop.path,
+      ],
+      undefined,
+      { PATH },
+    );
     const run = await collect(child);
     expect(run.code, run.stderr).toBe(0);
     expect(resultsOf(run).get(loop.path)).toMatchObject({ status: 'ok', verified: true });

@@ -23,7 +23,12 @@ describeDevices('sluice verify', () => {
     expect((await flashCli(image, [loop.path])).code).toBe(0);
     const run = await verifyCli(image, loop.path);
     expect(run.code).toBe(0);
-    expect(resultsOf(run).get(loop.path)).toMatchObject({ status: 'ok', written: false, verified: true, bytes: 10 * MiB + 3 });
+    expect(resultsOf(run).get(loop.path)).toMatchObject({
+      status: 'ok',
+      written: false,
+      verified: true,
+      bytes: 10 * MiB + 3,
+    });
   });
 
   it('reads the device, not the page cache: a corrupted byte is found at its exact offset', async () => {
@@ -47,7 +52,11 @@ describeDevices('sluice verify', () => {
 
       const run = await verifyCli(image, loop.path);
       expect(run.code).toBe(1);
-      expect(resultsOf(run).get(loop.path)).toMatchObject({ status: 'failed', code: 'verify-mismatch', offset: corruptAt });
+      expect(resultsOf(run).get(loop.path)).toMatchObject({
+        status: 'failed',
+        code: 'verify-mismatch',
+        offset: corruptAt,
+      });
       expect(run.stdout).toContain(String(corruptAt));
     } finally {
       closeSync(holder);

@@ -33,7 +33,11 @@ export async function testLauncher(cgroupDir?: string): Promise<HelperLauncher> 
     // The helper joins the slow card's cgroup before it is the helper: a shell enters the group,
     // then becomes it, so not one byte escapes the throttle.
     const helper = builtHelperProgram();
-    const program = { ...helper, file: '/bin/sh', args: ['-c', `echo $$ > '${cgroupDir}/cgroup.procs' && exec "$@"`, 'sh', helper.file, ...helper.args] };
+    const program = {
+      ...helper,
+      file: '/bin/sh',
+      args: ['-c', `echo $$ > '${cgroupDir}/cgroup.procs' && exec "$@"`, 'sh', helper.file, ...helper.args],
+    };
     return startHelper({ ...options, program });
   };
 }
@@ -68,7 +72,15 @@ export async function launchBrowser(): Promise<{ context: BrowserContext; close(
     executablePath: CHROMIUM,
     headless: true,
     viewport: { width: 960, height: 640 },
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
   return {
     context,
@@ -90,7 +102,8 @@ export async function openApp(context: BrowserContext, options: OpenAppOptions):
     launchHelper: await testLauncher(options.cgroupDir),
     cacheDir: options.cacheDir ?? join(options.dropDir, 'cache'),
   });
-  if (options.startedWith !== undefined) bridge.handOff.openCommandLine(options.startedWith.argv, options.startedWith.workingDirectory);
+  if (options.startedWith !== undefined)
+    bridge.handOff.openCommandLine(options.startedWith.argv, options.startedWith.workingDirectory);
   const page = await context.newPage();
   await page.emulateMedia({ colorScheme: options.colorScheme ?? 'light' });
   const pageErrors: string[] = [];

@@ -7,13 +7,32 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { formatBytes, MiB } from '../../common/domain/units.js';
 import { assertTestTarget } from '../support/cli.js';
 import { describeDevices } from '../support/device-suite.js';
-import { attachLoop, createLoop, detachLoop, partitionedLoop, readBytes, scratchDir, smallTmpfs, waitForPath, writeRandomFile, type LoopDevice } from '../support/loop-device.js';
+import {
+  attachLoop,
+  createLoop,
+  detachLoop,
+  partitionedLoop,
+  readBytes,
+  scratchDir,
+  smallTmpfs,
+  waitForPath,
+  writeRandomFile,
+  type LoopDevice,
+} from '../support/loop-device.js';
 import { serveFiles } from '../support/file-server.js';
 import { differencesOutside, imageFreeSpace } from '../support/free-space.js';
 import { osImage, sh } from '../support/os-image.js';
 import { rootDisk } from '../support/system-disk.js';
 import { slowSourceDrive, throttledGroup } from '../support/throttle.js';
-import { chooseDrive, endScreen, flashAfterConfirming, launchBrowser, openApp, recordPercents, type AppUnderTest } from './app-harness.js';
+import {
+  chooseDrive,
+  endScreen,
+  flashAfterConfirming,
+  launchBrowser,
+  openApp,
+  recordPercents,
+  type AppUnderTest,
+} from './app-harness.js';
 
 let browser: Awaited<ReturnType<typeof launchBrowser>> | undefined;
 let context: BrowserContext;
@@ -58,7 +77,13 @@ async function duringSlowVerification(during: (app: AppUnderTest, loop: LoopDevi
  * first `bytes` of `raw`. An OS image (`osImage`) leaves its filesystems' free space out: the end
  * screen says so, partition by partition, and the drive must equal the image everywhere else.
  */
-async function flashChosenImageAndCompare(app: AppUnderTest, device: string, raw: string, bytes: number, leavesFreeSpace = false): Promise<void> {
+async function flashChosenImageAndCompare(
+  app: AppUnderTest,
+  device: string,
+  raw: string,
+  bytes: number,
+  leavesFreeSpace = false,
+): Promise<void> {
   await chooseDrive(app.page, device);
   await flashAfterConfirming(app, device);
   await endScreen(app.page, 'success').waitFor({ timeout: 60_000 });
@@ -68,7 +93,10 @@ async function flashChosenImageAndCompare(app: AppUnderTest, device: string, raw
     return;
   }
   const skipped = await app.page.getByTestId('result-skipped').allTextContents();
-  expect(skipped).toEqual([expect.stringMatching(/^\d+(\.\d)? MB of free space in BOOT \(FAT12, partition 1\) not written\.$/), expect.stringMatching(/^\d+(\.\d)? MB of free space in rootfs \(ext4, partition 2\) not written\.$/)]);
+  expect(skipped).toEqual([
+    expect.stringMatching(/^\d+(\.\d)? MB of free space in BOOT \(FAT12, partition 1\) not written\.$/),
+    expect.stringMatching(/^\d+(\.\d)? MB of free space in rootfs \(ext4, partition 2\) not written\.$/),
+  ]);
   const image = readFileSync(raw).subarray(0, bytes);
   expect(differencesOutside(readBytes(device, 0, bytes), image, await imageFreeSpace(raw, scratchDir()))).toEqual([]);
 }
@@ -111,7 +139,9 @@ const IN_PAGE = {
 
 /** "7:3" for /dev/loop3: how blkio throttle rules name a device. */
 function majorMinor(device: string): string {
-  return execFileSync('lsblk', ['--nodeps', '--noheadings', '--output', 'MAJ:MIN', device], { encoding: 'utf8' }).trim();
+  return execFileSync('lsblk', ['--nodeps', '--noheadings', '--output', 'MAJ:MIN', device], {
+    encoding: 'utf8',
+  }).trim();
 }
 
 async function shownPercent(page: Page): Promise<number> {
@@ -171,7 +201,12 @@ describeDevices('the desktop app, in Chromium, against the real core and helper'
       const percents = recordPercents(page, success);
       await page.getByTestId('phase').filter({ hasText: 'Writing' }).waitFor();
       // The card, throttled to 24 MB/s, is what the writer waits for: the screen says so, with the measure.
-      await page.getByTestId('limit').filter({ hasText: /^Speed limited by the drive: the image's next bytes waited for the drive \d+% of the time$/ }).waitFor({ timeout: 30_000 });
+      await page
+        .getByTestId('limit')
+        .filter({
+          hasText: /^Speed limited by the drive: the image's next bytes waited for the drive \d+% of the time$/,
+        })
+        .waitFor({ timeout: 30_000 });
       await expect.poll(() => shownPercent(page), { timeout: 30_000 }).toBeGreaterThanOrEqual(15);
       await app.screenshot('06-writing');
       await page.getByTestId('phase').filter({ hasText: 'Verifying' }).waitFor();
@@ -186,7 +221,11 @@ describeDevices('the desktop app, in Chromium, against the real core and helper'
 
       execFileSync('cmp', ['-n', String(48 * MiB), image, loop.path]);
       // The desktop glue's part, as the core drove it: kept awake while writing, taskbar progress, one notification.
-      expect(bridge.effects).toMatchObject({ sleepBlocks: 1, sleepReleases: 1, notifications: [{ title: 'Flash complete' }] });
+      expect(bridge.effects).toMatchObject({
+        sleepBlocks: 1,
+        sleepReleases: 1,
+        notifications: [{ title: 'Flash complete' }],
+      });
       expect(bridge.effects.progress.at(-1)).toBeNull();
       expect(bridge.effects.progress.some((f) => f !== null && f > 0.2 && f < 0.8)).toBe(true);
 
@@ -211,9 +250,13 @@ describeDevices('the desktop app, in Chromium, against the real core and helper'
       closeSync(fd);
 
       await endScreen(page, 'success').waitFor({ timeout: 30_000 });
-      await expect(page.getByTestId('result-repaired').textContent()).resolves.toMatch(/repaired 1 block at offset \d+: written again from the image/);
+      await expect(page.getByTestId('result-repaired').textContent()).resolves.toMatch(
+        /repaired 1 block at offset \d+: written again from the image/,
+      );
       await app.screenshot('10-verify-repaired');
-      expect(bridge.effects.notifications).toEqual([{ title: 'Flash complete', body: 'The drive was written and verified.' }]);
+      expect(bridge.effects.notifications).toEqual([
+        { title: 'Flash complete', body: 'The drive was written and verified.' },
+      ]);
       expect(readBytes(loop.backing, corruptAt, 1)[0]).toBe(original);
       expect(app.pageErrors).toEqual([]);
     });
@@ -302,11 +345,15 @@ describeDevices('the desktop app, in Chromium, against the real core and helper'
 
       await endScreen(page, 'success').waitFor({ timeout: 30_000 });
       await expect(page.getByTestId('result-warning').textContent()).resolves.toMatch(
-        new RegExp(`^${loop.path} is written and verified, but the system did not pick up its new partitions .*Unplug it and plug it back in`),
+        new RegExp(
+          `^${loop.path} is written and verified, but the system did not pick up its new partitions .*Unplug it and plug it back in`,
+        ),
       );
       await expect(page.getByRole('heading', { name: 'Flash complete' }).isVisible()).resolves.toBe(true);
       await app.screenshot('21-success-with-warning');
-      expect(bridge.effects.notifications).toEqual([{ title: 'Flash complete', body: 'The drive was written and verified.' }]);
+      expect(bridge.effects.notifications).toEqual([
+        { title: 'Flash complete', body: 'The drive was written and verified.' },
+      ]);
       execFileSync('cmp', ['-n', String(8 * MiB), image, loop.path]);
     } finally {
       closeSync(holder);
@@ -320,7 +367,9 @@ describeDevices('the desktop app, in Chromium, against the real core and helper'
       await page.getByRole('button', { name: 'Cancel' }).click();
       await endScreen(page, 'cancelled').waitFor({ timeout: 10_000 });
       expect((performance.now() - cancelledAt) / 1000).toBeLessThan(2);
-      expect(bridge.effects.notifications).toEqual([{ title: 'Flash cancelled', body: expect.stringContaining('not completely written and verified') }]);
+      expect(bridge.effects.notifications).toEqual([
+        { title: 'Flash cancelled', body: expect.stringContaining('not completely written and verified') },
+      ]);
     });
   });
 
@@ -339,13 +388,18 @@ describeDevices('the desktop app, in Chromium, against the real core and helper'
       await expect(page.getByRole('list', { name: 'Chosen drives' }).textContent()).resolves.toContain(loop.path);
 
       detachLoop(loop.path);
-      await page.getByRole('status').filter({ hasText: `(${loop.path}) was removed` }).waitFor();
+      await page
+        .getByRole('status')
+        .filter({ hasText: `(${loop.path}) was removed` })
+        .waitFor();
       await app.screenshot('13-hotplug-removed');
       await page.getByRole('button', { name: 'Select target…' }).click();
       await page.getByRole('dialog', { name: 'Select target drives' }).waitFor();
       // The kernel reuses a loop number at once, and the other test worker may have taken it for its
       // own loop by now: a row under this name may be there, but never the removed loop chosen.
-      await expect(page.locator(`li[data-device="${loop.path}"]`).getByRole('checkbox', { checked: true }).count()).resolves.toBe(0);
+      await expect(
+        page.locator(`li[data-device="${loop.path}"]`).getByRole('checkbox', { checked: true }).count(),
+      ).resolves.toBe(0);
     } finally {
       await app.close();
     }
@@ -384,7 +438,12 @@ describeDevices('the desktop app, in Chromium, against the real core and helper'
       await settings.getByRole('checkbox', { name: 'Show virtual drives' }).check();
       await app.screenshot('15-settings');
       await settings.getByRole('button', { name: 'Done' }).click();
-      expect(JSON.parse(readFileSync(join(dir, 'settings.json'), 'utf8'))).toMatchObject({ showVirtual: true, verify: true, eject: true, notifications: true });
+      expect(JSON.parse(readFileSync(join(dir, 'settings.json'), 'utf8'))).toMatchObject({
+        showVirtual: true,
+        verify: true,
+        eject: true,
+        notifications: true,
+      });
       await page.getByRole('button', { name: 'Select target…' }).click();
       await picker.locator(`li[data-device="${loop.path}"]`).waitFor();
     } finally {
@@ -451,13 +510,20 @@ describeDevices('the desktop app, in Chromium, against the real core and helper'
       await page.locator('section[data-screen="flashing"]').getByText('card.img.zst').first().waitFor();
       await endScreen(page, 'success').waitFor({ timeout: 60_000 });
       await expect(page.getByRole('heading', { name: 'Backup complete' }).count()).resolves.toBe(1);
-      await expect(endScreen(page, 'success').textContent()).resolves.toContain(`Saved and verified: ${formatBytes(24 * MiB)}`);
+      await expect(endScreen(page, 'success').textContent()).resolves.toContain(
+        `Saved and verified: ${formatBytes(24 * MiB)}`,
+      );
       await app.screenshot('28-backup-complete');
       await page.getByRole('button', { name: 'Show in folder' }).click();
       await expect.poll(() => app.bridge.shownFiles).toEqual([file]);
-      expect(execFileSync('zstd', ['-dc', file], { maxBuffer: 32 * MiB }).equals(readFileSync(source.backing))).toBe(true);
+      expect(execFileSync('zstd', ['-dc', file], { maxBuffer: 32 * MiB }).equals(readFileSync(source.backing))).toBe(
+        true,
+      );
       expect(app.bridge.suggestedNames[0]).toMatch(/\.img\.zst$/);
-      expect(app.bridge.effects.notifications.at(-1)).toEqual({ title: 'Backup complete', body: `Saved and verified: ${file}.` });
+      expect(app.bridge.effects.notifications.at(-1)).toEqual({
+        title: 'Backup complete',
+        body: `Saved and verified: ${file}.`,
+      });
       await page.getByRole('button', { name: 'Done' }).click();
       await page.locator('[data-screen="steps"]').waitFor();
 
@@ -466,12 +532,23 @@ describeDevices('the desktop app, in Chromium, against the real core and helper'
       symlinkSync(join(dir, 'elsewhere.img'), link);
       const again = await openBackupDialog(app, source.path, /^Uncompressed/, link);
       await again.getByRole('button', { name: 'Choose where to save…' }).click();
-      await expect.poll(() => again.getByRole('alert').textContent().catch(() => null)).toMatch(/link\.img is a symbolic link/);
+      await expect
+        .poll(() =>
+          again
+            .getByRole('alert')
+            .textContent()
+            .catch(() => null),
+        )
+        .toMatch(/link\.img is a symbolic link/);
       await expect(page.locator('[data-screen="steps"]').getByRole('alert').count()).resolves.toBe(0);
       await again.getByRole('button', { name: 'Cancel' }).click();
 
       const full = join(smallTmpfs(4 * MiB), 'card.img');
-      await (await openBackupDialog(app, source.path, /^Uncompressed/, full)).getByRole('button', { name: 'Choose where to save…' }).click();
+      await (
+        await openBackupDialog(app, source.path, /^Uncompressed/, full)
+      )
+        .getByRole('button', { name: 'Choose where to save…' })
+        .click();
       await endScreen(page, 'failure').waitFor({ timeout: 60_000 });
       await expect(page.getByTestId('failure-headline').textContent()).resolves.toBe('Not enough space for the backup');
       await app.screenshot('29-backup-disk-full');
@@ -489,7 +566,11 @@ describeDevices('the desktop app, in Chromium, against the real core and helper'
     try {
       const { page } = app;
       const file = join(dir, 'slow.img');
-      await (await openBackupDialog(app, loop.path, /^Uncompressed/, file)).getByRole('button', { name: 'Choose where to save…' }).click();
+      await (
+        await openBackupDialog(app, loop.path, /^Uncompressed/, file)
+      )
+        .getByRole('button', { name: 'Choose where to save…' })
+        .click();
       await expect.poll(() => shownPercent(page), { timeout: 30_000 }).toBeGreaterThanOrEqual(5);
       const progress = page.locator('section[data-screen="flashing"]');
       await expect(progress.getByRole('heading').textContent()).resolves.toMatch(/^Backing up .* to slow\.img$/);
@@ -499,7 +580,9 @@ describeDevices('the desktop app, in Chromium, against the real core and helper'
       await page.getByRole('button', { name: 'Cancel' }).click();
       await endScreen(page, 'cancelled').waitFor({ timeout: 10_000 });
       await expect(page.getByRole('heading', { name: 'Backup cancelled' }).isVisible()).resolves.toBe(true);
-      await expect(endScreen(page, 'cancelled').textContent()).resolves.toContain('The incomplete backup file was deleted; the drive is as it was.');
+      await expect(endScreen(page, 'cancelled').textContent()).resolves.toContain(
+        'The incomplete backup file was deleted; the drive is as it was.',
+      );
       await expect(page.getByRole('button', { name: 'Show in folder' }).count()).resolves.toBe(0);
       expect(existsSync(file)).toBe(false);
       expect(existsSync(`${file}.incomplete`)).toBe(false);
@@ -539,10 +622,14 @@ describeDevices('the desktop app, in Chromium, against the real core and helper'
       await drop('os-image.img.xz');
       // The probe decodes the start of the xz image in its own process; under the full suite's load
       // it took longer than the poll's default 1 s (the name still showed dropped.img).
-      await expect.poll(() => page.getByTestId('image-name').textContent(), { timeout: 15_000 }).toBe('os-image.img.xz');
+      await expect
+        .poll(() => page.getByTestId('image-name').textContent(), { timeout: 15_000 })
+        .toBe('os-image.img.xz');
       await expect(page.getByTestId('image-format').textContent()).resolves.toBe('xz-compressed image');
       await expect(page.getByTestId('image-writes').textContent()).resolves.toBe(formatBytes(24 * MiB));
-      await expect(page.getByTestId('image-partitions').textContent()).resolves.toMatch(/^GPT: boot \(.+\), root \(.+\)$/);
+      await expect(page.getByTestId('image-partitions').textContent()).resolves.toMatch(
+        /^GPT: boot \(.+\), root \(.+\)$/,
+      );
       await app.screenshot('17-compressed-image');
 
       await flashChosenImageAndCompare(app, loop.path, raw, 24 * MiB, true);
@@ -553,7 +640,11 @@ describeDevices('the desktop app, in Chromium, against the real core and helper'
 
   it('works from the keyboard alone; with verification off the end screen says "not verified" and is not green', async () => {
     const { dir, image, loop } = imageAndLoop(6 * MiB + 512, 16 * MiB, 'small.img');
-    const app = await openApp(context, { dropDir: dir, settings: { showVirtual: true, verify: false }, colorScheme: 'dark' });
+    const app = await openApp(context, {
+      dropDir: dir,
+      settings: { showVirtual: true, verify: false },
+      colorScheme: 'dark',
+    });
     try {
       const { page, bridge } = app;
       // Every listed drive is two stops (its box and Back up…), and other tests' loop devices are listed too.
@@ -608,7 +699,10 @@ describeDevices('the desktop app, in Chromium, against the real core and helper'
     // What a Linux file manager runs for the AppImage: its --no-sandbox, then the desktop file's %U.
     const app = await openApp(context, {
       dropDir: dir,
-      startedWith: { argv: ['/tmp/.mount_SluiceQ1w2e3/sluice', '--no-sandbox', pathToFileURL(image).href], workingDirectory: '/' },
+      startedWith: {
+        argv: ['/tmp/.mount_SluiceQ1w2e3/sluice', '--no-sandbox', pathToFileURL(image).href],
+        workingDirectory: '/',
+      },
     });
     try {
       const { page, bridge } = app;
@@ -630,7 +724,12 @@ describeDevices('the desktop app, in Chromium, against the real core and helper'
     const { dir, image, loop } = imageAndLoop(48 * MiB, 64 * MiB, 'first.img');
     writeRandomFile(join(dir, 'other.img'), 4 * MiB);
     const group = throttledGroup(loop.path, 20 * 1000 * 1000);
-    const app = await openApp(context, { dropDir: dir, settings: { showVirtual: true }, cgroupDir: group.dir, startedWith: { argv: ['/opt/Sluice/sluice', image], workingDirectory: '/' } });
+    const app = await openApp(context, {
+      dropDir: dir,
+      settings: { showVirtual: true },
+      cgroupDir: group.dir,
+      startedWith: { argv: ['/opt/Sluice/sluice', image], workingDirectory: '/' },
+    });
     try {
       const { page, bridge } = app;
       await expect.poll(() => page.getByTestId('image-name').textContent()).toBe('first.img');
@@ -640,7 +739,11 @@ describeDevices('the desktop app, in Chromium, against the real core and helper'
 
       bridge.handOff.openCommandLine(['/opt/Sluice/sluice', 'other.img'], dir);
       const notice = page.getByTestId('flash-notice');
-      await expect.poll(() => notice.textContent()).toBe('other.img was not opened: a flash is running, and Sluice never changes the image under it. Open it again when the flash has ended.');
+      await expect
+        .poll(() => notice.textContent())
+        .toBe(
+          'other.img was not opened: a flash is running, and Sluice never changes the image under it. Open it again when the flash has ended.',
+        );
       await expect(page.getByRole('heading', { name: 'Flashing first.img' }).isVisible()).resolves.toBe(true);
       await app.screenshot('23-opened-mid-flash');
 

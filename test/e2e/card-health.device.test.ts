@@ -8,7 +8,15 @@ import { KiB, MiB } from '../../common/domain/units.js';
 import { assertTestTarget } from '../support/cli.js';
 import { describeDevices } from '../support/device-suite.js';
 import { FAKE_CLAIMED, FAKE_REAL, fakeCard } from '../support/fake-card.js';
-import { attachLoop, createLoop, digestFile, readBytes, scratchDir, waitForPath, writeRandomFile } from '../support/loop-device.js';
+import {
+  attachLoop,
+  createLoop,
+  digestFile,
+  readBytes,
+  scratchDir,
+  waitForPath,
+  writeRandomFile,
+} from '../support/loop-device.js';
 import { launchBrowser, openApp, type AppUnderTest } from './app-harness.js';
 
 /** Chooses the image through the (answered) file dialog, ticks the card, and confirms the flash. */
@@ -23,7 +31,10 @@ async function flashTo(app: AppUnderTest, image: string, device: string): Promis
   await page.getByRole('button', { name: 'Select 1 drive' }).click();
   assertTestTarget(device);
   await page.getByRole('button', { name: 'Flash!' }).click();
-  await page.getByRole('dialog', { name: 'Erase this drive?' }).getByRole('button', { name: 'Erase and flash' }).click();
+  await page
+    .getByRole('dialog', { name: 'Erase this drive?' })
+    .getByRole('button', { name: 'Erase and flash' })
+    .click();
 }
 
 let browser: Awaited<ReturnType<typeof launchBrowser>> | undefined;
@@ -49,7 +60,9 @@ describeDevices('card health in the desktop app', () => {
       const { page } = app;
       await page.locator('section[data-screen="failure"]').waitFor({ timeout: 60_000 });
       // The estimate is the last marker that came back (265.7 MB) of the 268.4 MB the card holds.
-      await expect(page.getByTestId('failure-headline').textContent()).resolves.toMatch(/^Fake capacity: the drive holds about 26\d MB, not the 4\.3 GB it claims\.$/);
+      await expect(page.getByTestId('failure-headline').textContent()).resolves.toMatch(
+        /^Fake capacity: the drive holds about 26\d MB, not the 4\.3 GB it claims\.$/,
+      );
       await app.screenshot('health-01-fake-card');
       expect(app.pageErrors).toEqual([]);
     } finally {
@@ -68,8 +81,12 @@ describeDevices('card health in the desktop app', () => {
       await flashTo(app, image, card.path);
       const { page } = app;
       await page.locator('section[data-screen="success"]').waitFor({ timeout: 60_000 });
-      await expect(page.getByTestId('result-repaired').textContent()).resolves.toContain(`repaired 1 block at offset ${20 * MiB}`);
-      await expect(page.getByTestId('result-capacity').textContent()).resolves.toMatch(/^Capacity checked: \d+ test blocks past the image came back/);
+      await expect(page.getByTestId('result-repaired').textContent()).resolves.toContain(
+        `repaired 1 block at offset ${20 * MiB}`,
+      );
+      await expect(page.getByTestId('result-capacity').textContent()).resolves.toMatch(
+        /^Capacity checked: \d+ test blocks past the image came back/,
+      );
       await app.screenshot('health-02-repaired');
       expect(app.pageErrors).toEqual([]);
     } finally {
@@ -96,14 +113,20 @@ describeDevices('card health in the desktop app', () => {
       await check(fake.path, 'health-03-check-dialog');
       await page.locator('section[data-screen="failure"]').waitFor({ timeout: 60_000 });
       await expect(page.getByRole('heading', { name: 'Fake capacity found' }).isVisible()).resolves.toBe(true);
-      await expect(page.getByTestId('failure-headline').textContent()).resolves.toBe('Fake capacity: the drive holds about 268 MB, not the 4.3 GB it claims.');
+      await expect(page.getByTestId('failure-headline').textContent()).resolves.toBe(
+        'Fake capacity: the drive holds about 268 MB, not the 4.3 GB it claims.',
+      );
       await app.screenshot('health-04-check-fake');
       await page.getByRole('button', { name: 'Done' }).click();
 
       await check(honest.path);
       await page.locator('section[data-screen="success"]').waitFor({ timeout: 60_000 });
-      await expect(page.getByRole('heading', { name: 'Card checked: it holds what it claims' }).isVisible()).resolves.toBe(true);
-      await expect(page.getByTestId('probe-result').textContent()).resolves.toMatch(/^It holds the 67\.1 MB it claims: \d+ test blocks over the whole drive were written, read back and put back/);
+      await expect(
+        page.getByRole('heading', { name: 'Card checked: it holds what it claims' }).isVisible(),
+      ).resolves.toBe(true);
+      await expect(page.getByTestId('probe-result').textContent()).resolves.toMatch(
+        /^It holds the 67\.1 MB it claims: \d+ test blocks over the whole drive were written, read back and put back/,
+      );
       await app.screenshot('health-05-check-honest');
       expect(app.pageErrors).toEqual([]);
     } finally {
@@ -136,7 +159,9 @@ describeDevices('card health in the desktop app', () => {
       await erase('Holiday 26', 'health-06-erase-dialog');
       await page.locator('section[data-screen="success"]').waitFor({ timeout: 60_000 });
       await expect(page.getByRole('heading', { name: 'Drive erased' }).isVisible()).resolves.toBe(true);
-      await expect(page.getByTestId('erase-result').textContent()).resolves.toMatch(/^One empty partition: its tables \(9\.4 MB\) written and read back/);
+      await expect(page.getByTestId('erase-result').textContent()).resolves.toMatch(
+        /^One empty partition: its tables \(9\.4 MB\) written and read back/,
+      );
       await app.screenshot('health-07-erased');
       expect(app.pageErrors).toEqual([]);
     } finally {
@@ -144,7 +169,8 @@ describeDevices('card health in the desktop app', () => {
     }
     const scanned = attachLoop(loop.backing, { partitions: true });
     await waitForPath(`${scanned.path}p1`);
-    const tag = (name: string) => execFileSync('blkid', ['-s', name, '-o', 'value', `${scanned.path}p1`], { encoding: 'utf8' }).trim();
+    const tag = (name: string) =>
+      execFileSync('blkid', ['-s', name, '-o', 'value', `${scanned.path}p1`], { encoding: 'utf8' }).trim();
     expect([tag('TYPE'), tag('LABEL')]).toEqual(['vfat', 'HOLIDAY 26']);
     expect(spawnSync('fsck.fat', ['-n', `${scanned.path}p1`]).status).toBe(0);
     expect(readBytes(loop.backing, 128 * MiB, MiB).equals(untouched)).toBe(true);
@@ -168,7 +194,9 @@ describeDevices('card health in the desktop app', () => {
       await compare();
       await page.locator('section[data-screen="success"]').waitFor({ timeout: 60_000 });
       await expect(page.getByRole('heading', { name: 'The drive matches the image' }).isVisible()).resolves.toBe(true);
-      await expect(page.getByTestId('verify-result').textContent()).resolves.toMatch(/^It holds the image: 16\.8 MB compared in .*, nothing written\.$/);
+      await expect(page.getByTestId('verify-result').textContent()).resolves.toMatch(
+        /^It holds the image: 16\.8 MB compared in .*, nothing written\.$/,
+      );
       await app.screenshot('health-08-compare-match');
       await page.getByRole('button', { name: 'Done' }).click();
 
@@ -179,7 +207,9 @@ describeDevices('card health in the desktop app', () => {
       const before = digestFile(loop.backing);
       await compare();
       await page.locator('section[data-screen="failure"]').waitFor({ timeout: 60_000 });
-      await expect(page.getByRole('heading', { name: 'The drive differs from the image' }).isVisible()).resolves.toBe(true);
+      await expect(page.getByRole('heading', { name: 'The drive differs from the image' }).isVisible()).resolves.toBe(
+        true,
+      );
       await expect(page.getByTestId('failure-headline').textContent()).resolves.toContain(`offset ${changedAt}`);
       await app.screenshot('health-09-compare-differs');
       expect(digestFile(loop.backing)).toBe(before);
@@ -201,10 +231,19 @@ describeDevices('card health in the desktop app', () => {
       const { page, bridge } = app;
       await page.locator('section[data-screen="failure"]').waitFor({ timeout: 60_000 });
       // fake-card.py flips byte 17 of the block.
-      await expect(page.getByTestId('failure-headline').textContent()).resolves.toBe(`Verification failed at offset ${flakyAt + 17}: the card may be counterfeit or failing.`);
-      await expect(page.getByText(`The card keeps corrupting the block at byte offset ${flakyAt + 17}`).isVisible()).resolves.toBe(true);
+      await expect(page.getByTestId('failure-headline').textContent()).resolves.toBe(
+        `Verification failed at offset ${flakyAt + 17}: the card may be counterfeit or failing.`,
+      );
+      await expect(
+        page.getByText(`The card keeps corrupting the block at byte offset ${flakyAt + 17}`).isVisible(),
+      ).resolves.toBe(true);
       await app.screenshot('health-10-card-failing');
-      expect(bridge.effects.notifications).toEqual([{ title: 'Flash failed', body: `${card.path}: Verification failed at offset ${flakyAt + 17}: the card may be counterfeit or failing.` }]);
+      expect(bridge.effects.notifications).toEqual([
+        {
+          title: 'Flash failed',
+          body: `${card.path}: Verification failed at offset ${flakyAt + 17}: the card may be counterfeit or failing.`,
+        },
+      ]);
       await page.getByRole('button', { name: 'How to test a card for fake capacity (F3)' }).click();
       await expect.poll(() => bridge.openedLinks).toEqual([EXTERNAL_LINKS.fakeCardTest]);
       expect(app.pageErrors).toEqual([]);

@@ -16,7 +16,14 @@ import { differencesOutside, imageFreeSpace } from '../support/free-space.js';
 import { describeDevices } from '../support/device-suite.js';
 import { createLoop, readBytes, scratchDir, type LoopDevice } from '../support/loop-device.js';
 import { sh } from '../support/os-image.js';
-import { chooseDrive, endScreen, flashAfterConfirming, launchBrowser, openApp, type AppUnderTest } from './app-harness.js';
+import {
+  chooseDrive,
+  endScreen,
+  flashAfterConfirming,
+  launchBrowser,
+  openApp,
+  type AppUnderTest,
+} from './app-harness.js';
 
 /*
  * The DOM global the in-page callback below uses. This project type-checks against Node's globals;
@@ -46,7 +53,13 @@ function category(page: Page, name: string) {
 
 /** The card holds `image` under the free-space rule (the default): every byte outside the image's free space is the image's. */
 async function expectOnCard(image: TestImage): Promise<void> {
-  expect(differencesOutside(readBytes(loop.backing, 0, IMAGE_SIZE), readFileSync(image.raw), await imageFreeSpace(image.raw, scratchDir()))).toEqual([]);
+  expect(
+    differencesOutside(
+      readBytes(loop.backing, 0, IMAGE_SIZE),
+      readFileSync(image.raw),
+      await imageFreeSpace(image.raw, scratchDir()),
+    ),
+  ).toEqual([]);
 }
 
 async function flashAndCompare(app: AppUnderTest, image: TestImage): Promise<void> {
@@ -83,7 +96,9 @@ describeDevices('Choose OS: the catalogue and the image cache in the app', () =>
       await expect(category(page, 'Generic').isVisible()).resolves.toBe(true);
       // The malformed entry and the board without tags are left out, and said so.
       await expect(entry(page, 'Broken entry').count()).resolves.toBe(0);
-      await expect(picker(page).getByTestId('catalogue-notes').textContent()).resolves.toContain('2 entries were skipped');
+      await expect(picker(page).getByTestId('catalogue-notes').textContent()).resolves.toContain(
+        '2 entries were skipped',
+      );
       // Icons come from the app's own origin, and are real images.
       const icon = entry(page, 'Test OS Lite').locator('img');
       await expect(icon.getAttribute('src')).resolves.toMatch(/^\/catalogue-icon\/[0-9a-f]{64}$/);
@@ -134,17 +149,34 @@ describeDevices('Choose OS: the catalogue and the image cache in the app', () =>
       await flashAfterConfirming(app, loop.path);
       // The writer waits for the download, and the screen says so: the phase is the download's, and why.
       // Both are read from one report, in one look at the screen.
-      const limitedByDownload = page.getByTestId('limit').filter({ hasText: /^Speed limited by the download: the drive waited for the image's next bytes \d+% of the time$/ });
-      await page.locator('[data-screen="flashing"]').filter({ has: limitedByDownload }).filter({ has: page.getByTestId('phase').filter({ hasText: 'Downloading…' }) }).waitFor({ timeout: 30_000 });
-      await page.getByTestId('download').filter({ hasText: /^Download: .* of 5\.\d MB · .*\/s · The download broke off at byte \d+/ }).waitFor({ timeout: 30_000 });
+      const limitedByDownload = page
+        .getByTestId('limit')
+        .filter({
+          hasText: /^Speed limited by the download: the drive waited for the image's next bytes \d+% of the time$/,
+        });
+      await page
+        .locator('[data-screen="flashing"]')
+        .filter({ has: limitedByDownload })
+        .filter({ has: page.getByTestId('phase').filter({ hasText: 'Downloading…' }) })
+        .waitFor({ timeout: 30_000 });
+      await page
+        .getByTestId('download')
+        .filter({ hasText: /^Download: .* of 5\.\d MB · .*\/s · The download broke off at byte \d+/ })
+        .waitFor({ timeout: 30_000 });
       await app.screenshot('catalogue-download');
       await endScreen(page, 'success').waitFor({ timeout: 60_000 });
       await expectOnCard(desktop);
       server.pace(desktop.path, null);
       const cutAt = Math.floor(desktop.downloadSize * 0.4);
-      const resumedFrom = server.rangesFor(desktop.path).slice(rangesBefore).map((range) => Number(/^bytes=(\d+)-$/.exec(range)?.[1] ?? NaN));
+      const resumedFrom = server
+        .rangesFor(desktop.path)
+        .slice(rangesBefore)
+        .map((range) => Number(/^bytes=(\d+)-$/.exec(range)?.[1] ?? NaN));
       // Asked again from the byte it reached (what had arrived of the cut answer), not from 0.
-      expect(resumedFrom.some((start) => start > 0 && start <= cutAt && start > cutAt - 1 * MiB), JSON.stringify({ resumedFrom, cutAt })).toBe(true);
+      expect(
+        resumedFrom.some((start) => start > 0 && start <= cutAt && start > cutAt - 1 * MiB),
+        JSON.stringify({ resumedFrom, cutAt }),
+      ).toBe(true);
       await page.getByRole('button', { name: 'Start over' }).click();
 
       // Kept in the cache, by its SHA-256: marked in the list.
@@ -158,7 +190,9 @@ describeDevices('Choose OS: the catalogue and the image cache in the app', () =>
       await server.close();
       sh(dir, `dd if=/dev/urandom of=${loop.backing} bs=1M count=${IMAGE_SIZE / MiB} conv=notrunc status=none`);
       await page.getByRole('button', { name: 'Choose OS…' }).click();
-      await expect(picker(page).getByTestId('catalogue-offline').textContent()).resolves.toMatch(/^Offline: showing the list saved on/);
+      await expect(picker(page).getByTestId('catalogue-offline').textContent()).resolves.toMatch(
+        /^Offline: showing the list saved on/,
+      );
       await category(page, 'Other systems').click();
       await entry(page, 'Test OS Desktop').filter({ hasText: 'Cached' }).waitFor();
       await app.screenshot('catalogue-offline');
@@ -170,15 +204,27 @@ describeDevices('Choose OS: the catalogue and the image cache in the app', () =>
       // The settings: the repository list, and the cache listed and cleared.
       await page.getByRole('button', { name: 'Settings' }).click();
       const settings = page.getByRole('dialog', { name: 'Settings' });
-      await settings.getByTestId('cache-summary').filter({ hasText: /^1 image, .* in / }).waitFor();
+      await settings
+        .getByTestId('cache-summary')
+        .filter({ hasText: /^1 image, .* in / })
+        .waitFor();
       await expect(settings.textContent()).resolves.toContain(server.top);
       await app.screenshot('catalogue-settings');
       await settings.getByRole('button', { name: 'Clear cache' }).click();
-      await settings.getByTestId('cache-summary').filter({ hasText: /^It holds no images in / }).waitFor();
+      await settings
+        .getByTestId('cache-summary')
+        .filter({ hasText: /^It holds no images in / })
+        .waitFor();
       await settings.getByRole('button', { name: `Remove ${server.top}` }).click();
       await settings.getByRole('textbox', { name: 'Catalogue address or file' }).fill(DEFAULT_REPOSITORY);
       await settings.getByRole('button', { name: 'Add' }).click();
-      await expect.poll(async () => ((await app.bridge.service.invoke('getSettings', [])) as { value: { repositories: string[] } }).value.repositories).toEqual([DEFAULT_REPOSITORY]);
+      await expect
+        .poll(
+          async () =>
+            ((await app.bridge.service.invoke('getSettings', [])) as { value: { repositories: string[] } }).value
+              .repositories,
+        )
+        .toEqual([DEFAULT_REPOSITORY]);
       expect(app.pageErrors).toEqual([]);
     } finally {
       await app.close();
@@ -186,12 +232,22 @@ describeDevices('Choose OS: the catalogue and the image cache in the app', () =>
   });
 
   it('refuses to read a catalogue that is not in the settings nor named by one, and to flash an entry it has not read', async () => {
-    const app = await openApp(context, { dropDir: join(dir), settings: { repositories: [join(dir, 'os_list_v4.json')] } });
+    const app = await openApp(context, {
+      dropDir: join(dir),
+      settings: { repositories: [join(dir, 'os_list_v4.json')] },
+    });
     try {
       const service = app.bridge.service;
-      await expect(service.invoke('readCatalogue', ['http://127.0.0.1:9/elsewhere.json'])).resolves.toMatchObject({ ok: false, error: { code: 'invalid-request' } });
-      await expect(service.invoke('chooseCatalogueOs', [join(dir, 'os_list_v4.json'), ['Test OS Lite']])).resolves.toMatchObject({ ok: false, error: { code: 'source-not-found' } });
-      await expect(service.invoke('readCatalogue', [join(dir, 'os_list_v4.json')])).resolves.toMatchObject({ ok: true });
+      await expect(service.invoke('readCatalogue', ['http://127.0.0.1:9/elsewhere.json'])).resolves.toMatchObject({
+        ok: false,
+        error: { code: 'invalid-request' },
+      });
+      await expect(
+        service.invoke('chooseCatalogueOs', [join(dir, 'os_list_v4.json'), ['Test OS Lite']]),
+      ).resolves.toMatchObject({ ok: false, error: { code: 'source-not-found' } });
+      await expect(service.invoke('readCatalogue', [join(dir, 'os_list_v4.json')])).resolves.toMatchObject({
+        ok: true,
+      });
     } finally {
       await app.close();
     }

@@ -19,7 +19,16 @@ import { assertTestTarget } from '../support/cli.js';
 import { checkShellScript, glibcCrypt, sshKeyPair } from '../support/customisation.js';
 import { describeDevices } from '../support/device-suite.js';
 import { createLoop, readBytes, scratchDir, type LoopDevice } from '../support/loop-device.js';
-import { LAYOUT_BOOT_OFFSET, LAYOUT_BOOT_SIZE, LAYOUT_IMAGE_SIZE, LAYOUT_ROOT_OFFSET, LAYOUT_ROOT_SIZE, layoutImage, PI_CMDLINE, sh } from '../support/os-image.js';
+import {
+  LAYOUT_BOOT_OFFSET,
+  LAYOUT_BOOT_SIZE,
+  LAYOUT_IMAGE_SIZE,
+  LAYOUT_ROOT_OFFSET,
+  LAYOUT_ROOT_SIZE,
+  layoutImage,
+  PI_CMDLINE,
+  sh,
+} from '../support/os-image.js';
 import { differencesOutside, imageFreeSpace } from '../support/free-space.js';
 import { serveFiles } from '../support/file-server.js';
 import { serveLayoutCatalogue } from '../support/catalogue.js';
@@ -35,7 +44,9 @@ let browser: Awaited<ReturnType<typeof launchBrowser>> | undefined;
 let context: BrowserContext;
 
 function bootFile(device: string, name: string): Buffer {
-  return execFileSync('mtype', ['-i', `${device}@@${LAYOUT_BOOT_OFFSET}`, `::/${name}`], { stdio: ['ignore', 'pipe', 'ignore'] });
+  return execFileSync('mtype', ['-i', `${device}@@${LAYOUT_BOOT_OFFSET}`, `::/${name}`], {
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
 }
 
 function fatProblems(card: LoopDevice): string | null {
@@ -101,15 +112,22 @@ describeDevices('the Customise step, in Chromium, against the real core and help
     const { page } = app;
     try {
       await chooseImage(app, `${image}.xz`);
-      await expect(page.getByTestId('image-customisation').textContent()).resolves.toBe('Can be customised: Raspberry Pi OS first run (firstrun.sh).');
-      await chooseDrives(page, cards.map((c) => c.path));
+      await expect(page.getByTestId('image-customisation').textContent()).resolves.toBe(
+        'Can be customised: Raspberry Pi OS first run (firstrun.sh).',
+      );
+      await chooseDrives(
+        page,
+        cards.map((c) => c.path),
+      );
 
       // Opened from the keyboard.
       await page.getByRole('button', { name: 'Customise…' }).focus();
       await page.keyboard.press('Enter');
       const dialog = page.getByRole('dialog', { name: 'Customise' });
       await dialog.waitFor();
-      await expect(dialog.getByTestId('customise-method').textContent()).resolves.toMatch(/^Raspberry Pi OS first run \(firstrun\.sh\): .*cmdline\.txt and config\.txt/);
+      await expect(dialog.getByTestId('customise-method').textContent()).resolves.toMatch(
+        /^Raspberry Pi OS first run \(firstrun\.sh\): .*cmdline\.txt and config\.txt/,
+      );
       // Typed field to field with Tab, as a keyboard user fills it in.
       await dialog.getByLabel('Host name').focus();
       await page.keyboard.type('pi-{n}');
@@ -136,9 +154,21 @@ describeDevices('the Customise step, in Chromium, against the real core and help
 
       const settingsFile = join(dir, 'settings.json');
       const settingsText = readFileSync(settingsFile, 'utf8');
-      for (const secret of [PASSWORD, JSON.stringify(PASSWORD).slice(1, -1), WIFI_PASSPHRASE, JSON.stringify(WIFI_PASSPHRASE).slice(1, -1)]) expect(settingsText).not.toContain(secret);
+      for (const secret of [
+        PASSWORD,
+        JSON.stringify(PASSWORD).slice(1, -1),
+        WIFI_PASSPHRASE,
+        JSON.stringify(WIFI_PASSPHRASE).slice(1, -1),
+      ])
+        expect(settingsText).not.toContain(secret);
       const saved = v.parse(ProfileSchema, (JSON.parse(settingsText) as { profiles: unknown[] }).profiles[0]);
-      expect(saved).toMatchObject({ name: 'Classroom', hostname: 'pi-{n}', nextCard: 1, ssh: { passwordAuth: false, authorizedKeys: [key] }, wifi: { ssid: SSID, psk: wifiPsk(WIFI_PASSPHRASE, SSID), hidden: true, country: 'DE' } });
+      expect(saved).toMatchObject({
+        name: 'Classroom',
+        hostname: 'pi-{n}',
+        nextCard: 1,
+        ssh: { passwordAuth: false, authorizedKeys: [key] },
+        wifi: { ssid: SSID, psk: wifiPsk(WIFI_PASSPHRASE, SSID), hidden: true, country: 'DE' },
+      });
       const hash = saved.user?.passwordHash ?? '';
       expect(glibcCrypt(PASSWORD, hash)).toBe(hash);
 
@@ -146,21 +176,30 @@ describeDevices('the Customise step, in Chromium, against the real core and help
       const preview = dialog.getByRole('region', { name: 'Files written' });
       await preview.waitFor();
       await expect(preview.textContent()).resolves.toMatch(/of each card:.*firstrun\.sh \(.*\), cmdline\.txt \(.*\)/);
-      await expect(dialog.getByTestId('preview-hostnames').textContent()).resolves.toBe('Host names: card 1: pi-1, card 2: pi-2');
+      await expect(dialog.getByTestId('preview-hostnames').textContent()).resolves.toBe(
+        'Host names: card 1: pi-1, card 2: pi-2',
+      );
       await app.screenshot('customise-preview');
       await dialog.getByRole('button', { name: 'Use these settings' }).focus();
       await page.keyboard.press('Enter');
       await dialog.waitFor({ state: 'detached' });
-      await expect(page.getByTestId('image-customisation').textContent()).resolves.toBe('Customised: host pi-{n} (next: 1), user alice, SSH with 1 key, Wi-Fi Café "Zoë" — Lab, Europe/Berlin, keyboard de.');
+      await expect(page.getByTestId('image-customisation').textContent()).resolves.toBe(
+        'Customised: host pi-{n} (next: 1), user alice, SSH with 1 key, Wi-Fi Café "Zoë" — Lab, Europe/Berlin, keyboard de.',
+      );
 
       await page.getByRole('button', { name: 'Flash!' }).click();
       const confirm = page.getByRole('dialog', { name: 'Erase these 2 drives?' });
       await confirm.getByTestId('confirm-customisation').waitFor();
-      await expect(confirm.getByTestId('confirm-customisation').textContent()).resolves.toBe('Then customised for systemd-firstrun: firstrun.sh, cmdline.txt (host pi-1, pi-2).');
+      await expect(confirm.getByTestId('confirm-customisation').textContent()).resolves.toBe(
+        'Then customised for systemd-firstrun: firstrun.sh, cmdline.txt (host pi-1, pi-2).',
+      );
       await app.screenshot('customise-confirm');
       await confirm.getByRole('button', { name: 'Erase and flash' }).click();
       await endScreen(page, 'success').waitFor({ timeout: 120_000 });
-      await expect(page.locator('li.result.ok').allTextContents()).resolves.toEqual([expect.stringContaining('Written, verified and customised'), expect.stringContaining('Written, verified and customised')]);
+      await expect(page.locator('li.result.ok').allTextContents()).resolves.toEqual([
+        expect.stringContaining('Written, verified and customised'),
+        expect.stringContaining('Written, verified and customised'),
+      ]);
       await app.screenshot('customise-end');
 
       for (const [i, card] of cards.entries()) {
@@ -174,7 +213,8 @@ describeDevices('the Customise step, in Chromium, against the real core and help
         expect(cmdline).toBe(withArguments(PI_CMDLINE, ['cfg80211.ieee80211_regdom=DE', ...firstRunArguments()]));
         expect(cmdline.split('\n')).toHaveLength(2);
         const whole = readFileSync(card.backing);
-        for (const secret of [PASSWORD, WIFI_PASSPHRASE]) expect(whole.indexOf(Buffer.from(secret, 'utf8')), secret).toBe(-1);
+        for (const secret of [PASSWORD, WIFI_PASSPHRASE])
+          expect(whole.indexOf(Buffer.from(secret, 'utf8')), secret).toBe(-1);
       }
       // The saved profile's {n} moved past both cards; the next flash names its card pi-3.
       const after = JSON.parse(readFileSync(settingsFile, 'utf8')) as { profiles: { nextCard: number }[] };
@@ -207,7 +247,9 @@ describeDevices('the Customise step, in Chromium, against the real core and help
       await page.getByTestId('image-customisation').filter({ hasText: 'Cannot be customised' }).waitFor();
       await page.getByRole('button', { name: 'Customise…' }).click();
       const refusal = page.getByRole('dialog', { name: 'Customise' });
-      await expect(refusal.getByTestId('customise-method').textContent()).resolves.toMatch(/^This image cannot be customised\. .*looked for cmdline\.txt and config\.txt/);
+      await expect(refusal.getByTestId('customise-method').textContent()).resolves.toMatch(
+        /^This image cannot be customised\. .*looked for cmdline\.txt and config\.txt/,
+      );
       await app.screenshot('customise-no-method');
       await page.keyboard.press('Escape');
       await refusal.waitFor({ state: 'detached' });
@@ -222,7 +264,13 @@ describeDevices('the Customise step, in Chromium, against the real core and help
       await expect(page.locator('li.result.ok').textContent()).resolves.toContain('Written and verified');
       // Free space is left out by default: the card holds the image everywhere else, and its filesystems are clean.
       await expect(page.getByTestId('result-skipped').count()).resolves.toBeGreaterThan(0);
-      expect(differencesOutside(readBytes(card.backing, 0, LAYOUT_IMAGE_SIZE), readFileSync(none), await imageFreeSpace(none, scratchDir()))).toEqual([]);
+      expect(
+        differencesOutside(
+          readBytes(card.backing, 0, LAYOUT_IMAGE_SIZE),
+          readFileSync(none),
+          await imageFreeSpace(none, scratchDir()),
+        ),
+      ).toEqual([]);
       expect(fatProblems(card)).toBeNull();
       const root = join(scratchDir(), 'root.part');
       writeFileSync(root, readBytes(card.backing, LAYOUT_ROOT_OFFSET, LAYOUT_ROOT_SIZE));
@@ -246,14 +294,18 @@ describeDevices('the Customise step, in Chromium, against the real core and help
       await page.getByRole('button', { name: 'Flash from URL…' }).click();
       await page.getByRole('textbox', { name: 'Image address' }).fill(`${server.base}/pi-os.img.xz`);
       await page.getByRole('button', { name: 'Open' }).click();
-      await expect.poll(() => page.getByTestId('image-customisation').textContent()).toBe('Can be customised if it has a first-boot method: Sluice looks when you customise it.');
+      await expect
+        .poll(() => page.getByTestId('image-customisation').textContent())
+        .toBe('Can be customised if it has a first-boot method: Sluice looks when you customise it.');
       await chooseDrives(page, [card.path]);
       await page.getByRole('button', { name: 'Customise…' }).click();
       const dialog = page.getByRole('dialog', { name: 'Customise' });
       await dialog.getByLabel('Host name').fill('kiosk');
       await dialog.getByLabel('Time zone').fill('Europe/Paris');
       await dialog.getByRole('button', { name: 'Show what is written' }).click();
-      await expect(dialog.getByTestId('preview-method').textContent()).resolves.toMatch(/^Raspberry Pi OS first run \(firstrun\.sh\): The boot partition \(partition 1\) has cmdline\.txt and config\.txt/);
+      await expect(dialog.getByTestId('preview-method').textContent()).resolves.toMatch(
+        /^Raspberry Pi OS first run \(firstrun\.sh\): The boot partition \(partition 1\) has cmdline\.txt and config\.txt/,
+      );
       await app.screenshot('customise-url-preview');
       await useSettingsAndFlash(page, dialog);
       expect(fatProblems(card)).toBeNull();
@@ -267,26 +319,41 @@ describeDevices('the Customise step, in Chromium, against the real core and help
 
   it('an OS chosen from a catalogue: its init_format chooses cloud-init where the boot partition cannot tell, said in the preview, and the card it is written to is customised so', async () => {
     const dir = scratchDir();
-    const server = await serveLayoutCatalogue(dir, [{ name: 'Pi OS with cloud-init', layout: 'pi-os', initFormat: 'cloudinit-rpi' }]);
+    const server = await serveLayoutCatalogue(dir, [
+      { name: 'Pi OS with cloud-init', layout: 'pi-os', initFormat: 'cloudinit-rpi' },
+    ]);
     const card = createLoop({ size: CARD_SIZE, dir });
     assertTestTarget(card.path);
-    const app = await openApp(context, { dropDir: dir, settings: { showVirtual: true, eject: false, repositories: [server.top] } });
+    const app = await openApp(context, {
+      dropDir: dir,
+      settings: { showVirtual: true, eject: false, repositories: [server.top] },
+    });
     const { page } = app;
     try {
       await page.getByRole('button', { name: 'Choose OS…' }).click();
-      await page.getByRole('dialog', { name: 'Choose OS' }).getByTestId('os-entry').filter({ hasText: 'Pi OS with cloud-init' }).click();
-      await expect.poll(() => page.getByTestId('image-customisation').textContent()).toBe('Can be customised if it has a first-boot method: Sluice looks when you customise it.');
+      await page
+        .getByRole('dialog', { name: 'Choose OS' })
+        .getByTestId('os-entry')
+        .filter({ hasText: 'Pi OS with cloud-init' })
+        .click();
+      await expect
+        .poll(() => page.getByTestId('image-customisation').textContent())
+        .toBe('Can be customised if it has a first-boot method: Sluice looks when you customise it.');
       await chooseDrives(page, [card.path]);
       await page.getByRole('button', { name: 'Customise…' }).click();
       const dialog = page.getByRole('dialog', { name: 'Customise' });
       await dialog.getByLabel('Host name').fill('lab-{n}');
       await dialog.getByRole('button', { name: 'Show what is written' }).click();
-      await expect(dialog.getByTestId('preview-method').textContent()).resolves.toMatch(/^cloud-init \(NoCloud seed on the boot partition\): The catalogue entry chooses cloud-init \(init_format "cloudinit-rpi"\): the boot partition \(partition 1\) has cmdline\.txt and config\.txt/);
+      await expect(dialog.getByTestId('preview-method').textContent()).resolves.toMatch(
+        /^cloud-init \(NoCloud seed on the boot partition\): The catalogue entry chooses cloud-init \(init_format "cloudinit-rpi"\): the boot partition \(partition 1\) has cmdline\.txt and config\.txt/,
+      );
       await app.screenshot('customise-catalogue-preview');
       await useSettingsAndFlash(page, dialog);
       expect(fatProblems(card)).toBeNull();
       expect(bootFile(card.path, 'user-data').toString('utf8')).toMatch(/hostname: lab-1/);
-      expect(bootFile(card.path, 'cmdline.txt').toString('utf8')).toBe(`${PI_CMDLINE.trimEnd()} ds=nocloud;s=file:///boot/firmware/\n`);
+      expect(bootFile(card.path, 'cmdline.txt').toString('utf8')).toBe(
+        `${PI_CMDLINE.trimEnd()} ds=nocloud;s=file:///boot/firmware/\n`,
+      );
       expect(app.pageErrors).toEqual([]);
     } finally {
       await app.close();

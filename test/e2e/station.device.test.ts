@@ -41,7 +41,11 @@ describeDevices('the station screen (issue 19)', () => {
     // Every helper joins this group; only the slow card gets a rule, once it exists.
     const group = throttledGroup(createLoop({ size: MiB, dir }).path, 1e12);
     // "Write every byte" on: the station's cards get it too (the CLI's station test covers the default, free space left out).
-    const app = await openApp(context, { dropDir: dir, settings: { showVirtual: true, exact: true }, cgroupDir: group.dir });
+    const app = await openApp(context, {
+      dropDir: dir,
+      settings: { showVirtual: true, exact: true },
+      cgroupDir: group.dir,
+    });
     const { page } = app;
     try {
       app.bridge.answerDialog(image);
@@ -62,18 +66,28 @@ describeDevices('the station screen (issue 19)', () => {
       throttleDevice(group.dir, slow.path, 1_000_000);
       await row(backings.slow).getByTestId('station-phase').filter({ hasText: 'Writing' }).waitFor({ timeout: 10_000 });
       // The slow card says what holds it back, as the flash progress does.
-      await row(backings.slow).getByTestId('station-speed').filter({ hasText: 'limited by the drive' }).waitFor({ timeout: 10_000 });
+      await row(backings.slow)
+        .getByTestId('station-speed')
+        .filter({ hasText: 'limited by the drive' })
+        .waitFor({ timeout: 10_000 });
       await app.screenshot('station-three-rows');
 
-      await expect(row(backings.fast).getByTestId('station-phase').textContent()).resolves.toBe('Done: insert the next card');
+      await expect(row(backings.fast).getByTestId('station-phase').textContent()).resolves.toBe(
+        'Done: insert the next card',
+      );
       await expect(row(backings.fast).textContent()).resolves.toContain('lab-1');
-      await expect(row(backings.small).getByTestId('station-phase').textContent()).resolves.toMatch(/^Refused.*too small/);
+      await expect(row(backings.small).getByTestId('station-phase').textContent()).resolves.toMatch(
+        /^Refused.*too small/,
+      );
       await expect(row(backings.slow).textContent()).resolves.toContain('lab-2');
       await expect(row(backings.slow).getByRole('progressbar').count()).resolves.toBe(1);
       expect(app.bridge.effects.notifications.map((n) => n.title)).toContain('Card ready: insert the next one');
 
       // The image under an armed station does not change, whoever asks (a drop, "Open with").
-      const chosenMeanwhile = await page.evaluate((path) => (globalThis as unknown as { sluice: SluiceApi }).sluice.selectImage(path), image);
+      const chosenMeanwhile = await page.evaluate(
+        (path) => (globalThis as unknown as { sluice: SluiceApi }).sluice.selectImage(path),
+        image,
+      );
       expect(chosenMeanwhile).toMatchObject({ ok: false, error: { code: 'busy' } });
 
       await page.getByRole('button', { name: 'Stop station' }).click();
@@ -94,8 +108,12 @@ describeDevices('the station screen (issue 19)', () => {
       await expect.poll(() => app.bridge.shownFiles).toEqual([join(dir, 'station-log.csv')]);
       const csv = readFileSync(join(dir, 'station-log.csv'), 'utf8').split('\r\n');
       expect(csv[0]).toMatch(/^time,card,slot,/);
-      for (const backing of Object.values(backings)) expect(csv.filter((line) => line.includes(backing))).toHaveLength(1);
-      const firstRun = execFileSync('mtype', ['-i', `${fast.path}@@${LAYOUT_BOOT_OFFSET}`, '::/firstrun.sh'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+      for (const backing of Object.values(backings))
+        expect(csv.filter((line) => line.includes(backing))).toHaveLength(1);
+      const firstRun = execFileSync('mtype', ['-i', `${fast.path}@@${LAYOUT_BOOT_OFFSET}`, '::/firstrun.sh'], {
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'ignore'],
+      });
       expect(firstRun).toContain(`set_hostname 'lab-1'`);
       expect(app.pageErrors).toEqual([]);
     } finally {
@@ -126,13 +144,24 @@ describeDevices('the station screen (issue 19)', () => {
       // 1 MB/s each: 16 s a card, so 16 are written at once while the other 16 wait their turn.
       for (const backing of backings) throttleDevice(group.dir, attachLoop(backing).path, 1_000_000);
       await expect.poll(() => ours.count(), { timeout: 30_000 }).toBe(32);
-      await ours.getByTestId('station-speed').filter({ hasText: 'limited by the drive' }).first().waitFor({ timeout: 30_000 });
-      await page.getByTestId('station-batch').filter({ hasText: /cards writing: .* in all, of .* they reached each at best/ }).waitFor({ timeout: 30_000 });
-      await expect.poll(() => ours.getByTestId('station-phase').filter({ hasText: 'Waiting for a free slot' }).count()).toBe(16);
+      await ours
+        .getByTestId('station-speed')
+        .filter({ hasText: 'limited by the drive' })
+        .first()
+        .waitFor({ timeout: 30_000 });
+      await page
+        .getByTestId('station-batch')
+        .filter({ hasText: /cards writing: .* in all, of .* they reached each at best/ })
+        .waitFor({ timeout: 30_000 });
+      await expect
+        .poll(() => ours.getByTestId('station-phase').filter({ hasText: 'Waiting for a free slot' }).count())
+        .toBe(16);
       await app.screenshot('station-32-rows');
 
       await page.getByRole('button', { name: 'Stop station' }).click();
-      await expect.poll(() => ours.and(page.locator('[data-result="cancelled"]')).count(), { timeout: 90_000 }).toBe(32);
+      await expect
+        .poll(() => ours.and(page.locator('[data-result="cancelled"]')).count(), { timeout: 90_000 })
+        .toBe(32);
       expect(app.pageErrors).toEqual([]);
     } finally {
       await app.close();

@@ -25,8 +25,14 @@ const ORIGIN = 'http://sluice.test';
 const INTERNAL = '\\\\.\\PhysicalDrive5';
 const RUNNING = '\\\\.\\PhysicalDrive0';
 
-const image: ImageInfo = rawImageInfo('C:\\Users\\me\\raspios.img', 2e9, { partitionTable: { type: 'mbr', partitions: [] } });
-const drives = judgeDrives(win32Drives, { info: image, local: { realPath: image.source }, source: { kind: 'image' } } as ProbedImage);
+const image: ImageInfo = rawImageInfo('C:\\Users\\me\\raspios.img', 2e9, {
+  partitionTable: { type: 'mbr', partitions: [] },
+});
+const drives = judgeDrives(win32Drives, {
+  info: image,
+  local: { realPath: image.source },
+  source: { kind: 'image' },
+} as ProbedImage);
 
 interface Fixture {
   settings: Settings;
@@ -37,7 +43,7 @@ interface Fixture {
 /** Runs in the page before the renderer: window.sluice answering from the fixture, recording start requests in window.startRequests. */
 function installStandIn(fixture: Fixture): void {
   const startRequests: FlashRequest[] = [];
-  const ok = <T,>(value: T): Promise<ApiResult<T>> => Promise.resolve({ ok: true, value });
+  const ok = <T>(value: T): Promise<ApiResult<T>> => Promise.resolve({ ok: true, value });
   const never = () => () => undefined;
   const api: SluiceApi = {
     getSettings: () => ok(fixture.settings),
@@ -100,7 +106,9 @@ describe('an internal disk in the drive picker', () => {
     // The built renderer, with the headers (and CSP) the app serves it with.
     await page.route(`${ORIGIN}/**`, (route) => {
       const file = resolveRendererFile(uiDir, new URL(route.request().url()).pathname);
-      return file === null ? route.fulfill({ status: 404 }) : route.fulfill({ status: 200, headers: rendererHeaders(file.contentType), body: readFileSync(file.path) });
+      return file === null
+        ? route.fulfill({ status: 404 })
+        : route.fulfill({ status: 200, headers: rendererHeaders(file.contentType), body: readFileSync(file.path) });
     });
     await page.addInitScript(installStandIn, { settings: { ...DEFAULT_SETTINGS }, image, drives } satisfies Fixture);
     try {
@@ -136,8 +144,12 @@ describe('an internal disk in the drive picker', () => {
       await expect(confirm.textContent()).resolves.toContain('more than SD cards and USB sticks usually do');
       await confirm.getByRole('button', { name: 'Erase and flash' }).click();
 
-      const requests = await page.evaluate(() => (globalThis as unknown as { startRequests: FlashRequest[] }).startRequests);
-      expect(requests).toEqual([{ image: image.source, targets: [INTERNAL], media: [null], confirmedSystemDrives: [INTERNAL], customise: null }]);
+      const requests = await page.evaluate(
+        () => (globalThis as unknown as { startRequests: FlashRequest[] }).startRequests,
+      );
+      expect(requests).toEqual([
+        { image: image.source, targets: [INTERNAL], media: [null], confirmedSystemDrives: [INTERNAL], customise: null },
+      ]);
       const disk = drives.find((d) => d.device === INTERNAL);
       if (disk === undefined) throw new Error('the fixture lost its internal disk');
       expect(targetRefusal(disk, requests[0]?.confirmedSystemDrives.includes(INTERNAL) ?? false)).toBeNull();

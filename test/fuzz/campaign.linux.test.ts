@@ -29,7 +29,10 @@ describe('the fuzz campaign', () => {
       timeout: 170_000,
     });
     expect(run.stderr).toBe('');
-    const reports = run.stdout.trim().split('\n').map((line) => JSON.parse(line) as TargetReport & { peakRssBytes?: number });
+    const reports = run.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as TargetReport & { peakRssBytes?: number });
     const targets = reports.filter((r) => r.target !== undefined);
     console.log(targets.map((r) => `${r.target}: ${r.executions} inputs in ${r.seconds.toFixed(1)} s`).join('\n'));
     expect(targets.map((r) => r.target)).toEqual(TARGETS.map((t) => t.name));

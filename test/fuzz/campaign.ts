@@ -41,9 +41,18 @@ function inputs(seeds: readonly Buffer[]): fc.Arbitrary<Buffer> {
       fc.array(
         fc.oneof(
           fc.record({ kind: fc.constant('flip' as const), at: fc.nat(), bit: fc.integer({ min: 0, max: 7 }) }),
-          fc.record({ kind: fc.constant('set' as const), at: fc.nat(), bytes: fc.uint8Array({ minLength: 1, maxLength: 16 }) }),
+          fc.record({
+            kind: fc.constant('set' as const),
+            at: fc.nat(),
+            bytes: fc.uint8Array({ minLength: 1, maxLength: 16 }),
+          }),
           // 0xff and 0x00 runs: the values that make a length or a count enormous, or nothing.
-          fc.record({ kind: fc.constant('fill' as const), at: fc.nat(), length: fc.integer({ min: 1, max: 64 }), value: fc.constantFrom(0x00, 0xff, 0x7f, 0x80) }),
+          fc.record({
+            kind: fc.constant('fill' as const),
+            at: fc.nat(),
+            length: fc.integer({ min: 1, max: 64 }),
+            value: fc.constantFrom(0x00, 0xff, 0x7f, 0x80),
+          }),
           fc.record({ kind: fc.constant('cut' as const), at: fc.nat() }),
           fc.record({ kind: fc.constant('grow' as const), length: fc.integer({ min: 1, max: 4096 }) }),
         ),
@@ -63,7 +72,10 @@ function inputs(seeds: readonly Buffer[]): fc.Arbitrary<Buffer> {
       return bytes;
     });
   // Mostly mutations of real files, which reach deep into a parser; some from nothing at all.
-  return fc.oneof({ arbitrary: mutated, weight: 9 }, { arbitrary: fc.uint8Array({ maxLength: 4096 }).map((bytes) => Buffer.from(bytes)), weight: 1 });
+  return fc.oneof(
+    { arbitrary: mutated, weight: 9 },
+    { arbitrary: fc.uint8Array({ maxLength: 4096 }).map((bytes) => Buffer.from(bytes)), weight: 1 },
+  );
 }
 
 /** What went wrong on one input, or null. */
@@ -73,12 +85,14 @@ async function verdict(target: FuzzTarget, input: Buffer, dir: string): Promise<
   try {
     await target.run(input, dir);
   } catch (error) {
-    if (!target.documented(error)) failure = `an undocumented error: ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}`;
+    if (!target.documented(error))
+      failure = `an undocumented error: ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}`;
   }
   const ms = performance.now() - started;
   if (failure === null && ms > FUZZ_INPUT_MS) failure = `${ms.toFixed(0)} ms on one input (limit ${FUZZ_INPUT_MS} ms)`;
   const grown = process.memoryUsage().rss - baselineRss;
-  if (failure === null && grown > FUZZ_RSS_BYTES) failure = `the process grew by ${(grown / 1e6).toFixed(0)} MB (limit ${FUZZ_RSS_BYTES / 1e6} MB)`;
+  if (failure === null && grown > FUZZ_RSS_BYTES)
+    failure = `the process grew by ${(grown / 1e6).toFixed(0)} MB (limit ${FUZZ_RSS_BYTES / 1e6} MB)`;
   return failure;
 }
 
@@ -108,13 +122,21 @@ async function fuzz(target: FuzzTarget, dir: string): Promise<TargetReport> {
   const seconds = (performance.now() - started) / 1000;
   if (!outcome.failed) return { target: target.name, executions, seconds, failure: null };
   // fast-check has shrunk the input: keep the smallest one that fails, to become a fixture.
-  const smallest = (outcome.counterexample?.[0] as Buffer | undefined) ?? (failed as { input: Buffer } | null)?.input ?? Buffer.alloc(0);
+  const smallest =
+    (outcome.counterexample?.[0] as Buffer | undefined) ??
+    (failed as { input: Buffer } | null)?.input ??
+    Buffer.alloc(0);
   const why = (await verdict(target, smallest, dir)) ?? (failed as { why: string } | null)?.why ?? 'failed';
   const folder = join(FINDINGS, target.name.replace(/[^a-z0-9]+/gi, '-').toLowerCase());
   mkdirSync(folder, { recursive: true });
   const file = join(folder, `${createHash('sha256').update(smallest).digest('hex').slice(0, 16)}.bin`);
   writeFileSync(file, smallest);
-  return { target: target.name, executions, seconds, failure: `${why} (input: ${file}, ${smallest.length} bytes; replay with FUZZ_SEED=${outcome.seed})` };
+  return {
+    target: target.name,
+    executions,
+    seconds,
+    failure: `${why} (input: ${file}, ${smallest.length} bytes; replay with FUZZ_SEED=${outcome.seed})`,
+  };
 }
 
 async function main(): Promise<void> {
@@ -129,7 +151,9 @@ async function main(): Promise<void> {
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
-  process.stdout.write(`${JSON.stringify({ peakRssBytes: process.resourceUsage().maxRSS * 1024, targets: reports.length })}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ peakRssBytes: process.resourceUsage().maxRSS * 1024, targets: reports.length })}\n`,
+  );
   process.exit(reports.some((r) => r.failure !== null) ? 1 : 0);
 }
 

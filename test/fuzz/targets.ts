@@ -51,7 +51,10 @@ export interface FuzzTarget {
 const isJobError = (error: unknown): boolean => error instanceof JobError;
 
 function readerOf(bytes: Buffer): ReadAt {
-  return (position, length) => Promise.resolve(Buffer.from(bytes.subarray(Math.max(0, position), Math.max(0, Math.min(bytes.length, position + length)))));
+  return (position, length) =>
+    Promise.resolve(
+      Buffer.from(bytes.subarray(Math.max(0, position), Math.max(0, Math.min(bytes.length, position + length)))),
+    );
 }
 
 /**
@@ -72,7 +75,10 @@ function image(dir: string): string {
  * free-space readers reach the bitmaps or the FAT.
  */
 function smallDisk(dir: string, name: string, type: string, mkfs: string): Buffer {
-  sh(dir, `truncate -s 1M part && ${mkfs} && truncate -s 2M ${name} && printf 'label: dos\\nstart=2048, size=2048, type=${type}\\n' | sfdisk --quiet ${name} && dd if=part of=${name} bs=1M seek=1 conv=notrunc status=none && rm part`);
+  sh(
+    dir,
+    `truncate -s 1M part && ${mkfs} && truncate -s 2M ${name} && printf 'label: dos\\nstart=2048, size=2048, type=${type}\\n' | sfdisk --quiet ${name} && dd if=part of=${name} bs=1M seek=1 conv=notrunc status=none && rm part`,
+  );
   return readFileSync(join(dir, name));
 }
 
@@ -93,7 +99,8 @@ export const TARGETS: FuzzTarget[] = [
       await findFreeSpace(randomAccess(readerOf(input)), input.length, () => undefined);
       const stream = new StreamedImage();
       const finding = findFreeSpace(stream.read, input.length, () => undefined).finally(() => stream.done());
-      for (let at = 0; at < input.length && !stream.idle; at += 64 * 1024) await stream.feed(input.subarray(at, at + 64 * 1024), at);
+      for (let at = 0; at < input.length && !stream.idle; at += 64 * 1024)
+        await stream.feed(input.subarray(at, at + 64 * 1024), at);
       stream.end();
       await finding;
     },
@@ -103,7 +110,10 @@ export const TARGETS: FuzzTarget[] = [
     name: 'zip directory',
     seeds: (dir) => {
       const img = image(dir);
-      sh(dir, `mkdir -p .meta && bmaptool create -o .meta/image.bmap ${img} && cp ${img} image.img && zip -q -1 seed.zip image.img .meta/image.bmap && rm image.img`);
+      sh(
+        dir,
+        `mkdir -p .meta && bmaptool create -o .meta/image.bmap ${img} && cp ${img} image.img && zip -q -1 seed.zip image.img .meta/image.bmap && rm image.img`,
+      );
       return [readFileSync(join(dir, 'seed.zip'))];
     },
     run: async (input) => {
@@ -141,7 +151,10 @@ export const TARGETS: FuzzTarget[] = [
     name: 'qcow2 header and tables',
     seeds: (dir) => {
       const img = image(dir);
-      sh(dir, `qemu-img convert -c -O qcow2 ${img} seed.qcow2 && qemu-img convert -O qcow2 -o compat=0.10 ${img} v2.qcow2`);
+      sh(
+        dir,
+        `qemu-img convert -c -O qcow2 ${img} seed.qcow2 && qemu-img convert -O qcow2 -o compat=0.10 ${img} v2.qcow2`,
+      );
       return [readFileSync(join(dir, 'seed.qcow2')), readFileSync(join(dir, 'v2.qcow2'))];
     },
     run: (input) => readQcow2(readerOf(input), input.length, 'fuzz.qcow2'),
@@ -177,7 +190,11 @@ export const TARGETS: FuzzTarget[] = [
     seeds: (dir) => {
       const img = image(dir);
       sh(dir, `truncate -s 8M mbr.img && printf 'label: dos\\n,4MiB,c\\n,,83\\n' | sfdisk --quiet mbr.img`);
-      return [readFileSync(img).subarray(0, 34 * 512), readFileSync(join(dir, 'mbr.img')).subarray(0, 34 * 512), readFileSync(img).subarray(1 * MiB, 1 * MiB + 2048)];
+      return [
+        readFileSync(img).subarray(0, 34 * 512),
+        readFileSync(join(dir, 'mbr.img')).subarray(0, 34 * 512),
+        readFileSync(img).subarray(1 * MiB, 1 * MiB + 2048),
+      ];
     },
     run: async (input) => {
       readPartitionTable(input);
@@ -189,8 +206,14 @@ export const TARGETS: FuzzTarget[] = [
   {
     name: 'FAT boot partition',
     seeds: (dir) => {
-      sh(dir, `truncate -s 1M fat12.img && mkfs.fat -F 12 fat12.img >/dev/null && printf 'console=tty1 rootwait\\n' > cmdline.txt && mcopy -i fat12.img cmdline.txt ::/cmdline.txt && mcopy -i fat12.img cmdline.txt ::/a-long-file-name.txt`);
-      sh(dir, `truncate -s 34M fat32.img && mkfs.fat -F 32 -s 1 fat32.img >/dev/null && mcopy -i fat32.img cmdline.txt ::/cmdline.txt && head -c 600K fat32.img > fat32.head`);
+      sh(
+        dir,
+        `truncate -s 1M fat12.img && mkfs.fat -F 12 fat12.img >/dev/null && printf 'console=tty1 rootwait\\n' > cmdline.txt && mcopy -i fat12.img cmdline.txt ::/cmdline.txt && mcopy -i fat12.img cmdline.txt ::/a-long-file-name.txt`,
+      );
+      sh(
+        dir,
+        `truncate -s 34M fat32.img && mkfs.fat -F 32 -s 1 fat32.img >/dev/null && mcopy -i fat32.img cmdline.txt ::/cmdline.txt && head -c 600K fat32.img > fat32.head`,
+      );
       return [readFileSync(join(dir, 'fat12.img')), readFileSync(join(dir, 'fat32.head'))];
     },
     // What customisation does with a boot partition: open it, list it, read cmdline.txt, plan new files.
@@ -199,7 +222,14 @@ export const TARGETS: FuzzTarget[] = [
       if (fat === null) return;
       fat.entries();
       await fat.readFile('cmdline.txt');
-      fat.writeFiles([{ name: 'firstrun.sh', bytes: Buffer.alloc(3000, 0x41) }, { name: 'cmdline.txt', bytes: Buffer.from('console=tty1 x\n') }, { name: 'network-config', bytes: Buffer.from('version: 2\n') }], 'cmdline.txt');
+      fat.writeFiles(
+        [
+          { name: 'firstrun.sh', bytes: Buffer.alloc(3000, 0x41) },
+          { name: 'cmdline.txt', bytes: Buffer.from('console=tty1 x\n') },
+          { name: 'network-config', bytes: Buffer.from('version: 2\n') },
+        ],
+        'cmdline.txt',
+      );
       fat.writes();
     },
     documented: isJobError,
@@ -207,19 +237,29 @@ export const TARGETS: FuzzTarget[] = [
   {
     name: 'ext4 root filesystem',
     seeds: (dir) => {
-      sh(dir, 'mkdir -p tree/usr/lib/raspberrypi-sys-mods tree/etc/cloud tree/boot/firmware && touch tree/usr/lib/raspberrypi-sys-mods/imager_custom && truncate -s 8M ext4.img && mke2fs -q -F -t ext4 -d tree ext4.img && head -c 2M ext4.img > ext4.head');
+      sh(
+        dir,
+        'mkdir -p tree/usr/lib/raspberrypi-sys-mods tree/etc/cloud tree/boot/firmware && touch tree/usr/lib/raspberrypi-sys-mods/imager_custom && truncate -s 8M ext4.img && mke2fs -q -F -t ext4 -d tree ext4.img && head -c 2M ext4.img > ext4.head',
+      );
       return [readFileSync(join(dir, 'ext4.head'))];
     },
     run: async (input) => {
       const root = await Ext4Reader.open(readerOf(input), 0, 8 * MiB);
-      for (const path of ['/usr/lib/raspberrypi-sys-mods/imager_custom', '/etc/cloud', '/boot/firmware', '/usr/lib/systemd/system/rpi-preseed.service']) await root?.kind(path);
+      for (const path of [
+        '/usr/lib/raspberrypi-sys-mods/imager_custom',
+        '/etc/cloud',
+        '/boot/firmware',
+        '/usr/lib/systemd/system/rpi-preseed.service',
+      ])
+        await root?.kind(path);
     },
     documented: () => false,
   },
   {
     name: 'customisation method detection',
     seeds: (dir) => [readFileSync(image(dir))],
-    run: async (input) => detectMethod({ readAt: readerOf(input), random: true }, readPartitionTable(input.subarray(0, 34 * 512))),
+    run: async (input) =>
+      detectMethod({ readAt: readerOf(input), random: true }, readPartitionTable(input.subarray(0, 34 * 512))),
     documented: isJobError,
   },
   {
@@ -236,7 +276,17 @@ export const TARGETS: FuzzTarget[] = [
     name: "the helper's messages",
     seeds: () => [
       Buffer.concat([
-        encodeFrame({ type: 'job', job: { kind: 'flash', targets: ['/dev/sdb'], imageSize: 4096, sourceSeekable: true, verify: true, extents: [[0, 4096]] } }),
+        encodeFrame({
+          type: 'job',
+          job: {
+            kind: 'flash',
+            targets: ['/dev/sdb'],
+            imageSize: 4096,
+            sourceSeekable: true,
+            verify: true,
+            extents: [[0, 4096]],
+          },
+        }),
         encodeFrame({ type: 'source-end', ok: false, code: 'source-corrupt', message: 'x', offset: 5 }),
         encodeFrame({ type: 'cancel' }),
       ]),
@@ -290,7 +340,13 @@ export const TARGETS: FuzzTarget[] = [
       await Promise.resolve();
       for (const message of new FrameReader().push(input)) {
         const parsed = v.safeParse(ToHelper, message);
-        if (parsed.success && (parsed.output.type === 'repair-data' || parsed.output.type === 'repair-progress' || parsed.output.type === 'repair-failed')) inbox.deliver(parsed.output);
+        if (
+          parsed.success &&
+          (parsed.output.type === 'repair-data' ||
+            parsed.output.type === 'repair-progress' ||
+            parsed.output.type === 'repair-failed')
+        )
+          inbox.deliver(parsed.output);
       }
       await new Promise((resolve) => setImmediate(resolve));
       stop.abort();
@@ -319,7 +375,29 @@ export const TARGETS: FuzzTarget[] = [
     name: "the probe process's answer",
     seeds: () => [
       Buffer.from(JSON.stringify({ type: 'failed', code: 'source-corrupt', message: 'x', offset: 3 })),
-      Buffer.from(JSON.stringify({ type: 'prepared', prepared: { info: { source: '/x.img', name: 'x.img', origin: 'file', format: 'raw', sourceSize: 4096, size: 4096, sizeExact: true, partitionTable: null, disc: null, entry: null, blockMap: null, checksum: null, customisation: null, customisationNote: null } } })),
+      Buffer.from(
+        JSON.stringify({
+          type: 'prepared',
+          prepared: {
+            info: {
+              source: '/x.img',
+              name: 'x.img',
+              origin: 'file',
+              format: 'raw',
+              sourceSize: 4096,
+              size: 4096,
+              sizeExact: true,
+              partitionTable: null,
+              disc: null,
+              entry: null,
+              blockMap: null,
+              checksum: null,
+              customisation: null,
+              customisationNote: null,
+            },
+          },
+        }),
+      ),
     ],
     // What the app and the CLI trust of a probe process that may have been subverted: only what the schema lets through.
     run: async (input) => asMessage(input, (message) => v.safeParse(ProbeReply, message)),
@@ -327,7 +405,10 @@ export const TARGETS: FuzzTarget[] = [
   },
   {
     name: 'redirect addresses',
-    seeds: () => ['127.0.0.1', '::ffff:127.0.0.1', 'fe80::1', '10.1.2.3', '192.168.0.1', '8.8.8.8', '2001:db8::1', '[::1]'].map((address) => Buffer.from(address)),
+    seeds: () =>
+      ['127.0.0.1', '::ffff:127.0.0.1', 'fe80::1', '10.1.2.3', '192.168.0.1', '8.8.8.8', '2001:db8::1', '[::1]'].map(
+        (address) => Buffer.from(address),
+      ),
     // Its callers hand it resolved addresses only (dns.lookup's); it refuses anything else by contract.
     run: async (input) => {
       const text = input.toString('latin1');
@@ -339,7 +420,14 @@ export const TARGETS: FuzzTarget[] = [
     name: 'catalogue documents',
     // The test catalogue's three documents (top level with boards, a category's, a nested one), as a server sends them.
     seeds: () => {
-      const image = (name: string): TestImage => ({ raw: '', xz: '', path: `/images/${name}.img.xz`, extractSha256: 'ab'.repeat(32), downloadSha256: 'cd'.repeat(32), downloadSize: 5_000_000 });
+      const image = (name: string): TestImage => ({
+        raw: '',
+        xz: '',
+        path: `/images/${name}.img.xz`,
+        extractSha256: 'ab'.repeat(32),
+        downloadSha256: 'cd'.repeat(32),
+        downloadSize: 5_000_000,
+      });
       const documents = catalogueDocuments({ lite: image('lite'), desktop: image('desktop'), rescue: image('rescue') });
       return Object.values(documents).map((document) => Buffer.from(JSON.stringify(document, null, 2)));
     },
@@ -349,15 +437,50 @@ export const TARGETS: FuzzTarget[] = [
   {
     name: "the catalogue process's answer",
     seeds: () => {
-      const os = { kind: 'os', name: 'x', description: '', icon: null, url: 'https://x/x.img.xz', releaseDate: '2026-01-01', extractSize: 1, extractSha256: 'ab'.repeat(32), downloadSize: 1, downloadSha256: null, devices: ['a'], initFormat: 'systemd', architecture: null, website: null, bmapUrl: null };
-      const items = [os, { kind: 'category', name: 'c', description: '', icon: null, website: null, items: [os], subitemsUrl: null }];
+      const os = {
+        kind: 'os',
+        name: 'x',
+        description: '',
+        icon: null,
+        url: 'https://x/x.img.xz',
+        releaseDate: '2026-01-01',
+        extractSize: 1,
+        extractSha256: 'ab'.repeat(32),
+        downloadSize: 1,
+        downloadSha256: null,
+        devices: ['a'],
+        initFormat: 'systemd',
+        architecture: null,
+        website: null,
+        bmapUrl: null,
+      };
+      const items = [
+        os,
+        { kind: 'category', name: 'c', description: '', icon: null, website: null, items: [os], subitemsUrl: null },
+      ];
       return [
-        Buffer.from(JSON.stringify({ type: 'document', document: { source: 'https://x/list.json', boards: [{ name: 'b', description: '', icon: null, tags: ['a'], matchingType: 'exclusive', architecture: null }], items, notes: ['n'], offline: null } })),
+        Buffer.from(
+          JSON.stringify({
+            type: 'document',
+            document: {
+              source: 'https://x/list.json',
+              boards: [
+                { name: 'b', description: '', icon: null, tags: ['a'], matchingType: 'exclusive', architecture: null },
+              ],
+              items,
+              notes: ['n'],
+              offline: null,
+            },
+          }),
+        ),
         Buffer.from(JSON.stringify({ type: 'failed', code: 'source-read-error', message: 'x' })),
       ];
     },
     // What the app and the CLI take from a catalogue process that may have been subverted.
-    run: async (input) => asMessage(input, (message) => checkedCatalogue({ source: 'https://x/list.json', depth: 0, expand: false, savedDir: null }, message)),
+    run: async (input) =>
+      asMessage(input, (message) =>
+        checkedCatalogue({ source: 'https://x/list.json', depth: 0, expand: false, savedDir: null }, message),
+      ),
     documented: () => false,
   },
 ];
@@ -383,8 +506,12 @@ function probeServer(): Promise<FileServer> {
     if (range === null) return void response.writeHead(200, { 'Content-Length': served.length }).end(served);
     const start = Math.min(Number(range[1]), served.length);
     const end = Math.min(Number(range[2]), served.length - 1);
-    response.writeHead(206, { 'Content-Range': `bytes ${start}-${end}/${served.length}`, 'Content-Length': Math.max(0, end - start + 1) }).end(served.subarray(start, end + 1));
+    response
+      .writeHead(206, {
+        'Content-Range': `bytes ${start}-${end}/${served.length}`,
+        'Content-Length': Math.max(0, end - start + 1),
+      })
+      .end(served.subarray(start, end + 1));
   });
   return server;
 }
-

@@ -8,7 +8,10 @@ describe('length-prefixed frames', () => {
     const reader = new FrameReader();
     const seen: unknown[] = [];
     for (let i = 0; i < stream.length; i += 7) seen.push(...reader.push(stream.subarray(i, i + 7)));
-    expect(seen).toEqual([{ type: 'a', n: 1 }, { type: 'b', text: 'ü'.repeat(100) }]);
+    expect(seen).toEqual([
+      { type: 'a', n: 1 },
+      { type: 'b', text: 'ü'.repeat(100) },
+    ]);
   });
 
   it('rejects an oversized frame from its header alone, before buffering its body', () => {

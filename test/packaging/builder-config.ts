@@ -9,10 +9,9 @@ import { DOMParser } from '@xmldom/xmldom';
 export function parseXmlStrictly(path: string): Document {
   const problems: string[] = [];
   const report = (message: string) => void problems.push(message);
-  const document = new DOMParser({ errorHandler: { warning: report, error: report, fatalError: report } }).parseFromString(
-    readFileSync(path, 'utf8'),
-    'text/xml',
-  );
+  const document = new DOMParser({
+    errorHandler: { warning: report, error: report, fatalError: report },
+  }).parseFromString(readFileSync(path, 'utf8'), 'text/xml');
   if (problems.length > 0) throw new Error(`${path}: ${problems.join('\n')}`);
   return document as unknown as Document;
 }

@@ -45,8 +45,19 @@ describe('electron-builder.yml', () => {
   });
 
   it('builds AppImage, deb and rpm; dmg and zip for x64 and arm64; an NSIS installer, and no portable exe (it would elevate a launcher from %TEMP%)', () => {
-    expect(targets(config.linux?.target)).toEqual(new Map([['AppImage', ['x64']], ['deb', ['x64']], ['rpm', ['x64']]]));
-    expect(targets(config.mac?.target)).toEqual(new Map([['dmg', ['x64', 'arm64']], ['zip', ['x64', 'arm64']]]));
+    expect(targets(config.linux?.target)).toEqual(
+      new Map([
+        ['AppImage', ['x64']],
+        ['deb', ['x64']],
+        ['rpm', ['x64']],
+      ]),
+    );
+    expect(targets(config.mac?.target)).toEqual(
+      new Map([
+        ['dmg', ['x64', 'arm64']],
+        ['zip', ['x64', 'arm64']],
+      ]),
+    );
     expect(targets(config.win?.target)).toEqual(new Map([['nsis', ['x64']]]));
   });
 
@@ -72,7 +83,9 @@ describe('electron-builder.yml', () => {
       expect(path).toBe('build/entitlements.mac.plist');
       const dict = parseXmlStrictly(resolve(path!)).getElementsByTagName('dict')[0]!;
       const keys = Array.from(dict.getElementsByTagName('key'), (key) => key.textContent);
-      const values = Array.from(dict.childNodes).filter((node) => node.nodeType === 1 && node.nodeName !== 'key').map((node) => node.nodeName);
+      const values = Array.from(dict.childNodes)
+        .filter((node) => node.nodeType === 1 && node.nodeName !== 'key')
+        .map((node) => node.nodeName);
       expect(keys).toEqual(['com.apple.security.cs.allow-jit']);
       expect(values).toEqual(['true']);
     }
@@ -113,7 +126,9 @@ describe('electron-builder.yml', () => {
     for (const { key, platform, source } of launchers) {
       const { file } = packagedHelperProgram('resources', platform);
       const name = (platform === 'win32' ? win32 : posix).basename(file);
-      expect([(config[key] as PlatformSpecificBuildOptions).extraResources ?? []].flat(), key).toEqual([{ from: source, to: name }]);
+      expect([(config[key] as PlatformSpecificBuildOptions).extraResources ?? []].flat(), key).toEqual([
+        { from: source, to: name },
+      ]);
     }
   });
 

@@ -22,7 +22,7 @@ function icnsElements(file: Buffer): Map<string, number> {
   expect(file.toString('latin1', 0, 4)).toBe('icns');
   expect(file.readUInt32BE(4)).toBe(file.length);
   const elements = new Map<string, number>();
-  for (let offset = 8; offset < file.length; ) {
+  for (let offset = 8; offset < file.length;) {
     const length = file.readUInt32BE(offset + 4);
     const { width, height } = pngSize(file.subarray(offset + 8, offset + length));
     expect(width).toBe(height);
@@ -40,12 +40,20 @@ function icoSizes(file: Buffer): number[] {
   return Array.from({ length: count }, (_, index) => {
     const entry = 6 + 16 * index;
     const side = file.readUInt8(entry) || 256;
-    const payload = file.subarray(file.readUInt32LE(entry + 12), file.readUInt32LE(entry + 12) + file.readUInt32LE(entry + 8));
+    const payload = file.subarray(
+      file.readUInt32LE(entry + 12),
+      file.readUInt32LE(entry + 12) + file.readUInt32LE(entry + 8),
+    );
     if (payload.subarray(0, 8).equals(PNG_SIGNATURE)) {
       expect(pngSize(payload)).toEqual({ width: side, height: side });
     } else {
       // BITMAPINFOHEADER: the height counts the image and its mask.
-      expect([payload.readUInt32LE(0), payload.readInt32LE(4), payload.readInt32LE(8), payload.readUInt16LE(14)]).toEqual([40, side, 2 * side, 32]);
+      expect([
+        payload.readUInt32LE(0),
+        payload.readInt32LE(4),
+        payload.readInt32LE(8),
+        payload.readUInt16LE(14),
+      ]).toEqual([40, side, 2 * side, 32]);
     }
     return side;
   });
@@ -73,7 +81,16 @@ describe('app icons', () => {
     const config = loadBuilderConfig();
     const elements = icnsElements(readFileSync(join(BUILD_RESOURCES, config.mac!.icon!)));
     expect(Object.fromEntries(elements)).toEqual({
-      icp4: 16, ic11: 32, icp5: 32, ic12: 64, ic07: 128, ic13: 256, ic08: 256, ic14: 512, ic09: 512, ic10: 1024,
+      icp4: 16,
+      ic11: 32,
+      icp5: 32,
+      ic12: 64,
+      ic07: 128,
+      ic13: 256,
+      ic08: 256,
+      ic14: 512,
+      ic09: 512,
+      ic10: 1024,
     });
   });
 

@@ -13,7 +13,18 @@
  * To run the launcher, Node takes the stand-in's place (see the last test).
  */
 import { execFileSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join, posix, resolve } from 'node:path';
@@ -37,7 +48,11 @@ const FUSE_SENTINEL = 'dL7pKGdnNz796PbbjQWNKmHXBZaB9tsX';
 function writeStandInElectron(directory: string): void {
   mkdirSync(join(directory, 'locales'), { recursive: true });
   mkdirSync(join(directory, 'resources'));
-  const wire = Buffer.concat([Buffer.from(FUSE_SENTINEL), Buffer.from([1, ELECTRON_DEFAULT_FUSES.length]), Buffer.from(ELECTRON_DEFAULT_FUSES)]);
+  const wire = Buffer.concat([
+    Buffer.from(FUSE_SENTINEL),
+    Buffer.from([1, ELECTRON_DEFAULT_FUSES.length]),
+    Buffer.from(ELECTRON_DEFAULT_FUSES),
+  ]);
   writeFileSync(join(directory, 'electron'), wire, { mode: 0o755 });
   for (const locale of ['en-US', 'de', 'fr', 'ja']) writeFileSync(join(directory, 'locales', `${locale}.pak`), locale);
   writeFileSync(join(directory, 'chrome-sandbox'), '');
@@ -49,10 +64,15 @@ function writeStandInElectron(directory: string): void {
  */
 function isolatedDirectory(): string {
   for (const base of [tmpdir(), '/var/tmp']) {
-    const ancestors = resolve(base).split('/').map((_, index, parts) => parts.slice(0, index + 1).join('/') || '/');
-    if (!ancestors.some((dir) => existsSync(join(dir, 'node_modules')))) return mkdtempSync(join(base, 'sluice-installed-'));
+    const ancestors = resolve(base)
+      .split('/')
+      .map((_, index, parts) => parts.slice(0, index + 1).join('/') || '/');
+    if (!ancestors.some((dir) => existsSync(join(dir, 'node_modules'))))
+      return mkdtempSync(join(base, 'sluice-installed-'));
   }
-  throw new Error(`${tmpdir()} and /var/tmp both have a node_modules folder above them; the helper could load packages from it that did not ship.`);
+  throw new Error(
+    `${tmpdir()} and /var/tmp both have a node_modules folder above them; the helper could load packages from it that did not ship.`,
+  );
 }
 
 describe('the unpacked Linux app electron-builder makes from electron-builder.yml', () => {
@@ -70,15 +90,19 @@ describe('the unpacked Linux app electron-builder makes from electron-builder.ym
       process.execPath,
       [
         require.resolve('electron-builder/cli.js'),
-        '--linux', 'dir',
-        '--publish', 'never',
+        '--linux',
+        'dir',
+        '--publish',
+        'never',
         `-c.electronDist=${join(work, 'electron')}`,
         '-c.npmRebuild=false',
         `-c.directories.output=${join(work, 'dist')}`,
       ],
       { stdio: 'pipe', timeout: 180_000, env: { ...process.env, ELECTRON_SKIP_BINARY_DOWNLOAD: '1' } },
     );
-    files = new Set(listPackage(asarPath, { isPack: false }).map((path) => path.replaceAll('\\', '/').replace(/^\//, '')));
+    files = new Set(
+      listPackage(asarPath, { isPack: false }).map((path) => path.replaceAll('\\', '/').replace(/^\//, '')),
+    );
   }, 240_000);
   afterAll(() => {
     for (const dir of cleanup) rmSync(dir, { recursive: true, force: true });
@@ -86,25 +110,42 @@ describe('the unpacked Linux app electron-builder makes from electron-builder.ym
 
   it('holds the main process, its preload bundle and the built renderer, and none of the tests, build scripts, CLI, source maps or type declarations', () => {
     expect(files).toContain('package.json');
-    expect(JSON.parse(extractFile(asarPath, 'package.json').toString())).toMatchObject({ main: APP_MAIN, type: 'module' });
+    expect(JSON.parse(extractFile(asarPath, 'package.json').toString())).toMatchObject({
+      main: APP_MAIN,
+      type: 'module',
+    });
     for (const entry of [APP_MAIN, PRELOAD, HELPER_ENTRY, 'out/ui/index.html']) expect(files).toContain(entry);
     const stray = [...files].filter((path) =>
-      /^out\/(test|build|cli|renderer|privileged)\/|^out\/run\/(sluice|bundles)|^out\/electron\/(launch|electron-binary|preload\/preload)\.js$|\.map$|\.d\.[cm]?ts$/.test(path),
+      /^out\/(test|build|cli|renderer|privileged)\/|^out\/run\/(sluice|bundles)|^out\/electron\/(launch|electron-binary|preload\/preload)\.js$|\.map$|\.d\.[cm]?ts$/.test(
+        path,
+      ),
     );
     expect(stray).toEqual([]);
-    for (const entry of readdirSync('out/ui', { recursive: true, withFileTypes: true }).filter((entry) => entry.isFile())) {
-      expect(files).toContain(posix.join(resolve(entry.parentPath).slice(resolve('.').length + 1).replaceAll('\\', '/'), entry.name));
+    for (const entry of readdirSync('out/ui', { recursive: true, withFileTypes: true }).filter((entry) =>
+      entry.isFile(),
+    )) {
+      expect(files).toContain(
+        posix.join(
+          resolve(entry.parentPath)
+            .slice(resolve('.').length + 1)
+            .replaceAll('\\', '/'),
+          entry.name,
+        ),
+      );
     }
   });
 
   it('holds every module the main process and its preload import, and the packages they name', () => {
-    const { missing, packages } = moduleGraph([APP_MAIN, PRELOAD], (file) => (files.has(file) ? extractFile(asarPath, file).toString('utf8') : null));
+    const { missing, packages } = moduleGraph([APP_MAIN, PRELOAD], (file) =>
+      files.has(file) ? extractFile(asarPath, file).toString('utf8') : null,
+    );
     expect(missing).toEqual([]);
     for (const name of packages) expect(files, `package ${name}`).toContain(`node_modules/${name}/package.json`);
   });
 
   it('unpacks every module the helper, the decoder and the probe import, and the packages they name with all of theirs, where Node-mode processes run them', () => {
-    const read = (file: string) => (existsSync(join(unpacked, file)) ? readFileSync(join(unpacked, file), 'utf8') : null);
+    const read = (file: string) =>
+      existsSync(join(unpacked, file)) ? readFileSync(join(unpacked, file), 'utf8') : null;
     const { missing, packages } = moduleGraph([HELPER_ENTRY, DECODER_ENTRY, PROBE_ENTRY], read);
     expect(missing).toEqual([]);
     // fast-xml-parser, yaml and valibot are bundled into them (build/scripts/bundle-processes.ts BUNDLED_PACKAGES).
@@ -119,8 +160,22 @@ describe('the unpacked Linux app electron-builder makes from electron-builder.ym
   });
 
   it('ships production dependencies only: no benchmark, build or UI libraries', () => {
-    const shipped = new Set([...files].filter((path) => path.startsWith('node_modules/')).map((path) => packageName(path.slice('node_modules/'.length))));
-    for (const name of ['etcher-sdk', 'mountutils', 'lzma-native', 'usb', 'typescript', 'react', 'electron', 'electron-builder', 'vite']) {
+    const shipped = new Set(
+      [...files]
+        .filter((path) => path.startsWith('node_modules/'))
+        .map((path) => packageName(path.slice('node_modules/'.length))),
+    );
+    for (const name of [
+      'etcher-sdk',
+      'mountutils',
+      'lzma-native',
+      'usb',
+      'typescript',
+      'react',
+      'electron',
+      'electron-builder',
+      'vite',
+    ]) {
       expect(shipped, name).not.toContain(name);
     }
   });
@@ -142,7 +197,9 @@ describe('the unpacked Linux app electron-builder makes from electron-builder.ym
     const flipped = join(work, 'flipped-sluice');
     cpSync(binary, flipped);
     await flipFuses(flipped, { version: FuseVersion.V1, [FuseV1Options.EnableNodeOptionsEnvironmentVariable]: true });
-    expect(await fuseMismatches(flipped)).toEqual(['enableNodeOptionsEnvironmentVariable: the binary has it on, electron-builder.yml says off']);
+    expect(await fuseMismatches(flipped)).toEqual([
+      'enableNodeOptionsEnvironmentVariable: the binary has it on, electron-builder.yml says off',
+    ]);
   });
 
   it('installs the helper’s launcher in resources, executable, and through it the helper starts and answers', async () => {

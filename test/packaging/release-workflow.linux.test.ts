@@ -62,7 +62,13 @@ function stepIndex(predicate: (step: Step) => boolean, what: string): number {
 
 const version = (JSON.parse(readFileSync('package.json', 'utf8')) as { version: string }).version;
 const RUNNER_OS: Record<string, string> = { ubuntu: 'Linux', macos: 'macOS', windows: 'Windows' };
-const SECRETS = { CSC_LINK: 'apple-cert', CSC_KEY_PASSWORD: 'apple-pw', WIN_CSC_LINK: 'windows-cert', WIN_CSC_KEY_PASSWORD: 'windows-pw', APPLE_API_KEY_P8: '' };
+const SECRETS = {
+  CSC_LINK: 'apple-cert',
+  CSC_KEY_PASSWORD: 'apple-pw',
+  WIN_CSC_LINK: 'windows-cert',
+  WIN_CSC_KEY_PASSWORD: 'windows-pw',
+  APPLE_API_KEY_P8: '',
+};
 
 /** What a push of `tag` gives a job's steps to evaluate, on the runner of `entry`. */
 function contexts(entry: MatrixEntry | undefined, tag: string): Contexts {
@@ -70,7 +76,13 @@ function contexts(entry: MatrixEntry | undefined, tag: string): Contexts {
   return {
     matrix: entry ?? {},
     runner: { os, temp: '/tmp' },
-    github: { ref: `refs/tags/${tag}`, ref_name: tag, repository: 'sluice/sluice', server_url: 'https://github.com', token: 'token' },
+    github: {
+      ref: `refs/tags/${tag}`,
+      ref_name: tag,
+      repository: 'sluice/sluice',
+      server_url: 'https://github.com',
+      token: 'token',
+    },
     secrets: SECRETS,
   };
 }
@@ -92,7 +104,11 @@ const dirs: string[] = [];
 afterAll(() => dirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
 
 /** A workspace with package.json, the unpacked app and one installer per artifact pattern, and a `gh` that records its arguments. */
-function workspace(entries: readonly MatrixEntry[]): { root: string; env: Record<string, string>; installers: string[] } {
+function workspace(entries: readonly MatrixEntry[]): {
+  root: string;
+  env: Record<string, string>;
+  installers: string[];
+} {
   const root = mkdtempSync(join(tmpdir(), 'sluice-workflow-'));
   dirs.push(root);
   const installers: string[] = [];
@@ -112,7 +128,12 @@ function workspace(entries: readonly MatrixEntry[]): { root: string; env: Record
   writeFileSync(join(bin, 'gh'), '#!/bin/sh\nprintf \'%s\\n\' "$@" > "$RUNNER_TEMP/gh-args"\n');
   chmodSync(join(bin, 'gh'), 0o755);
   mkdirSync(join(root, '.temp'));
-  const env = { PATH: `${bin}:${process.env['PATH'] ?? ''}`, HOME: root, RUNNER_TEMP: join(root, '.temp'), GITHUB_ENV: join(root, '.temp', 'env') };
+  const env = {
+    PATH: `${bin}:${process.env['PATH'] ?? ''}`,
+    HOME: root,
+    RUNNER_TEMP: join(root, '.temp'),
+    GITHUB_ENV: join(root, '.temp', 'env'),
+  };
   return { root, env, installers };
 }
 
@@ -142,7 +163,10 @@ describe('.github/workflows/release.yml', () => {
   it('tests before it packages, checks the packaged binary’s fuses, probes the packaged helper, then uploads', () => {
     const test = stepIndex((step) => step.run === '${{ matrix.test }}', 'test step');
     const dist = stepIndex((step) => step.run?.startsWith('npm run dist') === true, 'package step');
-    const fuses = stepIndex((step) => step.run === 'node out/build/scripts/check-fuses.js "$UNPACKED"', 'fuse check step');
+    const fuses = stepIndex(
+      (step) => step.run === 'node out/build/scripts/check-fuses.js "$UNPACKED"',
+      'fuse check step',
+    );
     const probe = stepIndex((step) => step.run === 'node out/build/scripts/probe-helper.js "$UNPACKED"', 'probe step');
     const upload = stepIndex((step) => step.uses?.startsWith('actions/upload-artifact@') === true, 'upload step');
     expect([test, dist, fuses, probe, upload]).toEqual([...[test, dist, fuses, probe, upload]].sort((a, b) => a - b));
@@ -152,7 +176,10 @@ describe('.github/workflows/release.yml', () => {
   });
 
   it('runs the project’s CI, the whole suite as root, on Linux, in the Debian it is written for; elsewhere the portable tests, on the runner itself', () => {
-    expect(job.container).toEqual({ image: '${{ matrix.container-image }}', options: '${{ matrix.container-options }}' });
+    expect(job.container).toEqual({
+      image: '${{ matrix.container-image }}',
+      options: '${{ matrix.container-options }}',
+    });
     const linux = matrix.find((entry) => entry.os.startsWith('ubuntu-'))!;
     expect(linux.test).toBe('.ci/run');
     expect([linux['container-image'], linux['container-options']]).toEqual(['debian:bookworm', '--privileged']);
@@ -165,7 +192,8 @@ describe('.github/workflows/release.yml', () => {
   });
 
   it('uses the Node major the project pins', () => {
-    const pinned = (JSON.parse(readFileSync('package.json', 'utf8')) as { devDependencies: Record<string, string> }).devDependencies['node']!;
+    const pinned = (JSON.parse(readFileSync('package.json', 'utf8')) as { devDependencies: Record<string, string> })
+      .devDependencies['node']!;
     const setup = job.steps.find((step) => step.uses?.startsWith('actions/setup-node@'));
     expect(String(setup?.with?.['node-version'])).toBe(pinned.replace(/^\^/, '').split('.')[0]);
   });
@@ -186,7 +214,18 @@ describe('.github/workflows/release.yml', () => {
   it('signs each OS with its own certificate: Apple’s never reaches Windows, Windows’ never reaches macOS', () => {
     const pack = job.steps.find((step) => step.name === 'Package')!;
     const signing = (os: string) => {
-      const env = Object.fromEntries(Object.entries(pack.env ?? {}).map(([key, value]) => [key, expand(value, contexts(matrix.find((entry) => entry.os.startsWith(os)), `v${version}`))]));
+      const env = Object.fromEntries(
+        Object.entries(pack.env ?? {}).map(([key, value]) => [
+          key,
+          expand(
+            value,
+            contexts(
+              matrix.find((entry) => entry.os.startsWith(os)),
+              `v${version}`,
+            ),
+          ),
+        ]),
+      );
       return [env['CSC_LINK'], env['WIN_CSC_LINK']];
     };
     expect(signing('macos')).toEqual(['apple-cert', '']);
@@ -209,32 +248,63 @@ describe('.github/workflows/release.yml', () => {
     for (const entry of matrix) {
       const { root, env } = workspace([entry]);
       for (const step of job.steps) {
-        if (step.run === undefined || NOT_RUN_HERE[stepName(step)] !== undefined || !stepRuns(step, contexts(entry, tag))) continue;
+        if (
+          step.run === undefined ||
+          NOT_RUN_HERE[stepName(step)] !== undefined ||
+          !stepRuns(step, contexts(entry, tag))
+        )
+          continue;
         const run = runStep(step, contexts(entry, tag), root, env);
         expect(run.status, `${entry.os}: ${stepName(step)}\n${run.stderr}`).toBe(0);
         ran.push(`${entry.os}: ${stepName(step)}`);
         if (step.name?.startsWith('Sizes')) {
-          const listed = run.stdout.trim().split('\n').map((line) => line.split('\t')[1]);
-          expect(listed).toEqual([entry.unpacked, ...entry.artifacts.trim().split('\n').map((pattern) => pattern.replace('*', `Sluice-${version}-${entry.os}`))]);
+          const listed = run.stdout
+            .trim()
+            .split('\n')
+            .map((line) => line.split('\t')[1]);
+          expect(listed).toEqual([
+            entry.unpacked,
+            ...entry.artifacts
+              .trim()
+              .split('\n')
+              .map((pattern) => pattern.replace('*', `Sluice-${version}-${entry.os}`)),
+          ]);
         }
       }
     }
-    expect(ran).toEqual(expect.arrayContaining(['ubuntu-24.04: Sizes (installed app and installers)', 'macos-14: Apple notarisation key', 'windows-2022: The tag names package.json\'s version']));
+    expect(ran).toEqual(
+      expect.arrayContaining([
+        'ubuntu-24.04: Sizes (installed app and installers)',
+        'macos-14: Apple notarisation key',
+        "windows-2022: The tag names package.json's version",
+      ]),
+    );
 
     // The release job, after download-artifact merged every job's installers into installers/.
     const { root, env, installers } = workspace(matrix);
     mkdirSync(join(root, 'installers'));
-    for (const file of installers) writeFileSync(join(root, 'installers', file.replace('dist/', '')), readFileSync(join(root, file)));
+    for (const file of installers)
+      writeFileSync(join(root, 'installers', file.replace('dist/', '')), readFileSync(join(root, file)));
     for (const step of release.steps) {
       if (step.run === undefined) continue;
       const run = runStep(step, contexts(undefined, tag), root, env);
       expect(run.status, `release: ${stepName(step)}\n${run.stderr}`).toBe(0);
     }
     const sums = readFileSync(join(root, 'installers', 'SHA256SUMS'), 'utf8');
-    expect(sums.trim().split('\n').map((line) => line.split(/\s+\*?/)[1]).sort()).toEqual(installers.map((file) => file.replace('dist/', '')).sort());
+    expect(
+      sums
+        .trim()
+        .split('\n')
+        .map((line) => line.split(/\s+\*?/)[1])
+        .sort(),
+    ).toEqual(installers.map((file) => file.replace('dist/', '')).sort());
     const gh = readFileSync(join(env['RUNNER_TEMP']!, 'gh-args'), 'utf8').trim().split('\n');
     expect(gh.slice(0, 3)).toEqual(['release', 'create', tag]);
-    expect(gh.filter((arg) => arg.startsWith('installers/')).sort()).toEqual(readdirSync(join(root, 'installers')).map((file) => `installers/${file}`).sort());
+    expect(gh.filter((arg) => arg.startsWith('installers/')).sort()).toEqual(
+      readdirSync(join(root, 'installers'))
+        .map((file) => `installers/${file}`)
+        .sort(),
+    );
     expect(gh).toContain('installers/SHA256SUMS');
   });
 

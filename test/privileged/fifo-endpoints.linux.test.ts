@@ -4,10 +4,25 @@
  * opened for a single byte. Real files, FIFOs, symlinks and owners (chown needs root).
  */
 import { execFileSync } from 'node:child_process';
-import { chmodSync, chownSync, closeSync, constants, mkdtempSync, openSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  closeSync,
+  constants,
+  mkdtempSync,
+  openSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ChannelPathError, checkChannelDir, openChannelFifo, openHelperFifos } from '../../privileged/fifo-endpoints.js';
+import {
+  ChannelPathError,
+  checkChannelDir,
+  openChannelFifo,
+  openHelperFifos,
+} from '../../privileged/fifo-endpoints.js';
 import { isRoot } from '../support/loop-device.js';
 import { ensureTestUser } from '../support/unprivileged.js';
 
@@ -96,11 +111,16 @@ describe.skipIf(!isRoot)('opening the channel FIFOs as root', () => {
       ['missing', /ENOENT/],
     ];
     for (const [name, reason] of refused) {
-      await expect(openChannelFifo(dir, name, user.uid, constants.O_RDONLY | constants.O_NONBLOCK), name).rejects.toThrow(ChannelPathError);
-      await expect(openChannelFifo(dir, name, user.uid, constants.O_RDONLY | constants.O_NONBLOCK), name).rejects.toThrow(reason);
+      await expect(
+        openChannelFifo(dir, name, user.uid, constants.O_RDONLY | constants.O_NONBLOCK),
+        name,
+      ).rejects.toThrow(ChannelPathError);
+      await expect(
+        openChannelFifo(dir, name, user.uid, constants.O_RDONLY | constants.O_NONBLOCK),
+        name,
+      ).rejects.toThrow(reason);
     }
     // And the real FIFO opens.
     closeSync(await openChannelFifo(dir, 'real-fifo', user.uid, constants.O_RDONLY | constants.O_NONBLOCK));
   });
 });
-

@@ -17,7 +17,15 @@ import { packagedHelperProgram, type HelperProgram } from '../../user/launcher/h
 import { startHelper } from '../../user/launcher/launch.js';
 import { assertTestTarget, collect, spawnCli, waitForEvent } from '../support/cli.js';
 import { describeDevices } from '../support/device-suite.js';
-import { createLoop, digestFile, partitionedLoop, readBytes, scratchDir, writeRandomFile, type LoopDevice } from '../support/loop-device.js';
+import {
+  createLoop,
+  digestFile,
+  partitionedLoop,
+  readBytes,
+  scratchDir,
+  writeRandomFile,
+  type LoopDevice,
+} from '../support/loop-device.js';
 import { isHelper, listeningSocketsOf, waitForDescendant, waitForExit } from '../support/processes.js';
 import { raceLink } from '../support/link-racer.js';
 import { slowCard } from '../support/throttle.js';
@@ -29,7 +37,11 @@ const RACE_RUNS = 100;
 /** The built helper, made to join a blkio cgroup before it starts, so its writes go at SD-card speed. */
 function helperInGroup(cgroup: string): HelperProgram {
   const helper = builtHelper();
-  return { file: 'sh', args: ['-c', `echo $$ > '${cgroup}/cgroup.procs' && exec "$@"`, 'sh', helper.file, ...helper.args], env: {} };
+  return {
+    file: 'sh',
+    args: ['-c', `echo $$ > '${cgroup}/cgroup.procs' && exec "$@"`, 'sh', helper.file, ...helper.args],
+    env: {},
+  };
 }
 
 /** Phases must come in order, and within a phase bytesDone never goes back. */
@@ -64,7 +76,9 @@ describeDevices('the helper process, started directly', () => {
     // Node reads a child's stdout into this process as soon as it exists, and whatever arrives
     // before the helper is spawned (64 KiB, once the launcher awaits a look at the drive names)
     // never reaches the helper.
-    const decoder = spawn('sh', ['-c', 'exec gzip -dc "$1" >&0', 'sh', `${image}.gz`], { stdio: ['pipe', 'ignore', 'inherit'] });
+    const decoder = spawn('sh', ['-c', 'exec gzip -dc "$1" >&0', 'sh', `${image}.gz`], {
+      stdio: ['pipe', 'ignore', 'inherit'],
+    });
     const progress: Progress[] = [];
 
     const job = startHelper({
@@ -77,7 +91,9 @@ describeDevices('the helper process, started directly', () => {
     const [pid, results] = await Promise.all([job.ready, job.result]);
 
     expect(pid).toBeGreaterThan(0);
-    expect(results).toEqual([expect.objectContaining({ status: 'ok', target: loop.path, bytes: size, written: true, verified: true })]);
+    expect(results).toEqual([
+      expect.objectContaining({ status: 'ok', target: loop.path, bytes: size, written: true, verified: true }),
+    ]);
     expectOrderedProgress(progress);
     expect(progress.at(-1)).toMatchObject({ phase: 'verifying', bytesDone: size });
     expect(readBytes(loop.backing, 0, size).equals(readFileSync(image))).toBe(true);
@@ -116,7 +132,10 @@ describeDevices('the helper process, started directly', () => {
       assertTestTarget(loop.path);
       const cli = spawnCli(['flash', '--yes', '--json', image, loop.path], { cgroup: group.dir });
       const done = collect(cli);
-      await waitForEvent(cli, (e) => e.type === 'progress' && e['phase'] === 'writing' && Number(e['bytesDone']) > 8 * MiB);
+      await waitForEvent(
+        cli,
+        (e) => e.type === 'progress' && e['phase'] === 'writing' && Number(e['bytesDone']) > 8 * MiB,
+      );
       const helper = await waitForDescendant(cli.pid ?? 0, isHelper);
       // Its channel is an inherited socket pair: nothing of the helper's or the app's listens.
       expect(await listeningSocketsOf([helper, cli.pid ?? 0])).toEqual([]);
@@ -182,14 +201,18 @@ function rawHelper(options: { loop?: LoopDevice; name?: string } = {}): RawHelpe
   assertTestTarget(loop.path);
   const helper = builtHelper();
   const fd = openSync(image, 'r');
-  const child = spawn(helper.file, [...helper.args, '--', options.name ?? loop.path], { stdio: [fd, 'ignore', 'pipe', 'pipe'] });
+  const child = spawn(helper.file, [...helper.args, '--', options.name ?? loop.path], {
+    stdio: [fd, 'ignore', 'pipe', 'pipe'],
+  });
   closeSync(fd);
   const channel = child.stdio[3] as Socket;
   const reader = new FrameReader();
   const messages: { type: string; [key: string]: unknown }[] = [];
   channel.on('data', (chunk: Buffer) => messages.push(...(reader.push(chunk) as { type: string }[])));
   channel.on('error', () => undefined);
-  const replies = new Promise<Awaited<RawHelper['replies']>>((resolvePromise) => child.on('close', (code) => resolvePromise({ messages, code })));
+  const replies = new Promise<Awaited<RawHelper['replies']>>((resolvePromise) =>
+    child.on('close', (code) => resolvePromise({ messages, code })),
+  );
   return { loop, before, channel, replies };
 }
 
@@ -200,20 +223,39 @@ function frame(length: number, body: string): Buffer {
 }
 
 describeDevices('the helper refuses bad instructions and writes nothing', () => {
-  const start = (target: string, extra: Record<string, unknown> = {}) => ({ type: 'job', job: { kind: 'flash', targets: [target], imageSize: 2 * MiB, sourceSeekable: true, verify: true, ...extra } });
+  const start = (target: string, extra: Record<string, unknown> = {}) => ({
+    type: 'job',
+    job: { kind: 'flash', targets: [target], imageSize: 2 * MiB, sourceSeekable: true, verify: true, ...extra },
+  });
   const cases: [string, (target: string) => Buffer, RegExp][] = [
     ['malformed JSON', () => frame(7, '{"type"'), /not valid JSON/],
-    ['a frame over the 64 KiB cap (refused from its header, before its body arrives)', () => frame(MAX_FRAME_BYTES + 1, '{'), /exceeds/],
+    [
+      'a frame over the 64 KiB cap (refused from its header, before its body arrives)',
+      () => frame(MAX_FRAME_BYTES + 1, '{'),
+      /exceeds/,
+    ],
     ['a message of an unknown type', () => encodeFrame({ type: 'eject', target: '/dev/sda' }), /invalid message/],
     ['a start with a field the schema does not know', (t) => encodeFrame(start(t, { force: true })), /invalid message/],
     ['a start with the wrong types', (t) => encodeFrame(start(t, { imageSize: '2 MiB' })), /invalid message/],
     ['cancel before start', () => encodeFrame({ type: 'cancel' }), /cancel before start/],
     ['a start naming a drive the helper was not started for', () => encodeFrame(start('/dev/loop999')), /started for/],
     // Reading a drive (a clone's or a backup's source) needs its own authorization on the command line.
-    ['a clone of a drive the helper was not started to read', (t) => encodeFrame({ type: 'job', job: { kind: 'clone', source: '/dev/loop998', targets: [t], verify: true } }), /asks for writing \/dev\/loop\d+ and reading \/dev\/loop998, but the helper was started for writing/],
-    ['a backup of a drive the helper was not started to read', (t) => encodeFrame({ type: 'job', job: { kind: 'backup', source: t } }), /asks for reading \/dev\/loop\d+, but the helper was started for writing/],
+    [
+      'a clone of a drive the helper was not started to read',
+      (t) => encodeFrame({ type: 'job', job: { kind: 'clone', source: '/dev/loop998', targets: [t], verify: true } }),
+      /asks for writing \/dev\/loop\d+ and reading \/dev\/loop998, but the helper was started for writing/,
+    ],
+    [
+      'a backup of a drive the helper was not started to read',
+      (t) => encodeFrame({ type: 'job', job: { kind: 'backup', source: t } }),
+      /asks for reading \/dev\/loop\d+, but the helper was started for writing/,
+    ],
     // The app's own idea of the drive (size, model) has no place in the protocol: the helper looks for itself.
-    ['a start carrying the app’s description of the drive', (t) => encodeFrame(start(t, { drives: [{ device: t, size: 1 << 40 }] })), /invalid message/],
+    [
+      'a start carrying the app’s description of the drive',
+      (t) => encodeFrame(start(t, { drives: [{ device: t, size: 1 << 40 }] })),
+      /invalid message/,
+    ],
   ];
 
   for (const [name, make, reason] of cases) {
@@ -235,7 +277,11 @@ describeDevices('the helper refuses bad instructions and writes nothing', () => 
   // A violation after the job message is the job's failure (a script sees exit 1), never a cancel (130).
   const violations: [string, (target: string) => Buffer, RegExp][] = [
     ['a second job message', (t) => encodeFrame(start(t)), /second job message/],
-    ['a repair-data message for a repair the helper never asked for', () => encodeFrame({ type: 'repair-data', id: 1, offset: 0, data: Buffer.alloc(16).toString('base64') }), /never made/],
+    [
+      'a repair-data message for a repair the helper never asked for',
+      () => encodeFrame({ type: 'repair-data', id: 1, offset: 0, data: Buffer.alloc(16).toString('base64') }),
+      /never made/,
+    ],
   ];
   for (const [name, violation, reason] of violations) {
     it(`${name}: the job fails with protocol-error before it writes anything`, async () => {
@@ -243,9 +289,19 @@ describeDevices('the helper refuses bad instructions and writes nothing', () => 
       channel.write(Buffer.concat([encodeFrame(start(loop.path)), violation(loop.path)]));
 
       const { messages } = await replies;
-      expect(messages.find((m) => m.type === 'log')).toMatchObject({ level: 'warn', message: expect.stringMatching(reason) });
+      expect(messages.find((m) => m.type === 'log')).toMatchObject({
+        level: 'warn',
+        message: expect.stringMatching(reason),
+      });
       const result = messages.find((m) => m.type === 'result') as { results: TargetResult[] } | undefined;
-      expect(result?.results).toEqual([expect.objectContaining({ status: 'failed', code: 'protocol-error', bytes: 0, message: expect.stringMatching(reason) })]);
+      expect(result?.results).toEqual([
+        expect.objectContaining({
+          status: 'failed',
+          code: 'protocol-error',
+          bytes: 0,
+          message: expect.stringMatching(reason),
+        }),
+      ]);
       expect(exitCodeFor(result?.results ?? [])).toBe(EXIT.failed);
       expect(digestFile(loop.backing)).toBe(before);
     });
@@ -253,7 +309,11 @@ describeDevices('the helper refuses bad instructions and writes nothing', () => 
 });
 
 describeDevices('drive names the helper refuses, before opening anything', () => {
-  const start = (target: string) => encodeFrame({ type: 'job', job: { kind: 'flash', targets: [target], imageSize: 2 * MiB, sourceSeekable: true, verify: true } });
+  const start = (target: string) =>
+    encodeFrame({
+      type: 'job',
+      job: { kind: 'flash', targets: [target], imageSize: 2 * MiB, sourceSeekable: true, verify: true },
+    });
 
   it('a link to a disk: the helper takes only the disk’s own name, and says which it is', async () => {
     const loop = createLoop({ size: 4 * MiB });
@@ -262,7 +322,16 @@ describeDevices('drive names the helper refuses, before opening anything', () =>
     const { before, channel, replies } = rawHelper({ loop, name: link });
     channel.write(start(link));
     const { messages, code } = await replies;
-    expect(messages.find((m) => m.type === 'result')).toMatchObject({ results: [{ status: 'failed', target: link, code: 'target-not-block-device', message: expect.stringContaining(`is another name for ${loop.path}`) }] });
+    expect(messages.find((m) => m.type === 'result')).toMatchObject({
+      results: [
+        {
+          status: 'failed',
+          target: link,
+          code: 'target-not-block-device',
+          message: expect.stringContaining(`is another name for ${loop.path}`),
+        },
+      ],
+    });
     expect(code).toBe(0);
     expect(digestFile(loop.backing)).toBe(before);
   });
@@ -282,7 +351,9 @@ describeDevices('drive names the helper refuses, before opening anything', () =>
         channel.write(start(link));
         const { messages } = await replies;
         // "another name for /dev/loopN", or "not a disk" when it led to the file.
-        expect(messages.find((m) => m.type === 'result')).toMatchObject({ results: [{ status: 'failed', target: link, code: 'target-not-block-device' }] });
+        expect(messages.find((m) => m.type === 'result')).toMatchObject({
+          results: [{ status: 'failed', target: link, code: 'target-not-block-device' }],
+        });
         expect(messages.some((m) => m.type === 'progress')).toBe(false);
         expect(digestFile(loop.backing)).toBe(before);
       }
@@ -294,7 +365,11 @@ describeDevices('drive names the helper refuses, before opening anything', () =>
 });
 
 describeDevices('targets the helper refuses on its own look, before writing a byte', () => {
-  async function refusedByHelper(target: string, backing: string, imageSize: number): Promise<Record<string, unknown> | undefined> {
+  async function refusedByHelper(
+    target: string,
+    backing: string,
+    imageSize: number,
+  ): Promise<Record<string, unknown> | undefined> {
     const dir = scratchDir();
     const image = join(dir, 'image.img');
     writeRandomFile(image, imageSize);
@@ -302,7 +377,11 @@ describeDevices('targets the helper refuses on its own look, before writing a by
     assertTestTarget(target);
     const fd = openSync(image, 'r');
     try {
-      const job = startHelper({ source: fd, job: { kind: 'flash', targets: [target], imageSize, sourceSeekable: true, verify: true }, program: builtHelper() });
+      const job = startHelper({
+        source: fd,
+        job: { kind: 'flash', targets: [target], imageSize, sourceSeekable: true, verify: true },
+        program: builtHelper(),
+      });
       const [result] = await job.result;
       expect(digestFile(backing)).toBe(before);
       return result as Record<string, unknown> | undefined;
@@ -314,12 +393,18 @@ describeDevices('targets the helper refuses on its own look, before writing a by
   it('a regular file', async () => {
     const file = join(scratchDir(), 'not-a-disk.img');
     writeRandomFile(file, 4 * MiB);
-    expect(await refusedByHelper(file, file, 1 * MiB)).toMatchObject({ status: 'failed', code: 'target-not-block-device' });
+    expect(await refusedByHelper(file, file, 1 * MiB)).toMatchObject({
+      status: 'failed',
+      code: 'target-not-block-device',
+    });
   });
 
   it('a partition', async () => {
     const loop = await partitionedLoop('label: dos\nstart=2048, size=8192, type=83\n');
-    expect(await refusedByHelper(`${loop.path}p1`, loop.backing, 1 * MiB)).toMatchObject({ status: 'failed', code: 'target-is-partition' });
+    expect(await refusedByHelper(`${loop.path}p1`, loop.backing, 1 * MiB)).toMatchObject({
+      status: 'failed',
+      code: 'target-is-partition',
+    });
   });
 
   it('a drive the app believes is big enough: the helper measures it itself and finds it too small', async () => {

@@ -113,7 +113,9 @@ describeDevices('the medium the user chose, for jobs that only read a drive or p
     const before = digestFile(loop.backing);
     const [refused] = await run({ kind: 'probe', target: loop.path, medium: anotherMedium(loop.path) });
     expect(refused).toMatchObject({ status: 'failed', code: 'target-not-found', bytes: 0 });
-    expect(refused?.status === 'failed' ? refused.message : '').toContain(`${REFUSED} (a card swapped in the same reader?). Nothing was written to it`);
+    expect(refused?.status === 'failed' ? refused.message : '').toContain(
+      `${REFUSED} (a card swapped in the same reader?). Nothing was written to it`,
+    );
     expect(digestFile(loop.backing)).toBe(before);
     const [probed] = await run({ kind: 'probe', target: loop.path, medium: diskseq(loop.path) });
     expect(probed).toMatchObject({ status: 'ok' });
@@ -126,11 +128,19 @@ describeDevices('the medium the user chose, for jobs that only read a drive or p
     writeRandomFile(image, 2 * MiB);
     const loop = createLoop({ size: 4 * MiB, dir });
     assertTestTarget(loop.path);
-    const [refused] = await run({ kind: 'verify', target: loop.path, medium: anotherMedium(loop.path), imageSize: 2 * MiB, sourceSeekable: true }, image);
+    const [refused] = await run(
+      { kind: 'verify', target: loop.path, medium: anotherMedium(loop.path), imageSize: 2 * MiB, sourceSeekable: true },
+      image,
+    );
     expect(refused).toMatchObject({ status: 'failed', code: 'target-not-found', bytes: 0 });
-    expect(refused?.status === 'failed' ? refused.message : '').toContain(`${REFUSED} (a card swapped in the same reader?). Nothing was compared`);
+    expect(refused?.status === 'failed' ? refused.message : '').toContain(
+      `${REFUSED} (a card swapped in the same reader?). Nothing was compared`,
+    );
     // The chosen medium is compared: a random loop differs from the image at its first byte.
-    const [compared] = await run({ kind: 'verify', target: loop.path, medium: diskseq(loop.path), imageSize: 2 * MiB, sourceSeekable: true }, image);
+    const [compared] = await run(
+      { kind: 'verify', target: loop.path, medium: diskseq(loop.path), imageSize: 2 * MiB, sourceSeekable: true },
+      image,
+    );
     expect(compared).toMatchObject({ status: 'failed', code: 'verify-mismatch', offset: 0 });
   });
 
@@ -139,11 +149,33 @@ describeDevices('the medium the user chose, for jobs that only read a drive or p
     assertTestTarget(loop.path);
     const file = join(scratchDir(), 'backup.img');
     const launch = (options: { job: HelperJob }) => startHelper({ ...options, program: builtHelper() });
-    const refused = await backupDrive({ drive: loop.path, file, driveSize: 8 * MiB, driveMedium: anotherMedium(loop.path), compress: null, trimToPartitions: false, allBlocks: false, verify: true, launch });
+    const refused = await backupDrive({
+      drive: loop.path,
+      file,
+      driveSize: 8 * MiB,
+      driveMedium: anotherMedium(loop.path),
+      compress: null,
+      trimToPartitions: false,
+      allBlocks: false,
+      verify: true,
+      launch,
+    });
     expect(refused).toMatchObject({ status: 'failed', code: 'source-read-error', bytes: 0 });
-    expect(refused.status === 'failed' ? refused.message : '').toContain(`${REFUSED} (a card swapped in the same reader?). Nothing was read from it`);
+    expect(refused.status === 'failed' ? refused.message : '').toContain(
+      `${REFUSED} (a card swapped in the same reader?). Nothing was read from it`,
+    );
     expect(existsSync(file)).toBe(false);
-    const saved = await backupDrive({ drive: loop.path, file, driveSize: 8 * MiB, driveMedium: diskseq(loop.path), compress: null, trimToPartitions: false, allBlocks: false, verify: true, launch });
+    const saved = await backupDrive({
+      drive: loop.path,
+      file,
+      driveSize: 8 * MiB,
+      driveMedium: diskseq(loop.path),
+      compress: null,
+      trimToPartitions: false,
+      allBlocks: false,
+      verify: true,
+      launch,
+    });
     expect(saved).toMatchObject({ status: 'ok', verified: true });
     expect(digestFile(file)).toBe(digestFile(loop.backing));
   });
@@ -155,12 +187,26 @@ describeDevices('the medium the user chose, for jobs that only read a drive or p
     assertTestTarget(source.path);
     assertTestTarget(target.path);
     const before = digestFile(target.backing);
-    const [refused] = await run({ kind: 'clone', source: source.path, sourceMedium: anotherMedium(source.path), targets: [target.path], media: [diskseq(target.path)], verify: true });
+    const [refused] = await run({
+      kind: 'clone',
+      source: source.path,
+      sourceMedium: anotherMedium(source.path),
+      targets: [target.path],
+      media: [diskseq(target.path)],
+      verify: true,
+    });
     // Reported on the target's row as the source's read error: the target itself is fine.
     expect(refused).toMatchObject({ status: 'failed', target: target.path, code: 'source-read-error', bytes: 0 });
     expect(refused?.status === 'failed' ? refused.message : '').toContain(`${source.path} ${REFUSED}`);
     expect(digestFile(target.backing)).toBe(before);
-    const [cloned] = await run({ kind: 'clone', source: source.path, sourceMedium: diskseq(source.path), targets: [target.path], media: [diskseq(target.path)], verify: true });
+    const [cloned] = await run({
+      kind: 'clone',
+      source: source.path,
+      sourceMedium: diskseq(source.path),
+      targets: [target.path],
+      media: [diskseq(target.path)],
+      verify: true,
+    });
     expect(cloned).toMatchObject({ status: 'ok', verified: true });
     expect(digestFile(target.backing)).toBe(digestFile(source.backing));
   });

@@ -40,12 +40,20 @@ describeDevices('customisation bytes through the helper', () => {
     try {
       const job = startHelper({
         source: fd,
-        job: { kind: 'flash', targets: loops.map((l) => l.path), imageSize: IMAGE_SIZE, sourceSeekable: true, verify: true },
+        job: {
+          kind: 'flash',
+          targets: loops.map((l) => l.path),
+          imageSize: IMAGE_SIZE,
+          sourceSeekable: true,
+          verify: true,
+        },
         overlays: [card(0x41), card(0x61)],
         program: builtHelper(),
       });
       const results = await job.result;
-      expect(results).toEqual(loops.map((l) => expect.objectContaining({ status: 'ok', target: l.path, verified: true, customised: true })));
+      expect(results).toEqual(
+        loops.map((l) => expect.objectContaining({ status: 'ok', target: l.path, verified: true, customised: true })),
+      );
     } finally {
       closeSync(fd);
     }
@@ -56,7 +64,14 @@ describeDevices('customisation bytes through the helper', () => {
     const verify = async (overlays: [number, string][][] | undefined) => {
       const source = openSync(path, 'r');
       try {
-        return (await startHelper({ source, job: { kind: 'verify', target: loops[0]?.path ?? '', imageSize: IMAGE_SIZE }, overlays, program: builtHelper() }).result)[0];
+        return (
+          await startHelper({
+            source,
+            job: { kind: 'verify', target: loops[0]?.path ?? '', imageSize: IMAGE_SIZE },
+            overlays,
+            program: builtHelper(),
+          }).result
+        )[0];
       } finally {
         closeSync(source);
       }
@@ -79,7 +94,15 @@ describeDevices('customisation bytes through the helper', () => {
         overlays: [[[IMAGE_SIZE - 2, Buffer.from('four').toString('base64')]]],
         program: builtHelper(),
       });
-      expect(await job.result).toEqual([expect.objectContaining({ status: 'failed', code: 'protocol-error', message: expect.stringMatching(/reaches past the image's 8389608 bytes \(from offset 8389606\); it was not written\. The drive is incomplete/) })]);
+      expect(await job.result).toEqual([
+        expect.objectContaining({
+          status: 'failed',
+          code: 'protocol-error',
+          message: expect.stringMatching(
+            /reaches past the image's 8389608 bytes \(from offset 8389606\); it was not written\. The drive is incomplete/,
+          ),
+        }),
+      ]);
     } finally {
       closeSync(fd);
     }

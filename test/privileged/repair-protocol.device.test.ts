@@ -25,7 +25,11 @@ const IMAGE_BYTES = 64 * MiB;
 const FLAKY_AT = 50 * MiB + 8 * KiB;
 
 /** Flashes `image` as a stream (cat into a pipe, as a decoder would) onto a card that corrupts one block once, answering repairs with `reread`. */
-async function flashStream(image: string, reread: ImageReread, overlays?: [number, string][]): Promise<{ result: TargetResult | undefined; backing: string; asked: Extent[][] }> {
+async function flashStream(
+  image: string,
+  reread: ImageReread,
+  overlays?: [number, string][],
+): Promise<{ result: TargetResult | undefined; backing: string; asked: Extent[][] }> {
   const card = await fakeCard(256 * MiB, { kind: 'flaky', at: FLAKY_AT, always: false });
   assertTestTarget(card.path);
   const pipe = await createOsPipe();
@@ -61,8 +65,9 @@ describeDevices('the repair exchange with the real helper', () => {
   });
 
   /** The image's own bytes of `ranges`, changed by `tamper` (given each piece and its offset). */
-  const answering =
-    (tamper: (piece: Buffer, offset: number) => RereadPiece = (piece, offset) => ({ offset, bytes: piece })): ImageReread =>
+  const answering = (
+    tamper: (piece: Buffer, offset: number) => RereadPiece = (piece, offset) => ({ offset, bytes: piece }),
+  ): ImageReread =>
     async function* (ranges) {
       for (const [offset, length] of ranges) {
         for (let at = 0; at < length; at += 100_000) {
@@ -89,7 +94,9 @@ describeDevices('the repair exchange with the real helper', () => {
     );
     expect(result).toMatchObject({ status: 'failed', code: 'verify-mismatch', offset: 50 * MiB, badBlocks: 1 });
     if (result?.status !== 'failed') return;
-    expect(result.message).toContain('The image, read again by the app, differs from what was written at byte offset 52428800');
+    expect(result.message).toContain(
+      'The image, read again by the app, differs from what was written at byte offset 52428800',
+    );
     // None of the wrong bytes reached the card: only the block the card itself corrupted differs.
     const grain = readBytes(backing, 50 * MiB, MiB / 4);
     const want = bytes.subarray(50 * MiB, 50 * MiB + MiB / 4);
@@ -105,7 +112,9 @@ describeDevices('the repair exchange with the real helper', () => {
     );
     expect(result).toMatchObject({ status: 'failed', code: 'verify-mismatch' });
     if (result?.status !== 'failed') return;
-    expect(result.message).toContain(`The app answered the repair wrongly: bytes at 0 where those at ${50 * MiB} were due.`);
+    expect(result.message).toContain(
+      `The app answered the repair wrongly: bytes at 0 where those at ${50 * MiB} were due.`,
+    );
     expect(readBytes(backing, 0, 32 * KiB).equals(bytes.subarray(0, 32 * KiB))).toBe(true);
   });
 
@@ -115,7 +124,12 @@ describeDevices('the repair exchange with the real helper', () => {
     const custom = Buffer.alloc(10_000, 0x5a);
     const at = FLAKY_AT - 100;
     const { result, backing } = await flashStream(image, answering(), [[at, custom.toString('base64')]]);
-    expect(result).toMatchObject({ status: 'ok', verified: true, customised: true, repaired: { blocks: 1, offsets: [50 * MiB] } });
+    expect(result).toMatchObject({
+      status: 'ok',
+      verified: true,
+      customised: true,
+      repaired: { blocks: 1, offsets: [50 * MiB] },
+    });
     const want = Buffer.from(bytes);
     custom.copy(want, at);
     expect(readBytes(backing, 0, IMAGE_BYTES).equals(want)).toBe(true);

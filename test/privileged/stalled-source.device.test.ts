@@ -43,7 +43,13 @@ async function stalledFlash(how: { direct: boolean; sent: number }): Promise<Sta
   const loop = createLoop({ size: 16 * MiB });
   assertTestTarget(loop.path);
   const before = digestFile(loop.backing);
-  const spec = { imageThroughFifo: false, direct: how.direct, decoder: stallingDecoder(how.sent), imageSize: 8 * MiB, targets: [loop.path] };
+  const spec = {
+    imageThroughFifo: false,
+    direct: how.direct,
+    decoder: stallingDecoder(how.sent),
+    imageSize: 8 * MiB,
+    targets: [loop.path],
+  };
   const driver = spawnCommand([...(how.direct ? [] : asTestUser()), process.execPath, DRIVER, JSON.stringify(spec)]);
   const done = collect(driver);
   await eventWithin(driver, (e) => e.type === 'ready');
@@ -67,8 +73,14 @@ function openExclusive(loop: LoopDevice): void {
 }
 
 /** The first event of `child` that `predicate` accepts, or a failure after 10 s rather than the test's whole timeout. */
-function eventWithin(child: ChildProcess, predicate: Parameters<typeof waitForEvent>[1]): ReturnType<typeof waitForEvent> {
-  return Promise.race([waitForEvent(child, predicate), new Promise<never>((_, reject) => setTimeout(() => reject(new Error('no such event within 10 s')), 10_000))]);
+function eventWithin(
+  child: ChildProcess,
+  predicate: Parameters<typeof waitForEvent>[1],
+): ReturnType<typeof waitForEvent> {
+  return Promise.race([
+    waitForEvent(child, predicate),
+    new Promise<never>((_, reject) => setTimeout(() => reject(new Error('no such event within 10 s')), 10_000)),
+  ]);
 }
 
 describeDevices('a source that stalls', () => {

@@ -4,8 +4,15 @@ import { nextCardAfter, ProfileSchema, type Profile } from '../../common/domain/
 import { customisationSummary, draftOf, formOf, withProfile } from '../../renderer/src/customise-form.js';
 
 const PSK = 'ab'.repeat(32);
-const HASH = '$6$abcdefghijklmnop$CWZE0Chchzv81JL4X7YJDXBQrR2R7FOFshH3DFZSnktu1MlfWCQFaarTUiu9HFWLKQwtd9RbPGkcQCtVPo55v1';
-const saved: Profile = v.parse(ProfileSchema, { name: 'Classroom', hostname: 'pi-{n}', user: { name: 'alice', passwordHash: HASH }, wifi: { ssid: 'Lab', psk: PSK, country: 'GB' }, nextCard: 4 });
+const HASH =
+  '$6$abcdefghijklmnop$CWZE0Chchzv81JL4X7YJDXBQrR2R7FOFshH3DFZSnktu1MlfWCQFaarTUiu9HFWLKQwtd9RbPGkcQCtVPo55v1';
+const saved: Profile = v.parse(ProfileSchema, {
+  name: 'Classroom',
+  hostname: 'pi-{n}',
+  user: { name: 'alice', passwordHash: HASH },
+  wifi: { ssid: 'Lab', psk: PSK, country: 'GB' },
+  nextCard: 4,
+});
 
 function draft(form: ReturnType<typeof formOf>) {
   const made = draftOf(form);
@@ -20,12 +27,21 @@ describe('the Customise form', () => {
 
   it('sends a typed password and passphrase to be sealed, in place of the hash and PSK', () => {
     const d = draft({ ...formOf(saved), password: 'new "one"', wifiPassword: 'long passphrase' });
-    expect(d).toMatchObject({ password: 'new "one"', wifiPassword: 'long passphrase', profile: { user: { name: 'alice', passwordHash: null }, wifi: { psk: null } } });
+    expect(d).toMatchObject({
+      password: 'new "one"',
+      wifiPassword: 'long passphrase',
+      profile: { user: { name: 'alice', passwordHash: null }, wifi: { psk: null } },
+    });
   });
 
   it('asks for the Wi-Fi password again when the network name changed: the PSK is made from it', () => {
-    expect(draftOf({ ...formOf(saved), ssid: 'Other' })).toEqual({ problem: expect.stringContaining('Type the Wi-Fi password again') });
-    expect(draft({ ...formOf(saved), ssid: 'Other', wifiPassword: 'long passphrase' }).profile.wifi).toMatchObject({ ssid: 'Other', psk: null });
+    expect(draftOf({ ...formOf(saved), ssid: 'Other' })).toEqual({
+      problem: expect.stringContaining('Type the Wi-Fi password again'),
+    });
+    expect(draft({ ...formOf(saved), ssid: 'Other', wifiPassword: 'long passphrase' }).profile.wifi).toMatchObject({
+      ssid: 'Other',
+      psk: null,
+    });
   });
 
   it('refuses SSH with keys only and no key, Wi-Fi without a country, a password without a user', () => {

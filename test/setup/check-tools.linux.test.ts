@@ -25,9 +25,14 @@ async function pathWithout(leave: readonly string[]): Promise<string> {
 
 describe.runIf(process.platform === 'linux')('the test tools check', () => {
   it('names, in one line, the missing commands and the packages that hold them', async () => {
-    const run = spawnSync(process.execPath, [script], { env: { PATH: await pathWithout(['zstd', 'mcopy', 'qemu-io']) }, encoding: 'utf8' });
+    const run = spawnSync(process.execPath, [script], {
+      env: { PATH: await pathWithout(['zstd', 'mcopy', 'qemu-io']) },
+      encoding: 'utf8',
+    });
     expect(run.status).toBe(1);
-    expect(run.stderr).toBe('The tests need mcopy, zstd, qemu-io, missing here: run `sudo npm run setup:test` (Debian/Ubuntu packages: mtools zstd qemu-utils).\n');
+    expect(run.stderr).toBe(
+      'The tests need mcopy, zstd, qemu-io, missing here: run `sudo npm run setup:test` (Debian/Ubuntu packages: mtools zstd qemu-utils).\n',
+    );
   });
 
   it('passes quietly where everything listed is installed (this machine, set up by the script)', async () => {

@@ -20,14 +20,19 @@ export interface ListedPackage {
 export const PACKAGE_LIST = 'test/setup/packages.list';
 
 export function parsePackageList(text: string): ListedPackage[] {
-  return text.split('\n')
+  return text
+    .split('\n')
     .map((line) => line.replace(/#.*/, '').trim().split(/\s+/))
     .filter((words) => words[0] !== '')
     .map(([name = '', ...provides]) => ({ name, provides: provides.filter((word) => word !== '-') }));
 }
 
 async function present(command: string): Promise<boolean> {
-  if (isAbsolute(command)) return access(command, constants.R_OK).then(() => true, () => false);
+  if (isAbsolute(command))
+    return access(command, constants.R_OK).then(
+      () => true,
+      () => false,
+    );
   return (await findTool(command)) !== null;
 }
 

@@ -15,7 +15,24 @@ import { MiB } from '../../common/domain/units.js';
 export const BOOT_IMAGE_CACHE = '/var/tmp/sluice-boot-images';
 const SUITE = 'bookworm';
 const MIRROR = 'http://deb.debian.org/debian';
-const PACKAGES = ['linux-image-amd64', 'initramfs-tools', 'systemd-sysv', 'udev', 'openssh-server', 'sudo', 'keyboard-configuration', 'console-setup', 'xkb-data', 'tzdata', 'iproute2', 'ifupdown', 'isc-dhcp-client', 'kmod', 'passwd', 'login'];
+const PACKAGES = [
+  'linux-image-amd64',
+  'initramfs-tools',
+  'systemd-sysv',
+  'udev',
+  'openssh-server',
+  'sudo',
+  'keyboard-configuration',
+  'console-setup',
+  'xkb-data',
+  'tzdata',
+  'iproute2',
+  'ifupdown',
+  'isc-dhcp-client',
+  'kmod',
+  'passwd',
+  'login',
+];
 
 /** The disk identifier of the image's MBR: root=PARTUUID=5e3da3da-02, as Raspberry Pi OS names it. */
 export const DISK_ID = '5e3da3da';
@@ -46,7 +63,10 @@ export function debootstrapRoot(): { dir: string; seconds: number } {
   const building = `${dir}.building-${process.pid}`;
   rmSync(building, { recursive: true, force: true });
   const started = Date.now();
-  execFileSync('debootstrap', ['--variant=minbase', `--include=${PACKAGES.join(',')}`, SUITE, building, MIRROR], { stdio: 'ignore', timeout: 30 * 60_000 });
+  execFileSync('debootstrap', ['--variant=minbase', `--include=${PACKAGES.join(',')}`, SUITE, building, MIRROR], {
+    stdio: 'ignore',
+    timeout: 30 * 60_000,
+  });
   renameSync(building, dir);
   return { dir, seconds: (Date.now() - started) / 1000 };
 }
@@ -59,19 +79,27 @@ function put(root: string, path: string, text: string): void {
 
 /** The system's own files for `recipe`: fstab, the network, a host name; the first user where asked. */
 function configure(tree: string, recipe: BootImageRecipe): void {
-  put(tree, 'etc/fstab', `PARTUUID=${DISK_ID}-02 / ext4 defaults,noatime 0 1\nPARTUUID=${DISK_ID}-01 ${recipe.bootDir} vfat defaults 0 2\n`);
+  put(
+    tree,
+    'etc/fstab',
+    `PARTUUID=${DISK_ID}-02 / ext4 defaults,noatime 0 1\nPARTUUID=${DISK_ID}-01 ${recipe.bootDir} vfat defaults 0 2\n`,
+  );
   mkdirSync(join(tree, recipe.bootDir.slice(1)), { recursive: true });
   put(tree, 'etc/network/interfaces.d/eth0', 'auto eth0\niface eth0 inet dhcp\n');
   put(tree, 'etc/hostname', 'raspberrypi\n');
   put(tree, 'etc/hosts', '127.0.0.1\tlocalhost\n127.0.1.1\traspberrypi\n');
-  if (recipe.firstUser) execFileSync('chroot', [tree, 'useradd', '-m', '-u', '1000', '-s', '/bin/bash', '-G', 'sudo', 'pi']);
+  if (recipe.firstUser)
+    execFileSync('chroot', [tree, 'useradd', '-m', '-u', '1000', '-s', '/bin/bash', '-G', 'sudo', 'pi']);
 }
 
 /**
  * The image for `recipe` (raw, under /var/tmp), with its kernel and initrd, made from the cached
  * root filesystem. The root filesystem is copied, so the cache stays as debootstrap left it.
  */
-export function bootImage(dir: string, recipe: BootImageRecipe): { image: string; kernel: string; initrd: string; debootstrapSeconds: number } {
+export function bootImage(
+  dir: string,
+  recipe: BootImageRecipe,
+): { image: string; kernel: string; initrd: string; debootstrapSeconds: number } {
   const { dir: rootfs, seconds } = debootstrapRoot();
   const tree = join(dir, 'tree');
   execFileSync('cp', ['-a', rootfs, tree]);
@@ -84,12 +112,19 @@ export function bootImage(dir: string, recipe: BootImageRecipe): { image: string
 
   const image = join(dir, 'pi-like.img');
   execFileSync('truncate', ['-s', String(IMAGE_SIZE), image]);
-  execFileSync('sfdisk', ['--quiet', image], { input: `label: dos\nlabel-id: 0x${DISK_ID}\nstart=${BOOT_OFFSET / 512}, size=${BOOT_SIZE / 512}, type=c\nstart=${(BOOT_OFFSET + BOOT_SIZE) / 512}, type=83\n` });
+  execFileSync('sfdisk', ['--quiet', image], {
+    input: `label: dos\nlabel-id: 0x${DISK_ID}\nstart=${BOOT_OFFSET / 512}, size=${BOOT_SIZE / 512}, type=c\nstart=${(BOOT_OFFSET + BOOT_SIZE) / 512}, type=83\n`,
+  });
   const boot = join(dir, 'boot.part');
   execFileSync('truncate', ['-s', String(BOOT_SIZE), boot]);
   execFileSync('mkfs.vfat', ['-F', '32', '-s', '1', '-n', 'bootfs', boot], { stdio: 'ignore' });
-  const config = recipe.trimmedConfig ? 'arm_64bit=1\ndtparam=audio=on\n' : '# Additional overlays and parameters are documented\n# /boot/firmware/overlays/README\narm_64bit=1\n';
-  for (const [name, text] of [['cmdline.txt', BOOT_CMDLINE], ['config.txt', config]]) {
+  const config = recipe.trimmedConfig
+    ? 'arm_64bit=1\ndtparam=audio=on\n'
+    : '# Additional overlays and parameters are documented\n# /boot/firmware/overlays/README\narm_64bit=1\n';
+  for (const [name, text] of [
+    ['cmdline.txt', BOOT_CMDLINE],
+    ['config.txt', config],
+  ]) {
     writeFileSync(join(dir, name ?? ''), text ?? '');
     execFileSync('mcopy', ['-i', boot, join(dir, name ?? ''), `::/${name ?? ''}`]);
   }
@@ -97,8 +132,22 @@ export function bootImage(dir: string, recipe: BootImageRecipe): { image: string
   execFileSync('truncate', ['-s', String(ROOT_SIZE), root]);
   execFileSync('mkfs.ext4', ['-q', '-F', '-L', 'rootfs', '-d', tree, root]);
   rmSync(tree, { recursive: true, force: true });
-  execFileSync('dd', [`if=${boot}`, `of=${image}`, 'bs=4M', `seek=${BOOT_OFFSET / (4 * MiB)}`, 'conv=notrunc,sparse', 'status=none']);
-  execFileSync('dd', [`if=${root}`, `of=${image}`, 'bs=4M', `seek=${(BOOT_OFFSET + BOOT_SIZE) / (4 * MiB)}`, 'conv=notrunc,sparse', 'status=none']);
+  execFileSync('dd', [
+    `if=${boot}`,
+    `of=${image}`,
+    'bs=4M',
+    `seek=${BOOT_OFFSET / (4 * MiB)}`,
+    'conv=notrunc,sparse',
+    'status=none',
+  ]);
+  execFileSync('dd', [
+    `if=${root}`,
+    `of=${image}`,
+    'bs=4M',
+    `seek=${(BOOT_OFFSET + BOOT_SIZE) / (4 * MiB)}`,
+    'conv=notrunc,sparse',
+    'status=none',
+  ]);
   rmSync(boot);
   rmSync(root);
   return { image, kernel, initrd, debootstrapSeconds: seconds };

@@ -65,7 +65,12 @@ export function tinyPng(rgb: [number, number, number]): Buffer {
   header.writeUInt32BE(1, 0);
   header.writeUInt32BE(1, 4);
   header.set([8, 2, 0, 0, 0], 8);
-  return Buffer.concat([Buffer.from('89504e470d0a1a0a', 'hex'), chunk('IHDR', header), chunk('IDAT', deflateSync(Buffer.from([0, ...rgb]))), chunk('IEND', Buffer.alloc(0))]);
+  return Buffer.concat([
+    Buffer.from('89504e470d0a1a0a', 'hex'),
+    chunk('IHDR', header),
+    chunk('IDAT', deflateSync(Buffer.from([0, ...rgb]))),
+    chunk('IEND', Buffer.alloc(0)),
+  ]);
 }
 
 function makeImage(dir: string, name: string): TestImage {
@@ -73,10 +78,23 @@ function makeImage(dir: string, name: string): TestImage {
   sh(dir, `xz -T2 -1 --block-size=2MiB -c ${name}.img > ${name}.img.xz`);
   const xz = join(dir, `${name}.img.xz`);
   const compressed = readFileSync(xz);
-  return { raw, xz, path: `/images/${name}.img.xz`, extractSha256: sha256(readFileSync(raw)), downloadSha256: sha256(compressed), downloadSize: compressed.length };
+  return {
+    raw,
+    xz,
+    path: `/images/${name}.img.xz`,
+    extractSha256: sha256(readFileSync(raw)),
+    downloadSha256: sha256(compressed),
+    downloadSize: compressed.length,
+  };
 }
 
-function entry(name: string, image: TestImage, devices: string[] | undefined, icon: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
+function entry(
+  name: string,
+  image: TestImage,
+  devices: string[] | undefined,
+  icon: string,
+  extra: Record<string, unknown> = {},
+): Record<string, unknown> {
   return {
     name,
     description: `${name}: a small OS image for the tests`,
@@ -101,16 +119,32 @@ export function catalogueDocuments(images: CatalogueServer['images']): Record<st
       imager: {
         latest_version: '2.0.3',
         devices: [
-          { name: 'Board A', description: 'The first board', icon: '/icons/board-a.png', tags: ['board-a', 'board-a-64'], matching_type: 'exclusive' },
+          {
+            name: 'Board A',
+            description: 'The first board',
+            icon: '/icons/board-a.png',
+            tags: ['board-a', 'board-a-64'],
+            matching_type: 'exclusive',
+          },
           { name: 'Board B', description: 'The second board', tags: ['board-b'], matching_type: 'inclusive' },
           { name: 'Board without tags', description: 'malformed: no tags' },
         ],
       },
       os_list: [
         entry('Test OS Lite', images.lite, ['board-a'], '/icons/lite.png'),
-        { name: 'Other systems', description: 'Systems in another document', icon: '/icons/folder.png', subitems_url: '/lists/other.json' },
+        {
+          name: 'Other systems',
+          description: 'Systems in another document',
+          icon: '/icons/folder.png',
+          subitems_url: '/lists/other.json',
+        },
         { ...entry('Broken entry', images.lite, ['board-a'], '/icons/lite.png'), extract_sha256: 'not a checksum' },
-        { name: 'Generic', description: 'For every board', icon: '/icons/folder.png', subitems: [entry('Test OS Generic', images.rescue, undefined, '/icons/rescue.png')] },
+        {
+          name: 'Generic',
+          description: 'For every board',
+          icon: '/icons/folder.png',
+          subitems: [entry('Test OS Generic', images.rescue, undefined, '/icons/rescue.png')],
+        },
       ],
     },
     '/lists/other.json': {
@@ -129,9 +163,16 @@ export function catalogueDocuments(images: CatalogueServer['images']): Record<st
 export async function serveCatalogue(dir: string): Promise<CatalogueServer> {
   const images = { lite: makeImage(dir, 'lite'), desktop: makeImage(dir, 'desktop'), rescue: makeImage(dir, 'rescue') };
   const bodies = new Map<string, Buffer>();
-  for (const [path, document] of Object.entries(catalogueDocuments(images))) bodies.set(path, Buffer.from(JSON.stringify(document, null, 2)));
+  for (const [path, document] of Object.entries(catalogueDocuments(images)))
+    bodies.set(path, Buffer.from(JSON.stringify(document, null, 2)));
   for (const image of Object.values(images)) bodies.set(image.path, readFileSync(image.xz));
-  const colours: Record<string, [number, number, number]> = { 'board-a': [200, 30, 60], lite: [30, 160, 60], folder: [220, 180, 40], desktop: [40, 90, 200], rescue: [120, 40, 160] };
+  const colours: Record<string, [number, number, number]> = {
+    'board-a': [200, 30, 60],
+    lite: [30, 160, 60],
+    folder: [220, 180, 40],
+    desktop: [40, 90, 200],
+    rescue: [120, 40, 160],
+  };
   for (const [name, rgb] of Object.entries(colours)) bodies.set(`/icons/${name}.png`, tinyPng(rgb));
   writeFileSync(join(dir, 'os_list_v4.json'), bodies.get('/os_list_v4.json') ?? '');
   const counts = new Map<string, number>();
@@ -144,7 +185,14 @@ export async function serveCatalogue(dir: string): Promise<CatalogueServer> {
    * Sends body[start, end) (at `bytesPerSecond` when paced, in 64 KiB pieces), then ends the
    * answer, or drops the connection when `cutAt` (a file offset) comes first.
    */
-  const send = (response: ServerResponse, body: Buffer, start: number, end: number, cutAt: number | undefined, bytesPerSecond: number | undefined) => {
+  const send = (
+    response: ServerResponse,
+    body: Buffer,
+    start: number,
+    end: number,
+    cutAt: number | undefined,
+    bytesPerSecond: number | undefined,
+  ) => {
     const stop = cutAt === undefined ? end : Math.max(start, Math.min(end, cutAt));
     const finish = () => (stop < end ? setTimeout(() => response.socket?.destroy(), 20) : response.end());
     if (bytesPerSecond === undefined) return void response.write(body.subarray(start, stop), finish);
@@ -162,12 +210,28 @@ export async function serveCatalogue(dir: string): Promise<CatalogueServer> {
     if (range !== null && (ifRange === undefined || ifRange === etag)) {
       const start = Number(range[1]);
       const end = Math.min(range[2] === '' ? body.length - 1 : Number(range[2]), body.length - 1);
-      if (start >= body.length) return void response.writeHead(416, { 'Content-Range': `bytes */${body.length}` }).end();
-      response.writeHead(206, { 'Content-Range': `bytes ${start}-${end}/${body.length}`, 'Content-Length': end - start + 1, ETag: etag });
+      if (start >= body.length)
+        return void response.writeHead(416, { 'Content-Range': `bytes */${body.length}` }).end();
+      response.writeHead(206, {
+        'Content-Range': `bytes ${start}-${end}/${body.length}`,
+        'Content-Length': end - start + 1,
+        ETag: etag,
+      });
       const at = broken.get(path);
-      return void send(response, body, start, end + 1, at === undefined ? undefined : Math.floor(body.length * at), paced.get(path));
+      return void send(
+        response,
+        body,
+        start,
+        end + 1,
+        at === undefined ? undefined : Math.floor(body.length * at),
+        paced.get(path),
+      );
     }
-    response.writeHead(200, { 'Content-Length': body.length, 'Content-Type': path.endsWith('.json') ? 'application/json' : 'application/octet-stream', ETag: etag });
+    response.writeHead(200, {
+      'Content-Length': body.length,
+      'Content-Type': path.endsWith('.json') ? 'application/json' : 'application/octet-stream',
+      ETag: etag,
+    });
     const cut = cuts.get(path);
     if (cut !== undefined) {
       if (cut.times <= 1) cuts.delete(path);
@@ -186,7 +250,8 @@ export async function serveCatalogue(dir: string): Promise<CatalogueServer> {
     breakAll: (path, fraction) => broken.set(path, fraction),
     mend: (path) => broken.delete(path),
     put: (path, body) => bodies.set(path, body),
-    pace: (path, bytesPerSecond) => void (bytesPerSecond === null ? paced.delete(path) : paced.set(path, bytesPerSecond)),
+    pace: (path, bytesPerSecond) =>
+      void (bytesPerSecond === null ? paced.delete(path) : paced.set(path, bytesPerSecond)),
   };
 }
 
@@ -203,7 +268,10 @@ export interface LayoutEntry {
  * 127.0.0.1 whose entries name the images with the init_format each is given; range requests are
  * answered. `raw` holds each layout's raw image, to compare a card with.
  */
-export async function serveLayoutCatalogue(dir: string, entries: readonly LayoutEntry[]): Promise<FileServer & { top: string; raw: Record<LayoutEntry['layout'], string> }> {
+export async function serveLayoutCatalogue(
+  dir: string,
+  entries: readonly LayoutEntry[],
+): Promise<FileServer & { top: string; raw: Record<LayoutEntry['layout'], string> }> {
   const raw = { 'pi-os': layoutImage(dir, 'pi-os'), ubuntu: layoutImage(dir, 'ubuntu') };
   sh(dir, 'xz -T2 -k -1 pi-os.img && xz -T2 -k -1 ubuntu.img');
   const os_list = entries.map(({ name, layout, initFormat }) => {

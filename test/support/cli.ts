@@ -13,7 +13,12 @@ export const CLI = resolve('out/run/sluice.js');
 export function assertTestTarget(path: string): void {
   const partition = /^(\/dev\/loop\d+)p\d+$/.exec(path);
   if (partition?.[1] !== undefined) return assertOwnedLoop(partition[1]);
-  if (path.startsWith('/dev/shm/sluice-test-') && !path.includes('..') && (!existsSync(path) || lstatSync(path).isFile())) return;
+  if (
+    path.startsWith('/dev/shm/sluice-test-') &&
+    !path.includes('..') &&
+    (!existsSync(path) || lstatSync(path).isFile())
+  )
+    return;
   assertOwnedLoop(path);
 }
 
@@ -68,12 +73,22 @@ export function collect(child: ChildProcess): Promise<CliRun> {
 }
 
 /** Runs `sluice flash --yes --json IMAGE TARGET...` after checking every target is the test's own. */
-export function flashCli(image: string, targets: string[], flags: string[] = [], options: CliOptions = {}): Promise<CliRun> {
+export function flashCli(
+  image: string,
+  targets: string[],
+  flags: string[] = [],
+  options: CliOptions = {},
+): Promise<CliRun> {
   targets.forEach(assertTestTarget);
   return collect(spawnCli(['flash', '--yes', '--json', ...flags, image, ...targets], options));
 }
 
-export function verifyCli(image: string, target: string, options: CliOptions = {}, flags: string[] = []): Promise<CliRun> {
+export function verifyCli(
+  image: string,
+  target: string,
+  options: CliOptions = {},
+  flags: string[] = [],
+): Promise<CliRun> {
   assertTestTarget(target);
   return collect(spawnCli(['verify', '--json', ...flags, image, target], options));
 }
@@ -89,12 +104,28 @@ export function probeCli(device: string, options: CliOptions = {}): Promise<CliR
 }
 
 /** The result events of a run, by target. */
-export function resultsOf(run: CliRun): Map<string, { status: string; code?: string; message?: string; offset?: number; badBlocks?: number; bytes: number; skipped?: number }> {
+export function resultsOf(
+  run: CliRun,
+): Map<
+  string,
+  {
+    status: string;
+    code?: string;
+    message?: string;
+    offset?: number;
+    badBlocks?: number;
+    bytes: number;
+    skipped?: number;
+  }
+> {
   return new Map(run.events.filter((e) => e.type === 'result').map((e) => [String(e['target']), e as never]));
 }
 
 /** Resolves with the first JSON event the running CLI prints that satisfies `predicate`. */
-export function waitForEvent(child: ChildProcess, predicate: (event: CliRun['events'][number]) => boolean): Promise<CliRun['events'][number]> {
+export function waitForEvent(
+  child: ChildProcess,
+  predicate: (event: CliRun['events'][number]) => boolean,
+): Promise<CliRun['events'][number]> {
   return new Promise((resolvePromise, reject) => {
     let pending = '';
     child.stdout?.on('data', (chunk: Buffer) => {
@@ -117,12 +148,18 @@ export function waitForEvent(child: ChildProcess, predicate: (event: CliRun['eve
  */
 export function spawnBackup(drive: string, file: string, flags: string[] = [], options: CliOptions = {}): ChildProcess {
   assertOwnedLoop(drive);
-  if (/^\/dev\/loop\d+$/.test(file)) throw new Error(`refusing to let a test back up into ${file}: a backup's target is a file`);
+  if (/^\/dev\/loop\d+$/.test(file))
+    throw new Error(`refusing to let a test back up into ${file}: a backup's target is a file`);
   assertTestTarget(file);
   return spawnCli(['backup', '--yes', '--json', ...flags, drive, file], options);
 }
 
-export function backupCli(drive: string, file: string, flags: string[] = [], options: CliOptions = {}): Promise<CliRun> {
+export function backupCli(
+  drive: string,
+  file: string,
+  flags: string[] = [],
+  options: CliOptions = {},
+): Promise<CliRun> {
   return collect(spawnBackup(drive, file, flags, options));
 }
 

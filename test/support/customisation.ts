@@ -15,22 +15,42 @@ import { readBytes } from './loop-device.js';
 export const SYSTEM_PYTHON = '/usr/bin/python3';
 
 /** A fresh OpenSSH key pair in `dir`; returns the paths of both halves. */
-export function sshKeyPair(dir: string, type: 'ed25519' | 'rsa' = 'ed25519', comment = 'tester@sluice'): { privateKey: string; publicKey: string } {
+export function sshKeyPair(
+  dir: string,
+  type: 'ed25519' | 'rsa' = 'ed25519',
+  comment = 'tester@sluice',
+): { privateKey: string; publicKey: string } {
   const privateKey = join(dir, `id_${type}_${Math.random().toString(36).slice(2)}`);
-  execFileSync('ssh-keygen', ['-q', '-t', type, ...(type === 'rsa' ? ['-b', '2048'] : []), '-N', '', '-C', comment, '-f', privateKey]);
+  execFileSync('ssh-keygen', [
+    '-q',
+    '-t',
+    type,
+    ...(type === 'rsa' ? ['-b', '2048'] : []),
+    '-N',
+    '',
+    '-C',
+    comment,
+    '-f',
+    privateKey,
+  ]);
   return { privateKey, publicKey: `${privateKey}.pub` };
 }
 
 /** glibc's crypt(3) of `password` with the salt of `hash`: equal to `hash` when it is that password's. */
 export function glibcCrypt(password: string, hash: string): string {
   const salt = hash.split('$').slice(0, 3).join('$');
-  return execFileSync('perl', ['-e', 'print crypt($ENV{SLUICE_PASSWORD}, $ENV{SLUICE_SALT})'], { env: { ...process.env, SLUICE_PASSWORD: password, SLUICE_SALT: salt } }).toString();
+  return execFileSync('perl', ['-e', 'print crypt($ENV{SLUICE_PASSWORD}, $ENV{SLUICE_SALT})'], {
+    env: { ...process.env, SLUICE_PASSWORD: password, SLUICE_SALT: salt },
+  }).toString();
 }
 
 /** The WPA PSK as Python's hashlib derives it. */
 export function pythonPsk(passphrase: string, ssid: string): string {
-  const script = 'import hashlib,os;print(hashlib.pbkdf2_hmac("sha1",os.environb[b"P"],os.environb[b"S"],4096,32).hex())';
-  return execFileSync(SYSTEM_PYTHON, ['-c', script], { env: { ...process.env, P: passphrase, S: ssid } }).toString().trim();
+  const script =
+    'import hashlib,os;print(hashlib.pbkdf2_hmac("sha1",os.environb[b"P"],os.environb[b"S"],4096,32).hex())';
+  return execFileSync(SYSTEM_PYTHON, ['-c', script], { env: { ...process.env, P: passphrase, S: ssid } })
+    .toString()
+    .trim();
 }
 
 /** bash -n and shellcheck on a script; returns their complaints, empty when there are none. */
@@ -85,7 +105,11 @@ export function parseToml(text: string): unknown {
 export function fullCustomisation(keys: string[], overrides: Partial<Customisation> = {}): Customisation {
   return {
     hostname: 'pi-7',
-    user: { name: 'alice', passwordHash: '$6$abcdefghijklmnop$CWZE0Chchzv81JL4X7YJDXBQrR2R7FOFshH3DFZSnktu1MlfWCQFaarTUiu9HFWLKQwtd9RbPGkcQCtVPo55v1' },
+    user: {
+      name: 'alice',
+      passwordHash:
+        '$6$abcdefghijklmnop$CWZE0Chchzv81JL4X7YJDXBQrR2R7FOFshH3DFZSnktu1MlfWCQFaarTUiu9HFWLKQwtd9RbPGkcQCtVPo55v1',
+    },
     ssh: { passwordAuth: false, authorizedKeys: keys },
     wifi: { ssid: 'Café "Zoë" — 5 GHz', psk: '0f'.repeat(32), hidden: true, country: 'DE' },
     timezone: 'Europe/Berlin',

@@ -17,11 +17,17 @@ const posix = runningSystemMountpoints('linux', {});
 
 /** The VM's own listing plus a USB stick and a board SD slot, through drivelist's lsblk parser. */
 export const linuxDrives: Drive[] = drivesFromDrivelist(
-  [...drivelistFixture('linux-vm.json'), ...parseLsblk(readFileSync('test/fixtures/drivelist/linux-lsblk-removable.json', 'utf8'))],
+  [
+    ...drivelistFixture('linux-vm.json'),
+    ...parseLsblk(readFileSync('test/fixtures/drivelist/linux-lsblk-removable.json', 'utf8')),
+  ],
   posix,
 );
 export const darwinDrives: Drive[] = drivesFromDrivelist(drivelistFixture('darwin.json'), posix);
-export const win32Drives: Drive[] = drivesFromDrivelist(drivelistFixture('win32.json'), runningSystemMountpoints('win32', { SystemDrive: 'C:' }));
+export const win32Drives: Drive[] = drivesFromDrivelist(
+  drivelistFixture('win32.json'),
+  runningSystemMountpoints('win32', { SystemDrive: 'C:' }),
+);
 
 /** A 32 GB USB card with nothing mounted, as the scanner lists one. */
 export function usbCard(device = '/dev/sdz', overrides: Partial<Drive> = {}): Drive {

@@ -13,11 +13,19 @@ const BLOCK = 4 * KiB;
 /** Writes `bytes` at `offset` of `device` with direct I/O, after checking the device is the test's own. */
 function writeDirect(device: string, bytes: Buffer, offset: number): void {
   assertOwnedLoop(device);
-  execFileSync('dd', [`of=${device}`, `bs=${BLOCK}`, `seek=${offset / BLOCK}`, 'oflag=direct', 'conv=notrunc', 'status=none'], { input: bytes });
+  execFileSync(
+    'dd',
+    [`of=${device}`, `bs=${BLOCK}`, `seek=${offset / BLOCK}`, 'oflag=direct', 'conv=notrunc', 'status=none'],
+    { input: bytes },
+  );
 }
 
 function readDirect(device: string, offset: number, length: number): Buffer {
-  return execFileSync('dd', [`if=${device}`, `bs=${BLOCK}`, `skip=${offset / BLOCK}`, `count=${length / BLOCK}`, 'iflag=direct', 'status=none'], { maxBuffer: 2 * length });
+  return execFileSync(
+    'dd',
+    [`if=${device}`, `bs=${BLOCK}`, `skip=${offset / BLOCK}`, `count=${length / BLOCK}`, 'iflag=direct', 'status=none'],
+    { maxBuffer: 2 * length },
+  );
 }
 
 describeDevices('emulated fake cards (FUSE under a loop device)', () => {

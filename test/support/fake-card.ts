@@ -79,14 +79,21 @@ export interface FakeCardOptions {
 }
 
 /** Starts a fake card of `claimed` bytes that behaves as `behaviour`, and a loop device over it. */
-export async function fakeCard(claimed: number, behaviour: FakeBehaviour, options: FakeCardOptions = {}): Promise<FakeCard> {
+export async function fakeCard(
+  claimed: number,
+  behaviour: FakeBehaviour,
+  options: FakeCardOptions = {},
+): Promise<FakeCard> {
   const dir = scratchDir();
   const store = join(dir, 'store');
   if (options.random === true) writeRandomFile(store, storeSize(claimed, behaviour));
   else execFileSync('truncate', ['-s', String(storeSize(claimed, behaviour)), store]);
   const mountpoint = mkdtempSync('/tmp/sluice-test-fuse-');
   const env = { ...process.env, SLUICE_FAKE_WRITE_DELAY_MS: String(options.writeDelayMs ?? 0) };
-  const server = spawn(PYTHON, [SERVER, mountpoint, store, String(claimed), ...serverArgs(behaviour)], { stdio: ['ignore', 'ignore', 'pipe'], env });
+  const server = spawn(PYTHON, [SERVER, mountpoint, store, String(claimed), ...serverArgs(behaviour)], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+    env,
+  });
   let stderr = '';
   server.stderr?.setEncoding('utf8').on('data', (text: string) => (stderr += text));
   for (let tries = 0; !isMounted(mountpoint); tries++) {
@@ -117,7 +124,10 @@ export async function removeFakeCard(card: FakeCard): Promise<void> {
   } catch {
     // detached already
   }
-  const exited = card.server.exitCode !== null ? Promise.resolve() : new Promise<void>((done) => card.server.once('exit', () => done()));
+  const exited =
+    card.server.exitCode !== null
+      ? Promise.resolve()
+      : new Promise<void>((done) => card.server.once('exit', () => done()));
   // The kernel may still hold the file for a moment after the detach: retry, then let go lazily.
   for (let tries = 0; isMounted(card.mountpoint); tries++) {
     try {

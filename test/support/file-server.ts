@@ -43,7 +43,9 @@ export function serveFiles(files: readonly string[], options: { ranges?: boolean
     if (options.ranges === true && range !== null) {
       const start = Number(range[1]);
       const end = Math.min(Number(range[2]), body.length - 1);
-      return response.writeHead(206, { 'Content-Range': `bytes ${start}-${end}/${body.length}`, 'Content-Length': end - start + 1 }).end(body.subarray(start, end + 1));
+      return response
+        .writeHead(206, { 'Content-Range': `bytes ${start}-${end}/${body.length}`, 'Content-Length': end - start + 1 })
+        .end(body.subarray(start, end + 1));
     }
     response.writeHead(200, { 'Content-Length': body.length, 'Content-Type': 'application/octet-stream' }).end(body);
   });
@@ -53,12 +55,21 @@ export function serveFiles(files: readonly string[], options: { ranges?: boolean
  * Writes body[start, stop) to `response` at about `bytesPerSecond`, in 64 KiB pieces (a slow
  * network), then calls `finish`, also when the answer was cut off meanwhile.
  */
-export function writePaced(response: ServerResponse, body: Buffer, start: number, stop: number, bytesPerSecond: number, finish: () => void): void {
+export function writePaced(
+  response: ServerResponse,
+  body: Buffer,
+  start: number,
+  stop: number,
+  bytesPerSecond: number,
+  finish: () => void,
+): void {
   const piece = 64 * 1024;
   const next = (at: number): void => {
     if (at >= stop || response.destroyed) return void finish();
     const until = Math.min(stop, at + piece);
-    response.write(body.subarray(at, until), () => setTimeout(() => next(until), (1000 * (until - at)) / bytesPerSecond));
+    response.write(body.subarray(at, until), () =>
+      setTimeout(() => next(until), (1000 * (until - at)) / bytesPerSecond),
+    );
   };
   next(start);
 }

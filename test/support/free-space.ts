@@ -13,7 +13,9 @@ import { randomAccess } from '../../user/images/free-space/image-reader.js';
 
 /** Where each partition of an image is, as sfdisk reads its table. */
 export function sfdiskPartitions(image: string): Extent[] {
-  const table = JSON.parse(execFileSync('sfdisk', ['--json', image], { encoding: 'utf8' })) as { partitiontable: { sectorsize?: number; partitions: { start: number; size: number }[] } };
+  const table = JSON.parse(execFileSync('sfdisk', ['--json', image], { encoding: 'utf8' })) as {
+    partitiontable: { sectorsize?: number; partitions: { start: number; size: number }[] };
+  };
   const sector = table.partitiontable.sectorsize ?? 512;
   return table.partitiontable.partitions.map((p) => [p.start * sector, p.size * sector]);
 }
@@ -43,7 +45,15 @@ function isExt(head: Buffer): boolean {
 
 /** `size` bytes at `offset` of `file`, copied to `out`; returns `out`. */
 function slice(file: string, offset: number, size: number, out: string): string {
-  execFileSync('dd', [`if=${file}`, `of=${out}`, 'bs=1M', `skip=${offset}`, `count=${size}`, 'iflag=skip_bytes,count_bytes', 'status=none']);
+  execFileSync('dd', [
+    `if=${file}`,
+    `of=${out}`,
+    'bs=1M',
+    `skip=${offset}`,
+    `count=${size}`,
+    'iflag=skip_bytes,count_bytes',
+    'status=none',
+  ]);
   return out;
 }
 
@@ -58,7 +68,13 @@ export async function imageFreeSpace(image: string, scratch: string): Promise<Ex
       continue;
     }
     const boot = fatBootSector(head, size);
-    if (boot !== null) await fatFree(randomAccess((at, length) => Promise.resolve(bytes.subarray(at, at + length))), offset, boot, (extents) => free.push(...extents));
+    if (boot !== null)
+      await fatFree(
+        randomAccess((at, length) => Promise.resolve(bytes.subarray(at, at + length))),
+        offset,
+        boot,
+        (extents) => free.push(...extents),
+      );
   }
   return mergeExtents(free);
 }

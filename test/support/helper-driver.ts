@@ -23,16 +23,24 @@ import { startHelper, type HelperLaunchOptions } from '../../user/launcher/launc
 import { builtHelper } from './unprivileged.js';
 
 /** A backup's `size` skips this side's checks, so that only the helper's own can refuse the drive. */
-type DriverSpec = { imageThroughFifo: boolean; direct?: boolean; appImage?: string } & (
+type DriverSpec = { imageThroughFifo: boolean; direct?: boolean; appImage?: string } &
   /** `extents`: the only ranges written, as for an image file read in place with its free space left out. */
-  | { image: string; imageSize: number; targets: string[]; extents?: [number, number][] }
-  | { decoder: string[]; imageSize: number; targets: string[] }
-  | { backup: { drive: string; file: string; size?: number } }
-);
+  (
+    | { image: string; imageSize: number; targets: string[]; extents?: [number, number][] }
+    | { decoder: string[]; imageSize: number; targets: string[] }
+    | { backup: { drive: string; file: string; size?: number } }
+  );
 
 const spec = JSON.parse(process.argv[2] ?? '{}') as DriverSpec;
 const launchOptions: Pick<HelperLaunchOptions, 'elevation' | 'program' | 'onProgress'> = {
-  elevation: spec.appImage !== undefined ? pkexecLaunch : spec.direct === true ? directLaunch : spec.imageThroughFifo ? { ...sudoLaunch, passesStdin: false } : sudoLaunch,
+  elevation:
+    spec.appImage !== undefined
+      ? pkexecLaunch
+      : spec.direct === true
+        ? directLaunch
+        : spec.imageThroughFifo
+          ? { ...sudoLaunch, passesStdin: false }
+          : sudoLaunch,
   program: spec.appImage !== undefined ? appImageHelperProgram(spec.appImage, process.getuid?.() ?? -1) : builtHelper(),
   onProgress: (p) => process.stdout.write(`${JSON.stringify({ type: 'progress', ...p })}\n`),
 };
@@ -44,16 +52,42 @@ if ('backup' in spec) {
   if ('refused' in checked) {
     print(checked.refused);
   } else {
-    print(await backupDrive({ drive, file, driveSize: checked.driveSize, driveMedium: checked.driveMedium, compress: null, trimToPartitions: false, allBlocks: false, verify: true, launch: (options) => startHelper({ ...options, ...launchOptions }) }));
+    print(
+      await backupDrive({
+        drive,
+        file,
+        driveSize: checked.driveSize,
+        driveMedium: checked.driveMedium,
+        compress: null,
+        trimToPartitions: false,
+        allBlocks: false,
+        verify: true,
+        launch: (options) => startHelper({ ...options, ...launchOptions }),
+      }),
+    );
   }
 } else {
   // The decoder writes into a kernel pipe, as the app's decoders do (see node/os-pipe.ts).
   const pipe = 'decoder' in spec ? await createOsPipe() : null;
-  const decoder = 'decoder' in spec && pipe !== null ? spawn(spec.decoder[0] ?? '', spec.decoder.slice(1), { stdio: ['ignore', pipe.writeFd, 'inherit'] }) : null;
+  const decoder =
+    'decoder' in spec && pipe !== null
+      ? spawn(spec.decoder[0] ?? '', spec.decoder.slice(1), { stdio: ['ignore', pipe.writeFd, 'inherit'] })
+      : null;
   if (pipe !== null) closeSync(pipe.writeFd);
   const image = 'image' in spec ? openSync(spec.image, 'r') : (pipe?.readFd ?? -1);
   const extents = 'extents' in spec && spec.extents !== undefined ? { extents: spec.extents } : {};
-  const job = startHelper({ source: image, job: { kind: 'flash', targets: spec.targets, imageSize: spec.imageSize, sourceSeekable: decoder === null, verify: true, ...extents }, ...launchOptions });
+  const job = startHelper({
+    source: image,
+    job: {
+      kind: 'flash',
+      targets: spec.targets,
+      imageSize: spec.imageSize,
+      sourceSeekable: decoder === null,
+      verify: true,
+      ...extents,
+    },
+    ...launchOptions,
+  });
   process.on('SIGINT', () => job.cancel());
   const pid = await job.ready;
   process.stdout.write(`${JSON.stringify({ type: 'ready', pid })}\n`);

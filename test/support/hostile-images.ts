@@ -71,7 +71,12 @@ export function writeQcow2(path: string, layout: Qcow2Layout): void {
     entries.forEach((entry, j) => table.writeBigUInt64BE(entry, j * 8));
     return [at, table];
   });
-  writeSparse(path, layout.size, [[0, qcow2Header(layout.clusterBits, layout.virtualSize, layout.l1.length, layout.l1At)], [layout.l1At, l1], ...tables, ...(layout.data ?? [])]);
+  writeSparse(path, layout.size, [
+    [0, qcow2Header(layout.clusterBits, layout.virtualSize, layout.l1.length, layout.l1At)],
+    [layout.l1At, l1],
+    ...tables,
+    ...(layout.data ?? []),
+  ]);
 }
 
 /**
@@ -81,7 +86,10 @@ export function writeQcow2(path: string, layout: Qcow2Layout): void {
  * mostly a hole, that once made a probe inflate every cluster at once, 2 MiB each); without,
  * each cluster has a blob of its own, as `qemu-img convert -c` writes a disk full of one byte.
  */
-export function qcow2CompressedClusters(path: string, options: { clusters?: number; shared: boolean; fill?: number }): void {
+export function qcow2CompressedClusters(
+  path: string,
+  options: { clusters?: number; shared: boolean; fill?: number },
+): void {
   const clusters = options.clusters ?? 2000;
   const clusterBits = 21;
   const cluster = 2 ** clusterBits;
@@ -93,7 +101,14 @@ export function qcow2CompressedClusters(path: string, options: { clusters?: numb
     virtualSize: clusters * cluster,
     l1At,
     l1: [l2At],
-    l2: [[l2At, Array.from({ length: clusters }, (_, i) => compressedEntry(dataAt + (i % blobs) * blob.length, blob.length, clusterBits))]],
+    l2: [
+      [
+        l2At,
+        Array.from({ length: clusters }, (_, i) =>
+          compressedEntry(dataAt + (i % blobs) * blob.length, blob.length, clusterBits),
+        ),
+      ],
+    ],
     data: [[dataAt, Buffer.concat(Array.from({ length: blobs }, () => blob))]],
     size: dataAt + blobs * blob.length,
   });
@@ -117,7 +132,9 @@ export function qcow2SharedL2Table(path: string): void {
     virtualSize: clusters * cluster,
     l1At: cluster,
     l1: Array.from({ length: l1Size }, () => l2At),
-    l2: [[l2At, Array.from({ length: perTable }, (_, j) => (j % 2 === 0 ? dataEntry(dataAt + (j / 2) * cluster) : 0n))]],
+    l2: [
+      [l2At, Array.from({ length: perTable }, (_, j) => (j % 2 === 0 ? dataEntry(dataAt + (j / 2) * cluster) : 0n))],
+    ],
     size: dataAt + (perTable / 2) * cluster,
   });
 }

@@ -36,16 +36,44 @@ function cached(name: string, build: (dir: string) => void): string {
 export function efiInstallerIso(): string {
   const dir = cached('efi-installer-v1', (work) => {
     writeFileSync(join(work, 'grub.cfg'), GRUB_CFG);
-    sh(work, 'grub-mkstandalone -O x86_64-efi --modules="echo halt" --locales= --themes= --fonts= -o loader.efi "boot/grub/grub.cfg=grub.cfg"');
+    sh(
+      work,
+      'grub-mkstandalone -O x86_64-efi --modules="echo halt" --locales= --themes= --fonts= -o loader.efi "boot/grub/grub.cfg=grub.cfg"',
+    );
     const tree = join(work, 'tree');
     mkdirSync(join(tree, 'EFI/BOOT'), { recursive: true });
     mkdirSync(join(tree, 'casper/a folder with a long name/deeper still'), { recursive: true });
-    sh(work, 'cp loader.efi tree/EFI/BOOT/BOOTX64.EFI && head -c 5000000 /dev/urandom > "tree/casper/filesystem.squashfs" && : > tree/casper/empty');
-    writeFileSync(join(tree, 'casper/a folder with a long name/deeper still/Ünïcödé name, with spaces.txt'), 'long names survive\n');
+    sh(
+      work,
+      'cp loader.efi tree/EFI/BOOT/BOOTX64.EFI && head -c 5000000 /dev/urandom > "tree/casper/filesystem.squashfs" && : > tree/casper/empty',
+    );
+    writeFileSync(
+      join(tree, 'casper/a folder with a long name/deeper still/Ünïcödé name, with spaces.txt'),
+      'long names survive\n',
+    );
     writeFileSync(join(tree, 'README.diskdefines'), '#define DISKNAME Sluice test\n');
-    for (let i = 0; i < 40; i++) writeFileSync(join(tree, `casper/package-number-${i}.deb`), `package ${i}\n`.repeat(i * 100));
-    sh(work, 'mkfs.fat -C tree/efi.img 4096 >/dev/null && mmd -i tree/efi.img ::/EFI ::/EFI/BOOT && mcopy -i tree/efi.img loader.efi ::/EFI/BOOT/BOOTX64.EFI');
-    execFileSync('xorriso', ['-as', 'mkisofs', '-quiet', '-R', '-J', '-joliet-long', '-V', 'SLUICE_TEST', '-e', 'efi.img', '-no-emul-boot', '-o', join(work, 'installer.iso'), tree]);
+    for (let i = 0; i < 40; i++)
+      writeFileSync(join(tree, `casper/package-number-${i}.deb`), `package ${i}\n`.repeat(i * 100));
+    sh(
+      work,
+      'mkfs.fat -C tree/efi.img 4096 >/dev/null && mmd -i tree/efi.img ::/EFI ::/EFI/BOOT && mcopy -i tree/efi.img loader.efi ::/EFI/BOOT/BOOTX64.EFI',
+    );
+    execFileSync('xorriso', [
+      '-as',
+      'mkisofs',
+      '-quiet',
+      '-R',
+      '-J',
+      '-joliet-long',
+      '-V',
+      'SLUICE_TEST',
+      '-e',
+      'efi.img',
+      '-no-emul-boot',
+      '-o',
+      join(work, 'installer.iso'),
+      tree,
+    ]);
   });
   return join(dir, 'installer.iso');
 }
@@ -61,12 +89,26 @@ const BIG_FILE_BYTES = 1_181_116_006;
 export function windowsBigIso(): string {
   const dir = cached('windows-big-v1', (work) => {
     writeFileSync(join(work, 'grub.cfg'), GRUB_CFG);
-    sh(work, 'grub-mkstandalone -O x86_64-efi --modules="echo halt" --locales= --themes= --fonts= -o loader.efi "boot/grub/grub.cfg=grub.cfg"');
-    for (const folder of ['tree/efi/boot', 'tree/sources', 'tree/boot/en-us', 'data', 'small']) mkdirSync(join(work, folder), { recursive: true });
-    for (let i = 0; i < 4; i++) sh(work, `openssl enc -aes-128-ctr -nosalt -pass pass:sluice-${i} < /dev/zero 2>/dev/null | head -c ${BIG_FILE_BYTES} > data/part-${i}.bin`);
+    sh(
+      work,
+      'grub-mkstandalone -O x86_64-efi --modules="echo halt" --locales= --themes= --fonts= -o loader.efi "boot/grub/grub.cfg=grub.cfg"',
+    );
+    for (const folder of ['tree/efi/boot', 'tree/sources', 'tree/boot/en-us', 'data', 'small'])
+      mkdirSync(join(work, folder), { recursive: true });
+    for (let i = 0; i < 4; i++)
+      sh(
+        work,
+        `openssl enc -aes-128-ctr -nosalt -pass pass:sluice-${i} < /dev/zero 2>/dev/null | head -c ${BIG_FILE_BYTES} > data/part-${i}.bin`,
+      );
     writeFileSync(join(work, 'small/readme.txt'), 'a second image\n');
-    sh(work, 'wimlib-imagex capture data tree/sources/install.wim "Windows Sluice Test" --compress=none >/dev/null && wimlib-imagex append small tree/sources/install.wim "Second image" --compress=none >/dev/null && rm -rf data');
-    sh(work, 'cp loader.efi tree/efi/boot/bootx64.efi && printf bootmgr > tree/bootmgr && printf MZ > tree/setup.exe && printf "boot resources\\n" > tree/boot/en-us/bootfix.bin && printf "[AutoRun]\\n" > tree/autorun.inf');
+    sh(
+      work,
+      'wimlib-imagex capture data tree/sources/install.wim "Windows Sluice Test" --compress=none >/dev/null && wimlib-imagex append small tree/sources/install.wim "Second image" --compress=none >/dev/null && rm -rf data',
+    );
+    sh(
+      work,
+      'cp loader.efi tree/efi/boot/bootx64.efi && printf bootmgr > tree/bootmgr && printf MZ > tree/setup.exe && printf "boot resources\\n" > tree/boot/en-us/bootfix.bin && printf "[AutoRun]\\n" > tree/autorun.inf',
+    );
     sh(work, 'genisoimage -quiet -udf -iso-level 3 -allow-limited-size -V WIN_SLUICE -o installer.iso tree');
   });
   return join(dir, 'installer.iso');
@@ -78,9 +120,32 @@ export function bootUnderOvmf(disk: string, dir: string): { output: string; seco
   const started = performance.now();
   const run = spawnSync(
     'qemu-system-x86_64',
-    ['-machine', 'q35', '-accel', 'tcg', '-m', '256', '-nographic', '-no-reboot', '-serial', 'stdio', '-monitor', 'none', '-net', 'none',
-      '-drive', 'if=pflash,format=raw,readonly=on,file=/usr/share/OVMF/OVMF_CODE_4M.fd', '-drive', `if=pflash,format=raw,file=${join(dir, 'vars.fd')}`,
-      '-drive', `if=none,id=stick,format=raw,file=${disk},snapshot=on`, '-device', 'qemu-xhci', '-device', 'usb-storage,drive=stick,bootindex=0'],
+    [
+      '-machine',
+      'q35',
+      '-accel',
+      'tcg',
+      '-m',
+      '256',
+      '-nographic',
+      '-no-reboot',
+      '-serial',
+      'stdio',
+      '-monitor',
+      'none',
+      '-net',
+      'none',
+      '-drive',
+      'if=pflash,format=raw,readonly=on,file=/usr/share/OVMF/OVMF_CODE_4M.fd',
+      '-drive',
+      `if=pflash,format=raw,file=${join(dir, 'vars.fd')}`,
+      '-drive',
+      `if=none,id=stick,format=raw,file=${disk},snapshot=on`,
+      '-device',
+      'qemu-xhci',
+      '-device',
+      'usb-storage,drive=stick,bootindex=0',
+    ],
     { encoding: 'utf8', timeout: 120_000 },
   );
   return { output: `${run.stdout}${run.stderr}`, seconds: (performance.now() - started) / 1000 };

@@ -12,7 +12,10 @@ export type DiscFixture = 'hybrid' | 'non-hybrid' | 'windows' | 'not-bootable';
 
 /** A FAT image holding /EFI/BOOT/BOOTX64.EFI: what El Torito's EFI entry and a hybrid's EFI partition boot. */
 function efiImage(dir: string, loader: string): string {
-  sh(dir, `rm -f efi.img && mkfs.fat -C efi.img 1440 >/dev/null && mmd -i efi.img ::/EFI ::/EFI/BOOT && mcopy -i efi.img ${loader} ::/EFI/BOOT/BOOTX64.EFI`);
+  sh(
+    dir,
+    `rm -f efi.img && mkfs.fat -C efi.img 1440 >/dev/null && mmd -i efi.img ::/EFI ::/EFI/BOOT && mcopy -i efi.img ${loader} ::/EFI/BOOT/BOOTX64.EFI`,
+  );
   return 'efi.img';
 }
 
@@ -37,7 +40,10 @@ export function discFixture(dir: string, kind: DiscFixture): string {
     case 'non-hybrid':
       tree(dir, { 'EFI/BOOT/BOOTX64.EFI': loader, 'boot/grub/grub.cfg': 'menuentry x {}\n' });
       writeFileSync(join(dir, 'loader.efi'), loader);
-      sh(dir, `${efiImage(dir, 'loader.efi')} >/dev/null; cp efi.img tree/efi.img && xorriso -as mkisofs -quiet -R -J -e efi.img -no-emul-boot -o ${iso} tree`);
+      sh(
+        dir,
+        `${efiImage(dir, 'loader.efi')} >/dev/null; cp efi.img tree/efi.img && xorriso -as mkisofs -quiet -R -J -e efi.img -no-emul-boot -o ${iso} tree`,
+      );
       break;
     case 'hybrid':
       tree(dir, { 'EFI/BOOT/BOOTX64.EFI': loader });
@@ -46,7 +52,12 @@ export function discFixture(dir: string, kind: DiscFixture): string {
       sh(dir, `xorriso -as mkisofs -quiet -R -J -append_partition 2 0xef efi.img -o ${iso} tree`);
       break;
     case 'windows':
-      tree(dir, { bootmgr: 'bootmgr\n', 'efi/boot/bootx64.efi': loader, 'sources/install.wim': 'MSWIM\0\0\0 (not a real one)', 'setup.exe': 'MZ\n' });
+      tree(dir, {
+        bootmgr: 'bootmgr\n',
+        'efi/boot/bootx64.efi': loader,
+        'sources/install.wim': 'MSWIM\0\0\0 (not a real one)',
+        'setup.exe': 'MZ\n',
+      });
       sh(dir, `genisoimage -quiet -udf -iso-level 3 -o ${iso} tree`);
       break;
   }

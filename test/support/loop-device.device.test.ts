@@ -10,7 +10,11 @@ import { expect, it } from 'vitest';
 import { describeDevices } from './device-suite.js';
 import { cleanupLoops, createLoop } from './loop-device.js';
 
-const attached = (path: string) => execFileSync('losetup', ['--list', '--noheadings', '--output', 'NAME'], { encoding: 'utf8' }).split('\n').map((l) => l.trim()).includes(path);
+const attached = (path: string) =>
+  execFileSync('losetup', ['--list', '--noheadings', '--output', 'NAME'], { encoding: 'utf8' })
+    .split('\n')
+    .map((l) => l.trim())
+    .includes(path);
 
 describeDevices('cleanupLoops', () => {
   it('detaches its own loop over a deleted backing file, and no loop it did not create', () => {
@@ -23,7 +27,9 @@ describeDevices('cleanupLoops', () => {
     const foreign = execFileSync('losetup', ['--find', '--show', file], { encoding: 'utf8' }).trim();
     rmSync(dir, { recursive: true, force: true });
     try {
-      expect(execFileSync('losetup', ['--list', '--noheadings', '--output', 'BACK-FILE', mine.path], { encoding: 'utf8' })).toContain('(deleted)');
+      expect(
+        execFileSync('losetup', ['--list', '--noheadings', '--output', 'BACK-FILE', mine.path], { encoding: 'utf8' }),
+      ).toContain('(deleted)');
       cleanupLoops();
       expect(attached(mine.path)).toBe(false);
       expect(attached(foreign)).toBe(true);

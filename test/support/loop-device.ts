@@ -8,7 +8,17 @@
  */
 import { execFileSync } from 'node:child_process';
 import { createHash, randomFillSync } from 'node:crypto';
-import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, readSync, rmSync, statSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  readSync,
+  rmSync,
+  statSync,
+  writeSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -60,7 +70,7 @@ export function writeRandomFile(path: string, size: number): void {
   const fd = openSync(path, 'w');
   const block = Buffer.alloc(1 << 20);
   try {
-    for (let done = 0; done < size; ) {
+    for (let done = 0; done < size;) {
       const n = Math.min(block.length, size - done);
       randomFillSync(block, 0, n);
       writeSync(fd, block, 0, n);
@@ -86,7 +96,13 @@ export function createLoop(options: LoopOptions): LoopDevice {
 
 /** Attaches an existing backing file (one this test made) as a new loop device. */
 export function attachLoop(backing: string, options: Pick<LoopOptions, 'readOnly' | 'partitions'> = {}): LoopDevice {
-  const args = ['--find', '--show', ...(options.readOnly ? ['--read-only'] : []), ...(options.partitions ? ['--partscan'] : []), backing];
+  const args = [
+    '--find',
+    '--show',
+    ...(options.readOnly ? ['--read-only'] : []),
+    ...(options.partitions ? ['--partscan'] : []),
+    backing,
+  ];
   const path = execFileSync('losetup', args, { encoding: 'utf8' }).trim();
   owned.set(path, backing);
   ownedInodes.set(path, statSync(backing).ino);
@@ -127,12 +143,15 @@ export function assertOwnedLoop(path: string): void {
   const backing = owned.get(path);
   if (backing === undefined) throw new Error(`refusing to let a test touch ${path}: this test did not create it`);
   const actual = backFile(path).file;
-  if (actual !== backing) throw new Error(`refusing to let a test touch ${path}: it is backed by ${actual ?? 'nothing'}, not ${backing}`);
+  if (actual !== backing)
+    throw new Error(`refusing to let a test touch ${path}: it is backed by ${actual ?? 'nothing'}, not ${backing}`);
 }
 
 /** The file behind loop device `path`, as the kernel names it ("… (deleted)" once it was removed), and its inode. */
 function backFile(path: string): { file: string | undefined; inode: number | undefined } {
-  const listing = JSON.parse(execFileSync('losetup', ['--json', '--list', '--output', 'NAME,BACK-FILE,BACK-INO', path], { encoding: 'utf8' })) as { loopdevices: { 'back-file': string; 'back-ino': number }[] };
+  const listing = JSON.parse(
+    execFileSync('losetup', ['--json', '--list', '--output', 'NAME,BACK-FILE,BACK-INO', path], { encoding: 'utf8' }),
+  ) as { loopdevices: { 'back-file': string; 'back-ino': number }[] };
   return { file: listing.loopdevices[0]?.['back-file'], inode: listing.loopdevices[0]?.['back-ino'] };
 }
 
@@ -186,7 +205,12 @@ export function cleanupLoops(): void {
       // machine, two a CI run.
       try {
         const now = backFile(path);
-        if (/^\/dev\/loop\d+$/.test(path) && now.file === `${owned.get(path) ?? ''} (deleted)` && now.inode === ownedInodes.get(path)) execFileSync('losetup', ['--detach', path]);
+        if (
+          /^\/dev\/loop\d+$/.test(path) &&
+          now.file === `${owned.get(path) ?? ''} (deleted)` &&
+          now.inode === ownedInodes.get(path)
+        )
+          execFileSync('losetup', ['--detach', path]);
       } catch {
         // gone meanwhile
       }

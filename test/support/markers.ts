@@ -9,7 +9,13 @@ import { markerPositions } from '../../writer/capacity-markers.js';
  * A copy of `bytes`, the device's bytes from offset `start` on, with the blocks the capacity
  * check writes on a drive of `capacity` bytes past an image of `imageEnd` bytes blanked out.
  */
-export function withoutMarkers(bytes: Buffer, start: number, capacity: number, imageEnd: number, blockSize = 512): Buffer {
+export function withoutMarkers(
+  bytes: Buffer,
+  start: number,
+  capacity: number,
+  imageEnd: number,
+  blockSize = 512,
+): Buffer {
   const copy = Buffer.from(bytes);
   for (const position of markerPositions(imageEnd, capacity, blockSize)) {
     const at = position - start;

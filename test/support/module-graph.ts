@@ -24,8 +24,19 @@ export interface ModuleGraph {
  * relative specifier from a file to the file it means (the built tree: as is; the sources: .js
  * to .ts); `read` returns null for a file that is not there.
  */
-export function moduleGraph(entries: readonly string[], read: (file: string) => string | null, resolve: (from: string, specifier: string) => string = (from, specifier) => posix.normalize(posix.join(posix.dirname(from), specifier))): ModuleGraph {
-  const graph: ModuleGraph = { files: new Set(), missing: [], packages: new Set(), builtins: new Set(), electron: false };
+export function moduleGraph(
+  entries: readonly string[],
+  read: (file: string) => string | null,
+  resolve: (from: string, specifier: string) => string = (from, specifier) =>
+    posix.normalize(posix.join(posix.dirname(from), specifier)),
+): ModuleGraph {
+  const graph: ModuleGraph = {
+    files: new Set(),
+    missing: [],
+    packages: new Set(),
+    builtins: new Set(),
+    electron: false,
+  };
   const queue = [...entries];
   while (queue.length > 0) {
     const file = queue.pop()!;

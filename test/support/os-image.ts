@@ -20,13 +20,20 @@ export interface OsImageOptions {
 }
 
 /** Where each partition of an OS-like image of `size` bytes lies, in bytes. */
-export function osImageLayout(size: number, options: OsImageOptions = {}): { boot: [number, number]; root: [number, number]; raw: [number, number] | null } {
+export function osImageLayout(
+  size: number,
+  options: OsImageOptions = {},
+): { boot: [number, number]; root: [number, number]; raw: [number, number] | null } {
   const bootSize = options.fat32 === true ? 40 * MiB : 8 * MiB;
   const rootOffset = BOOT_OFFSET + bootSize;
   // The last MiB stays outside every partition: a GPT's backup lives there.
   const rawSize = options.rawPartition ?? 0;
   const rootSize = size - rootOffset - rawSize - MiB;
-  return { boot: [BOOT_OFFSET, bootSize], root: [rootOffset, rootSize], raw: rawSize > 0 ? [rootOffset + rootSize, rawSize] : null };
+  return {
+    boot: [BOOT_OFFSET, bootSize],
+    root: [rootOffset, rootSize],
+    raw: rawSize > 0 ? [rootOffset + rootSize, rawSize] : null,
+  };
 }
 
 /**
@@ -49,7 +56,9 @@ export function osImage(dir: string, size: number, name = 'os.img', options: OsI
 
   const boot = join(dir, `${name}.boot`);
   execFileSync('truncate', ['-s', String(layout.boot[1]), boot]);
-  execFileSync('mkfs.vfat', [...(options.fat32 === true ? ['-F', '32', '-s', '1'] : []), '-n', 'BOOT', boot], { stdio: 'ignore' });
+  execFileSync('mkfs.vfat', [...(options.fat32 === true ? ['-F', '32', '-s', '1'] : []), '-n', 'BOOT', boot], {
+    stdio: 'ignore',
+  });
   const kernel = join(dir, `${name}.kernel`);
   writeRandomFile(kernel, 2 * MiB);
   writeFileSync(join(dir, `${name}.config`), 'dtparam=audio=on\n'.repeat(200));
@@ -64,10 +73,27 @@ export function osImage(dir: string, size: number, name = 'os.img', options: OsI
   writeRandomFile(join(tree, 'usr', 'lib', 'libblob.so'), 3 * MiB);
   const root = join(dir, `${name}.root`);
   execFileSync('truncate', ['-s', String(layout.root[1]), root]);
-  execFileSync('mkfs.ext4', ['-q', '-F', '-L', 'rootfs', ...(options.ext4 ?? ['-E', 'lazy_itable_init=0,lazy_journal_init=0']), '-d', tree, root]);
+  execFileSync('mkfs.ext4', [
+    '-q',
+    '-F',
+    '-L',
+    'rootfs',
+    ...(options.ext4 ?? ['-E', 'lazy_itable_init=0,lazy_journal_init=0']),
+    '-d',
+    tree,
+    root,
+  ]);
 
   // 4 KiB blocks: conv=sparse leaves a hole only where a whole block is zeros.
-  const place = (part: string, offset: number) => execFileSync('dd', [`if=${part}`, `of=${image}`, 'bs=4K', `seek=${offset / 4096}`, 'conv=notrunc,sparse', 'status=none']);
+  const place = (part: string, offset: number) =>
+    execFileSync('dd', [
+      `if=${part}`,
+      `of=${image}`,
+      'bs=4K',
+      `seek=${offset / 4096}`,
+      'conv=notrunc,sparse',
+      'status=none',
+    ]);
   place(boot, layout.boot[0]);
   place(root, layout.root[0]);
   if (layout.raw !== null) {
@@ -101,11 +127,15 @@ export const LAYOUT_ROOT_SIZE = 24 * MiB;
 export const LAYOUT_IMAGE_SIZE = LAYOUT_ROOT_OFFSET + LAYOUT_ROOT_SIZE;
 
 /** Raspberry Pi OS's cmdline.txt, one line and its line break. */
-export const PI_CMDLINE = 'console=serial0,115200 console=tty1 root=PARTUUID=5e3da3da-02 rootfstype=ext4 fsck.repair=yes rootwait quiet init=/usr/lib/raspberrypi-sys-mods/firstboot\n';
-const PI_CONFIG = '# For more options and information see\n# http://rptl.io/configtxt\n\n# Additional overlays and parameters are documented\n# /boot/firmware/overlays/README\ndtparam=audio=on\ncamera_auto_detect=1\narm_64bit=1\n';
+export const PI_CMDLINE =
+  'console=serial0,115200 console=tty1 root=PARTUUID=5e3da3da-02 rootfstype=ext4 fsck.repair=yes rootwait quiet init=/usr/lib/raspberrypi-sys-mods/firstboot\n';
+const PI_CONFIG =
+  '# For more options and information see\n# http://rptl.io/configtxt\n\n# Additional overlays and parameters are documented\n# /boot/firmware/overlays/README\ndtparam=audio=on\ncamera_auto_detect=1\narm_64bit=1\n';
 /** Ubuntu for Raspberry Pi's seed files, as its images ship them. */
-export const UBUNTU_USER_DATA = '#cloud-config\n\n# On first boot, set the (default) ubuntu user\'s password to "ubuntu" and\n# expire user passwords\nchpasswd:\n  expire: true\n  users:\n  - name: ubuntu\n    password: ubuntu\n    type: text\n\nssh_pwauth: true\n';
-export const UBUNTU_NETWORK_CONFIG = 'network:\n  version: 2\n  ethernets:\n    eth0:\n      dhcp4: true\n      optional: true\n';
+export const UBUNTU_USER_DATA =
+  '#cloud-config\n\n# On first boot, set the (default) ubuntu user\'s password to "ubuntu" and\n# expire user passwords\nchpasswd:\n  expire: true\n  users:\n  - name: ubuntu\n    password: ubuntu\n    type: text\n\nssh_pwauth: true\n';
+export const UBUNTU_NETWORK_CONFIG =
+  'network:\n  version: 2\n  ethernets:\n    eth0:\n      dhcp4: true\n      optional: true\n';
 const UBUNTU_META_DATA = 'instance-id: cloud-image\n';
 
 /**
@@ -121,11 +151,33 @@ function bootFiles(layout: BootLayout): [string, string | number][] {
   switch (layout) {
     case 'pi-os':
     case 'pi-os-preseed':
-      return [['bcm2711-rpi-4-b.dtb', 56 * 1024], ['bootcode.bin', 52 * 1024], ['cmdline.txt', PI_CMDLINE], ['config.txt', PI_CONFIG], ['issue.txt', 'Raspberry Pi reference 2024-11-19\n'], ['kernel8.img', 3 * MiB], ['start4.elf', 2 * MiB]];
+      return [
+        ['bcm2711-rpi-4-b.dtb', 56 * 1024],
+        ['bootcode.bin', 52 * 1024],
+        ['cmdline.txt', PI_CMDLINE],
+        ['config.txt', PI_CONFIG],
+        ['issue.txt', 'Raspberry Pi reference 2024-11-19\n'],
+        ['kernel8.img', 3 * MiB],
+        ['start4.elf', 2 * MiB],
+      ];
     case 'ubuntu':
-      return [['cmdline.txt', 'console=serial0,115200 dwc_otg.lpm_enable=0 console=tty1 root=LABEL=writable rootfstype=ext4 rootwait fixrtc quiet splash\n'], ['config.txt', '[all]\nkernel=vmlinuz\ncmdline=cmdline.txt\n'], ['meta-data', UBUNTU_META_DATA], ['network-config', UBUNTU_NETWORK_CONFIG], ['user-data', UBUNTU_USER_DATA], ['vmlinuz', 3 * MiB]];
+      return [
+        [
+          'cmdline.txt',
+          'console=serial0,115200 dwc_otg.lpm_enable=0 console=tty1 root=LABEL=writable rootfstype=ext4 rootwait fixrtc quiet splash\n',
+        ],
+        ['config.txt', '[all]\nkernel=vmlinuz\ncmdline=cmdline.txt\n'],
+        ['meta-data', UBUNTU_META_DATA],
+        ['network-config', UBUNTU_NETWORK_CONFIG],
+        ['user-data', UBUNTU_USER_DATA],
+        ['vmlinuz', 3 * MiB],
+      ];
     case 'none':
-      return [['README.txt', 'A data partition with a kernel and a boot loader configuration, and no first-boot settings.\n'], ['grub.cfg', 'set default=0\nmenuentry "Linux" { linux /vmlinuz root=/dev/sda2 }\n'], ['vmlinuz', 3 * MiB]];
+      return [
+        ['README.txt', 'A data partition with a kernel and a boot loader configuration, and no first-boot settings.\n'],
+        ['grub.cfg', 'set default=0\nmenuentry "Linux" { linux /vmlinuz root=/dev/sda2 }\n'],
+        ['vmlinuz', 3 * MiB],
+      ];
   }
 }
 
@@ -142,7 +194,8 @@ function rootTree(layout: BootLayout, tree: string): void {
     file('usr/lib/userconf-pi/userconf', '#!/bin/sh\n');
     mkdirSync(join(tree, 'boot', 'firmware'), { recursive: true });
   }
-  if (layout === 'pi-os-preseed') file('usr/lib/systemd/system/rpi-preseed.service', '[Unit]\nConditionPathExists=/boot/firmware/rpi-preseed.toml\n');
+  if (layout === 'pi-os-preseed')
+    file('usr/lib/systemd/system/rpi-preseed.service', '[Unit]\nConditionPathExists=/boot/firmware/rpi-preseed.toml\n');
   if (layout === 'ubuntu') {
     file('etc/cloud/cloud.cfg', 'datasource_list: [NoCloud]\n');
     mkdirSync(join(tree, 'boot', 'firmware'), { recursive: true });
@@ -157,7 +210,11 @@ function rootTree(layout: BootLayout, tree: string): void {
  * mkfs.ext4 -d. `fillBoot` leaves only that many bytes free on the boot partition (a file of
  * random bytes takes the rest); `files` replaces the content of boot files by name.
  */
-export function layoutImage(dir: string, layout: BootLayout, options: { name?: string; fillBoot?: number; files?: Record<string, string> } = {}): string {
+export function layoutImage(
+  dir: string,
+  layout: BootLayout,
+  options: { name?: string; fillBoot?: number; files?: Record<string, string> } = {},
+): string {
   const name = options.name ?? `${layout}.img`;
   const image = join(dir, name);
   execFileSync('truncate', ['-s', String(LAYOUT_IMAGE_SIZE), image]);
@@ -166,8 +223,13 @@ export function layoutImage(dir: string, layout: BootLayout, options: { name?: s
   });
   const boot = join(dir, `${name}.boot`);
   execFileSync('truncate', ['-s', String(LAYOUT_BOOT_SIZE), boot]);
-  execFileSync('mkfs.vfat', ['-F', '32', '-s', '1', '-n', layout === 'ubuntu' ? 'system-boot' : 'bootfs', boot], { stdio: 'ignore' });
-  for (const [file, content] of bootFiles(layout).map(([f, c]): [string, string | number] => [f, options.files?.[f] ?? c])) {
+  execFileSync('mkfs.vfat', ['-F', '32', '-s', '1', '-n', layout === 'ubuntu' ? 'system-boot' : 'bootfs', boot], {
+    stdio: 'ignore',
+  });
+  for (const [file, content] of bootFiles(layout).map(([f, c]): [string, string | number] => [
+    f,
+    options.files?.[f] ?? c,
+  ])) {
     const source = join(dir, `${name}.${file}`);
     if (typeof content === 'number') writeRandomFile(source, content);
     else writeFileSync(source, content);
@@ -183,8 +245,32 @@ export function layoutImage(dir: string, layout: BootLayout, options: { name?: s
   rootTree(layout, tree);
   const root = join(dir, `${name}.root`);
   execFileSync('truncate', ['-s', String(LAYOUT_ROOT_SIZE), root]);
-  execFileSync('mkfs.ext4', ['-q', '-F', '-L', 'rootfs', '-E', 'lazy_itable_init=0,lazy_journal_init=0', '-d', tree, root]);
-  execFileSync('dd', [`if=${boot}`, `of=${image}`, 'bs=4K', `seek=${LAYOUT_BOOT_OFFSET / 4096}`, 'conv=notrunc,sparse', 'status=none']);
-  execFileSync('dd', [`if=${root}`, `of=${image}`, 'bs=4K', `seek=${LAYOUT_ROOT_OFFSET / 4096}`, 'conv=notrunc,sparse', 'status=none']);
+  execFileSync('mkfs.ext4', [
+    '-q',
+    '-F',
+    '-L',
+    'rootfs',
+    '-E',
+    'lazy_itable_init=0,lazy_journal_init=0',
+    '-d',
+    tree,
+    root,
+  ]);
+  execFileSync('dd', [
+    `if=${boot}`,
+    `of=${image}`,
+    'bs=4K',
+    `seek=${LAYOUT_BOOT_OFFSET / 4096}`,
+    'conv=notrunc,sparse',
+    'status=none',
+  ]);
+  execFileSync('dd', [
+    `if=${root}`,
+    `of=${image}`,
+    'bs=4K',
+    `seek=${LAYOUT_ROOT_OFFSET / 4096}`,
+    'conv=notrunc,sparse',
+    'status=none',
+  ]);
   return image;
 }

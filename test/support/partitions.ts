@@ -42,7 +42,9 @@ export interface MountedCard {
 export async function mountedCard(dir: string, size: number): Promise<MountedCard> {
   const backing = join(dir, 'card.img');
   writeRandomFile(backing, size);
-  execFileSync('sfdisk', ['--quiet', backing], { input: 'label: dos\nstart=2048, size=16384, type=83\nstart=18432, type=83\n' });
+  execFileSync('sfdisk', ['--quiet', backing], {
+    input: 'label: dos\nstart=2048, size=16384, type=83\nstart=18432, type=83\n',
+  });
   const loop = attachLoop(backing, { partitions: true });
   const [p1, p2] = [`${loop.path}p1`, `${loop.path}p2`];
   await waitForPath(p1);
@@ -57,7 +59,9 @@ export async function mountedCard(dir: string, size: number): Promise<MountedCar
 /** The mountpoints currently mounted from `device` (findmnt reads the kernel's table). */
 export function mountpointsOf(device: string): string[] {
   try {
-    return execFileSync('findmnt', ['--noheadings', '--output', 'TARGET', '--source', device], { encoding: 'utf8' }).split('\n').filter(Boolean);
+    return execFileSync('findmnt', ['--noheadings', '--output', 'TARGET', '--source', device], { encoding: 'utf8' })
+      .split('\n')
+      .filter(Boolean);
   } catch {
     return []; // findmnt exits 1 when nothing is mounted from it
   }

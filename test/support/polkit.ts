@@ -41,7 +41,10 @@ set +e
 export type PolkitAnswer = 'YES' | 'NO' | 'AUTH_ADMIN';
 
 /** Starts `command` with a private polkit that answers `answer` for the test user; stdin is a pipe. */
-export function spawnWithPolkit(command: readonly string[], options: { helperProgram: string; answer: PolkitAnswer; action?: string }): ChildProcess {
+export function spawnWithPolkit(
+  command: readonly string[],
+  options: { helperProgram: string; answer: PolkitAnswer; action?: string },
+): ChildProcess {
   const dir = scratchDir();
   const actions = join(dir, 'actions');
   const rules = join(dir, 'rules');
@@ -56,7 +59,25 @@ export function spawnWithPolkit(command: readonly string[], options: { helperPro
   if (action.id === '${options.action ?? ACTION_ID}' && subject.user === '${TEST_USER}') return polkit.Result.${options.answer};
 });\n`,
   );
-  return spawn('unshare', ['--mount', '--propagation', 'private', '--pid', '--fork', '--mount-proc', 'sh', '-c', SETUP, 'sh', actions, rules, ...command], {
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
+  return spawn(
+    'unshare',
+    [
+      '--mount',
+      '--propagation',
+      'private',
+      '--pid',
+      '--fork',
+      '--mount-proc',
+      'sh',
+      '-c',
+      SETUP,
+      'sh',
+      actions,
+      rules,
+      ...command,
+    ],
+    {
+      stdio: ['pipe', 'pipe', 'pipe'],
+    },
+  );
 }

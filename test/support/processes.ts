@@ -17,7 +17,9 @@ function readProc(pid: number): ProcInfo | null {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     // The command name is in parentheses and may itself contain spaces or parentheses.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter((a) => a.length > 0);
+    const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8')
+      .split('\0')
+      .filter((a) => a.length > 0);
     return { pid, ppid: Number(fields[1]), state: fields[0] ?? '?', argv };
   } catch {
     return null;
@@ -51,7 +53,11 @@ export function findDescendant(ancestor: number, match: (argv: string[]) => bool
 }
 
 /** Waits until such a descendant exists, and returns its pid. */
-export async function waitForDescendant(ancestor: number, match: (argv: string[]) => boolean, timeoutMs = 10_000): Promise<number> {
+export async function waitForDescendant(
+  ancestor: number,
+  match: (argv: string[]) => boolean,
+  timeoutMs = 10_000,
+): Promise<number> {
   const deadline = performance.now() + timeoutMs;
   for (;;) {
     const pid = findDescendant(ancestor, match);
@@ -110,9 +116,12 @@ export async function listeningSocketsOf(pids: readonly number[]): Promise<strin
   const probe = createServer().listen(join(dir, 'probe.sock'));
   try {
     await new Promise((resolve) => probe.once('listening', resolve));
-    const lines = ['-xlp', '-tlp', '-ulp'].flatMap((flags) => execFileSync('ss', [flags], { encoding: 'utf8' }).split('\n'));
+    const lines = ['-xlp', '-tlp', '-ulp'].flatMap((flags) =>
+      execFileSync('ss', [flags], { encoding: 'utf8' }).split('\n'),
+    );
     const owned = (pid: number) => lines.filter((line) => line.includes(`pid=${pid},`));
-    if (owned(process.pid).length === 0) throw new Error('ss does not show this process’s own listening socket: the check cannot see listeners');
+    if (owned(process.pid).length === 0)
+      throw new Error('ss does not show this process’s own listening socket: the check cannot see listeners');
     return pids.flatMap(owned);
   } finally {
     probe.close();
@@ -153,7 +162,11 @@ export interface SeenProcess {
  * counted. (A child started as another user with the same command line, as sudo sluice's broker
  * starts the command line as the user, is.)
  */
-export function watchDescendants(ancestor: number, match: (argv: string[]) => boolean, intervalMs = 5): { stop(): Map<number, SeenProcess> } {
+export function watchDescendants(
+  ancestor: number,
+  match: (argv: string[]) => boolean,
+  intervalMs = 5,
+): { stop(): Map<number, SeenProcess> } {
   const seen = new Map<number, SeenProcess>();
   const argvOf = (pid: number) => readFileSync(`/proc/${pid}/cmdline`, 'utf8');
   const look = () => {
@@ -163,9 +176,16 @@ export function watchDescendants(ancestor: number, match: (argv: string[]) => bo
       try {
         const command = argvOf(pid);
         const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-        const field = (name: string) => (new RegExp(`^${name}:[ \\t]*(.*)$`, 'm').exec(status)?.[1] ?? '').trim().split(/\s+/).filter((s) => s !== '').map(Number);
+        const field = (name: string) =>
+          (new RegExp(`^${name}:[ \\t]*(.*)$`, 'm').exec(status)?.[1] ?? '')
+            .trim()
+            .split(/\s+/)
+            .filter((s) => s !== '')
+            .map(Number);
         const uids = field('Uid');
-        queue.push(...childrenOf(pid).map((child) => ({ pid: child, parentCommand: command, parentUids: uids.join(' ') })));
+        queue.push(
+          ...childrenOf(pid).map((child) => ({ pid: child, parentCommand: command, parentUids: uids.join(' ') })),
+        );
         const argv = command.split('\0').filter((a) => a.length > 0);
         // An exited process not yet reaped has no command line: what was seen of it stands.
         if (command === '') continue;
@@ -175,7 +195,13 @@ export function watchDescendants(ancestor: number, match: (argv: string[]) => bo
         }
         const peakBytes = (field('VmHWM')[0] ?? 0) * 1024;
         const before = seen.get(pid);
-        seen.set(pid, { argv, uids, gids: field('Gid'), groups: field('Groups'), peakBytes: Math.max(peakBytes, before?.peakBytes ?? 0) });
+        seen.set(pid, {
+          argv,
+          uids,
+          gids: field('Gid'),
+          groups: field('Groups'),
+          peakBytes: Math.max(peakBytes, before?.peakBytes ?? 0),
+        });
       } catch {
         // Gone between the listing and the look.
       }

@@ -6,7 +6,11 @@ import { execFileSync } from 'node:child_process';
  * lsblk refuses: 5 tests failed so in a fresh Debian chroot.
  */
 export function rootDisk(): string {
-  const root = execFileSync('findmnt', ['--noheadings', '--nofsroot', '--output', 'SOURCE', '/'], { encoding: 'utf8' }).trim();
-  const parent = execFileSync('lsblk', ['--noheadings', '--nodeps', '--output', 'PKNAME', root], { encoding: 'utf8' }).trim();
+  const root = execFileSync('findmnt', ['--noheadings', '--nofsroot', '--output', 'SOURCE', '/'], {
+    encoding: 'utf8',
+  }).trim();
+  const parent = execFileSync('lsblk', ['--noheadings', '--nodeps', '--output', 'PKNAME', root], {
+    encoding: 'utf8',
+  }).trim();
   return parent === '' ? root : `/dev/${parent}`;
 }

@@ -47,14 +47,20 @@ function diskpart(script: string): void {
 
 export function createTestDisk(size: number): TestDisk {
   if (process.platform === 'darwin') {
-    const path = parseHdiutilAttach(execFileSync('hdiutil', ['attach', '-nomount', `ram://${size / 512}`], { encoding: 'utf8' }));
+    const path = parseHdiutilAttach(
+      execFileSync('hdiutil', ['attach', '-nomount', `ram://${size / 512}`], { encoding: 'utf8' }),
+    );
     made.set(path, () => execFileSync('hdiutil', ['detach', path]));
     return { path, size };
   }
   if (process.platform === 'win32') {
     const file = join(tmpdir(), `sluice-test-${process.pid}-${made.size}.vhd`);
     diskpart(diskpartCreateScript(file, size / (1024 * 1024)));
-    const number = execFileSync('powershell.exe', ['-NoProfile', '-NonInteractive', '-Command', `(Get-DiskImage -ImagePath '${file}' | Get-Disk).Number`], { encoding: 'utf8' }).trim();
+    const number = execFileSync(
+      'powershell.exe',
+      ['-NoProfile', '-NonInteractive', '-Command', `(Get-DiskImage -ImagePath '${file}' | Get-Disk).Number`],
+      { encoding: 'utf8' },
+    ).trim();
     if (!/^\d+$/.test(number)) throw new Error(`the attached VHD ${file} has no disk number: ${number}`);
     const path = `\\\\.\\PhysicalDrive${number}`;
     made.set(path, () => {
@@ -75,7 +81,8 @@ export function assertTestDisk(path: string): void {
 /** `length` bytes from the start of a test disk, read as the administrator. */
 export function readTestDisk(disk: TestDisk, length: number): Buffer {
   assertTestDisk(disk.path);
-  if (process.platform === 'darwin' && !isRoot) return execFileSync('sudo', ['-n', 'head', '-c', String(length), disk.path], { maxBuffer: length + 1 });
+  if (process.platform === 'darwin' && !isRoot)
+    return execFileSync('sudo', ['-n', 'head', '-c', String(length), disk.path], { maxBuffer: length + 1 });
   // Windows reads a physical drive only in whole sectors: read whole 4 KiB blocks, keep `length`.
   const whole = Math.ceil(length / 4096) * 4096;
   const fd = openSync(disk.path, 'r');
@@ -98,7 +105,8 @@ const canMakeDisks = process.platform === 'linux' ? isRoot : process.env['CI'] =
 
 /** A describe() for tests on real disks of this OS; like describeDevices, CI never skips them. */
 export function describeDisks(name: string, body: () => void): void {
-  if (process.env['CI'] === 'true' && !canMakeDisks) throw new Error('CI must run the disk tests as the administrator; refusing to skip them.');
+  if (process.env['CI'] === 'true' && !canMakeDisks)
+    throw new Error('CI must run the disk tests as the administrator; refusing to skip them.');
   describe.skipIf(!canMakeDisks)(name, () => {
     afterAll(() => {
       for (const [path, remove] of made) {

@@ -10,7 +10,11 @@ const BLKIO = '/sys/fs/cgroup/blkio';
  * A blkio (cgroup v1) group that limits writes to `device` to `bytesPerSecond`: a loop device on
  * /dev/shm becomes an honest slow SD card for every process placed in the group.
  */
-export function throttledGroup(device: string, bytesPerSecond: number, direction: 'write' | 'read' = 'write'): { dir: string; remove(): void } {
+export function throttledGroup(
+  device: string,
+  bytesPerSecond: number,
+  direction: 'write' | 'read' = 'write',
+): { dir: string; remove(): void } {
   const dir = `${BLKIO}/sluice-test-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
   mkdirSync(dir);
   throttleDevice(dir, device, bytesPerSecond, direction);
@@ -27,13 +31,22 @@ export function throttledGroup(device: string, bytesPerSecond: number, direction
 }
 
 /** Adds `device` to the throttled devices of the group at `dir`: one group can hold a rule for each of several cards. */
-export function throttleDevice(dir: string, device: string, bytesPerSecond: number, direction: 'write' | 'read' = 'write'): void {
-  const majMin = execFileSync('lsblk', ['--nodeps', '--noheadings', '--output', 'MAJ:MIN', device], { encoding: 'utf8' }).trim();
+export function throttleDevice(
+  dir: string,
+  device: string,
+  bytesPerSecond: number,
+  direction: 'write' | 'read' = 'write',
+): void {
+  const majMin = execFileSync('lsblk', ['--nodeps', '--noheadings', '--output', 'MAJ:MIN', device], {
+    encoding: 'utf8',
+  }).trim();
   writeFileSync(`${dir}/blkio.throttle.${direction}_bps_device`, `${majMin} ${bytesPerSecond}`);
 }
 
 /** One group with a write limit for each of several cards (device paths the caller created). */
-export function throttledCards(cards: readonly { device: string; bytesPerSecond: number }[]): ReturnType<typeof throttledGroup> {
+export function throttledCards(
+  cards: readonly { device: string; bytesPerSecond: number }[],
+): ReturnType<typeof throttledGroup> {
   const [first, ...rest] = cards;
   if (first === undefined) throw new Error('no cards to throttle');
   const group = throttledGroup(first.device, first.bytesPerSecond);
@@ -78,7 +91,9 @@ export function slowSourceDrive(): { loop: LoopDevice; group: ReturnType<typeof 
  * device the caller created; `remove` lifts the limit.
  */
 export function throttledDevice(device: string, bytesPerSecond: number): { remove(): void } {
-  const majMin = execFileSync('lsblk', ['--nodeps', '--noheadings', '--output', 'MAJ:MIN', device], { encoding: 'utf8' }).trim();
+  const majMin = execFileSync('lsblk', ['--nodeps', '--noheadings', '--output', 'MAJ:MIN', device], {
+    encoding: 'utf8',
+  }).trim();
   const rule = `${BLKIO}/blkio.throttle.write_bps_device`;
   writeFileSync(rule, `${majMin} ${bytesPerSecond}`);
   return { remove: () => writeFileSync(rule, `${majMin} 0`) };

@@ -94,14 +94,30 @@ export function writeDmg(raw: Buffer, path: string, options: { lzfse?: boolean }
   let dataLength = 0;
   for (let at = 0; at < raw.length; at += CHUNK) {
     const chunk = raw.subarray(at, Math.min(raw.length, at + CHUNK));
-    const type = chunk.every((b) => b === 0) ? BLOCK_ZEROFILL : at === 0 ? BLOCK_RAW : options.lzfse === true ? BLOCK_LZFSE : BLOCK_UDZO;
-    const stored = type === BLOCK_ZEROFILL ? Buffer.alloc(0) : type === BLOCK_RAW ? Buffer.from(chunk) : deflateSync(chunk);
-    blocks.push({ type, sector: at / SECTOR, sectors: chunk.length / SECTOR, offset: dataLength, length: stored.length });
+    const type = chunk.every((b) => b === 0)
+      ? BLOCK_ZEROFILL
+      : at === 0
+        ? BLOCK_RAW
+        : options.lzfse === true
+          ? BLOCK_LZFSE
+          : BLOCK_UDZO;
+    const stored =
+      type === BLOCK_ZEROFILL ? Buffer.alloc(0) : type === BLOCK_RAW ? Buffer.from(chunk) : deflateSync(chunk);
+    blocks.push({
+      type,
+      sector: at / SECTOR,
+      sectors: chunk.length / SECTOR,
+      offset: dataLength,
+      length: stored.length,
+    });
     data.push(stored);
     dataLength += stored.length;
   }
   blocks.push({ type: BLOCK_TERMINATOR, sector: raw.length / SECTOR, sectors: 0, offset: dataLength, length: 0 });
   const dataFork = Buffer.concat(data);
   const xml = Buffer.from(plist(mish(raw.length / SECTOR, blocks)));
-  writeFileSync(path, Buffer.concat([dataFork, xml, koly(dataFork.length, crc32(dataFork), xml.length, raw.length / SECTOR)]));
+  writeFileSync(
+    path,
+    Buffer.concat([dataFork, xml, koly(dataFork.length, crc32(dataFork), xml.length, raw.length / SECTOR)]),
+  );
 }

@@ -23,7 +23,9 @@ export function ensureTestUser(): { uid: number; gid: number } {
   } catch {
     // Two test files may race to create it; the loser's error is harmless.
     try {
-      execFileSync('useradd', ['--system', '--no-create-home', '--shell', '/usr/sbin/nologin', TEST_USER], { stdio: 'ignore' });
+      execFileSync('useradd', ['--system', '--no-create-home', '--shell', '/usr/sbin/nologin', TEST_USER], {
+        stdio: 'ignore',
+      });
     } catch {
       execFileSync('id', ['-u', TEST_USER], { stdio: 'ignore' });
     }

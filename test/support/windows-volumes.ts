@@ -24,7 +24,10 @@ const SUPERFLOPPY_EXTENTS = Buffer.from(
 );
 
 /** A VOLUME_DISK_EXTENTS buffer for `extents`, in the same layout. */
-export function extentsBuffer(extents: readonly { disk: number; start: number; length: number }[], claimed = extents.length): Buffer {
+export function extentsBuffer(
+  extents: readonly { disk: number; start: number; length: number }[],
+  claimed = extents.length,
+): Buffer {
   const bytes = Buffer.alloc(8 + 24 * extents.length);
   bytes.writeUInt32LE(claimed, 0);
   extents.forEach((extent, i) => {
@@ -36,7 +39,11 @@ export function extentsBuffer(extents: readonly { disk: number; start: number; l
 }
 
 /** A stick with no partition table: its volume has a drive letter, and Get-Partition lists nothing. */
-export const superfloppyVolume: ReportedVolume = { Volume: '\\\\?\\Volume{6b1f0a2e-0000-0000-0000-000000000000}\\', Extents: SUPERFLOPPY_EXTENTS.toString('base64'), Paths: ['E:\\'] };
+export const superfloppyVolume: ReportedVolume = {
+  Volume: '\\\\?\\Volume{6b1f0a2e-0000-0000-0000-000000000000}\\',
+  Extents: SUPERFLOPPY_EXTENTS.toString('base64'),
+  Paths: ['E:\\'],
+};
 
 /** The system's C: on disk 0, after a 100 MiB EFI partition and a 16 MiB reserved one. */
 export const systemVolume: ReportedVolume = {

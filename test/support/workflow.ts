@@ -75,14 +75,18 @@ function defaultVariables(contexts: Contexts): Record<string, string> {
     GITHUB_SERVER_URL: github['server_url'],
     RUNNER_OS: runner['os'],
   };
-  return Object.fromEntries(Object.entries(variables).filter((entry): entry is [string, string] => entry[1] !== undefined));
+  return Object.fromEntries(
+    Object.entries(variables).filter((entry): entry is [string, string] => entry[1] !== undefined),
+  );
 }
 
 /** Runs one `run:` step in `workspace`, with `env` (PATH, HOME, RUNNER_TEMP, GITHUB_ENV) and the runner's own variables. */
 export function runStep(step: Step, contexts: Contexts, workspace: string, env: Record<string, string>): StepRun {
   const script = join(env['RUNNER_TEMP'] ?? workspace, `step-${Math.random().toString(36).slice(2)}.sh`);
   writeFileSync(script, expand(step.run ?? '', contexts));
-  const stepEnv = Object.fromEntries(Object.entries(step.env ?? {}).map(([key, value]) => [key, expand(String(value), contexts)]));
+  const stepEnv = Object.fromEntries(
+    Object.entries(step.env ?? {}).map(([key, value]) => [key, expand(String(value), contexts)]),
+  );
   const run = spawnSync('bash', ['--noprofile', '--norc', '-eo', 'pipefail', script], {
     cwd: join(workspace, step['working-directory'] ?? '.'),
     env: { ...env, ...defaultVariables(contexts), ...stepEnv },

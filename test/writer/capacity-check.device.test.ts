@@ -27,7 +27,11 @@ describeDevices('the capacity check of every flash', () => {
       const run = await flashCli(image, [card.path], ['--no-eject']);
       expect(run.code).toBe(1);
       const result = run.events.find((e) => e.type === 'result');
-      expect(result).toMatchObject({ status: 'failed', code: 'target-fake-capacity', fakeCapacity: { kind: fake.kind, claimedBytes: FAKE_CLAIMED } });
+      expect(result).toMatchObject({
+        status: 'failed',
+        code: 'target-fake-capacity',
+        fakeCapacity: { kind: fake.kind, claimedBytes: FAKE_CLAIMED },
+      });
       const real = (result?.['fakeCapacity'] as { realBytes: number }).realBytes;
       expect(Math.abs(real - FAKE_REAL) / FAKE_REAL).toBeLessThanOrEqual(0.1);
       expect(String(result?.['message'])).toMatch(/not the size it claims.*4\.3 GB.*about 2[5-9]\d MB/);
@@ -40,7 +44,11 @@ describeDevices('the capacity check of every flash', () => {
     const loop = createLoop({ size: 4 * GiB, fill: 'sparse' });
     const run = await flashCli(image, [loop.path], ['--no-eject']);
     expect(run.code).toBe(0);
-    const result = resultsOf(run).get(loop.path) as unknown as { status: string; capacityCheck: { markers: number; seconds: number }; seconds: number };
+    const result = resultsOf(run).get(loop.path) as unknown as {
+      status: string;
+      capacityCheck: { markers: number; seconds: number };
+      seconds: number;
+    };
     expect(result.status).toBe('ok');
     expect(result.capacityCheck.markers).toBeGreaterThan(50);
     expect(result.capacityCheck.seconds).toBeLessThan(result.seconds);
@@ -54,7 +62,9 @@ describeDevices('the capacity check of every flash', () => {
     expect(run.code).toBe(1);
     const result = run.events.find((e) => e.type === 'result');
     expect(result).toMatchObject({ status: 'failed', code: 'target-fake-capacity' });
-    expect(String(result?.['message'])).toMatch(/did not verify either\. The drive is incomplete; flash it again before use\.$/);
+    expect(String(result?.['message'])).toMatch(
+      /did not verify either\. The drive is incomplete; flash it again before use\.$/,
+    );
   });
 
   it('--no-capacity-check leaves the markers out: the same limbo fake then passes (its image fits)', async () => {

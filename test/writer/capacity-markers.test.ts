@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { GiB, KiB, MiB } from '../../common/domain/units.js';
-import { judgeMarkers, MARKER_ALIGN, MarkerFormat, markerPositions, type MarkerReading } from '../../writer/capacity-markers.js';
+import {
+  judgeMarkers,
+  MARKER_ALIGN,
+  MarkerFormat,
+  markerPositions,
+  type MarkerReading,
+} from '../../writer/capacity-markers.js';
 import { allocateJobMemory } from '../../writer/job-memory.js';
 
 const BLOCK = 512;
@@ -27,7 +33,8 @@ describe('marker positions', () => {
       [4 * GiB, 64 * GiB],
     ] as const) {
       const positions = markerPositions(from, capacity, BLOCK);
-      for (let i = 1; i < positions.length; i++) expect((positions[i] ?? 0) / (positions[i - 1] ?? 1)).toBeLessThanOrEqual(1.1);
+      for (let i = 1; i < positions.length; i++)
+        expect((positions[i] ?? 0) / (positions[i - 1] ?? 1)).toBeLessThanOrEqual(1.1);
       expect(positions.length).toBeLessThanOrEqual(256);
     }
   });
@@ -76,7 +83,8 @@ describe('a marker', () => {
 });
 
 describe('judging the markers', () => {
-  const at = (position: number, state: MarkerReading['state'], of = 0): MarkerReading => (state === 'alias' ? { position, state, of } : ({ position, state } as MarkerReading));
+  const at = (position: number, state: MarkerReading['state'], of = 0): MarkerReading =>
+    state === 'alias' ? { position, state, of } : ({ position, state } as MarkerReading);
 
   it('passes when every marker came back', () => {
     expect(judgeMarkers([at(200 * MiB, 'ok'), at(4 * GiB - BLOCK, 'ok')], 128 * MiB, 4 * GiB, BLOCK)).toBeNull();
@@ -84,7 +92,11 @@ describe('judging the markers', () => {
 
   it('calls zeros or garbage past a point limbo, with what the last good marker proves', () => {
     const readings = [at(200 * MiB, 'ok'), at(250 * MiB, 'ok'), at(270 * MiB, 'zeros'), at(400 * MiB, 'garbage')];
-    expect(judgeMarkers(readings, 128 * MiB, 4 * GiB, BLOCK)).toEqual({ kind: 'limbo', realBytes: 250 * MiB + BLOCK, claimedBytes: 4 * GiB });
+    expect(judgeMarkers(readings, 128 * MiB, 4 * GiB, BLOCK)).toEqual({
+      kind: 'limbo',
+      realBytes: 250 * MiB + BLOCK,
+      claimedBytes: 4 * GiB,
+    });
   });
 
   it('calls an I/O error at the first bad marker errors', () => {
@@ -92,7 +104,16 @@ describe('judging the markers', () => {
   });
 
   it('calls another offset’s marker wrap-around, with the smallest period seen', () => {
-    const readings = [at(128 * MiB, 'ok'), at(300 * MiB, 'garbage'), at(384 * MiB, 'alias', 128 * MiB), at(640 * MiB, 'alias', 128 * MiB)];
-    expect(judgeMarkers(readings, 128 * MiB, 4 * GiB, BLOCK)).toEqual({ kind: 'wrap-around', realBytes: 256 * MiB, claimedBytes: 4 * GiB });
+    const readings = [
+      at(128 * MiB, 'ok'),
+      at(300 * MiB, 'garbage'),
+      at(384 * MiB, 'alias', 128 * MiB),
+      at(640 * MiB, 'alias', 128 * MiB),
+    ];
+    expect(judgeMarkers(readings, 128 * MiB, 4 * GiB, BLOCK)).toEqual({
+      kind: 'wrap-around',
+      realBytes: 256 * MiB,
+      claimedBytes: 4 * GiB,
+    });
   });
 });

@@ -24,16 +24,25 @@ describe('the helper’s look at a drive name', () => {
   });
 
   it('refuses another name for a disk, naming the disk', async () => {
-    expect(await refuseDriveName('/dev/disk/by-id/usb-card', naming({ '/dev/disk/by-id/usb-card': '/dev/sdb' }))).toEqual({
+    expect(
+      await refuseDriveName('/dev/disk/by-id/usb-card', naming({ '/dev/disk/by-id/usb-card': '/dev/sdb' })),
+    ).toEqual({
       code: 'target-not-block-device',
-      message: '/dev/disk/by-id/usb-card is another name for /dev/sdb. Name the drive itself (/dev/sdb), so that the drive you authorized is the one that is opened.',
+      message:
+        '/dev/disk/by-id/usb-card is another name for /dev/sdb. Name the drive itself (/dev/sdb), so that the drive you authorized is the one that is opened.',
     });
   });
 
   it('refuses a name that leads to no disk: gone, or something else', async () => {
     const file = join(dir, 'file.img');
     writeFileSync(file, 'x');
-    expect(await refuseDriveName(join(dir, 'gone'), naming({}))).toMatchObject({ code: 'target-not-found', message: expect.stringContaining('does not exist') });
-    expect(await refuseDriveName(file, naming({}))).toMatchObject({ code: 'target-not-block-device', message: expect.stringContaining('is not a disk') });
+    expect(await refuseDriveName(join(dir, 'gone'), naming({}))).toMatchObject({
+      code: 'target-not-found',
+      message: expect.stringContaining('does not exist'),
+    });
+    expect(await refuseDriveName(file, naming({}))).toMatchObject({
+      code: 'target-not-block-device',
+      message: expect.stringContaining('is not a disk'),
+    });
   });
 });

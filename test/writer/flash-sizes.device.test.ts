@@ -11,21 +11,28 @@ const DEVICE_BYTES = 80 * MiB;
 
 describeDevices('flashing images of awkward sizes to a real loop device', () => {
   // Sizes around every boundary the writer has: sector (512), page (4096), the head (1 MiB), the chunk.
-  it.each([0, 1, 511, 512, 4095, 1 * MiB + 1, 64 * MiB])('%i bytes: the device holds the image, and nothing past it changed but the capacity markers', async (size) => {
-    const dir = scratchDir();
-    const image = join(dir, 'image.img');
-    writeRandomFile(image, size);
-    const loop = createLoop({ size: DEVICE_BYTES, dir });
-    const before = join(dir, 'before.img');
-    copyFileSync(loop.backing, before);
+  it.each([0, 1, 511, 512, 4095, 1 * MiB + 1, 64 * MiB])(
+    '%i bytes: the device holds the image, and nothing past it changed but the capacity markers',
+    async (size) => {
+      const dir = scratchDir();
+      const image = join(dir, 'image.img');
+      writeRandomFile(image, size);
+      const loop = createLoop({ size: DEVICE_BYTES, dir });
+      const before = join(dir, 'before.img');
+      copyFileSync(loop.backing, before);
 
-    const [result] = await flashFile(image, [loop.path]);
+      const [result] = await flashFile(image, [loop.path]);
 
-    expect(result).toMatchObject({ status: 'ok', bytes: size, written: true, verified: true });
-    const device = readFileSync(loop.backing);
-    const original = readFileSync(before);
-    expect(device.subarray(0, size).equals(readFileSync(image))).toBe(true);
-    expect(withoutMarkers(device.subarray(size), size, DEVICE_BYTES, size).equals(withoutMarkers(original.subarray(size), size, DEVICE_BYTES, size))).toBe(true);
-    expect(result).toHaveProperty('capacityCheck');
-  });
+      expect(result).toMatchObject({ status: 'ok', bytes: size, written: true, verified: true });
+      const device = readFileSync(loop.backing);
+      const original = readFileSync(before);
+      expect(device.subarray(0, size).equals(readFileSync(image))).toBe(true);
+      expect(
+        withoutMarkers(device.subarray(size), size, DEVICE_BYTES, size).equals(
+          withoutMarkers(original.subarray(size), size, DEVICE_BYTES, size),
+        ),
+      ).toBe(true);
+      expect(result).toHaveProperty('capacityCheck');
+    },
+  );
 });

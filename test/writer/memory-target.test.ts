@@ -24,7 +24,8 @@ const PAGE = 4 * KiB;
 /** What the disk holds before the job: any byte left so afterwards was never written. */
 const UNTOUCHED = 0xee;
 
-type Event = { kind: 'write' | 'read'; position: number; length: number; zeros?: boolean } | { kind: 'sync' } | { kind: 'close' };
+type Event =
+  { kind: 'write' | 'read'; position: number; length: number; zeros?: boolean } | { kind: 'sync' } | { kind: 'close' };
 
 /** A disk in memory that refuses, as a test failure, any request a real device would refuse or a safe writer would not make. */
 class MemoryDisk implements WriteTarget {
@@ -51,8 +52,10 @@ class MemoryDisk implements WriteTarget {
   private check(kind: string, buffer: Buffer, offset: number, length: number, position: number): void {
     const where = `${kind} of ${length} bytes at ${position}`;
     if (position % this.blockSize !== 0) this.problems.push(`${where}: offset not a multiple of ${this.blockSize}`);
-    if ((buffer.byteOffset + offset) % PAGE !== 0) this.problems.push(`${where}: buffer address ${buffer.byteOffset + offset} not page-aligned`);
-    if (length % this.blockSize !== 0 && position + length !== this.imageEnd) this.problems.push(`${where}: length not whole blocks, and not the image's end`);
+    if ((buffer.byteOffset + offset) % PAGE !== 0)
+      this.problems.push(`${where}: buffer address ${buffer.byteOffset + offset} not page-aligned`);
+    if (length % this.blockSize !== 0 && position + length !== this.imageEnd)
+      this.problems.push(`${where}: length not whole blocks, and not the image's end`);
     if (position + length > this.capacity) this.problems.push(`${where}: past the disk's end`);
   }
 
@@ -121,19 +124,26 @@ describe('the writer against an in-memory disk', () => {
           const past = Buffer.from(disk.bytes.subarray(size));
           for (const p of markers) past.fill(UNTOUCHED, p - size, p - size + blockSize);
           expect(past.every((b) => b === UNTOUCHED)).toBe(true);
-          expect(disk.events.filter((e) => e.kind === 'write' && e.position >= size).every((e) => 'length' in e && e.length === blockSize && markers.includes(e.position))).toBe(true);
+          expect(
+            disk.events
+              .filter((e) => e.kind === 'write' && e.position >= size)
+              .every((e) => 'length' in e && e.length === blockSize && markers.includes(e.position)),
+          ).toBe(true);
 
           const writes = disk.events.filter((e) => e.kind === 'write');
           const headEnd = Math.min(size, HEAD_BYTES);
           // The partition tables' megabyte is blanked before anything else, where it has whole blocks.
-          if (headEnd >= blockSize) expect(writes[0]).toMatchObject({ position: 0, length: headEnd - (headEnd % blockSize), zeros: true });
+          if (headEnd >= blockSize)
+            expect(writes[0]).toMatchObject({ position: 0, length: headEnd - (headEnd % blockSize), zeros: true });
           // ...and its real bytes are the last write, after everything else is on the disk.
           expect(writes.at(-1)).toMatchObject({ position: 0, length: headEnd });
           const lastWrite = disk.events.lastIndexOf(writes.at(-1)!);
           expect(disk.events.slice(lastWrite + 1).find((e) => e.kind === 'sync')).toBeDefined();
           // Verification reads everything back after the last write and its sync.
           const reads = disk.events.slice(lastWrite).filter((e) => e.kind === 'read' && e.position < size);
-          expect(reads.reduce((sum, e) => sum + ('length' in e ? Math.min(e.length, size - e.position) : 0), 0)).toBe(size);
+          expect(reads.reduce((sum, e) => sum + ('length' in e ? Math.min(e.length, size - e.position) : 0), 0)).toBe(
+            size,
+          );
         });
       }
     }
@@ -142,7 +152,10 @@ describe('the writer against an in-memory disk', () => {
   it('writes two disks of different block sizes at once, each request aligned for its own disk', async () => {
     const size = 5 * MiB + 333;
     const image = randomBytes(size);
-    const disks = [new MemoryDisk('/dev/memory512', 512, 8 * MiB, size), new MemoryDisk('/dev/memory4k', 4096, 8 * MiB, size)];
+    const disks = [
+      new MemoryDisk('/dev/memory512', 512, 8 * MiB, size),
+      new MemoryDisk('/dev/memory4k', 4096, 8 * MiB, size),
+    ];
     const results = await writeImage(image, disks);
     for (const disk of disks) {
       expect(disk.problems).toEqual([]);
@@ -155,14 +168,21 @@ describe('the writer against an in-memory disk', () => {
     const size = 6 * MiB + 100;
     const image = randomBytes(size);
     const flipped = 4 * MiB + 4097;
-    const disks = [new MemoryDisk('/dev/good', 512, 8 * MiB, size), new MemoryDisk('/dev/bad', 512, 8 * MiB, size, flipped)];
+    const disks = [
+      new MemoryDisk('/dev/good', 512, 8 * MiB, size),
+      new MemoryDisk('/dev/bad', 512, 8 * MiB, size, flipped),
+    ];
     const [good, bad] = await writeImage(image, disks);
     expect(good).toMatchObject({ status: 'ok', verified: true });
     expect(good).not.toHaveProperty('repaired');
     expect(bad).toMatchObject({ status: 'failed', code: 'verify-mismatch', offset: flipped, badBlocks: 1 });
-    expect(bad?.status === 'failed' ? bad.message : '').toContain(`keeps corrupting the block at byte offset ${flipped}`);
+    expect(bad?.status === 'failed' ? bad.message : '').toContain(
+      `keeps corrupting the block at byte offset ${flipped}`,
+    );
     // The first write and three rewrites of the bad block's grain, each read back.
-    const grainWrites = disks[1]?.events.filter((e) => e.kind === 'write' && e.position <= flipped && flipped < e.position + e.length) ?? [];
+    const grainWrites =
+      disks[1]?.events.filter((e) => e.kind === 'write' && e.position <= flipped && flipped < e.position + e.length) ??
+      [];
     expect(grainWrites.length).toBe(4);
   });
 
@@ -184,7 +204,11 @@ describe('the writer against an in-memory disk', () => {
    * the file holds only the kept bytes, read front to back as a pipe is. Each skip is delivered
    * as the helper delivers it; a refused one stops the job as the helper does (abort).
    */
-  async function writeLeavingOut(image: Buffer, disk: MemoryDisk, skipped: Extent[][]): Promise<TargetResult | undefined> {
+  async function writeLeavingOut(
+    image: Buffer,
+    disk: MemoryDisk,
+    skipped: Extent[][],
+  ): Promise<TargetResult | undefined> {
     const kept = subtractExtents([[0, image.length]], skipped.flat());
     const file = join(scratch, `left-out-${image.length}.img`);
     writeFileSync(file, Buffer.concat(kept.map(([offset, length]) => image.subarray(offset, offset + length))));
@@ -193,7 +217,14 @@ describe('the writer against an in-memory disk', () => {
     const controller = new AbortController();
     for (const extents of skipped) skips.deliver(extents).catch(() => controller.abort());
     try {
-      const job = { source: fd, imageSize: image.length, sourceSeekable: false, verify: true, skips, signal: controller.signal };
+      const job = {
+        source: fd,
+        imageSize: image.length,
+        sourceSeekable: false,
+        verify: true,
+        skips,
+        signal: controller.signal,
+      };
       return (await writeTargets(job, streamLayoutOf(job), [disk])).get(disk.path);
     } finally {
       closeSync(fd);
@@ -204,15 +235,32 @@ describe('the writer against an in-memory disk', () => {
     const size = 6 * MiB + 100;
     const image = randomBytes(size);
     const disk = new MemoryDisk('/dev/memory0', 512, 8 * MiB, size);
-    const skipped: Extent[][] = [[[2 * MiB, MiB]], [[4 * MiB + 4 * KiB, 8 * KiB], [5 * MiB, 64 * KiB]]];
+    const skipped: Extent[][] = [
+      [[2 * MiB, MiB]],
+      [
+        [4 * MiB + 4 * KiB, 8 * KiB],
+        [5 * MiB, 64 * KiB],
+      ],
+    ];
     const result = await writeLeavingOut(image, disk, skipped);
     expect(disk.problems).toEqual([]);
-    expect(result).toMatchObject({ status: 'ok', verified: true, bytes: size - MiB - 72 * KiB, skipped: MiB + 72 * KiB });
+    expect(result).toMatchObject({
+      status: 'ok',
+      verified: true,
+      bytes: size - MiB - 72 * KiB,
+      skipped: MiB + 72 * KiB,
+    });
     for (const [offset, length] of skipped.flat()) {
       expect(disk.bytes.subarray(offset, offset + length).every((b) => b === UNTOUCHED)).toBe(true);
-      expect(disk.events.some((e) => e.kind !== 'sync' && e.kind !== 'close' && e.position < offset + length && e.position + e.length > offset)).toBe(false);
+      expect(
+        disk.events.some(
+          (e) =>
+            e.kind !== 'sync' && e.kind !== 'close' && e.position < offset + length && e.position + e.length > offset,
+        ),
+      ).toBe(false);
     }
-    for (const [offset, length] of subtractExtents([[0, size]], skipped.flat())) expect(disk.bytes.subarray(offset, offset + length).equals(image.subarray(offset, offset + length))).toBe(true);
+    for (const [offset, length] of subtractExtents([[0, size]], skipped.flat()))
+      expect(disk.bytes.subarray(offset, offset + length).equals(image.subarray(offset, offset + length))).toBe(true);
   });
 
   it('a range the job cannot leave out (not aligned) fails it as a protocol error, not as a cancel, and the head is never written', async () => {

@@ -19,7 +19,9 @@ describeDevices('one image, several targets', () => {
     const failing = createLoop({ size: 64 * MiB, fill: 'sparse', dir: smallTmpfs(16 * MiB) });
     const progress: Progress[] = [];
 
-    const results = await flashFile(image, [good1.path, failing.path, good2.path], { onProgress: (p) => progress.push(p) });
+    const results = await flashFile(image, [good1.path, failing.path, good2.path], {
+      onProgress: (p) => progress.push(p),
+    });
 
     expect(results.map((r) => r.status)).toEqual(['ok', 'failed', 'ok']);
     expect(results[1]).toMatchObject({ code: 'target-full' });
@@ -29,7 +31,10 @@ describeDevices('one image, several targets', () => {
     const expected = readFileSync(image);
     for (const loop of [good1, good2]) expect(readFileSync(loop.backing).subarray(0, size).equals(expected)).toBe(true);
     // Each surviving target verified on its own.
-    for (const loop of [good1, good2]) expect(progress.some((p) => p.target === loop.path && p.phase === 'verifying' && p.bytesDone === size)).toBe(true);
+    for (const loop of [good1, good2])
+      expect(progress.some((p) => p.target === loop.path && p.phase === 'verifying' && p.bytesDone === size)).toBe(
+        true,
+      );
     expect(progress.some((p) => p.target === failing.path && p.phase === 'verifying')).toBe(false);
   });
 });

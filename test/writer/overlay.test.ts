@@ -14,7 +14,10 @@ describe('overlay messages, as the helper gathers them', () => {
     expect(done).toBe(false);
     expect(inbox.add(0, 50, Buffer.from('de'))).toBeNull();
     expect(await inbox.complete).toEqual([
-      [{ offset: 100, bytes: Buffer.from('abc') }, { offset: 50, bytes: Buffer.from('de') }],
+      [
+        { offset: 100, bytes: Buffer.from('abc') },
+        { offset: 50, bytes: Buffer.from('de') },
+      ],
       [{ offset: 7, bytes: Buffer.from('xy') }],
     ]);
   });
@@ -36,7 +39,11 @@ describe('overlay messages, as the helper gathers them', () => {
 
   it('lays the bytes over a view of the image, wherever the view cuts them', () => {
     const view = Buffer.from('0123456789');
-    applyOverlay(view, 100, [{ offset: 98, bytes: Buffer.from('ABCD') }, { offset: 108, bytes: Buffer.from('XYZ') }, { offset: 200, bytes: Buffer.from('Q') }]);
+    applyOverlay(view, 100, [
+      { offset: 98, bytes: Buffer.from('ABCD') },
+      { offset: 108, bytes: Buffer.from('XYZ') },
+      { offset: 200, bytes: Buffer.from('Q') },
+    ]);
     expect(view.toString()).toBe('CD234567XY');
     expect(outsideImage([{ offset: 8, bytes: Buffer.from('ab') }], 10)).toBeNull();
     expect(outsideImage([{ offset: 9, bytes: Buffer.from('ab') }], 10)).toBe(9);
@@ -48,12 +55,18 @@ describe('a customisation the helper was stopped before', () => {
   const target = { path: '/dev/sdx' } as unknown as WriteTarget;
   const never = new Promise<never>(() => undefined);
 
-  it('is a failure with the refusal\'s reason when the helper refused its instructions, a cancel otherwise', async () => {
+  it("is a failure with the refusal's reason when the helper refused its instructions, a cancel otherwise", async () => {
     const refused = new AbortController();
-    refused.abort(jobError('protocol-error', 'The helper refused its instructions: overlapping overlay bytes at offset 4096'));
+    refused.abort(
+      jobError('protocol-error', 'The helper refused its instructions: overlapping overlay bytes at offset 4096'),
+    );
     const results = new Map([[target.path, { ...ok }]]);
     await customiseTargets([target], results, never, Buffer.alloc(0), 4096, refused.signal);
-    expect(results.get(target.path)).toMatchObject({ status: 'failed', code: 'protocol-error', message: expect.stringContaining('overlapping') });
+    expect(results.get(target.path)).toMatchObject({
+      status: 'failed',
+      code: 'protocol-error',
+      message: expect.stringContaining('overlapping'),
+    });
 
     const cancelled = new AbortController();
     cancelled.abort();

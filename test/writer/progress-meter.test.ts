@@ -5,7 +5,13 @@ import { PROGRESS_INTERVAL_MS, ProgressMeter } from '../../writer/progress-meter
 function meter(total: number | null) {
   let now = 0;
   const reports: Progress[] = [];
-  const m = new ProgressMeter('writing', '/dev/sdz', total, (p) => reports.push(p), () => now);
+  const m = new ProgressMeter(
+    'writing',
+    '/dev/sdz',
+    total,
+    (p) => reports.push(p),
+    () => now,
+  );
   return { m, reports, advance: (ms: number) => (now += ms) };
 }
 
@@ -36,7 +42,13 @@ describe('ProgressMeter', () => {
     advance(500);
     m.update(42);
     m.finish();
-    expect(reports.at(-1)).toMatchObject({ bytesDone: 42, bytesTotal: null, eta: null, phase: 'writing', target: '/dev/sdz' });
+    expect(reports.at(-1)).toMatchObject({
+      bytesDone: 42,
+      bytesTotal: null,
+      eta: null,
+      phase: 'writing',
+      target: '/dev/sdz',
+    });
     expect(reports).toHaveLength(2);
   });
 });

@@ -73,7 +73,9 @@ describe('the pump', () => {
   it('stops at the next buffer once cancelled', async () => {
     const { op } = rig(64);
     const controller = new AbortController();
-    expect(await pump({ ...op, advanced: (at) => at === 24 && controller.abort(), signal: controller.signal })).toEqual({ end: 'cancelled', at: 24 });
+    expect(await pump({ ...op, advanced: (at) => at === 24 && controller.abort(), signal: controller.signal })).toEqual(
+      { end: 'cancelled', at: 24 },
+    );
   });
 
   it('throws the write’s error before the read’s, once both have settled', async () => {

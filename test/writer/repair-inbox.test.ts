@@ -8,7 +8,12 @@ function inbox(idleMs = 60_000): { inbox: RepairInbox; sent: FromHelper[] } {
   return { inbox: new RepairInbox((message) => void sent.push(message), idleMs), sent };
 }
 
-const data = (id: number, offset: number, bytes: Buffer) => ({ type: 'repair-data' as const, id, offset, data: bytes.toString('base64') });
+const data = (id: number, offset: number, bytes: Buffer) => ({
+  type: 'repair-data' as const,
+  id,
+  offset,
+  data: bytes.toString('base64'),
+});
 
 /** What a rejected read failed with. */
 async function failure(read: Promise<unknown>): Promise<string> {
@@ -32,7 +37,16 @@ describe('the helper side of repair requests', () => {
       undefined,
     );
     await Promise.resolve();
-    expect(sent).toEqual([{ type: 'repair-request', id: 1, ranges: [[4096, 8], [65536, 4]] }]);
+    expect(sent).toEqual([
+      {
+        type: 'repair-request',
+        id: 1,
+        ranges: [
+          [4096, 8],
+          [65536, 4],
+        ],
+      },
+    ]);
     expect(box.deliver(data(1, 4096, Buffer.from('abcd')))).toBeNull();
     expect(box.deliver(data(1, 4100, Buffer.from('efgh')))).toBeNull();
     expect(box.deliver(data(1, 65536, Buffer.from('ijkl')))).toBeNull();
@@ -43,8 +57,16 @@ describe('the helper side of repair requests', () => {
 
   it('refuses bytes out of order, past a range, or beyond the window', async () => {
     const cases: [string, (box: RepairInbox) => void, string][] = [
-      ['out of order', (box) => box.deliver(data(1, 8192, Buffer.alloc(4))), 'bytes at 8192 where those at 4096 were due'],
-      ['past its range', (box) => box.deliver(data(1, 4096, Buffer.alloc(16))), '16 bytes at 4096, past the end of the range 4096+8 asked for'],
+      [
+        'out of order',
+        (box) => box.deliver(data(1, 8192, Buffer.alloc(4))),
+        'bytes at 8192 where those at 4096 were due',
+      ],
+      [
+        'past its range',
+        (box) => box.deliver(data(1, 4096, Buffer.alloc(16))),
+        '16 bytes at 4096, past the end of the range 4096+8 asked for',
+      ],
     ];
     for (const [, act, words] of cases) {
       const { inbox: box } = inbox();
@@ -72,12 +94,16 @@ describe('the helper side of repair requests', () => {
     await new Promise((r) => setTimeout(r, 20));
     expect(settled).toBe(false);
     open();
-    expect(await failure(read)).toBe(`protocol-error: The app answered the repair wrongly: more than the ${REPAIR_WINDOW_BYTES} bytes it may send before they are taken.`);
+    expect(await failure(read)).toBe(
+      `protocol-error: The app answered the repair wrongly: more than the ${REPAIR_WINDOW_BYTES} bytes it may send before they are taken.`,
+    );
   });
 
   it('refuses an answer to a request never made, and drops one to a request that is over', async () => {
     const { inbox: box } = inbox();
-    expect(box.deliver(data(1, 0, Buffer.alloc(4)))).toBe('a repair-data message for repair request 1, which was never made');
+    expect(box.deliver(data(1, 0, Buffer.alloc(4)))).toBe(
+      'a repair-data message for repair request 1, which was never made',
+    );
     const controller = new AbortController();
     const read = box.read([[0, 8]], async () => undefined, controller.signal);
     await Promise.resolve();
@@ -95,14 +121,21 @@ describe('the helper side of repair requests', () => {
 
     const quiet = inbox(200);
     const decoded: number[] = [];
-    const waiting = quiet.inbox.read([[0, 8]], async () => undefined, undefined, (bytes) => decoded.push(bytes));
+    const waiting = quiet.inbox.read(
+      [[0, 8]],
+      async () => undefined,
+      undefined,
+      (bytes) => decoded.push(bytes),
+    );
     await Promise.resolve();
     for (let i = 1; i <= 3; i++) {
       await new Promise((r) => setTimeout(r, 120));
       quiet.inbox.deliver({ type: 'repair-progress', id: 1, bytes: i * 1000 });
     }
     expect(decoded).toEqual([1000, 2000, 3000]);
-    expect(await failure(waiting)).toBe('source-read-error: The app sent nothing for 0.2 s while it read the image again for a repair.');
+    expect(await failure(waiting)).toBe(
+      'source-read-error: The app sent nothing for 0.2 s while it read the image again for a repair.',
+    );
 
     // The same count again and again is a side that is stuck, not progress.
     const stuck = inbox(200);
@@ -112,7 +145,9 @@ describe('the helper side of repair requests', () => {
       await new Promise((r) => setTimeout(r, 120));
       stuck.inbox.deliver({ type: 'repair-progress', id: 1, bytes: 1000 });
     }
-    expect(await failure(repeating)).toBe('source-read-error: The app sent nothing for 0.2 s while it read the image again for a repair.');
+    expect(await failure(repeating)).toBe(
+      'source-read-error: The app sent nothing for 0.2 s while it read the image again for a repair.',
+    );
 
     // A download slower than a compressed block per limit decodes nothing for that long, but its source bytes grow: alive.
     const downloading = inbox(200);
@@ -142,7 +177,11 @@ describe('the helper side of repair requests', () => {
     box.deliver(data(1, 0, Buffer.alloc(4)));
     await expect(first).resolves.toBe('done');
     await new Promise((r) => setTimeout(r, 10));
-    expect(sent.filter((m) => m.type === 'repair-request').at(-1)).toEqual({ type: 'repair-request', id: 2, ranges: [[8192, 4]] });
+    expect(sent.filter((m) => m.type === 'repair-request').at(-1)).toEqual({
+      type: 'repair-request',
+      id: 2,
+      ranges: [[8192, 4]],
+    });
     box.deliver(data(2, 8192, Buffer.alloc(4)));
     await expect(second).resolves.toBe('done');
   });

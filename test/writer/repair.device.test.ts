@@ -40,7 +40,11 @@ describeDevices('repair of blocks that read back wrong', () => {
     const card = await fakeCard(256 * MiB, { kind: 'flaky', at: FLAKY_AT, always: false });
     const run = await flashCli(image, [card.path], ['--no-eject']);
     expect(run.code).toBe(0);
-    expect(resultsOf(run).get(card.path)).toMatchObject({ status: 'ok', verified: true, repaired: { blocks: 1, offsets: [50 * MiB] } });
+    expect(resultsOf(run).get(card.path)).toMatchObject({
+      status: 'ok',
+      verified: true,
+      repaired: { blocks: 1, offsets: [50 * MiB] },
+    });
   });
 
   it('a card that corrupts the block every time: red, naming the failing byte', async () => {
@@ -52,7 +56,6 @@ describeDevices('repair of blocks that read back wrong', () => {
     expect(result?.message).toContain(`The card keeps corrupting the block at byte offset ${FLAKY_AT + 17}`);
     expect(result?.message).toContain('It is failing; use another card.');
   });
-
 });
 
 describeDevices('repair of a clone: the blocks are read again from the source drive', () => {
@@ -61,7 +64,11 @@ describeDevices('repair of a clone: the blocks are read again from the source dr
     const card = await fakeCard(256 * MiB, { kind: 'flaky', at: FLAKY_AT, always: false });
     const run = await cloneCli(source.path, card.path, ['--no-eject']);
     expect(run.code, run.stderr).toBe(0);
-    expect(resultsOf(run).get(card.path)).toMatchObject({ status: 'ok', verified: true, repaired: { blocks: 1, offsets: [50 * MiB] } });
+    expect(resultsOf(run).get(card.path)).toMatchObject({
+      status: 'ok',
+      verified: true,
+      repaired: { blocks: 1, offsets: [50 * MiB] },
+    });
     expect(readBytes(card.backing, 0, 64 * MiB).equals(readFileSync(source.backing))).toBe(true);
   });
 });
@@ -91,15 +98,24 @@ describeDevices('repair of a stream: the app decodes the image again for the blo
   });
 
   it('an .xz image onto two such cards at once: each asks in turn, and both end green holding the image', async () => {
-    const cards = [await fakeCard(256 * MiB, { kind: 'flaky', at: FLAKY_AT, always: false }), await fakeCard(256 * MiB, { kind: 'flaky', at: 20 * MiB, always: false })];
+    const cards = [
+      await fakeCard(256 * MiB, { kind: 'flaky', at: FLAKY_AT, always: false }),
+      await fakeCard(256 * MiB, { kind: 'flaky', at: 20 * MiB, always: false }),
+    ];
     const run = await flashCli(
       packed,
       cards.map((c) => c.path),
       ['--no-eject'],
     );
     expect(run.code, run.stderr).toBe(0);
-    expect(resultsOf(run).get(cards[0]?.path ?? '')).toMatchObject({ status: 'ok', repaired: { blocks: 1, offsets: [50 * MiB] } });
-    expect(resultsOf(run).get(cards[1]?.path ?? '')).toMatchObject({ status: 'ok', repaired: { blocks: 1, offsets: [20 * MiB] } });
+    expect(resultsOf(run).get(cards[0]?.path ?? '')).toMatchObject({
+      status: 'ok',
+      repaired: { blocks: 1, offsets: [50 * MiB] },
+    });
+    expect(resultsOf(run).get(cards[1]?.path ?? '')).toMatchObject({
+      status: 'ok',
+      repaired: { blocks: 1, offsets: [20 * MiB] },
+    });
     const want = readFileSync(plain);
     for (const card of cards) expect(readBytes(card.backing, 0, STREAM_BYTES).equals(want)).toBe(true);
   });
@@ -181,7 +197,8 @@ describeDevices('repair where free space was left out: only the written ranges a
       const card = await fakeCard(256 * MiB, { kind: 'flaky', at: flakyAt, always: false });
       const run = await flashCli(join(dir, name), [card.path], ['--no-eject']);
       expect(run.code, run.stderr).toBe(0);
-      const result = resultsOf(run).get(card.path) as { status: string; skipped?: number; repaired?: { blocks: number; offsets: number[] } } | undefined;
+      const result = resultsOf(run).get(card.path) as
+        { status: string; skipped?: number; repaired?: { blocks: number; offsets: number[] } } | undefined;
       expect(result?.status).toBe('ok');
       expect(result?.skipped).toBeGreaterThan(0);
       expect(result?.repaired?.blocks).toBe(1);

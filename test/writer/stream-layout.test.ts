@@ -42,11 +42,35 @@ describe('StreamLayout: where stream bytes go on the device', () => {
   });
 
   it.each([
-    ['unsorted', [[8 * K, K], [0, K]]],
-    ['overlapping', [[0, 2 * K], [K, K]]],
-    ['outside the image', [[0, K], [16 * K, K]]],
+    [
+      'unsorted',
+      [
+        [8 * K, K],
+        [0, K],
+      ],
+    ],
+    [
+      'overlapping',
+      [
+        [0, 2 * K],
+        [K, K],
+      ],
+    ],
+    [
+      'outside the image',
+      [
+        [0, K],
+        [16 * K, K],
+      ],
+    ],
     ['misaligned start', [[100, K]]],
-    ['misaligned length before the end', [[0, 1000], [4 * K, K]]],
+    [
+      'misaligned length before the end',
+      [
+        [0, 1000],
+        [4 * K, K],
+      ],
+    ],
     ['empty', [[0, 0]]],
   ] as [string, [number, number][]][])('refuses a map that is %s', (_name, extents) => {
     expect(() => StreamLayout.mapped(extents, 16 * K)).toThrow(JobError);
@@ -68,6 +92,15 @@ describe('StreamLayout: where stream bytes go on the device', () => {
     expect(StreamLayout.whole(16 * K).notCarried([[K, 2 * K]])).toEqual([]);
     const layout = StreamLayout.whole(null);
     layout.omit([[4 * K, 8 * K]], 0);
-    expect(layout.notCarried([[2 * K, 4 * K], [10 * K, 100], [12 * K, 100]])).toEqual([[4 * K, 2 * K], [10 * K, 100]]);
+    expect(
+      layout.notCarried([
+        [2 * K, 4 * K],
+        [10 * K, 100],
+        [12 * K, 100],
+      ]),
+    ).toEqual([
+      [4 * K, 2 * K],
+      [10 * K, 100],
+    ]);
   });
 });

@@ -8,7 +8,8 @@ const FROM = 1000;
 /** A stream of `bytes` read in order, which counts its reads; offsets are stream offsets from FROM. */
 function streamOf(bytes: Buffer): { fill: StreamRead; reread: StreamRead; fills: () => number } {
   let fills = 0;
-  const copyAt = (into: Buffer, length: number, at: number) => bytes.copy(into, 0, at - FROM, Math.min(bytes.length, at - FROM + length));
+  const copyAt = (into: Buffer, length: number, at: number) =>
+    bytes.copy(into, 0, at - FROM, Math.min(bytes.length, at - FROM + length));
   return {
     fill: (into, length, at) => {
       fills += 1;
@@ -20,10 +21,13 @@ function streamOf(bytes: Buffer): { fill: StreamRead; reread: StreamRead; fills:
 }
 
 /** Reads the whole stream through `read`, slot by slot; `pause` runs before each read. */
-async function drain(read: StreamRead, pause: (at: number) => Promise<void> = () => Promise.resolve()): Promise<Buffer> {
+async function drain(
+  read: StreamRead,
+  pause: (at: number) => Promise<void> = () => Promise.resolve(),
+): Promise<Buffer> {
   const parts: Buffer[] = [];
   const into = Buffer.alloc(SLOT);
-  for (let at = FROM; ; ) {
+  for (let at = FROM; ;) {
     await pause(at);
     const n = await read(into, SLOT, at);
     if (n === 0) break;
@@ -89,7 +93,8 @@ describe('the stream ring', () => {
       return n;
     };
     // A decoded copy that is still being written: it holds only what the ring's fill has read.
-    const reread: StreamRead = (into, length, at) => (at + length > filled ? Promise.reject(new Error(`read past ${filled}`)) : source.reread(into, length, at));
+    const reread: StreamRead = (into, length, at) =>
+      at + length > filled ? Promise.reject(new Error(`read past ${filled}`)) : source.reread(into, length, at);
     const ring = new StreamRing(Buffer.alloc(2 * SLOT), SLOT, FROM, fill, reread);
     const slow = ring.reader();
     const fast = ring.reader();
@@ -120,7 +125,13 @@ describe('the stream ring', () => {
   });
 
   it('a failure of the source reaches every reader', async () => {
-    const ring = new StreamRing(Buffer.alloc(2 * SLOT), SLOT, FROM, () => Promise.reject(new Error('corrupt at 1000')), null);
+    const ring = new StreamRing(
+      Buffer.alloc(2 * SLOT),
+      SLOT,
+      FROM,
+      () => Promise.reject(new Error('corrupt at 1000')),
+      null,
+    );
     const readers = [ring.reader(), ring.reader()];
     for (const r of readers) await expect(r.read(Buffer.alloc(SLOT), SLOT, FROM)).rejects.toThrow('corrupt at 1000');
   });

@@ -44,10 +44,14 @@ describe('refuseTarget', () => {
   });
 
   it('puts "system" before "mounted": the system disk is always mounted, and must say why it is refused', () => {
-    expect(refuseTarget({ ...card, isSystem: true, mountpoints: ['/', '/home'] }, 1, null)?.message).toContain('running system');
+    expect(refuseTarget({ ...card, isSystem: true, mountpoints: ['/', '/home'] }, 1, null)?.message).toContain(
+      'running system',
+    );
   });
 
   it('names the sizes in the too-small message', () => {
-    expect(refuseTarget({ ...card, size: 1_000_000 }, 2_000_000, null)?.message).toMatch(/2000000 bytes.*1000000 bytes/);
+    expect(refuseTarget({ ...card, size: 1_000_000 }, 2_000_000, null)?.message).toMatch(
+      /2000000 bytes.*1000000 bytes/,
+    );
   });
 });

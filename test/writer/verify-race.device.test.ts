@@ -18,7 +18,14 @@ import { MiB } from '../../common/domain/units.js';
 import { verifyImage } from '../../writer/verify-image.js';
 import { describeDevices } from '../support/device-suite.js';
 import { pointLink, swapAfterTurns } from '../support/link-racer.js';
-import { assertOwnedLoop, createLoop, digestFile, readBytes, scratchDir, writeRandomFile } from '../support/loop-device.js';
+import {
+  assertOwnedLoop,
+  createLoop,
+  digestFile,
+  readBytes,
+  scratchDir,
+  writeRandomFile,
+} from '../support/loop-device.js';
 
 const RUNS = 100;
 
@@ -47,7 +54,10 @@ describeDevices('verify against a link that is being swapped', () => {
       const fd = openSync(image, 'r');
       const turns = run < RUNS / 2 ? 2 * run : Math.round(RUNS * 1.1 ** (run - RUNS / 2));
       try {
-        const [result] = await Promise.all([verifyImage({ source: fd, imageSize: 1 * MiB, target: link, disksOnly: true }), swapAfterTurns(link, secret, turns)]);
+        const [result] = await Promise.all([
+          verifyImage({ source: fd, imageSize: 1 * MiB, target: link, disksOnly: true }),
+          swapAfterTurns(link, secret, turns),
+        ]);
         results.push(result);
         const outcome = result.status === 'failed' ? result.code : result.status;
         outcomes.set(outcome, (outcomes.get(outcome) ?? 0) + 1);
@@ -60,7 +70,11 @@ describeDevices('verify against a link that is being swapped', () => {
     // The loop compared (it differs), or the link refused (a file, or swapped between look and
     // open): never a match, which only the secret could give.
     expect(results.filter((r) => r.status !== 'failed')).toEqual([]);
-    expect([...outcomes.keys()].every((code) => ['verify-mismatch', 'target-not-block-device', 'target-not-found'].includes(code))).toBe(true);
+    expect(
+      [...outcomes.keys()].every((code) =>
+        ['verify-mismatch', 'target-not-block-device', 'target-not-found'].includes(code),
+      ),
+    ).toBe(true);
     // Every gap was hit: the link turned before the look (a file: refused), between the look and
     // the open (the descriptor is not the device looked at: refused), and after the open (the loop
     // compared).

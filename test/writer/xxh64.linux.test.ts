@@ -17,7 +17,21 @@ describe('xxh64 in WebAssembly over the job memory', () => {
     randomFillSync(memory.bytes);
     const file = join(tmpdir(), `sluice-xxh64-${process.pid}.bin`);
     // Lengths that exercise each tail path (bytes, a 4-byte word, 8-byte words, 32-byte stripes).
-    for (const [offset, length] of [[0, 0], [0, 1], [3, 3], [0, 4], [1, 7], [0, 8], [5, 31], [0, 32], [7, 33], [0, 100], [13, 4099], [0, 1 << 19], [1, (1 << 20) - 1]] as const) {
+    for (const [offset, length] of [
+      [0, 0],
+      [0, 1],
+      [3, 3],
+      [0, 4],
+      [1, 7],
+      [0, 8],
+      [5, 31],
+      [0, 32],
+      [7, 33],
+      [0, 100],
+      [13, 4099],
+      [0, 1 << 19],
+      [1, (1 << 20) - 1],
+    ] as const) {
       const view = memory.bytes.subarray(offset, offset + length);
       writeFileSync(file, view);
       const reference = execFileSync('xxh64sum', [file], { encoding: 'utf8' }).split(' ')[0];

@@ -63,7 +63,10 @@ export interface BackupJob {
 export function partitionsEnd(head: Uint8Array, driveSize: number, drive: string): number {
   const table = readPartitionTable(head);
   if (table.partitions.length === 0) {
-    throw jobError('unsupported-format', `${drive} has ${table.type === 'none' ? 'no partition table' : 'no partitions'}, so there is nothing to stop after; back up the whole drive instead (without trimming to the partitions).`);
+    throw jobError(
+      'unsupported-format',
+      `${drive} has ${table.type === 'none' ? 'no partition table' : 'no partitions'}, so there is nothing to stop after; back up the whole drive instead (without trimming to the partitions).`,
+    );
   }
   return Math.min(driveSize, Math.max(...table.partitions.map((p) => p.offset + p.size)));
 }
@@ -79,7 +82,10 @@ export async function backupToFile(job: BackupJob): Promise<TargetResult> {
   let compressor: Compressor | null = null;
   let position = 0;
   try {
-    const plan = await planBackup({ ...job, end: (head) => (job.trimToPartitions ? partitionsEnd(head, job.driveSize, job.drive) : job.driveSize) }, halves[0]);
+    const plan = await planBackup(
+      { ...job, end: (head) => (job.trimToPartitions ? partitionsEnd(head, job.driveSize, job.drive) : job.driveSize) },
+      halves[0],
+    );
     if (plan === 'cancelled') return { status: 'cancelled', target, bytes: 0 };
     const { length } = plan;
     if (job.compress === null) await checkRoom(target, extentBytes(plan.used));
@@ -106,7 +112,9 @@ export async function backupToFile(job: BackupJob): Promise<TargetResult> {
       write: async (bytes, at) => {
         try {
           if (sink !== null) await sink.write(bytes);
-          else for (const [from, size] of plan.usedWithin(at, bytes.length)) await output.write(bytes, from, size, at + from);
+          else
+            for (const [from, size] of plan.usedWithin(at, bytes.length))
+              await output.write(bytes, from, size, at + from);
         } catch (error) {
           // A compressor that stopped taking input has said why on its way out (a full disk, usually).
           if (sink !== null) await compressorFailure(sink, job.target);
@@ -122,10 +130,17 @@ export async function backupToFile(job: BackupJob): Promise<TargetResult> {
       signal: job.signal,
     });
     // A cancel stops the helper too, so the stream may end early first: that is the cancel, not a failure.
-    if (pumped.end === 'cancelled' || job.signal?.aborted === true) return await cancelled(file, compressor, target, position);
+    if (pumped.end === 'cancelled' || job.signal?.aborted === true)
+      return await cancelled(file, compressor, target, position);
     if (position < length) {
       const why = await job.sourceFailure();
-      throw new JobError(why ?? { code: 'source-read-error', message: `${job.drive}'s bytes stopped at byte offset ${position} of ${length}: was it unplugged?`, offset: position });
+      throw new JobError(
+        why ?? {
+          code: 'source-read-error',
+          message: `${job.drive}'s bytes stopped at byte offset ${position} of ${length}: was it unplugged?`,
+          offset: position,
+        },
+      );
     }
     meter.finish();
     if (compressor !== null) await compressorFailure(compressor, target);
@@ -142,7 +157,14 @@ export async function backupToFile(job: BackupJob): Promise<TargetResult> {
     await file.close();
     await file.commit();
     await writeFile(`${target}.bmap`, bmapText(length, plan.used));
-    return { status: 'ok', target, bytes: length, written: true, verified: job.verify, seconds: (performance.now() - started) / 1000 };
+    return {
+      status: 'ok',
+      target,
+      bytes: length,
+      written: true,
+      verified: job.verify,
+      seconds: (performance.now() - started) / 1000,
+    };
   } catch (error) {
     await compressor?.stop();
     await file?.discard();
@@ -159,7 +181,11 @@ export async function backupToFile(job: BackupJob): Promise<TargetResult> {
 async function checkRoom(target: string, bytes: number): Promise<void> {
   const room = await statfs(dirname(resolve(target))).catch(() => null);
   if (room === null || room.bavail * room.bsize >= bytes) return;
-  throw jobError('target-full', `There is not enough free space for ${target}: it needs ${formatBytes(bytes)} (${bytes} bytes). Free some space or choose another place.`, { offset: 0 });
+  throw jobError(
+    'target-full',
+    `There is not enough free space for ${target}: it needs ${formatBytes(bytes)} (${bytes} bytes). Free some space or choose another place.`,
+    { offset: 0 },
+  );
 }
 
 /** Ends the compressor's input and waits for it; throws with its own words when it failed. */
@@ -169,12 +195,21 @@ async function compressorFailure(compressor: Compressor, target: string): Promis
   } catch (error) {
     const text = errorText(error);
     // ENOSPC from node:zlib's file stream, "No space left on device" from xz.
-    if (/ENOSPC|No space left/i.test(text)) throw jobError('target-full', `The disk holding ${target} is full: the compressed backup did not fit. Free some space or choose another place.`);
+    if (/ENOSPC|No space left/i.test(text))
+      throw jobError(
+        'target-full',
+        `The disk holding ${target} is full: the compressed backup did not fit. Free some space or choose another place.`,
+      );
     throw jobError('write-error', `Compressing the backup into ${target} failed: ${text}.`);
   }
 }
 
-async function cancelled(file: FileTarget, compressor: Compressor | null, target: string, bytes: number): Promise<TargetResult> {
+async function cancelled(
+  file: FileTarget,
+  compressor: Compressor | null,
+  target: string,
+  bytes: number,
+): Promise<TargetResult> {
   await compressor?.stop();
   await file.discard();
   return { status: 'cancelled', target, bytes };
@@ -184,9 +219,16 @@ async function cancelled(file: FileTarget, compressor: Compressor | null, target
  * Reads the file back past the page cache (decoded by compressor.ts when compressed) and
  * compares it grain by grain with the hashes taken as the drive's bytes arrived.
  */
-async function verifyBackup(job: BackupJob, file: FileTarget, halves: readonly [Buffer, Buffer], hashes: GrainHashes, length: number): Promise<VerifyOutcome> {
+async function verifyBackup(
+  job: BackupJob,
+  file: FileTarget,
+  halves: readonly [Buffer, Buffer],
+  hashes: GrainHashes,
+  length: number,
+): Promise<VerifyOutcome> {
   const { target } = job;
-  const decoded: Decompressor | null = job.compress === null ? null : await startDecompressor(job.compress, await file.uncachedReader());
+  const decoded: Decompressor | null =
+    job.compress === null ? null : await startDecompressor(job.compress, await file.uncachedReader());
   const meter = new ProgressMeter('verifying', target, length, (p) => job.onProgress?.(p));
   let compared: Comparison;
   try {
@@ -201,21 +243,40 @@ async function verifyBackup(job: BackupJob, file: FileTarget, halves: readonly [
       signal: job.signal,
     });
     if (compared.end === 'cancelled') return { status: 'cancelled' };
-    if (compared.at < length) return { status: 'failed', failure: { code: 'verify-mismatch', message: `${target} holds only ${compared.at} of the ${length} bytes read from ${job.drive}.`, offset: compared.at } };
+    if (compared.at < length)
+      return {
+        status: 'failed',
+        failure: {
+          code: 'verify-mismatch',
+          message: `${target} holds only ${compared.at} of the ${length} bytes read from ${job.drive}.`,
+          offset: compared.at,
+        },
+      };
     // A compressed file that decodes to more than was written is not this backup either.
     if (decoded !== null && (await decoded.read(halves[0], 1)) > 0) {
-      return { status: 'failed', failure: { code: 'verify-mismatch', message: `${target} decodes to more than the ${length} bytes read from ${job.drive}.`, offset: length } };
+      return {
+        status: 'failed',
+        failure: {
+          code: 'verify-mismatch',
+          message: `${target} decodes to more than the ${length} bytes read from ${job.drive}.`,
+          offset: length,
+        },
+      };
     }
     await decoded?.finish();
   } catch (error) {
-    return { status: 'failed', failure: { code: 'verify-read-error', message: `Reading ${target} back failed: ${errorText(error)}` } };
+    return {
+      status: 'failed',
+      failure: { code: 'verify-read-error', message: `Reading ${target} back failed: ${errorText(error)}` },
+    };
   } finally {
     await decoded?.stop();
   }
   meter.finish();
   const failure = grainMismatch(
     compared.differences,
-    (count, first) => `${target} differs from what was read from ${job.drive}: ${count} block${count === 1 ? '' : 's'} of ${hashes.grain} bytes, the first at byte offset ${first}. The disk holding the file may be failing.`,
+    (count, first) =>
+      `${target} differs from what was read from ${job.drive}: ${count} block${count === 1 ? '' : 's'} of ${hashes.grain} bytes, the first at byte offset ${first}. The disk holding the file may be failing.`,
   );
   return failure === null ? null : { status: 'failed', failure };
 }

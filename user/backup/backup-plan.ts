@@ -40,7 +40,13 @@ export async function planBackup(input: PlanInput, first: Buffer): Promise<Backu
   const { source, drive } = input;
   const failed = async (at: number): Promise<'cancelled'> => {
     if (input.signal?.aborted === true) return 'cancelled';
-    throw new JobError((await input.sourceFailure()) ?? { code: 'source-read-error', message: `${drive}'s bytes stopped at byte offset ${at}: was it unplugged?`, offset: at });
+    throw new JobError(
+      (await input.sourceFailure()) ?? {
+        code: 'source-read-error',
+        message: `${drive}'s bytes stopped at byte offset ${at}: was it unplugged?`,
+        offset: at,
+      },
+    );
   };
   if (input.ask === null) {
     const wanted = Math.min(first.length, input.driveSize);
@@ -48,7 +54,13 @@ export async function planBackup(input: PlanInput, first: Buffer): Promise<Backu
     if (got < wanted) return failed(got);
     const length = input.end(first.subarray(0, got));
     const whole: Extent[] = [[0, length]];
-    return { length, used: whole, primed: Math.min(got, length), read: (into, want) => source.read(into, want), usedWithin: (_at, want) => [[0, want]] };
+    return {
+      length,
+      used: whole,
+      primed: Math.min(got, length),
+      read: (into, want) => source.read(into, want),
+      usedWithin: (_at, want) => [[0, want]],
+    };
   }
   let used: Extent[];
   let length: number;
@@ -60,10 +72,17 @@ export async function planBackup(input: PlanInput, first: Buffer): Promise<Backu
     length = input.end(head);
     used = await usedRanges(read, length);
   } catch (error) {
-    if (error instanceof JobError && error.failure.code === 'source-read-error') return failed(error.failure.offset ?? 0);
+    if (error instanceof JobError && error.failure.code === 'source-read-error')
+      return failed(error.failure.offset ?? 0);
     throw error;
   }
   askAll(input.ask, used);
   const bytes = new UsedBytes(used, source);
-  return { length, used, primed: undefined, read: (into, want, at) => bytes.read(into, want, at), usedWithin: (at, want) => bytes.usedWithin(at, want) };
+  return {
+    length,
+    used,
+    primed: undefined,
+    read: (into, want, at) => bytes.read(into, want, at),
+    usedWithin: (at, want) => bytes.usedWithin(at, want),
+  };
 }

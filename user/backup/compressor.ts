@@ -2,7 +2,13 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createReadStream, createWriteStream } from 'node:fs';
 import type { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { constants as zlibConstants, createGunzip, createGzip, createZstdCompress, createZstdDecompress } from 'node:zlib';
+import {
+  constants as zlibConstants,
+  createGunzip,
+  createGzip,
+  createZstdCompress,
+  createZstdDecompress,
+} from 'node:zlib';
 import { closeFd, readFully, writeFully } from '../../node/io.js';
 import { ByteSource } from '../../node/byte-source.js';
 import { jobError } from '../../common/domain/failure.js';
@@ -20,8 +26,15 @@ import type { BackupCompression } from '../../common/domain/backup-compression.j
  * tool, -T0, writes blocks that decode in parallel, as Raspberry Pi OS images do.
  */
 const IN_PROCESS: Partial<Record<BackupCompression, { compress: () => Transform; decompress: () => Transform }>> = {
-  zstd: { compress: () => createZstdCompress({ chunkSize: ZLIB_CHUNK, params: { [zlibConstants.ZSTD_c_compressionLevel]: 3 } }), decompress: () => createZstdDecompress({ chunkSize: ZLIB_CHUNK }) },
-  gz: { compress: () => createGzip({ chunkSize: ZLIB_CHUNK, level: 6 }), decompress: () => createGunzip({ chunkSize: ZLIB_CHUNK }) },
+  zstd: {
+    compress: () =>
+      createZstdCompress({ chunkSize: ZLIB_CHUNK, params: { [zlibConstants.ZSTD_c_compressionLevel]: 3 } }),
+    decompress: () => createZstdDecompress({ chunkSize: ZLIB_CHUNK }),
+  },
+  gz: {
+    compress: () => createGzip({ chunkSize: ZLIB_CHUNK, level: 6 }),
+    decompress: () => createGunzip({ chunkSize: ZLIB_CHUNK }),
+  },
 };
 const XZ = { tool: 'xz', compress: ['-c', '-T0', '-6'], decompress: ['-dc', '-T0'] };
 const SUFFIXES: Record<BackupCompression, string> = { zstd: '.zst', xz: '.xz', gz: '.gz' };
@@ -56,7 +69,15 @@ function exitOf(child: ChildProcess, tool: string): Promise<void> {
   child.stderr?.setEncoding('utf8').on('data', (text: string) => (stderr = (stderr + text).slice(-2048)));
   return new Promise((resolve, reject) => {
     child.on('error', reject);
-    child.on('close', (code, signal) => (code === 0 ? resolve() : reject(new Error(`${tool} ${signal !== null ? `was killed by ${signal}` : `exited with code ${String(code)}`}${stderr.trim() ? `: ${stderr.trim()}` : ''}`))));
+    child.on('close', (code, signal) =>
+      code === 0
+        ? resolve()
+        : reject(
+            new Error(
+              `${tool} ${signal !== null ? `was killed by ${signal}` : `exited with code ${String(code)}`}${stderr.trim() ? `: ${stderr.trim()}` : ''}`,
+            ),
+          ),
+    );
   });
 }
 
@@ -65,15 +86,23 @@ function exitOf(child: ChildProcess, tool: string): Promise<void> {
  * compressed bytes never pass through Node; decompressing, from the file into the pipe. Returns
  * this process's end of the pipe, what stops the tool, and its exit.
  */
-async function runXz(mode: 'compress' | 'decompress', file: number): Promise<{ fd: number; done: Promise<void>; close: () => Promise<void>; stop: () => Promise<void> }> {
+async function runXz(
+  mode: 'compress' | 'decompress',
+  file: number,
+): Promise<{ fd: number; done: Promise<void>; close: () => Promise<void>; stop: () => Promise<void> }> {
   const path = await findTool(XZ.tool);
   if (path === null) {
     // A decompressor owns the file it reads: closed here too when there is no tool to read it.
     if (mode === 'decompress') await closeFd(file);
-    throw jobError('unsupported-format', 'Compressing a backup as xz needs the xz program, which is not installed. Install it, or choose zstd or gz, which need nothing.');
+    throw jobError(
+      'unsupported-format',
+      'Compressing a backup as xz needs the xz program, which is not installed. Install it, or choose zstd or gz, which need nothing.',
+    );
   }
   const pipe = await createOsPipe();
-  const child = spawn(path, XZ[mode], { stdio: mode === 'compress' ? [pipe.readFd, file, 'pipe'] : [file, pipe.writeFd, 'pipe'] });
+  const child = spawn(path, XZ[mode], {
+    stdio: mode === 'compress' ? [pipe.readFd, file, 'pipe'] : [file, pipe.writeFd, 'pipe'],
+  });
   // The tool has its own copies; ours would keep the pipe from ever ending.
   await closeFd(mode === 'compress' ? pipe.readFd : pipe.writeFd);
   if (mode === 'decompress') await closeFd(file);
@@ -112,7 +141,8 @@ export async function startCompressor(format: BackupCompression, out: number): P
   done.catch(() => undefined);
   return {
     // The callback comes once the codec has consumed the whole chunk, so the caller's buffer is free again.
-    write: (bytes) => new Promise((resolve, reject) => stream.write(bytes, (error) => (error ? reject(error) : resolve()))),
+    write: (bytes) =>
+      new Promise((resolve, reject) => stream.write(bytes, (error) => (error ? reject(error) : resolve()))),
     finish: async () => {
       stream.end();
       await done;

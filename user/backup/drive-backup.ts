@@ -34,8 +34,13 @@ export interface BackupOptions {
  * Whether `drive` may be backed up into `file`, from this process's own look (the helper checks
  * the drive again on its own): the drive's size, or the failed result to report.
  */
-export async function checkBackup(drive: string, file: string): Promise<{ driveSize: number; driveMedium: string | null } | { refused: FailedResult }> {
-  const refuse = (target: string, failure: Failure) => ({ refused: { status: 'failed', target, bytes: 0, ...failure } as const });
+export async function checkBackup(
+  drive: string,
+  file: string,
+): Promise<{ driveSize: number; driveMedium: string | null } | { refused: FailedResult }> {
+  const refuse = (target: string, failure: Failure) => ({
+    refused: { status: 'failed', target, bytes: 0, ...failure } as const,
+  });
   const platform = await currentPlatform();
   const facts = await platform.inspect(drive);
   const refusal = refuseSource(facts);
@@ -49,7 +54,10 @@ export async function checkBackup(drive: string, file: string): Promise<{ driveS
   // The drive is unmounted before it is read: a file on it would land in an empty mountpoint.
   const folder = await stat(dirname(resolve(file))).catch(() => null);
   if (folder !== null && facts.devices.includes(folder.dev)) {
-    return refuse(file, { code: 'target-is-source', message: `${file} would be stored on ${drive}, the drive being backed up. Save the backup on another drive.` });
+    return refuse(file, {
+      code: 'target-is-source',
+      message: `${file} would be stored on ${drive}, the drive being backed up. Save the backup on another drive.`,
+    });
   }
   return { driveSize: facts.size, driveMedium: await platform.medium(facts) };
 }
@@ -70,9 +78,23 @@ export interface DriveBackup extends BackupOptions {
 export async function backupDrive(job: DriveBackup): Promise<TargetResult> {
   let helper: LaunchedHelper;
   try {
-    helper = job.launch({ job: { kind: 'backup', source: job.drive, size: job.driveSize, medium: job.driveMedium, ...(job.allBlocks ? {} : { requested: true }) } });
+    helper = job.launch({
+      job: {
+        kind: 'backup',
+        source: job.drive,
+        size: job.driveSize,
+        medium: job.driveMedium,
+        ...(job.allBlocks ? {} : { requested: true }),
+      },
+    });
   } catch (error) {
-    return { status: 'failed', target: job.drive, bytes: 0, code: 'helper-died', message: `The reading process could not start: ${errorText(error)}. Nothing was saved.` };
+    return {
+      status: 'failed',
+      target: job.drive,
+      bytes: 0,
+      code: 'helper-died',
+      message: `The reading process could not start: ${errorText(error)}. Nothing was saved.`,
+    };
   }
   const stopHelper = (): void => helper.cancel();
   job.signal?.addEventListener('abort', stopHelper, { once: true });
@@ -84,7 +106,15 @@ export async function backupDrive(job: DriveBackup): Promise<TargetResult> {
     if (running === null || source === null) {
       await source?.close();
       const [refused] = await helper.result;
-      return refused ?? { status: 'failed', target: job.drive, bytes: 0, code: 'helper-died', message: 'The reading process ended without a result. Nothing was saved.' };
+      return (
+        refused ?? {
+          status: 'failed',
+          target: job.drive,
+          bytes: 0,
+          code: 'helper-died',
+          message: 'The reading process ended without a result. Nothing was saved.',
+        }
+      );
     }
     const from = source;
     const result = await backupToFile({

@@ -32,7 +32,12 @@ export function askedReader(ask: AskRanges, source: ByteSource, driveSize: numbe
     ask([[offset, wanted]], false);
     const bytes = Buffer.alloc(wanted);
     const got = await source.read(bytes, wanted);
-    if (got < wanted) throw jobError('source-read-error', `${drive}'s bytes stopped at byte offset ${offset + got} while its partition table and filesystems were read: was it unplugged?`, { offset: offset + got });
+    if (got < wanted)
+      throw jobError(
+        'source-read-error',
+        `${drive}'s bytes stopped at byte offset ${offset + got} while its partition table and filesystems were read: was it unplugged?`,
+        { offset: offset + got },
+      );
     return bytes;
   };
 }
@@ -89,7 +94,8 @@ export class UsedBytes {
   async read(into: Buffer, length: number, at: number): Promise<number> {
     into.fill(0, 0, length);
     const end = at + length;
-    while (this.next < this.used.length && (this.used[this.next]?.[0] ?? 0) + (this.used[this.next]?.[1] ?? 0) <= at) this.next++;
+    while (this.next < this.used.length && (this.used[this.next]?.[0] ?? 0) + (this.used[this.next]?.[1] ?? 0) <= at)
+      this.next++;
     for (let i = this.next; i < this.used.length; i++) {
       const [offset, size] = this.used[i] ?? [0, 0];
       if (offset >= end) break;

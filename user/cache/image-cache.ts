@@ -128,7 +128,9 @@ export class ImageCache {
   }
 
   private async meta(key: string): Promise<Meta | null> {
-    const bytes = await readSidecar(this.path(key, '.json'), 64 * 1024, 'A cache entry’s description').catch(() => null);
+    const bytes = await readSidecar(this.path(key, '.json'), 64 * 1024, 'A cache entry’s description').catch(
+      () => null,
+    );
     if (bytes === null) return null;
     try {
       const parsed = v.safeParse(MetaSchema, JSON.parse(bytes.toString('utf8')));
@@ -157,10 +159,23 @@ export class ImageCache {
     const keys = new Set(names.map((name) => name.slice(0, 64)).filter((key) => KEY.test(key)));
     const found: CachedImage[] = [];
     for (const key of keys) {
-      const [meta, complete, partial] = await Promise.all([this.meta(key), sizeOf(this.path(key)), sizeOf(this.path(key, '.part'))]);
+      const [meta, complete, partial] = await Promise.all([
+        this.meta(key),
+        sizeOf(this.path(key)),
+        sizeOf(this.path(key, '.part')),
+      ]);
       const file = complete ?? partial;
       if (file === null) continue;
-      found.push({ key, name: meta?.name ?? null, url: meta?.url ?? null, checks: meta?.checks ?? null, complete: complete !== null, bytes: (complete?.bytes ?? 0) + (partial?.bytes ?? 0), size: meta?.size ?? null, lastUsed: meta?.lastUsed ?? file.mtimeMs });
+      found.push({
+        key,
+        name: meta?.name ?? null,
+        url: meta?.url ?? null,
+        checks: meta?.checks ?? null,
+        complete: complete !== null,
+        bytes: (complete?.bytes ?? 0) + (partial?.bytes ?? 0),
+        size: meta?.size ?? null,
+        lastUsed: meta?.lastUsed ?? file.mtimeMs,
+      });
     }
     return found.sort((a, b) => b.lastUsed - a.lastUsed);
   }
@@ -182,7 +197,10 @@ export class ImageCache {
    */
   async reserve(entry: CacheEntry): Promise<{ tee: DownloadTee; evicted: CachedImage[] } | { refused: string }> {
     if (!KEY.test(entry.key)) return { refused: `its SHA-256 ${entry.key} is not one` };
-    if (entry.size > this.limitBytes) return { refused: `it is ${formatBytes(entry.size)}, more than the cache's limit of ${formatBytes(this.limitBytes)}` };
+    if (entry.size > this.limitBytes)
+      return {
+        refused: `it is ${formatBytes(entry.size)}, more than the cache's limit of ${formatBytes(this.limitBytes)}`,
+      };
     const refused = await this.makeFolders();
     if (refused !== null) return { refused };
     const all = await this.entries();
@@ -194,7 +212,9 @@ export class ImageCache {
     let free = bavail * bsize;
     const evictable = others.reduce((sum, e) => sum + e.bytes, 0);
     if (free + evictable - need < this.reserveBytes) {
-      return { refused: `keeping it would leave less than ${formatBytes(this.reserveBytes)} free on the disk that holds the cache (${this.dir})` };
+      return {
+        refused: `keeping it would leave less than ${formatBytes(this.reserveBytes)} free on the disk that holds the cache (${this.dir})`,
+      };
     }
     const evicted: CachedImage[] = [];
     for (const oldest of others) {
@@ -204,7 +224,13 @@ export class ImageCache {
       used -= oldest.bytes;
       free += oldest.bytes;
     }
-    await this.writeMeta(entry.key, { name: entry.name, url: entry.url, size: entry.size, checks: entry.checks, lastUsed: Date.now() });
+    await this.writeMeta(entry.key, {
+      name: entry.name,
+      url: entry.url,
+      size: entry.size,
+      checks: entry.checks,
+      lastUsed: Date.now(),
+    });
     return { tee: { partial: this.path(entry.key, '.part'), complete: this.path(entry.key) }, evicted };
   }
 
@@ -216,13 +242,22 @@ export class ImageCache {
    * ends however it ends, a crash included; a station, whose cards each open it, gets its `path`
    * instead and removes it when it stops.
    */
-  async decodedCopy(bytes: number, named = false): Promise<{ write: number; read: number; path: string | null } | { refused: string }> {
+  async decodedCopy(
+    bytes: number,
+    named = false,
+  ): Promise<{ write: number; read: number; path: string | null } | { refused: string }> {
     const refused = await this.makeFolders();
     if (refused !== null) return { refused };
     const used = (await this.entries()).reduce((sum, e) => sum + e.bytes, 0);
-    if (used + bytes > this.limitBytes) return { refused: `the cache holds ${formatBytes(used)}, and ${formatBytes(bytes)} more would pass its limit of ${formatBytes(this.limitBytes)}` };
+    if (used + bytes > this.limitBytes)
+      return {
+        refused: `the cache holds ${formatBytes(used)}, and ${formatBytes(bytes)} more would pass its limit of ${formatBytes(this.limitBytes)}`,
+      };
     const { bavail, bsize } = await statfs(this.images);
-    if (bavail * bsize - bytes < this.reserveBytes) return { refused: `${formatBytes(bytes)} would leave less than ${formatBytes(this.reserveBytes)} free on the disk that holds the cache (${this.dir})` };
+    if (bavail * bsize - bytes < this.reserveBytes)
+      return {
+        refused: `${formatBytes(bytes)} would leave less than ${formatBytes(this.reserveBytes)} free on the disk that holds the cache (${this.dir})`,
+      };
     const path = join(this.images, `decoded-${process.pid}-${randomBytes(8).toString('hex')}.img`);
     const write = await openFd(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o600);
     try {

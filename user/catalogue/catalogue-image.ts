@@ -50,20 +50,29 @@ export interface CatalogueImageOptions {
 }
 
 /** What a cached file that fails them is: damaged on disk, so it is removed rather than used again. */
-const DAMAGED: ReadonlySet<FailureCode> = new Set<FailureCode>(['source-checksum-mismatch', 'source-corrupt', 'source-truncated']);
+const DAMAGED: ReadonlySet<FailureCode> = new Set<FailureCode>([
+  'source-checksum-mismatch',
+  'source-corrupt',
+  'source-truncated',
+]);
 
 /** Where the catalogue's checksums are named in messages. */
 const FROM_CATALOGUE = 'the catalogue (image_download_sha256)';
 
 function evictedNote(evicted: readonly CachedImage[]): string[] {
   if (evicted.length === 0) return [];
-  return [`To make room in the cache, removed the least recently used: ${evicted.map((e) => e.name ?? e.key).join(', ')}.`];
+  return [
+    `To make room in the cache, removed the least recently used: ${evicted.map((e) => e.name ?? e.key).join(', ')}.`,
+  ];
 }
 
 /** The probe's answer, with the catalogue's name for it and its checksums. */
 function fromCatalogue(prepared: PreparedImage, os: CatalogueOs, imageSha256: string | null): PreparedImage {
   const { info, plan } = prepared;
-  const checksum = info.checksum === null ? null : { ...info.checksum, from: os.downloadSha256 === null ? info.checksum.from : FROM_CATALOGUE };
+  const checksum =
+    info.checksum === null
+      ? null
+      : { ...info.checksum, from: os.downloadSha256 === null ? info.checksum.from : FROM_CATALOGUE };
   // The catalogue's extract_size says what the drive receives when the probe could not (a gzip download).
   const size = info.size ?? os.extractSize;
   return {
@@ -75,9 +84,24 @@ function fromCatalogue(prepared: PreparedImage, os: CatalogueOs, imageSha256: st
 
 /** Prepares `os` to be flashed; rejects with a JobError as the probe does (offline and not cached: the download's failure). */
 export async function prepareCatalogueImage(os: CatalogueOs, options: CatalogueImageOptions): Promise<CatalogueImage> {
-  const probe = (image: string) => prepareImageInChild({ image, sha256: os.downloadSha256 ?? undefined, systemTools: options.systemTools, partitions: options.partitions, customise: options.customise, initFormat: os.initFormat });
+  const probe = (image: string) =>
+    prepareImageInChild({
+      image,
+      sha256: os.downloadSha256 ?? undefined,
+      systemTools: options.systemTools,
+      partitions: options.partitions,
+      customise: options.customise,
+      initFormat: os.initFormat,
+    });
   const none = async () => undefined;
-  if (!isUrl(os.url)) return { prepared: fromCatalogue(await probe(os.url), os, os.extractSha256), from: 'file', cached: false, notes: [], settle: none };
+  if (!isUrl(os.url))
+    return {
+      prepared: fromCatalogue(await probe(os.url), os, os.extractSha256),
+      from: 'file',
+      cached: false,
+      notes: [],
+      settle: none,
+    };
   const checks: CacheChecks = os.downloadSha256 !== null ? 'download' : 'image';
   const key = cacheKey(os);
   const cache = options.cache;
@@ -98,12 +122,28 @@ export async function prepareCatalogueImage(os: CatalogueOs, options: CatalogueI
     } catch (error) {
       if (!(error instanceof JobError) || !DAMAGED.has(error.failure.code)) throw error;
       await cache.remove(key);
-      notes.push(`The cached copy of ${os.name} is damaged (${error.message.replace(/\.$/, '')}); it was removed and is downloaded again.`);
+      notes.push(
+        `The cached copy of ${os.name} is damaged (${error.message.replace(/\.$/, '')}); it was removed and is downloaded again.`,
+      );
     }
   }
   const prepared = fromCatalogue(await probe(os.url), os, os.extractSha256);
-  if (cache === null || options.keep === false) return { prepared, from: 'download', cached: false, notes, settle: none };
+  if (cache === null || options.keep === false)
+    return { prepared, from: 'download', cached: false, notes, settle: none };
   const room = await cache.reserve({ key, name: os.name, url: os.url, size: os.downloadSize, checks });
-  if ('refused' in room) return { prepared, from: 'download', cached: false, notes: [...notes, `${os.name} is downloaded without being kept in the cache: ${room.refused}.`], settle: none };
-  return { prepared: { ...prepared, plan: { ...prepared.plan, tee: room.tee } }, from: 'download', cached: true, notes: [...notes, ...evictedNote(room.evicted)], settle: none };
+  if ('refused' in room)
+    return {
+      prepared,
+      from: 'download',
+      cached: false,
+      notes: [...notes, `${os.name} is downloaded without being kept in the cache: ${room.refused}.`],
+      settle: none,
+    };
+  return {
+    prepared: { ...prepared, plan: { ...prepared.plan, tee: room.tee } },
+    from: 'download',
+    cached: true,
+    notes: [...notes, ...evictedNote(room.evicted)],
+    settle: none,
+  };
 }

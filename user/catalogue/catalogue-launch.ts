@@ -4,7 +4,12 @@
  * a server Sluice does not control is parsed there, and only its checked answer comes back.
  */
 import * as v from 'valibot';
-import { CatalogueReply, MAX_CATALOGUE_DEPTH, nestsWithin, type CatalogueRequest } from '../../common/contracts/catalogue-protocol.js';
+import {
+  CatalogueReply,
+  MAX_CATALOGUE_DEPTH,
+  nestsWithin,
+  type CatalogueRequest,
+} from '../../common/contracts/catalogue-protocol.js';
 import type { CatalogueDocument } from '../../common/domain/catalogue.js';
 import { jobError, type JobError } from '../../common/domain/failure.js';
 import { askLimitedChild, notStarted, type ChildLimits } from '../images/limited-child.js';
@@ -24,11 +29,23 @@ const MAX_ANSWER_NESTING = 2 * MAX_CATALOGUE_DEPTH + 8;
 
 /** The catalogue process's answer, checked: the document, or the JobError it names. */
 export function checkedCatalogue(request: CatalogueRequest, message: unknown): CatalogueDocument | JobError {
-  if (!nestsWithin(message, MAX_ANSWER_NESTING)) return jobError('protocol-error', `The catalogue process sent an answer nested deeper than any catalogue of ${MAX_CATALOGUE_DEPTH} levels.`);
+  if (!nestsWithin(message, MAX_ANSWER_NESTING))
+    return jobError(
+      'protocol-error',
+      `The catalogue process sent an answer nested deeper than any catalogue of ${MAX_CATALOGUE_DEPTH} levels.`,
+    );
   const reply = v.safeParse(CatalogueReply, message);
-  if (!reply.success) return jobError('protocol-error', `The catalogue process sent an answer of the wrong shape: ${v.summarize(reply.issues).slice(0, 500)}`);
+  if (!reply.success)
+    return jobError(
+      'protocol-error',
+      `The catalogue process sent an answer of the wrong shape: ${v.summarize(reply.issues).slice(0, 500)}`,
+    );
   if (reply.output.type === 'document') {
-    if (reply.output.document.source !== request.source) return jobError('protocol-error', `The catalogue process answered about ${reply.output.document.source}, not ${request.source}.`);
+    if (reply.output.document.source !== request.source)
+      return jobError(
+        'protocol-error',
+        `The catalogue process answered about ${reply.output.document.source}, not ${request.source}.`,
+      );
     return reply.output.document;
   }
   const { type: _type, code, message: text, ...extra } = reply.output;
@@ -36,13 +53,26 @@ export function checkedCatalogue(request: CatalogueRequest, message: unknown): C
 }
 
 /** Reads `request` in a catalogue process; rejects with a JobError when it cannot be read. */
-export function readCatalogueInChild(request: CatalogueRequest, limits: ChildLimits = CATALOGUE_LIMITS): Promise<CatalogueDocument> {
+export function readCatalogueInChild(
+  request: CatalogueRequest,
+  limits: ChildLimits = CATALOGUE_LIMITS,
+): Promise<CatalogueDocument> {
   return askLimitedChild(CATALOGUE_ENTRY, request, limits, (message) => checkedCatalogue(request, message), {
     overLimit: (what) =>
       what === 'time'
-        ? jobError('source-read-error', `Reading the catalogue ${request.source} took more than ${Math.round(limits.timeMs / 1000)} s, so Sluice stopped.`)
-        : jobError('source-corrupt', `The catalogue ${request.source} is damaged or hostile: reading it needed more than ${what === 'memory' ? limits.memoryMiB : limits.heapMiB} MiB of memory, so Sluice stopped.`),
-    stopped: (why) => jobError('source-read-error', `The catalogue process stopped unexpectedly (${why}); ${request.source} was not read.`),
+        ? jobError(
+            'source-read-error',
+            `Reading the catalogue ${request.source} took more than ${Math.round(limits.timeMs / 1000)} s, so Sluice stopped.`,
+          )
+        : jobError(
+            'source-corrupt',
+            `The catalogue ${request.source} is damaged or hostile: reading it needed more than ${what === 'memory' ? limits.memoryMiB : limits.heapMiB} MiB of memory, so Sluice stopped.`,
+          ),
+    stopped: (why) =>
+      jobError(
+        'source-read-error',
+        `The catalogue process stopped unexpectedly (${why}); ${request.source} was not read.`,
+      ),
     notStarted: notStarted('The catalogue process'),
   });
 }

@@ -18,14 +18,19 @@ const ICON_TIMEOUT_MS = 10_000;
 const PARALLEL = 8;
 
 function iconsOf(items: readonly CatalogueItem[]): string[] {
-  return items.flatMap((item) => [...(item.icon === null ? [] : [item.icon]), ...(item.kind === 'category' && item.items !== null ? iconsOf(item.items) : [])]);
+  return items.flatMap((item) => [
+    ...(item.icon === null ? [] : [item.icon]),
+    ...(item.kind === 'category' && item.items !== null ? iconsOf(item.items) : []),
+  ]);
 }
 
 async function fetchIcon(url: string, dir: string): Promise<void> {
   const file = join(dir, iconFileName(url));
   if ((await stat(file).catch(() => null)) !== null) return;
   // file: icons come only from a local catalogue (os-list.ts refuses them from a server).
-  const bytes = url.startsWith('file:') ? await readSidecar(fileURLToPath(url), MAX_ICON_BYTES, `The icon ${url}`) : await readBoundedDownload(url, MAX_ICON_BYTES, ICON_TIMEOUT_MS);
+  const bytes = url.startsWith('file:')
+    ? await readSidecar(fileURLToPath(url), MAX_ICON_BYTES, `The icon ${url}`)
+    : await readBoundedDownload(url, MAX_ICON_BYTES, ICON_TIMEOUT_MS);
   if (bytes === null || iconType(bytes) === null) return;
   const temporary = `${file}.${process.pid}.tmp`;
   await writeFile(temporary, bytes);
@@ -34,7 +39,9 @@ async function fetchIcon(url: string, dir: string): Promise<void> {
 
 /** Fetches every icon `document` names that `dir` does not hold yet. */
 export async function fetchIcons(document: CatalogueDocument, dir: string): Promise<void> {
-  const urls = [...new Set([...iconsOf(document.items), ...document.boards.flatMap((b) => (b.icon === null ? [] : [b.icon]))])];
+  const urls = [
+    ...new Set([...iconsOf(document.items), ...document.boards.flatMap((b) => (b.icon === null ? [] : [b.icon]))]),
+  ];
   await mkdir(dir, { recursive: true });
   for (let i = 0; i < urls.length; i += PARALLEL) {
     await Promise.all(urls.slice(i, i + PARALLEL).map((url) => fetchIcon(url, dir).catch(() => undefined)));

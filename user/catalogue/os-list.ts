@@ -10,7 +10,14 @@
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { resolve } from 'node:path';
 import * as v from 'valibot';
-import { INIT_FORMATS, type CatalogueBoard, type CatalogueDocument, type CatalogueItem, type CatalogueOs, type InitFormat } from '../../common/domain/catalogue.js';
+import {
+  INIT_FORMATS,
+  type CatalogueBoard,
+  type CatalogueDocument,
+  type CatalogueItem,
+  type CatalogueOs,
+  type InitFormat,
+} from '../../common/domain/catalogue.js';
 import { jobError } from '../../common/domain/failure.js';
 import { MiB } from '../../common/domain/units.js';
 
@@ -139,10 +146,15 @@ class Addresses {
     } catch {
       throw new Refused(`${field}: "${value.slice(0, 200)}" is not an address`);
     }
-    if (url.protocol === 'http:' && this.base.protocol === 'https:') throw new Refused(`${field}: ${url.href.slice(0, 200)} is plain http, in a catalogue read over https; its publisher must give an https address`);
+    if (url.protocol === 'http:' && this.base.protocol === 'https:')
+      throw new Refused(
+        `${field}: ${url.href.slice(0, 200)} is plain http, in a catalogue read over https; its publisher must give an https address`,
+      );
     if (url.protocol === 'http:' || url.protocol === 'https:') return url.href;
     if (url.protocol === 'file:' && this.local) return url.href;
-    throw new Refused(`${field}: ${url.protocol} addresses are not allowed here (${this.local ? 'http, https or file' : 'http or https only, from a catalogue on a server'})`);
+    throw new Refused(
+      `${field}: ${url.protocol} addresses are not allowed here (${this.local ? 'http, https or file' : 'http or https only, from a catalogue on a server'})`,
+    );
   }
 
   /** The image's address: a download's URL, or a local image's path. */
@@ -192,7 +204,10 @@ class Reader {
     if (!parsed.success) throw new Refused(problem(parsed.issues));
     const e = parsed.output;
     const format = initFormat(e.init_format);
-    if (e.init_format !== undefined && format === null) this.notes.add(`${this.where}: "${e.name}" names an init_format Sluice does not know ("${e.init_format.slice(0, 64)}"): it is listed without a customisation hint.`);
+    if (e.init_format !== undefined && format === null)
+      this.notes.add(
+        `${this.where}: "${e.name}" names an init_format Sluice does not know ("${e.init_format.slice(0, 64)}"): it is listed without a customisation hint.`,
+      );
     const url = this.addresses.image(e.url);
     return {
       kind: 'os',
@@ -267,7 +282,11 @@ function nameOf(value: unknown): string {
  */
 export function parseOsList(bytes: Buffer, place: DocumentPlace): Omit<CatalogueDocument, 'offline'> {
   const where = place.source;
-  if (bytes.length > MAX_DOCUMENT_BYTES) throw jobError('source-corrupt', `The catalogue ${where} is larger than ${MAX_DOCUMENT_BYTES / MiB} MiB, too large to be one.`);
+  if (bytes.length > MAX_DOCUMENT_BYTES)
+    throw jobError(
+      'source-corrupt',
+      `The catalogue ${where} is larger than ${MAX_DOCUMENT_BYTES / MiB} MiB, too large to be one.`,
+    );
   let json: unknown;
   try {
     json = JSON.parse(bytes.toString('utf8'));
@@ -275,7 +294,11 @@ export function parseOsList(bytes: Buffer, place: DocumentPlace): Omit<Catalogue
     throw jobError('source-corrupt', `The catalogue ${where} is not JSON: ${(error as Error).message.slice(0, 200)}.`);
   }
   const frame = v.safeParse(DocumentSchema, json);
-  if (!frame.success) throw jobError('source-corrupt', `The catalogue ${where} is not an OS list (os_list v4): ${problem(frame.issues)}.`);
+  if (!frame.success)
+    throw jobError(
+      'source-corrupt',
+      `The catalogue ${where} is not an OS list (os_list v4): ${problem(frame.issues)}.`,
+    );
   let addresses: Addresses;
   try {
     addresses = new Addresses(where);

@@ -4,7 +4,11 @@
  * down to MAX_DEPTH levels and MAX_CATALOGUE_DOCUMENTS documents. A server that cannot be reached
  * is replaced by the copy saved when it last could be (saved-documents.ts), and the document says so.
  */
-import { MAX_CATALOGUE_DOCUMENTS, MAX_CATALOGUE_NOTES, type CatalogueRequest } from '../../common/contracts/catalogue-protocol.js';
+import {
+  MAX_CATALOGUE_DOCUMENTS,
+  MAX_CATALOGUE_NOTES,
+  type CatalogueRequest,
+} from '../../common/contracts/catalogue-protocol.js';
 import type { CatalogueDocument, CatalogueItem } from '../../common/domain/catalogue.js';
 import { jobError, JobError } from '../../common/domain/failure.js';
 import { HttpStatusError, readBoundedDownload } from '../images/http-source.js';
@@ -60,8 +64,12 @@ async function readOne(source: string, depth: number, session: Session): Promise
     return { ...document, offline: null };
   }
   const saved = session.savedDir === null ? null : await savedDocument(session.savedDir, source);
-  if (saved === null) throw jobError('source-read-error', `${fetched.failed} No copy of this catalogue was saved for use offline.`);
-  return { ...parseOsList(saved.bytes, { source, depth }), offline: { savedAt: saved.savedAt, reason: fetched.failed } };
+  if (saved === null)
+    throw jobError('source-read-error', `${fetched.failed} No copy of this catalogue was saved for use offline.`);
+  return {
+    ...parseOsList(saved.bytes, { source, depth }),
+    offline: { savedAt: saved.savedAt, reason: fetched.failed },
+  };
 }
 
 /** `items` with every category's subitems_url read, each document's notes and offline state kept in `session`. */
@@ -75,7 +83,9 @@ async function expandItems(items: readonly CatalogueItem[], depth: number, sessi
     let inside = item.items;
     if (inside === null && item.subitemsUrl !== null) {
       if (session.documents >= MAX_CATALOGUE_DOCUMENTS) {
-        session.notes.push(`"${item.name}" was not read: the catalogue names more than ${MAX_CATALOGUE_DOCUMENTS} documents.`);
+        session.notes.push(
+          `"${item.name}" was not read: the catalogue names more than ${MAX_CATALOGUE_DOCUMENTS} documents.`,
+        );
       } else {
         try {
           const document = await readOne(item.subitemsUrl, depth + 1, session);
@@ -95,7 +105,10 @@ async function expandItems(items: readonly CatalogueItem[], depth: number, sessi
 
 /** The notes as the protocol carries them: MAX_CATALOGUE_NOTES at most, each of a readable length. */
 function capped(notes: readonly string[]): string[] {
-  const kept = notes.length <= MAX_CATALOGUE_NOTES ? notes : [...notes.slice(0, MAX_CATALOGUE_NOTES - 1), `… and ${notes.length - MAX_CATALOGUE_NOTES + 1} more notes.`];
+  const kept =
+    notes.length <= MAX_CATALOGUE_NOTES
+      ? notes
+      : [...notes.slice(0, MAX_CATALOGUE_NOTES - 1), `… and ${notes.length - MAX_CATALOGUE_NOTES + 1} more notes.`];
   return kept.map((note) => (note.length > MAX_NOTE_LENGTH ? `${note.slice(0, MAX_NOTE_LENGTH - 1)}…` : note));
 }
 
@@ -109,6 +122,7 @@ export async function readCatalogue(request: CatalogueRequest): Promise<Catalogu
     document = { ...document, items, notes: [...document.notes, ...session.notes], offline: session.offline };
   }
   // Offline, the icons are those fetched before: the network is not tried again for each.
-  if (request.iconsDir !== undefined && request.iconsDir !== null && session.unreachable === null) await fetchIcons(document, request.iconsDir);
+  if (request.iconsDir !== undefined && request.iconsDir !== null && session.unreachable === null)
+    await fetchIcons(document, request.iconsDir);
   return { ...document, notes: capped(document.notes) };
 }

@@ -30,7 +30,9 @@ export async function saveDocument(dir: string, source: string, bytes: Buffer): 
 /** The copy of `source` saved when it last could be read, and when that was; null when there is none. */
 export async function savedDocument(dir: string, source: string): Promise<{ bytes: Buffer; savedAt: number } | null> {
   const file = fileFor(dir, source);
-  const bytes = await readSidecar(file, MAX_DOCUMENT_BYTES, `The saved copy of the catalogue ${source}`).catch(() => null);
+  const bytes = await readSidecar(file, MAX_DOCUMENT_BYTES, `The saved copy of the catalogue ${source}`).catch(
+    () => null,
+  );
   if (bytes === null) return null;
   const { mtimeMs } = await stat(file);
   return { bytes, savedAt: mtimeMs };

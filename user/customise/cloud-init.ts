@@ -26,7 +26,12 @@ export function userData(c: Customisation): string {
   if (c.keymap !== null) config['keyboard'] = { model: 'pc105', layout: c.keymap };
   const keys = c.ssh?.authorizedKeys ?? [];
   if (c.user !== null) {
-    const user: Record<string, unknown> = { name: c.user.name, groups: USER_GROUPS, shell: '/bin/bash', lock_passwd: c.user.passwordHash === null };
+    const user: Record<string, unknown> = {
+      name: c.user.name,
+      groups: USER_GROUPS,
+      shell: '/bin/bash',
+      lock_passwd: c.user.passwordHash === null,
+    };
     if (c.user.passwordHash !== null) user['passwd'] = c.user.passwordHash;
     if (keys.length > 0) user['ssh_authorized_keys'] = keys;
     user['sudo'] = 'ALL=(ALL) NOPASSWD:ALL';
@@ -49,7 +54,12 @@ export function userData(c: Customisation): string {
  * settings give the same bytes (sluice verify compares them).
  */
 export function metaData(c: Customisation, userDataText: string, networkConfigText: string | null): string {
-  const digest = createHash('sha256').update(userDataText).update('\0').update(networkConfigText ?? '').digest('hex').slice(0, 16);
+  const digest = createHash('sha256')
+    .update(userDataText)
+    .update('\0')
+    .update(networkConfigText ?? '')
+    .digest('hex')
+    .slice(0, 16);
   const meta: Record<string, string> = { 'instance-id': `sluice-${digest}` };
   if (c.hostname !== null) meta['local-hostname'] = c.hostname;
   return yaml(meta);
@@ -70,7 +80,14 @@ export function networkConfig(c: Customisation): string | null {
     network: {
       version: 2,
       ethernets: { eth0: { dhcp4: true, optional: true } },
-      wifis: { wlan0: { dhcp4: true, optional: true, 'regulatory-domain': c.wifi.country, 'access-points': { [c.wifi.ssid]: point } } },
+      wifis: {
+        wlan0: {
+          dhcp4: true,
+          optional: true,
+          'regulatory-domain': c.wifi.country,
+          'access-points': { [c.wifi.ssid]: point },
+        },
+      },
     },
   });
 }

@@ -30,7 +30,8 @@ export function cmdlineProblem(bytes: Buffer): string | null {
     return 'it is not UTF-8 text';
   }
   const control = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/.exec(text);
-  if (control !== null) return `it holds a control character (0x${control[0].charCodeAt(0).toString(16).padStart(2, '0')}) at byte ${Buffer.byteLength(text.slice(0, control.index))}`;
+  if (control !== null)
+    return `it holds a control character (0x${control[0].charCodeAt(0).toString(16).padStart(2, '0')}) at byte ${Buffer.byteLength(text.slice(0, control.index))}`;
   if (argumentsOf(text).length === 0) return 'its first line is empty';
   return null;
 }

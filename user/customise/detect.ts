@@ -43,8 +43,14 @@ export interface ImageAccess {
 }
 
 /** The first partition holding a FAT volume, opened. */
-async function findBoot(access: ImageAccess, table: PartitionTable): Promise<{ partition: PartitionEntry; fat: FatEditor } | null> {
-  const partitions = table.type === 'none' && table.partitions.length === 0 ? [] : [...table.partitions].sort((a, b) => a.number - b.number);
+async function findBoot(
+  access: ImageAccess,
+  table: PartitionTable,
+): Promise<{ partition: PartitionEntry; fat: FatEditor } | null> {
+  const partitions =
+    table.type === 'none' && table.partitions.length === 0
+      ? []
+      : [...table.partitions].sort((a, b) => a.number - b.number);
   for (const partition of partitions) {
     const fat = await FatEditor.open(access.readAt, partition.offset, partition.size);
     if (fat !== null) return { partition, fat };
@@ -70,10 +76,18 @@ function support(method: CustomisationMethod | null, why: string, rest: Omit<Det
  * What the contents of the image `access` reads say, whose partition table is `table`; `undecided`
  * says why they cannot tell the methods apart, when they cannot.
  */
-async function detectFromContents(access: ImageAccess, table: PartitionTable | null): Promise<Detection & { undecided: string | null }> {
+async function detectFromContents(
+  access: ImageAccess,
+  table: PartitionTable | null,
+): Promise<Detection & { undecided: string | null }> {
   const none = { boot: null, bootDir: '/boot' as const, seedOnCommandLine: false };
-  const lookedFor = 'looked for cmdline.txt and config.txt (Raspberry Pi OS), cloud-init seed files (user-data, meta-data, network-config) or /etc/cloud, and rpi-preseed';
-  if (table === null) return { ...support(null, `The partition table could not be read, so no boot partition was found (${lookedFor}).`, none), undecided: null };
+  const lookedFor =
+    'looked for cmdline.txt and config.txt (Raspberry Pi OS), cloud-init seed files (user-data, meta-data, network-config) or /etc/cloud, and rpi-preseed';
+  if (table === null)
+    return {
+      ...support(null, `The partition table could not be read, so no boot partition was found (${lookedFor}).`, none),
+      undecided: null,
+    };
   const found = await findBoot(access, table);
   if (found === null) return { ...support(null, `No FAT boot partition (${lookedFor}).`, none), undecided: null };
   const { partition, fat } = found;
@@ -84,28 +98,63 @@ async function detectFromContents(access: ImageAccess, table: PartitionTable | n
   const where = `partition ${partition.number}`;
 
   const root = access.random ? await findRoot(access, table, partition) : null;
-  const unread = access.random ? 'no ext4 root filesystem was found' : 'the root filesystem was not read: it is not reachable without decoding the whole image';
+  const unread = access.random
+    ? 'no ext4 root filesystem was found'
+    : 'the root filesystem was not read: it is not reachable without decoding the whole image';
   const rootNote = root !== null ? '' : ` ${unread.charAt(0).toUpperCase()}${unread.slice(1)}.`;
   const preseed = root !== null && (await anyExists(root, PRESEED_UNITS));
   const cloud = root !== null && (await root.kind('/etc/cloud')) === 'directory';
   const imagerCustom = root !== null && (await root.kind(IMAGER_CUSTOM)) === 'file';
-  const firmwareDir = root !== null ? (await root.kind('/boot/firmware')) === 'directory' : /\/boot\/firmware\//.test((await fat.readFile('config.txt'))?.toString('latin1') ?? '');
+  const firmwareDir =
+    root !== null
+      ? (await root.kind('/boot/firmware')) === 'directory'
+      : /\/boot\/firmware\//.test((await fat.readFile('config.txt'))?.toString('latin1') ?? '');
   const bootDir = firmwareDir ? '/boot/firmware' : '/boot';
   const rest = { boot: partition, bootDir, seedOnCommandLine: false } as const;
 
   /** What the image's own contents say, without the catalogue's word. */
   const contents = (): Detection => {
-    if (preseed) return support('rpi-preseed', `The root filesystem has rpi-preseed (${PRESEED_UNITS[0]}); rpi-preseed.toml goes on the boot partition (${where}).`, rest);
-    if (seeds.length > 0) return support('cloud-init', `The boot partition (${where}) holds cloud-init seed files (${seeds.join(', ')}).`, rest);
-    if (cloud && has('cmdline.txt')) return support('cloud-init', `The root filesystem has /etc/cloud; the seed files go on the boot partition (${where}) and cmdline.txt names them (ds=nocloud).`, { ...rest, seedOnCommandLine: true });
+    if (preseed)
+      return support(
+        'rpi-preseed',
+        `The root filesystem has rpi-preseed (${PRESEED_UNITS[0]}); rpi-preseed.toml goes on the boot partition (${where}).`,
+        rest,
+      );
+    if (seeds.length > 0)
+      return support(
+        'cloud-init',
+        `The boot partition (${where}) holds cloud-init seed files (${seeds.join(', ')}).`,
+        rest,
+      );
+    if (cloud && has('cmdline.txt'))
+      return support(
+        'cloud-init',
+        `The root filesystem has /etc/cloud; the seed files go on the boot partition (${where}) and cmdline.txt names them (ds=nocloud).`,
+        { ...rest, seedOnCommandLine: true },
+      );
     if (piBoot) {
-      const evidence = imagerCustom ? `and the root filesystem has ${IMAGER_CUSTOM}` : root !== null ? `(an image older than ${IMAGER_CUSTOM}: firstrun.sh falls back to plain commands)` : `(${rootNote.trim()})`;
-      return support('systemd-firstrun', `The boot partition (${where}) has cmdline.txt and config.txt ${evidence}; firstrun.sh runs from the boot partition, mounted at /boot/firmware or /boot.`, rest);
+      const evidence = imagerCustom
+        ? `and the root filesystem has ${IMAGER_CUSTOM}`
+        : root !== null
+          ? `(an image older than ${IMAGER_CUSTOM}: firstrun.sh falls back to plain commands)`
+          : `(${rootNote.trim()})`;
+      return support(
+        'systemd-firstrun',
+        `The boot partition (${where}) has cmdline.txt and config.txt ${evidence}; firstrun.sh runs from the boot partition, mounted at /boot/firmware or /boot.`,
+        rest,
+      );
     }
-    return support(null, `The boot partition (${where}) has none of what Sluice looks for (${lookedFor}).${rootNote}`, none);
+    return support(
+      null,
+      `The boot partition (${where}) has none of what Sluice looks for (${lookedFor}).${rootNote}`,
+      none,
+    );
   };
   // Only cmdline.txt and config.txt, and no root filesystem read: Raspberry Pi OS's firstrun, cloud-init and rpi-preseed all fit.
-  const undecided = root === null && seeds.length === 0 && piBoot ? `the boot partition (${where}) has cmdline.txt and config.txt, which do not tell the methods apart, and ${unread}` : null;
+  const undecided =
+    root === null && seeds.length === 0 && piBoot
+      ? `the boot partition (${where}) has cmdline.txt and config.txt, which do not tell the methods apart, and ${unread}`
+      : null;
   return { ...contents(), undecided };
 }
 
@@ -114,17 +163,30 @@ async function detectFromContents(access: ImageAccess, table: PartitionTable | n
  * a catalogue entry's init_format (issue 14): it chooses where the image's contents cannot tell the
  * methods apart, and the contents win where they can; the words say which happened.
  */
-export async function detectMethod(access: ImageAccess, table: PartitionTable | null, hint: InitFormat | null = null): Promise<Detection> {
+export async function detectMethod(
+  access: ImageAccess,
+  table: PartitionTable | null,
+  hint: InitFormat | null = null,
+): Promise<Detection> {
   const { undecided, ...found } = await detectFromContents(access, table);
   if (hint === null) return found;
   const named = `init_format "${hint}"`;
   const wanted = methodOfInitFormat(hint);
   if (wanted === found.method) return { ...found, why: `${found.why} The catalogue entry says the same (${named}).` };
-  if (undecided === null) return { ...found, why: `${found.why} The catalogue entry names ${wanted ?? 'no customisation'} (${named}), but the image's own contents win.` };
+  if (undecided === null)
+    return {
+      ...found,
+      why: `${found.why} The catalogue entry names ${wanted ?? 'no customisation'} (${named}), but the image's own contents win.`,
+    };
   const chosen = `The catalogue entry chooses ${wanted ?? 'no customisation'} (${named}): ${undecided}.`;
   if (wanted === null) return support(null, chosen, { boot: null, bootDir: '/boot', seedOnCommandLine: false });
   const rest = { boot: found.boot, bootDir: found.bootDir, seedOnCommandLine: wanted === 'cloud-init' };
-  if (wanted === 'cloud-init') return support(wanted, `${chosen} The seed files go on the boot partition and cmdline.txt names them (ds=nocloud).`, rest);
+  if (wanted === 'cloud-init')
+    return support(
+      wanted,
+      `${chosen} The seed files go on the boot partition and cmdline.txt names them (ds=nocloud).`,
+      rest,
+    );
   // Undecided contents say systemd-firstrun themselves, so a catalogue that differs here names rpi-preseed.
   return support(wanted, `${chosen} rpi-preseed.toml goes on the boot partition.`, rest);
 }

@@ -47,9 +47,25 @@ function parseSuperblock(sb: Buffer, partitionBytes: number): Geometry | null {
   const inodeSize = revision === 0 ? 128 : sb.readUInt16LE(88);
   const descriptorSize = incompat & INCOMPAT_64BIT ? sb.readUInt16LE(254) : 32;
   const firstDataBlock = sb.readUInt32LE(20);
-  if (blocks === 0 || blocksPerGroup === 0 || inodesPerGroup === 0 || inodeSize < 128 || inodeSize > blockSize || (inodeSize & (inodeSize - 1)) !== 0) return null;
+  if (
+    blocks === 0 ||
+    blocksPerGroup === 0 ||
+    inodesPerGroup === 0 ||
+    inodeSize < 128 ||
+    inodeSize > blockSize ||
+    (inodeSize & (inodeSize - 1)) !== 0
+  )
+    return null;
   if (descriptorSize < 32 || descriptorSize > 1024 || blocks * blockSize > partitionBytes) return null;
-  return { blockSize, inodesPerGroup, inodeSize, descriptorSize, firstDataBlock, groups: Math.ceil((blocks - firstDataBlock) / blocksPerGroup), blocks };
+  return {
+    blockSize,
+    inodesPerGroup,
+    inodeSize,
+    descriptorSize,
+    firstDataBlock,
+    groups: Math.ceil((blocks - firstDataBlock) / blocksPerGroup),
+    blocks,
+  };
 }
 
 interface Inode {
@@ -102,12 +118,18 @@ export class Ext4Reader {
     const descriptors = await this.block(firstDataBlock + 1 + Math.floor(descriptorBytes / blockSize));
     if (descriptors === null) return null;
     const at = descriptorBytes % blockSize;
-    const table = descriptors.readUInt32LE(at + 8) + (descriptorSize >= 64 ? descriptors.readUInt32LE(at + 0x28) * 2 ** 32 : 0);
+    const table =
+      descriptors.readUInt32LE(at + 8) + (descriptorSize >= 64 ? descriptors.readUInt32LE(at + 0x28) * 2 ** 32 : 0);
     const index = (n - 1) % inodesPerGroup;
     const block = await this.block(table + Math.floor((index * inodeSize) / blockSize));
     if (block === null) return null;
     const raw = block.subarray((index * inodeSize) % blockSize, ((index * inodeSize) % blockSize) + 128);
-    return { mode: raw.readUInt16LE(0), size: raw.readUInt32LE(4) + raw.readUInt32LE(108) * 2 ** 32, flags: raw.readUInt32LE(32), block: Buffer.from(raw.subarray(40, 100)) };
+    return {
+      mode: raw.readUInt16LE(0),
+      size: raw.readUInt32LE(4) + raw.readUInt32LE(108) * 2 ** 32,
+      flags: raw.readUInt32LE(32),
+      block: Buffer.from(raw.subarray(40, 100)),
+    };
   }
 
   /** The file blocks of an inode, in order, up to `limit` blocks; null when its map cannot be read. */
@@ -131,7 +153,8 @@ export class Ext4Reader {
       }
       return true;
     };
-    if (!(await indirect(inode.block.readUInt32LE(48), 0)) || !(await indirect(inode.block.readUInt32LE(52), 1))) return null;
+    if (!(await indirect(inode.block.readUInt32LE(48), 0)) || !(await indirect(inode.block.readUInt32LE(52), 1)))
+      return null;
     return out.filter((n) => n !== 0);
   }
 
@@ -158,19 +181,27 @@ export class Ext4Reader {
   private async lookup(dir: number, name: string): Promise<[number, number] | null> {
     const inode = await this.inode(dir);
     if (inode === null || (inode.mode & 0xf000) !== 0x4000) return null;
-    const limit = Math.min(Math.ceil(inode.size / this.geometry.blockSize), MAX_DIRECTORY_BYTES / this.geometry.blockSize);
+    const limit = Math.min(
+      Math.ceil(inode.size / this.geometry.blockSize),
+      MAX_DIRECTORY_BYTES / this.geometry.blockSize,
+    );
     const blocks = await this.blocks(inode, limit);
     if (blocks === null) return null;
     const wanted = Buffer.from(name, 'utf8');
     for (const n of blocks) {
       const block = await this.block(n);
       if (block === null) return null;
-      for (let at = 0; at + 8 <= block.length; ) {
+      for (let at = 0; at + 8 <= block.length;) {
         const entryInode = block.readUInt32LE(at);
         const recordLength = block.readUInt16LE(at + 4);
         const nameLength = block[at + 6] ?? 0;
         if (recordLength < 8 || at + recordLength > block.length || 8 + nameLength > recordLength) break;
-        if (entryInode !== 0 && nameLength === wanted.length && block.subarray(at + 8, at + 8 + nameLength).equals(wanted)) return [entryInode, block[at + 7] ?? 0];
+        if (
+          entryInode !== 0 &&
+          nameLength === wanted.length &&
+          block.subarray(at + 8, at + 8 + nameLength).equals(wanted)
+        )
+          return [entryInode, block[at + 7] ?? 0];
         at += recordLength;
       }
     }

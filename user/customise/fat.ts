@@ -136,7 +136,11 @@ function shownShortName(raw: Buffer, flags: number): string {
 /** The UTF-16 characters of one long-name entry, up to its terminator. */
 function longNamePart(entry: Buffer): { text: string; ended: boolean } {
   const units: number[] = [];
-  for (const [from, count] of [[1, 5], [14, 6], [28, 2]] as const) {
+  for (const [from, count] of [
+    [1, 5],
+    [14, 6],
+    [28, 2],
+  ] as const) {
     for (let i = 0; i < count; i++) {
       const unit = entry.readUInt16LE(from + 2 * i);
       if (unit === 0x0000) return { text: String.fromCharCode(...units), ended: true };
@@ -197,7 +201,13 @@ export function listDirectory(bytes: Buffer): FatEntry[] {
 /** The file called `name` (as vfat compares names: either name, any case), or null. */
 export function findEntry(entries: readonly FatEntry[], name: string): FatEntry | null {
   const wanted = name.toLowerCase();
-  return entries.find((e) => e.name.toLowerCase() === wanted || shownShortName(Buffer.from(e.shortName, 'latin1'), 0).toLowerCase() === wanted) ?? null;
+  return (
+    entries.find(
+      (e) =>
+        e.name.toLowerCase() === wanted ||
+        shownShortName(Buffer.from(e.shortName, 'latin1'), 0).toLowerCase() === wanted,
+    ) ?? null
+  );
 }
 
 /** The FAT's entries: 12, 16 or 28 bits each. */
@@ -216,12 +226,16 @@ class AllocationTable {
   }
 
   set(n: number, value: number): void {
-    if (this.type === 32) this.bytes.writeUInt32LE(((this.bytes.readUInt32LE(n * 4) & 0xf0000000) | (value & 0x0fffffff)) >>> 0, n * 4);
+    if (this.type === 32)
+      this.bytes.writeUInt32LE(((this.bytes.readUInt32LE(n * 4) & 0xf0000000) | (value & 0x0fffffff)) >>> 0, n * 4);
     else if (this.type === 16) this.bytes.writeUInt16LE(value & 0xffff, n * 2);
     else {
       const at = Math.floor((n * 3) / 2);
       const pair = this.bytes.readUInt16LE(at);
-      this.bytes.writeUInt16LE(n % 2 === 0 ? (pair & 0xf000) | (value & 0xfff) : (pair & 0x000f) | ((value & 0xfff) << 4), at);
+      this.bytes.writeUInt16LE(
+        n % 2 === 0 ? (pair & 0xf000) | (value & 0xfff) : (pair & 0x000f) | ((value & 0xfff) << 4),
+        at,
+      );
     }
   }
 
@@ -318,14 +332,24 @@ export class FatEditor {
     if (geometry === null) return null;
     const { type, clusterCount } = geometry;
     const needed = Math.ceil(((clusterCount + 2) * (type === 12 ? 12 : type === 16 ? 16 : 32)) / 8);
-    if (needed > MAX_FAT_BYTES) throw jobError('cannot-customise', `The boot partition's FAT is ${Math.round(needed / 1024 / 1024)} MiB, larger than the ${MAX_FAT_BYTES / 1024 / 1024} MiB of a boot partition: Sluice does not customise it.`);
+    if (needed > MAX_FAT_BYTES)
+      throw jobError(
+        'cannot-customise',
+        `The boot partition's FAT is ${Math.round(needed / 1024 / 1024)} MiB, larger than the ${MAX_FAT_BYTES / 1024 / 1024} MiB of a boot partition: Sluice does not customise it.`,
+      );
     const fsInfo = geometry.fsInfoOffset === null ? null : await readAt(offset + geometry.fsInfoOffset, 512);
     const fatBytes = await readAt(offset + geometry.fatOffset, needed);
     if (fatBytes.length < needed) throw jobError('source-truncated', 'The image ends inside its boot partition’s FAT.');
     // Three extra bytes let FAT12's 16-bit reads of the last entry stay inside the buffer.
     const fat = new AllocationTable(Buffer.concat([fatBytes, Buffer.alloc(3)]), type, clusterCount);
-    const root = type === 32 ? await readClusters(readAt, offset, geometry, fat, geometry.rootCluster) : await readRegion(readAt, offset, geometry.rootOffset, geometry.rootBytes);
-    const validFsInfo = fsInfo !== null && fsInfo.readUInt32LE(0) === 0x41615252 && fsInfo.readUInt32LE(484) === 0x61417272 ? fsInfo : null;
+    const root =
+      type === 32
+        ? await readClusters(readAt, offset, geometry, fat, geometry.rootCluster)
+        : await readRegion(readAt, offset, geometry.rootOffset, geometry.rootBytes);
+    const validFsInfo =
+      fsInfo !== null && fsInfo.readUInt32LE(0) === 0x41615252 && fsInfo.readUInt32LE(484) === 0x61417272
+        ? fsInfo
+        : null;
     return new FatEditor(geometry, fat, root, validFsInfo, readAt, offset);
   }
 
@@ -338,11 +362,21 @@ export class FatEditor {
   async readFile(name: string): Promise<Buffer | null> {
     const entry = findEntry(this.entries(), name);
     if (entry === null || (entry.attributes & ATTR_DIRECTORY) !== 0) return null;
-    if (entry.size > MAX_READ_FILE_BYTES) throw jobError('cannot-customise', `${name} on the boot partition has ${entry.size} bytes, more than the ${MAX_READ_FILE_BYTES} such a file has.`);
+    if (entry.size > MAX_READ_FILE_BYTES)
+      throw jobError(
+        'cannot-customise',
+        `${name} on the boot partition has ${entry.size} bytes, more than the ${MAX_READ_FILE_BYTES} such a file has.`,
+      );
     const clusters = this.fat.chain(entry.cluster).slice(0, Math.ceil(entry.size / this.geometry.clusterBytes));
-    const pieces = await Promise.all(clusters.map((c) => this.readAt(this.offset + this.clusterOffset(c), this.geometry.clusterBytes)));
+    const pieces = await Promise.all(
+      clusters.map((c) => this.readAt(this.offset + this.clusterOffset(c), this.geometry.clusterBytes)),
+    );
     const bytes = Buffer.concat(pieces);
-    if (bytes.length < entry.size) throw jobError('cannot-customise', `${name} on the boot partition is shorter than its directory entry says (${bytes.length} of ${entry.size} bytes): the filesystem is damaged.`);
+    if (bytes.length < entry.size)
+      throw jobError(
+        'cannot-customise',
+        `${name} on the boot partition is shorter than its directory entry says (${bytes.length} of ${entry.size} bytes): the filesystem is damaged.`,
+      );
     return bytes.subarray(0, entry.size);
   }
 
@@ -374,7 +408,10 @@ export class FatEditor {
     const needed = this.clustersNeeded(files) + (this.geometry.type === 32 && !this.entriesFit(newNames) ? 1 : 0);
     if (needed > free) {
       const kib = (clusters: number) => `${Math.ceil((clusters * this.geometry.clusterBytes) / 1024)} KiB`;
-      throw jobError('cannot-customise', `The boot partition is too full for the customisation: ${files.map((f) => f.name).join(', ')} need ${kib(needed)} more and it has ${kib(free)} free. Nothing was written.`);
+      throw jobError(
+        'cannot-customise',
+        `The boot partition is too full for the customisation: ${files.map((f) => f.name).join(', ')} need ${kib(needed)} more and it has ${kib(free)} free. Nothing was written.`,
+      );
     }
     const stamp = this.newestStamp();
     for (const file of files) this.writeFile(file, stamp, file.name === last);
@@ -394,7 +431,11 @@ export class FatEditor {
     dataWrites(false);
     const fatRuns = differingRuns(this.originalFat, this.fat.bytes.subarray(0, this.originalFat.length));
     for (let copy = 0; copy < this.geometry.fatCount; copy++) {
-      for (const run of fatRuns) out.push({ offset: this.geometry.fatOffset + copy * this.geometry.fatBytes + run.start, bytes: Buffer.from(this.fat.bytes.subarray(run.start, run.end)) });
+      for (const run of fatRuns)
+        out.push({
+          offset: this.geometry.fatOffset + copy * this.geometry.fatBytes + run.start,
+          bytes: Buffer.from(this.fat.bytes.subarray(run.start, run.end)),
+        });
     }
     let at = 0;
     for (const piece of this.root.pieces) {
@@ -402,13 +443,19 @@ export class FatEditor {
       if (piece.fresh) out.push({ offset: piece.offset, bytes: Buffer.from(after) });
       else {
         const before = this.originalRoot.subarray(at, at + piece.length);
-        for (const run of differingRuns(before, after)) out.push({ offset: piece.offset + run.start, bytes: Buffer.from(after.subarray(run.start, run.end)) });
+        for (const run of differingRuns(before, after))
+          out.push({ offset: piece.offset + run.start, bytes: Buffer.from(after.subarray(run.start, run.end)) });
       }
       at += piece.length;
     }
     if (this.fsInfo !== null && this.geometry.fsInfoOffset !== null) {
-      if (this.fsInfo.after.readUInt32LE(488) !== 0xffffffff) this.fsInfo.after.writeUInt32LE(this.fat.freeCount(), 488);
-      for (const run of differingRuns(this.fsInfo.before, this.fsInfo.after)) out.push({ offset: this.geometry.fsInfoOffset + run.start, bytes: Buffer.from(this.fsInfo.after.subarray(run.start, run.end)) });
+      if (this.fsInfo.after.readUInt32LE(488) !== 0xffffffff)
+        this.fsInfo.after.writeUInt32LE(this.fat.freeCount(), 488);
+      for (const run of differingRuns(this.fsInfo.before, this.fsInfo.after))
+        out.push({
+          offset: this.geometry.fsInfoOffset + run.start,
+          bytes: Buffer.from(this.fsInfo.after.subarray(run.start, run.end)),
+        });
     }
     dataWrites(true);
     return out;
@@ -495,10 +542,15 @@ export class FatEditor {
   private freeSlots(count: number): number {
     const found = findFreeRun(this.root.bytes, count);
     if (found !== null) return found;
-    if (this.geometry.type !== 32) throw jobError('cannot-customise', 'The boot partition’s root directory is full: it has no room for another file. Nothing was written.');
+    if (this.geometry.type !== 32)
+      throw jobError(
+        'cannot-customise',
+        'The boot partition’s root directory is full: it has no room for another file. Nothing was written.',
+      );
     // The old end marker would hide the new cluster's entries from every reader: the slots from it
     // on become deleted entries, and the new cluster's zeros end the directory.
-    for (let at = 0; at < this.root.bytes.length; at += ENTRY_BYTES) if (this.root.bytes[at] === 0x00) this.root.bytes[at] = 0xe5;
+    for (let at = 0; at < this.root.bytes.length; at += ENTRY_BYTES)
+      if (this.root.bytes[at] === 0x00) this.root.bytes[at] = 0xe5;
     const cluster = this.allocate();
     const last = this.root.clusters.at(-1);
     if (last !== undefined) this.fat.set(last, cluster);
@@ -552,19 +604,35 @@ function findFreeRun(bytes: Buffer, count: number): number | null {
 /** A FAT12/16 root directory: a fixed region. */
 async function readRegion(readAt: ReadAt, partition: number, offset: number, length: number): Promise<DirectoryBytes> {
   const bytes = await readAt(partition + offset, length);
-  if (bytes.length < length) throw jobError('source-truncated', 'The image ends inside its boot partition’s root directory.');
+  if (bytes.length < length)
+    throw jobError('source-truncated', 'The image ends inside its boot partition’s root directory.');
   return { bytes, pieces: [{ offset, length, fresh: false }], clusters: [] };
 }
 
 /** A directory in clusters (FAT32's root), read cluster by cluster along its chain. */
-async function readClusters(readAt: ReadAt, partition: number, geometry: FatGeometry, fat: AllocationTable, start: number): Promise<DirectoryBytes> {
+async function readClusters(
+  readAt: ReadAt,
+  partition: number,
+  geometry: FatGeometry,
+  fat: AllocationTable,
+  start: number,
+): Promise<DirectoryBytes> {
   const clusters = fat.chain(start);
-  if (clusters.length * geometry.clusterBytes > MAX_DIRECTORY_BYTES) throw jobError('cannot-customise', 'The boot partition’s root directory is longer than a FAT directory can be: the filesystem is damaged.');
-  const pieces = clusters.map((c) => ({ offset: geometry.dataOffset + (c - 2) * geometry.clusterBytes, length: geometry.clusterBytes, fresh: false }));
+  if (clusters.length * geometry.clusterBytes > MAX_DIRECTORY_BYTES)
+    throw jobError(
+      'cannot-customise',
+      'The boot partition’s root directory is longer than a FAT directory can be: the filesystem is damaged.',
+    );
+  const pieces = clusters.map((c) => ({
+    offset: geometry.dataOffset + (c - 2) * geometry.clusterBytes,
+    length: geometry.clusterBytes,
+    fresh: false,
+  }));
   const parts: Buffer[] = [];
   for (const piece of pieces) {
     const bytes = await readAt(partition + piece.offset, piece.length);
-    if (bytes.length < piece.length) throw jobError('source-truncated', 'The image ends inside its boot partition’s root directory.');
+    if (bytes.length < piece.length)
+      throw jobError('source-truncated', 'The image ends inside its boot partition’s root directory.');
     parts.push(bytes);
   }
   return { bytes: Buffer.concat(parts), pieces, clusters };
@@ -586,7 +654,12 @@ function shortNameFor(name: string, taken: ReadonlySet<string>): { raw: Buffer; 
   const base = dot > 0 ? name.slice(0, dot) : name;
   const ext = dot > 0 ? name.slice(dot + 1) : '';
   const upper = (text: string) => text.toUpperCase();
-  const fits = base.length >= 1 && base.length <= 8 && ext.length <= 3 && [...upper(base + ext)].every(isShortChar) && (dot < 0 || dot === name.indexOf('.'));
+  const fits =
+    base.length >= 1 &&
+    base.length <= 8 &&
+    ext.length <= 3 &&
+    [...upper(base + ext)].every(isShortChar) &&
+    (dot < 0 || dot === name.indexOf('.'));
   const oneCase = (text: string) => text === text.toUpperCase() || text === text.toLowerCase();
   if (fits && oneCase(base) && oneCase(ext)) {
     const raw = Buffer.from(upper(base).padEnd(8) + upper(ext).padEnd(3), 'latin1');
@@ -619,7 +692,11 @@ function longNameEntry(name: string, sequence: number, isLast: boolean, checksum
     units.push(index < name.length ? name.charCodeAt(index) : index === name.length ? 0x0000 : 0xffff);
   }
   let u = 0;
-  for (const [from, count] of [[1, 5], [14, 6], [28, 2]] as const) {
+  for (const [from, count] of [
+    [1, 5],
+    [14, 6],
+    [28, 2],
+  ] as const) {
     for (let i = 0; i < count; i++) entry.writeUInt16LE(units[u++] ?? 0xffff, from + 2 * i);
   }
   return entry;

@@ -12,7 +12,23 @@ const IMAGER_CUSTOM = '/usr/lib/raspberrypi-sys-mods/imager_custom';
 const USERCONF = '/usr/lib/userconf-pi/userconf';
 
 /** The groups Raspberry Pi OS gives its first user; the fallback that makes one adds those the system has. */
-const PI_GROUPS = ['users', 'adm', 'dialout', 'audio', 'netdev', 'video', 'plugdev', 'cdrom', 'games', 'input', 'gpio', 'spi', 'i2c', 'render', 'sudo'];
+const PI_GROUPS = [
+  'users',
+  'adm',
+  'dialout',
+  'audio',
+  'netdev',
+  'video',
+  'plugdev',
+  'cdrom',
+  'games',
+  'input',
+  'gpio',
+  'spi',
+  'i2c',
+  'render',
+  'sudo',
+];
 
 /** The report firstrun.sh leaves on the boot partition: one line per step, no values. */
 export const FIRSTRUN_REPORT = 'sluice-firstrun.txt';
@@ -35,7 +51,12 @@ export function shellQuote(value: string): string {
 export function firstRunArguments(): string[] {
   const run = (dir: string) => `/bin/bash ${dir}/firstrun.sh`;
   const command = `/bin/sh -c 'test -f /boot/firmware/firstrun.sh && exec ${run('/boot/firmware')} || exec ${run('/boot')}'`;
-  return [`systemd.run="${command}"`, 'systemd.run_success_action=reboot', 'systemd.run_failure_action=none', 'systemd.unit=kernel-command-line.target'];
+  return [
+    `systemd.run="${command}"`,
+    'systemd.run_success_action=reboot',
+    'systemd.run_failure_action=none',
+    'systemd.unit=kernel-command-line.target',
+  ];
 }
 
 /** The hex form of a network name, which wpa_supplicant.conf takes unquoted for any bytes. */
@@ -97,7 +118,11 @@ function userStep(user: NonNullable<Customisation['user']>): Step {
 function sshStep(ssh: NonNullable<Customisation['ssh']>, userName: string | null): Step {
   const keys = ssh.authorizedKeys;
   const mode = ssh.passwordAuth ? '-p' : keys.length > 0 ? '-k' : '-p';
-  const body = [`if [ -f ${IMAGER_CUSTOM} ]; then`, `   ${IMAGER_CUSTOM} enable_ssh ${[mode, ...keys.map(shellQuote)].join(' ')}`, 'else'];
+  const body = [
+    `if [ -f ${IMAGER_CUSTOM} ]; then`,
+    `   ${IMAGER_CUSTOM} enable_ssh ${[mode, ...keys.map(shellQuote)].join(' ')}`,
+    'else',
+  ];
   if (keys.length > 0) {
     body.push(
       `   KEYUSER=${userName === null ? '$(getent passwd 1000 | cut -d: -f1)' : shellQuote(userName)}`,
@@ -112,7 +137,11 @@ function sshStep(ssh: NonNullable<Customisation['ssh']>, userName: string | null
       '   chmod 600 "$KEYHOME/.ssh/authorized_keys"',
     );
   }
-  body.push(`   echo 'PasswordAuthentication ${ssh.passwordAuth || keys.length === 0 ? 'yes' : 'no'}' >>/etc/ssh/sshd_config`, '   systemctl enable ssh', 'fi');
+  body.push(
+    `   echo 'PasswordAuthentication ${ssh.passwordAuth || keys.length === 0 ? 'yes' : 'no'}' >>/etc/ssh/sshd_config`,
+    '   systemctl enable ssh',
+    'fi',
+  );
   return { name: 'ssh', body };
 }
 
@@ -226,7 +255,8 @@ export function firstRunScript(c: Customisation): string {
     '',
   ];
   // Each step in a subshell that stops at its first failing command, and only it.
-  for (const step of steps) lines.push(`# ${step.name}`, '(', 'set -e', ...step.body, ')', `report_step ${step.name} "$?"`, '');
+  for (const step of steps)
+    lines.push(`# ${step.name}`, '(', 'set -e', ...step.body, ')', `report_step ${step.name} "$?"`, '');
   lines.push('', 'rm -f "$BOOT/firstrun.sh"', `sed -i 's| systemd.run.*||g' "$BOOT/cmdline.txt"`, 'sync', 'exit 0', '');
   return lines.join('\n');
 }

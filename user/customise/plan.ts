@@ -49,21 +49,34 @@ function regulatoryArguments(c: Customisation): string[] {
 }
 
 /** The files `method` needs for `c`, given the boot partition's cmdline.txt (null when it has none). */
-function filesFor(method: CustomisationMethod, c: Customisation, detection: Detection, cmdline: string | null): NewFile[] {
+function filesFor(
+  method: CustomisationMethod,
+  c: Customisation,
+  detection: Detection,
+  cmdline: string | null,
+): NewFile[] {
   const file = (name: string, text: string): NewFile => ({ name, bytes: Buffer.from(text, 'utf8') });
   const needCmdline = (): string => {
-    if (cmdline === null) throw jobError('cannot-customise', `The boot partition has no cmdline.txt, which ${method} needs here. Nothing was written.`);
+    if (cmdline === null)
+      throw jobError(
+        'cannot-customise',
+        `The boot partition has no cmdline.txt, which ${method} needs here. Nothing was written.`,
+      );
     return cmdline;
   };
   switch (method) {
     case 'systemd-firstrun':
-      return [file('firstrun.sh', c.firstRunScript ?? firstRunScript(c)), file('cmdline.txt', withArguments(needCmdline(), [...regulatoryArguments(c), ...firstRunArguments()]))];
+      return [
+        file('firstrun.sh', c.firstRunScript ?? firstRunScript(c)),
+        file('cmdline.txt', withArguments(needCmdline(), [...regulatoryArguments(c), ...firstRunArguments()])),
+      ];
     case 'cloud-init': {
       const user = userData(c);
       const network = networkConfig(c);
       const files = [file('user-data', user), file('meta-data', metaData(c, user, network))];
       if (network !== null) files.push(file('network-config', network));
-      if (detection.seedOnCommandLine) files.push(file('cmdline.txt', withArguments(needCmdline(), [`ds=nocloud;s=file://${detection.bootDir}/`])));
+      if (detection.seedOnCommandLine)
+        files.push(file('cmdline.txt', withArguments(needCmdline(), [`ds=nocloud;s=file://${detection.bootDir}/`])));
       return files;
     }
     case 'rpi-preseed':
@@ -73,9 +86,16 @@ function filesFor(method: CustomisationMethod, c: Customisation, detection: Dete
 
 /** Settings that only one method can take, refused for the others. */
 function refuseForeignFiles(method: CustomisationMethod, c: Customisation): void {
-  if (c.firstRunScript !== null && method !== 'systemd-firstrun') throw jobError('cannot-customise', `A first-run script (--first-run-script) needs an image that runs firstrun.sh (systemd firstrun); this image takes ${method}. Nothing was written.`);
+  if (c.firstRunScript !== null && method !== 'systemd-firstrun')
+    throw jobError(
+      'cannot-customise',
+      `A first-run script (--first-run-script) needs an image that runs firstrun.sh (systemd firstrun); this image takes ${method}. Nothing was written.`,
+    );
   if ((c.cloudInitUserData !== null || c.cloudInitNetworkConfig !== null) && method !== 'cloud-init') {
-    throw jobError('cannot-customise', `cloud-init files (--cloudinit-userdata, --cloudinit-networkconfig) need an image that runs cloud-init; this image takes ${method}. Nothing was written.`);
+    throw jobError(
+      'cannot-customise',
+      `cloud-init files (--cloudinit-userdata, --cloudinit-networkconfig) need an image that runs cloud-init; this image takes ${method}. Nothing was written.`,
+    );
   }
 }
 
@@ -99,9 +119,14 @@ function remembering(access: ImageAccess): ImageAccess {
 /** `readAt` with `writes` (offsets from `base`) laid over it: the card as it will be after the plan. */
 function overlaid(readAt: ReadAt, base: number, writes: readonly FatWrite[]): ReadAt {
   return async (offset, length) => {
-    const covering = writes.find((w) => base + w.offset <= offset && offset + length <= base + w.offset + w.bytes.length);
+    const covering = writes.find(
+      (w) => base + w.offset <= offset && offset + length <= base + w.offset + w.bytes.length,
+    );
     // A range the plan writes whole (a new cluster) needs no read of the image, which a decoder would have to seek to.
-    if (covering !== undefined) return Buffer.from(covering.bytes.subarray(offset - base - covering.offset, offset - base - covering.offset + length));
+    if (covering !== undefined)
+      return Buffer.from(
+        covering.bytes.subarray(offset - base - covering.offset, offset - base - covering.offset + length),
+      );
     const bytes = Buffer.from(await readAt(offset, length));
     for (const w of writes) {
       const from = Math.max(offset, base + w.offset);
@@ -117,7 +142,11 @@ async function readCmdline(fat: FatEditor): Promise<string | null> {
   const bytes = await fat.readFile('cmdline.txt');
   if (bytes === null) return null;
   const problem = cmdlineProblem(bytes);
-  if (problem !== null) throw jobError('cannot-customise', `cmdline.txt on the boot partition does not read as a kernel command line: ${problem}. Sluice does not rewrite it. Nothing was written.`);
+  if (problem !== null)
+    throw jobError(
+      'cannot-customise',
+      `cmdline.txt on the boot partition does not read as a kernel command line: ${problem}. Sluice does not rewrite it. Nothing was written.`,
+    );
   return bytes.toString('utf8');
 }
 
@@ -126,11 +155,20 @@ async function readCmdline(fat: FatEditor): Promise<string | null> {
  * it), through the FAT as any reader finds them, and refuses the plan unless each holds exactly
  * what was planned: cmdline.txt, which the card cannot boot without, above all.
  */
-async function checkRewrite(readAt: ReadAt, boot: { offset: number; size: number }, writes: readonly FatWrite[], files: readonly NewFile[]): Promise<void> {
+async function checkRewrite(
+  readAt: ReadAt,
+  boot: { offset: number; size: number },
+  writes: readonly FatWrite[],
+  files: readonly NewFile[],
+): Promise<void> {
   const card = await FatEditor.open(overlaid(readAt, boot.offset, writes), boot.offset, boot.size);
   for (const file of files) {
     const got = await card?.readFile(file.name);
-    if (got === undefined || got === null || !got.equals(file.bytes)) throw jobError('internal', `Planning the customisation went wrong: ${file.name} would not hold what was planned when read back from the card. Nothing was written.`);
+    if (got === undefined || got === null || !got.equals(file.bytes))
+      throw jobError(
+        'internal',
+        `Planning the customisation went wrong: ${file.name} would not hold what was planned when read back from the card. Nothing was written.`,
+      );
   }
 }
 
@@ -139,16 +177,25 @@ async function checkRewrite(readAt: ReadAt, boot: { offset: number; size: number
  * `access` reads. Throws cannot-customise, before anything is written, when the image has no
  * method, its boot partition no room, or the settings do not fit its method.
  */
-export async function planCustomisation(access: ImageAccess, detection: Detection, cards: readonly Customisation[]): Promise<CustomisationPlan> {
+export async function planCustomisation(
+  access: ImageAccess,
+  detection: Detection,
+  cards: readonly Customisation[],
+): Promise<CustomisationPlan> {
   const { method, boot } = detection;
-  if (method === null || boot === null) throw jobError('cannot-customise', `This image cannot be customised: ${detection.why} Write it without customisation settings, or choose another image. Nothing was written.`);
+  if (method === null || boot === null)
+    throw jobError(
+      'cannot-customise',
+      `This image cannot be customised: ${detection.why} Write it without customisation settings, or choose another image. Nothing was written.`,
+    );
   const reader = remembering(access);
   const files: CustomisationPlan['files'] = [];
   const overlays: OverlayRange[][] = [];
   for (const c of cards) {
     refuseForeignFiles(method, c);
     const fat = await FatEditor.open(reader.readAt, boot.offset, boot.size);
-    if (fat === null) throw jobError('cannot-customise', `Partition ${boot.number} is no longer a FAT volume. Nothing was written.`);
+    if (fat === null)
+      throw jobError('cannot-customise', `Partition ${boot.number} is no longer a FAT volume. Nothing was written.`);
     const cardFiles = filesFor(method, c, detection, await readCmdline(fat));
     fat.writeFiles(cardFiles, 'cmdline.txt');
     const writes = fat.writes();

@@ -4,7 +4,12 @@
  * gets, ready for the helper. Runs in the probe process, which reads images as the user under a
  * memory cap and a time limit.
  */
-import { MAX_OVERLAY_BYTES, type Customisation, type CustomisationSupport, type PreparedCustomisation } from '../../common/domain/customisation.js';
+import {
+  MAX_OVERLAY_BYTES,
+  type Customisation,
+  type CustomisationSupport,
+  type PreparedCustomisation,
+} from '../../common/domain/customisation.js';
 import { errorText } from '../../common/domain/error-details.js';
 import { jobError, JobError } from '../../common/domain/failure.js';
 import type { InitFormat } from '../../common/domain/catalogue.js';
@@ -17,7 +22,8 @@ function merged(ranges: readonly OverlayRange[]): OverlayRange[] {
   const out: OverlayRange[] = [];
   for (const range of ranges) {
     const last = out.at(-1);
-    if (last !== undefined && last.offset + last.bytes.length === range.offset) out[out.length - 1] = { offset: last.offset, bytes: Buffer.concat([last.bytes, range.bytes]) };
+    if (last !== undefined && last.offset + last.bytes.length === range.offset)
+      out[out.length - 1] = { offset: last.offset, bytes: Buffer.concat([last.bytes, range.bytes]) };
     else out.push(range);
   }
   return out;
@@ -39,7 +45,12 @@ export interface ImageCustomisation {
  * The readers and planners (with the YAML library) load only when an image is looked at: they
  * were 18 ms of CPU in every probe process, most of which look at no boot partition.
  */
-export async function customisationOf(access: ImageAccess | null, table: PartitionTable | null, cards: readonly Customisation[] | undefined, initFormat: InitFormat | null = null): Promise<ImageCustomisation> {
+export async function customisationOf(
+  access: ImageAccess | null,
+  table: PartitionTable | null,
+  cards: readonly Customisation[] | undefined,
+  initFormat: InitFormat | null = null,
+): Promise<ImageCustomisation> {
   if (access === null) return { support: null, prepared: null };
   const [{ detectMethod }, { planCustomisation }] = await Promise.all([import('./detect.js'), import('./plan.js')]);
   let detection;
@@ -56,11 +67,20 @@ export async function customisationOf(access: ImageAccess | null, table: Partiti
   const overlays = plan.overlays.map((card) => merged(card));
   for (const card of overlays) {
     const bytes = card.reduce((sum, r) => sum + r.bytes.length, 0);
-    if (bytes > MAX_OVERLAY_BYTES) throw jobError('cannot-customise', `The customisation would write ${bytes} bytes onto each card, more than the ${MAX_OVERLAY_BYTES} Sluice allows; use smaller first-boot files. Nothing was written.`);
+    if (bytes > MAX_OVERLAY_BYTES)
+      throw jobError(
+        'cannot-customise',
+        `The customisation would write ${bytes} bytes onto each card, more than the ${MAX_OVERLAY_BYTES} Sluice allows; use smaller first-boot files. Nothing was written.`,
+      );
   }
   return {
     support,
-    prepared: { method: plan.method, why: plan.why, files: plan.files, overlays: overlays.map((card) => card.map((r): [number, string] => [r.offset, r.bytes.toString('base64')])) },
+    prepared: {
+      method: plan.method,
+      why: plan.why,
+      files: plan.files,
+      overlays: overlays.map((card) => card.map((r): [number, string] => [r.offset, r.bytes.toString('base64')])),
+    },
   };
 }
 

@@ -38,17 +38,35 @@ function table(name: string, entries: Record<string, TomlValue>): string {
 
 /** The rpi-preseed.toml Sluice writes for `c`. */
 export function preseedToml(c: Customisation): string {
-  const parts = ['# Written by Sluice: applied once by rpi-preseed on the first boot (see rpi-preseed(5)).', `config_version = ${tomlString(CONFIG_VERSION)}`, ''];
+  const parts = [
+    '# Written by Sluice: applied once by rpi-preseed on the first boot (see rpi-preseed(5)).',
+    `config_version = ${tomlString(CONFIG_VERSION)}`,
+    '',
+  ];
   if (c.hostname !== null) parts.push(table('system', { hostname: c.hostname }));
   if (c.user !== null) {
-    parts.push(table('user', { name: c.user.name, ...(c.user.passwordHash === null ? {} : { password: c.user.passwordHash, password_encrypted: true }) }));
+    parts.push(
+      table('user', {
+        name: c.user.name,
+        ...(c.user.passwordHash === null ? {} : { password: c.user.passwordHash, password_encrypted: true }),
+      }),
+    );
   }
   if (c.ssh !== null) {
     const keys = c.ssh.authorizedKeys;
-    parts.push(table('ssh', { enabled: true, password_authentication: c.ssh.passwordAuth || keys.length === 0, ...(keys.length > 0 ? { authorized_keys: keys } : {}) }));
+    parts.push(
+      table('ssh', {
+        enabled: true,
+        password_authentication: c.ssh.passwordAuth || keys.length === 0,
+        ...(keys.length > 0 ? { authorized_keys: keys } : {}),
+      }),
+    );
   }
   if (c.wifi !== null) {
-    const security: Record<string, TomlValue> = c.wifi.psk === null ? { key_mgmt: 'none' } : { password: c.wifi.psk, password_encrypted: true, key_mgmt: 'wpa-psk' };
+    const security: Record<string, TomlValue> =
+      c.wifi.psk === null
+        ? { key_mgmt: 'none' }
+        : { password: c.wifi.psk, password_encrypted: true, key_mgmt: 'wpa-psk' };
     parts.push(table('wlan', { ssid: c.wifi.ssid, ...security, hidden: c.wifi.hidden, country: c.wifi.country }));
   }
   const locale: Record<string, TomlValue> = {};

@@ -33,7 +33,11 @@ export async function readSecretFile(path: string, what: string): Promise<string
   } catch (error) {
     throw jobError('invalid-request', `The ${what} file ${path} cannot be read: ${errorText(error)}.`);
   }
-  if (bytes.length > MAX_SECRET_FILE_BYTES) throw jobError('invalid-request', `The ${what} file ${path} is larger than ${MAX_SECRET_FILE_BYTES} bytes: it should hold only the ${what}.`);
+  if (bytes.length > MAX_SECRET_FILE_BYTES)
+    throw jobError(
+      'invalid-request',
+      `The ${what} file ${path} is larger than ${MAX_SECRET_FILE_BYTES} bytes: it should hold only the ${what}.`,
+    );
   const secret = bytes.toString('utf8').replace(/\r?\n$/, '');
   if (secret.length === 0) throw jobError('invalid-request', `The ${what} file ${path} is empty.`);
   return secret;
@@ -58,7 +62,9 @@ export function hashPassword(password: string, salt: string = randomSalt()): str
 export function wifiPsk(passphrase: string, ssid: string): string {
   if (/^[0-9a-fA-F]{64}$/.test(passphrase)) return passphrase.toLowerCase();
   const length = Buffer.byteLength(passphrase, 'utf8');
-  if (length < 8 || length > 63) throw jobError('invalid-request', `A Wi-Fi password has 8 to 63 characters (this one has ${length} bytes).`);
-  if (/[\u0000-\u001f\u007f]/.test(passphrase)) throw jobError('invalid-request', 'A Wi-Fi password may not hold control characters such as a line break.');
+  if (length < 8 || length > 63)
+    throw jobError('invalid-request', `A Wi-Fi password has 8 to 63 characters (this one has ${length} bytes).`);
+  if (/[\u0000-\u001f\u007f]/.test(passphrase))
+    throw jobError('invalid-request', 'A Wi-Fi password may not hold control characters such as a line break.');
   return pbkdf2Sync(Buffer.from(passphrase, 'utf8'), Buffer.from(ssid, 'utf8'), 4096, 32, 'sha1').toString('hex');
 }

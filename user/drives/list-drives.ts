@@ -29,7 +29,9 @@ export async function listDrives(visibility: DriveVisibility): Promise<Drive[]> 
     // Loaded when a listing is asked for, not with the module: its native part took about 10 ms of
     // every `sluice flash`'s start, before the image probe could be started (a flash lists while it probes).
     import('drivelist').then(({ default: drivelist }) => drivelist.list()),
-    process.platform === 'linux' && (visibility.showVirtual || visibility.showAll) ? listLoopDrives() : Promise.resolve([]),
+    process.platform === 'linux' && (visibility.showVirtual || visibility.showAll)
+      ? listLoopDrives()
+      : Promise.resolve([]),
   ]);
   const fromDrivelist = drivesFromDrivelist(listed, running);
   const drives = [...(process.platform === 'linux' ? await recogniseSdCards(fromDrivelist) : fromDrivelist), ...loops];
@@ -55,7 +57,8 @@ const LINUX_LOOP = /^\/dev\/loop\d+$/;
  * loop target's mount is then taken to be stored on that loop, which is refused.
  */
 export async function listDrivesFor(devices: readonly string[]): Promise<Drive[]> {
-  if (!(process.platform === 'linux' && devices.length > 0 && devices.every((device) => LINUX_LOOP.test(device)))) return listDrives({ showAll: true, showVirtual: true });
+  if (!(process.platform === 'linux' && devices.length > 0 && devices.every((device) => LINUX_LOOP.test(device))))
+    return listDrives({ showAll: true, showVirtual: true });
   return withMedia(await listLoopDrives(devices.length === 1 ? devices[0] : undefined));
 }
 

@@ -7,7 +7,13 @@ import { erasePlan, type ErasePlan } from './volume.js';
 /** The layout an erase gives `drive`; throws an Error saying why the drive cannot be given one (its size, the label). */
 export function planErase(drive: Pick<Drive, 'size' | 'logicalBlockSize'>, label: string | null): ErasePlan {
   if (drive.size === null) throw new Error('there is no medium in it');
-  return erasePlan({ driveBytes: drive.size, sectorBytes: drive.logicalBlockSize, label, serial: randomBytes(4).readUInt32LE(), diskSignature: randomBytes(4).readUInt32LE() });
+  return erasePlan({
+    driveBytes: drive.size,
+    sectorBytes: drive.logicalBlockSize,
+    label,
+    serial: randomBytes(4).readUInt32LE(),
+    diskSignature: randomBytes(4).readUInt32LE(),
+  });
 }
 
 /**
@@ -16,8 +22,24 @@ export function planErase(drive: Pick<Drive, 'size' | 'logicalBlockSize'>, label
  * so the writer blanks the head first, writes it last and reads everything back. No capacity
  * markers: nothing lies past an image the drive's size (`sluice probe` checks the capacity).
  */
-export async function eraseJob(drive: Pick<Drive, 'device' | 'medium'>, plan: ErasePlan): Promise<{ source: PlanFile; job: HelperJobOf<'flash'> }> {
+export async function eraseJob(
+  drive: Pick<Drive, 'device' | 'medium'>,
+  plan: ErasePlan,
+): Promise<{ source: PlanFile; job: HelperJobOf<'flash'> }> {
   const source = await planFile(plan);
   // The plan fits the medium that was measured; the helper refuses the drive if it holds another.
-  return { source, job: { kind: 'flash', targets: [drive.device], media: [drive.medium], imageSize: plan.driveBytes, sourceSeekable: false, extents: plan.extents, verify: true, eject: false, capacityCheck: false } };
+  return {
+    source,
+    job: {
+      kind: 'flash',
+      targets: [drive.device],
+      media: [drive.medium],
+      imageSize: plan.driveBytes,
+      sourceSeekable: false,
+      extents: plan.extents,
+      verify: true,
+      eject: false,
+      capacityCheck: false,
+    },
+  };
 }

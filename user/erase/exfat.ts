@@ -59,7 +59,10 @@ function bootRegion(request: VolumeRequest, g: Geometry, percentInUse: number): 
   const region = new Uint8Array(BOOT_REGION_SECTORS * sectorBytes);
   const view = new DataView(region.buffer);
   region.set([0xeb, 0x76, 0x90]);
-  region.set(Uint8Array.from('EXFAT   ', (c) => c.charCodeAt(0)), 3);
+  region.set(
+    Uint8Array.from('EXFAT   ', (c) => c.charCodeAt(0)),
+    3,
+  );
   view.setBigUint64(64, BigInt(request.startSector), true);
   view.setBigUint64(72, BigInt(g.volumeSectors), true);
   view.setUint32(80, g.fatOffset, true);
@@ -104,7 +107,8 @@ function fatEntries(runs: readonly [number, number][]): Uint8Array {
   view.setUint32(0, 0xfffffff8, true);
   view.setUint32(4, END_OF_CHAIN, true);
   for (const [first, count] of runs) {
-    for (let c = first; c < first + count; c++) view.setUint32(c * 4, c === first + count - 1 ? END_OF_CHAIN : c + 1, true);
+    for (let c = first; c < first + count; c++)
+      view.setUint32(c * 4, c === first + count - 1 ? END_OF_CHAIN : c + 1, true);
   }
   return fat;
 }
@@ -148,7 +152,14 @@ export function exfatVolume(request: VolumeRequest): VolumeLayout {
   const patches: Patch[] = [
     { offset: 0, bytes: boot },
     { offset: BOOT_REGION_SECTORS * sector, bytes: boot },
-    { offset: g.fatOffset * sector, bytes: fatEntries([[FIRST_CLUSTER, bitmapClusters], [FIRST_CLUSTER + bitmapClusters, upcaseClusters], [rootCluster(g), 1]]) },
+    {
+      offset: g.fatOffset * sector,
+      bytes: fatEntries([
+        [FIRST_CLUSTER, bitmapClusters],
+        [FIRST_CLUSTER + bitmapClusters, upcaseClusters],
+        [rootCluster(g), 1],
+      ]),
+    },
     { offset: clusterAt(FIRST_CLUSTER), bytes: bitmap },
     { offset: clusterAt(FIRST_CLUSTER + bitmapClusters), bytes: upcase },
     { offset: clusterAt(rootCluster(g)), bytes: rootEntries(label, g, upcase) },

@@ -42,7 +42,9 @@ function chooseGeometry(sectors: number, sectorBytes: number): Geometry {
     const g = geometry(sectors, sectorBytes, clusterBytes);
     if (g.clusters >= MIN_FAT32_CLUSTERS) return { ...g, clusters: Math.min(g.clusters, MAX_FAT32_CLUSTERS) };
   }
-  throw new Error(`the drive is too small for FAT32 (it needs room for ${MIN_FAT32_CLUSTERS} clusters after 4 MiB of tables)`);
+  throw new Error(
+    `the drive is too small for FAT32 (it needs room for ${MIN_FAT32_CLUSTERS} clusters after 4 MiB of tables)`,
+  );
 }
 
 const ascii = (text: string): Uint8Array => Uint8Array.from(text, (c) => c.charCodeAt(0));
@@ -134,5 +136,13 @@ export function fat32Volume(request: VolumeRequest): Fat32Layout {
   ];
   // Everything up to the end of the root directory's cluster: boot region, both FATs (free
   // entries are zeros) and an empty root directory.
-  return { metadataBytes: dataAt + g.clusterBytes, patches, clusterBytes: g.clusterBytes, clusters: g.clusters, fatsAt, fatBytes, dataAt };
+  return {
+    metadataBytes: dataAt + g.clusterBytes,
+    patches,
+    clusterBytes: g.clusterBytes,
+    clusters: g.clusters,
+    fatsAt,
+    fatBytes,
+    dataAt,
+  };
 }

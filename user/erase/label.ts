@@ -13,7 +13,9 @@ export function fatLabel(label: string | null): string | null {
   if (label === null) return null;
   const upper = label.toUpperCase();
   if (upper.length === 0 || upper.length > LABEL_LENGTH || !FAT_LABEL.test(upper) || upper.startsWith(' ')) {
-    throw new Error(`"${label}" cannot be a FAT32 label: up to ${LABEL_LENGTH} letters A-Z, digits, spaces (not first) and ! # $ % & ' ( ) - @ ^ _ \` { } ~`);
+    throw new Error(
+      `"${label}" cannot be a FAT32 label: up to ${LABEL_LENGTH} letters A-Z, digits, spaces (not first) and ! # $ % & ' ( ) - @ ^ _ \` { } ~`,
+    );
   }
   return upper.padEnd(LABEL_LENGTH, ' ');
 }
@@ -22,8 +24,9 @@ export function fatLabel(label: string | null): string | null {
 export function exfatLabel(label: string | null): string | null {
   if (label === null) return null;
   if (label.length === 0 || label.length > LABEL_LENGTH || EXFAT_FORBIDDEN.test(label)) {
-    throw new Error(`"${label}" cannot be an exFAT label: up to ${LABEL_LENGTH} characters, none of " * / : < > ? \\ | or control characters`);
+    throw new Error(
+      `"${label}" cannot be an exFAT label: up to ${LABEL_LENGTH} characters, none of " * / : < > ? \\ | or control characters`,
+    );
   }
   return label;
 }
-

@@ -13,7 +13,9 @@ export const MAX_SECTORS = 0xffffffff;
 
 export function mbr(request: MbrRequest): Uint8Array {
   if (request.startSector + request.sectors > MAX_SECTORS) {
-    throw new Error(`the drive is larger than an MBR partition table can describe (${MAX_SECTORS} sectors of ${request.sectorBytes} bytes)`);
+    throw new Error(
+      `the drive is larger than an MBR partition table can describe (${MAX_SECTORS} sectors of ${request.sectorBytes} bytes)`,
+    );
   }
   const sector = new Uint8Array(request.sectorBytes);
   const view = new DataView(sector.buffer);

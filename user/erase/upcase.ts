@@ -20,7 +20,7 @@ function upperOf(code: number): number {
 export function upcaseTable(): Uint8Array {
   if (table !== null) return table;
   const entries: number[] = [];
-  for (let code = 0; code < CHARACTERS; ) {
+  for (let code = 0; code < CHARACTERS;) {
     let run = 0;
     while (code + run < CHARACTERS && upperOf(code + run) === code + run) run++;
     // 0xFFFF itself maps to itself, and stored alone it would read as a run mark.

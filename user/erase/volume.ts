@@ -20,7 +20,6 @@ export const ERASE_ALIGN = 4 * MiB;
 /** The drive's tail that is blanked: an old GPT's backup header lives in its last sector. */
 export const TAIL_BYTES = MiB;
 
-
 /** Bytes to put at a byte offset; everything else in the written ranges is zeros. */
 export interface Patch {
   offset: number;
@@ -74,16 +73,35 @@ export interface EraseRequest {
 /** The whole drive's layout; throws a plain Error with the reason when the drive cannot take one. */
 export function erasePlan(request: EraseRequest): ErasePlan {
   const { driveBytes, sectorBytes } = request;
-  if (![512, 1024, 2048, 4096].includes(sectorBytes)) throw new Error(`a drive with ${sectorBytes}-byte sectors cannot be given FAT32 or exFAT`);
+  if (![512, 1024, 2048, 4096].includes(sectorBytes))
+    throw new Error(`a drive with ${sectorBytes}-byte sectors cannot be given FAT32 or exFAT`);
   const partitionStart = ERASE_ALIGN;
   const partitionBytes = alignDown(driveBytes, sectorBytes) - partitionStart;
   const filesystem = eraseFilesystem(driveBytes);
-  const volume = { bytes: partitionBytes, sectorBytes, startSector: partitionStart / sectorBytes, label: request.label, serial: request.serial };
+  const volume = {
+    bytes: partitionBytes,
+    sectorBytes,
+    startSector: partitionStart / sectorBytes,
+    label: request.label,
+    serial: request.serial,
+  };
   const inside = filesystem === 'fat32' ? fat32Volume(volume) : exfatVolume(volume);
-  const table = mbr({ sectorBytes, startSector: partitionStart / sectorBytes, sectors: partitionBytes / sectorBytes, type: filesystem === 'fat32' ? 0x0c : 0x07, diskSignature: request.diskSignature });
+  const table = mbr({
+    sectorBytes,
+    startSector: partitionStart / sectorBytes,
+    sectors: partitionBytes / sectorBytes,
+    type: filesystem === 'fat32' ? 0x0c : 0x07,
+    diskSignature: request.diskSignature,
+  });
   const metadataEnd = Math.min(driveBytes, alignUp(partitionStart + inside.metadataBytes, EXTENT_ALIGN));
   const tailStart = Math.max(metadataEnd, alignDown(driveBytes - TAIL_BYTES, EXTENT_ALIGN));
-  const extents: ErasePlan['extents'] = tailStart > metadataEnd ? [[0, metadataEnd], [tailStart, driveBytes - tailStart]] : [[0, driveBytes]];
+  const extents: ErasePlan['extents'] =
+    tailStart > metadataEnd
+      ? [
+          [0, metadataEnd],
+          [tailStart, driveBytes - tailStart],
+        ]
+      : [[0, driveBytes]];
   return {
     filesystem,
     label: filesystem === 'fat32' ? (fatLabel(request.label)?.trimEnd() ?? null) : exfatLabel(request.label),
@@ -93,7 +111,10 @@ export function erasePlan(request: EraseRequest): ErasePlan {
     clusterBytes: inside.clusterBytes,
     clusters: inside.clusters,
     extents,
-    patches: [{ offset: 0, bytes: table }, ...inside.patches.map((p) => ({ offset: partitionStart + p.offset, bytes: p.bytes }))],
+    patches: [
+      { offset: 0, bytes: table },
+      ...inside.patches.map((p) => ({ offset: partitionStart + p.offset, bytes: p.bytes })),
+    ],
   };
 }
 

@@ -26,7 +26,13 @@ export interface LibcFlavour {
 }
 
 /** macOS's values (<sys/fcntl.h>, <sys/mman.h>). */
-export const DARWIN_LIBC: LibcFlavour = { library: '/usr/lib/libSystem.B.dylib', F_NOCACHE: 48, PROT_READ: 0x1, MAP_SHARED: 0x1, MS_INVALIDATE: 0x2 };
+export const DARWIN_LIBC: LibcFlavour = {
+  library: '/usr/lib/libSystem.B.dylib',
+  F_NOCACHE: 48,
+  PROT_READ: 0x1,
+  MAP_SHARED: 0x1,
+  MS_INVALIDATE: 0x2,
+};
 
 /** A mapping of at most this much at a time: address space is plentiful on 64 bits, but need not be spent. */
 const MAP_CHUNK = 1024 * 1024 * 1024;

@@ -20,8 +20,6 @@ const FILE_BLOCK = 4096;
 /** The suffix a file carries while it is written and verified; only a good result loses it. */
 export const INCOMPLETE_SUFFIX = '.incomplete';
 
-
-
 /**
  * Runs a tool on an open descriptor, handed over as its stdin and named /dev/stdin: the tool
  * reopens that very file through /proc, so no path can be swapped in between.
@@ -32,7 +30,11 @@ function runOnDescriptor(tool: string, args: readonly string[], fd: number): Pro
     let stderr = '';
     child.stderr?.setEncoding('utf8').on('data', (text: string) => (stderr += text));
     child.on('error', reject);
-    child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`${tool} ${args.join(' ')}: ${stderr.trim() || `exit code ${String(code)}`}`))));
+    child.on('close', (code) =>
+      code === 0
+        ? resolve()
+        : reject(new Error(`${tool} ${args.join(' ')}: ${stderr.trim() || `exit code ${String(code)}`}`)),
+    );
   });
 }
 
@@ -46,7 +48,12 @@ async function reserve(fd: number, path: string, bytes: number): Promise<void> {
     await runOnDescriptor('fallocate', ['--length', String(bytes), '/dev/stdin'], fd);
   } catch (error) {
     const text = errorText(error);
-    if (/No space left/i.test(text)) throw jobError('target-full', `There is not enough free space for ${path}: it needs ${formatBytes(bytes)} (${bytes} bytes). Free some space or choose another place.`, { offset: 0 });
+    if (/No space left/i.test(text))
+      throw jobError(
+        'target-full',
+        `There is not enough free space for ${path}: it needs ${formatBytes(bytes)} (${bytes} bytes). Free some space or choose another place.`,
+        { offset: 0 },
+      );
     // Not supported here (or no fallocate tool): the file grows as it is written.
   }
 }
@@ -76,11 +83,17 @@ export async function checkFileTargetPath(path: string): Promise<void> {
     throw jobError('target-not-found', `${path} cannot be examined: ${errorText(error)}`);
   });
   if (st === null) {
-    if (await isDeviceName(path)) throw jobError('target-not-found', `${path} does not exist: was the drive unplugged?`);
+    if (await isDeviceName(path))
+      throw jobError('target-not-found', `${path} does not exist: was the drive unplugged?`);
     return;
   }
-  if (st.isSymbolicLink()) throw jobError('target-not-block-device', `${path} is a symbolic link. Name the drive or the file itself.`);
-  if (!st.isFile()) throw jobError('target-not-block-device', `${path} is neither a disk nor a regular file; Sluice writes only to those.`);
+  if (st.isSymbolicLink())
+    throw jobError('target-not-block-device', `${path} is a symbolic link. Name the drive or the file itself.`);
+  if (!st.isFile())
+    throw jobError(
+      'target-not-block-device',
+      `${path} is neither a disk nor a regular file; Sluice writes only to those.`,
+    );
 }
 
 /**
@@ -150,10 +163,19 @@ export class FileTarget implements WriteTarget {
     const partial = await FileTarget.fresh(path);
     const copying = new Promise<void>((resolve, reject) =>
       // EXCL: created afresh, never through a link someone put in its place.
-      copyFile(source, partial, constants.COPYFILE_EXCL | constants.COPYFILE_FICLONE, (error) => (error ? reject(error) : resolve())),
+      copyFile(source, partial, constants.COPYFILE_EXCL | constants.COPYFILE_FICLONE, (error) =>
+        error ? reject(error) : resolve(),
+      ),
     );
     // Progress only: the size the copy has reached so far.
-    const poll = setInterval(() => void stat(partial).then((st) => onCopied(st.size), () => undefined), 100);
+    const poll = setInterval(
+      () =>
+        void stat(partial).then(
+          (st) => onCopied(st.size),
+          () => undefined,
+        ),
+      100,
+    );
     try {
       await copying;
     } catch (error) {
@@ -170,7 +192,8 @@ export class FileTarget implements WriteTarget {
   private static async fresh(path: string): Promise<string> {
     const partial = FileTarget.partialPath(path);
     await unlink(partial).catch((error: unknown) => {
-      if (errorCode(error) !== 'ENOENT') throw jobError('permission-denied', `${partial} is in the way and cannot be removed: ${errorText(error)}`);
+      if (errorCode(error) !== 'ENOENT')
+        throw jobError('permission-denied', `${partial} is in the way and cannot be removed: ${errorText(error)}`);
     });
     return partial;
   }
@@ -180,7 +203,8 @@ export class FileTarget implements WriteTarget {
       return await openFd(partial, constants.O_RDWR | constants.O_NOFOLLOW | flags);
     } catch (error) {
       const code = errorCode(error);
-      if (code === 'EACCES' || code === 'EPERM') throw jobError('permission-denied', `No permission to create ${partial}: choose a folder you can write to.`);
+      if (code === 'EACCES' || code === 'EPERM')
+        throw jobError('permission-denied', `No permission to create ${partial}: choose a folder you can write to.`);
       if (code === 'EROFS') throw jobError('target-read-only', `${path} is on a read-only filesystem.`);
       if (code === 'ENOENT') throw jobError('target-not-found', `The folder for ${path} does not exist.`);
       throw jobError('write-error', `Creating ${partial} failed: ${errorText(error)}`);
@@ -268,7 +292,8 @@ export class FileTarget implements WriteTarget {
 export function fileWriteFailure(path: string, error: unknown): Error {
   if (error instanceof JobError) return error;
   const code = errorCode(error);
-  if (code === 'ENOSPC') return jobError('target-full', `The disk holding ${path} is full. Free some space or choose another place.`);
+  if (code === 'ENOSPC')
+    return jobError('target-full', `The disk holding ${path} is full. Free some space or choose another place.`);
   if (code === 'EACCES' || code === 'EPERM') return jobError('permission-denied', `No permission to write ${path}.`);
   return jobError('write-error', `Writing ${path} failed: ${errorText(error)}`);
 }

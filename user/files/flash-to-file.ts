@@ -45,7 +45,8 @@ export async function flashToFile(job: FileFlashJob): Promise<TargetResult> {
       const layout = streamLayoutOf(job);
       file = await FileTarget.create(job.target, job.imageSize, job.extents !== undefined);
       try {
-        result = (await writeTargets(job, layout, [file])).get(job.target) ?? failed(job.target, 0, new Error('no result'));
+        result =
+          (await writeTargets(job, layout, [file])).get(job.target) ?? failed(job.target, 0, new Error('no result'));
       } finally {
         await file.close();
       }
@@ -61,7 +62,14 @@ export async function flashToFile(job: FileFlashJob): Promise<TargetResult> {
     await file.commit();
   } catch (error) {
     await file.discard();
-    return failed(job.target, result.bytes, jobError('write-error', `${job.target} was written and verified as ${FileTarget.partialPath(job.target)}, but could not be renamed: ${errorText(error)}`));
+    return failed(
+      job.target,
+      result.bytes,
+      jobError(
+        'write-error',
+        `${job.target} was written and verified as ${FileTarget.partialPath(job.target)}, but could not be renamed: ${errorText(error)}`,
+      ),
+    );
   }
   return result;
 }
@@ -76,9 +84,20 @@ async function verifyCopy(job: FileFlashJob, file: FileTarget, started: number):
       if (!end.ok) throw new JobError(end.failure);
     }
     if (job.signal?.aborted) return { status: 'cancelled', target: job.target, bytes: 0 };
-    if (!job.verify) return { status: 'ok', target: job.target, bytes: job.imageSize ?? 0, written: true, verified: false, seconds: (performance.now() - started) / 1000 };
+    if (!job.verify)
+      return {
+        status: 'ok',
+        target: job.target,
+        bytes: job.imageSize ?? 0,
+        written: true,
+        verified: false,
+        seconds: (performance.now() - started) / 1000,
+      };
     const onProgress = (p: Progress) => job.onProgress?.(p);
-    const compared = await compareWithImage({ source: job.source, imageSize: job.imageSize, signal: job.signal, onProgress, started }, file);
+    const compared = await compareWithImage(
+      { source: job.source, imageSize: job.imageSize, signal: job.signal, onProgress, started },
+      file,
+    );
     return compared.status === 'ok' ? { ...compared, written: true } : compared;
   } catch (error) {
     return failed(job.target, 0, error);

@@ -33,7 +33,12 @@ export interface ChosenMap {
 }
 
 function fromBmap(map: BlockMap, file: string): ChosenMap {
-  const decode: DecodeMap = { extents: mappedExtents(map.ranges, map.imageSize), ranges: map.ranges, digestAlgorithm: map.digestAlgorithm, name: basename(file) };
+  const decode: DecodeMap = {
+    extents: mappedExtents(map.ranges, map.imageSize),
+    ranges: map.ranges,
+    digestAlgorithm: map.digestAlgorithm,
+    name: basename(file),
+  };
   return { decode, from: file, mappedBytes: map.mappedBytes, ranges: map.ranges.length, imageSize: map.imageSize };
 }
 

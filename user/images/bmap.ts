@@ -71,7 +71,16 @@ export function parseBmap(xml: string, name: string): BlockMap {
   if (xml.length > MAX_BMAP_BYTES) throw bad(name, `it is larger than ${MAX_BMAP_BYTES} bytes`);
   let document: Element;
   try {
-    document = parseXml(xml, { ignoreAttributes: false, attributeNamePrefix: '', alwaysCreateTextNode: true, isArray: (tag) => tag === 'Range' }, BMAP_LIMITS) as Element;
+    document = parseXml(
+      xml,
+      {
+        ignoreAttributes: false,
+        attributeNamePrefix: '',
+        alwaysCreateTextNode: true,
+        isArray: (tag) => tag === 'Range',
+      },
+      BMAP_LIMITS,
+    ) as Element;
   } catch (error) {
     if (error instanceof XmlError) throw bad(name, `it ${error.message}`);
     throw error;
@@ -84,16 +93,19 @@ export function parseBmap(xml: string, name: string): BlockMap {
   const imageSize = count(child(root, 'ImageSize', name));
   const blockSize = count(child(root, 'BlockSize', name));
   if (!Number.isSafeInteger(imageSize) || imageSize <= 0) throw bad(name, 'no valid <ImageSize>');
-  if (!Number.isSafeInteger(blockSize) || blockSize <= 0 || blockSize % 512 !== 0) throw bad(name, 'no valid <BlockSize>');
+  if (!Number.isSafeInteger(blockSize) || blockSize <= 0 || blockSize % 512 !== 0)
+    throw bad(name, 'no valid <BlockSize>');
   const digestAlgorithm = major >= 2 ? (textOf(child(root, 'ChecksumType', name)) ?? 'sha256').toLowerCase() : 'sha1';
-  if (digestAlgorithm !== 'sha256' && digestAlgorithm !== 'sha1') throw bad(name, `checksum type ${digestAlgorithm} is not supported`);
+  if (digestAlgorithm !== 'sha256' && digestAlgorithm !== 'sha1')
+    throw bad(name, `checksum type ${digestAlgorithm} is not supported`);
 
   const fileChecksumTag = major >= 2 ? 'BmapFileChecksum' : 'BmapFileSHA1';
   const fileChecksum = textOf(child(root, fileChecksumTag, name));
   if (fileChecksum !== null) {
     const zeroed = zeroedChecksum(xml, fileChecksumTag, fileChecksum);
     const actual = zeroed === null ? null : createHash(digestAlgorithm).update(zeroed).digest('hex');
-    if (actual !== fileChecksum.toLowerCase()) throw bad(name, `its own checksum does not match (the file is damaged or was edited)`);
+    if (actual !== fileChecksum.toLowerCase())
+      throw bad(name, `its own checksum does not match (the file is damaged or was edited)`);
   }
 
   const ranges: MappedRange[] = [];
@@ -110,16 +122,19 @@ export function parseBmap(xml: string, name: string): BlockMap {
     const last = bounds[2] === undefined ? first : Number(bounds[2]);
     const given = range[attribute];
     const digest = typeof given === 'string' && given !== '' ? given : null;
-    if (digest !== null && (digest.length !== DIGEST_LENGTH[digestAlgorithm] || !/^[0-9a-fA-F]+$/.test(digest))) throw bad(name, `range ${text} has a checksum that is not a ${digestAlgorithm.toUpperCase()} digest`);
+    if (digest !== null && (digest.length !== DIGEST_LENGTH[digestAlgorithm] || !/^[0-9a-fA-F]+$/.test(digest)))
+      throw bad(name, `range ${text} has a checksum that is not a ${digestAlgorithm.toUpperCase()} digest`);
     const offset = first * blockSize;
     const length = Math.min(imageSize, (last + 1) * blockSize) - offset;
-    if (last < first || offset < end || length <= 0) throw bad(name, `range ${bounds[1]}-${bounds[2] ?? bounds[1]} is out of order or outside the image`);
+    if (last < first || offset < end || length <= 0)
+      throw bad(name, `range ${bounds[1]}-${bounds[2] ?? bounds[1]} is out of order or outside the image`);
     ranges.push({ offset, length, digest });
     end = offset + length;
     mappedBlocks += last - first + 1;
   }
   const declaredBlocks = child(root, 'MappedBlocksCount', name);
-  if (declaredBlocks !== null && count(declaredBlocks) !== mappedBlocks) throw bad(name, `it declares ${textOf(declaredBlocks)} mapped blocks, but its ranges map ${mappedBlocks}`);
+  if (declaredBlocks !== null && count(declaredBlocks) !== mappedBlocks)
+    throw bad(name, `it declares ${textOf(declaredBlocks)} mapped blocks, but its ranges map ${mappedBlocks}`);
   const mappedBytes = ranges.reduce((sum, r) => sum + r.length, 0);
   return { imageSize, blockSize, ranges, digestAlgorithm, mappedBytes };
 }

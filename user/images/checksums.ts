@@ -14,7 +14,10 @@ export const MAX_CHECKSUM_FILE_BYTES = 1024 * 1024;
  * (name) = HEX` (BSD tag), or a lone HEX when the file holds just one.
  */
 export function checksumFor(text: string, name: string): string | null {
-  const lines = text.split(/\r?\n/).map((line) => line.trim()).filter((line) => line !== '' && !line.startsWith('#'));
+  const lines = text
+    .split(/\r?\n/)
+    .map((line) => line.trim())
+    .filter((line) => line !== '' && !line.startsWith('#'));
   for (const line of lines) {
     const plain = /^([0-9a-fA-F]{64})\s+\*?(.+)$/.exec(line);
     if (plain?.[1] !== undefined && basename(plain[2] ?? '') === name) return plain[1].toLowerCase();
@@ -38,7 +41,8 @@ export function listsBesideFile(image: string): ChecksumList[] {
   return [`${image}.sha256`, join(dirname(image), 'SHA256SUMS')].map((list) => ({
     from: basename(list),
     name,
-    read: async () => (await readSidecar(list, MAX_CHECKSUM_FILE_BYTES, `The checksum list ${list}`))?.toString('utf8') ?? null,
+    read: async () =>
+      (await readSidecar(list, MAX_CHECKSUM_FILE_BYTES, `The checksum list ${list}`))?.toString('utf8') ?? null,
   }));
 }
 
@@ -46,9 +50,13 @@ export function listsBesideFile(image: string): ChecksumList[] {
  * The checksum to verify the image against: `--sha256 HEX` when given, else the first of the
  * lists `beside` the image (asked for only then) that names it. Null when there is none.
  */
-export async function expectedChecksum(explicit: string | undefined, beside: () => readonly ChecksumList[]): Promise<ExpectedChecksum | null> {
+export async function expectedChecksum(
+  explicit: string | undefined,
+  beside: () => readonly ChecksumList[],
+): Promise<ExpectedChecksum | null> {
   if (explicit !== undefined) {
-    if (!SHA256_HEX.test(explicit)) throw jobError('unsupported-format', `--sha256 takes 64 hexadecimal digits, not "${explicit}".`);
+    if (!SHA256_HEX.test(explicit))
+      throw jobError('unsupported-format', `--sha256 takes 64 hexadecimal digits, not "${explicit}".`);
     return { sha256: explicit.toLowerCase(), from: '--sha256' };
   }
   for (const list of beside()) {

@@ -58,7 +58,14 @@ export interface DecodedReader {
  * ends; a decoder that fails says so as a JobError.
  */
 export function decodedReader(plan: DecodePlan): DecodedReader {
-  const decodePlan: DecodePlan = { ...plan, map: null, sha256: null, sha256From: null, sendImage: true, freeSpace: false };
+  const decodePlan: DecodePlan = {
+    ...plan,
+    map: null,
+    sha256: null,
+    sha256From: null,
+    sendImage: true,
+    freeSpace: false,
+  };
   let decoder: RunningDecoder | null = null;
   let bytes: ByteSource | null = null;
   let position = 0;
@@ -74,7 +81,11 @@ export function decodedReader(plan: DecodePlan): DecodedReader {
   };
   const start = async (): Promise<ByteSource> => {
     await stop();
-    if (++runs > MAX_RUNS) throw jobError('source-read-error', `Reading ${plan.location.kind === 'file' ? plan.location.path : plan.location.url} out of order needed more than ${MAX_RUNS} passes over its start; it is not laid out as an OS image usually is.`);
+    if (++runs > MAX_RUNS)
+      throw jobError(
+        'source-read-error',
+        `Reading ${plan.location.kind === 'file' ? plan.location.path : plan.location.url} out of order needed more than ${MAX_RUNS} passes over its start; it is not laid out as an OS image usually is.`,
+      );
     decoder = await startDecoder(decodePlan, 'descriptor');
     const source = decoder.source;
     if (source === null) throw jobError('internal', 'The decoder gave no image bytes to read.');
@@ -87,8 +98,16 @@ export function decodedReader(plan: DecodePlan): DecodedReader {
     const got = await from.read(into, length);
     position += got;
     if (got < length && decoder !== null) {
-      const end = await Promise.race([decoder.ended, new Promise<null>((resolve) => setTimeout(() => resolve(null), 1000))]);
-      if (end?.status === 'failed') throw jobError(end.failure.code, end.failure.message, end.failure.offset === undefined ? {} : { offset: end.failure.offset });
+      const end = await Promise.race([
+        decoder.ended,
+        new Promise<null>((resolve) => setTimeout(() => resolve(null), 1000)),
+      ]);
+      if (end?.status === 'failed')
+        throw jobError(
+          end.failure.code,
+          end.failure.message,
+          end.failure.offset === undefined ? {} : { offset: end.failure.offset },
+        );
     }
     return got;
   };

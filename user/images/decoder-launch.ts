@@ -80,11 +80,16 @@ export interface RunningDecoder {
  * way, so there the image comes out on a fd 3 pipe that this process reads (and copies to the
  * helper, which on Windows it must anyway: see user/launcher/launch.ts).
  */
-function decoderStdio(sendsImage: boolean, output: DecoderOutput, pipe: OsPipe | null): { stdio: StdioOptions; outFd: number } {
+function decoderStdio(
+  sendsImage: boolean,
+  output: DecoderOutput,
+  pipe: OsPipe | null,
+): { stdio: StdioOptions; outFd: number } {
   if (!sendsImage) return { stdio: ['ignore', 'ignore', 'pipe', 'ignore', 'ipc'], outFd: -1 };
   if (pipe !== null) return { stdio: ['ignore', 'ignore', 'pipe', pipe.writeFd, 'ipc'], outFd: 3 };
   if (typeof output === 'object') return { stdio: ['ignore', 'ignore', 'pipe', output.file, 'ipc'], outFd: 3 };
-  if (output === 'stream' && process.platform !== 'win32') return { stdio: ['pipe', 'ignore', 'pipe', 'ignore', 'ipc'], outFd: 0 };
+  if (output === 'stream' && process.platform !== 'win32')
+    return { stdio: ['pipe', 'ignore', 'pipe', 'ignore', 'ipc'], outFd: 0 };
   return { stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'ipc'], outFd: 3 };
 }
 
@@ -196,8 +201,15 @@ export class WarmDecoder {
  * needs `onSkip`; `notice` hears what the decoder tells the person flashing. A `warm` decoder
  * started earlier runs the plan if it fits it (WarmDecoder.take); the caller disposes of it either way.
  */
-export async function startDecoder(plan: DecodePlan, output: DecoderOutput = 'stream', onSkip?: OnSkip, notice: (message: string) => void = () => undefined, warm?: WarmDecoder): Promise<RunningDecoder> {
-  if (plan.freeSpace && onSkip === undefined) throw new Error('a decoder that leaves free space out needs someone to tell');
+export async function startDecoder(
+  plan: DecodePlan,
+  output: DecoderOutput = 'stream',
+  onSkip?: OnSkip,
+  notice: (message: string) => void = () => undefined,
+  warm?: WarmDecoder,
+): Promise<RunningDecoder> {
+  if (plan.freeSpace && onSkip === undefined)
+    throw new Error('a decoder that leaves free space out needs someone to tell');
   const started = await (warm?.take(plan, output) ?? spawnDecoder(plan.sendImage, output));
   const { child, pipe, stream, closed } = started;
   const stopProcess = stopper(started);
@@ -234,7 +246,9 @@ export async function startDecoder(plan: DecodePlan, output: DecoderOutput = 'st
         notice(message.message);
         break;
       case 'end':
-        end ??= message.ok ? { status: 'ok', bytes: message.bytes, sha256: message.sha256 } : { status: 'failed', failure: { code: message.code, message: message.message, offset: message.offset } };
+        end ??= message.ok
+          ? { status: 'ok', bytes: message.bytes, sha256: message.sha256 }
+          : { status: 'failed', failure: { code: message.code, message: message.message, offset: message.offset } };
         killIfStuck();
         break;
       case 'abandoned':
@@ -250,12 +264,24 @@ export async function startDecoder(plan: DecodePlan, output: DecoderOutput = 'st
   });
   const ended = closed.then((how): DecoderEnd => {
     resolveDecoder('none');
-    if ('error' in how) return end ?? { status: 'failed', failure: { code: 'source-read-error', message: `The decoder could not be started: ${how.error.message}` } };
+    if ('error' in how)
+      return (
+        end ?? {
+          status: 'failed',
+          failure: { code: 'source-read-error', message: `The decoder could not be started: ${how.error.message}` },
+        }
+      );
     if (end !== null) return end;
     if (stopped) return { status: 'abandoned' };
     const why = how.signal !== null ? `killed by ${how.signal}` : `exit code ${how.code ?? '?'}`;
     const said = stderr.trim().split('\n').pop() ?? '';
-    return { status: 'failed', failure: { code: 'source-read-error', message: `The decoder stopped unexpectedly (${why}${said ? `: ${said}` : ''}).` } };
+    return {
+      status: 'failed',
+      failure: {
+        code: 'source-read-error',
+        message: `The decoder stopped unexpectedly (${why}${said ? `: ${said}` : ''}).`,
+      },
+    };
   });
   child.send(plan);
   return {

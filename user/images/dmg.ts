@@ -24,17 +24,24 @@ const UNSUPPORTED_BLOCKS = new Map<number, string>([
 const MAX_PLIST_BYTES = 16 * 1024 * 1024;
 
 /** The koly trailer and the blkx tables, read from the file; throws a plain Error saying what is wrong. */
-async function readTables(path: string, fileSize: number): Promise<{ footer: Footer; blkx: Image['resourceFork']['blkx'] }> {
+async function readTables(
+  path: string,
+  fileSize: number,
+): Promise<{ footer: Footer; blkx: Image['resourceFork']['blkx'] }> {
   const file = await open(path, 'r');
   try {
     const readAt = async (position: number, length: number): Promise<Buffer> => {
       const buffer = Buffer.alloc(length);
-      if ((await readFully(file.fd, buffer, 0, length, position)) < length) throw new Error(`it ends before byte ${position + length}`);
+      if ((await readFully(file.fd, buffer, 0, length, position)) < length)
+        throw new Error(`it ends before byte ${position + length}`);
       return buffer;
     };
     if (fileSize < Footer.SIZE) throw new Error('it is shorter than its trailer');
     const footer = Footer.parse(await readAt(fileSize - Footer.SIZE, Footer.SIZE));
-    if (footer.xmlLength > MAX_PLIST_BYTES || footer.xmlOffset + footer.xmlLength > fileSize) throw new Error(`its trailer places a property list of ${footer.xmlLength} bytes at byte ${footer.xmlOffset}, outside the file or too large`);
+    if (footer.xmlLength > MAX_PLIST_BYTES || footer.xmlOffset + footer.xmlLength > fileSize)
+      throw new Error(
+        `its trailer places a property list of ${footer.xmlLength} bytes at byte ${footer.xmlOffset}, outside the file or too large`,
+      );
     const entries = readBlkx((await readAt(footer.xmlOffset, footer.xmlLength)).toString('utf8'));
     const blkx = entries.map(({ data, ...entry }) => ({ ...entry, map: BlockMap.parse(data) }));
     return { footer, blkx };
@@ -55,7 +62,10 @@ export async function openDmg(path: string, fileSize: number, name: string): Pro
   // shared plist parser. Its block decoding and CRC check use exactly these four fields.
   const image = Object.create(Image.prototype) as Image;
   Object.assign(image, {
-    fs: { size: fileSize, createReadStream: (start = 0, end = Infinity) => Promise.resolve(createReadStream(path, { start, end })) },
+    fs: {
+      size: fileSize,
+      createReadStream: (start = 0, end = Infinity) => Promise.resolve(createReadStream(path, { start, end })),
+    },
     footer: tables.footer,
     resourceFork: { blkx: tables.blkx, nsiz: [], cSum: [], plst: [], size: [] },
     ready: Promise.resolve(),
@@ -64,7 +74,10 @@ export async function openDmg(path: string, fileSize: number, name: string): Pro
     for (const block of entry.map.blocks) {
       const kind = UNSUPPORTED_BLOCKS.get(block.type);
       if (kind !== undefined) {
-        throw jobError('unsupported-format', `${name} is a dmg compressed with ${kind}, which Sluice cannot decode. Convert it first: hdiutil convert -format UDZO (on a Mac), or dmg2img.`);
+        throw jobError(
+          'unsupported-format',
+          `${name} is a dmg compressed with ${kind}, which Sluice cannot decode. Convert it first: hdiutil convert -format UDZO (on a Mac), or dmg2img.`,
+        );
       }
     }
   }

@@ -47,8 +47,12 @@ function retryable(error: unknown): boolean {
 
 /** The break that ended the download, and why it could not be mended, in one failure. */
 function unresumable(broke: unknown, why: CannotResume): JobError {
-  const failure = broke instanceof JobError ? broke.failure : { code: 'source-truncated' as const, message: String(broke) };
-  return new JobError({ ...failure, message: `${failure.message.replace(/\.$/, '')}; it cannot go on from there: ${why.message}.` });
+  const failure =
+    broke instanceof JobError ? broke.failure : { code: 'source-truncated' as const, message: String(broke) };
+  return new JobError({
+    ...failure,
+    message: `${failure.message.replace(/\.$/, '')}; it cannot go on from there: ${why.message}.`,
+  });
 }
 
 /** What the reader of a download is told as it goes. */
@@ -81,9 +85,16 @@ async function resume(url: string, offset: number, validator: string | null, tot
     body.stream.destroy();
     return new CannotResume(why);
   };
-  if (!body.partial) throw refuse(validator === null ? 'the server does not send parts of files' : 'the server sent the whole file again (it does not send parts of files, or the file changed on it)');
-  if (body.contentRange?.start !== offset) throw refuse(`the server sent bytes from ${body.contentRange?.start ?? 'an unknown place'} on, not from ${offset}`);
-  if (total !== null && body.contentRange.total !== null && body.contentRange.total !== total) throw refuse(`the file is now ${body.contentRange.total} bytes, not ${total}: it changed on the server`);
+  if (!body.partial)
+    throw refuse(
+      validator === null
+        ? 'the server does not send parts of files'
+        : 'the server sent the whole file again (it does not send parts of files, or the file changed on it)',
+    );
+  if (body.contentRange?.start !== offset)
+    throw refuse(`the server sent bytes from ${body.contentRange?.start ?? 'an unknown place'} on, not from ${offset}`);
+  if (total !== null && body.contentRange.total !== null && body.contentRange.total !== total)
+    throw refuse(`the file is now ${body.contentRange.total} bytes, not ${total}: it changed on the server`);
   return body;
 }
 
@@ -133,7 +144,12 @@ export async function openDownload(url: string, tee: DownloadTee | null, events:
   async function* bytes(): AsyncGenerator<Buffer> {
     try {
       if (tee !== null && opened.from > 0) {
-        for await (const chunk of createReadStream(tee.partial, { start: 0, end: opened.from - 1, highWaterMark: 1 * MiB })) yield chunk as Buffer;
+        for await (const chunk of createReadStream(tee.partial, {
+          start: 0,
+          end: opened.from - 1,
+          highWaterMark: 1 * MiB,
+        }))
+          yield chunk as Buffer;
       }
       let offset = opened.from;
       let body = opened.body;
@@ -188,5 +204,8 @@ export async function openDownload(url: string, tee: DownloadTee | null, events:
 
 /** A download given up on: the first try and MAX_RETRIES more got no further than `offset`. */
 function gaveUp(url: string, offset: number, last: string): JobError {
-  return jobError('source-truncated', `The download of ${url} stopped at byte ${offset}, and ${MAX_RETRIES} more tries got no further, so Sluice gave up. The last: ${last}`);
+  return jobError(
+    'source-truncated',
+    `The download of ${url} stopped at byte ${offset}, and ${MAX_RETRIES} more tries got no further, so Sluice gave up. The last: ${last}`,
+  );
 }

@@ -7,7 +7,10 @@ import { EXTENT_ALIGN } from '../../writer/stream-layout.js';
  * the closest neighbours merged (writing the image's own bytes in the gap, which is always
  * correct) until they fit. Never narrower than the ranges: nothing mapped is ever left out.
  */
-export function mappedExtents(ranges: readonly { offset: number; length: number }[], imageSize: number): [number, number][] {
+export function mappedExtents(
+  ranges: readonly { offset: number; length: number }[],
+  imageSize: number,
+): [number, number][] {
   const aligned: [number, number][] = [];
   for (const { offset, length } of ranges) {
     if (length <= 0) continue;

@@ -108,11 +108,11 @@ function networkReason(error: unknown): string {
     case 'ENETUNREACH':
       return 'the server cannot be reached from this network';
     default:
-      if (/CERT|SELF_SIGNED|ERR_TLS/.test(code)) return `the server's certificate is not valid for it (${errorText(error)})`;
+      if (/CERT|SELF_SIGNED|ERR_TLS/.test(code))
+        return `the server's certificate is not valid for it (${errorText(error)})`;
       return errorText(error);
   }
 }
-
 
 /** The addresses `url`'s host resolves to, every one of them (a literal address is its own). */
 async function resolveHost(url: URL): Promise<LookupAddress[]> {
@@ -132,10 +132,30 @@ function pinnedLookup(addresses: readonly LookupAddress[]): LookupFunction {
 }
 
 /** Sends one GET to `url`, connecting only to `addresses`; resolves with the response's head. */
-function get(url: URL, addresses: readonly LookupAddress[], headers: OutgoingHttpHeaders, signal: AbortSignal | undefined, typed: string): Promise<IncomingMessage> {
+function get(
+  url: URL,
+  addresses: readonly LookupAddress[],
+  headers: OutgoingHttpHeaders,
+  signal: AbortSignal | undefined,
+  typed: string,
+): Promise<IncomingMessage> {
   return new Promise((resolve, reject) => {
-    const request = (url.protocol === 'https:' ? httpsRequest : httpRequest)(url, { headers, agent: false, lookup: pinnedLookup(addresses), ...(signal === undefined ? {} : { signal }) });
-    const timer = setTimeout(() => request.destroy(jobError('source-read-error', `Downloading ${typed} failed: the server did not answer within ${seconds(STALL_TIMEOUT_MS)}.`)), STALL_TIMEOUT_MS);
+    const request = (url.protocol === 'https:' ? httpsRequest : httpRequest)(url, {
+      headers,
+      agent: false,
+      lookup: pinnedLookup(addresses),
+      ...(signal === undefined ? {} : { signal }),
+    });
+    const timer = setTimeout(
+      () =>
+        request.destroy(
+          jobError(
+            'source-read-error',
+            `Downloading ${typed} failed: the server did not answer within ${seconds(STALL_TIMEOUT_MS)}.`,
+          ),
+        ),
+      STALL_TIMEOUT_MS,
+    );
     request.on('response', (response) => {
       clearTimeout(timer);
       resolve(response);
@@ -155,8 +175,10 @@ function get(url: URL, addresses: readonly LookupAddress[], headers: OutgoingHtt
  * never look like a whole one. `range` asks for those bytes only (probing).
  */
 export async function openHttp(url: string, options: HttpOptions = {}): Promise<HttpBody> {
-  const headers: OutgoingHttpHeaders = options.range === undefined ? {} : { Range: `bytes=${options.range[0]}-${options.range[1] ?? ''}` };
-  if (options.range !== undefined && options.ifRange !== undefined && options.ifRange !== null) headers['If-Range'] = options.ifRange;
+  const headers: OutgoingHttpHeaders =
+    options.range === undefined ? {} : { Range: `bytes=${options.range[0]}-${options.range[1] ?? ''}` };
+  if (options.range !== undefined && options.ifRange !== undefined && options.ifRange !== null)
+    headers['If-Range'] = options.ifRange;
   let target = new URL(url);
   let from: { url: URL; address: string | null } | null = null;
   try {
@@ -164,7 +186,12 @@ export async function openHttp(url: string, options: HttpOptions = {}): Promise<
       const web = target.protocol === 'http:' || target.protocol === 'https:';
       const addresses = web ? await resolveHost(target) : [];
       if (from !== null) {
-        const refusal = redirectRefusal({ from: from.url, fromAddress: from.address, to: target, toAddresses: addresses.map((a) => a.address) });
+        const refusal = redirectRefusal({
+          from: from.url,
+          fromAddress: from.address,
+          to: target,
+          toAddresses: addresses.map((a) => a.address),
+        });
         if (refusal !== null) throw jobError('source-read-error', `Downloading ${url} failed: ${refusal}`);
       }
       const response = await get(target, addresses, headers, options.signal, url);
@@ -173,20 +200,30 @@ export async function openHttp(url: string, options: HttpOptions = {}): Promise<
       if (REDIRECT_STATUSES.has(status) && location !== undefined) {
         from = { url: target, address: response.socket.remoteAddress ?? null };
         response.destroy();
-        if (redirects === MAX_REDIRECTS) throw jobError('source-read-error', `Downloading ${url} failed: more than ${MAX_REDIRECTS} redirects.`);
+        if (redirects === MAX_REDIRECTS)
+          throw jobError('source-read-error', `Downloading ${url} failed: more than ${MAX_REDIRECTS} redirects.`);
         target = redirectTarget(location, target, url);
         continue;
       }
       if (status < 200 || status > 299) {
         response.destroy();
         const words = `${status}${response.statusMessage ? ` ${response.statusMessage}` : ''}`;
-        const hint = status === 404 ? ' Check the address.' : status >= 500 ? ' The server has a problem; try again later.' : '';
+        const hint =
+          status === 404 ? ' Check the address.' : status >= 500 ? ' The server has a problem; try again later.' : '';
         throw new HttpStatusError(status, `Downloading ${url} failed: the server answered ${words}.${hint}`);
       }
       const length = response.headers['content-length'];
-      const size = length !== undefined && /^\d+$/.test(length) && (status === 200 || status === 206) ? Number(length) : null;
+      const size =
+        length !== undefined && /^\d+$/.test(length) && (status === 200 || status === 206) ? Number(length) : null;
       const partial = status === 206;
-      return { stream: checkedBody(response, url, size), size, finalUrl: target.href, partial, contentRange: partial ? contentRange(response.headers['content-range']) : null, validator: validatorOf(response) };
+      return {
+        stream: checkedBody(response, url, size),
+        size,
+        finalUrl: target.href,
+        partial,
+        contentRange: partial ? contentRange(response.headers['content-range']) : null,
+        validator: validatorOf(response),
+      };
     }
   } catch (error) {
     if (error instanceof JobError) throw error;
@@ -198,7 +235,10 @@ function redirectTarget(location: string, base: URL, typed: string): URL {
   try {
     return new URL(location, base);
   } catch {
-    throw jobError('source-read-error', `Downloading ${typed} failed: ${base.href} redirects to "${location}", which is not an address.`);
+    throw jobError(
+      'source-read-error',
+      `Downloading ${typed} failed: ${base.href} redirects to "${location}", which is not an address.`,
+    );
   }
 }
 
@@ -211,7 +251,12 @@ interface SmallAnswer {
 }
 
 /** Reads up to `limit` bytes of `url` (or of its `range`), giving up after `timeoutMs` in all. */
-async function readSmall(url: string, limit: number, timeoutMs: number, range?: [number, number]): Promise<SmallAnswer> {
+async function readSmall(
+  url: string,
+  limit: number,
+  timeoutMs: number,
+  range?: [number, number],
+): Promise<SmallAnswer> {
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(), timeoutMs);
   let body: HttpBody | null = null;
@@ -223,7 +268,8 @@ async function readSmall(url: string, limit: number, timeoutMs: number, range?: 
     for await (const chunk of body.stream) {
       chunks.push(chunk as Buffer);
       received += (chunk as Buffer).length;
-      if (received > limit) return { bytes: Buffer.concat(chunks).subarray(0, limit), whole: false, partial: body.partial };
+      if (received > limit)
+        return { bytes: Buffer.concat(chunks).subarray(0, limit), whole: false, partial: body.partial };
     }
     return { bytes: Buffer.concat(chunks), whole: true, partial: body.partial };
   } finally {
@@ -245,7 +291,11 @@ export function httpRangeReader(url: string): (position: number, length: number)
   return async (position, length) => {
     const answer = await readSmall(url, length, RANGE_TIMEOUT_MS, [position, position + length - 1]);
     if (!answer.partial) throw jobError('source-read-error', `${url}: the server does not send parts of files`);
-    if (answer.bytes.length !== length) throw jobError('source-read-error', `${url}: the server sent ${answer.bytes.length} of the ${length} bytes asked for`);
+    if (answer.bytes.length !== length)
+      throw jobError(
+        'source-read-error',
+        `${url}: the server sent ${answer.bytes.length} of the ${length} bytes asked for`,
+      );
     return answer.bytes;
   };
 }
@@ -280,10 +330,12 @@ export async function readBoundedDownload(url: string, limit: number, timeoutMs:
   try {
     answer = await readSmall(url, limit, timeoutMs);
   } catch (error) {
-    if (performance.now() - started >= timeoutMs) throw jobError('source-read-error', `Downloading ${url} failed: it took more than ${seconds(timeoutMs)}.`);
+    if (performance.now() - started >= timeoutMs)
+      throw jobError('source-read-error', `Downloading ${url} failed: it took more than ${seconds(timeoutMs)}.`);
     throw error;
   }
-  if (!answer.whole) throw jobError('source-corrupt', `${url} is larger than ${limit} bytes, more than Sluice reads of such a file.`);
+  if (!answer.whole)
+    throw jobError('source-corrupt', `${url} is larger than ${limit} bytes, more than Sluice reads of such a file.`);
   return answer.bytes;
 }
 
@@ -302,7 +354,12 @@ function checkedBody(body: IncomingMessage, url: string, size: number | null): R
   };
   const stalled = () => {
     const of = size === null ? '' : ` of ${size}`;
-    checked.destroy(jobError('source-read-error', `The download of ${url} stalled: the server stopped sending at byte ${received}${of}, and sent nothing for ${seconds(STALL_TIMEOUT_MS)}.`));
+    checked.destroy(
+      jobError(
+        'source-read-error',
+        `The download of ${url} stalled: the server stopped sending at byte ${received}${of}, and sent nothing for ${seconds(STALL_TIMEOUT_MS)}.`,
+      ),
+    );
   };
   // Restarted for every chunk that arrives: refresh() re-arms the one timer without a new one.
   const startClock = () => {
@@ -332,13 +389,23 @@ function checkedBody(body: IncomingMessage, url: string, size: number | null): R
     ended = true;
     stopClock();
     if (size !== null && received < size) {
-      checked.destroy(jobError('source-truncated', `The download of ${url} stopped after ${received} of ${size} bytes: the connection was closed early.`));
+      checked.destroy(
+        jobError(
+          'source-truncated',
+          `The download of ${url} stopped after ${received} of ${size} bytes: the connection was closed early.`,
+        ),
+      );
     } else {
       checked.push(null);
     }
   });
   const brokeOff = (error: unknown) => {
-    checked.destroy(jobError('source-truncated', `The download of ${url} broke off after ${received} bytes${size === null ? '' : ` of ${size}`}: ${networkReason(error)}.`));
+    checked.destroy(
+      jobError(
+        'source-truncated',
+        `The download of ${url} broke off after ${received} bytes${size === null ? '' : ` of ${size}`}: ${networkReason(error)}.`,
+      ),
+    );
   };
   body.on('error', brokeOff);
   // A connection closed before the end of a body without a length: no 'end', and no error either.

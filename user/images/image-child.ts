@@ -27,9 +27,18 @@ export function invokingUser(env: NodeJS.ProcessEnv = process.env): { uid: numbe
  * be kept. The environment is passed on as it is: neither child reads anything under HOME, so
  * sudo's HOME (root's, or the user's) does not matter to them.
  */
-export function spawnImageChild(entry: string, v8Flags: readonly string[], args: readonly string[], stdio: StdioOptions): ChildProcess {
+export function spawnImageChild(
+  entry: string,
+  v8Flags: readonly string[],
+  args: readonly string[],
+  stdio: StdioOptions,
+): ChildProcess {
   // Inside Electron, process.execPath is the app binary; ELECTRON_RUN_AS_NODE makes it plain Node.
-  return spawn(process.execPath, [...v8Flags, entry, ...args], { stdio, env: { ...process.env, ELECTRON_RUN_AS_NODE: '1' }, ...invokingUser() });
+  return spawn(process.execPath, [...v8Flags, entry, ...args], {
+    stdio,
+    env: { ...process.env, ELECTRON_RUN_AS_NODE: '1' },
+    ...invokingUser(),
+  });
 }
 
 /** Child side: sends `message` to the parent; resolves once it is handed over (or there is no parent). */

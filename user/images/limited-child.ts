@@ -61,8 +61,19 @@ async function residentBytes(pid: number): Promise<number | null> {
  * `check` rejects). Rejects with a JobError for a child that went past a limit (once its process
  * is gone) and for one that stopped without an answer. The first of these counts.
  */
-export function askLimitedChild<T>(entry: string, request: object, limits: ChildLimits, check: (message: unknown) => T | JobError, words: ChildWords): Promise<T> {
-  const child = spawnImageChild(entry, [`--max-old-space-size=${limits.heapMiB}`, '--max-semi-space-size=1'], [], ['ignore', 'ignore', 'pipe', 'ipc']);
+export function askLimitedChild<T>(
+  entry: string,
+  request: object,
+  limits: ChildLimits,
+  check: (message: unknown) => T | JobError,
+  words: ChildWords,
+): Promise<T> {
+  const child = spawnImageChild(
+    entry,
+    [`--max-old-space-size=${limits.heapMiB}`, '--max-semi-space-size=1'],
+    [],
+    ['ignore', 'ignore', 'pipe', 'ipc'],
+  );
   let stderr = '';
   /** Seen as it arrives: V8's native stack trace after it could push the words out of `stderr`. */
   let heapExhausted = false;

@@ -151,7 +151,13 @@ function gptPartitions(head: Uint8Array): PartitionEntry[] {
     if (at + 128 > head.length) break;
     const entry = gptEntry(head, at);
     if (entry === null) continue;
-    partitions.push({ number: i + 1, offset: entry.firstLba * sector, size: (entry.lastLba - entry.firstLba + 1) * sector, type: gptTypeName(entry.typeGuid), label: entry.name === '' ? null : entry.name });
+    partitions.push({
+      number: i + 1,
+      offset: entry.firstLba * sector,
+      size: (entry.lastLba - entry.firstLba + 1) * sector,
+      type: gptTypeName(entry.typeGuid),
+      label: entry.name === '' ? null : entry.name,
+    });
   }
   return partitions;
 }
@@ -181,7 +187,13 @@ export function mbrEntries(head: Uint8Array): MbrEntry[] {
 }
 
 function mbrPartitions(head: Uint8Array): PartitionEntry[] {
-  return mbrEntries(head).map(({ number, type, firstSector, sectors }) => ({ number, offset: firstSector * 512, size: sectors * 512, type: MBR_TYPES[type] ?? `type 0x${type.toString(16).padStart(2, '0')}`, label: null }));
+  return mbrEntries(head).map(({ number, type, firstSector, sectors }) => ({
+    number,
+    offset: firstSector * 512,
+    size: sectors * 512,
+    type: MBR_TYPES[type] ?? `type 0x${type.toString(16).padStart(2, '0')}`,
+    label: null,
+  }));
 }
 
 /**
@@ -206,7 +218,8 @@ function ascii(bytes: Uint8Array, from: number, to: number): string | null {
 
 /** The label of the filesystem starting at `bytes` (FAT12/16/32, ext2/3/4), or null. */
 export function filesystemLabel(bytes: Uint8Array): string | null {
-  if (bytes.length >= 1024 + 0x88 && bytes[1024 + 0x38] === 0x53 && bytes[1024 + 0x39] === 0xef) return ascii(bytes, 1024 + 0x78, 1024 + 0x88);
+  if (bytes.length >= 1024 + 0x88 && bytes[1024 + 0x38] === 0x53 && bytes[1024 + 0x39] === 0xef)
+    return ascii(bytes, 1024 + 0x78, 1024 + 0x88);
   if (bytes[510] === 0x55 && bytes[511] === 0xaa) {
     if (ascii(bytes, 0x52, 0x5a)?.startsWith('FAT32')) return ascii(bytes, 0x47, 0x52);
     if (ascii(bytes, 0x36, 0x3e)?.startsWith('FAT')) return ascii(bytes, 0x2b, 0x36);

@@ -43,13 +43,22 @@ export const DEFAULT_PROBE_LIMITS: Readonly<Record<'file' | 'url', ProbeLimits>>
 function overLimit(request: ImageRequest, what: 'memory' | 'heap' | 'time', limits: ProbeLimits): JobError {
   if (what !== 'time') {
     const mib = what === 'memory' ? limits.memoryMiB : limits.heapMiB;
-    return jobError('source-corrupt', `${request.image} is damaged or hostile: reading what it holds needed more than ${mib} MiB of memory, so Sluice stopped. Nothing was written.`);
+    return jobError(
+      'source-corrupt',
+      `${request.image} is damaged or hostile: reading what it holds needed more than ${mib} MiB of memory, so Sluice stopped. Nothing was written.`,
+    );
   }
   const seconds = Math.round(limits.timeMs / 1000);
   if (isUrl(request.image)) {
-    return jobError('source-read-error', `Reading what ${request.image} holds took more than ${seconds} s (a slow, stalled or hostile server), so Sluice stopped. Nothing was written; try again later.`);
+    return jobError(
+      'source-read-error',
+      `Reading what ${request.image} holds took more than ${seconds} s (a slow, stalled or hostile server), so Sluice stopped. Nothing was written; try again later.`,
+    );
   }
-  return jobError('source-corrupt', `Reading what ${request.image} holds took more than ${seconds} s, so Sluice stopped: the image is damaged or hostile, or the disk it is on stopped answering. Nothing was written.`);
+  return jobError(
+    'source-corrupt',
+    `Reading what ${request.image} holds took more than ${seconds} s, so Sluice stopped: the image is damaged or hostile, or the disk it is on stopped answering. Nothing was written.`,
+  );
 }
 
 /**
@@ -60,14 +69,26 @@ function overLimit(request: ImageRequest, what: 'memory' | 'heap' | 'time', limi
  */
 export function checkedAnswer(request: ImageRequest, message: unknown): PreparedImage | JobError {
   const reply = v.safeParse(ProbeReply, message);
-  if (!reply.success) return jobError('protocol-error', `The image probe sent an answer of the wrong shape: ${v.summarize(reply.issues).slice(0, 500)}`);
+  if (!reply.success)
+    return jobError(
+      'protocol-error',
+      `The image probe sent an answer of the wrong shape: ${v.summarize(reply.issues).slice(0, 500)}`,
+    );
   if (reply.output.type === 'prepared') {
     const { prepared } = reply.output;
     const location = prepared.plan.location;
     const named = location.kind === 'file' ? location.path : location.url;
-    if (prepared.info.source !== request.image || named !== request.image) return jobError('protocol-error', `The image probe answered about another image (${named}) than ${request.image}; nothing was opened.`);
+    if (prepared.info.source !== request.image || named !== request.image)
+      return jobError(
+        'protocol-error',
+        `The image probe answered about another image (${named}) than ${request.image}; nothing was opened.`,
+      );
     // What each card gets must be for the cards asked about, and only when asked.
-    if ((prepared.customisation?.overlays.length ?? 0) !== (request.customise?.length ?? 0)) return jobError('protocol-error', 'The image probe planned the customisation of another number of cards than were asked for; nothing was written.');
+    if ((prepared.customisation?.overlays.length ?? 0) !== (request.customise?.length ?? 0))
+      return jobError(
+        'protocol-error',
+        'The image probe planned the customisation of another number of cards than were asked for; nothing was written.',
+      );
     return prepared;
   }
   const { type: _type, code, message: text, ...extra } = reply.output;
@@ -81,10 +102,17 @@ export function checkedAnswer(request: ImageRequest, message: unknown): Prepared
  * went past a limit (once its process is gone), and for one that stopped without an answer. The
  * first of these counts.
  */
-export function prepareImageInChild(request: ImageRequest, limits: ProbeLimits = DEFAULT_PROBE_LIMITS[isUrl(request.image) ? 'url' : 'file']): Promise<PreparedImage> {
+export function prepareImageInChild(
+  request: ImageRequest,
+  limits: ProbeLimits = DEFAULT_PROBE_LIMITS[isUrl(request.image) ? 'url' : 'file'],
+): Promise<PreparedImage> {
   return askLimitedChild(PROBE_ENTRY, request, limits, (message) => checkedAnswer(request, message), {
     overLimit: (what) => overLimit(request, what, limits),
-    stopped: (why) => jobError('source-read-error', `The image probe stopped unexpectedly (${why}); ${request.image} was not read to the end.`),
+    stopped: (why) =>
+      jobError(
+        'source-read-error',
+        `The image probe stopped unexpectedly (${why}); ${request.image} was not read to the end.`,
+      ),
     notStarted: notStarted('The image probe'),
   });
 }

@@ -25,7 +25,12 @@ import { customisationOf } from '../customise/prepare.js';
 import { classifyDisc } from '../iso/classify.js';
 import { detectFormat, SNIFF_BYTES, type ImageFormat } from './detect-format.js';
 import { openImage, type FileIdentity, type OpenedImage } from './open-image.js';
-import { filesystemLabel, FILESYSTEM_SNIFF_BYTES, PARTITION_TABLE_BYTES, readPartitionTable } from './partition-table.js';
+import {
+  filesystemLabel,
+  FILESYSTEM_SNIFF_BYTES,
+  PARTITION_TABLE_BYTES,
+  readPartitionTable,
+} from './partition-table.js';
 import { readXzIndex, type ReadAt } from './xz-index.js';
 import { entryPlan, readSmallEntry, readZipArchive } from './zip-directory.js';
 import { readZstdSize, type ReadAtSync } from './zstd-size.js';
@@ -133,14 +138,20 @@ async function gzipSizeHint(readAt: ReadAt, fileSize: number): Promise<number | 
  * (open-image.ts): writing it would blank the drive's partition table and report success.
  */
 function refuseEmpty(size: number | null, image: string): void {
-  if (size === 0) throw jobError('source-truncated', `${image} holds an empty image: it decodes to 0 bytes. Was the download or the image build interrupted?`);
+  if (size === 0)
+    throw jobError(
+      'source-truncated',
+      `${image} holds an empty image: it decodes to 0 bytes. Was the download or the image build interrupted?`,
+    );
 }
 
 /** Reads partition labels from each partition's first bytes, where the image can be read at any offset. */
 async function withFilesystemLabels(table: PartitionTable, readImageAt: ReadAt | null): Promise<PartitionTable> {
   if (readImageAt === null) return table;
   const partitions = await Promise.all(
-    table.partitions.map(async (p) => (p.label !== null ? p : { ...p, label: filesystemLabel(await readImageAt(p.offset, FILESYSTEM_SNIFF_BYTES)) })),
+    table.partitions.map(async (p) =>
+      p.label !== null ? p : { ...p, label: filesystemLabel(await readImageAt(p.offset, FILESYSTEM_SNIFF_BYTES)) },
+    ),
   );
   return { ...table, partitions };
 }
@@ -161,9 +172,17 @@ async function readHead(access: ImageAccess): Promise<Buffer | null> {
 
 /** bzip2 has no in-process decoder worth the name (pure-JS ones run at 8-18 MB/s): refuse before writing. */
 async function requireBzip2(request: ImageRequest): Promise<void> {
-  if (request.systemTools !== false && (await (await import('./decode/system-tool.js')).systemDecoder('bzip2')) !== null) return;
-  const why = request.systemTools === false ? 'Sluice has no bzip2 decoder of its own' : 'neither lbzip2 nor bzip2 is installed';
-  throw jobError('unsupported-format', `${request.image} is a bzip2 image, and ${why}. Install lbzip2 or bzip2, or decompress the image first.`);
+  if (
+    request.systemTools !== false &&
+    (await (await import('./decode/system-tool.js')).systemDecoder('bzip2')) !== null
+  )
+    return;
+  const why =
+    request.systemTools === false ? 'Sluice has no bzip2 decoder of its own' : 'neither lbzip2 nor bzip2 is installed';
+  throw jobError(
+    'unsupported-format',
+    `${request.image} is a bzip2 image, and ${why}. Install lbzip2 or bzip2, or decompress the image first.`,
+  );
 }
 
 /** Probes a local image file. */
@@ -177,7 +196,8 @@ async function prepareFile(request: ImageRequest): Promise<PreparedImage> {
     let sizeExact = true;
     let zipEntry: ZipEntryPlan | null = null;
     let entry: ImageInfo['entry'] = null;
-    let bmap = request.bmap === false ? null : request.bmap !== undefined ? await readBmapFile(request.bmap, true) : null;
+    let bmap =
+      request.bmap === false ? null : request.bmap !== undefined ? await readBmapFile(request.bmap, true) : null;
     /** Reads the decoded image at any offset, where the format allows it without decoding. */
     let readImageAt: ReadAt | null = null;
     switch (format) {
@@ -209,12 +229,17 @@ async function prepareFile(request: ImageRequest): Promise<PreparedImage> {
         }
         if (bmap === null && request.bmap !== false && archive.bmapEntry !== null) {
           const xml = await readSmallEntry(readAt, archive.bmapEntry, MAX_BMAP_BYTES);
-          bmap = await parseBmapText(xml.toString('utf8'), `${basename(path)}:${archive.bmapEntry.name}`, `${path}:${archive.bmapEntry.name}`);
+          bmap = await parseBmapText(
+            xml.toString('utf8'),
+            `${basename(path)}:${archive.bmapEntry.name}`,
+            `${path}:${archive.bmapEntry.name}`,
+          );
         }
         break;
       }
       case 'qcow2': {
-        if (bmap !== null) throw jobError('unsupported-format', `A block map (--bmap) applies to raw images; ${path} is a qcow2 image.`);
+        if (bmap !== null)
+          throw jobError('unsupported-format', `A block map (--bmap) applies to raw images; ${path} is a qcow2 image.`);
         size = (await readQcow2(readAt, image.fileSize, basename(path))).virtualSize;
         break;
       }
@@ -232,7 +257,10 @@ async function prepareFile(request: ImageRequest): Promise<PreparedImage> {
       }
     }
     if (bmap !== null && size !== null && sizeExact && bmap.imageSize !== size) {
-      throw jobError('source-corrupt', `The block map ${bmap.from} does not match the image: it maps an image of ${bmap.imageSize} bytes, but ${path} holds ${size}.`);
+      throw jobError(
+        'source-corrupt',
+        `The block map ${bmap.from} does not match the image: it maps an image of ${bmap.imageSize} bytes, but ${path} holds ${size}.`,
+      );
     }
     if (sizeExact) refuseEmpty(size, path);
     const checksum = await expectedChecksum(request.sha256, () => listsBesideFile(path));
@@ -250,8 +278,14 @@ async function prepareFile(request: ImageRequest): Promise<PreparedImage> {
       freeSpace: readImageAt === null,
     };
     const detect = request.customise !== undefined || (request.detect ?? request.partitions !== false);
-    const reader = readImageAt === null && (detect || request.partitions !== false) ? await startDecodedReader(plan) : null;
-    const access: ImageAccess | null = readImageAt !== null ? { readAt: readImageAt, random: true } : reader !== null ? { readAt: reader.readAt, random: false } : null;
+    const reader =
+      readImageAt === null && (detect || request.partitions !== false) ? await startDecodedReader(plan) : null;
+    const access: ImageAccess | null =
+      readImageAt !== null
+        ? { readAt: readImageAt, random: true }
+        : reader !== null
+          ? { readAt: reader.readAt, random: false }
+          : null;
     let partitionTable: PartitionTable | null;
     let custom;
     try {
@@ -261,8 +295,12 @@ async function prepareFile(request: ImageRequest): Promise<PreparedImage> {
     } finally {
       await reader?.close();
     }
-    const freeSpace = readImageAt !== null && size !== null ? await freeSpaceOf(randomAccess(readImageAt), size, MAX_SKIPPED_RANGES) : null;
-    const disc = readImageAt !== null && size !== null ? await classifyDisc(readImageAt, size, path, partitionTable) : null;
+    const freeSpace =
+      readImageAt !== null && size !== null
+        ? await freeSpaceOf(randomAccess(readImageAt), size, MAX_SKIPPED_RANGES)
+        : null;
+    const disc =
+      readImageAt !== null && size !== null ? await classifyDisc(readImageAt, size, path, partitionTable) : null;
     return {
       info: {
         source: path,
@@ -313,7 +351,10 @@ async function xzSizeOverHttp(url: string, fileSize: number | null): Promise<num
 async function prepareUrl(request: ImageRequest): Promise<PreparedImage> {
   const url = request.image;
   // Loaded for downloads only: node:https and TLS were 27 ms of CPU in every probe process.
-  const [{ openHttp }, { listsBesideUrl }] = await Promise.all([import('./http-source.js'), import('./url-checksums.js')]);
+  const [{ openHttp }, { listsBesideUrl }] = await Promise.all([
+    import('./http-source.js'),
+    import('./url-checksums.js'),
+  ]);
   const controller = new AbortController();
   const body = await openHttp(url, { signal: controller.signal });
   let head = Buffer.alloc(0);
@@ -328,11 +369,16 @@ async function prepareUrl(request: ImageRequest): Promise<PreparedImage> {
   }
   const format = detectFormat(head, null);
   if (!STREAMED.has(format) && format !== 'raw') {
-    throw jobError('unsupported-format', `${url} is a ${format} image, which cannot be written while downloading (it must be read out of order). Download it first, then flash the file.`);
+    throw jobError(
+      'unsupported-format',
+      `${url} is a ${format} image, which cannot be written while downloading (it must be read out of order). Download it first, then flash the file.`,
+    );
   }
-  if (request.bmap !== undefined && request.bmap !== false) throw jobError('unsupported-format', 'A block map (--bmap) applies to local images only.');
+  if (request.bmap !== undefined && request.bmap !== false)
+    throw jobError('unsupported-format', 'A block map (--bmap) applies to local images only.');
   if (format === 'bzip2') await requireBzip2(request);
-  const imageSize = format === 'raw' ? body.size : format === 'xz' ? await xzSizeOverHttp(body.finalUrl, body.size) : null;
+  const imageSize =
+    format === 'raw' ? body.size : format === 'xz' ? await xzSizeOverHttp(body.finalUrl, body.size) : null;
   refuseEmpty(imageSize, url);
   const checksum = await expectedChecksum(request.sha256, () => listsBesideUrl([body.finalUrl, url]));
   const location: SourceLocation = { kind: 'url', url };

@@ -20,14 +20,18 @@ export async function openProbedFile(path: string, identity: FileIdentity, opene
   try {
     fd = opened ?? (await openFd(path, READ_WITHOUT_WAITING));
   } catch (error) {
-    if (errorCode(error) === 'ENOENT') throw jobError('source-not-found', `${path}: no such file (it was there when it was examined).`);
+    if (errorCode(error) === 'ENOENT')
+      throw jobError('source-not-found', `${path}: no such file (it was there when it was examined).`);
     throw jobError('source-read-error', `${path} cannot be read: ${errorText(error)}`);
   }
   try {
     const st = await fstatFd(fd);
     if (!st.isFile()) throw jobError('source-read-error', `${path} is ${fileKind(st)}, not an image file.`);
     if (!sameFile(identity, { dev: st.dev, ino: st.ino, size: st.size, mtimeMs: st.mtimeMs })) {
-      throw jobError('source-read-error', `${path} changed after it was examined (it was replaced or modified). Nothing was written; run the command again.`);
+      throw jobError(
+        'source-read-error',
+        `${path} changed after it was examined (it was replaced or modified). Nothing was written; run the command again.`,
+      );
     }
     return fd;
   } catch (error) {

@@ -32,7 +32,10 @@ export class HostClusters {
   }
 
   private corrupt(why: string): JobError {
-    return jobError('source-corrupt', `${this.name} is a corrupt qcow2 image: ${why}. Check it with qemu-img check ${this.name}.`);
+    return jobError(
+      'source-corrupt',
+      `${this.name} is a corrupt qcow2 image: ${why}. Check it with qemu-img check ${this.name}.`,
+    );
   }
 
   /**
@@ -42,10 +45,14 @@ export class HostClusters {
    */
   claim(offset: number, length: number, what: string): void {
     const size = 2 ** this.clusterBits;
-    if (offset % size !== 0) throw this.corrupt(`${what} is at file byte ${offset}, which is not on a cluster boundary`);
+    if (offset % size !== 0)
+      throw this.corrupt(`${what} is at file byte ${offset}, which is not on a cluster boundary`);
     const last = Math.min(offset + length, this.fileSize);
     for (let cluster = offset / size; cluster * size < last; cluster++) {
-      if (this.use[cluster] !== NONE) throw this.corrupt(`${what} is at file byte ${cluster * size}, which also holds ${this.use[cluster] === COMPRESSED ? 'compressed data' : 'another table or cluster'}`);
+      if (this.use[cluster] !== NONE)
+        throw this.corrupt(
+          `${what} is at file byte ${cluster * size}, which also holds ${this.use[cluster] === COMPRESSED ? 'compressed data' : 'another table or cluster'}`,
+        );
       this.use[cluster] = OTHER;
     }
   }
@@ -55,7 +62,10 @@ export class HostClusters {
     const first = Math.floor(extent.offset / 2 ** this.clusterBits);
     const last = Math.min(extent.offset + extent.length, this.fileSize);
     for (let cluster = first; cluster * 2 ** this.clusterBits < last; cluster++) {
-      if (this.use[cluster] === OTHER) throw this.corrupt(`the compressed data of guest cluster ${guestCluster} is at file byte ${extent.offset}, inside another table or cluster`);
+      if (this.use[cluster] === OTHER)
+        throw this.corrupt(
+          `the compressed data of guest cluster ${guestCluster} is at file byte ${extent.offset}, inside another table or cluster`,
+        );
       this.use[cluster] = COMPRESSED;
     }
     if (this.compressedCount === this.compressedKeys.length) {

@@ -77,46 +77,67 @@ function refuse(name: string, why: string): JobError {
  */
 export async function readQcow2(readAt: ReadAt, fileSize: number, name: string): Promise<Qcow2Image> {
   const header = await readAt(0, 112);
-  if (header.length < HEADER_V2_BYTES || header.readUInt32BE(0) !== MAGIC) throw jobError('source-corrupt', `${name} has no qcow2 header.`);
+  if (header.length < HEADER_V2_BYTES || header.readUInt32BE(0) !== MAGIC)
+    throw jobError('source-corrupt', `${name} has no qcow2 header.`);
   const version = header.readUInt32BE(4);
   if (version !== 2 && version !== 3) throw refuse(name, `of version ${version}; Sluice reads versions 2 and 3.`);
   const backingOffset = Number(header.readBigUInt64BE(8));
   if (backingOffset !== 0) {
     const backingSize = Math.min(header.readUInt32BE(16), 1023);
     const backing = (await readAt(backingOffset, backingSize)).toString('utf8');
-    throw refuse(name, `that depends on a backing file (${backing}): it holds only the changes to that image. Make a standalone copy first: qemu-img convert -O qcow2 ${name} standalone.qcow2`);
+    throw refuse(
+      name,
+      `that depends on a backing file (${backing}): it holds only the changes to that image. Make a standalone copy first: qemu-img convert -O qcow2 ${name} standalone.qcow2`,
+    );
   }
   const clusterBits = header.readUInt32BE(20);
-  if (clusterBits < MIN_CLUSTER_BITS || clusterBits > MAX_CLUSTER_BITS) throw jobError('source-corrupt', `${name}: its qcow2 cluster size (2^${clusterBits}) is impossible.`);
+  if (clusterBits < MIN_CLUSTER_BITS || clusterBits > MAX_CLUSTER_BITS)
+    throw jobError('source-corrupt', `${name}: its qcow2 cluster size (2^${clusterBits}) is impossible.`);
   if (header.readUInt32BE(32) !== 0) throw refuse(name, 'that is encrypted. Decrypt it with qemu-img convert first.');
   let compression: Qcow2Image['compression'] = 'zlib';
   if (version === 3) {
-    if (header.length < HEADER_V3_BYTES) throw jobError('source-corrupt', `${name} has a qcow2 version 3 header cut short (${header.length} of ${HEADER_V3_BYTES} bytes).`);
+    if (header.length < HEADER_V3_BYTES)
+      throw jobError(
+        'source-corrupt',
+        `${name} has a qcow2 version 3 header cut short (${header.length} of ${HEADER_V3_BYTES} bytes).`,
+      );
     const incompatible = header.readBigUInt64BE(72);
-    if ((incompatible & CORRUPT) !== 0n) throw jobError('source-corrupt', `${name} is marked corrupt by qemu. Check it with qemu-img check ${name}.`);
+    if ((incompatible & CORRUPT) !== 0n)
+      throw jobError('source-corrupt', `${name} is marked corrupt by qemu. Check it with qemu-img check ${name}.`);
     if ((incompatible & EXTERNAL_DATA_FILE) !== 0n) throw refuse(name, 'whose data is in an external file.');
-    if ((incompatible & EXTENDED_L2) !== 0n) throw refuse(name, 'with extended L2 entries (subclusters). Convert it with qemu-img convert -O qcow2 first.');
+    if ((incompatible & EXTENDED_L2) !== 0n)
+      throw refuse(name, 'with extended L2 entries (subclusters). Convert it with qemu-img convert -O qcow2 first.');
     const unknown = incompatible & ~(DIRTY | CORRUPT | EXTERNAL_DATA_FILE | COMPRESSION_TYPE | EXTENDED_L2);
     if (unknown !== 0n) throw refuse(name, `with features this version does not know (0x${unknown.toString(16)}).`);
     const headerLength = header.readUInt32BE(100);
     if ((incompatible & COMPRESSION_TYPE) !== 0n && headerLength > 104) {
       const type = header[104];
-      if (type === undefined) throw jobError('source-corrupt', `${name} has a qcow2 header cut short before its compression type.`);
+      if (type === undefined)
+        throw jobError('source-corrupt', `${name} has a qcow2 header cut short before its compression type.`);
       if (type === 1) compression = 'zstd';
       else if (type !== 0) throw refuse(name, `compressed with method ${type}.`);
     }
   }
   const clusterSize = 2 ** clusterBits;
   const declaredSize = header.readBigUInt64BE(24);
-  if (declaredSize > BigInt(Number.MAX_SAFE_INTEGER)) throw jobError('source-corrupt', `${name}: its qcow2 header claims a disk of ${declaredSize} bytes, which is impossible.`);
+  if (declaredSize > BigInt(Number.MAX_SAFE_INTEGER))
+    throw jobError(
+      'source-corrupt',
+      `${name}: its qcow2 header claims a disk of ${declaredSize} bytes, which is impossible.`,
+    );
   const virtualSize = Number(declaredSize);
   const clusters = Math.ceil(virtualSize / clusterSize);
   const perTable = clusterSize / 8;
   const tables = Math.ceil(clusters / perTable);
   const l1Size = header.readUInt32BE(36);
   const l1Offset = Number(header.readBigUInt64BE(40));
-  if (l1Size < tables || l1Offset + l1Size * 8 > fileSize) throw jobError('source-corrupt', `${name}: its qcow2 L1 table is truncated or lies outside the file.`);
-  if (l1Size * 8 > MAX_L1_BYTES) throw jobError('source-corrupt', `${name}: its qcow2 L1 table (${l1Size * 8} bytes) is larger than qemu allows (${MAX_L1_BYTES}).`);
+  if (l1Size < tables || l1Offset + l1Size * 8 > fileSize)
+    throw jobError('source-corrupt', `${name}: its qcow2 L1 table is truncated or lies outside the file.`);
+  if (l1Size * 8 > MAX_L1_BYTES)
+    throw jobError(
+      'source-corrupt',
+      `${name}: its qcow2 L1 table (${l1Size * 8} bytes) is larger than qemu allows (${MAX_L1_BYTES}).`,
+    );
   const host = new HostClusters(fileSize, clusterBits, name);
   host.claim(0, clusterSize, 'the header');
   host.claim(l1Offset, l1Size * 8, 'the L1 table');
@@ -129,7 +150,11 @@ export async function readQcow2(readAt: ReadAt, fileSize: number, name: string):
       l2Tables.push(null);
       continue;
     }
-    if (l2Offset + clusterSize > fileSize) throw jobError('source-truncated', `${name}: an L2 table lies past the end of the file (byte ${l2Offset}); it is truncated.`);
+    if (l2Offset + clusterSize > fileSize)
+      throw jobError(
+        'source-truncated',
+        `${name}: an L2 table lies past the end of the file (byte ${l2Offset}); it is truncated.`,
+      );
     host.claim(l2Offset, clusterSize, `the L2 table of L1 entry ${i}`);
     const l2 = await readAt(l2Offset, clusterSize);
     l2Tables.push(l2);

@@ -31,7 +31,13 @@ const SCOPES: readonly [AddressScope, BlockList][] = [
       ['::', 96],
     ]),
   ],
-  ['link-local', blockList([['169.254.0.0', 16], ['fe80::', 10]])],
+  [
+    'link-local',
+    blockList([
+      ['169.254.0.0', 16],
+      ['fe80::', 10],
+    ]),
+  ],
   [
     'private',
     blockList([
@@ -74,7 +80,8 @@ export interface RedirectStep {
 /** Why the redirect may not be followed, as a sentence; null when it may. */
 export function redirectRefusal(step: RedirectStep): string | null {
   const { from, to } = step;
-  if (to.protocol !== 'http:' && to.protocol !== 'https:') return `${from.href} redirects to ${to.href}, which is not an http(s) address.`;
+  if (to.protocol !== 'http:' && to.protocol !== 'https:')
+    return `${from.href} redirects to ${to.href}, which is not an http(s) address.`;
   if (from.protocol === 'https:' && to.protocol === 'http:') {
     return `${from.href} redirects to ${to.href}: from a secure (https) address to an insecure (http) one, where anyone on the way could change the image. Sluice does not follow it; use an https address for the image.`;
   }

@@ -22,7 +22,10 @@ export type RereadPiece = { offset: number; bytes: Buffer } | { decoded: number 
  * `signal` fires. `sourceBytes`, where given, counts the source bytes read so far, which grow
  * while a slow download has not yet filled a compressed block.
  */
-export type ImageReread = (ranges: readonly Extent[], signal: AbortSignal) => AsyncIterable<RereadPiece> & { sourceBytes?(): number };
+export type ImageReread = (
+  ranges: readonly Extent[],
+  signal: AbortSignal,
+) => AsyncIterable<RereadPiece> & { sourceBytes?(): number };
 
 /** The re-read of the image `plan` decodes. */
 export function rereadImage(plan: DecodePlan): ImageReread {
@@ -35,7 +38,11 @@ export function rereadImage(plan: DecodePlan): ImageReread {
 }
 
 /** The pieces of one re-read through `reader`, which it closes when done. */
-async function* rereadPieces(reader: DecodedReader, ranges: readonly Extent[], signal: AbortSignal): AsyncGenerator<RereadPiece> {
+async function* rereadPieces(
+  reader: DecodedReader,
+  ranges: readonly Extent[],
+  signal: AbortSignal,
+): AsyncGenerator<RereadPiece> {
   // Stopping the decoder ends a read that waits on it.
   const stop = () => void reader.close();
   signal.addEventListener('abort', stop, { once: true });
@@ -52,7 +59,12 @@ async function* rereadPieces(reader: DecodedReader, ranges: readonly Extent[], s
         const want = Math.min(REREAD_PIECE, length - at);
         const bytes = await reader.readAt(offset + at, want);
         if (signal.aborted) return;
-        if (bytes.length < want) throw jobError('source-truncated', `The image ended at byte ${offset + at + bytes.length} when it was read again for a repair; it was longer when it was written.`, { offset: offset + at + bytes.length });
+        if (bytes.length < want)
+          throw jobError(
+            'source-truncated',
+            `The image ended at byte ${offset + at + bytes.length} when it was read again for a repair; it was longer when it was written.`,
+            { offset: offset + at + bytes.length },
+          );
         yield { offset: offset + at, bytes };
       }
       position = offset + length;

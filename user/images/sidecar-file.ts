@@ -11,7 +11,6 @@ import { jobError, JobError } from '../../common/domain/failure.js';
 import { errorText } from '../../common/domain/error-details.js';
 import { closeFd, fileKind, fstatFd, openFd, READ_WITHOUT_WAITING, readFully } from '../../node/io.js';
 
-
 /**
  * The contents of `path`, or null when there is no such file. `what` names it in messages ("The
  * block map /x/os.img.bmap"). Anything else that is not a regular file of at most `limit` bytes
@@ -29,7 +28,8 @@ export async function readSidecar(path: string, limit: number, what: string): Pr
   try {
     const stats = await fstatFd(fd);
     if (!stats.isFile()) throw jobError('source-read-error', `${what} is ${fileKind(stats)}, not a regular file.`);
-    if (stats.size > limit) throw jobError('source-corrupt', `${what} is ${stats.size} bytes, too large to be one (at most ${limit}).`);
+    if (stats.size > limit)
+      throw jobError('source-corrupt', `${what} is ${stats.size} bytes, too large to be one (at most ${limit}).`);
     // One byte more than the file had: a file still growing shows, and still stops at the limit.
     const buffer = Buffer.alloc(Math.min(stats.size, limit) + 1);
     const got = await readFully(fd, buffer, 0, buffer.length, 0);

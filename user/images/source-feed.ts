@@ -7,7 +7,13 @@ import { REFUSAL_CODES, type Failure } from '../../common/domain/failure.js';
 import { tallySkipped, type Skipped } from '../../common/domain/skipped.js';
 import { writtenExtents, type LeaveOut } from './written-extents.js';
 import { invokingUser } from './image-child.js';
-import { startDecoder, type DecoderOutput, type OnSkip, type RunningDecoder, type WarmDecoder } from './decoder-launch.js';
+import {
+  startDecoder,
+  type DecoderOutput,
+  type OnSkip,
+  type RunningDecoder,
+  type WarmDecoder,
+} from './decoder-launch.js';
 import { closeFd } from '../../node/io.js';
 import { openProbedFile } from './probed-file.js';
 import type { PreparedImage } from './probe.js';
@@ -32,7 +38,10 @@ export interface SourceFeed {
   readonly source: number | Readable;
   /** The source is the file handed over as FeedOptions.opened. */
   readonly fromOpened: boolean;
-  readonly start: Pick<HelperJobOf<'flash'>, 'imageSize' | 'sourceSeekable' | 'extents' | 'awaitSourceEnd' | 'sourceGrows'>;
+  readonly start: Pick<
+    HelperJobOf<'flash'>,
+    'imageSize' | 'sourceSeekable' | 'extents' | 'awaitSourceEnd' | 'sourceGrows'
+  >;
   /** How the image is read: "read directly" or the decoder that runs. */
   readonly decoder: Promise<string>;
   /** Source bytes read so far (a download's progress). */
@@ -69,7 +78,9 @@ export function withSourceFailure(results: readonly TargetResult[], failure: Fai
 /** `results` with the reasons for what each ok one left out, when it left anything out. */
 function withSkipReasons(results: readonly TargetResult[], skipped: readonly Skipped[]): TargetResult[] {
   const reasons = skipped.filter((s) => s.bytes > 0).map((s) => ({ ...s }));
-  return results.map((r) => (r.status === 'ok' && r.skipped !== undefined && reasons.length > 0 ? { ...r, skippedFor: reasons } : r));
+  return results.map((r) =>
+    r.status === 'ok' && r.skipped !== undefined && reasons.length > 0 ? { ...r, skippedFor: reasons } : r,
+  );
 }
 
 /**
@@ -134,25 +145,50 @@ class SkipRelay {
 export async function openSourceFeed(prepared: PreparedImage, options: FeedOptions = {}): Promise<SourceFeed> {
   const { location } = prepared.plan;
   const direct = prepared.direct && invokingUser() === null;
-  const file = direct && location.kind === 'file' && prepared.identity !== null ? await openProbedFile(location.path, prepared.identity, options.opened) : null;
+  const file =
+    direct && location.kind === 'file' && prepared.identity !== null
+      ? await openProbedFile(location.path, prepared.identity, options.opened)
+      : null;
   if (options.opened !== undefined && file === null) await closeFd(options.opened);
   const leaveOut = options.leaveOut ?? 'all';
   const written = writtenExtents(prepared, leaveOut);
-  const map = written.extents === null ? null : { ...(prepared.plan.map ?? { ranges: [], digestAlgorithm: 'sha256' as const, name: 'the free space' }), extents: written.extents };
+  const map =
+    written.extents === null
+      ? null
+      : {
+          ...(prepared.plan.map ?? { ranges: [], digestAlgorithm: 'sha256' as const, name: 'the free space' }),
+          extents: written.extents,
+        };
   // A decoder beside a file the helper reads itself only checks the file's SHA-256.
-  const plan = { ...prepared.plan, map, sendImage: file === null, freeSpace: file === null && prepared.plan.freeSpace && leaveOut === 'all' };
+  const plan = {
+    ...prepared.plan,
+    map,
+    sendImage: file === null,
+    freeSpace: file === null && prepared.plan.freeSpace && leaveOut === 'all',
+  };
   const relay = new SkipRelay(written.skipped);
   let decoder: RunningDecoder | null = null;
   const listeners: ((message: string) => void)[] = [];
   const notices: string[] = [];
-  const copy = file === null && options.decodeOnce !== undefined ? await options.decodeOnce(prepared.imageSize ?? 0) : null;
-  if (copy !== null && 'refused' in copy) notices.push(`The image is decoded for each card as it is written, not once for all of them: ${copy.refused}.`);
+  const copy =
+    file === null && options.decodeOnce !== undefined ? await options.decodeOnce(prepared.imageSize ?? 0) : null;
+  if (copy !== null && 'refused' in copy)
+    notices.push(`The image is decoded for each card as it is written, not once for all of them: ${copy.refused}.`);
   const once = copy !== null && 'read' in copy ? copy : null;
   try {
     // A raw image the helper reads itself still has a decoder beside it when a checksum must be checked.
     const checked = plan.sha256 !== null || (plan.imageSha256 ?? null) !== null;
     const output = once !== null ? { file: once.write } : (options.output ?? 'stream');
-    decoder = file === null || checked ? await startDecoder(plan, output, relay.onSkip, (message) => listeners.forEach((listener) => listener(message)), options.warm) : null;
+    decoder =
+      file === null || checked
+        ? await startDecoder(
+            plan,
+            output,
+            relay.onSkip,
+            (message) => listeners.forEach((listener) => listener(message)),
+            options.warm,
+          )
+        : null;
   } catch (error) {
     if (file !== null) await closeFd(file);
     if (once !== null) await closeFd(once.read);
@@ -180,7 +216,14 @@ export async function openSourceFeed(prepared: PreparedImage, options: FeedOptio
       ...(running !== null ? { awaitSourceEnd: true } : {}),
       ...(once !== null ? { sourceGrows: true } : {}),
     },
-    decoder: running === null ? Promise.resolve('read directly') : file !== null ? Promise.resolve('read directly, SHA-256 checked alongside') : once !== null ? running.decoder.then((name) => `${name}, decoded once for every card`) : running.decoder,
+    decoder:
+      running === null
+        ? Promise.resolve('read directly')
+        : file !== null
+          ? Promise.resolve('read directly, SHA-256 checked alongside')
+          : once !== null
+            ? running.decoder.then((name) => `${name}, decoded once for every card`)
+            : running.decoder,
     sourceBytes: () => running?.sourceBytes() ?? 0,
     stage: () => sourceStage(location.kind, prepared.info.format, running?.decoderBehind() ?? false),
     onNotice: (listener) => {
@@ -197,7 +240,9 @@ export async function openSourceFeed(prepared: PreparedImage, options: FeedOptio
       const results = await pending;
       await close();
       const end = await running?.ended;
-      return end?.status === 'failed' ? withSourceFailure(results, end.failure) : withSkipReasons(results, relay.skipped);
+      return end?.status === 'failed'
+        ? withSourceFailure(results, end.failure)
+        : withSkipReasons(results, relay.skipped);
     },
     close,
   };

@@ -50,7 +50,8 @@ function dictOf(node: XmlNode | undefined, what: string): Map<string, XmlNode> {
   const entries = new Map<string, XmlNode>();
   for (let i = 0; i < children.length; i += 2) {
     const value = children[i + 1];
-    if (tagOf(children[i]) !== 'key' || value === undefined) throw new Error(`${what} has a key without a value, or a value without a key`);
+    if (tagOf(children[i]) !== 'key' || value === undefined)
+      throw new Error(`${what} has a key without a value, or a value without a key`);
     entries.set(textOf(children[i]), value);
   }
   return entries;

@@ -3,7 +3,13 @@
  * publisher's block map, and the free space the probe found in an image read in place. The rest
  * (a stream's free space) the decoder finds as it goes (decode/image-sink.ts).
  */
-import { extentBytes, intersectExtents, mergeExtents, subtractExtents, type Extent } from '../../common/domain/extents.js';
+import {
+  extentBytes,
+  intersectExtents,
+  mergeExtents,
+  subtractExtents,
+  type Extent,
+} from '../../common/domain/extents.js';
 import { tallySkipped, type Skipped } from '../../common/domain/skipped.js';
 import { mappedExtents } from './extents.js';
 import type { PreparedImage } from './probe.js';
@@ -28,13 +34,17 @@ export function writtenExtents(prepared: PreparedImage, leaveOut: LeaveOut): Wri
   const mapped = prepared.extents;
   const skipped: Skipped[] = [];
   const blockMap = prepared.info.blockMap;
-  if (size !== null && mapped !== null && blockMap !== null) tallySkipped(skipped, { kind: 'block-map', from: blockMap.from }, size - extentBytes(mapped));
+  if (size !== null && mapped !== null && blockMap !== null)
+    tallySkipped(skipped, { kind: 'block-map', from: blockMap.from }, size - extentBytes(mapped));
   const free = leaveOut === 'all' ? (prepared.freeSpace ?? []) : [];
   if (size === null || free.length === 0) return { extents: mapped, skipped };
   const base: Extent[] = mapped ?? [[0, size]];
   const kept = subtractExtents(base, mergeExtents(free.flatMap((f) => f.extents)));
   // Merged back to what a job message holds: a gap merged over is written, which is always right.
-  const extents = mappedExtents(kept.map(([offset, length]) => ({ offset, length })), size);
+  const extents = mappedExtents(
+    kept.map(([offset, length]) => ({ offset, length })),
+    size,
+  );
   const leftOut = subtractExtents(base, extents);
   for (const f of free) tallySkipped(skipped, f.reason, extentBytes(intersectExtents(f.extents, leftOut)));
   return { extents, skipped };

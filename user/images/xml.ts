@@ -36,8 +36,15 @@ function checkSize(text: string, limits: XmlLimits): void {
   let at = text.indexOf('<');
   let textStart = 0;
   while (at >= 0) {
-    if (at - textStart > limits.text) throw new XmlError(`has more than ${limits.text} characters of text at character ${textStart}`);
-    const skipTo = text.startsWith('<!--', at) ? '-->' : text.startsWith('<![CDATA[', at) ? ']]>' : rawOpen !== null && text.startsWith(rawOpen, at) ? `</${limits.raw}>` : '>';
+    if (at - textStart > limits.text)
+      throw new XmlError(`has more than ${limits.text} characters of text at character ${textStart}`);
+    const skipTo = text.startsWith('<!--', at)
+      ? '-->'
+      : text.startsWith('<![CDATA[', at)
+        ? ']]>'
+        : rawOpen !== null && text.startsWith(rawOpen, at)
+          ? `</${limits.raw}>`
+          : '>';
     const end = text.indexOf(skipTo, at + 1);
     if (end < 0) return; // Never closed: the parser says so.
     if (skipTo === '>') {
@@ -49,7 +56,8 @@ function checkSize(text: string, limits: XmlLimits): void {
     textStart = end + skipTo.length;
     at = text.indexOf('<', textStart);
   }
-  if (text.length - textStart > limits.text) throw new XmlError(`has more than ${limits.text} characters of text at character ${textStart}`);
+  if (text.length - textStart > limits.text)
+    throw new XmlError(`has more than ${limits.text} characters of text at character ${textStart}`);
 }
 
 /**
@@ -64,12 +72,23 @@ export function parseXml(text: string, options: X2jOptions, limits: XmlLimits): 
   let document: unknown;
   try {
     const stopNodes = limits.raw === undefined ? [] : [`*.${limits.raw}`];
-    document = new XMLParser({ ...options, stopNodes, processEntities: false, parseTagValue: false, parseAttributeValue: false, ignoreDeclaration: true, ignorePiTags: true }).parse(text);
+    document = new XMLParser({
+      ...options,
+      stopNodes,
+      processEntities: false,
+      parseTagValue: false,
+      parseAttributeValue: false,
+      ignoreDeclaration: true,
+      ignorePiTags: true,
+    }).parse(text);
   } catch (error) {
     throw new XmlError(`is not well-formed XML (${shorten(error instanceof Error ? error.message : String(error))})`);
   }
   const valid = XMLValidator.validate(text);
-  if (valid !== true) throw new XmlError(`is not well-formed XML (${unclosed(valid.err.msg) ?? `line ${valid.err.line}: ${shorten(valid.err.msg)}`})`);
+  if (valid !== true)
+    throw new XmlError(
+      `is not well-formed XML (${unclosed(valid.err.msg) ?? `line ${valid.err.line}: ${shorten(valid.err.msg)}`})`,
+    );
   return document;
 }
 
@@ -81,7 +100,9 @@ function unclosed(message: string): string | null {
   const list = /^Invalid '(\[.*\])' found\.$/.exec(message)?.[1];
   if (list === undefined) return null;
   const tags = JSON.parse(list) as unknown;
-  return Array.isArray(tags) ? shorten(`it ends with ${tags.map((tag) => `<${String(tag)}>`).join(', ')} still open`) : null;
+  return Array.isArray(tags)
+    ? shorten(`it ends with ${tags.map((tag) => `<${String(tag)}>`).join(', ')} still open`)
+    : null;
 }
 
 function shorten(reason: string): string {

@@ -52,7 +52,10 @@ function readVarint(bytes: Buffer, at: number): [number, number] {
 
 /** A problem with the index, which is at the end of the file: most often a cut-off download. */
 function badIndex(why: string): JobError {
-  return jobError('source-truncated', `The xz file's index (at its end) is unreadable: ${why}. The file is probably truncated (an incomplete download?).`);
+  return jobError(
+    'source-truncated',
+    `The xz file's index (at its end) is unreadable: ${why}. The file is probably truncated (an incomplete download?).`,
+  );
 }
 
 /**
@@ -82,7 +85,10 @@ export async function readXzIndex(readSource: ReadAt, fileSize: number): Promise
   const readAt: ReadAt = (position, length) => {
     reads += 1;
     if (reads > MAX_READS) {
-      throw jobError('source-corrupt', `The xz file's index could not be found within ${MAX_READS} reads of its end: it holds more streams, or more padding between them, than an xz file has.`);
+      throw jobError(
+        'source-corrupt',
+        `The xz file's index could not be found within ${MAX_READS} reads of its end: it holds more streams, or more padding between them, than an xz file has.`,
+      );
     }
     return readSource(position, length);
   };
@@ -93,12 +99,14 @@ export async function readXzIndex(readSource: ReadAt, fileSize: number): Promise
     if (end < 2 * STREAM_HEADER_BYTES) throw badIndex('the file is too short');
     const footer = await readAt(end - 12, 12);
     if (footer[10] !== FOOTER_MAGIC[0] || footer[11] !== FOOTER_MAGIC[1]) throw badIndex('no stream footer');
-    if ((crc32(footer.subarray(4, 10)) >>> 0) !== footer.readUInt32LE(0)) throw badIndex('the stream footer is damaged');
+    if (crc32(footer.subarray(4, 10)) >>> 0 !== footer.readUInt32LE(0)) throw badIndex('the stream footer is damaged');
     const indexBytes = (footer.readUInt32LE(4) + 1) * 4;
     const indexStart = end - 12 - indexBytes;
-    if (indexBytes > MAX_INDEX_BYTES || indexStart < STREAM_HEADER_BYTES) throw badIndex('the index size is impossible');
+    if (indexBytes > MAX_INDEX_BYTES || indexStart < STREAM_HEADER_BYTES)
+      throw badIndex('the index size is impossible');
     const index = await readAt(indexStart, indexBytes);
-    if ((crc32(index.subarray(0, indexBytes - 4)) >>> 0) !== index.readUInt32LE(indexBytes - 4)) throw badIndex('the index is damaged (CRC mismatch)');
+    if (crc32(index.subarray(0, indexBytes - 4)) >>> 0 !== index.readUInt32LE(indexBytes - 4))
+      throw badIndex('the index is damaged (CRC mismatch)');
     if (index[0] !== 0) throw badIndex('no index indicator');
     let at = 1;
     let count: number;
@@ -106,7 +114,8 @@ export async function readXzIndex(readSource: ReadAt, fileSize: number): Promise
     try {
       [count, at] = readVarint(index, at);
       // Each record becomes an object: no more of them than the blocks the file can hold.
-      if (count > (indexStart - STREAM_HEADER_BYTES) / MIN_BLOCK_BYTES) throw new Error(`it lists ${count} blocks, more than the ${indexStart} bytes before it can hold`);
+      if (count > (indexStart - STREAM_HEADER_BYTES) / MIN_BLOCK_BYTES)
+        throw new Error(`it lists ${count} blocks, more than the ${indexStart} bytes before it can hold`);
       for (let i = 0; i < count; i++) {
         let unpaddedSize: number;
         let uncompressedSize: number;
@@ -121,7 +130,8 @@ export async function readXzIndex(readSource: ReadAt, fileSize: number): Promise
     const streamStart = indexStart - blocksBytes - STREAM_HEADER_BYTES;
     if (streamStart < 0) throw badIndex('its blocks would start before the file does');
     const header = await readAt(streamStart, STREAM_HEADER_BYTES);
-    if (!header.subarray(0, 6).equals(HEADER_MAGIC)) throw badIndex(`no stream starts where the index says (byte ${streamStart})`);
+    if (!header.subarray(0, 6).equals(HEADER_MAGIC))
+      throw badIndex(`no stream starts where the index says (byte ${streamStart})`);
     let offset = streamStart + STREAM_HEADER_BYTES;
     streams.unshift(
       blocks.map((b) => {
@@ -133,5 +143,9 @@ export async function readXzIndex(readSource: ReadAt, fileSize: number): Promise
     end = streamStart;
   }
   const all = streams.flat();
-  return { streams: streams.length, blocks: all, uncompressedSize: all.reduce((sum, b) => sum + b.uncompressedSize, 0) };
+  return {
+    streams: streams.length,
+    blocks: all,
+    uncompressedSize: all.reduce((sum, b) => sum + b.uncompressedSize, 0),
+  };
 }

@@ -54,14 +54,18 @@ async function findEndRecord(readAt: ReadAt, fileSize: number): Promise<{ at: nu
   const span = Math.min(fileSize, EOCD_BYTES + MAX_COMMENT);
   const tail = await readAt(fileSize - span, span);
   for (let i = tail.length - EOCD_BYTES; i >= 0; i--) {
-    if (tail.readUInt32LE(i) === EOCD_SIGNATURE) return { at: fileSize - span + i, record: tail.subarray(i, i + EOCD_BYTES) };
+    if (tail.readUInt32LE(i) === EOCD_SIGNATURE)
+      return { at: fileSize - span + i, record: tail.subarray(i, i + EOCD_BYTES) };
   }
-  throw jobError('source-truncated', 'The zip archive has no central directory at its end: it is truncated (an incomplete download?).');
+  throw jobError(
+    'source-truncated',
+    'The zip archive has no central directory at its end: it is truncated (an incomplete download?).',
+  );
 }
 
 /** Values that do not fit 32 bits are 0xFFFFFFFF in the record and real in the zip64 extra field. */
 function applyZip64(extra: Buffer, entry: ZipEntry): void {
-  for (let at = 0; at + 4 <= extra.length; ) {
+  for (let at = 0; at + 4 <= extra.length;) {
     const id = extra.readUInt16LE(at);
     const size = extra.readUInt16LE(at + 2);
     if (id === ZIP64_EXTRA) {
@@ -102,12 +106,14 @@ export async function readZipArchive(readAt: ReadAt, fileSize: number, archiveNa
       directoryOffset = Number(record.readBigUInt64LE(48));
     }
   }
-  if (directorySize > MAX_DIRECTORY_BYTES || directoryOffset + directorySize > fileSize) throw corrupt('its central directory lies outside the file');
+  if (directorySize > MAX_DIRECTORY_BYTES || directoryOffset + directorySize > fileSize)
+    throw corrupt('its central directory lies outside the file');
   const directory = await readAt(directoryOffset, directorySize);
   const entries: ZipEntry[] = [];
   let at = 0;
   for (let i = 0; i < count; i++) {
-    if (at + 46 > directory.length || directory.readUInt32LE(at) !== CENTRAL_SIGNATURE) throw corrupt(`entry ${i + 1} of ${count} in its central directory is unreadable`);
+    if (at + 46 > directory.length || directory.readUInt32LE(at) !== CENTRAL_SIGNATURE)
+      throw corrupt(`entry ${i + 1} of ${count} in its central directory is unreadable`);
     const nameLength = directory.readUInt16LE(at + 28);
     const extraLength = directory.readUInt16LE(at + 30);
     const commentLength = directory.readUInt16LE(at + 32);
@@ -127,16 +133,31 @@ export async function readZipArchive(readAt: ReadAt, fileSize: number, archiveNa
   const files = entries.filter((e) => !e.name.endsWith('/') && !e.name.startsWith('__MACOSX/'));
   const candidates = files.filter((e) => IMAGE_EXTENSIONS.includes(extensionOf(e.name)));
   if (candidates.length === 0) {
-    const listing = files.slice(0, 5).map((e) => e.name).join(', ');
-    throw jobError('source-corrupt', `${archiveName} holds no disk image (${IMAGE_EXTENSIONS.join(', ')})${files.length > 0 ? `; it has ${files.length} file${files.length === 1 ? '' : 's'}: ${listing}${files.length > 5 ? ', …' : ''}` : '; it is empty'}.`);
+    const listing = files
+      .slice(0, 5)
+      .map((e) => e.name)
+      .join(', ');
+    throw jobError(
+      'source-corrupt',
+      `${archiveName} holds no disk image (${IMAGE_EXTENSIONS.join(', ')})${files.length > 0 ? `; it has ${files.length} file${files.length === 1 ? '' : 's'}: ${listing}${files.length > 5 ? ', …' : ''}` : '; it is empty'}.`,
+    );
   }
   const image = candidates.reduce((best, e) => (e.uncompressedSize > best.uncompressedSize ? e : best));
-  const choice = candidates.length > 1 ? `${image.name}, the largest of ${candidates.length} images in the archive (${candidates.map((e) => e.name).join(', ')})` : null;
+  const choice =
+    candidates.length > 1
+      ? `${image.name}, the largest of ${candidates.length} images in the archive (${candidates.map((e) => e.name).join(', ')})`
+      : null;
   if (image.encrypted) {
-    throw jobError('unsupported-format', `${image.name} in ${archiveName} is encrypted. Sluice does not decrypt zip archives: extract the image with its password first, then flash it.`);
+    throw jobError(
+      'unsupported-format',
+      `${image.name} in ${archiveName} is encrypted. Sluice does not decrypt zip archives: extract the image with its password first, then flash it.`,
+    );
   }
   if (image.method !== METHOD_STORE && image.method !== METHOD_DEFLATE) {
-    throw jobError('unsupported-format', `${image.name} in ${archiveName} is compressed with zip method ${image.method}; Sluice reads stored and deflated entries. Extract it first, then flash it.`);
+    throw jobError(
+      'unsupported-format',
+      `${image.name} in ${archiveName} is compressed with zip method ${image.method}; Sluice reads stored and deflated entries. Extract it first, then flash it.`,
+    );
   }
   const bmapEntry = files.find((e) => e.name === BMAP_IN_ZIP) ?? null;
   return { entries, image, choice, bmapEntry };
@@ -145,9 +166,17 @@ export async function readZipArchive(readAt: ReadAt, fileSize: number, archiveNa
 /** Where an entry's data starts: after its local header, whose name and extra field may differ from the directory's. */
 export async function entryPlan(readAt: ReadAt, entry: ZipEntry): Promise<ZipEntryPlan> {
   const header = await readAt(entry.localHeaderOffset, LOCAL_HEADER_BYTES);
-  if (header.length < LOCAL_HEADER_BYTES || header.readUInt32LE(0) !== LOCAL_SIGNATURE) throw corrupt(`the local header of ${entry.name} is missing`);
+  if (header.length < LOCAL_HEADER_BYTES || header.readUInt32LE(0) !== LOCAL_SIGNATURE)
+    throw corrupt(`the local header of ${entry.name} is missing`);
   const dataOffset = entry.localHeaderOffset + LOCAL_HEADER_BYTES + header.readUInt16LE(26) + header.readUInt16LE(28);
-  return { name: entry.name, dataOffset, compressedSize: entry.compressedSize, uncompressedSize: entry.uncompressedSize, method: entry.method, crc32: entry.crc32 };
+  return {
+    name: entry.name,
+    dataOffset,
+    compressedSize: entry.compressedSize,
+    uncompressedSize: entry.uncompressedSize,
+    method: entry.method,
+    crc32: entry.crc32,
+  };
 }
 
 /**
@@ -156,9 +185,11 @@ export async function entryPlan(readAt: ReadAt, entry: ZipEntry): Promise<ZipEnt
  * 2 GiB, 6.4 GB of memory), and the result must be exactly that size and match its CRC-32.
  */
 export async function readSmallEntry(readAt: ReadAt, entry: ZipEntry, limit: number): Promise<Buffer> {
-  if (entry.uncompressedSize > limit || entry.compressedSize > limit) throw corrupt(`${entry.name} is larger than ${limit} bytes`);
+  if (entry.uncompressedSize > limit || entry.compressedSize > limit)
+    throw corrupt(`${entry.name} is larger than ${limit} bytes`);
   if (entry.encrypted) throw jobError('unsupported-format', `${entry.name} in the archive is encrypted.`);
-  if (entry.method !== METHOD_STORE && entry.method !== METHOD_DEFLATE) throw jobError('unsupported-format', `${entry.name} uses zip method ${entry.method}.`);
+  if (entry.method !== METHOD_STORE && entry.method !== METHOD_DEFLATE)
+    throw jobError('unsupported-format', `${entry.name} uses zip method ${entry.method}.`);
   const plan = await entryPlan(readAt, entry);
   const data = await readAt(plan.dataOffset, plan.compressedSize);
   if (data.length < plan.compressedSize) throw corrupt(`${entry.name} ends early`);
@@ -168,11 +199,17 @@ export async function readSmallEntry(readAt: ReadAt, entry: ZipEntry, limit: num
       // zlib wants a limit of at least 1; an entry declared empty then fails the size check below.
       contents = inflateRawSync(data, { maxOutputLength: Math.max(1, entry.uncompressedSize) });
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') throw corrupt(`${entry.name} inflates to more than the ${entry.uncompressedSize} bytes its directory entry declares`);
+      if ((error as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE')
+        throw corrupt(
+          `${entry.name} inflates to more than the ${entry.uncompressedSize} bytes its directory entry declares`,
+        );
       throw corrupt(`${entry.name} does not inflate (${errorText(error)})`);
     }
   }
-  if (contents.length !== entry.uncompressedSize) throw corrupt(`${entry.name} holds ${contents.length} bytes, not the ${entry.uncompressedSize} its directory entry declares`);
+  if (contents.length !== entry.uncompressedSize)
+    throw corrupt(
+      `${entry.name} holds ${contents.length} bytes, not the ${entry.uncompressedSize} its directory entry declares`,
+    );
   if (crc32(contents) >>> 0 !== entry.crc32) throw corrupt(`${entry.name} does not match its CRC-32`);
   return contents;
 }

@@ -1,4 +1,11 @@
-import { blockSpan, frameHeaderBytes, parseFrameHeader, SKIPPABLE_MAGIC, SKIPPABLE_MASK, ZSTD_MAGIC } from './decode/zstd-frames.js';
+import {
+  blockSpan,
+  frameHeaderBytes,
+  parseFrameHeader,
+  SKIPPABLE_MAGIC,
+  SKIPPABLE_MASK,
+  ZSTD_MAGIC,
+} from './decode/zstd-frames.js';
 
 /** Reads `length` bytes at `position`, synchronously; fewer only at the end. */
 export type ReadAtSync = (position: number, length: number) => Buffer;
@@ -32,7 +39,7 @@ export function readZstdSize(readAt: ReadAtSync, fileSize: number): number | nul
     if (header === null || header.contentSize === null) return null;
     total += header.contentSize;
     at += frameHeaderBytes(start[4] ?? 0);
-    for (let last = false; !last; ) {
+    for (let last = false; !last;) {
       if (++reads > MAX_READS) return null;
       const header = readAt(at, 3);
       if (header.length < 3) return null;

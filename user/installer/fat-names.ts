@@ -45,7 +45,11 @@ function longEntries(name: string, short: Uint8Array): Uint8Array[] {
   for (let i = 0; i < units.length; i += 2) chars.push((units[i] ?? 0) | ((units[i + 1] ?? 0) << 8));
   const count = Math.ceil(chars.length / LONG_NAME_CHARS);
   // After the name: one 0x0000, then 0xFFFF to the entry's end.
-  const padded = [...chars, ...(chars.length % LONG_NAME_CHARS === 0 ? [] : [0]), ...new Array<number>(count * LONG_NAME_CHARS).fill(0xffff)].slice(0, count * LONG_NAME_CHARS);
+  const padded = [
+    ...chars,
+    ...(chars.length % LONG_NAME_CHARS === 0 ? [] : [0]),
+    ...new Array<number>(count * LONG_NAME_CHARS).fill(0xffff),
+  ].slice(0, count * LONG_NAME_CHARS);
   const sum = checksum(short);
   const entries: Uint8Array[] = [];
   for (let n = count; n >= 1; n--) {
@@ -70,7 +74,10 @@ export class FolderNames {
 
   name(name: string): { long: Uint8Array[]; short: Uint8Array } {
     if (name.length > MAX_LONG_NAME || FORBIDDEN.test(name)) {
-      throw jobError('unsupported-format', `${this.image} holds a file named ${JSON.stringify(name)}, which a FAT32 volume cannot hold (at most 255 characters, none of " * / : < > ? \\ |).`);
+      throw jobError(
+        'unsupported-format',
+        `${this.image} holds a file named ${JSON.stringify(name)}, which a FAT32 volume cannot hold (at most 255 characters, none of " * / : < > ? \\ |).`,
+      );
     }
     const exact = exactShortName(name);
     const shortText = exact !== null && !this.taken.has(exact) ? exact : generatedShortName(name, this.taken);

@@ -40,7 +40,10 @@ async function fitFat32(tree: TreeFolder, readAt: ReadAt, image: string): Promis
   const oversized = [...filesOf(tree)].filter(([, file]) => file.size > MAX_FAT32_FILE);
   const other = oversized.find(([path, file]) => path.toLowerCase() !== '/sources/install.wim' || 'path' in file);
   if (other !== undefined) {
-    throw jobError('unsupported-format', `${image} holds ${other[0]}, of ${other[1].size} bytes: FAT32 holds files of at most 4 GiB - 1 byte, so installer mode cannot copy it (only sources/install.wim is split into parts).`);
+    throw jobError(
+      'unsupported-format',
+      `${image} holds ${other[0]}, of ${other[1].size} bytes: FAT32 holds files of at most 4 GiB - 1 byte, so installer mode cannot copy it (only sources/install.wim is split into parts).`,
+    );
   }
   const [wim] = oversized;
   if (wim === undefined || 'path' in wim[1]) return null;
@@ -54,13 +57,21 @@ async function fitFat32(tree: TreeFolder, readAt: ReadAt, image: string): Promis
 export async function openInstallerSource(path: string): Promise<InstallerSource> {
   const image = await openImage(path);
   try {
-    if (image.format !== 'raw') throw jobError('unsupported-format', `Installer mode reads an ISO file as it is; ${path} is a ${image.format} file. Decompress it first.`);
+    if (image.format !== 'raw')
+      throw jobError(
+        'unsupported-format',
+        `Installer mode reads an ISO file as it is; ${path} is a ${image.format} file. Decompress it first.`,
+      );
     const readAt: ReadAt = async (position, length) => {
       const buffer = Buffer.alloc(Math.max(0, Math.min(length, image.fileSize - position)));
       return buffer.subarray(0, await readFully(image.fd, buffer, 0, buffer.length, position));
     };
     const volume = await discVolume(readAt, image.fileSize, path);
-    if (volume === null) throw jobError('unsupported-format', `${path} is not an ISO image (no ISO 9660 or UDF file system at byte 32768), so installer mode has no files to copy.`);
+    if (volume === null)
+      throw jobError(
+        'unsupported-format',
+        `${path} is not an ISO image (no ISO 9660 or UDF file system at byte 32768), so installer mode has no files to copy.`,
+      );
     const tree = await readTree(volume, path);
     const split = await fitFat32(tree, readAt, path);
     let files = 0;
@@ -69,7 +80,18 @@ export async function openInstallerSource(path: string): Promise<InstallerSource
       files += 1;
       fileBytes += file.size;
     }
-    return { image, readAt, tree, files, fileBytes, split, close: async () => { await split?.dispose(); await image.close(); } };
+    return {
+      image,
+      readAt,
+      tree,
+      files,
+      fileBytes,
+      split,
+      close: async () => {
+        await split?.dispose();
+        await image.close();
+      },
+    };
   } catch (error) {
     await image.close();
     throw error;
@@ -79,12 +101,33 @@ export async function openInstallerSource(path: string): Promise<InstallerSource
 /** The stick's layout for `drive`; throws a JobError when the drive cannot take it. */
 export function planStick(source: InstallerSource, drive: Pick<Drive, 'size' | 'logicalBlockSize'>): StickPlan {
   if (drive.size === null) throw jobError('target-not-found', 'The drive holds no medium.');
-  return stickPlan(source.tree, { driveBytes: drive.size, sectorBytes: drive.logicalBlockSize, serial: randomBytes(4).readUInt32LE(), diskSignature: randomBytes(4).readUInt32LE(), image: source.image.path });
+  return stickPlan(source.tree, {
+    driveBytes: drive.size,
+    sectorBytes: drive.logicalBlockSize,
+    serial: randomBytes(4).readUInt32LE(),
+    diskSignature: randomBytes(4).readUInt32LE(),
+    image: source.image.path,
+  });
 }
 
 /** The helper job that writes `plan` to `drive`; the helper waits for feedStick's word before it writes the head. */
-export function stickJob(drive: Pick<Drive, 'device' | 'medium'>, plan: StickPlan, options: { verify: boolean; eject: boolean }): HelperJobOf<'flash'> {
-  return { kind: 'flash', targets: [drive.device], media: [drive.medium], imageSize: plan.driveBytes, sourceSeekable: false, extents: plan.extents, awaitSourceEnd: true, verify: options.verify, eject: options.eject, capacityCheck: false };
+export function stickJob(
+  drive: Pick<Drive, 'device' | 'medium'>,
+  plan: StickPlan,
+  options: { verify: boolean; eject: boolean },
+): HelperJobOf<'flash'> {
+  return {
+    kind: 'flash',
+    targets: [drive.device],
+    media: [drive.medium],
+    imageSize: plan.driveBytes,
+    sourceSeekable: false,
+    extents: plan.extents,
+    awaitSourceEnd: true,
+    verify: options.verify,
+    eject: options.eject,
+    capacityCheck: false,
+  };
 }
 
 /**
@@ -92,7 +135,12 @@ export function stickJob(drive: Pick<Drive, 'device' | 'medium'>, plan: StickPla
  * ended: a read of the ISO that failed (the file shrank, a disk error) fails the job before the
  * helper writes the head, so the drive never looks like a finished stick.
  */
-export async function feedStick(source: InstallerSource, plan: StickPlan, pipe: OsPipe, end: (how: SourceEnd) => void): Promise<void> {
+export async function feedStick(
+  source: InstallerSource,
+  plan: StickPlan,
+  pipe: OsPipe,
+  end: (how: SourceEnd) => void,
+): Promise<void> {
   let bytes = 0;
   try {
     for await (const piece of stickBytes(plan, source.readAt, source.image.path)) {

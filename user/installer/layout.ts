@@ -68,10 +68,19 @@ function named(folder: TreeFolder, root: boolean, image: string): NamedFolder {
 
 /** DOS date and time words of a moment. */
 function dosStamp(at: Date): { date: number; time: number } {
-  return { date: ((at.getFullYear() - 1980) << 9) | ((at.getMonth() + 1) << 5) | at.getDate(), time: (at.getHours() << 11) | (at.getMinutes() << 5) | (at.getSeconds() >> 1) };
+  return {
+    date: ((at.getFullYear() - 1980) << 9) | ((at.getMonth() + 1) << 5) | at.getDate(),
+    time: (at.getHours() << 11) | (at.getMinutes() << 5) | (at.getSeconds() >> 1),
+  };
 }
 
-function shortEntry(short: Uint8Array, attributes: number, cluster: number, size: number, stamp: { date: number; time: number }): Uint8Array {
+function shortEntry(
+  short: Uint8Array,
+  attributes: number,
+  cluster: number,
+  size: number,
+  stamp: { date: number; time: number },
+): Uint8Array {
   const entry = new Uint8Array(ENTRY_BYTES);
   const view = new DataView(entry.buffer);
   entry.set(short);
@@ -113,28 +122,63 @@ class Clusters {
 }
 
 /** Gives every folder and file its clusters (a folder's contents right after it), and makes each folder's records. */
-function placeFolder(folder: NamedFolder, own: number, parent: number, clusters: Clusters, pieces: StickPiece[], dataAt: (cluster: number) => number, stamp: { date: number; time: number }): void {
-  const records: Uint8Array[] = parent < 0 ? [] : [shortEntry(Uint8Array.from('.          ', (c) => c.charCodeAt(0)), ATTRIBUTE_DIRECTORY, own, 0, stamp), shortEntry(Uint8Array.from('..         ', (c) => c.charCodeAt(0)), ATTRIBUTE_DIRECTORY, parent, 0, stamp)];
+function placeFolder(
+  folder: NamedFolder,
+  own: number,
+  parent: number,
+  clusters: Clusters,
+  pieces: StickPiece[],
+  dataAt: (cluster: number) => number,
+  stamp: { date: number; time: number },
+): void {
+  const records: Uint8Array[] =
+    parent < 0
+      ? []
+      : [
+          shortEntry(
+            Uint8Array.from('.          ', (c) => c.charCodeAt(0)),
+            ATTRIBUTE_DIRECTORY,
+            own,
+            0,
+            stamp,
+          ),
+          shortEntry(
+            Uint8Array.from('..         ', (c) => c.charCodeAt(0)),
+            ATTRIBUTE_DIRECTORY,
+            parent,
+            0,
+            stamp,
+          ),
+        ];
   const subfolderClusters = folder.subfolders.map((sub) => clusters.take(Math.max(1, sub.records) * ENTRY_BYTES));
   folder.folder.folders.forEach((_, i) => {
     const name = folder.names[i];
-    if (name !== undefined) records.push(...name.long, shortEntry(name.short, ATTRIBUTE_DIRECTORY, subfolderClusters[i] ?? 0, 0, stamp));
+    if (name !== undefined)
+      records.push(...name.long, shortEntry(name.short, ATTRIBUTE_DIRECTORY, subfolderClusters[i] ?? 0, 0, stamp));
   });
   folder.folder.files.forEach((file, i) => {
     const name = folder.names[folder.folder.folders.length + i];
     const first = clusters.take(file.size);
     if (first !== 0) pieces.push({ offset: dataAt(first), bytes: null, file });
-    if (name !== undefined) records.push(...name.long, shortEntry(name.short, ATTRIBUTE_ARCHIVE, first, file.size, stamp));
+    if (name !== undefined)
+      records.push(...name.long, shortEntry(name.short, ATTRIBUTE_ARCHIVE, first, file.size, stamp));
   });
   const bytes = new Uint8Array(records.length * ENTRY_BYTES);
   records.forEach((record, i) => bytes.set(record, i * ENTRY_BYTES));
   pieces.push({ offset: dataAt(own), bytes, file: null });
   // ".." of a folder in the root names cluster 0, as the FAT specification says.
-  folder.subfolders.forEach((sub, i) => placeFolder(sub, subfolderClusters[i] ?? 0, parent < 0 ? 0 : own, clusters, pieces, dataAt, stamp));
+  folder.subfolders.forEach((sub, i) =>
+    placeFolder(sub, subfolderClusters[i] ?? 0, parent < 0 ? 0 : own, clusters, pieces, dataAt, stamp),
+  );
 }
 
 /** The boot region (boot sector, FSInfo, their backups) with FSInfo's free count and next free cluster set. */
-function bootRegion(patches: readonly { offset: number; bytes: Uint8Array }[], fatsAt: number, free: number, nextFree: number): { offset: number; bytes: Uint8Array }[] {
+function bootRegion(
+  patches: readonly { offset: number; bytes: Uint8Array }[],
+  fatsAt: number,
+  free: number,
+  nextFree: number,
+): { offset: number; bytes: Uint8Array }[] {
   return patches
     .filter((patch) => patch.offset < fatsAt)
     .map((patch) => {
@@ -155,7 +199,13 @@ export function stickPlan(tree: TreeFolder, request: StickRequest): StickPlan {
   const partitionBytes = Math.min(alignDown(driveBytes, sectorBytes), MAX_SECTORS * sectorBytes) - partitionStart;
   let volume;
   try {
-    volume = fat32Volume({ bytes: partitionBytes, sectorBytes, startSector: partitionStart / sectorBytes, label: null, serial: request.serial });
+    volume = fat32Volume({
+      bytes: partitionBytes,
+      sectorBytes,
+      startSector: partitionStart / sectorBytes,
+      label: null,
+      serial: request.serial,
+    });
   } catch (error) {
     throw jobError('target-too-small', `The drive is too small for an installer stick: ${(error as Error).message}.`);
   }
@@ -167,13 +217,30 @@ export function stickPlan(tree: TreeFolder, request: StickRequest): StickPlan {
   placeFolder(root, rootCluster, -1, clusters, pieces, dataAt, dosStamp(new Date()));
   const used = clusters.next - 2;
   if (used > volume.clusters) {
-    throw jobError('target-too-small', `The drive is too small for this ISO's files: they take ${used} clusters of ${volume.clusterBytes} bytes, and a FAT32 volume on it holds ${volume.clusters}.`);
+    throw jobError(
+      'target-too-small',
+      `The drive is too small for this ISO's files: they take ${used} clusters of ${volume.clusterBytes} bytes, and a FAT32 volume on it holds ${volume.clusters}.`,
+    );
   }
-  const table = mbr({ sectorBytes, startSector: partitionStart / sectorBytes, sectors: partitionBytes / sectorBytes, type: 0x0c, diskSignature: request.diskSignature });
+  const table = mbr({
+    sectorBytes,
+    startSector: partitionStart / sectorBytes,
+    sectors: partitionBytes / sectorBytes,
+    type: 0x0c,
+    diskSignature: request.diskSignature,
+  });
   table[446] = 0x80; // active: firmware that boots from a stick's partition looks for it
   const fat = clusters.fat();
-  const tables: StickPiece[] = [{ offset: 0, bytes: table, file: null }, ...bootRegion(volume.patches, volume.fatsAt, volume.clusters - used, clusters.next).map((p) => ({ offset: partitionStart + p.offset, bytes: p.bytes, file: null }))];
-  for (const at of [volume.fatsAt, volume.fatsAt + volume.fatBytes]) tables.push({ offset: partitionStart + at, bytes: fat, file: null });
+  const tables: StickPiece[] = [
+    { offset: 0, bytes: table, file: null },
+    ...bootRegion(volume.patches, volume.fatsAt, volume.clusters - used, clusters.next).map((p) => ({
+      offset: partitionStart + p.offset,
+      bytes: p.bytes,
+      file: null,
+    })),
+  ];
+  for (const at of [volume.fatsAt, volume.fatsAt + volume.fatBytes])
+    tables.push({ offset: partitionStart + at, bytes: fat, file: null });
   const writtenEnd = Math.min(driveBytes, alignUp(dataAt(clusters.next), EXTENT_ALIGN));
   const tailStart = Math.max(writtenEnd, alignDown(driveBytes - TAIL_BYTES, EXTENT_ALIGN));
   return {
@@ -183,7 +250,13 @@ export function stickPlan(tree: TreeFolder, request: StickRequest): StickPlan {
     clusterBytes: volume.clusterBytes,
     clusters: volume.clusters,
     usedClusters: used,
-    extents: tailStart > writtenEnd ? [[0, writtenEnd], [tailStart, driveBytes - tailStart]] : [[0, driveBytes]],
+    extents:
+      tailStart > writtenEnd
+        ? [
+            [0, writtenEnd],
+            [tailStart, driveBytes - tailStart],
+          ]
+        : [[0, driveBytes]],
     pieces: [...tables, ...pieces].sort((a, b) => a.offset - b.offset),
   };
 }

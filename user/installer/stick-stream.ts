@@ -24,7 +24,11 @@ async function* madeFileBytes(file: MadeFile): AsyncGenerator<Buffer> {
     for (let at = 0; at < file.size; at += PIECE_BYTES) {
       const piece = Buffer.alloc(Math.min(PIECE_BYTES, file.size - at));
       const { bytesRead } = await handle.read(piece, 0, piece.length, at);
-      if (bytesRead < piece.length) throw jobError('source-read-error', `${file.path} (the ${file.name} Sluice made) ended at byte ${at + bytesRead} of ${file.size} while it was written.`);
+      if (bytesRead < piece.length)
+        throw jobError(
+          'source-read-error',
+          `${file.path} (the ${file.name} Sluice made) ended at byte ${at + bytesRead} of ${file.size} while it was written.`,
+        );
       yield piece;
     }
   } finally {
@@ -47,7 +51,11 @@ async function* fileBytes(piece: StickPiece, readAt: ReadAt, image: string): Asy
     for (let at = offset; at < offset + length; at += PIECE_BYTES) {
       const want = Math.min(PIECE_BYTES, offset + length - at);
       const got = await readAt(at, want);
-      if (got.length < want) throw jobError('source-truncated', `${image} is cut short: ${file.name} ends at byte ${at + got.length} of the ISO, before its ${file.size} bytes.`);
+      if (got.length < want)
+        throw jobError(
+          'source-truncated',
+          `${image} is cut short: ${file.name} ends at byte ${at + got.length} of the ISO, before its ${file.size} bytes.`,
+        );
       yield got;
     }
   }

@@ -37,14 +37,21 @@ export interface SplitWim {
 /** What is wrong with a WIM header, judged against the file's size; null when it holds together. */
 function headerProblem(header: Buffer, size: number): string | null {
   if (header.toString('latin1', 0, 8) !== 'MSWIM\0\0\0') return 'it does not start as a WIM does ("MSWIM")';
-  if (header.readUInt32LE(8) !== HEADER_BYTES) return `its header says it is ${header.readUInt32LE(8)} bytes long, where a WIM header is ${HEADER_BYTES}`;
-  if (header.readUInt16LE(42) !== 1) return `it is part ${header.readUInt16LE(40)} of ${header.readUInt16LE(42)} of a split WIM already`;
+  if (header.readUInt32LE(8) !== HEADER_BYTES)
+    return `its header says it is ${header.readUInt32LE(8)} bytes long, where a WIM header is ${HEADER_BYTES}`;
+  if (header.readUInt16LE(42) !== 1)
+    return `it is part ${header.readUInt16LE(40)} of ${header.readUInt16LE(42)} of a split WIM already`;
   const images = header.readUInt32LE(44);
   if (images === 0 || images > MAX_IMAGES) return `its header claims ${images} images`;
-  for (const [name, at] of [['blob table', 48], ['XML data', 72], ['integrity table', 124]] as const) {
+  for (const [name, at] of [
+    ['blob table', 48],
+    ['XML data', 72],
+    ['integrity table', 124],
+  ] as const) {
     const length = Number(header.readBigUInt64LE(at) & 0x00ffffffffffffffn);
     const offset = Number(header.readBigUInt64LE(at + 8));
-    if ((length !== 0 || name !== 'integrity table') && offset + length > size) return `its header puts its ${name} at byte ${offset} (${length} bytes), past its end at ${size}`;
+    if ((length !== 0 || name !== 'integrity table') && offset + length > size)
+      return `its header puts its ${name} at byte ${offset} (${length} bytes), past its end at ${size}`;
   }
   return null;
 }
@@ -74,14 +81,21 @@ async function imagesOf(tool: string, wim: string): Promise<string> {
 async function splitter(image: string, size: number): Promise<string> {
   const tool = await findTool('wimlib-imagex');
   if (tool !== null) return tool;
-  throw jobError('unsupported-format', `${image} holds sources/install.wim of ${size} bytes, over FAT32's 4 GiB - 1 byte, and splitting it needs wimlib-imagex: install the package wimtools (Debian, Ubuntu), wimlib-utils (Fedora) or wimlib (Homebrew), then try again.`);
+  throw jobError(
+    'unsupported-format',
+    `${image} holds sources/install.wim of ${size} bytes, over FAT32's 4 GiB - 1 byte, and splitting it needs wimlib-imagex: install the package wimtools (Debian, Ubuntu), wimlib-utils (Fedora) or wimlib (Homebrew), then try again.`,
+  );
 }
 
 /** Splits the ISO's install.wim into checked parts in a private folder. */
 export async function splitWim(file: DiscEntry, readAt: ReadAt, image: string): Promise<SplitWim> {
   const header = file.inline ?? (await readExactly(readAt, file.extents[0]?.[0] ?? 0, HEADER_BYTES, image));
   const problem = headerProblem(header, file.size);
-  if (problem !== null) throw jobError('source-corrupt', `${image} holds a sources/install.wim that is damaged: ${problem}. Sluice does not split it.`);
+  if (problem !== null)
+    throw jobError(
+      'source-corrupt',
+      `${image} holds a sources/install.wim that is damaged: ${problem}. Sluice does not split it.`,
+    );
   const tool = await splitter(image, file.size);
   const dir = await mkdtemp(join(tmpdir(), 'sluice-wim-'));
   const dispose = () => rm(dir, { recursive: true, force: true });
@@ -94,11 +108,23 @@ export async function splitWim(file: DiscEntry, readAt: ReadAt, image: string): 
     const first = join(dir, 'install.swm');
     await runTool(tool, ['verify', first, `--ref=${join(dir, 'install*.swm')}`], TOOL_TIMEOUT_MS);
     const split = await imagesOf(tool, first);
-    if (split !== whole) throw jobError('source-corrupt', `The parts wimlib-imagex split ${image}'s install.wim into do not hold what it held (${split}, not ${whole}); nothing was written.`);
-    const names = (await readdir(dir)).filter((name) => /^install\d*\.swm$/.test(name)).sort((a, b) => partNumber(a) - partNumber(b));
-    const parts = await Promise.all(names.map(async (name) => ({ name, size: (await stat(join(dir, name))).size, path: join(dir, name) })));
+    if (split !== whole)
+      throw jobError(
+        'source-corrupt',
+        `The parts wimlib-imagex split ${image}'s install.wim into do not hold what it held (${split}, not ${whole}); nothing was written.`,
+      );
+    const names = (await readdir(dir))
+      .filter((name) => /^install\d*\.swm$/.test(name))
+      .sort((a, b) => partNumber(a) - partNumber(b));
+    const parts = await Promise.all(
+      names.map(async (name) => ({ name, size: (await stat(join(dir, name))).size, path: join(dir, name) })),
+    );
     const big = parts.find((part) => part.size > MAX_FAT32_FILE);
-    if (big !== undefined) throw jobError('unsupported-format', `${image}'s install.wim holds a piece too large to split below 4 GiB (${big.name} is ${big.size} bytes).`);
+    if (big !== undefined)
+      throw jobError(
+        'unsupported-format',
+        `${image}'s install.wim holds a piece too large to split below 4 GiB (${big.name} is ${big.size} bytes).`,
+      );
     return { parts, dispose };
   } catch (error) {
     await dispose();

@@ -6,7 +6,15 @@
  */
 import { jobError } from '../../common/domain/failure.js';
 import type { ReadAt } from '../images/xz-index.js';
-import { checkedExtent, checkedName, MAX_DIRECTORY_BYTES, readExactly, SECTOR, type DiscEntry, type DiscVolume } from './volume.js';
+import {
+  checkedExtent,
+  checkedName,
+  MAX_DIRECTORY_BYTES,
+  readExactly,
+  SECTOR,
+  type DiscEntry,
+  type DiscVolume,
+} from './volume.js';
 
 /** Byte 1 of every volume descriptor, from sector 16 on. */
 const STANDARD_ID = 'CD001';
@@ -39,7 +47,8 @@ export async function readDescriptors(readAt: ReadAt): Promise<VolumeDescriptors
     if (type === 0 && sector.toString('latin1', 7, 30) === 'EL TORITO SPECIFICATION') found.elTorito = true;
     if (type === 1) found.primary ??= sector;
     // Joliet: a supplementary descriptor whose escape sequence names UCS-2 level 1, 2 or 3.
-    if (type === 2 && sector[88] === 0x25 && sector[89] === 0x2f && [0x40, 0x43, 0x45].includes(sector[90] ?? 0)) found.joliet ??= sector;
+    if (type === 2 && sector[88] === 0x25 && sector[89] === 0x2f && [0x40, 0x43, 0x45].includes(sector[90] ?? 0))
+      found.joliet ??= sector;
   }
   return found;
 }
@@ -54,7 +63,7 @@ interface RawRecord {
 /** Rock Ridge's alternate name (NM entries, possibly continued) in a record's system use area. */
 function rockRidgeName(systemUse: Buffer): string | null {
   let name: string | null = null;
-  for (let at = 0; at + 4 <= systemUse.length; ) {
+  for (let at = 0; at + 4 <= systemUse.length;) {
     const length = systemUse[at + 2] ?? 0;
     if (length < 4 || at + length > systemUse.length) break;
     if (systemUse.toString('latin1', at, at + 2) === 'NM' && ((systemUse[at + 4] ?? 0) & 0x06) === 0) {
@@ -77,23 +86,31 @@ function recordName(record: Buffer, joliet: boolean): string | null {
 /** The records of a directory's bytes; a zero length byte means the rest of that sector is padding. */
 function parseRecords(bytes: Buffer, joliet: boolean): RawRecord[] {
   const records: RawRecord[] = [];
-  for (let at = 0; at < bytes.length; ) {
+  for (let at = 0; at < bytes.length;) {
     const length = bytes[at] ?? 0;
     if (length === 0) {
       at = (Math.floor(at / SECTOR) + 1) * SECTOR;
       continue;
     }
     const record = bytes.subarray(at, at + length);
-    if (length < 34 || record.length < length) throw new RangeError(`a directory record at ${at} is ${length} bytes long`);
+    if (length < 34 || record.length < length)
+      throw new RangeError(`a directory record at ${at} is ${length} bytes long`);
     const name = recordName(record, joliet);
-    if (name !== null) records.push({ name, flags: record[25] ?? 0, extent: record.readUInt32LE(2), size: record.readUInt32LE(10) });
+    if (name !== null)
+      records.push({ name, flags: record[25] ?? 0, extent: record.readUInt32LE(2), size: record.readUInt32LE(10) });
     at += length;
   }
   return records;
 }
 
 /** A volume's tree, read from its primary (or, without Rock Ridge names, Joliet) descriptor. */
-export function iso9660Volume(readAt: ReadAt, imageSize: number, image: string, descriptor: Buffer, joliet: boolean): DiscVolume {
+export function iso9660Volume(
+  readAt: ReadAt,
+  imageSize: number,
+  image: string,
+  descriptor: Buffer,
+  joliet: boolean,
+): DiscVolume {
   const entryOf = (record: RawRecord, extents: [number, number][]): DiscEntry => ({
     name: checkedName(record.name, image),
     directory: (record.flags & FLAG_DIRECTORY) !== 0,
@@ -101,13 +118,22 @@ export function iso9660Volume(readAt: ReadAt, imageSize: number, image: string, 
     extents,
     inline: null,
   });
-  const extentOf = (record: RawRecord): [number, number] => checkedExtent(record.extent * SECTOR, record.size, imageSize, image, record.name);
+  const extentOf = (record: RawRecord): [number, number] =>
+    checkedExtent(record.extent * SECTOR, record.size, imageSize, image, record.name);
   const rootBytes = descriptor.subarray(ROOT_RECORD_OFFSET, ROOT_RECORD_OFFSET + 34);
   const root: DiscEntry = {
     name: '',
     directory: true,
     size: rootBytes.readUInt32LE(10),
-    extents: [checkedExtent(rootBytes.readUInt32LE(2) * SECTOR, rootBytes.readUInt32LE(10), imageSize, image, 'the root directory')],
+    extents: [
+      checkedExtent(
+        rootBytes.readUInt32LE(2) * SECTOR,
+        rootBytes.readUInt32LE(10),
+        imageSize,
+        image,
+        'the root directory',
+      ),
+    ],
     inline: null,
   };
   return {
@@ -115,12 +141,20 @@ export function iso9660Volume(readAt: ReadAt, imageSize: number, image: string, 
     root,
     async list(directory) {
       const [offset, length] = directory.extents[0] ?? [0, 0];
-      if (length > MAX_DIRECTORY_BYTES) throw jobError('source-corrupt', `${image} has a folder ${JSON.stringify(directory.name)} of ${length} bytes of entries, more than any installer disc holds; Sluice stops reading it.`);
+      if (length > MAX_DIRECTORY_BYTES)
+        throw jobError(
+          'source-corrupt',
+          `${image} has a folder ${JSON.stringify(directory.name)} of ${length} bytes of entries, more than any installer disc holds; Sluice stops reading it.`,
+        );
       let records: RawRecord[];
       try {
         records = parseRecords(await readExactly(readAt, offset, length, image), joliet);
       } catch (error) {
-        if (error instanceof RangeError) throw jobError('source-corrupt', `${image} is damaged: in the folder ${JSON.stringify(directory.name)}, ${error.message}.`);
+        if (error instanceof RangeError)
+          throw jobError(
+            'source-corrupt',
+            `${image} is damaged: in the folder ${JSON.stringify(directory.name)}, ${error.message}.`,
+          );
         throw error;
       }
       const entries: DiscEntry[] = [];

@@ -46,15 +46,27 @@ export const MAX_DIRECTORY_BYTES = 16 * 1024 * 1024;
 /** A name a FAT volume and every OS can take as one path component. */
 export function checkedName(name: string, image: string): string {
   if (name === '' || name === '.' || name === '..' || /[/\\\0]/.test(name)) {
-    throw jobError('source-corrupt', `${image} holds a file named ${JSON.stringify(name)}, which is not a plain file name (a name with / or .. could write outside its folder). Sluice does not copy it.`);
+    throw jobError(
+      'source-corrupt',
+      `${image} holds a file named ${JSON.stringify(name)}, which is not a plain file name (a name with / or .. could write outside its folder). Sluice does not copy it.`,
+    );
   }
   return name;
 }
 
 /** Checks that a file's bytes lie inside the image. */
-export function checkedExtent(offset: number, length: number, imageSize: number, image: string, name: string): ByteExtent {
+export function checkedExtent(
+  offset: number,
+  length: number,
+  imageSize: number,
+  image: string,
+  name: string,
+): ByteExtent {
   if (!Number.isSafeInteger(offset + length) || offset + length > imageSize) {
-    throw jobError('source-truncated', `${image} is cut short or damaged: ${name} claims ${length} bytes at byte ${offset}, past the image's end at ${imageSize}.`);
+    throw jobError(
+      'source-truncated',
+      `${image} is cut short or damaged: ${name} claims ${length} bytes at byte ${offset}, past the image's end at ${imageSize}.`,
+    );
   }
   return [offset, length];
 }
@@ -62,7 +74,11 @@ export function checkedExtent(offset: number, length: number, imageSize: number,
 /** Reads exactly `length` bytes, or says the image ends early. */
 export async function readExactly(readAt: ReadAt, offset: number, length: number, image: string): Promise<Buffer> {
   const bytes = await readAt(offset, length);
-  if (bytes.length < length) throw jobError('source-truncated', `${image} is cut short: it ends at byte ${offset + bytes.length}, where ${length} bytes of its file system were expected at byte ${offset}.`);
+  if (bytes.length < length)
+    throw jobError(
+      'source-truncated',
+      `${image} is cut short: it ends at byte ${offset + bytes.length}, where ${length} bytes of its file system were expected at byte ${offset}.`,
+    );
   return bytes;
 }
 
@@ -74,13 +90,21 @@ export class WalkGuard {
   constructor(private readonly image: string) {}
 
   directory(offset: number): void {
-    if (this.seen.has(offset)) throw jobError('source-corrupt', `${this.image} is damaged: a directory at byte ${offset} contains itself (a directory loop).`);
+    if (this.seen.has(offset))
+      throw jobError(
+        'source-corrupt',
+        `${this.image} is damaged: a directory at byte ${offset} contains itself (a directory loop).`,
+      );
     this.seen.add(offset);
   }
 
   entry(): void {
     this.entries += 1;
-    if (this.entries > MAX_ENTRIES) throw jobError('source-corrupt', `${this.image} claims more than ${MAX_ENTRIES} files and folders, more than any installer disc holds; Sluice stops reading it.`);
+    if (this.entries > MAX_ENTRIES)
+      throw jobError(
+        'source-corrupt',
+        `${this.image} claims more than ${MAX_ENTRIES} files and folders, more than any installer disc holds; Sluice stops reading it.`,
+      );
   }
 }
 

@@ -114,9 +114,17 @@ export async function createChannelDir(withImageFifo: boolean): Promise<ChannelD
     // macOS), so the app never waits on a helper that failed to start; and since the app is the
     // only writer of to-helper, the helper reads end-of-file exactly when the app's process ends.
     // The app itself learns that the helper ended from the launched process's exit, not from here.
-    const toHelper = new Socket({ fd: await openFd(join(dir, FIFO_NAMES.toHelper), constants.O_RDWR), readable: false, writable: true });
+    const toHelper = new Socket({
+      fd: await openFd(join(dir, FIFO_NAMES.toHelper), constants.O_RDWR),
+      readable: false,
+      writable: true,
+    });
     sockets.push(toHelper);
-    const fromHelper = new Socket({ fd: await openFd(join(dir, FIFO_NAMES.fromHelper), constants.O_RDWR), readable: true, writable: false });
+    const fromHelper = new Socket({
+      fd: await openFd(join(dir, FIFO_NAMES.fromHelper), constants.O_RDWR),
+      readable: true,
+      writable: false,
+    });
     sockets.push(fromHelper);
     return {
       dir,

@@ -50,10 +50,20 @@ export function builtHelperProgram(): HelperProgram {
  * ELECTRON_RUN_AS_NODE and runs the app binary on the helper entry, so it works the same through
  * every elevation tool.
  */
-export function packagedHelperProgram(resourcesPath: string, platform: NodeJS.Platform = process.platform, macTeamId: string | null = null): HelperProgram {
-  const file = platform === 'win32' ? win32.join(resourcesPath, 'sluice-helper.cmd') : posix.join(resourcesPath, 'sluice-helper');
+export function packagedHelperProgram(
+  resourcesPath: string,
+  platform: NodeJS.Platform = process.platform,
+  macTeamId: string | null = null,
+): HelperProgram {
+  const file =
+    platform === 'win32' ? win32.join(resourcesPath, 'sluice-helper.cmd') : posix.join(resourcesPath, 'sluice-helper');
   if (platform !== 'darwin') return { file, args: [], env: {} };
-  return { file, args: [], env: {}, precondition: macBundleCheck(posix.dirname(posix.dirname(resourcesPath)), macTeamId) };
+  return {
+    file,
+    args: [],
+    env: {},
+    precondition: macBundleCheck(posix.dirname(posix.dirname(resourcesPath)), macTeamId),
+  };
 }
 
 /** The exit status of a refused check: not the helper's (it uses 0-5) nor the shell's own. */
@@ -125,18 +135,35 @@ export function appImageHelperProgram(appImage: string, uid: number): HelperProg
   try {
     stat = statSync(appImage);
   } catch (error) {
-    throw new Error(`The AppImage ${appImage} cannot be found (${errorText(error)}), so the writing process cannot be started.`);
+    throw new Error(
+      `The AppImage ${appImage} cannot be found (${errorText(error)}), so the writing process cannot be started.`,
+    );
   }
-  if (!stat.isFile()) throw new Error(`The AppImage ${appImage} is not a regular file, so the writing process cannot be started.`);
+  if (!stat.isFile())
+    throw new Error(`The AppImage ${appImage} is not a regular file, so the writing process cannot be started.`);
   if ((stat.mode & 0o022) !== 0) {
-    throw new Error(`The AppImage ${appImage} can be changed by other users (mode ${(stat.mode & 0o777).toString(8)}), so Sluice will not run it as administrator. Make it writable by you alone: chmod go-w '${appImage}'.`);
+    throw new Error(
+      `The AppImage ${appImage} can be changed by other users (mode ${(stat.mode & 0o777).toString(8)}), so Sluice will not run it as administrator. Make it writable by you alone: chmod go-w '${appImage}'.`,
+    );
   }
   if (stat.uid !== uid && stat.uid !== 0) {
-    throw new Error(`The AppImage ${appImage} belongs to another user (uid ${stat.uid}), so Sluice will not run it as administrator.`);
+    throw new Error(
+      `The AppImage ${appImage} belongs to another user (uid ${stat.uid}), so Sluice will not run it as administrator.`,
+    );
   }
   return {
     file: '/usr/bin/env',
-    args: ['-i', 'ELECTRON_RUN_AS_NODE=1', `PKEXEC_UID=${uid}`, appImage, ...HELPER_V8_FLAGS, '-e', APPIMAGE_HELPER_LOADER, '--', NO_SANDBOX],
+    args: [
+      '-i',
+      'ELECTRON_RUN_AS_NODE=1',
+      `PKEXEC_UID=${uid}`,
+      appImage,
+      ...HELPER_V8_FLAGS,
+      '-e',
+      APPIMAGE_HELPER_LOADER,
+      '--',
+      NO_SANDBOX,
+    ],
     env: {},
   };
 }

@@ -6,7 +6,13 @@
  */
 import { spawn, type StdioOptions } from 'node:child_process';
 import type { Readable } from 'node:stream';
-import { FromHelper, jobDrives, MAX_OVERLAY_PIECE, type HelperJob, type ToHelper } from '../../common/contracts/helper-protocol.js';
+import {
+  FromHelper,
+  jobDrives,
+  MAX_OVERLAY_PIECE,
+  type HelperJob,
+  type ToHelper,
+} from '../../common/contracts/helper-protocol.js';
 import { errorText } from '../../common/domain/error-details.js';
 import type { Failure } from '../../common/domain/failure.js';
 import type { JobKind } from '../../common/domain/job.js';
@@ -19,7 +25,13 @@ import { ByteSource } from '../../node/byte-source.js';
 import { createOsPipe, type OsPipe } from '../../node/os-pipe.js';
 import { driveName } from '../drives/drive-name.js';
 import { directLaunch } from './elevation/direct.js';
-import { lastLine, type Elevation, type LaunchCommand, type LaunchedProcess, type LaunchExit } from './elevation/types.js';
+import {
+  lastLine,
+  type Elevation,
+  type LaunchCommand,
+  type LaunchedProcess,
+  type LaunchExit,
+} from './elevation/types.js';
 import { builtHelperProgram, type HelperProgram } from './helper-program.js';
 import { createTransport, type LaunchTransport } from './transport.js';
 import { rangesReader } from './image-feed.js';
@@ -94,11 +106,33 @@ export interface LaunchedHelper {
 }
 
 /** How results and the authorization prompt speak of each kind of job: a flash or a clone writes drives, a backup or a verify only reads one. */
-const JOB_WORDS: Readonly<Record<JobKind, { process: string; needsRights: string; nothing: string; afterDeath: string }>> = {
-  flash: { process: 'The writing process', needsRights: 'Writing a disk', nothing: 'Nothing was written.', afterDeath: DRIVE_INCOMPLETE },
-  clone: { process: 'The writing process', needsRights: 'Writing a disk', nothing: 'Nothing was written.', afterDeath: DRIVE_INCOMPLETE },
-  backup: { process: 'The reading process', needsRights: 'Reading a whole disk', nothing: 'Nothing was read.', afterDeath: 'The drive was only read and is unchanged; back it up again.' },
-  verify: { process: 'The reading process', needsRights: 'Reading a whole disk', nothing: 'Nothing was read.', afterDeath: 'The drive was only read and is unchanged; verify it again.' },
+const JOB_WORDS: Readonly<
+  Record<JobKind, { process: string; needsRights: string; nothing: string; afterDeath: string }>
+> = {
+  flash: {
+    process: 'The writing process',
+    needsRights: 'Writing a disk',
+    nothing: 'Nothing was written.',
+    afterDeath: DRIVE_INCOMPLETE,
+  },
+  clone: {
+    process: 'The writing process',
+    needsRights: 'Writing a disk',
+    nothing: 'Nothing was written.',
+    afterDeath: DRIVE_INCOMPLETE,
+  },
+  backup: {
+    process: 'The reading process',
+    needsRights: 'Reading a whole disk',
+    nothing: 'Nothing was read.',
+    afterDeath: 'The drive was only read and is unchanged; back it up again.',
+  },
+  verify: {
+    process: 'The reading process',
+    needsRights: 'Reading a whole disk',
+    nothing: 'Nothing was read.',
+    afterDeath: 'The drive was only read and is unchanged; verify it again.',
+  },
   probe: {
     process: 'The checking process',
     needsRights: 'Checking a disk',
@@ -162,7 +196,13 @@ function readFrontToBack(job: HelperJob): HelperJob {
  * place leaves its free space out), or the source as it is.
  */
 function imageCopy(job: HelperJob, source: number | Readable): number | Readable {
-  if ((job.kind !== 'flash' && job.kind !== 'verify') || job.sourceSeekable !== true || job.extents === undefined || typeof source !== 'number') return source;
+  if (
+    (job.kind !== 'flash' && job.kind !== 'verify') ||
+    job.sourceSeekable !== true ||
+    job.extents === undefined ||
+    typeof source !== 'number'
+  )
+    return source;
   return rangesReader(source, job.extents);
 }
 
@@ -185,7 +225,12 @@ function* overlayMessages(overlays: NonNullable<HelperLaunchOptions['overlays']>
     for (const [offset, data] of card) {
       const bytes = Buffer.from(data, 'base64');
       for (let at = 0; at < bytes.length; at += MAX_OVERLAY_PIECE) {
-        yield { type: 'overlay', target, offset: offset + at, data: bytes.subarray(at, at + MAX_OVERLAY_PIECE).toString('base64') };
+        yield {
+          type: 'overlay',
+          target,
+          offset: offset + at,
+          data: bytes.subarray(at, at + MAX_OVERLAY_PIECE).toString('base64'),
+        };
       }
     }
   }
@@ -223,7 +268,8 @@ export interface HelperAhead {
  * an authorization prompt must come after everything that can refuse the job.
  */
 export function startHelperAhead(options: HelperLaunchOptions): HelperAhead {
-  if ((options.elevation ?? directLaunch) !== directLaunch) throw new Error('only a helper started directly can be started ahead of its job');
+  if ((options.elevation ?? directLaunch) !== directLaunch)
+    throw new Error('only a helper started directly can be started ahead of its job');
   let give!: (job: HelperJob | null) => void;
   const given = new Promise<HelperJob | null>((resolve) => (give = resolve));
   const launch = new HelperLaunch(options, given);
@@ -232,7 +278,10 @@ export function startHelperAhead(options: HelperLaunchOptions): HelperAhead {
   return {
     run: (job, onProgress) => {
       const drives = jobDrives(job);
-      const same = job.kind === options.job.kind && drives.reads === provisional.reads && drives.writes.join('\0') === provisional.writes.join('\0');
+      const same =
+        job.kind === options.job.kind &&
+        drives.reads === provisional.reads &&
+        drives.writes.join('\0') === provisional.writes.join('\0');
       if (!same) throw new Error(`the helper was started for another ${options.job.kind} job than the one it is given`);
       launch.relayProgress(onProgress);
       give(job);
@@ -340,7 +389,9 @@ class HelperLaunch implements LaunchedHelper {
   }
 
   private sendSourceEnd(end: SourceEnd): void {
-    const message: ToHelper = end.ok ? { type: 'source-end', ok: true, bytes: end.bytes } : { type: 'source-end', ok: false, ...end.failure };
+    const message: ToHelper = end.ok
+      ? { type: 'source-end', ok: true, bytes: end.bytes }
+      : { type: 'source-end', ok: false, ...end.failure };
     void this.channel?.send(message);
   }
 
@@ -366,7 +417,10 @@ class HelperLaunch implements LaunchedHelper {
 
   /** The helper was never started: nothing can have been written. */
   private notStarted(why: unknown): void {
-    this.fail({ code: 'helper-died', message: `${this.words.process} could not be started (${errorText(why)}). ${this.words.nothing}` });
+    this.fail({
+      code: 'helper-died',
+      message: `${this.words.process} could not be started (${errorText(why)}). ${this.words.nothing}`,
+    });
     this.resolveDriveBytes(null);
     this.resolveReady(null);
     this.resolveSpawned();
@@ -408,10 +462,15 @@ class HelperLaunch implements LaunchedHelper {
     const program = options.program ?? builtHelperProgram();
     let command: LaunchCommand;
     try {
-      if (job.kind === 'backup' && !elevation.passesStdin && transport.backupBytes === null) throw new Error(`backing up a drive through ${elevation.name} is not supported yet`);
+      if (job.kind === 'backup' && !elevation.passesStdin && transport.backupBytes === null)
+        throw new Error(`backing up a drive through ${elevation.name} is not supported yet`);
       // What the helper would refuse is refused before anyone is asked for a password, which a prompt showing it could garble.
       parseHelperArgv(argv);
-      command = elevation.command(program.file, [...program.args, ...argv], { reason: jobReason(job), interactive: options.interactive ?? false, ...(program.precondition === undefined ? {} : { precondition: program.precondition }) });
+      command = elevation.command(program.file, [...program.args, ...argv], {
+        reason: jobReason(job),
+        interactive: options.interactive ?? false,
+        ...(program.precondition === undefined ? {} : { precondition: program.precondition }),
+      });
     } catch (error) {
       await transport.close();
       return this.notStarted(error);
@@ -431,7 +490,9 @@ class HelperLaunch implements LaunchedHelper {
     const stdio: StdioOptions = [stdin, 'ignore', 'pipe', ...transport.extraStdio];
     let child: LaunchedProcess;
     try {
-      child = elevation.launch?.(command) ?? spawn(command.file, command.args, { stdio, env: direct ? { ...process.env, ...program.env } : process.env });
+      child =
+        elevation.launch?.(command) ??
+        spawn(command.file, command.args, { stdio, env: direct ? { ...process.env, ...program.env } : process.env });
     } catch (error) {
       // A source that is no longer open, say: nothing started, so nothing was written.
       if (backupPipe !== null) await Promise.all([closeFd(backupPipe.writeFd), closeFd(backupPipe.readFd)]);
@@ -449,7 +510,9 @@ class HelperLaunch implements LaunchedHelper {
     child.stderr?.setEncoding('utf8').on('data', (text: string) => this.stderr(text));
 
     const exited = new Promise<LaunchExit>((resolve) => {
-      child.on('error', (error) => resolve({ code: null, signal: null, stderr: `${command.file} could not be run: ${error.message}` }));
+      child.on('error', (error) =>
+        resolve({ code: null, signal: null, stderr: `${command.file} could not be run: ${error.message}` }),
+      );
       child.on('close', (code, signal) => resolve({ code, signal, stderr: this.stderrTail }));
     });
     // A helper that never connects to its channel leaves only the exit to wait for.
@@ -503,7 +566,10 @@ class HelperLaunch implements LaunchedHelper {
         }
       },
       error: (error) => {
-        this.fail({ code: 'protocol-error', message: `${this.words.process} sent something invalid (${error.message}); the device may be incomplete.` });
+        this.fail({
+          code: 'protocol-error',
+          message: `${this.words.process} sent something invalid (${error.message}); the device may be incomplete.`,
+        });
         this.stop();
       },
       close: () => undefined,
@@ -516,7 +582,10 @@ class HelperLaunch implements LaunchedHelper {
       try {
         this.sendJob(channel, await withDriveNames(job));
       } catch (error) {
-        this.fail({ code: 'helper-died', message: `${this.words.process} could not be given its job (${errorText(error)}). ${this.words.nothing}` });
+        this.fail({
+          code: 'helper-died',
+          message: `${this.words.process} could not be given its job (${errorText(error)}). ${this.words.nothing}`,
+        });
         void channel.send({ type: 'cancel' });
       }
     });
@@ -527,7 +596,10 @@ class HelperLaunch implements LaunchedHelper {
     this.job = job;
     this.jobSent = true;
     const { overlays } = this.options;
-    void channel.send({ type: 'job', job: withOverlayBytes(this.elevation.passesStdin ? job : readFrontToBack(job), overlays) });
+    void channel.send({
+      type: 'job',
+      job: withOverlayBytes(this.elevation.passesStdin ? job : readFrontToBack(job), overlays),
+    });
     for (const extents of this.unsentSkips.splice(0)) void channel.send({ type: 'skip', extents });
     for (const message of this.unsentReads.splice(0)) void channel.send(message);
     if (overlays !== undefined) for (const message of overlayMessages(overlays)) void channel.send(message);
@@ -544,7 +616,10 @@ class HelperLaunch implements LaunchedHelper {
       this.opening = transport.backupBytes(stop).then(
         (bytes) => this.resolveDriveBytes(bytes),
         (error: unknown) => {
-          this.fail({ code: 'source-read-error', message: `The drive's bytes could not be received from the reading process (${errorText(error)}). Nothing was saved.` });
+          this.fail({
+            code: 'source-read-error',
+            message: `The drive's bytes could not be received from the reading process (${errorText(error)}). Nothing was saved.`,
+          });
           this.resolveDriveBytes(null);
         },
       );
@@ -558,7 +633,10 @@ class HelperLaunch implements LaunchedHelper {
   /** The image could not be handed to the helper, which cannot tell a cut-off image from a short one. */
   private imageFailed(error: Error | null): void {
     if (error === null) return;
-    this.fail({ code: 'source-read-error', message: `The image could not be passed to the writing process (${error.message}). ${DRIVE_INCOMPLETE}` });
+    this.fail({
+      code: 'source-read-error',
+      message: `The image could not be passed to the writing process (${error.message}). ${DRIVE_INCOMPLETE}`,
+    });
     this.stop();
   }
 
@@ -573,11 +651,24 @@ class HelperLaunch implements LaunchedHelper {
     if (this.helperPid === null) {
       if (this.cancelRequested) return this.reported.map((target) => ({ status: 'cancelled', target, bytes: 0 }));
       const denial = this.elevation.denial(exit);
-      if (denial !== null) return failAll(this.reported, { code: 'elevation-denied', message: `${words.needsRights} needs administrator rights, and the ${denial}. ${words.nothing}` });
+      if (denial !== null)
+        return failAll(this.reported, {
+          code: 'elevation-denied',
+          message: `${words.needsRights} needs administrator rights, and the ${denial}. ${words.nothing}`,
+        });
       const reason = lastLine(exit.stderr);
-      const why = exit.code === null && exit.signal === null ? reason : `${describeExit(exit.code, exit.signal)}${reason ? `: ${reason}` : ''}`;
-      return failAll(this.reported, { code: 'helper-died', message: `${words.process} could not be started (${why}). ${words.nothing}` });
+      const why =
+        exit.code === null && exit.signal === null
+          ? reason
+          : `${describeExit(exit.code, exit.signal)}${reason ? `: ${reason}` : ''}`;
+      return failAll(this.reported, {
+        code: 'helper-died',
+        message: `${words.process} could not be started (${why}). ${words.nothing}`,
+      });
     }
-    return failAll(this.reported, { code: 'helper-died', message: `${words.process} stopped unexpectedly (${describeExit(exit.code, exit.signal)}). ${words.afterDeath}` });
+    return failAll(this.reported, {
+      code: 'helper-died',
+      message: `${words.process} stopped unexpectedly (${describeExit(exit.code, exit.signal)}). ${words.afterDeath}`,
+    });
   }
 }

@@ -4,7 +4,13 @@
  * the helper acknowledges. A request this side cannot or will not answer gets repair-failed with
  * the reason; it is never answered with anything but the image's own bytes.
  */
-import { MAX_OVERLAY_PIECE, MAX_REPAIR_BYTES, REPAIR_WINDOW_BYTES, type RepairRequestMessage, type ToHelper } from '../../common/contracts/helper-protocol.js';
+import {
+  MAX_OVERLAY_PIECE,
+  MAX_REPAIR_BYTES,
+  REPAIR_WINDOW_BYTES,
+  type RepairRequestMessage,
+  type ToHelper,
+} from '../../common/contracts/helper-protocol.js';
 import { toFailure, type Failure } from '../../common/domain/failure.js';
 import type { ImageReread } from '../images/reread.js';
 
@@ -83,7 +89,11 @@ export class RepairAnswers {
   private async answer({ id, ranges }: RepairRequestMessage, current: Current): Promise<void> {
     const failed = (failure: Failure) => this.send({ type: 'repair-failed', id, ...failure });
     const refusal = refuseRanges(ranges);
-    if (refusal !== null) return failed({ code: 'protocol-error', message: `The writing process asked for the image again wrongly: ${refusal}.` });
+    if (refusal !== null)
+      return failed({
+        code: 'protocol-error',
+        message: `The writing process asked for the image again wrongly: ${refusal}.`,
+      });
     const { reread } = this;
     if (reread === null) return failed({ code: 'source-read-error', message: 'The image cannot be read again here.' });
     const signal = current.stop.signal;
@@ -92,7 +102,13 @@ export class RepairAnswers {
     // On a clock, not on decoded bytes: a download slower than a compressed block a minute
     // decodes nothing for that long, while its source bytes still grow.
     const progress = setInterval(() => {
-      if (!signal.aborted) void this.send({ type: 'repair-progress', id, bytes: decoded, ...(run.sourceBytes === undefined ? {} : { source: run.sourceBytes() }) });
+      if (!signal.aborted)
+        void this.send({
+          type: 'repair-progress',
+          id,
+          bytes: decoded,
+          ...(run.sourceBytes === undefined ? {} : { source: run.sourceBytes() }),
+        });
     }, PROGRESS_EVERY_MS);
     try {
       for await (const piece of run) {
@@ -119,7 +135,10 @@ export class RepairAnswers {
 
 /** Waits until `length` more bytes fit the helper's window for `current`, or it is stopped. */
 async function roomFor(current: Current, length: number): Promise<void> {
-  while (!current.stop.signal.aborted && current.unacknowledged.reduce((sum, n) => sum + n, 0) + length > REPAIR_WINDOW_BYTES) {
+  while (
+    !current.stop.signal.aborted &&
+    current.unacknowledged.reduce((sum, n) => sum + n, 0) + length > REPAIR_WINDOW_BYTES
+  ) {
     await new Promise<void>((resolve) => (current.room = resolve));
   }
   current.room = null;

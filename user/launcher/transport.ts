@@ -59,10 +59,12 @@ async function fifo(imageThroughChannel: boolean): Promise<LaunchTransport> {
     extraStdio: [],
     streams: () => Promise.resolve(dir.streams),
     feedImage: (source, stop) => (imageThroughChannel ? dir.feedImage(source, stop) : NOTHING_TO_PASS),
-    backupBytes: imageThroughChannel ? async (stop) => {
-      const fd = await dir.openImageForReading(stop);
-      return fd === null ? null : new ByteSource(fd);
-    } : null,
+    backupBytes: imageThroughChannel
+      ? async (stop) => {
+          const fd = await dir.openImageForReading(stop);
+          return fd === null ? null : new ByteSource(fd);
+        }
+      : null,
     close: () => dir.remove(),
   };
 }
@@ -81,7 +83,9 @@ async function namedPipe(imageThroughChannel: boolean): Promise<LaunchTransport>
     },
     backupBytes: async (stop) => {
       if (pipes.image === null) return null;
-      const helperGone = new Promise<null>((resolve) => (stop.aborted ? resolve(null) : stop.addEventListener('abort', () => resolve(null), { once: true })));
+      const helperGone = new Promise<null>((resolve) =>
+        stop.aborted ? resolve(null) : stop.addEventListener('abort', () => resolve(null), { once: true }),
+      );
       const socket = await Promise.race([pipes.image, helperGone]);
       return socket === null ? null : new ByteSource(socket);
     },

@@ -42,7 +42,11 @@ export async function decodeStationImage(image: StationImage, cache: ImageCache)
     if (end.status !== 'ok') throw new Error('the decoder stopped');
     const request = { ...image.request, image: path, sha256: undefined, bmap: false as const };
     const decoded = await prepareImageInChild(request);
-    return { image: { ...image, request, prepared: decoded }, note: `The image is decoded once, into ${path}, for every card.`, dispose };
+    return {
+      image: { ...image, request, prepared: decoded },
+      note: `The image is decoded once, into ${path}, for every card.`,
+      dispose,
+    };
   } catch (error) {
     await dispose();
     if (error instanceof JobError) throw error;

@@ -61,13 +61,25 @@ class PhaseClock {
  * checks the capacity, verifies, customises and ejects, as for `sluice flash` with one drive.
  * `medium` is the card the station saw arrive (Drive.medium): the helper writes no other.
  */
-export function flashCard(image: StationImage, device: string, medium: string | null, n: number, hooks: CardHooks): RunningCard {
+export function flashCard(
+  image: StationImage,
+  device: string,
+  medium: string | null,
+  n: number,
+  hooks: CardHooks,
+): RunningCard {
   let cancelled = false;
   let helper: LaunchedHelper | null = null;
   const clock = new PhaseClock();
   const run = async (): Promise<CardOutcome> => {
     const hostname = cardHostname(image, n);
-    const cancelledResult = (): CardOutcome => ({ result: { status: 'cancelled', target: device, bytes: 0 }, hostname, writeSpeed: null, verifySpeed: null, bytesSkipped: 0 });
+    const cancelledResult = (): CardOutcome => ({
+      result: { status: 'cancelled', target: device, bytes: 0 },
+      hostname,
+      writeSpeed: null,
+      verifySpeed: null,
+      bytesSkipped: 0,
+    });
     try {
       hooks.onPreparing(hostname);
       const prepared = await imageForCard(image, n);
@@ -90,7 +102,13 @@ export function flashCard(image: StationImage, device: string, medium: string | 
       helper = launched;
       const [result] = await feed.finish(launched.result, launched);
       return {
-        result: result ?? { status: 'failed', target: device, bytes: 0, code: 'internal', message: 'The helper reported no result for the card. Please report this.' },
+        result: result ?? {
+          status: 'failed',
+          target: device,
+          bytes: 0,
+          code: 'internal',
+          message: 'The helper reported no result for the card. Please report this.',
+        },
         hostname,
         writeSpeed: clock.speed('writing', 'syncing'),
         verifySpeed: clock.speed('verifying'),
@@ -98,7 +116,13 @@ export function flashCard(image: StationImage, device: string, medium: string | 
         bytesSkipped: result?.status === 'ok' ? (result.skipped ?? 0) : 0,
       };
     } catch (error) {
-      return { result: { status: 'failed', target: device, bytes: 0, ...toFailure(error) }, hostname, writeSpeed: null, verifySpeed: null, bytesSkipped: 0 };
+      return {
+        result: { status: 'failed', target: device, bytes: 0, ...toFailure(error) },
+        hostname,
+        writeSpeed: null,
+        verifySpeed: null,
+        bytesSkipped: 0,
+      };
     }
   };
   return {

@@ -36,7 +36,11 @@ const HASH_SCRIPT = `const h=require('node:crypto').createHash('sha256');require
  */
 export function imageSha256(path: string): Promise<string> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['-e', HASH_SCRIPT, path], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ELECTRON_RUN_AS_NODE: '1' }, ...invokingUser() });
+    const child = spawn(process.execPath, ['-e', HASH_SCRIPT, path], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, ELECTRON_RUN_AS_NODE: '1' },
+      ...invokingUser(),
+    });
     let out = '';
     let err = '';
     child.stdout.setEncoding('utf8').on('data', (s: string) => (out += s));

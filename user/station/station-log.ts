@@ -23,9 +23,16 @@ export class StationLog {
    */
   static async open(path: string): Promise<StationLog> {
     try {
-      return new StationLog(path, await open(path, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW, 0o644));
+      return new StationLog(
+        path,
+        await open(path, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW, 0o644),
+      );
     } catch (error) {
-      if (errorCode(error) === 'ELOOP') throw new Error(`${path} is a symbolic link; the station log must be a file of its own (name the file itself, or a new one)`, { cause: error });
+      if (errorCode(error) === 'ELOOP')
+        throw new Error(
+          `${path} is a symbolic link; the station log must be a file of its own (name the file itself, or a new one)`,
+          { cause: error },
+        );
       throw error;
     }
   }
@@ -35,7 +42,8 @@ export class StationLog {
     const line = Buffer.from(`${JSON.stringify(entry)}\n`);
     const next = this.pending.then(async () => {
       const { bytesWritten } = await this.file.write(line);
-      if (bytesWritten !== line.length) throw new Error(`only ${bytesWritten} of ${line.length} bytes of a log line were written to ${this.path}`);
+      if (bytesWritten !== line.length)
+        throw new Error(`only ${bytesWritten} of ${line.length} bytes of a log line were written to ${this.path}`);
       await this.file.sync();
     });
     // A failed append fails its caller; the next one still runs.

@@ -1,6 +1,12 @@
 import type { Drive } from '../../common/domain/drive.js';
 import { errorText } from '../../common/domain/error-details.js';
-import { admitDrive, MAX_STATION_JOBS, type StationLogEntry, type StationRow, type StationRules } from '../../common/domain/station.js';
+import {
+  admitDrive,
+  MAX_STATION_JOBS,
+  type StationLogEntry,
+  type StationRow,
+  type StationRules,
+} from '../../common/domain/station.js';
 import { imageFacts } from '../drives/image-facts.js';
 import { DriveScanner, type DriveEvent } from '../drives/scanner.js';
 import { flashCard, type CardOutcome, type RunningCard } from './flash-card.js';
@@ -71,7 +77,10 @@ export class Station {
       },
       onError: (error) => {
         if (!this.armed) this.listingFailed = error;
-        else options.onProblem(`Listing the drives failed: ${error.message}. Cards inserted now are taken once it works again.`);
+        else
+          options.onProblem(
+            `Listing the drives failed: ${error.message}. Cards inserted now are taken once it works again.`,
+          );
       },
     });
   }
@@ -85,7 +94,9 @@ export class Station {
     await this.events;
     if (this.listingFailed !== null) {
       await this.scanner.stop();
-      throw new Error(`The drives cannot be listed, so the station cannot tell which were there before: ${this.listingFailed.message}`);
+      throw new Error(
+        `The drives cannot be listed, so the station cannot tell which were there before: ${this.listingFailed.message}`,
+      );
     }
     this.armed = true;
     return this.scanner.drives;
@@ -96,7 +107,19 @@ export class Station {
     this.accepting = false;
     await this.scanner.stop();
     for (const waiting of this.queue.splice(0)) {
-      this.track(this.finish(waiting.row, { result: { status: 'cancelled', target: waiting.drive.device, bytes: 0 }, hostname: null, writeSpeed: null, verifySpeed: null, bytesSkipped: 0 }, waiting.drive));
+      this.track(
+        this.finish(
+          waiting.row,
+          {
+            result: { status: 'cancelled', target: waiting.drive.device, bytes: 0 },
+            hostname: null,
+            writeSpeed: null,
+            verifySpeed: null,
+            bytesSkipped: 0,
+          },
+          waiting.drive,
+        ),
+      );
     }
     if (cancel) for (const job of this.running.values()) job.cancel();
     this.settleIfIdle();
@@ -145,7 +168,12 @@ export class Station {
     // A refusal writes nothing, so it is logged even when another card reached the count while this
     // one was being identified (two cards seen in one poll: the log must still have every card).
     if (!admission.admitted) {
-      this.track(this.logRow({ ...row, phase: 'done', result: 'refused', code: admission.code, message: admission.message }, null));
+      this.track(
+        this.logRow(
+          { ...row, phase: 'done', result: 'refused', code: admission.code, message: admission.message },
+          null,
+        ),
+      );
       return;
     }
     if (!this.accepting) return;
@@ -179,7 +207,18 @@ export class Station {
     };
     const job = flashCard(this.options.image, drive.device, this.seen.get(drive.device) ?? null, card, {
       onPreparing: (hostname) => update({ ...row, hostname, phase: 'preparing' }),
-      onProgress: (p) => update({ ...row, phase: p.phase, progress: { bytesDone: p.bytesDone, bytesTotal: p.bytesTotal, speed: p.speed, eta: p.eta, ...(p.limit === undefined ? {} : { limit: p.limit }) } }),
+      onProgress: (p) =>
+        update({
+          ...row,
+          phase: p.phase,
+          progress: {
+            bytesDone: p.bytesDone,
+            bytesTotal: p.bytesTotal,
+            speed: p.speed,
+            eta: p.eta,
+            ...(p.limit === undefined ? {} : { limit: p.limit }),
+          },
+        }),
     });
     this.running.set(row.id, job);
     this.track(
@@ -203,11 +242,22 @@ export class Station {
     const { result } = outcome;
     // What the device holds now is the card this job handled, whatever the kernel numbered it
     // meanwhile; a card pulled out during its job leaves its slot free for the next.
-    if (this.scanner.drives.some((d) => d.device === drive.device && d.size !== null)) this.seen.set(drive.device, await mediumId(drive.device));
+    if (this.scanner.drives.some((d) => d.device === drive.device && d.size !== null))
+      this.seen.set(drive.device, await mediumId(drive.device));
     else this.seen.delete(drive.device);
     this.busy.delete(drive.device);
     const failure = result.status === 'failed' ? result : null;
-    await this.logRow({ ...row, hostname: outcome.hostname ?? row.hostname, phase: 'done', result: result.status, code: failure?.code ?? null, message: failure?.message ?? null }, outcome);
+    await this.logRow(
+      {
+        ...row,
+        hostname: outcome.hostname ?? row.hostname,
+        phase: 'done',
+        result: result.status,
+        code: failure?.code ?? null,
+        message: failure?.message ?? null,
+      },
+      outcome,
+    );
   }
 
   /** Logs the row's line, then shows the row as done; a line that cannot be logged stops the station taking cards. */
@@ -222,7 +272,12 @@ export class Station {
       model: row.model,
       serial: row.serial,
       capacity: row.capacity,
-      capacityCheck: result?.status === 'ok' && result.capacityCheck !== undefined ? 'passed' : result?.status === 'failed' && result.code === 'target-fake-capacity' ? 'fake' : null,
+      capacityCheck:
+        result?.status === 'ok' && result.capacityCheck !== undefined
+          ? 'passed'
+          : result?.status === 'failed' && result.code === 'target-fake-capacity'
+            ? 'fake'
+            : null,
       image: this.options.image.name,
       imageSha256: this.options.image.sha256,
       hostname: row.hostname,
@@ -241,12 +296,15 @@ export class Station {
     } catch (error) {
       this.accepting = false;
       void this.scanner.stop();
-      this.options.onProblem(`The log ${this.options.log.path} cannot be written (${errorText(error)}); the station takes no more cards. Card ${row.device}: ${row.result ?? 'failed'}.`);
+      this.options.onProblem(
+        `The log ${this.options.log.path} cannot be written (${errorText(error)}); the station takes no more cards. Card ${row.device}: ${row.result ?? 'failed'}.`,
+      );
     }
     this.options.onRow(ended);
   }
 
   private settleIfIdle(): void {
-    if (!this.accepting && this.queue.length === 0 && this.running.size === 0 && this.jobs.size === 0) this.resolveDone();
+    if (!this.accepting && this.queue.length === 0 && this.running.size === 0 && this.jobs.size === 0)
+      this.resolveDone();
   }
 }

@@ -23,14 +23,17 @@ export interface Dissenter {
  * The "Dissenter parent PPID 1 (/sbin/launchd)" line that may follow is the parent, not the culprit.
  */
 export function parseDissenter(text: string): Dissenter | null {
-  const match = /Unmount was dissented by PID (\d+)(?: \(([^\n]*?)\)\.?$)?/m.exec(text) ?? /Dissenter PID=(\d+)(?: \(([^)]*)\))?/.exec(text);
+  const match =
+    /Unmount was dissented by PID (\d+)(?: \(([^\n]*?)\)\.?$)?/m.exec(text) ??
+    /Dissenter PID=(\d+)(?: \(([^)]*)\))?/.exec(text);
   if (match?.[1] === undefined) return null;
   return { pid: Number(match[1]), program: match[2] === undefined ? 'another program' : basename(match[2]) };
 }
 
 /** What to tell the user when `diskutil unmountDisk` said no. */
 export function darwinBusyMessage(facts: DeviceFacts, diskutilSaid: string): string {
-  const where = facts.mountpoints.length > 0 ? `${facts.mountpoints.join(', ')} (on ${facts.path})` : `A volume on ${facts.path}`;
+  const where =
+    facts.mountpoints.length > 0 ? `${facts.mountpoints.join(', ')} (on ${facts.path})` : `A volume on ${facts.path}`;
   const dissenter = parseDissenter(diskutilSaid);
   if (dissenter !== null) {
     return `${where} could not be unmounted: ${dissenter.program} (pid ${dissenter.pid}) is using it. Quit it (or close its files there), then try again. Nothing was written.`;
@@ -44,7 +47,8 @@ export function darwinBusyMessage(facts: DeviceFacts, diskutilSaid: string): str
  */
 export async function darwinDiskNode(facts: DeviceFacts): Promise<string> {
   const now = await stat(facts.rawPath).catch(() => null);
-  if (now === null || now.rdev !== facts.rdev) throw jobError('target-not-found', `${facts.path} is not the drive that was checked any more: was it unplugged?`);
+  if (now === null || now.rdev !== facts.rdev)
+    throw jobError('target-not-found', `${facts.path} is not the drive that was checked any more: was it unplugged?`);
   return facts.rawPath.replace(/^\/dev\/rdisk/, '/dev/disk');
 }
 

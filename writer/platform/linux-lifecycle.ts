@@ -8,15 +8,33 @@ import { access, realpath, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { jobError } from '../../common/domain/failure.js';
 import { describeHolders, findHolders, type Holder } from './linux-holders.js';
-import { devnoFromText, devnoText, linuxDeviceNode, partitionDirs, readMounts, sysfsDir, type Mount } from './linux-sysfs.js';
+import {
+  devnoFromText,
+  devnoText,
+  linuxDeviceNode,
+  partitionDirs,
+  readMounts,
+  sysfsDir,
+  type Mount,
+} from './linux-sysfs.js';
 import { findTool, runTool } from '../../node/run-tool.js';
 import { NOTHING_HELD, type DeviceFacts, type VolumeHold } from './types.js';
 import { errorText } from '../../common/domain/error-details.js';
 
-
-function busyMessage(path: string, mount: Mount, holders: readonly Holder[], unmounted: readonly Mount[], umountSaid: string | null): string {
-  const who = holders.length > 0 ? `is in use by ${describeHolders(holders)}` : `could not be unmounted (${umountSaid ?? 'busy'})`;
-  const what = holders.some((h) => h.how === 'working directory') ? 'Close those programs (or move them out of that folder)' : 'Close whatever uses it';
+function busyMessage(
+  path: string,
+  mount: Mount,
+  holders: readonly Holder[],
+  unmounted: readonly Mount[],
+  umountSaid: string | null,
+): string {
+  const who =
+    holders.length > 0
+      ? `is in use by ${describeHolders(holders)}`
+      : `could not be unmounted (${umountSaid ?? 'busy'})`;
+  const what = holders.some((h) => h.how === 'working directory')
+    ? 'Close those programs (or move them out of that folder)'
+    : 'Close whatever uses it';
   return `${mount.mountpoint} (on ${path}) ${who}. ${what}, then try again. Nothing was written.${alreadyUnmounted(unmounted)}`;
 }
 
@@ -28,7 +46,9 @@ function movedMessage(path: string, mount: Mount, unmounted: readonly Mount[]): 
 }
 
 function alreadyUnmounted(unmounted: readonly Mount[]): string {
-  return unmounted.length > 0 ? ` ${unmounted.map((m) => m.mountpoint).join(', ')} had already been unmounted.` : ' Nothing was unmounted.';
+  return unmounted.length > 0
+    ? ` ${unmounted.map((m) => m.mountpoint).join(', ')} had already been unmounted.`
+    : ' Nothing was unmounted.';
 }
 
 /**
@@ -40,7 +60,10 @@ function alreadyUnmounted(unmounted: readonly Mount[]): string {
  */
 async function stillLeadsTo(mount: Mount): Promise<boolean> {
   try {
-    return (await realpath(mount.mountpoint)) === mount.mountpoint && (await stat(mount.mountpoint)).dev === devnoFromText(mount.devno);
+    return (
+      (await realpath(mount.mountpoint)) === mount.mountpoint &&
+      (await stat(mount.mountpoint)).dev === devnoFromText(mount.devno)
+    );
   } catch {
     return false;
   }
@@ -62,7 +85,16 @@ export async function unmountLinux(facts: DeviceFacts): Promise<VolumeHold> {
   if (held !== undefined) {
     const mount = mounts.find((m) => m.devno === held.devno) ?? mounts[0];
     if (mount !== undefined) {
-      throw jobError('target-busy', busyMessage(facts.path, mount, holders.filter((h) => h.devno === held.devno), [], null));
+      throw jobError(
+        'target-busy',
+        busyMessage(
+          facts.path,
+          mount,
+          holders.filter((h) => h.devno === held.devno),
+          [],
+          null,
+        ),
+      );
     }
   }
 
@@ -124,7 +156,12 @@ export async function ejectLinux(facts: DeviceFacts): Promise<boolean> {
   const udisksctl = await findTool('udisksctl');
   if (udisksctl !== null) {
     try {
-      await runTool(udisksctl, ['power-off', '--block-device', await linuxDeviceNode(facts.rdev), '--no-user-interaction']);
+      await runTool(udisksctl, [
+        'power-off',
+        '--block-device',
+        await linuxDeviceNode(facts.rdev),
+        '--no-user-interaction',
+      ]);
       return true;
     } catch (error) {
       // udisksctl is installed but its daemon may not run (servers, containers): detach directly.

@@ -35,7 +35,8 @@ export function parseMountinfo(text: string): Mount[] {
     const fields = line.split(' ');
     const devno = fields[2];
     const mountpoint = fields[4];
-    if (devno !== undefined && mountpoint !== undefined) mounts.push({ devno, mountpoint: unescapeMountField(mountpoint) });
+    if (devno !== undefined && mountpoint !== undefined)
+      mounts.push({ devno, mountpoint: unescapeMountField(mountpoint) });
   }
   return mounts;
 }
@@ -93,6 +94,7 @@ export async function linuxDeviceNode(rdev: number): Promise<string> {
   const name = basename(await readlink(sysfsDir(rdev))).replaceAll('!', '/');
   const node = `/dev/${name}`;
   const st = await stat(node).catch(() => null);
-  if (st === null || !st.isBlockDevice() || st.rdev !== rdev) throw new Error(`the device ${devnoText(rdev)} has no node of its own in /dev (${node} is not it)`);
+  if (st === null || !st.isBlockDevice() || st.rdev !== rdev)
+    throw new Error(`the device ${devnoText(rdev)} has no node of its own in /dev (${node} is not it)`);
   return node;
 }

@@ -3,7 +3,16 @@ import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { holdsSystem } from '../../common/domain/drive.js';
 import { ejectLinux, rereadPartitionsLinux, unmountLinux } from './linux-lifecycle.js';
-import { devnoFromText, devnoText, linuxDeviceNode, partitionDirs, readMounts, readSysfs, readSysfsNumber, sysfsDir } from './linux-sysfs.js';
+import {
+  devnoFromText,
+  devnoText,
+  linuxDeviceNode,
+  partitionDirs,
+  readMounts,
+  readSysfs,
+  readSysfsNumber,
+  sysfsDir,
+} from './linux-sysfs.js';
 import type { DeviceFacts, DevicePlatform } from './types.js';
 
 export { parseMountinfo, splitDevno } from './linux-sysfs.js';

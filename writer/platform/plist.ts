@@ -4,7 +4,10 @@ export type PlistValue = string | number | boolean | PlistValue[] | { [key: stri
 const TOKEN = /<(\/?)(dict|array|key|string|integer|real|true|false|data|date)(\/?)>|([^<]+)/g;
 
 function decodeEntities(text: string): string {
-  return text.replace(/&(lt|gt|amp|quot|apos);/g, (_, e: string) => ({ lt: '<', gt: '>', amp: '&', quot: '"', apos: "'" })[e] ?? '');
+  return text.replace(
+    /&(lt|gt|amp|quot|apos);/g,
+    (_, e: string) => ({ lt: '<', gt: '>', amp: '&', quot: '"', apos: "'" })[e] ?? '',
+  );
 }
 
 /**

@@ -13,7 +13,14 @@ import { jobError } from '../../common/domain/failure.js';
 import { NOTHING_HELD, type DeviceFacts, type VolumeHold } from './types.js';
 import { physicalDriveNumber, powershellArgs, runPowerShell } from './win32-disk.js';
 import { errorText } from '../../common/domain/error-details.js';
-import { GET_VOLUMES, P_INVOKE_VOLUMES, reportedVolumes, volumeName, volumesOnDisk, type DiskVolume } from './win32-volumes.js';
+import {
+  GET_VOLUMES,
+  P_INVOKE_VOLUMES,
+  reportedVolumes,
+  volumeName,
+  volumesOnDisk,
+  type DiskVolume,
+} from './win32-volumes.js';
 
 /** winnt.h; interpolated as decimal, since PowerShell reads 0xC0000000 as a negative Int32. */
 const GENERIC_READ_WRITE = 0xc0000000;
@@ -121,7 +128,9 @@ function lineReader(child: ChildProcess, timeoutMs: number): () => Promise<strin
     deliver(error);
   };
   child.once('error', end);
-  child.once('exit', (code) => end(new Error(`PowerShell exited (code ${code ?? 'none'}) before locking the volumes: ${stderr.trim()}`)));
+  child.once('exit', (code) =>
+    end(new Error(`PowerShell exited (code ${code ?? 'none'}) before locking the volumes: ${stderr.trim()}`)),
+  );
   return () => {
     const next = lines.shift();
     if (next !== undefined) return Promise.resolve(next);
@@ -151,7 +160,10 @@ function endHold(child: ChildProcess): Promise<void> {
 export async function unmountWin32(facts: DeviceFacts): Promise<VolumeHold> {
   const disk = physicalDriveNumber(facts.path);
   if (disk === null) return NOTHING_HELD;
-  const child = spawn('powershell.exe', powershellArgs(volumeLockScript()), { stdio: ['pipe', 'pipe', 'pipe'], windowsHide: true });
+  const child = spawn('powershell.exe', powershellArgs(volumeLockScript()), {
+    stdio: ['pipe', 'pipe', 'pipe'],
+    windowsHide: true,
+  });
   // A script that has exited already makes a write to it fail with EPIPE: its exit is what nextLine reports.
   child.stdin?.on('error', () => undefined);
   const nextLine = lineReader(child, LOCK_TIMEOUT_MS);
@@ -162,11 +174,17 @@ export async function unmountWin32(facts: DeviceFacts): Promise<VolumeHold> {
     report = parseLockReport(await nextLine());
   } catch (error) {
     child.kill();
-    throw jobError('target-busy', `Could not lock the volumes on ${facts.path}: ${errorText(error)}. Nothing was written.`);
+    throw jobError(
+      'target-busy',
+      `Could not lock the volumes on ${facts.path}: ${errorText(error)}. Nothing was written.`,
+    );
   }
   if ('busy' in report) {
     await endHold(child);
-    throw jobError('target-busy', `${report.busy} (on ${facts.path}) is in use: ${report.error}. Close the programs and windows using it, then try again. Nothing was written.`);
+    throw jobError(
+      'target-busy',
+      `${report.busy} (on ${facts.path}) is in use: ${report.error}. Close the programs and windows using it, then try again. Nothing was written.`,
+    );
   }
   return { release: () => endHold(child) };
 }

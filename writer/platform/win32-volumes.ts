@@ -102,7 +102,11 @@ export function parseVolumeDiskExtents(bytes: Uint8Array): DiskExtent[] {
   for (let i = 0; i < count; i++) {
     const at = EXTENTS_HEADER + i * EXTENT_SIZE;
     if (at + EXTENT_SIZE > bytes.length) break;
-    extents.push({ disk: view.getUint32(at, true), start: Number(view.getBigInt64(at + 8, true)), length: Number(view.getBigInt64(at + 16, true)) });
+    extents.push({
+      disk: view.getUint32(at, true),
+      start: Number(view.getBigInt64(at + 8, true)),
+      length: Number(view.getBigInt64(at + 16, true)),
+    });
   }
   return extents;
 }
@@ -128,7 +132,9 @@ export function volumeName(volume: DiskVolume): string {
 
 /** Windows PowerShell 5.1 may spell an array as { value: [...], Count: N } (its extended type data for arrays). */
 function unwrapped(value: unknown): unknown {
-  return value !== null && typeof value === 'object' && !Array.isArray(value) && 'value' in value ? (value as { value: unknown }).value : value;
+  return value !== null && typeof value === 'object' && !Array.isArray(value) && 'value' in value
+    ? (value as { value: unknown }).value
+    : value;
 }
 
 function isStringList(value: unknown): value is string[] {
@@ -145,7 +151,13 @@ export function reportedVolumes(json: unknown): ReportedVolume[] {
   return (Array.isArray(list) ? list : [list]).map((item: unknown): ReportedVolume => {
     const v = item as Partial<Record<keyof ReportedVolume, unknown>> | null;
     const paths = unwrapped(v?.Paths);
-    if (v === null || typeof v !== 'object' || typeof v.Volume !== 'string' || typeof v.Extents !== 'string' || !(paths === null || paths === undefined || typeof paths === 'string' || isStringList(paths))) {
+    if (
+      v === null ||
+      typeof v !== 'object' ||
+      typeof v.Volume !== 'string' ||
+      typeof v.Extents !== 'string' ||
+      !(paths === null || paths === undefined || typeof paths === 'string' || isStringList(paths))
+    ) {
       throw new Error(`unexpected volume in the volume list: ${JSON.stringify(item)?.slice(0, 200)}`);
     }
     return { Volume: v.Volume, Extents: v.Extents, Paths: paths ?? null };

@@ -39,7 +39,8 @@ $d = Get-Disk -Number ${disk}
 }
 
 export function win32Facts(path: string, disk: number, query: WindowsDiskQuery | null): DeviceFacts {
-  const mountpoints = query === null ? [] : volumesOnDisk(reportedVolumes(query.Volumes), disk).flatMap((volume) => volume.paths);
+  const mountpoints =
+    query === null ? [] : volumesOnDisk(reportedVolumes(query.Volumes), disk).flatMap((volume) => volume.paths);
   return {
     path,
     rawPath: path,

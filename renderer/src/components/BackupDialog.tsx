@@ -49,14 +49,23 @@ export function BackupDialog({ drive, verify, busy, error, onStart, onCancel }: 
       }
     >
       <p>
-        Sluice reads <strong>{driveName(drive)}</strong> <span className="muted">({[drive.device, drive.size === null ? null : formatBytes(drive.size)].filter(Boolean).join(' · ')})</span> and saves it as an image
-        file that can be flashed back, bit for bit. The drive is only read; its volumes are unmounted while it is.
+        Sluice reads <strong>{driveName(drive)}</strong>{' '}
+        <span className="muted">
+          ({[drive.device, drive.size === null ? null : formatBytes(drive.size)].filter(Boolean).join(' · ')})
+        </span>{' '}
+        and saves it as an image file that can be flashed back, bit for bit. The drive is only read; its volumes are
+        unmounted while it is.
       </p>
       <fieldset className="choices" aria-labelledby={groupId}>
         <legend id={groupId}>Format</legend>
         {FORMATS.map((format) => (
           <label key={format.label} className="choice">
-            <input type="radio" name="backup-format" checked={compress === format.value} onChange={() => setCompress(format.value)} />
+            <input
+              type="radio"
+              name="backup-format"
+              checked={compress === format.value}
+              onChange={() => setCompress(format.value)}
+            />
             <span>
               {format.label} <span className="muted">· {format.note}</span>
             </span>
@@ -66,7 +75,8 @@ export function BackupDialog({ drive, verify, busy, error, onStart, onCancel }: 
       <label className="choice">
         <input type="checkbox" checked={trim} onChange={(event) => setTrim(event.target.checked)} />
         <span>
-          Stop after the last partition <span className="muted">· smaller when the partitions do not fill the drive</span>
+          Stop after the last partition{' '}
+          <span className="muted">· smaller when the partitions do not fill the drive</span>
         </span>
       </label>
       {!verify && (

@@ -28,8 +28,10 @@ export function CheckDialog({ drive, onStart, onCancel }: CheckDialogProps) {
       }
     >
       <p>
-        <strong>{driveName(drive)}</strong> <span className="muted">{drive.device}</span> claims {formatBytes(drive.size ?? 0)}. Sluice writes test blocks over the whole drive and reads them back to find how much it really holds, then puts back what was
-        there: nothing on it is lost. It takes seconds; leave the card in until it is done.
+        <strong>{driveName(drive)}</strong> <span className="muted">{drive.device}</span> claims{' '}
+        {formatBytes(drive.size ?? 0)}. Sluice writes test blocks over the whole drive and reads them back to find how
+        much it really holds, then puts back what was there: nothing on it is lost. It takes seconds; leave the card in
+        until it is done.
       </p>
     </Modal>
   );

@@ -42,13 +42,17 @@ export function ConfirmFlash({ image, targets, verify, customisation = null, onC
       }
     >
       <p>
-        Everything on {targets.length === 1 ? 'this drive' : 'these drives'} will be erased and replaced with <strong>{image.name}</strong>
+        Everything on {targets.length === 1 ? 'this drive' : 'these drives'} will be erased and replaced with{' '}
+        <strong>{image.name}</strong>
         {image.size === null ? '' : ` (${formatBytes(image.size)})`}:
       </p>
       <ul className="confirm-list">
         {targets.map((t) => (
           <li key={t.device}>
-            <strong>{driveName(t)}</strong> <span className="muted">{[t.device, t.size === null ? null : formatBytes(t.size)].filter(Boolean).join(' · ')}</span>
+            <strong>{driveName(t)}</strong>{' '}
+            <span className="muted">
+              {[t.device, t.size === null ? null : formatBytes(t.size)].filter(Boolean).join(' · ')}
+            </span>
           </li>
         ))}
       </ul>
@@ -56,7 +60,8 @@ export function ConfirmFlash({ image, targets, verify, customisation = null, onC
         <p className="message warning" data-testid="confirm-unbootable">
           <WarningIcon />
           {unbootable} Write it as it is only for a virtual machine or a tool that reads the ISO from the drive.
-          {image.disc?.kind !== 'not-bootable' && ' To make a stick that boots, use the command line: sluice flash --iso-mode files (see docs/installers.md).'}
+          {image.disc?.kind !== 'not-bootable' &&
+            ' To make a stick that boots, use the command line: sluice flash --iso-mode files (see docs/installers.md).'}
         </p>
       )}
       {warnings.map((warning) => (
@@ -68,12 +73,17 @@ export function ConfirmFlash({ image, targets, verify, customisation = null, onC
       {customisation === undefined && <p className="hint">Working out the customisation…</p>}
       {customisation?.ok === true && (
         <p data-testid="confirm-customisation">
-          Then customised for {customisation.value.method}: {(customisation.value.files[0] ?? []).map((f) => f.name).join(', ')}
-          {customisation.value.hostnames.some((h) => h !== null) && ` (host ${customisation.value.hostnames.join(', ')})`}.
+          Then customised for {customisation.value.method}:{' '}
+          {(customisation.value.files[0] ?? []).map((f) => f.name).join(', ')}
+          {customisation.value.hostnames.some((h) => h !== null) &&
+            ` (host ${customisation.value.hostnames.join(', ')})`}
+          .
         </p>
       )}
       {customisation?.ok === false && <ErrorMessage error={customisation.error.message} />}
-      {!verify && <p className="message warning">Verification is off: Sluice will not read the drives back to check them.</p>}
+      {!verify && (
+        <p className="message warning">Verification is off: Sluice will not read the drives back to check them.</p>
+      )}
     </Modal>
   );
 }

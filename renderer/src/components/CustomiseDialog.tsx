@@ -50,9 +50,14 @@ function PreviewList({ preview }: { preview: CustomisationPreview }) {
         {METHOD_LABEL[preview.method]}: {preview.why}
       </p>
       <p>
-        <strong>Writes onto the boot partition{preview.files.length > 1 ? ' of each card' : ''}:</strong> {files.map((f) => `${f.name} (${formatBytes(f.size)})`).join(', ')}
+        <strong>Writes onto the boot partition{preview.files.length > 1 ? ' of each card' : ''}:</strong>{' '}
+        {files.map((f) => `${f.name} (${formatBytes(f.size)})`).join(', ')}
       </p>
-      {preview.hostnames.some((h) => h !== null) && <p data-testid="preview-hostnames">Host names: {preview.hostnames.map((h, i) => `card ${i + 1}: ${h ?? 'as the image has it'}`).join(', ')}</p>}
+      {preview.hostnames.some((h) => h !== null) && (
+        <p data-testid="preview-hostnames">
+          Host names: {preview.hostnames.map((h, i) => `card ${i + 1}: ${h ?? 'as the image has it'}`).join(', ')}
+        </p>
+      )}
       <p className="hint">No password or Wi-Fi password is written in clear: only its hash and WPA key.</p>
     </section>
   );
@@ -63,7 +68,16 @@ function PreviewList({ preview }: { preview: CustomisationPreview }) {
  * profile picker, and exactly which files each card gets. Typed passwords go to the main process
  * once and come back as hashes; only those are kept or saved.
  */
-export function CustomiseDialog({ image, cards, current, profiles, api, onSaveProfiles, onApply, onCancel }: CustomiseDialogProps) {
+export function CustomiseDialog({
+  image,
+  cards,
+  current,
+  profiles,
+  api,
+  onSaveProfiles,
+  onApply,
+  onCancel,
+}: CustomiseDialogProps) {
   const [form, setForm] = useState<CustomiseForm>(() => formOf(current));
   const [preview, setPreview] = useState<CustomisationPreview | null>(null);
   const [error, setError] = useState<string | null>(null);
@@ -156,7 +170,8 @@ export function CustomiseDialog({ image, cards, current, profiles, api, onSavePr
     if (found.ok) setKeyFiles(found.value);
     else setError(found.error.message);
   });
-  const addKey = (key: string) => set('keys', [...form.keys.split('\n').filter((l) => l.trim() !== ''), key].join('\n'));
+  const addKey = (key: string) =>
+    set('keys', [...form.keys.split('\n').filter((l) => l.trim() !== ''), key].join('\n'));
   const hasKey = (key: string) => form.keys.split('\n').some((l) => l.trim() === key);
   const saved = profiles.some((p) => p.name === form.name);
 
@@ -210,7 +225,12 @@ export function CustomiseDialog({ image, cards, current, profiles, api, onSavePr
           </select>
         </Field>
         <Field label="Profile name">
-          <input value={form.name} onChange={(e) => set('name', e.target.value)} placeholder="Classroom" maxLength={64} />
+          <input
+            value={form.name}
+            onChange={(e) => set('name', e.target.value)}
+            placeholder="Classroom"
+            maxLength={64}
+          />
         </Field>
         <div className="actions">
           <button type="button" className="button" onClick={save} disabled={busy || form.name.trim() === ''}>
@@ -226,13 +246,37 @@ export function CustomiseDialog({ image, cards, current, profiles, api, onSavePr
       <fieldset>
         <legend>Host and user</legend>
         <Field label="Host name" hint="{n} counts up with each card: pi-{n} names them pi-1, pi-2, …">
-          <input value={form.hostname} onChange={(e) => set('hostname', e.target.value)} placeholder="raspberrypi" spellCheck={false} />
+          <input
+            value={form.hostname}
+            onChange={(e) => set('hostname', e.target.value)}
+            placeholder="raspberrypi"
+            spellCheck={false}
+          />
         </Field>
         <Field label="User name">
-          <input value={form.userName} onChange={(e) => set('userName', e.target.value)} placeholder="pi" autoComplete="off" spellCheck={false} />
+          <input
+            value={form.userName}
+            onChange={(e) => set('userName', e.target.value)}
+            placeholder="pi"
+            autoComplete="off"
+            spellCheck={false}
+          />
         </Field>
-        <Field label="Password" hint={form.passwordHash === null ? 'Only its hash is kept and written.' : 'Kept as a hash; type a new one to change it.'}>
-          <input type="password" value={form.password} onChange={(e) => set('password', e.target.value)} autoComplete="new-password" placeholder={form.passwordHash === null ? '' : '••••••••'} />
+        <Field
+          label="Password"
+          hint={
+            form.passwordHash === null
+              ? 'Only its hash is kept and written.'
+              : 'Kept as a hash; type a new one to change it.'
+          }
+        >
+          <input
+            type="password"
+            value={form.password}
+            onChange={(e) => set('password', e.target.value)}
+            autoComplete="new-password"
+            placeholder={form.passwordHash === null ? '' : '••••••••'}
+          />
         </Field>
       </fieldset>
       <fieldset>
@@ -267,7 +311,14 @@ export function CustomiseDialog({ image, cards, current, profiles, api, onSavePr
                     <strong>{file.name}</strong>
                     {file.problem !== null && <span className="hint"> {file.problem}</span>}
                     {file.keys.map((key) => (
-                      <button key={key} type="button" className="button quiet" onClick={() => addKey(key)} disabled={hasKey(key)} aria-label={`Add ${file.name}`}>
+                      <button
+                        key={key}
+                        type="button"
+                        className="button quiet"
+                        onClick={() => addKey(key)}
+                        disabled={hasKey(key)}
+                        aria-label={`Add ${file.name}`}
+                      >
                         {hasKey(key) ? 'Added' : 'Add'}
                       </button>
                     ))}
@@ -283,44 +334,89 @@ export function CustomiseDialog({ image, cards, current, profiles, api, onSavePr
         <Field label="Network name (SSID)">
           <input value={form.ssid} onChange={(e) => set('ssid', e.target.value)} spellCheck={false} />
         </Field>
-        <Field label="Wi-Fi password" hint={form.psk === null ? 'Kept and written only as its WPA key.' : 'Kept as its WPA key; type it again to change it or the network.'}>
-          <input type="password" value={form.wifiPassword} onChange={(e) => set('wifiPassword', e.target.value)} autoComplete="new-password" placeholder={form.psk === null ? '' : '••••••••'} />
+        <Field
+          label="Wi-Fi password"
+          hint={
+            form.psk === null
+              ? 'Kept and written only as its WPA key.'
+              : 'Kept as its WPA key; type it again to change it or the network.'
+          }
+        >
+          <input
+            type="password"
+            value={form.wifiPassword}
+            onChange={(e) => set('wifiPassword', e.target.value)}
+            autoComplete="new-password"
+            placeholder={form.psk === null ? '' : '••••••••'}
+          />
         </Field>
         <label className="toggle">
           <input type="checkbox" checked={form.hidden} onChange={(e) => set('hidden', e.target.checked)} />
           Hidden network
         </label>
         <Field label="Wi-Fi country" hint="Two letters, such as GB, DE or US.">
-          <input value={form.country} onChange={(e) => set('country', e.target.value)} maxLength={2} spellCheck={false} />
+          <input
+            value={form.country}
+            onChange={(e) => set('country', e.target.value)}
+            maxLength={2}
+            spellCheck={false}
+          />
         </Field>
       </fieldset>
       <fieldset>
         <legend>Locale</legend>
         <Field label="Time zone">
-          <input value={form.timezone} onChange={(e) => set('timezone', e.target.value)} placeholder="Europe/London" spellCheck={false} />
+          <input
+            value={form.timezone}
+            onChange={(e) => set('timezone', e.target.value)}
+            placeholder="Europe/London"
+            spellCheck={false}
+          />
         </Field>
         <Field label="Keyboard layout">
-          <input value={form.keymap} onChange={(e) => set('keymap', e.target.value)} placeholder="gb" spellCheck={false} />
+          <input
+            value={form.keymap}
+            onChange={(e) => set('keymap', e.target.value)}
+            placeholder="gb"
+            spellCheck={false}
+          />
         </Field>
       </fieldset>
       <details>
         <summary>Your own first-boot files</summary>
         {(method === null || method === 'systemd-firstrun') && (
           <Field label="firstrun.sh" hint="Written in place of the one Sluice makes.">
-            <textarea rows={4} value={form.firstRunScript} onChange={(e) => set('firstRunScript', e.target.value)} spellCheck={false} />
+            <textarea
+              rows={4}
+              value={form.firstRunScript}
+              onChange={(e) => set('firstRunScript', e.target.value)}
+              spellCheck={false}
+            />
           </Field>
         )}
         {(method === null || method === 'cloud-init') && (
           <>
             <Field label="user-data" hint="Written in place of the one Sluice makes.">
-              <textarea rows={4} value={form.userData} onChange={(e) => set('userData', e.target.value)} spellCheck={false} />
+              <textarea
+                rows={4}
+                value={form.userData}
+                onChange={(e) => set('userData', e.target.value)}
+                spellCheck={false}
+              />
             </Field>
             <Field label="network-config">
-              <textarea rows={4} value={form.networkConfig} onChange={(e) => set('networkConfig', e.target.value)} spellCheck={false} />
+              <textarea
+                rows={4}
+                value={form.networkConfig}
+                onChange={(e) => set('networkConfig', e.target.value)}
+                spellCheck={false}
+              />
             </Field>
           </>
         )}
-        {method === 'rpi-preseed' && <p className="hint">This image takes rpi-preseed.toml, made from the settings above.</p>}
+        {method === 'rpi-preseed' && (
+          <p className="hint">This image takes rpi-preseed.toml, made from the settings above.</p>
+        )}
       </details>
       <div className="actions">
         <button type="button" className="button" onClick={showPreview} disabled={busy}>

@@ -80,21 +80,33 @@ function SystemConfirm({ device, onConfirm, onCancel }: SystemConfirmProps) {
   );
 }
 
-
 /** Why a drive cannot be checked or erased from its row (the main process and the helper check again); null when it can. */
 function notCheckable(drive: DriveInfo): string | null {
   if (isCheckable(drive)) return null;
   if (drive.system === 'running') return 'Sluice does not write to the running system';
-  if (drive.system === 'internal') return 'Offered for cards and sticks, not this computer\'s own disks';
+  if (drive.system === 'internal') return "Offered for cards and sticks, not this computer's own disks";
   return drive.readOnly ? 'It is read-only' : 'There is no medium in it';
 }
 
 /** The drive list: live as drives come and go, several may be chosen, unsafe ones explain themselves. */
-export function DrivePicker({ drives, visibility, selected, confirmedSystem, onDone, onCancel, onBackup, onCheck, onErase, onCompare }: DrivePickerProps) {
+export function DrivePicker({
+  drives,
+  visibility,
+  selected,
+  confirmedSystem,
+  onDone,
+  onCancel,
+  onBackup,
+  onCheck,
+  onErase,
+  onCompare,
+}: DrivePickerProps) {
   const [chosen, setChosen] = useState(selected);
   const [confirmed, setConfirmed] = useState(confirmedSystem);
   // Opened again with an internal disk chosen, the list shows it.
-  const [showAll, setShowAll] = useState(() => drives.some((d) => selected.includes(d.device) && !isDriveShown(d, visibility)));
+  const [showAll, setShowAll] = useState(() =>
+    drives.some((d) => selected.includes(d.device) && !isDriveShown(d, visibility)),
+  );
   const [pendingSystem, setPendingSystem] = useState<string | null>(null);
   const listId = useId();
 
@@ -107,7 +119,10 @@ export function DrivePicker({ drives, visibility, selected, confirmedSystem, onD
     if (!checked) {
       setChosen((list) => list.filter((d) => d !== drive.device));
       setConfirmed((list) => list.filter((d) => d !== drive.device));
-    } else if (drive.verdicts.some((v) => verdictEffect(v) === 'confirm-by-name') && !confirmed.includes(drive.device)) {
+    } else if (
+      drive.verdicts.some((v) => verdictEffect(v) === 'confirm-by-name') &&
+      !confirmed.includes(drive.device)
+    ) {
       setPendingSystem(drive.device);
     } else {
       setChosen((list) => [...list, drive.device]);
@@ -128,9 +143,18 @@ export function DrivePicker({ drives, visibility, selected, confirmedSystem, onD
             type="button"
             className="button primary"
             disabled={stillChosen.length === 0 && selected.length === 0}
-            onClick={() => onDone(stillChosen, confirmed.filter((d) => stillChosen.includes(d)))}
+            onClick={() =>
+              onDone(
+                stillChosen,
+                confirmed.filter((d) => stillChosen.includes(d)),
+              )
+            }
           >
-            {stillChosen.length === 0 ? (selected.length === 0 ? 'Select' : 'Clear selection') : `Select ${stillChosen.length} drive${stillChosen.length === 1 ? '' : 's'}`}
+            {stillChosen.length === 0
+              ? selected.length === 0
+                ? 'Select'
+                : 'Clear selection'
+              : `Select ${stillChosen.length} drive${stillChosen.length === 1 ? '' : 's'}`}
           </button>
         </>
       }
@@ -138,7 +162,8 @@ export function DrivePicker({ drives, visibility, selected, confirmedSystem, onD
       {hidden > 0 && (
         <label className="toggle">
           <input type="checkbox" checked={showAll} onChange={(event) => setShowAll(event.target.checked)} />
-          Show all drives ({hidden} more: this computer’s own disks{visibility.showVirtual ? '' : ' and virtual drives'})
+          Show all drives ({hidden} more: this computer’s own disks{visibility.showVirtual ? '' : ' and virtual drives'}
+          )
         </label>
       )}
       {visible.length === 0 ? (
@@ -166,7 +191,9 @@ export function DrivePicker({ drives, visibility, selected, confirmedSystem, onD
                 <label htmlFor={inputId}>
                   <span className="drive-name">{driveName(drive)}</span>
                   <span className="muted">
-                    {[drive.size === null ? 'no medium' : formatBytes(drive.size), BUS_LABEL[drive.bus], drive.device].filter(Boolean).join(' · ')}
+                    {[drive.size === null ? 'no medium' : formatBytes(drive.size), BUS_LABEL[drive.bus], drive.device]
+                      .filter(Boolean)
+                      .join(' · ')}
                   </span>
                   <Badges drive={drive} />
                   {reasons !== '' && (
@@ -179,7 +206,13 @@ export function DrivePicker({ drives, visibility, selected, confirmedSystem, onD
                   type="button"
                   className="button quiet row-action"
                   aria-label={`Back up ${driveName(drive)} (${drive.device})`}
-                  title={isCopyable(drive) ? 'Save this drive into an image file' : drive.system === 'running' ? 'Sluice does not back up the running system' : 'There is no medium in it'}
+                  title={
+                    isCopyable(drive)
+                      ? 'Save this drive into an image file'
+                      : drive.system === 'running'
+                        ? 'Sluice does not back up the running system'
+                        : 'There is no medium in it'
+                  }
                   disabled={!isCopyable(drive)}
                   onClick={() => onBackup(drive)}
                 >
@@ -187,11 +220,29 @@ export function DrivePicker({ drives, visibility, selected, confirmedSystem, onD
                 </button>
                 {(
                   [
-                    { label: 'Check…', name: `Check ${driveName(drive)} (${drive.device}) for fake capacity`, does: 'Find out whether it holds what it claims; its data is put back', run: onCheck },
-                    { label: 'Erase…', name: `Erase ${driveName(drive)} (${drive.device})`, does: 'Make it a normal empty drive again', run: onErase },
+                    {
+                      label: 'Check…',
+                      name: `Check ${driveName(drive)} (${drive.device}) for fake capacity`,
+                      does: 'Find out whether it holds what it claims; its data is put back',
+                      run: onCheck,
+                    },
+                    {
+                      label: 'Erase…',
+                      name: `Erase ${driveName(drive)} (${drive.device})`,
+                      does: 'Make it a normal empty drive again',
+                      run: onErase,
+                    },
                   ] as const
                 ).map(({ label, name, does, run }) => (
-                  <button key={label} type="button" className="button quiet row-action" aria-label={name} title={notWritable ?? does} disabled={notWritable !== null} onClick={() => run(drive)}>
+                  <button
+                    key={label}
+                    type="button"
+                    className="button quiet row-action"
+                    aria-label={name}
+                    title={notWritable ?? does}
+                    disabled={notWritable !== null}
+                    onClick={() => run(drive)}
+                  >
                     {label}
                   </button>
                 ))}
@@ -199,7 +250,13 @@ export function DrivePicker({ drives, visibility, selected, confirmedSystem, onD
                   type="button"
                   className="button quiet row-action"
                   aria-label={`Compare ${driveName(drive)} (${drive.device}) with an image`}
-                  title={isCopyable(drive) ? 'Check it against an image it should hold; nothing is written' : drive.system === 'running' ? 'Sluice does not read the running system' : 'There is no medium in it'}
+                  title={
+                    isCopyable(drive)
+                      ? 'Check it against an image it should hold; nothing is written'
+                      : drive.system === 'running'
+                        ? 'Sluice does not read the running system'
+                        : 'There is no medium in it'
+                  }
                   disabled={!isCopyable(drive)}
                   onClick={() => onCompare(drive)}
                 >

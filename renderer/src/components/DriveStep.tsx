@@ -20,7 +20,11 @@ export function DriveStep({ selected, available, notice, onOpenPicker }: DriveSt
           <button type="button" className="button primary" onClick={onOpenPicker}>
             Select target…
           </button>
-          <p className="hint">{available === 0 ? 'No drives found: plug in an SD card or a USB drive.' : `${available} drive${available === 1 ? '' : 's'} available`}</p>
+          <p className="hint">
+            {available === 0
+              ? 'No drives found: plug in an SD card or a USB drive.'
+              : `${available} drive${available === 1 ? '' : 's'} available`}
+          </p>
         </>
       ) : (
         <>

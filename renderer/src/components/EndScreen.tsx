@@ -21,11 +21,17 @@ interface EndScreenProps {
 }
 
 /** What each outcome says about the thing written: drives (a flash or a clone), or a backup's file. */
-const WORDS: Readonly<Record<'write' | 'backup', { ok: string; unverified: string; stopped: (done: string) => string; differ: string; notReadBack: string }>> = {
+const WORDS: Readonly<
+  Record<
+    'write' | 'backup',
+    { ok: string; unverified: string; stopped: (done: string) => string; differ: string; notReadBack: string }
+  >
+> = {
   write: {
     ok: 'Written and verified',
     unverified: 'Written, not verified',
-    stopped: (done) => `Stopped after ${done}, before the drive was completely written and verified. Flash it again before using it.`,
+    stopped: (done) =>
+      `Stopped after ${done}, before the drive was completely written and verified. Flash it again before using it.`,
     differ: 'blocks differ from the image.',
     notReadBack: 'verification was turned off in Settings, so the drive was not read back',
   },
@@ -44,8 +50,11 @@ function wordsFor(kind: AppJobKind): (typeof WORDS)['write'] {
 
 /** What the job was about: the image written, or the drive backed up. */
 function subjectName(subject: JobSubject): string {
-  if (subject.kind === 'verify') return `${driveName(subject.drive)} (${subject.drive.device}) and ${subject.image.name}`;
-  return subject.kind === 'backup' || subject.kind === 'probe' || subject.kind === 'erase' ? `${driveName(subject.drive)} (${subject.drive.device})` : subject.image.name;
+  if (subject.kind === 'verify')
+    return `${driveName(subject.drive)} (${subject.drive.device}) and ${subject.image.name}`;
+  return subject.kind === 'backup' || subject.kind === 'probe' || subject.kind === 'erase'
+    ? `${driveName(subject.drive)} (${subject.drive.device})`
+    : subject.image.name;
 }
 
 function ToneIcon({ tone }: { tone: Tone }) {
@@ -67,11 +76,23 @@ type OkResult = Extract<TargetResult, { status: 'ok' }>;
 const SINGLE_DRIVE_OK = {
   probe: (r: OkResult) =>
     `It holds the ${formatBytes(r.bytes)} it claims: ${r.capacityCheck?.markers ?? 0} test blocks over the whole drive were written, read back and put back, in ${formatDuration(r.seconds)}.`,
-  erase: (r: OkResult) => `One empty partition: its tables (${formatBytes(r.bytes)}) written and read back in ${formatDuration(r.seconds)}; the rest of the drive is free space now.`,
-  verify: (r: OkResult) => `It holds the image: ${formatBytes(r.bytes)} compared in ${formatDuration(r.seconds)}, nothing written.`,
+  erase: (r: OkResult) =>
+    `One empty partition: its tables (${formatBytes(r.bytes)}) written and read back in ${formatDuration(r.seconds)}; the rest of the drive is free space now.`,
+  verify: (r: OkResult) =>
+    `It holds the image: ${formatBytes(r.bytes)} compared in ${formatDuration(r.seconds)}, nothing written.`,
 } as const;
 
-function ResultRow({ result, job, name, onOpenLink }: { result: TargetResult; job: AppJobKind; name: string; onOpenLink: (url: string) => void }) {
+function ResultRow({
+  result,
+  job,
+  name,
+  onOpenLink,
+}: {
+  result: TargetResult;
+  job: AppJobKind;
+  name: string;
+  onOpenLink: (url: string) => void;
+}) {
   const words = wordsFor(job);
   switch (result.status) {
     case 'ok': {
@@ -89,23 +110,33 @@ function ResultRow({ result, job, name, onOpenLink }: { result: TargetResult; jo
         <li className="result ok">
           <strong>{name}</strong> <span className="muted">{result.target}</span>
           <p>
-            {result.customised === true ? (result.verified ? 'Written, verified and customised' : 'Written and customised, not verified') : result.verified ? words.ok : words.unverified}: {formatBytes(result.bytes)} in{' '}
-            {formatDuration(result.seconds)}
+            {result.customised === true
+              ? result.verified
+                ? 'Written, verified and customised'
+                : 'Written and customised, not verified'
+              : result.verified
+                ? words.ok
+                : words.unverified}
+            : {formatBytes(result.bytes)} in {formatDuration(result.seconds)}
             {speed}
           </p>
-          {skippedLines(result.skipped, result.skippedFor ?? [], result.written ? 'written' : 'compared').map((line) => (
-            <p key={line} className="muted" data-testid="result-skipped">
-              {line}
-            </p>
-          ))}
+          {skippedLines(result.skipped, result.skippedFor ?? [], result.written ? 'written' : 'compared').map(
+            (line) => (
+              <p key={line} className="muted" data-testid="result-skipped">
+                {line}
+              </p>
+            ),
+          )}
           {result.repaired !== undefined && (
             <p data-testid="result-repaired">
-              Verification found blocks that differed and Sluice {repairWords(result.repaired)}: written again from the image and read back right. If it happens again, the card may be failing.
+              Verification found blocks that differed and Sluice {repairWords(result.repaired)}: written again from the
+              image and read back right. If it happens again, the card may be failing.
             </p>
           )}
           {result.capacityCheck !== undefined && (
             <p className="muted" data-testid="result-capacity">
-              Capacity checked: {result.capacityCheck.markers} test blocks past the image came back ({formatDuration(result.capacityCheck.seconds)}).
+              Capacity checked: {result.capacityCheck.markers} test blocks past the image came back (
+              {formatDuration(result.capacityCheck.seconds)}).
             </p>
           )}
           {result.ejected === true && <p>Ejected: you can remove it now.</p>}
@@ -159,7 +190,13 @@ export function EndScreen({ finished, onFlashAnother, onFlashAgain, onDone, onSh
   // Move focus to the outcome so keyboard and screen-reader users land on it.
   useEffect(() => heading.current?.focus(), []);
   // A refused backup reports on the drive, not the file.
-  const rows = subject.kind === 'backup' ? [...jobRows(subject), { key: subject.drive.device, name: driveName(subject.drive), detail: subject.drive.device }] : jobRows(subject);
+  const rows =
+    subject.kind === 'backup'
+      ? [
+          ...jobRows(subject),
+          { key: subject.drive.device, name: driveName(subject.drive), detail: subject.drive.device },
+        ]
+      : jobRows(subject);
   const nameOf = (key: string) => rows.find((row) => row.key === key)?.name ?? key;
 
   return (
@@ -174,11 +211,20 @@ export function EndScreen({ finished, onFlashAnother, onFlashAgain, onDone, onSh
       </p>
       <ul className="results">
         {end.results.map((result) => (
-          <ResultRow key={result.target} result={result} job={subject.kind} name={nameOf(result.target)} onOpenLink={onOpenLink} />
+          <ResultRow
+            key={result.target}
+            result={result}
+            job={subject.kind}
+            name={nameOf(result.target)}
+            onOpenLink={onOpenLink}
+          />
         ))}
       </ul>
       <div className="actions">
-        {subject.kind === 'backup' || subject.kind === 'probe' || subject.kind === 'erase' || subject.kind === 'verify' ? (
+        {subject.kind === 'backup' ||
+        subject.kind === 'probe' ||
+        subject.kind === 'erase' ||
+        subject.kind === 'verify' ? (
           <>
             <button type="button" className="button primary" onClick={onDone}>
               Done

@@ -25,19 +25,30 @@ export function EraseDialog({ drive, onStart, onCancel }: EraseDialogProps) {
           <button type="button" className="button" onClick={onCancel}>
             Cancel
           </button>
-          <button type="button" className="button primary danger" onClick={() => onStart(label.trim() === '' ? null : label.trim())}>
+          <button
+            type="button"
+            className="button primary danger"
+            onClick={() => onStart(label.trim() === '' ? null : label.trim())}
+          >
             Erase
           </button>
         </>
       }
     >
       <p>
-        Everything on <strong>{driveName(drive)}</strong> <span className="muted">{drive.device}</span> ({formatBytes(drive.size ?? 0)}) will be lost. It becomes a normal empty drive: one {filesystem} partition over all of it, as the SD
-        Association's formatter makes it, readable on Windows, macOS, Linux and cameras.
+        Everything on <strong>{driveName(drive)}</strong> <span className="muted">{drive.device}</span> (
+        {formatBytes(drive.size ?? 0)}) will be lost. It becomes a normal empty drive: one {filesystem} partition over
+        all of it, as the SD Association's formatter makes it, readable on Windows, macOS, Linux and cameras.
       </p>
       <label className="field">
         Label (optional)
-        <input type="text" value={label} maxLength={11} placeholder={filesystem === 'FAT32' ? 'letters, digits, spaces' : 'up to 11 characters'} onChange={(event) => setLabel(event.target.value)} />
+        <input
+          type="text"
+          value={label}
+          maxLength={11}
+          placeholder={filesystem === 'FAT32' ? 'letters, digits, spaces' : 'up to 11 characters'}
+          onChange={(event) => setLabel(event.target.value)}
+        />
       </label>
     </Modal>
   );

@@ -35,9 +35,12 @@ function writesText(image: ImageInfo): string {
 
 function partitionsText(image: ImageInfo): string {
   const table = image.partitionTable;
-  if (table === null) return image.origin === 'url' && image.format !== 'raw' ? 'Read once downloaded' : 'Could not be read';
+  if (table === null)
+    return image.origin === 'url' && image.format !== 'raw' ? 'Read once downloaded' : 'Could not be read';
   const names = table.partitions.map((p) => `${p.label ?? p.type} (${formatBytes(p.size)})`);
-  return names.length === 0 ? PARTITION_TABLE_LABEL[table.type] : `${PARTITION_TABLE_LABEL[table.type]}: ${names.join(', ')}`;
+  return names.length === 0
+    ? PARTITION_TABLE_LABEL[table.type]
+    : `${PARTITION_TABLE_LABEL[table.type]}: ${names.join(', ')}`;
 }
 
 function ImageDetails({ image }: { image: ImageInfo }) {
@@ -50,7 +53,8 @@ function ImageDetails({ image }: { image: ImageInfo }) {
       <dt>Format</dt>
       <dd data-testid="image-format">
         {image.origin === 'drive' ? 'Whole drive, copied bit for bit' : FORMAT_LABEL[image.format]}
-        {image.entry !== null && `: ${image.entry.name}${image.entry.choice === null ? '' : ` (${image.entry.choice})`}`}
+        {image.entry !== null &&
+          `: ${image.entry.name}${image.entry.choice === null ? '' : ` (${image.entry.choice})`}`}
       </dd>
       <dt>Partitions</dt>
       <dd data-testid="image-partitions">{partitionsText(image)}</dd>
@@ -79,14 +83,31 @@ function ImageDetails({ image }: { image: ImageInfo }) {
 }
 
 /** Whether and how the image can be customised, what is set, and the way to the Customise dialog. Nothing for an image not looked at (a download, a drive). */
-function CustomisationRow({ image, customise, busy, onCustomise }: { image: ImageInfo; customise: Profile | null; busy: boolean; onCustomise: () => void }) {
+function CustomisationRow({
+  image,
+  customise,
+  busy,
+  onCustomise,
+}: {
+  image: ImageInfo;
+  customise: Profile | null;
+  busy: boolean;
+  onCustomise: () => void;
+}) {
   // A drive is copied bit for bit; a download's boot partition is read only when asked (it costs a download of its start).
   const notLookedAt = image.customisation === null && image.customisationNote === null;
   if (notLookedAt && image.origin !== 'url') return null;
-  const offer = image.customisation !== null ? `Can be customised: ${METHOD_LABEL[image.customisation]}.` : notLookedAt ? 'Can be customised if it has a first-boot method: Sluice looks when you customise it.' : 'Cannot be customised: no first-boot method found.';
+  const offer =
+    image.customisation !== null
+      ? `Can be customised: ${METHOD_LABEL[image.customisation]}.`
+      : notLookedAt
+        ? 'Can be customised if it has a first-boot method: Sluice looks when you customise it.'
+        : 'Cannot be customised: no first-boot method found.';
   return (
     <div className="customisation">
-      <p data-testid="image-customisation">{customise === null ? offer : `Customised: ${customisationSummary(customise)}.`}</p>
+      <p data-testid="image-customisation">
+        {customise === null ? offer : `Customised: ${customisationSummary(customise)}.`}
+      </p>
       <button type="button" className="button" onClick={onCustomise} disabled={busy}>
         Customise…
       </button>
@@ -103,7 +124,15 @@ function UrlForm({ busy, onOpenUrl }: { busy: boolean; onOpenUrl: (url: string) 
   };
   return (
     <form className="url-form" onSubmit={submit}>
-      <input type="url" aria-label="Image address" placeholder="https://…/image.img.xz" value={url} onChange={(event) => setUrl(event.target.value)} disabled={busy} required />
+      <input
+        type="url"
+        aria-label="Image address"
+        placeholder="https://…/image.img.xz"
+        value={url}
+        onChange={(event) => setUrl(event.target.value)}
+        disabled={busy}
+        required
+      />
       <button type="submit" className="button" disabled={busy || url.trim() === ''}>
         Open
       </button>
@@ -112,7 +141,15 @@ function UrlForm({ busy, onOpenUrl }: { busy: boolean; onOpenUrl: (url: string) 
 }
 
 /** A drive to copy onto others (a clone). */
-function SourceDriveForm({ busy, drives, onChoose }: { busy: boolean; drives: DriveInfo[]; onChoose: (device: string) => void }) {
+function SourceDriveForm({
+  busy,
+  drives,
+  onChoose,
+}: {
+  busy: boolean;
+  drives: DriveInfo[];
+  onChoose: (device: string) => void;
+}) {
   const [device, setDevice] = useState('');
   const submit = (event: FormEvent) => {
     event.preventDefault();
@@ -120,7 +157,12 @@ function SourceDriveForm({ busy, drives, onChoose }: { busy: boolean; drives: Dr
   };
   return (
     <form className="url-form" onSubmit={submit}>
-      <select aria-label="Drive to copy" value={device} onChange={(event) => setDevice(event.target.value)} disabled={busy}>
+      <select
+        aria-label="Drive to copy"
+        value={device}
+        onChange={(event) => setDevice(event.target.value)}
+        disabled={busy}
+      >
         <option value="">{drives.length === 0 ? 'No drives to copy' : 'Choose the drive to copy…'}</option>
         {drives.map((d) => (
           <option key={d.device} value={d.device}>
@@ -136,7 +178,19 @@ function SourceDriveForm({ busy, drives, onChoose }: { busy: boolean; drives: Dr
 }
 
 /** Step 1: the image, chosen with the native dialog, dropped anywhere on the window, picked from an OS catalogue, given as a web address, or a drive to clone. */
-export function ImageStep({ image, busy, error, onChoose, onOpenUrl, onChooseOs, sourceDrives, onChooseSourceDrive, onClear, customise, onCustomise }: ImageStepProps) {
+export function ImageStep({
+  image,
+  busy,
+  error,
+  onChoose,
+  onOpenUrl,
+  onChooseOs,
+  sourceDrives,
+  onChooseSourceDrive,
+  onClear,
+  customise,
+  onCustomise,
+}: ImageStepProps) {
   const [asking, setAsking] = useState<'url' | 'drive' | null>(null);
   return (
     <StepCard number={1} title="Image" icon={<ImageIcon className="step-icon" />} done={image !== null}>

@@ -19,10 +19,24 @@ function savedOn(ms: number): string {
   return new Date(ms).toISOString().replace('T', ' ').slice(0, 16);
 }
 
-function OsRow({ os, cached, where, onChoose }: { os: CatalogueOs; cached: boolean; where: string | null; onChoose: () => void }) {
+function OsRow({
+  os,
+  cached,
+  where,
+  onChoose,
+}: {
+  os: CatalogueOs;
+  cached: boolean;
+  where: string | null;
+  onChoose: () => void;
+}) {
   return (
     <button type="button" className="os-row" onClick={onChoose} data-testid="os-entry">
-      {os.icon === null ? <span className="os-icon" /> : <img className="os-icon" src={os.icon} alt="" width={32} height={32} />}
+      {os.icon === null ? (
+        <span className="os-icon" />
+      ) : (
+        <img className="os-icon" src={os.icon} alt="" width={32} height={32} />
+      )}
       <span className="os-text">
         <span className="os-name">
           {os.name}
@@ -83,7 +97,8 @@ export function OsPicker({ repositories, read, onChoose, onClose }: OsPickerProp
   // A search looks through every document: those not read yet are read now.
   useEffect(() => {
     if (!searching) return;
-    for (const source of unreadCategories(topRows, documents)) if (!reading.has(source) && !errors.has(source)) load(source);
+    for (const source of unreadCategories(topRows, documents))
+      if (!reading.has(source) && !errors.has(source)) load(source);
   });
 
   const open = (row: Row): void => {
@@ -101,10 +116,19 @@ export function OsPicker({ repositories, read, onChoose, onClose }: OsPickerProp
       {rows.map((row) => (
         <li key={`${row.source}\n${row.path.join('\n')}`}>
           {row.item.kind === 'os' ? (
-            <OsRow os={row.item} cached={cached.has(cacheKey(row.item))} where={where ? row.above.join(' › ') || null : null} onChoose={() => onChoose(row.source, row.path)} />
+            <OsRow
+              os={row.item}
+              cached={cached.has(cacheKey(row.item))}
+              where={where ? row.above.join(' › ') || null : null}
+              onChoose={() => onChoose(row.source, row.path)}
+            />
           ) : (
             <button type="button" className="os-row category" onClick={() => open(row)} data-testid="os-category">
-              {row.item.icon === null ? <span className="os-icon" /> : <img className="os-icon" src={row.item.icon} alt="" width={32} height={32} />}
+              {row.item.icon === null ? (
+                <span className="os-icon" />
+              ) : (
+                <img className="os-icon" src={row.item.icon} alt="" width={32} height={32} />
+              )}
               <span className="os-text">
                 <span className="os-name">{row.item.name} ›</span>
                 <span className="os-description">{row.item.description}</span>
@@ -119,12 +143,28 @@ export function OsPicker({ repositories, read, onChoose, onClose }: OsPickerProp
   let body;
   if (searching) {
     const found = searchRows(topRows, search, filter, documents);
-    body = found.length === 0 ? <p className="empty">{reading.size > 0 ? 'Searching…' : `Nothing is called “${search.trim()}”.`}</p> : list(found, true);
+    body =
+      found.length === 0 ? (
+        <p className="empty">{reading.size > 0 ? 'Searching…' : `Nothing is called “${search.trim()}”.`}</p>
+      ) : (
+        list(found, true)
+      );
   } else if (levelRows === null) {
     body = <p className="empty">Reading…</p>;
   } else {
     const rows = visibleRows(levelRows, filter, documents);
-    body = rows.length === 0 ? <p className="empty">{reading.size > 0 ? 'Reading the catalogue…' : board === null ? 'This catalogue lists nothing.' : `Nothing here runs on ${board.name}.`}</p> : list(rows, false);
+    body =
+      rows.length === 0 ? (
+        <p className="empty">
+          {reading.size > 0
+            ? 'Reading the catalogue…'
+            : board === null
+              ? 'This catalogue lists nothing.'
+              : `Nothing here runs on ${board.name}.`}
+        </p>
+      ) : (
+        list(rows, false)
+      );
   }
 
   return (
@@ -140,7 +180,8 @@ export function OsPicker({ repositories, read, onChoose, onClose }: OsPickerProp
     >
       {offline !== null && (
         <p className="message notice" data-testid="catalogue-offline">
-          Offline: showing the list saved on {savedOn(offline.savedAt)} UTC ({offline.reason.replace(/\.$/, '')}). Cached images flash without a network.
+          Offline: showing the list saved on {savedOn(offline.savedAt)} UTC ({offline.reason.replace(/\.$/, '')}).
+          Cached images flash without a network.
         </p>
       )}
       <div className="os-filters">
@@ -152,7 +193,13 @@ export function OsPicker({ repositories, read, onChoose, onClose }: OsPickerProp
             </option>
           ))}
         </select>
-        <input type="search" aria-label="Search by name" placeholder="Search by name" value={search} onChange={(event) => setSearch(event.target.value)} />
+        <input
+          type="search"
+          aria-label="Search by name"
+          placeholder="Search by name"
+          value={search}
+          onChange={(event) => setSearch(event.target.value)}
+        />
       </div>
       {!searching && opened.length > 0 && (
         <nav className="os-trail" aria-label="Category">

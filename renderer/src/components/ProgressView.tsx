@@ -26,7 +26,8 @@ function Title({ subject }: { subject: JobSubject }) {
   if (subject.kind === 'verify') {
     return (
       <>
-        Comparing <span className="chosen-name">{driveName(subject.drive)}</span> with <span className="chosen-name">{subject.image.name}</span>
+        Comparing <span className="chosen-name">{driveName(subject.drive)}</span> with{' '}
+        <span className="chosen-name">{subject.image.name}</span>
       </>
     );
   }
@@ -53,7 +54,8 @@ function Title({ subject }: { subject: JobSubject }) {
   }
   return (
     <>
-      Backing up <span className="chosen-name">{driveName(subject.drive)}</span> to <span className="chosen-name">{fileName(subject.file)}</span>
+      Backing up <span className="chosen-name">{driveName(subject.drive)}</span> to{' '}
+      <span className="chosen-name">{fileName(subject.file)}</span>
     </>
   );
 }
@@ -80,13 +82,30 @@ export function ProgressView({ job, onCancel }: { job: RunningJob; onCancel: () 
         {phase}…
       </p>
       <div className="bar-row">
-        <progress max={1} value={fraction ?? undefined} aria-label="Overall progress" aria-valuetext={percent(fraction)} />
+        <progress
+          max={1}
+          value={fraction ?? undefined}
+          aria-label="Overall progress"
+          aria-valuetext={percent(fraction)}
+        />
         <span className="percent" data-testid="percent">
           {percent(fraction)}
         </span>
       </div>
-      <p className="muted">{lead === undefined ? ({ probe: 'Writing test blocks, reading them back, putting back what was there…', backup: 'Opening the drive…' } as Partial<Record<string, string>>)[job.subject.kind] ?? 'Preparing the drive…' : `${formatBytes(lead.bytesDone)}${lead.bytesTotal === null ? '' : ` of ${formatBytes(lead.bytesTotal)}`} · ${rate(lead)}`}</p>
-      <ul className="target-rows" aria-label={job.subject.kind === 'backup' ? 'Backup file' : job.subject.kind === 'probe' ? 'Drive' : 'Drives'}>
+      <p className="muted">
+        {lead === undefined
+          ? ((
+              {
+                probe: 'Writing test blocks, reading them back, putting back what was there…',
+                backup: 'Opening the drive…',
+              } as Partial<Record<string, string>>
+            )[job.subject.kind] ?? 'Preparing the drive…')
+          : `${formatBytes(lead.bytesDone)}${lead.bytesTotal === null ? '' : ` of ${formatBytes(lead.bytesTotal)}`} · ${rate(lead)}`}
+      </p>
+      <ul
+        className="target-rows"
+        aria-label={job.subject.kind === 'backup' ? 'Backup file' : job.subject.kind === 'probe' ? 'Drive' : 'Drives'}
+      >
         {rows.map((row) => {
           const p = job.progress[row.key];
           const f = p === undefined ? null : targetFraction(p, job.verify);

@@ -4,7 +4,17 @@ import type { StationStatus } from '../../../common/contracts/station-models.js'
 import type { ImageInfo } from '../../../common/domain/image.js';
 import { parseDriveSize, type StationRow } from '../../../common/domain/station.js';
 import { formatBytes } from '../../../common/domain/units.js';
-import { batchLine, rowDrive, rowFraction, rowLimit, rowPhase, rowSpeed, rowTime, withPeak, withRow } from '../station.js';
+import {
+  batchLine,
+  rowDrive,
+  rowFraction,
+  rowLimit,
+  rowPhase,
+  rowSpeed,
+  rowTime,
+  withPeak,
+  withRow,
+} from '../station.js';
 import { ErrorMessage } from './ErrorMessage.js';
 
 /** A short chime when a card is done: the person at the reader hears it is time for the next card. */
@@ -65,7 +75,12 @@ export function StationScreen({ api, image, onClose }: StationScreenProps) {
   const armed = status?.armed === true;
   const min = parseDriveSize(minSize);
   const max = parseDriveSize(maxSize);
-  const sizesProblem = min === null || max === null ? 'Sizes read like 8GB, 30GiB or a number of bytes.' : min > max ? 'The smallest size is above the largest.' : null;
+  const sizesProblem =
+    min === null || max === null
+      ? 'Sizes read like 8GB, 30GiB or a number of bytes.'
+      : min > max
+        ? 'The smallest size is above the largest.'
+        : null;
 
   const arm = async () => {
     if (min === null || max === null) return;
@@ -75,7 +90,13 @@ export function StationScreen({ api, image, onClose }: StationScreenProps) {
       .split('\n')
       .map((s) => s.trim())
       .filter(Boolean);
-    const result = await api.armStation({ image: image.source, hostname: hostname.trim() === '' ? null : hostname.trim(), slots: slotList, minSize: min, maxSize: max });
+    const result = await api.armStation({
+      image: image.source,
+      hostname: hostname.trim() === '' ? null : hostname.trim(),
+      slots: slotList,
+      minSize: min,
+      maxSize: max,
+    });
     setBusy(false);
     if (!result.ok) setError(result.error.message);
     else setStatus(result.value);
@@ -100,8 +121,12 @@ export function StationScreen({ api, image, onClose }: StationScreenProps) {
       </h2>
       {armed && status?.rules ? (
         <p className="phase" role="status" data-testid="station-status">
-          Armed: insert cards. Every removable, USB or SD drive of {formatBytes(status.rules.minSize)} to {formatBytes(status.rules.maxSize)}
-          {status.rules.slots === null ? '' : ` in ${status.rules.slots.length === 1 ? 'its slot' : `${status.rules.slots.length} slots`}`} that appears is written on its own.
+          Armed: insert cards. Every removable, USB or SD drive of {formatBytes(status.rules.minSize)} to{' '}
+          {formatBytes(status.rules.maxSize)}
+          {status.rules.slots === null
+            ? ''
+            : ` in ${status.rules.slots.length === 1 ? 'its slot' : `${status.rules.slots.length} slots`}`}{' '}
+          that appears is written on its own.
         </p>
       ) : (
         <form
@@ -111,9 +136,18 @@ export function StationScreen({ api, image, onClose }: StationScreenProps) {
             void arm();
           }}
         >
-          <p className="hint">From the moment it is armed, every card inserted that fits these rules is erased and written, up to 16 at once. Drives present now are never touched; neither are this computer’s own disks.</p>
+          <p className="hint">
+            From the moment it is armed, every card inserted that fits these rules is erased and written, up to 16 at
+            once. Drives present now are never touched; neither are this computer’s own disks.
+          </p>
           <label>
-            Hostname template <input type="text" value={hostname} placeholder="pi-{n} (optional)" onChange={(e) => setHostname(e.target.value)} />
+            Hostname template{' '}
+            <input
+              type="text"
+              value={hostname}
+              placeholder="pi-{n} (optional)"
+              onChange={(e) => setHostname(e.target.value)}
+            />
           </label>
           <label>
             Smallest card <input type="text" value={minSize} onChange={(e) => setMinSize(e.target.value)} />
@@ -123,7 +157,12 @@ export function StationScreen({ api, image, onClose }: StationScreenProps) {
           </label>
           <label>
             Reader slots, one a line (optional)
-            <textarea rows={2} value={slots} placeholder="/dev/disk/by-path/…" onChange={(e) => setSlots(e.target.value)} />
+            <textarea
+              rows={2}
+              value={slots}
+              placeholder="/dev/disk/by-path/…"
+              onChange={(e) => setSlots(e.target.value)}
+            />
           </label>
           <ErrorMessage error={sizesProblem} />
           <div className="actions">
@@ -160,7 +199,13 @@ export function StationScreen({ api, image, onClose }: StationScreenProps) {
               const fraction = rowFraction(row);
               const limit = rowLimit(row);
               return (
-                <tr key={row.id} data-device={row.device} data-slot={row.slot} data-result={row.result ?? ''} className={row.result === null ? '' : `tone-${row.result === 'ok' ? 'success' : 'failure'}`}>
+                <tr
+                  key={row.id}
+                  data-device={row.device}
+                  data-slot={row.slot}
+                  data-result={row.result ?? ''}
+                  className={row.result === null ? '' : `tone-${row.result === 'ok' ? 'success' : 'failure'}`}
+                >
                   <td className="slot" title={row.slot}>
                     {row.slot.split('/').pop()}
                   </td>
@@ -169,7 +214,13 @@ export function StationScreen({ api, image, onClose }: StationScreenProps) {
                     {rowPhase(row)}
                     {row.message !== null && <span className="reason">{row.message}</span>}
                   </td>
-                  <td>{fraction === null ? '' : <progress value={fraction} max={1} aria-label={`${row.device} progress`} />}</td>
+                  <td>
+                    {fraction === null ? (
+                      ''
+                    ) : (
+                      <progress value={fraction} max={1} aria-label={`${row.device} progress`} />
+                    )}
+                  </td>
                   <td className="numeric" data-testid="station-speed">
                     {rowSpeed(row)}
                     {limit !== '' && <span className="reason">{limit}</span>}

@@ -3,7 +3,14 @@ import { limitWords, sourceStage, staged, waitWords } from '../../../common/app/
 import type { Progress } from '../../../common/domain/progress.js';
 import { progressLine } from '../../../cli/render.js';
 
-const writing: Progress = { phase: 'writing', target: '/dev/sdz', bytesDone: 50_000_000, bytesTotal: 100_000_000, speed: 4_000_000, eta: 12.5 };
+const writing: Progress = {
+  phase: 'writing',
+  target: '/dev/sdz',
+  bytesDone: 50_000_000,
+  bytesTotal: 100_000_000,
+  speed: 4_000_000,
+  eta: 12.5,
+};
 const sourceBound: Progress = { ...writing, limit: { by: 'source', sourceWait: 0.82, driveWait: 0 } };
 const driveBound: Progress = { ...writing, limit: { by: 'drive', sourceWait: 0, driveWait: 0.91 } };
 
@@ -39,7 +46,9 @@ describe('the bottleneck, as the person flashing reads it', () => {
   });
 
   it('ends the CLI progress line with it', () => {
-    expect(progressLine(staged(sourceBound, 'decompressing'))).toMatch(/^Decompressing +\[#{15}\.{15}\]  50% +4\.0 MB\/s  ETA 13 s +limited by decompression$/);
+    expect(progressLine(staged(sourceBound, 'decompressing'))).toMatch(
+      /^Decompressing +\[#{15}\.{15}\]  50% +4\.0 MB\/s  ETA 13 s +limited by decompression$/,
+    );
     expect(progressLine(driveBound)).toMatch(/limited by the drive$/);
     expect(progressLine(writing)).toMatch(/ETA 13 s$/);
     // However long the ETA's words, the limit stands apart from them.

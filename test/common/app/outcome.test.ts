@@ -7,10 +7,29 @@ import { type TargetResult } from '../../../common/domain/result.js';
 import { FAILURE_CODES } from '../../../common/domain/failure.js';
 import { progressLine } from '../../../cli/render.js';
 
-const ok = (target: string, verified = true): TargetResult => ({ status: 'ok', target, bytes: 100, written: true, verified, seconds: 2 });
-const failed = (target: string): TargetResult => ({ status: 'failed', target, bytes: 40, code: 'verify-mismatch', message: 'differs', offset: 1234 });
+const ok = (target: string, verified = true): TargetResult => ({
+  status: 'ok',
+  target,
+  bytes: 100,
+  written: true,
+  verified,
+  seconds: 2,
+});
+const failed = (target: string): TargetResult => ({
+  status: 'failed',
+  target,
+  bytes: 40,
+  code: 'verify-mismatch',
+  message: 'differs',
+  offset: 1234,
+});
 const cancelled = (target: string): TargetResult => ({ status: 'cancelled', target, bytes: 10 });
-const end = (results: TargetResult[], verify = true, kind: JobEnd['kind'] = 'flash'): JobEnd => ({ kind, results, verify, seconds: 3 });
+const end = (results: TargetResult[], verify = true, kind: JobEnd['kind'] = 'flash'): JobEnd => ({
+  kind,
+  results,
+  verify,
+  seconds: 3,
+});
 
 describe('the tone of an end screen', () => {
   it('is success (green) only when every drive was written and verified', () => {
@@ -38,9 +57,12 @@ describe('the tone of an end screen', () => {
 
 describe('failure words', () => {
   it('name the offset of a verification mismatch and what it likely means', () => {
-    expect(failureHeadline({ status: 'failed', target: '/dev/sdb', bytes: 0, code: 'verify-mismatch', message: '', offset: 31469625 }, 'flash')).toBe(
-      'Verification failed at offset 31469625: the card may be counterfeit or failing.',
-    );
+    expect(
+      failureHeadline(
+        { status: 'failed', target: '/dev/sdb', bytes: 0, code: 'verify-mismatch', message: '', offset: 31469625 },
+        'flash',
+      ),
+    ).toBe('Verification failed at offset 31469625: the card may be counterfeit or failing.');
   });
 
   it('exist for every failure code, with advice, for a flash and for a backup', () => {
@@ -53,9 +75,26 @@ describe('failure words', () => {
   });
 
   it('never blame the drive for what went wrong with a backup file, nor call it counterfeit', () => {
-    const mismatch: TargetResult = { status: 'failed', target: '/home/u/sd.img', bytes: 0, code: 'verify-mismatch', message: '', offset: 4096 };
+    const mismatch: TargetResult = {
+      status: 'failed',
+      target: '/home/u/sd.img',
+      bytes: 0,
+      code: 'verify-mismatch',
+      message: '',
+      offset: 4096,
+    };
     expect(failureHeadline(mismatch, 'backup')).toBe('The backup differs from the drive at offset 4096.');
-    for (const code of ['target-full', 'write-error', 'verify-mismatch', 'helper-died', 'internal', 'target-read-only', 'target-not-found', 'permission-denied', 'unsupported-format'] as const) {
+    for (const code of [
+      'target-full',
+      'write-error',
+      'verify-mismatch',
+      'helper-died',
+      'internal',
+      'target-read-only',
+      'target-not-found',
+      'permission-denied',
+      'unsupported-format',
+    ] as const) {
       const words = `${failureHeadline({ status: 'failed', target: 'f', bytes: 0, code, message: '' }, 'backup')} ${failureAdvice(code, 'backup')}`;
       expect(words, code).not.toMatch(/counterfeit|incomplete|flash it again|smaller than it claims|lock switch|--/i);
     }
@@ -63,16 +102,40 @@ describe('failure words', () => {
   });
 
   it('summarise a job for the notification', () => {
-    expect(summarizeJob(end([ok('/dev/sdb')]))).toEqual({ tone: 'success', title: 'Flash complete', body: 'The drive was written and verified.' });
-    expect(summarizeJob(end([ok('/dev/sdb'), failed('/dev/sdc')])).body).toBe('/dev/sdc: Verification failed at offset 1234: the card may be counterfeit or failing.');
-    expect(summarizeJob(end([ok('/b/sd.img.zst')], true, 'backup'))).toEqual({ tone: 'success', title: 'Backup complete', body: 'Saved and verified: /b/sd.img.zst.' });
-    expect(summarizeJob(end([cancelled('/b/sd.img')], true, 'backup'))).toMatchObject({ tone: 'cancelled', title: 'Backup cancelled' });
-    expect(summarizeJob(end([failed('/b/sd.img')], true, 'backup'))).toEqual({ tone: 'failure', title: 'Backup failed', body: '/b/sd.img: The backup differs from the drive at offset 1234.' });
+    expect(summarizeJob(end([ok('/dev/sdb')]))).toEqual({
+      tone: 'success',
+      title: 'Flash complete',
+      body: 'The drive was written and verified.',
+    });
+    expect(summarizeJob(end([ok('/dev/sdb'), failed('/dev/sdc')])).body).toBe(
+      '/dev/sdc: Verification failed at offset 1234: the card may be counterfeit or failing.',
+    );
+    expect(summarizeJob(end([ok('/b/sd.img.zst')], true, 'backup'))).toEqual({
+      tone: 'success',
+      title: 'Backup complete',
+      body: 'Saved and verified: /b/sd.img.zst.',
+    });
+    expect(summarizeJob(end([cancelled('/b/sd.img')], true, 'backup'))).toMatchObject({
+      tone: 'cancelled',
+      title: 'Backup cancelled',
+    });
+    expect(summarizeJob(end([failed('/b/sd.img')], true, 'backup'))).toEqual({
+      tone: 'failure',
+      title: 'Backup failed',
+      body: '/b/sd.img: The backup differs from the drive at offset 1234.',
+    });
   });
 });
 
 describe('progress', () => {
-  const report = (phase: Progress['phase'], bytesDone: number): Progress => ({ phase, target: '/dev/sdb', bytesDone, bytesTotal: 100, speed: 1, eta: 1 });
+  const report = (phase: Progress['phase'], bytesDone: number): Progress => ({
+    phase,
+    target: '/dev/sdb',
+    bytesDone,
+    bytesTotal: 100,
+    speed: 1,
+    eta: 1,
+  });
 
   it('counts writing and reading back as halves when verifying', () => {
     expect(targetFraction(report('writing', 50), true)).toBe(0.25);
@@ -93,10 +156,20 @@ describe('progress', () => {
 });
 
 describe('the end screen of a comparison (verify only)', () => {
-  const compared = (skipped?: number): TargetResult => ({ status: 'ok', target: '/dev/sdb', bytes: 100, written: false, verified: true, seconds: 1, ...(skipped === undefined ? {} : { skipped }) });
+  const compared = (skipped?: number): TargetResult => ({
+    status: 'ok',
+    target: '/dev/sdb',
+    bytes: 100,
+    written: false,
+    verified: true,
+    seconds: 1,
+    ...(skipped === undefined ? {} : { skipped }),
+  });
 
   it('claims every byte of the image only when nothing was left out', () => {
-    expect(summarizeJob(end([compared()], true, 'verify')).body).toBe('Every byte of the image was compared with the drive; nothing was written.');
+    expect(summarizeJob(end([compared()], true, 'verify')).body).toBe(
+      'Every byte of the image was compared with the drive; nothing was written.',
+    );
     const body = summarizeJob(end([compared(4096)], true, 'verify')).body;
     expect(body).not.toContain('Every byte of the image');
     expect(body).toContain('free space and unmapped ranges it leaves out were not');

@@ -1,12 +1,46 @@
 import { describe, expect, it } from 'vitest';
-import { boardFilter, filterItems, findEntry, pathText, placedEntries, type CatalogueBoard, type CatalogueCategory, type CatalogueItem, type CatalogueOs } from '../../../common/domain/catalogue.js';
+import {
+  boardFilter,
+  filterItems,
+  findEntry,
+  pathText,
+  placedEntries,
+  type CatalogueBoard,
+  type CatalogueCategory,
+  type CatalogueItem,
+  type CatalogueOs,
+} from '../../../common/domain/catalogue.js';
 
 function os(name: string, devices: string[] | null): CatalogueOs {
-  return { kind: 'os', name, description: '', icon: null, url: `https://x/${name}.img.xz`, releaseDate: '', extractSize: 1, extractSha256: '0'.repeat(64), downloadSize: 1, downloadSha256: null, devices, initFormat: null, architecture: null, website: null, bmapUrl: null };
+  return {
+    kind: 'os',
+    name,
+    description: '',
+    icon: null,
+    url: `https://x/${name}.img.xz`,
+    releaseDate: '',
+    extractSize: 1,
+    extractSha256: '0'.repeat(64),
+    downloadSize: 1,
+    downloadSha256: null,
+    devices,
+    initFormat: null,
+    architecture: null,
+    website: null,
+    bmapUrl: null,
+  };
 }
 
 function category(name: string, items: CatalogueItem[] | null): CatalogueCategory {
-  return { kind: 'category', name, description: '', icon: null, website: null, items, subitemsUrl: items === null ? `https://x/${name}.json` : null };
+  return {
+    kind: 'category',
+    name,
+    description: '',
+    icon: null,
+    website: null,
+    items,
+    subitemsUrl: items === null ? `https://x/${name}.json` : null,
+  };
 }
 
 function board(tags: string[], matchingType: CatalogueBoard['matchingType']): CatalogueBoard {
@@ -23,15 +57,28 @@ const TREE: CatalogueItem[] = [
   category('Nested', [category('Deeper', [os('For A deep', ['a'])])]),
 ];
 
-const names = (items: CatalogueItem[]): string[] => items.map((i) => (i.kind === 'category' ? `${i.name}: [${i.items === null ? 'unread' : names(i.items).join(', ')}]` : i.name));
+const names = (items: CatalogueItem[]): string[] =>
+  items.map((i) =>
+    i.kind === 'category' ? `${i.name}: [${i.items === null ? 'unread' : names(i.items).join(', ')}]` : i.name,
+  );
 
 describe('filterItems: Imager’s board filter', () => {
   it('exclusive: only entries naming one of the board’s tags; categories left empty go, unread ones stay', () => {
-    expect(names(filterItems(TREE, boardFilter(board(['a'], 'exclusive'))))).toEqual(['For A', 'For A and B', 'Not read yet: [unread]', 'Nested: [Deeper: [For A deep]]']);
+    expect(names(filterItems(TREE, boardFilter(board(['a'], 'exclusive'))))).toEqual([
+      'For A',
+      'For A and B',
+      'Not read yet: [unread]',
+      'Nested: [Deeper: [For A deep]]',
+    ]);
   });
 
   it('inclusive: also entries that name no boards, but not those naming an empty list', () => {
-    expect(names(filterItems(TREE, boardFilter(board(['b'], 'inclusive'))))).toEqual(['For A and B', 'For every board', 'Only B inside: [For B]', 'Not read yet: [unread]']);
+    expect(names(filterItems(TREE, boardFilter(board(['b'], 'inclusive'))))).toEqual([
+      'For A and B',
+      'For every board',
+      'Only B inside: [For B]',
+      'Not read yet: [unread]',
+    ]);
   });
 
   it('no filter keeps everything', () => {
@@ -40,10 +87,24 @@ describe('filterItems: Imager’s board filter', () => {
 });
 
 describe('findEntry: by path in the tree, or by a name only one entry has', () => {
-  const entries = placedEntries([...TREE, category('Copies', [os('For A', ['a']), os('Twice', null)]), os('Twice', null)]);
+  const entries = placedEntries([
+    ...TREE,
+    category('Copies', [os('For A', ['a']), os('Twice', null)]),
+    os('Twice', null),
+  ]);
 
   it('lists every entry read so far with its path', () => {
-    expect(entries.map((e) => pathText(e.path))).toEqual(['For A', 'For A and B', 'For every board', 'For no board', 'Only B inside/For B', 'Nested/Deeper/For A deep', 'Copies/For A', 'Copies/Twice', 'Twice']);
+    expect(entries.map((e) => pathText(e.path))).toEqual([
+      'For A',
+      'For A and B',
+      'For every board',
+      'For no board',
+      'Only B inside/For B',
+      'Nested/Deeper/For A deep',
+      'Copies/For A',
+      'Copies/Twice',
+      'Twice',
+    ]);
   });
 
   it('finds by exact path first, then by unique name, and says when a name is ambiguous or missing', () => {

@@ -6,7 +6,16 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Drive } from '../../../common/domain/drive.js';
-import { findImageDrive, isDriveShown, judgeDrive, LARGE_DRIVE_BYTES, refusalFailure, refusalOf, verdictEffect, type ImageFacts } from '../../../common/domain/verdict.js';
+import {
+  findImageDrive,
+  isDriveShown,
+  judgeDrive,
+  LARGE_DRIVE_BYTES,
+  refusalFailure,
+  refusalOf,
+  verdictEffect,
+  type ImageFacts,
+} from '../../../common/domain/verdict.js';
 import { GiB } from '../../../common/domain/units.js';
 import { recogniseSdCards } from '../../../user/drives/linux-sd-slots.js';
 import { darwinDrives, drivelistFixture, linuxDrives, usbCard, win32Drives } from '../../support/drive-fixtures.js';
@@ -27,21 +36,92 @@ interface Row {
 }
 
 const table: [string, string, Drive[], Row][] = [
-  ['Linux', '/dev/vda', linuxDrives, { bus: 'other', system: 'running', kinds: ['system', 'large'], effect: 'refuse', shown: false }],
-  ['Linux', '/dev/zram0', linuxDrives, { bus: 'virtual', system: null, kinds: ['too-small', 'virtual'], effect: 'refuse', shown: false }],
+  [
+    'Linux',
+    '/dev/vda',
+    linuxDrives,
+    { bus: 'other', system: 'running', kinds: ['system', 'large'], effect: 'refuse', shown: false },
+  ],
+  [
+    'Linux',
+    '/dev/zram0',
+    linuxDrives,
+    { bus: 'virtual', system: null, kinds: ['too-small', 'virtual'], effect: 'refuse', shown: false },
+  ],
   ['Linux', '/dev/sdb', linuxDrives, { bus: 'usb', system: null, kinds: ['mounted'], effect: 'note', shown: true }],
-  ['Linux', '/dev/mmcblk0', linuxDrives, { bus: 'sd', system: 'internal', kinds: ['read-only', 'system'], effect: 'refuse', shown: false }],
-  ['macOS', '/dev/disk0', darwinDrives, { bus: 'pcie', system: 'running', kinds: ['system', 'large'], effect: 'refuse', shown: false }],
-  ['macOS', '/dev/disk1', darwinDrives, { bus: 'virtual', system: 'running', kinds: ['system', 'large', 'virtual'], effect: 'refuse', shown: false }],
+  [
+    'Linux',
+    '/dev/mmcblk0',
+    linuxDrives,
+    { bus: 'sd', system: 'internal', kinds: ['read-only', 'system'], effect: 'refuse', shown: false },
+  ],
+  [
+    'macOS',
+    '/dev/disk0',
+    darwinDrives,
+    { bus: 'pcie', system: 'running', kinds: ['system', 'large'], effect: 'refuse', shown: false },
+  ],
+  [
+    'macOS',
+    '/dev/disk1',
+    darwinDrives,
+    { bus: 'virtual', system: 'running', kinds: ['system', 'large', 'virtual'], effect: 'refuse', shown: false },
+  ],
   ['macOS', '/dev/disk4', darwinDrives, { bus: 'sd', system: null, kinds: ['mounted'], effect: 'note', shown: true }],
-  ['macOS', '/dev/disk5', darwinDrives, { bus: 'usb', system: null, kinds: ['read-only'], effect: 'refuse', shown: true }],
-  ['macOS', '/dev/disk6', darwinDrives, { bus: 'virtual', system: null, kinds: ['mounted', 'virtual'], effect: 'note', shown: false }],
-  ['Windows', '\\\\.\\PhysicalDrive0', win32Drives, { bus: 'pcie', system: 'running', kinds: ['system', 'large'], effect: 'refuse', shown: false }],
-  ['Windows', '\\\\.\\PhysicalDrive1', win32Drives, { bus: 'usb', system: null, kinds: ['mounted'], effect: 'note', shown: true }],
-  ['Windows', '\\\\.\\PhysicalDrive2', win32Drives, { bus: 'sd', system: null, kinds: ['read-only'], effect: 'refuse', shown: true }],
-  ['Windows', '\\\\.\\PhysicalDrive3', win32Drives, { bus: 'virtual', system: 'internal', kinds: ['system', 'mounted', 'virtual'], effect: 'confirm-by-name', shown: false }],
-  ['Windows', '\\\\.\\PhysicalDrive4', win32Drives, { bus: 'usb', system: null, kinds: ['large', 'mounted'], effect: 'warn', shown: true }],
-  ['Windows', '\\\\.\\PhysicalDrive5', win32Drives, { bus: 'sata', system: 'internal', kinds: ['system', 'large', 'mounted'], effect: 'confirm-by-name', shown: false }],
+  [
+    'macOS',
+    '/dev/disk5',
+    darwinDrives,
+    { bus: 'usb', system: null, kinds: ['read-only'], effect: 'refuse', shown: true },
+  ],
+  [
+    'macOS',
+    '/dev/disk6',
+    darwinDrives,
+    { bus: 'virtual', system: null, kinds: ['mounted', 'virtual'], effect: 'note', shown: false },
+  ],
+  [
+    'Windows',
+    '\\\\.\\PhysicalDrive0',
+    win32Drives,
+    { bus: 'pcie', system: 'running', kinds: ['system', 'large'], effect: 'refuse', shown: false },
+  ],
+  [
+    'Windows',
+    '\\\\.\\PhysicalDrive1',
+    win32Drives,
+    { bus: 'usb', system: null, kinds: ['mounted'], effect: 'note', shown: true },
+  ],
+  [
+    'Windows',
+    '\\\\.\\PhysicalDrive2',
+    win32Drives,
+    { bus: 'sd', system: null, kinds: ['read-only'], effect: 'refuse', shown: true },
+  ],
+  [
+    'Windows',
+    '\\\\.\\PhysicalDrive3',
+    win32Drives,
+    {
+      bus: 'virtual',
+      system: 'internal',
+      kinds: ['system', 'mounted', 'virtual'],
+      effect: 'confirm-by-name',
+      shown: false,
+    },
+  ],
+  [
+    'Windows',
+    '\\\\.\\PhysicalDrive4',
+    win32Drives,
+    { bus: 'usb', system: null, kinds: ['large', 'mounted'], effect: 'warn', shown: true },
+  ],
+  [
+    'Windows',
+    '\\\\.\\PhysicalDrive5',
+    win32Drives,
+    { bus: 'sata', system: 'internal', kinds: ['system', 'large', 'mounted'], effect: 'confirm-by-name', shown: false },
+  ],
 ];
 
 describe('verdicts over drivelist output', () => {
@@ -76,7 +156,11 @@ describe('verdicts over drivelist output', () => {
       mountpoints: ['/Volumes/bootfs'],
       partitionTable: 'mbr',
     });
-    expect(linuxDrives.find((d) => d.device === '/dev/vda')).toMatchObject({ logicalBlockSize: 512, physicalBlockSize: 4096, mountpoints: ['/'] });
+    expect(linuxDrives.find((d) => d.device === '/dev/vda')).toMatchObject({
+      logicalBlockSize: 512,
+      physicalBlockSize: 4096,
+      mountpoints: ['/'],
+    });
     expect(linuxDrives.find((d) => d.device === '/dev/zram0')?.size).toBeNull();
     expect(linuxDrives.find((d) => d.device === '/dev/sdb')?.description).toBe('SanDisk Ultra (bootfs, rootfs)');
   });
@@ -101,12 +185,20 @@ describe('the rules themselves', () => {
 
   it('refuses one byte too many, naming both sizes', () => {
     const refusal = refusalOf(judgeDrive(card, { size: size + 1, storedOn: null }));
-    expect(refusal && refusalFailure(refusal)).toEqual({ code: 'target-too-small', message: expect.stringMatching(/32000000001 bytes.*32000000000 bytes/) as unknown });
+    expect(refusal && refusalFailure(refusal)).toEqual({
+      code: 'target-too-small',
+      message: expect.stringMatching(/32000000001 bytes.*32000000000 bytes/) as unknown,
+    });
   });
 
   it('takes a lower bound (gzip’s trailer) as a size the drive must hold at least, and says "at least"', () => {
     const refusal = refusalOf(judgeDrive(card, { size: size + 1, atLeast: true, storedOn: null }));
-    expect(refusal && refusalFailure(refusal)).toEqual({ code: 'target-too-small', message: expect.stringMatching(/needs at least 32\.0 GB \(32000000001 bytes\), the drive has 32\.0 GB \(32000000000 bytes\)/) as unknown });
+    expect(refusal && refusalFailure(refusal)).toEqual({
+      code: 'target-too-small',
+      message: expect.stringMatching(
+        /needs at least 32\.0 GB \(32000000001 bytes\), the drive has 32\.0 GB \(32000000000 bytes\)/,
+      ) as unknown,
+    });
     // The real size may be larger still (by multiples of 4 GiB): a drive the bound fits passes, and the writer stops at its end.
     expect(judgeDrive(card, { size, atLeast: true, storedOn: null })).toEqual([]);
   });
@@ -129,7 +221,9 @@ describe('the rules themselves', () => {
     expect(verdicts.map((v) => v.kind)).toEqual(['system']);
     expect(verdicts[0]?.message).toContain('running system (/, /home)');
     // macOS knows its system disk through APFS even when nothing is mounted from the disk itself.
-    expect(judgeDrive({ ...card, system: 'running' }, null)[0]?.message).toBe('/dev/sdz holds the running system. Sluice will not overwrite it.');
+    expect(judgeDrive({ ...card, system: 'running' }, null)[0]?.message).toBe(
+      '/dev/sdz holds the running system. Sluice will not overwrite it.',
+    );
   });
 });
 

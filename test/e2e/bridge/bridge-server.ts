@@ -112,7 +112,10 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
   const suggestedNames: string[] = [];
   const notes: string[] = [];
   // This machine's command lines, from a packaged Sluice: no app path among the arguments.
-  const handOff = new ImageHandOff({ platform: process.platform, appInArguments: false }, (line) => void notes.push(line));
+  const handOff = new ImageHandOff(
+    { platform: process.platform, appInArguments: false },
+    (line) => void notes.push(line),
+  );
 
   const emit: EmitEvent = (event, payload) => {
     const frame = `data: ${JSON.stringify({ event, payload })}\n\n`;
@@ -152,7 +155,9 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
     let body = await readFile(file.path);
     if (file.contentType.startsWith('text/html')) {
       // The shim must define window.sluice before the renderer's module runs: module scripts run in document order.
-      body = Buffer.from(body.toString('utf8').replace('<head>', '<head>\n    <script type="module" src="/__bridge/shim.js"></script>'));
+      body = Buffer.from(
+        body.toString('utf8').replace('<head>', '<head>\n    <script type="module" src="/__bridge/shim.js"></script>'),
+      );
     }
     response.writeHead(200, rendererHeaders(file.contentType)).end(body);
   };
@@ -165,7 +170,8 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
     } else if (!tokenMatches(token, cookieToken(request))) {
       return void response.writeHead(403).end();
     }
-    if (url.pathname === '/__bridge/shim.js') return void response.writeHead(200, rendererHeaders('text/javascript; charset=utf-8')).end(shim);
+    if (url.pathname === '/__bridge/shim.js')
+      return void response.writeHead(200, rendererHeaders('text/javascript; charset=utf-8')).end(shim);
     if (url.pathname === '/__bridge/events') {
       response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-store' });
       response.write(': connected\n\n');
@@ -180,14 +186,19 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
       try {
         result = await service.invoke(url.pathname.slice('/__bridge/invoke/'.length), await readBody(request));
       } catch (error) {
-        result = { ok: false, error: { code: 'invalid-request', message: error instanceof Error ? error.message : String(error) } };
+        result = {
+          ok: false,
+          error: { code: 'invalid-request', message: error instanceof Error ? error.message : String(error) },
+        };
       }
       return void response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(result));
     }
     if (request.method !== 'GET') return void response.writeHead(405).end();
     if (isCatalogueIconPath(url.pathname)) {
       const icon = await readCatalogueIcon(catalogueIconsDir(options.cacheDir), url.pathname);
-      return void (icon === null ? response.writeHead(404).end() : response.writeHead(200, rendererHeaders(icon.contentType)).end(icon.bytes));
+      return void (icon === null
+        ? response.writeHead(404).end()
+        : response.writeHead(200, rendererHeaders(icon.contentType)).end(icon.bytes));
     }
     await serveFile(response, url.pathname);
   };

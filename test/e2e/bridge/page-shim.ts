@@ -24,7 +24,11 @@ const streamOpen = new Promise<void>((resolve) => events.addEventListener('open'
 
 async function invoke(method: InvokeMethod, ...args: unknown[]): Promise<never> {
   await streamOpen;
-  const response = await fetch(`/__bridge/invoke/${method}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(args) });
+  const response = await fetch(`/__bridge/invoke/${method}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(args),
+  });
   return (await response.json()) as never;
 }
 

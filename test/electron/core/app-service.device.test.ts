@@ -17,10 +17,24 @@ import { SettingsStore } from '../../../electron/core/settings-store.js';
 import { MiB } from '../../../common/domain/units.js';
 import { builtCreateAppService } from '../../support/built-modules.js';
 import { describeDevices } from '../../support/device-suite.js';
-import { createLoop, digestFile, partitionedLoop, readBytes, scratchDir, writeRandomFile } from '../../support/loop-device.js';
+import {
+  createLoop,
+  digestFile,
+  partitionedLoop,
+  readBytes,
+  scratchDir,
+  writeRandomFile,
+} from '../../support/loop-device.js';
 import { slowSourceDrive } from '../../support/throttle.js';
 import { serveFiles } from '../../support/file-server.js';
-import { LAYOUT_BOOT_OFFSET, LAYOUT_BOOT_SIZE, LAYOUT_IMAGE_SIZE, osImage, PI_CMDLINE, sh } from '../../support/os-image.js';
+import {
+  LAYOUT_BOOT_OFFSET,
+  LAYOUT_BOOT_SIZE,
+  LAYOUT_IMAGE_SIZE,
+  osImage,
+  PI_CMDLINE,
+  sh,
+} from '../../support/os-image.js';
 import { serveLayoutCatalogue } from '../../support/catalogue.js';
 import { differencesOutside, imageFreeSpace } from '../../support/free-space.js';
 import { ProfileSchema } from '../../../common/domain/customisation.js';
@@ -52,13 +66,25 @@ afterEach(async () => {
  * The core as Electron wires it (the real drive scanner), with the test launcher (own loop devices
  * only, its helper in `cgroupDir` when given) and recorders for the desktop effects and dialogs.
  */
-async function harness(dir: string, settings: Parameters<SettingsStore['update']>[0] = {}, cgroupDir?: string): Promise<Harness> {
+async function harness(
+  dir: string,
+  settings: Parameters<SettingsStore['update']>[0] = {},
+  cgroupDir?: string,
+): Promise<Harness> {
   const store = await SettingsStore.open(join(dir, 'settings.json'));
   await store.update({ showVirtual: true, ...settings });
   const h: Harness = {
     service: undefined as never,
     handOff: new ImageHandOff({ platform: 'linux', appInArguments: false }, () => undefined),
-    events: { drivesChanged: [], jobProgress: [], jobEnd: [], imageOpened: [], download: [], stationRow: [], stationStatus: [] },
+    events: {
+      drivesChanged: [],
+      jobProgress: [],
+      jobEnd: [],
+      imageOpened: [],
+      download: [],
+      stationRow: [],
+      stationStatus: [],
+    },
     effects: [],
     opened: [],
     shown: [],
@@ -121,7 +147,9 @@ async function expectFlashed(end: EventPayloads['jobEnd'], device: string, raw: 
   const [result] = end.results;
   expect(result).toMatchObject({ status: 'ok', target: device, verified: true });
   expect(result?.status === 'ok' ? result.bytes + (result.skipped ?? 0) : 0).toBe(size);
-  expect(differencesOutside(readBytes(device, 0, size), readFileSync(raw), await imageFreeSpace(raw, scratchDir()))).toEqual([]);
+  expect(
+    differencesOutside(readBytes(device, 0, size), readFileSync(raw), await imageFreeSpace(raw, scratchDir())),
+  ).toEqual([]);
 }
 
 describeDevices('the main-process core (what Electron and the browser bridge both run)', () => {
@@ -140,8 +168,14 @@ describeDevices('the main-process core (what Electron and the browser bridge bot
     expect(await refused('selectImage', [''])).toBe('invalid-request');
     expect(await refused('updateSettings', [{ verify: 'no' }])).toBe('invalid-request');
     expect(await refused('updateSettings', [{ runAsRoot: true }])).toBe('invalid-request');
-    expect(await refused('startFlash', [{ image: '/x.img', targets: ['/dev/loop9', '/dev/loop9'], confirmedSystemDrives: [] }])).toBe('invalid-request');
-    expect(await refused('startFlash', [{ image: '/x.img', targets: [], confirmedSystemDrives: [] }])).toBe('invalid-request');
+    expect(
+      await refused('startFlash', [
+        { image: '/x.img', targets: ['/dev/loop9', '/dev/loop9'], confirmedSystemDrives: [] },
+      ]),
+    ).toBe('invalid-request');
+    expect(await refused('startFlash', [{ image: '/x.img', targets: [], confirmedSystemDrives: [] }])).toBe(
+      'invalid-request',
+    );
     expect(await refused('openExternal', ['https://evil.example/'])).toBe('link-not-allowed');
     expect(value(await service.invoke('openExternal', [EXTERNAL_LINKS.fakeCardTest]))).toBeNull();
     expect(current?.opened).toEqual([EXTERNAL_LINKS.fakeCardTest]);
@@ -172,7 +206,9 @@ describeDevices('the main-process core (what Electron and the browser bridge bot
     expect(system).toBeDefined();
     expect(await start([system?.device ?? ''])).toBe('target-system');
     expect(await start([system?.device ?? ''], image, [system?.device ?? ''])).toBe('target-system');
-    expect(await service.handlers.startFlash({ image: image, targets: [tiny.path], confirmedSystemDrives: [] })).toMatchObject({
+    expect(
+      await service.handlers.startFlash({ image: image, targets: [tiny.path], confirmedSystemDrives: [] }),
+    ).toMatchObject({
       ok: false,
       error: { message: expect.stringMatching(new RegExp(`^${tiny.path} is too small: the image needs`)) as unknown },
     });
@@ -180,9 +216,19 @@ describeDevices('the main-process core (what Electron and the browser bridge bot
     // A drive that holds another medium than the one the user saw (a card swapped in the same reader).
     const seen = (await drives(service)).find((d) => d.device === fits.path)?.medium;
     expect(seen).toMatch(/^\d+$/);
-    expect(await service.handlers.startFlash({ image, targets: [fits.path], media: [String(Number(seen) - 1)], confirmedSystemDrives: [] })).toMatchObject({
+    expect(
+      await service.handlers.startFlash({
+        image,
+        targets: [fits.path],
+        media: [String(Number(seen) - 1)],
+        confirmedSystemDrives: [],
+      }),
+    ).toMatchObject({
       ok: false,
-      error: { code: 'target-not-found', message: `${fits.path} holds another card than the one you chose (swapped in the same reader?). Choose the drive again.` },
+      error: {
+        code: 'target-not-found',
+        message: `${fits.path} holds another card than the one you chose (swapped in the same reader?). Choose the drive again.`,
+      },
     });
 
     const listed = await drives(service);
@@ -201,9 +247,17 @@ describeDevices('the main-process core (what Electron and the browser bridge bot
     const seen = (await drives(h.service)).find((d) => d.device === card.path)?.medium ?? null;
     expect(seen).toMatch(/^\d+$/);
     const other = String(Number(seen) + 1000);
-    const refusal = { ok: false, error: { code: 'target-not-found', message: `${card.path} holds another card than the one you chose (swapped in the same reader?). Choose the drive again.` } };
+    const refusal = {
+      ok: false,
+      error: {
+        code: 'target-not-found',
+        message: `${card.path} holds another card than the one you chose (swapped in the same reader?). Choose the drive again.`,
+      },
+    };
     expect(await h.service.handlers.startProbe(card.path, other)).toMatchObject(refusal);
-    expect(await h.service.handlers.startErase({ device: card.path, medium: other, label: null })).toMatchObject(refusal);
+    expect(await h.service.handlers.startErase({ device: card.path, medium: other, label: null })).toMatchObject(
+      refusal,
+    );
     expect(h.jobs).toEqual([]);
 
     value(await h.service.handlers.startProbe(card.path, seen));
@@ -218,10 +272,20 @@ describeDevices('the main-process core (what Electron and the browser bridge bot
     const loop = createLoop({ size: 32 * MiB, dir });
     const h = await harness(dir);
     const info = value(await h.service.handlers.selectImage(`${raw}.xz`));
-    expect(info).toMatchObject({ format: 'xz', size: 24 * MiB, sizeExact: true, partitionTable: { type: 'gpt' }, entry: null, blockMap: null, checksum: null });
+    expect(info).toMatchObject({
+      format: 'xz',
+      size: 24 * MiB,
+      sizeExact: true,
+      partitionTable: { type: 'gpt' },
+      entry: null,
+      blockMap: null,
+      checksum: null,
+    });
     expect(info.partitionTable?.partitions.map((p) => p.label)).toEqual(['boot', 'root']);
     // The drive's verdicts use the decoded size, not the file's.
-    expect((await drives(h.service)).find((d) => d.device === loop.path)?.verdicts.map((v) => v.kind)).toEqual(['virtual']);
+    expect((await drives(h.service)).find((d) => d.device === loop.path)?.verdicts.map((v) => v.kind)).toEqual([
+      'virtual',
+    ]);
 
     value(await h.service.handlers.startFlash({ image: `${raw}.xz`, targets: [loop.path], confirmedSystemDrives: [] }));
     await expectFlashed(await flashEnded(h), loop.path, raw, 24 * MiB);
@@ -239,7 +303,9 @@ describeDevices('the main-process core (what Electron and the browser bridge bot
     value(await h.service.handlers.selectImage(image));
     value(await h.service.handlers.startFlash({ image: image, targets: [loop.path], confirmedSystemDrives: [] }));
     const end = await flashEnded(h);
-    expect(end.results).toMatchObject([{ status: 'failed', target: loop.path, code: expect.stringMatching(/^source-(corrupt|truncated)$/) as unknown }]);
+    expect(end.results).toMatchObject([
+      { status: 'failed', target: loop.path, code: expect.stringMatching(/^source-(corrupt|truncated)$/) as unknown },
+    ]);
     expect(h.effects).toContain('notified: Flash failed');
   });
 
@@ -252,17 +318,35 @@ describeDevices('the main-process core (what Electron and the browser bridge bot
       const loop = createLoop({ size: 32 * MiB, dir });
       const h = await harness(dir);
       const url = `${server.base}/os.img.xz`;
-      const info = value(await h.service.invoke('openImageUrl', [url]) as ApiResult<ImageInfo>);
-      expect(info).toMatchObject({ source: url, name: 'os.img.xz', origin: 'url', format: 'xz', size: null, partitionTable: null });
+      const info = value((await h.service.invoke('openImageUrl', [url])) as ApiResult<ImageInfo>);
+      expect(info).toMatchObject({
+        source: url,
+        name: 'os.img.xz',
+        origin: 'url',
+        format: 'xz',
+        size: null,
+        partitionTable: null,
+      });
       value(await h.service.handlers.startFlash({ image: url, targets: [loop.path], confirmedSystemDrives: [] }));
       await expectFlashed(await flashEnded(h), loop.path, raw, 24 * MiB);
       // The download is reported apart from the writing, to its last byte, before the end.
       const downloadSize = statSync(`${raw}.xz`).size;
-      expect(h.events.download.at(-1)).toEqual({ bytesDone: downloadSize, bytesTotal: downloadSize, speed: expect.any(Number) as unknown, notice: null });
+      expect(h.events.download.at(-1)).toEqual({
+        bytesDone: downloadSize,
+        bytesTotal: downloadSize,
+        speed: expect.any(Number) as unknown,
+        notice: null,
+      });
 
-      expect(await h.service.invoke('openImageUrl', [`${server.base}/gone.img.xz`])).toMatchObject({ ok: false, error: { code: 'source-read-error', message: expect.stringContaining('404') as unknown } });
+      expect(await h.service.invoke('openImageUrl', [`${server.base}/gone.img.xz`])).toMatchObject({
+        ok: false,
+        error: { code: 'source-read-error', message: expect.stringContaining('404') as unknown },
+      });
       for (const address of ['file:///etc/passwd', 'ftp://example.org/os.img', 'not a url']) {
-        expect(await h.service.invoke('openImageUrl', [address])).toMatchObject({ ok: false, error: { code: 'invalid-request' } });
+        expect(await h.service.invoke('openImageUrl', [address])).toMatchObject({
+          ok: false,
+          error: { code: 'invalid-request' },
+        });
       }
     } finally {
       await server.close();
@@ -271,7 +355,9 @@ describeDevices('the main-process core (what Electron and the browser bridge bot
 
   it('an OS chosen from the catalogue is customised by the method its init_format chooses: previewed, then flashed, verified and kept in the cache', async () => {
     const dir = scratchDir();
-    const server = await serveLayoutCatalogue(dir, [{ name: 'Pi OS with cloud-init', layout: 'pi-os', initFormat: 'cloudinit' }]);
+    const server = await serveLayoutCatalogue(dir, [
+      { name: 'Pi OS with cloud-init', layout: 'pi-os', initFormat: 'cloudinit' },
+    ]);
     try {
       const loop = createLoop({ size: LAYOUT_IMAGE_SIZE + 16 * MiB, dir });
       const h = await harness(dir, { repositories: [server.top] });
@@ -280,19 +366,34 @@ describeDevices('the main-process core (what Electron and the browser bridge bot
       const profile = v.parse(ProfileSchema, { hostname: 'lab-{n}', timezone: 'Europe/London' });
       const preview = value(await h.service.handlers.previewCustomisation(profile, 1));
       expect(preview).toMatchObject({ method: 'cloud-init', hostnames: ['lab-1'] });
-      expect(preview.why).toMatch(/^The catalogue entry chooses cloud-init \(init_format "cloudinit"\): the boot partition \(partition 1\) has cmdline\.txt and config\.txt/);
+      expect(preview.why).toMatch(
+        /^The catalogue entry chooses cloud-init \(init_format "cloudinit"\): the boot partition \(partition 1\) has cmdline\.txt and config\.txt/,
+      );
       expect(preview.files[0]?.map((f) => f.name).sort()).toEqual(['cmdline.txt', 'meta-data', 'user-data']);
 
-      value(await h.service.handlers.startFlash({ image: info.source, targets: [loop.path], confirmedSystemDrives: [], customise: profile }));
+      value(
+        await h.service.handlers.startFlash({
+          image: info.source,
+          targets: [loop.path],
+          confirmedSystemDrives: [],
+          customise: profile,
+        }),
+      );
       const end = await flashEnded(h);
       expect(end.results).toMatchObject([{ status: 'ok', target: loop.path, verified: true, customised: true }]);
-      const boot = (name: string) => execFileSync('mtype', ['-i', `${loop.path}@@${LAYOUT_BOOT_OFFSET}`, `::/${name}`], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+      const boot = (name: string) =>
+        execFileSync('mtype', ['-i', `${loop.path}@@${LAYOUT_BOOT_OFFSET}`, `::/${name}`], {
+          encoding: 'utf8',
+          stdio: ['ignore', 'pipe', 'ignore'],
+        });
       expect(boot('user-data')).toMatch(/hostname: lab-1/);
       expect(boot('cmdline.txt')).toBe(`${PI_CMDLINE.trimEnd()} ds=nocloud;s=file:///boot/firmware/\n`);
       const part = join(dir, 'boot.part');
       writeFileSync(part, readBytes(loop.backing, LAYOUT_BOOT_OFFSET, LAYOUT_BOOT_SIZE));
       execFileSync('fsck.fat', ['-n', part], { stdio: 'ignore' });
-      expect(value(await h.service.handlers.getCache()).entries).toMatchObject([{ name: 'Pi OS with cloud-init', complete: true }]);
+      expect(value(await h.service.handlers.getCache()).entries).toMatchObject([
+        { name: 'Pi OS with cloud-init', complete: true },
+      ]);
     } finally {
       await server.close();
     }
@@ -307,20 +408,33 @@ describeDevices('the main-process core (what Electron and the browser bridge bot
     expect(info).toMatchObject({ origin: 'drive', source: source.path, size: 16 * MiB, sizeExact: true });
     const listed = await drives(h.service);
     expect(listed.find((d) => d.device === source.path)?.verdicts.map((v) => v.kind)).toContain('source');
-    expect(await h.service.handlers.startFlash({ image: source.path, targets: [source.path], confirmedSystemDrives: [] })).toMatchObject({
+    expect(
+      await h.service.handlers.startFlash({ image: source.path, targets: [source.path], confirmedSystemDrives: [] }),
+    ).toMatchObject({
       ok: false,
-      error: { code: 'target-is-source', message: `${source.path} is the drive being copied; choose another drive to write to.` },
+      error: {
+        code: 'target-is-source',
+        message: `${source.path} is the drive being copied; choose another drive to write to.`,
+      },
     });
 
-    value(await h.service.handlers.startFlash({ image: source.path, targets: [target.path], confirmedSystemDrives: [] }));
+    value(
+      await h.service.handlers.startFlash({ image: source.path, targets: [target.path], confirmedSystemDrives: [] }),
+    );
     const end = await flashEnded(h);
     expect(end.results).toMatchObject([{ status: 'ok', target: target.path, bytes: 16 * MiB, verified: true }]);
     execFileSync('cmp', ['-n', String(16 * MiB), source.path, target.path]);
 
     const system = listed.find((d) => d.verdicts.some((v) => v.kind === 'system' && v.running));
     expect(system).toBeDefined();
-    expect(await h.service.handlers.chooseSourceDrive(system?.device ?? '')).toMatchObject({ ok: false, error: { code: 'target-system', message: expect.stringContaining('holds the running system') as unknown } });
-    expect(await h.service.handlers.chooseSourceDrive('/dev/sluice-no-such-drive')).toMatchObject({ ok: false, error: { code: 'unknown-drive' } });
+    expect(await h.service.handlers.chooseSourceDrive(system?.device ?? '')).toMatchObject({
+      ok: false,
+      error: { code: 'target-system', message: expect.stringContaining('holds the running system') as unknown },
+    });
+    expect(await h.service.handlers.chooseSourceDrive('/dev/sluice-no-such-drive')).toMatchObject({
+      ok: false,
+      error: { code: 'unknown-drive' },
+    });
   });
 
   it('an image Sluice cannot write is refused when chosen, with what is wrong', async () => {
@@ -329,7 +443,10 @@ describeDevices('the main-process core (what Electron and the browser bridge bot
     sh(dir, 'zip -q archive.zip readme.txt');
     const { service } = await harness(dir);
     const result = await service.handlers.selectImage(join(dir, 'archive.zip'));
-    expect(result).toMatchObject({ ok: false, error: { code: 'source-corrupt', message: expect.stringContaining('archive.zip holds no disk image') as unknown } });
+    expect(result).toMatchObject({
+      ok: false,
+      error: { code: 'source-corrupt', message: expect.stringContaining('archive.zip holds no disk image') as unknown },
+    });
   });
 
   it('refuses an image that changed on disk after it was chosen', async () => {
@@ -352,7 +469,9 @@ describeDevices('the main-process core (what Electron and the browser bridge bot
     const h = await harness(dir);
     value(await h.service.handlers.selectImage(image));
     value(await h.service.handlers.startFlash({ image: image, targets: [loop.path], confirmedSystemDrives: [] }));
-    expect(await h.service.handlers.startFlash({ image: image, targets: [loop.path], confirmedSystemDrives: [] })).toMatchObject({ ok: false, error: { code: 'busy' } });
+    expect(
+      await h.service.handlers.startFlash({ image: image, targets: [loop.path], confirmedSystemDrives: [] }),
+    ).toMatchObject({ ok: false, error: { code: 'busy' } });
     expect(await h.service.handlers.selectImage(image)).toMatchObject({ ok: false, error: { code: 'busy' } });
 
     const end = await flashEnded(h);
@@ -364,7 +483,11 @@ describeDevices('the main-process core (what Electron and the browser bridge bot
     // Kept awake first, progress while writing, then cleared, notified, and allowed to sleep again.
     expect(h.effects[0]).toBe('sleep blocked');
     expect(h.effects.filter((e) => e === 'progress').length).toBeGreaterThan(0);
-    expect(h.effects.slice(h.effects.indexOf('notified: Flash complete'))).toEqual(['notified: Flash complete', 'sleep allowed', 'progress cleared']);
+    expect(h.effects.slice(h.effects.indexOf('notified: Flash complete'))).toEqual([
+      'notified: Flash complete',
+      'sleep allowed',
+      'progress cleared',
+    ]);
     // Ejecting is on by default and asked of the helper; a loop device has no hardware to power off, and that is no warning.
     expect(end.results[0]).toMatchObject({ ejected: false });
     expect(end.results[0]).not.toHaveProperty('warnings');
@@ -402,19 +525,34 @@ describeDevices('the main-process core (what Electron and the browser bridge bot
 
     value(await h.service.invoke('pageReady', []));
     await expect.poll(() => h.events.imageOpened.length).toBe(1);
-    expect(h.events.imageOpened[0]).toMatchObject({ ok: true, value: { source: image, name: 'image.img', format: 'raw' } });
+    expect(h.events.imageOpened[0]).toMatchObject({
+      ok: true,
+      value: { source: image, name: 'image.img', format: 'raw' },
+    });
     // Chosen in the core, not only on the page: a flash of it starts.
     value(await h.service.handlers.startFlash({ image: image, targets: [loop.path], confirmedSystemDrives: [] }));
 
     // A second instance started in the image's folder with a relative path, mid-flash.
     h.handOff.openCommandLine(['/usr/bin/sluice', 'other.img'], dir);
     await expect.poll(() => h.events.imageOpened.length).toBe(2);
-    expect(h.events.imageOpened[1]).toMatchObject({ ok: false, error: { code: 'busy', message: expect.stringMatching(/^other\.img was not opened: a flash is running/) as unknown } });
+    expect(h.events.imageOpened[1]).toMatchObject({
+      ok: false,
+      error: {
+        code: 'busy',
+        message: expect.stringMatching(/^other\.img was not opened: a flash is running/) as unknown,
+      },
+    });
     const end = await flashEnded(h);
     expect(end.results).toMatchObject([{ status: 'ok', target: loop.path, verified: true }]);
     execFileSync('cmp', ['-n', String(8 * MiB), image, loop.path]);
     // The core still holds image.img: a request for other.img is not the chosen image.
-    expect(await h.service.handlers.startFlash({ image: join(dir, 'other.img'), targets: [loop.path], confirmedSystemDrives: [] })).toMatchObject({ ok: false, error: { code: 'no-image' } });
+    expect(
+      await h.service.handlers.startFlash({
+        image: join(dir, 'other.img'),
+        targets: [loop.path],
+        confirmedSystemDrives: [],
+      }),
+    ).toMatchObject({ ok: false, error: { code: 'no-image' } });
 
     // After the flash it opens; a file that is not there is said so.
     h.handOff.openCommandLine(['/usr/bin/sluice', 'other.img'], dir);
@@ -435,36 +573,61 @@ describeDevices('the main-process core (what Electron and the browser bridge bot
       const file = join(dir, 'card.img.zst');
       const request = { device: source.path, file, compress: 'zstd', trimToPartitions: false } as const;
       // Only the file the user chose in the dialog, for that drive, is ever written.
-      expect(await h.service.handlers.startBackup(request)).toMatchObject({ ok: false, error: { code: 'no-backup-file' } });
+      expect(await h.service.handlers.startBackup(request)).toMatchObject({
+        ok: false,
+        error: { code: 'no-backup-file' },
+      });
       expect(await h.service.handlers.showBackupFile()).toMatchObject({ ok: false, error: { code: 'no-backup-file' } });
       h.saveAs = null;
       expect(value(await h.service.handlers.chooseBackupFile(source.path, 'zstd'))).toBeNull();
-      expect(await h.service.handlers.startBackup(request)).toMatchObject({ ok: false, error: { code: 'no-backup-file' } });
+      expect(await h.service.handlers.startBackup(request)).toMatchObject({
+        ok: false,
+        error: { code: 'no-backup-file' },
+      });
       h.saveAs = file;
       expect(value(await h.service.handlers.chooseBackupFile(source.path, 'zstd'))).toBe(file);
       expect(h.suggestedNames.at(-1)).toMatch(/-\d{4}-\d{2}-\d{2}\.img\.zst$/);
-      expect(await h.service.handlers.startBackup({ ...request, file: join(dir, 'elsewhere.img') })).toMatchObject({ ok: false, error: { code: 'no-backup-file' } });
+      expect(await h.service.handlers.startBackup({ ...request, file: join(dir, 'elsewhere.img') })).toMatchObject({
+        ok: false,
+        error: { code: 'no-backup-file' },
+      });
 
       value(await h.service.handlers.startBackup(request));
       expect(h.service.runningJob()).toBe('backup');
       expect(await h.service.handlers.startBackup(request)).toMatchObject({ ok: false, error: { code: 'busy' } });
-      expect(await h.service.handlers.chooseSourceDrive(source.path)).toMatchObject({ ok: false, error: { code: 'busy', message: expect.stringContaining('was not opened: a backup is running') as unknown } });
+      expect(await h.service.handlers.chooseSourceDrive(source.path)).toMatchObject({
+        ok: false,
+        error: { code: 'busy', message: expect.stringContaining('was not opened: a backup is running') as unknown },
+      });
 
       const end = await flashEnded(h);
-      expect(end).toMatchObject({ kind: 'backup', verify: true, results: [{ status: 'ok', target: file, bytes: 16 * MiB, written: true, verified: true }] });
+      expect(end).toMatchObject({
+        kind: 'backup',
+        verify: true,
+        results: [{ status: 'ok', target: file, bytes: 16 * MiB, written: true, verified: true }],
+      });
       expect(new Set(h.events.jobProgress.map((p) => p.target))).toEqual(new Set([file]));
       expect(new Set(h.events.jobProgress.map((p) => p.phase))).toEqual(new Set(['writing', 'syncing', 'verifying']));
-      expect(execFileSync('zstd', ['-dc', file], { maxBuffer: 32 * MiB }).equals(readFileSync(source.backing))).toBe(true);
+      expect(execFileSync('zstd', ['-dc', file], { maxBuffer: 32 * MiB }).equals(readFileSync(source.backing))).toBe(
+        true,
+      );
       expect(existsSync(`${file}.incomplete`)).toBe(false);
       expect(h.effects[0]).toBe('sleep blocked');
       expect(h.effects.filter((e) => e === 'progress').length).toBeGreaterThan(0);
-      expect(h.effects.slice(h.effects.indexOf('notified: Backup complete'))).toEqual(['notified: Backup complete', 'sleep allowed', 'progress cleared']);
+      expect(h.effects.slice(h.effects.indexOf('notified: Backup complete'))).toEqual([
+        'notified: Backup complete',
+        'sleep allowed',
+        'progress cleared',
+      ]);
       expect(h.service.runningJob()).toBeNull();
       // "Show in folder" opens the saved file, and only that.
       value(await h.service.handlers.showBackupFile());
       expect(h.shown).toEqual([file]);
       // The dialog's answer was for one backup: another needs the dialog again.
-      expect(await h.service.handlers.startBackup(request)).toMatchObject({ ok: false, error: { code: 'no-backup-file' } });
+      expect(await h.service.handlers.startBackup(request)).toMatchObject({
+        ok: false,
+        error: { code: 'no-backup-file' },
+      });
     });
 
     it('stops only after the last partition when asked, and refuses the running system before any dialog opens', async () => {
@@ -473,7 +636,14 @@ describeDevices('the main-process core (what Electron and the browser bridge bot
       const h = await harness(dir);
       h.saveAs = join(dir, 'trimmed.img');
       value(await h.service.handlers.chooseBackupFile(source.path, null));
-      value(await h.service.handlers.startBackup({ device: source.path, file: h.saveAs, compress: null, trimToPartitions: true }));
+      value(
+        await h.service.handlers.startBackup({
+          device: source.path,
+          file: h.saveAs,
+          compress: null,
+          trimToPartitions: true,
+        }),
+      );
       const end = await flashEnded(h);
       expect(end.results).toMatchObject([{ status: 'ok', target: h.saveAs, bytes: 11 * MiB, verified: true }]);
       expect(readFileSync(h.saveAs).equals(readBytes(source.backing, 0, 11 * MiB))).toBe(true);
@@ -481,8 +651,14 @@ describeDevices('the main-process core (what Electron and the browser bridge bot
       const system = (await drives(h.service)).find((d) => d.system === 'running');
       expect(system).toBeDefined();
       const asked = h.suggestedNames.length;
-      expect(await h.service.handlers.chooseBackupFile(system?.device ?? '', 'zstd')).toMatchObject({ ok: false, error: { code: 'target-system', message: expect.stringContaining('holds the running system') as unknown } });
-      expect(await h.service.handlers.chooseBackupFile('/dev/sluice-no-such-drive', 'zstd')).toMatchObject({ ok: false, error: { code: 'unknown-drive' } });
+      expect(await h.service.handlers.chooseBackupFile(system?.device ?? '', 'zstd')).toMatchObject({
+        ok: false,
+        error: { code: 'target-system', message: expect.stringContaining('holds the running system') as unknown },
+      });
+      expect(await h.service.handlers.chooseBackupFile('/dev/sluice-no-such-drive', 'zstd')).toMatchObject({
+        ok: false,
+        error: { code: 'unknown-drive' },
+      });
       expect(h.suggestedNames.length).toBe(asked);
     });
 
@@ -492,7 +668,12 @@ describeDevices('the main-process core (what Electron and the browser bridge bot
       const h = await harness(dir);
       h.saveAs = join(dir, 'never.img');
       value(await h.service.handlers.chooseBackupFile(source.path, null));
-      const starting = h.service.handlers.startBackup({ device: source.path, file: h.saveAs, compress: null, trimToPartitions: false });
+      const starting = h.service.handlers.startBackup({
+        device: source.path,
+        file: h.saveAs,
+        compress: null,
+        trimToPartitions: false,
+      });
       // The page's progress screen has a Cancel button before the job exists.
       value(await h.service.handlers.cancelJob());
       value(await starting);
@@ -511,10 +692,22 @@ describeDevices('the main-process core (what Electron and the browser bridge bot
       value(await h.service.handlers.chooseBackupFile(source.path, null));
       execFileSync('truncate', ['-s', String(12 * MiB), source.backing]);
       execFileSync('losetup', ['--set-capacity', source.path]);
-      await expect.poll(async () => (await drives(h.service)).find((d) => d.device === source.path)?.size, { timeout: 10_000 }).toBe(12 * MiB);
-      expect(await h.service.handlers.startBackup({ device: source.path, file: h.saveAs, compress: null, trimToPartitions: false })).toMatchObject({
+      await expect
+        .poll(async () => (await drives(h.service)).find((d) => d.device === source.path)?.size, { timeout: 10_000 })
+        .toBe(12 * MiB);
+      expect(
+        await h.service.handlers.startBackup({
+          device: source.path,
+          file: h.saveAs,
+          compress: null,
+          trimToPartitions: false,
+        }),
+      ).toMatchObject({
         ok: false,
-        error: { code: 'unknown-drive', message: expect.stringContaining('is not the drive that was chosen') as unknown },
+        error: {
+          code: 'unknown-drive',
+          message: expect.stringContaining('is not the drive that was chosen') as unknown,
+        },
       });
       expect(existsSync(h.saveAs)).toBe(false);
     });
@@ -527,8 +720,19 @@ describeDevices('the main-process core (what Electron and the browser bridge bot
         const h = await harness(dir, {}, group.dir);
         h.saveAs = join(dir, 'slow.img');
         value(await h.service.handlers.chooseBackupFile(loop.path, null));
-        value(await h.service.handlers.startBackup({ device: loop.path, file: h.saveAs, compress: null, trimToPartitions: false }));
-        await expect.poll(() => h.events.jobProgress.some((p) => p.phase === 'writing' && p.bytesDone >= 4 * MiB), { timeout: 20_000 }).toBe(true);
+        value(
+          await h.service.handlers.startBackup({
+            device: loop.path,
+            file: h.saveAs,
+            compress: null,
+            trimToPartitions: false,
+          }),
+        );
+        await expect
+          .poll(() => h.events.jobProgress.some((p) => p.phase === 'writing' && p.bytesDone >= 4 * MiB), {
+            timeout: 20_000,
+          })
+          .toBe(true);
         value(await h.service.handlers.cancelJob());
         const end = await flashEnded(h);
         expect(end.results).toMatchObject([{ status: 'cancelled', target: h.saveAs }]);

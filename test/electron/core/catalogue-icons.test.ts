@@ -15,7 +15,9 @@ describe('catalogue icons served to the window', () => {
     writeFileSync(join(dir, name), tinyPng([1, 2, 3]));
     expect(isCatalogueIconPath(`/catalogue-icon/${name}`)).toBe(true);
     expect(isCatalogueIconPath('/index.html')).toBe(false);
-    await expect(readCatalogueIcon(dir, `/catalogue-icon/${name}`)).resolves.toMatchObject({ contentType: 'image/png' });
+    await expect(readCatalogueIcon(dir, `/catalogue-icon/${name}`)).resolves.toMatchObject({
+      contentType: 'image/png',
+    });
   });
 
   it('serves nothing that is not a kept image: other names, HTML, SVG, a large file, a path out of the folder', async () => {

@@ -22,7 +22,9 @@ function image(size: number): string {
   const path = join(dir, 'os.img');
   writeFileSync(path, '');
   truncateSync(path, 8 * MiB);
-  execFileSync('sfdisk', ['--quiet', path], { input: 'label: dos\nstart=2048, size=4096, type=c\nstart=6144, type=83\n' });
+  execFileSync('sfdisk', ['--quiet', path], {
+    input: 'label: dos\nstart=2048, size=4096, type=c\nstart=6144, type=83\n',
+  });
   truncateSync(path, size);
   return path;
 }
@@ -41,7 +43,11 @@ describe('choosing an image in the app', () => {
     const answer = await chosen.choose(cut, probeImage);
     expect(answer).toEqual({
       ok: false,
-      error: { code: 'source-truncated', offset: 5 * MiB, message: `cut.img is cut short: it ends at 5.2 MB (${5 * MiB} bytes), but its partition 2 reaches to 8.4 MB (${8 * MiB} bytes). Written to a drive, that partition would be broken. Download or copy the image again.` },
+      error: {
+        code: 'source-truncated',
+        offset: 5 * MiB,
+        message: `cut.img is cut short: it ends at 5.2 MB (${5 * MiB} bytes), but its partition 2 reaches to 8.4 MB (${8 * MiB} bytes). Written to a drive, that partition would be broken. Download or copy the image again.`,
+      },
     });
     // Nothing changed: the drives are still judged against the whole image, which a flash would write.
     expect(changes).toBe(1);

@@ -13,7 +13,13 @@ const PASSPHRASE = `pass "phrase" ünïcode`;
 const SSID = 'Café "Zoë" — Lab';
 
 function profile(fields: Partial<Profile> = {}): Profile {
-  return v.parse(ProfileSchema, { name: 'Classroom', hostname: 'pi-{n}', user: { name: 'alice' }, wifi: { ssid: SSID, country: 'DE' }, ...fields });
+  return v.parse(ProfileSchema, {
+    name: 'Classroom',
+    hostname: 'pi-{n}',
+    user: { name: 'alice' },
+    wifi: { ssid: SSID, country: 'DE' },
+    ...fields,
+  });
 }
 
 function sealed(result: ReturnType<typeof sealDraft>): Profile {
@@ -38,9 +44,18 @@ describe("the Customise form's secrets, sealed in the main process", () => {
   });
 
   it('refuse a password without a user, a passphrase without a network, and one too short, naming the problem', () => {
-    expect(sealDraft({ profile: profile({ user: null }), password: 'x', wifiPassword: null })).toMatchObject({ ok: false, error: { message: 'A password needs a user name.' } });
-    expect(sealDraft({ profile: profile({ wifi: null }), password: null, wifiPassword: 'long enough' })).toMatchObject({ ok: false, error: { code: 'invalid-request' } });
-    expect(sealDraft({ profile: profile(), password: null, wifiPassword: 'short' })).toMatchObject({ ok: false, error: { message: expect.stringContaining('8 to 63') } });
+    expect(sealDraft({ profile: profile({ user: null }), password: 'x', wifiPassword: null })).toMatchObject({
+      ok: false,
+      error: { message: 'A password needs a user name.' },
+    });
+    expect(sealDraft({ profile: profile({ wifi: null }), password: null, wifiPassword: 'long enough' })).toMatchObject({
+      ok: false,
+      error: { code: 'invalid-request' },
+    });
+    expect(sealDraft({ profile: profile(), password: null, wifiPassword: 'short' })).toMatchObject({
+      ok: false,
+      error: { message: expect.stringContaining('8 to 63') },
+    });
   });
 
   it('are saved in the settings file as hashes only: neither secret is in it', async () => {
@@ -50,7 +65,8 @@ describe("the Customise form's secrets, sealed in the main process", () => {
     const out = sealed(sealDraft({ profile: profile(), password: PASSWORD, wifiPassword: PASSPHRASE }));
     await store.update({ profiles: [out] });
     const text = readFileSync(file, 'utf8');
-    for (const secret of [PASSWORD, PASSPHRASE, ...PASSWORD.split('\n'), JSON.stringify(PASSWORD).slice(1, -1)]) expect(text).not.toContain(secret);
+    for (const secret of [PASSWORD, PASSPHRASE, ...PASSWORD.split('\n'), JSON.stringify(PASSWORD).slice(1, -1)])
+      expect(text).not.toContain(secret);
     expect((await SettingsStore.open(file)).get().profiles).toEqual([out]);
   });
 
@@ -74,7 +90,11 @@ describe('public keys offered from ~/.ssh', () => {
     writeFileSync(join(ssh, 'id_ed25519'), readFileSync(ed.privateKey));
     const files = await sshKeyFiles(ssh);
     expect(files.map((f) => f.name)).toEqual(['id_ecdsa.pub', 'id_ed25519.pub', 'id_rsa.pub']);
-    expect(files[1]).toEqual({ name: 'id_ed25519.pub', keys: [readFileSync(ed.publicKey, 'utf8').trim()], problem: null });
+    expect(files[1]).toEqual({
+      name: 'id_ed25519.pub',
+      keys: [readFileSync(ed.publicKey, 'utf8').trim()],
+      problem: null,
+    });
     expect(files[2]?.keys[0]).toMatch(/^ssh-rsa .* alice@desktop$/);
     expect(files[0]).toMatchObject({ keys: [], problem: expect.stringContaining('private key') });
   });

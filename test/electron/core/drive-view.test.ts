@@ -11,7 +11,11 @@ import { linuxDrives as linux, win32Drives as windows } from '../../support/driv
 import { rawImageInfo } from '../../support/image-fixtures.js';
 
 function image(realPath: string, size: number | null, sizeExact = size !== null): ProbedImage {
-  return { info: rawImageInfo(realPath, 0, { size, sizeExact }), local: { realPath }, source: { kind: 'image' } } as ProbedImage;
+  return {
+    info: rawImageInfo(realPath, 0, { size, sizeExact }),
+    local: { realPath },
+    source: { kind: 'image' },
+  } as ProbedImage;
 }
 
 function kinds(drives: ReturnType<typeof judgeDrives>, device: string): string[] | undefined {
@@ -27,8 +31,17 @@ function judged(drives: ReturnType<typeof judgeDrives>, device: string) {
 describe('the drives the picker gets', () => {
   it('keep everything the scanner knows, and add the verdicts', () => {
     const scanned = linux.find((d) => d.device === '/dev/vda');
-    const [vda] = judgeDrives(linux.filter((d) => d === scanned), null);
-    expect(vda).toEqual({ ...scanned, verdicts: [expect.objectContaining({ kind: 'system', running: true }), expect.objectContaining({ kind: 'large' })] });
+    const [vda] = judgeDrives(
+      linux.filter((d) => d === scanned),
+      null,
+    );
+    expect(vda).toEqual({
+      ...scanned,
+      verdicts: [
+        expect.objectContaining({ kind: 'system', running: true }),
+        expect.objectContaining({ kind: 'large' }),
+      ],
+    });
   });
 
   it('find the image’s own drive among all of them, the hidden system disk included', () => {
@@ -49,7 +62,10 @@ describe('the drives the picker gets', () => {
 
   it('judge with gzip’s size hint as the least the drive must hold', () => {
     const sdb = judged(judgeDrives(linux, image('/home/me/big.img.gz', 64e9, false)), '/dev/sdb');
-    expect(sdb.verdicts[0]).toMatchObject({ kind: 'too-small', message: expect.stringContaining('the image needs at least 64.0 GB') as unknown });
+    expect(sdb.verdicts[0]).toMatchObject({
+      kind: 'too-small',
+      message: expect.stringContaining('the image needs at least 64.0 GB') as unknown,
+    });
     expect(targetRefusal(sdb, false)?.code).toBe('target-too-small');
   });
 });
@@ -57,18 +73,31 @@ describe('the drives the picker gets', () => {
 describe('a start request for a drive', () => {
   it('is refused in the helper’s and the CLI’s words when the rules refuse the drive', () => {
     const drives = judgeDrives(linux, image('/media/pi/bootfs/raspios.img', 64e9));
-    expect(targetRefusal(judged(drives, '/dev/sdb'), false)).toEqual({ code: 'target-is-source', message: expect.stringContaining('The image file is stored on /dev/sdb') as unknown });
-    expect(targetRefusal(judged(judgeDrives(linux, image('/home/me/big.img', 64e9)), '/dev/sdb'), false)?.code).toBe('target-too-small');
+    expect(targetRefusal(judged(drives, '/dev/sdb'), false)).toEqual({
+      code: 'target-is-source',
+      message: expect.stringContaining('The image file is stored on /dev/sdb') as unknown,
+    });
+    expect(targetRefusal(judged(judgeDrives(linux, image('/home/me/big.img', 64e9)), '/dev/sdb'), false)?.code).toBe(
+      'target-too-small',
+    );
   });
 
   it('is refused for the running system, whatever name was typed', () => {
-    expect(targetRefusal(judged(judgeDrives(linux, null), '/dev/vda'), true)).toMatchObject({ code: 'target-system', message: expect.stringContaining('holds the running system') as unknown });
-    expect(targetRefusal(judged(judgeDrives(windows, null), '\\\\.\\PhysicalDrive0'), true)?.code).toBe('target-system');
+    expect(targetRefusal(judged(judgeDrives(linux, null), '/dev/vda'), true)).toMatchObject({
+      code: 'target-system',
+      message: expect.stringContaining('holds the running system') as unknown,
+    });
+    expect(targetRefusal(judged(judgeDrives(windows, null), '\\\\.\\PhysicalDrive0'), true)?.code).toBe(
+      'target-system',
+    );
   });
 
   it('needs an internal disk’s name typed, and then lets it through', () => {
     const internal = judged(judgeDrives(windows, image('C:\\Users\\me\\os.img', 1e9)), '\\\\.\\PhysicalDrive5');
-    expect(targetRefusal(internal, false)).toEqual({ code: 'target-system', message: expect.stringContaining('internal disk of this computer') as unknown });
+    expect(targetRefusal(internal, false)).toEqual({
+      code: 'target-system',
+      message: expect.stringContaining('internal disk of this computer') as unknown,
+    });
     expect(targetRefusal(internal, true)).toBeNull();
   });
 

@@ -50,6 +50,8 @@ describe('images handed over by the system, on their way to the page', () => {
     hand.connect(open);
     hand.openCommandLine(['/usr/bin/sluice', 'https://example.org/os.img.xz', '/srv/os.img'], '/');
     expect(opened).toEqual(['/srv/os.img']);
-    expect(notes).toEqual(['sluice: not opening https://example.org/os.img.xz: Sluice opens image files on this computer. Download it first, then open the file.']);
+    expect(notes).toEqual([
+      'sluice: not opening https://example.org/os.img.xz: Sluice opens image files on this computer. Download it first, then open the file.',
+    ]);
   });
 });

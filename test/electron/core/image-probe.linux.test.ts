@@ -43,7 +43,10 @@ describe('probing an image', () => {
       sourceSize: 8 * MiB,
       size: 8 * MiB,
       sizeExact: true,
-      partitionTable: { type: 'gpt', partitions: [{ number: 1, offset: 1 * MiB, size: 4 * MiB, type: 'Linux filesystem', label: null }] },
+      partitionTable: {
+        type: 'gpt',
+        partitions: [{ number: 1, offset: 1 * MiB, size: 4 * MiB, type: 'Linux filesystem', label: null }],
+      },
       disc: null,
       entry: null,
       blockMap: null,
@@ -78,18 +81,28 @@ describe('probing an image', () => {
     const raw = partitioned('os.img', 'label: dos\n,4MiB,c\n');
     const path = join(dir, 'os.bin');
     writeFileSync(path, gzipSync(readFileSync(raw)));
-    expect((await probeImage(path)).info).toMatchObject({ format: 'gzip', size: 8 * MiB, sizeExact: false, partitionTable: { type: 'mbr', partitions: [{ type: 'FAT32 (LBA)', size: 4 * MiB }] } });
+    expect((await probeImage(path)).info).toMatchObject({
+      format: 'gzip',
+      size: 8 * MiB,
+      sizeExact: false,
+      partitionTable: { type: 'mbr', partitions: [{ type: 'FAT32 (LBA)', size: 4 * MiB }] },
+    });
   });
 
   it('says which file is missing', async () => {
     const missing = join(dir, 'nope.img');
-    await expect(probeImage(missing)).rejects.toMatchObject({ name: 'JobError', failure: { code: 'source-not-found', message: expect.stringContaining(missing) } });
+    await expect(probeImage(missing)).rejects.toMatchObject({
+      name: 'JobError',
+      failure: { code: 'source-not-found', message: expect.stringContaining(missing) },
+    });
   });
 
   it('refuses an empty file and a directory with a sentence each', async () => {
     const empty = join(dir, 'empty.img');
     writeFileSync(empty, '');
-    await expect(probeImage(empty)).rejects.toMatchObject({ failure: { code: 'source-read-error', message: expect.stringContaining('empty') } });
+    await expect(probeImage(empty)).rejects.toMatchObject({
+      failure: { code: 'source-read-error', message: expect.stringContaining('empty') },
+    });
     await expect(probeImage(dir)).rejects.toMatchObject({ failure: { code: 'source-read-error' } });
   });
 });
@@ -134,7 +147,9 @@ describe('the main process while a hostile image is probed', () => {
       const ms = performance.now() - started;
       const seen = [...probes.stop().values()];
       const during = answers.filter((a) => a.during);
-      console.log(`hostile qcow2 chosen in the app: refused after ${ms.toFixed(0)} ms; ${during.length} calls answered meanwhile, the slowest in ${Math.max(...during.map((a) => a.ms)).toFixed(0)} ms; probe peak RSS seen ${(Math.max(...seen.map((p) => p.peakBytes)) / 1e6).toFixed(1)} MB`);
+      console.log(
+        `hostile qcow2 chosen in the app: refused after ${ms.toFixed(0)} ms; ${during.length} calls answered meanwhile, the slowest in ${Math.max(...during.map((a) => a.ms)).toFixed(0)} ms; probe peak RSS seen ${(Math.max(...seen.map((p) => p.peakBytes)) / 1e6).toFixed(1)} MB`,
+      );
       expect(chosen).toMatchObject({ ok: false, error: { code: 'source-corrupt' } });
       expect(ms).toBeLessThan(5000);
       expect(seen).toHaveLength(1);

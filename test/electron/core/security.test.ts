@@ -2,7 +2,13 @@ import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { EXTERNAL_LINKS, isAllowedExternalUrl } from '../../../common/app/links.js';
 import { rendererHeaders, resolveRendererFile } from '../../../electron/core/renderer-files.js';
-import { APP_ENTRY_URL, CONTENT_SECURITY_POLICY, isAppUrl, isTrustedSender, mainWindowOptions } from '../../../electron/core/security.js';
+import {
+  APP_ENTRY_URL,
+  CONTENT_SECURITY_POLICY,
+  isAppUrl,
+  isTrustedSender,
+  mainWindowOptions,
+} from '../../../electron/core/security.js';
 
 describe('the window', () => {
   it('keeps the renderer isolated and sandboxed: these webPreferences change only on purpose', () => {
@@ -30,7 +36,9 @@ describe('the window', () => {
   });
 
   it('allows scripts from the app only: no inline code, no eval, no remote origins', () => {
-    const directives = new Map(CONTENT_SECURITY_POLICY.split('; ').map((d) => [d.split(' ')[0], d.split(' ').slice(1)]));
+    const directives = new Map(
+      CONTENT_SECURITY_POLICY.split('; ').map((d) => [d.split(' ')[0], d.split(' ').slice(1)]),
+    );
     expect(directives.get('default-src')).toEqual(["'none'"]);
     expect(directives.get('script-src')).toEqual(["'self'"]);
     expect(directives.get('object-src')).toEqual(["'none'"]);
@@ -80,11 +88,25 @@ describe('serving the built renderer', () => {
   const root = resolve('/srv/ui');
 
   it('maps paths to files inside the folder, with their types', () => {
-    expect(resolveRendererFile(root, '/')).toEqual({ path: '/srv/ui/index.html', contentType: 'text/html; charset=utf-8' });
-    expect(resolveRendererFile(root, '/assets/index-abc.js')).toEqual({ path: '/srv/ui/assets/index-abc.js', contentType: 'text/javascript; charset=utf-8' });
+    expect(resolveRendererFile(root, '/')).toEqual({
+      path: '/srv/ui/index.html',
+      contentType: 'text/html; charset=utf-8',
+    });
+    expect(resolveRendererFile(root, '/assets/index-abc.js')).toEqual({
+      path: '/srv/ui/assets/index-abc.js',
+      contentType: 'text/javascript; charset=utf-8',
+    });
   });
 
-  it.each(['/../etc/passwd', '/assets/../../etc/passwd', '/%2e%2e/%2e%2e/etc/passwd.js', '/..%2f..%2fetc/shadow.js', '/%E0%A4%A.js', '/index.html%00.js', '/assets/'])('refuses %s', (path) => {
+  it.each([
+    '/../etc/passwd',
+    '/assets/../../etc/passwd',
+    '/%2e%2e/%2e%2e/etc/passwd.js',
+    '/..%2f..%2fetc/shadow.js',
+    '/%E0%A4%A.js',
+    '/index.html%00.js',
+    '/assets/',
+  ])('refuses %s', (path) => {
     expect(resolveRendererFile(root, path)).toBeNull();
   });
 
@@ -94,6 +116,9 @@ describe('serving the built renderer', () => {
   });
 
   it('sends the CSP with every response', () => {
-    expect(rendererHeaders('text/html; charset=utf-8')).toMatchObject({ 'content-security-policy': CONTENT_SECURITY_POLICY, 'x-content-type-options': 'nosniff' });
+    expect(rendererHeaders('text/html; charset=utf-8')).toMatchObject({
+      'content-security-policy': CONTENT_SECURITY_POLICY,
+      'x-content-type-options': 'nosniff',
+    });
   });
 });

@@ -16,9 +16,19 @@ beforeEach(async () => {
 afterEach(async () => rm(dir, { recursive: true, force: true }));
 
 describe('settings in userData/settings.json', () => {
-  it('start from the defaults: verify on, eject on, virtual drives hidden, notifications on, free space left out, no profiles, Raspberry Pi\'s catalogue, a 20 GB cache, capacity check on', async () => {
+  it("start from the defaults: verify on, eject on, virtual drives hidden, notifications on, free space left out, no profiles, Raspberry Pi's catalogue, a 20 GB cache, capacity check on", async () => {
     const store = await SettingsStore.open(file);
-    expect(store.get()).toEqual({ verify: true, eject: true, showVirtual: false, notifications: true, exact: false, profiles: [], repositories: [DEFAULT_REPOSITORY], cacheLimitBytes: 20_000_000_000, capacityCheck: true });
+    expect(store.get()).toEqual({
+      verify: true,
+      eject: true,
+      showVirtual: false,
+      notifications: true,
+      exact: false,
+      profiles: [],
+      repositories: [DEFAULT_REPOSITORY],
+      cacheLimitBytes: 20_000_000_000,
+      capacityCheck: true,
+    });
     expect(store.get()).toEqual(DEFAULT_SETTINGS);
     expect(store.problem).toBeNull();
     expect(existsSync(file)).toBe(false);
@@ -37,7 +47,13 @@ describe('settings in userData/settings.json', () => {
     await store.update({ eject: false });
     writeFileSync(file, JSON.stringify({ verify: 'yes', eject: false, showVirtual: true, fromTheFuture: 1 }));
     const reopened = await SettingsStore.open(file);
-    expect(reopened.get()).toEqual({ ...DEFAULT_SETTINGS, verify: true, eject: false, showVirtual: true, notifications: true });
+    expect(reopened.get()).toEqual({
+      ...DEFAULT_SETTINGS,
+      verify: true,
+      eject: false,
+      showVirtual: true,
+      notifications: true,
+    });
     expect(reopened.problem).toContain('"verify"');
   });
 

@@ -34,7 +34,10 @@ const fake = vi.hoisted(() => {
   class BrowserWindow {
     readonly loaded: string[] = [];
     readonly listeners = new Map<string, Listener[]>();
-    readonly webContents = { send: (channel: string, payload: unknown) => void record.sent.push([channel, payload]), reloadIgnoringCache: () => undefined };
+    readonly webContents = {
+      send: (channel: string, payload: unknown) => void record.sent.push([channel, payload]),
+      reloadIgnoringCache: () => undefined,
+    };
     constructor(readonly options: Record<string, unknown>) {
       record.windows.push(this);
     }
@@ -83,10 +86,13 @@ const fake = vi.hoisted(() => {
     },
     protocol: {
       registerSchemesAsPrivileged: (schemes: unknown[]) => void record.schemes.push(...schemes),
-      handle: (scheme: string, handler: (request: Request) => Promise<Response>) => void record.protocolHandlers.set(scheme, handler),
+      handle: (scheme: string, handler: (request: Request) => Promise<Response>) =>
+        void record.protocolHandlers.set(scheme, handler),
     },
     ipcMain: { handle: (channel: string, handler: Listener) => void record.ipcHandlers.set(channel, handler) },
-    session: { defaultSession: { setPermissionRequestHandler: () => undefined, setPermissionCheckHandler: () => undefined } },
+    session: {
+      defaultSession: { setPermissionRequestHandler: () => undefined, setPermissionCheckHandler: () => undefined },
+    },
     shell: { openExternal: async (url: string) => void record.opened.push(url) },
     nativeTheme: { shouldUseDarkColors: false },
     dialog: { showOpenDialog: async () => ({ canceled: true, filePaths: [] }), showMessageBoxSync: () => 0 },
@@ -108,7 +114,8 @@ const startArgv = process.argv;
 
 beforeAll(async () => {
   record.userData = mkdtempSync(join(tmpdir(), 'sluice-userdata-'));
-  for (const name of ['started-with.img', 'second.img', 'mac.img']) writeFileSync(join(images, name), Buffer.alloc(64 * 1024, name.length));
+  for (const name of ['started-with.img', 'second.img', 'mac.img'])
+    writeFileSync(join(images, name), Buffer.alloc(64 * 1024, name.length));
   // As `electron . started-with.img` run in that folder: Electron's default app, the project, the file.
   process.argv = ['/src/sluice/node_modules/electron/dist/electron', '/src/sluice', 'started-with.img'];
   Object.defineProperty(process, 'defaultApp', { value: true, configurable: true });
@@ -144,7 +151,9 @@ describe('the Electron main process, as built', () => {
   });
 
   it('serves the built renderer at app://sluice/ with the CSP, and nothing outside it', async () => {
-    expect(record.schemes).toEqual([{ scheme: 'app', privileges: { standard: true, secure: true, supportFetchAPI: true } }]);
+    expect(record.schemes).toEqual([
+      { scheme: 'app', privileges: { standard: true, secure: true, supportFetchAPI: true } },
+    ]);
     const handler = record.protocolHandlers.get('app');
     if (handler === undefined) throw new Error('no app:// handler');
     const page = await handler(new Request('app://sluice/index.html'));
@@ -160,19 +169,33 @@ describe('the Electron main process, as built', () => {
     const getSettings = record.ipcHandlers.get(INVOKE_CHANNELS.getSettings);
     if (getSettings === undefined) throw new Error('no settings handler');
     const from = (url: string, parent: unknown = null) => ({ senderFrame: { url, parent } });
-    await expect(getSettings(from('app://sluice/index.html'))).resolves.toMatchObject({ ok: true, value: { verify: true, eject: true, showVirtual: false, notifications: true, capacityCheck: true } });
-    for (const event of [from('app://sluice/index.html', {}), from('https://evil.example/'), from('file:///tmp/x.html'), { senderFrame: null }]) {
+    await expect(getSettings(from('app://sluice/index.html'))).resolves.toMatchObject({
+      ok: true,
+      value: { verify: true, eject: true, showVirtual: false, notifications: true, capacityCheck: true },
+    });
+    for (const event of [
+      from('app://sluice/index.html', {}),
+      from('https://evil.example/'),
+      from('file:///tmp/x.html'),
+      { senderFrame: null },
+    ]) {
       await expect(getSettings(event)).resolves.toMatchObject({ ok: false, error: { code: 'untrusted-sender' } });
     }
     const selectImage = record.ipcHandlers.get(INVOKE_CHANNELS.selectImage);
-    await expect(selectImage?.(from('app://sluice/index.html'), { path: '/etc/shadow' })).resolves.toMatchObject({ ok: false, error: { code: 'invalid-request' } });
+    await expect(selectImage?.(from('app://sluice/index.html'), { path: '/etc/shadow' })).resolves.toMatchObject({
+      ok: false,
+      error: { code: 'invalid-request' },
+    });
   });
 
   it('locks every web page down: no navigation, no <webview>, new windows only as our own links in the browser', () => {
     const created = record.appListeners.get('web-contents-created');
     const listeners = new Map<string, Listener>();
     let openHandler: Listener = () => undefined;
-    const contents = { on: (event: string, listener: Listener) => void listeners.set(event, listener), setWindowOpenHandler: (handler: Listener) => void (openHandler = handler) };
+    const contents = {
+      on: (event: string, listener: Listener) => void listeners.set(event, listener),
+      setWindowOpenHandler: (handler: Listener) => void (openHandler = handler),
+    };
     created?.({}, contents);
     for (const event of ['will-navigate', 'will-redirect', 'will-attach-webview']) {
       let prevented = false;
@@ -186,7 +209,8 @@ describe('the Electron main process, as built', () => {
 
   it('lets the window close when no flash is running', () => {
     let prevented = false;
-    for (const listener of record.windows[0]?.listeners.get('close') ?? []) listener({ preventDefault: () => void (prevented = true) });
+    for (const listener of record.windows[0]?.listeners.get('close') ?? [])
+      listener({ preventDefault: () => void (prevented = true) });
     expect(prevented).toBe(false);
   });
 
@@ -201,13 +225,26 @@ describe('the Electron main process, as built', () => {
     const pageReady = record.ipcHandlers.get(INVOKE_CHANNELS.pageReady);
     await expect(pageReady?.(fromAppPage)).resolves.toEqual({ ok: true, value: null });
     await vi.waitFor(() => expect(imagesOpened()).toHaveLength(1));
-    expect(imagesOpened()[0]).toMatchObject({ ok: true, value: { source: join(images, 'started-with.img'), name: 'started-with.img', format: 'raw' } });
+    expect(imagesOpened()[0]).toMatchObject({
+      ok: true,
+      value: { source: join(images, 'started-with.img'), name: 'started-with.img', format: 'raw' },
+    });
   });
 
   it('a second instance brings the window forward and hands over its file, relative to its own working directory', async () => {
     const focused = record.focused;
     const secondInstance = record.appListeners.get('second-instance');
-    secondInstance?.({}, ['/src/sluice/node_modules/electron/dist/electron', '--allow-file-access-from-files', '/src/sluice', 'second.img'], images, {});
+    secondInstance?.(
+      {},
+      [
+        '/src/sluice/node_modules/electron/dist/electron',
+        '--allow-file-access-from-files',
+        '/src/sluice',
+        'second.img',
+      ],
+      images,
+      {},
+    );
     expect(record.focused).toBe(focused + 1);
     await vi.waitFor(() => expect(imagesOpened()).toHaveLength(2));
     expect(imagesOpened()[1]).toMatchObject({ ok: true, value: { source: join(images, 'second.img') } });

@@ -21,8 +21,10 @@ function loadPreload() {
     contextBridge: { exposeInMainWorld: (key: string, api: unknown) => exposed.set(key, api) },
     ipcRenderer: {
       invoke: async (...args: unknown[]) => void invoked.push(args),
-      on: (channel: string, listener: (...args: unknown[]) => void) => listeners.set(channel, (listeners.get(channel) ?? new Set()).add(listener)),
-      removeListener: (channel: string, listener: (...args: unknown[]) => void) => listeners.get(channel)?.delete(listener),
+      on: (channel: string, listener: (...args: unknown[]) => void) =>
+        listeners.set(channel, (listeners.get(channel) ?? new Set()).add(listener)),
+      removeListener: (channel: string, listener: (...args: unknown[]) => void) =>
+        listeners.get(channel)?.delete(listener),
     },
     webUtils: { getPathForFile: (file: { name: string }) => `/home/user/Downloads/${file.name}` },
   };
@@ -33,7 +35,8 @@ function loadPreload() {
   };
   const module = { exports: {} };
   runInNewContext(readFileSync(BUNDLE, 'utf8'), { require, module, exports: module.exports });
-  const send = (channel: string, payload: unknown) => listeners.get(channel)?.forEach((l) => l({ sender: electron.ipcRenderer, senderId: 0 }, payload));
+  const send = (channel: string, payload: unknown) =>
+    listeners.get(channel)?.forEach((l) => l({ sender: electron.ipcRenderer, senderId: 0 }, payload));
   return { api: exposed.get('sluice') as SluiceApi, exposed, invoked, listeners, required, send };
 }
 

@@ -43,20 +43,33 @@ describeDevices('a backup through named pipes (Unix sockets here), compressed in
     ['gz', 'gzip', '.gz'],
     ['zstd', 'zstd', '.zst'],
     [null, null, ''],
-  ] as const)('%s: the helper sends the drive out through the image pipe; the file, verified, decodes with %s to the drive', async (compress, tool, suffix) => {
-    const source = drive();
-    const file = join(scratchDir(), `backup.img${suffix}`);
-    const startHelper = await builtStartHelper();
-    const before = pipesInTmp();
+  ] as const)(
+    '%s: the helper sends the drive out through the image pipe; the file, verified, decodes with %s to the drive',
+    async (compress, tool, suffix) => {
+      const source = drive();
+      const file = join(scratchDir(), `backup.img${suffix}`);
+      const startHelper = await builtStartHelper();
+      const before = pipesInTmp();
 
-    const result = await backupDrive({ drive: source.path, file, driveSize: 24 * MiB, driveMedium: null, compress, trimToPartitions: false, allBlocks: false, verify: true, launch: (options) => startHelper({ ...options, elevation: overNamedPipes }) });
+      const result = await backupDrive({
+        drive: source.path,
+        file,
+        driveSize: 24 * MiB,
+        driveMedium: null,
+        compress,
+        trimToPartitions: false,
+        allBlocks: false,
+        verify: true,
+        launch: (options) => startHelper({ ...options, elevation: overNamedPipes }),
+      });
 
-    expect(result).toMatchObject({ status: 'ok', target: file, verified: true, bytes: 24 * MiB });
-    const bytes = tool === null ? readFileSync(file) : execFileSync(tool, ['-dc', file], { maxBuffer: 64 * MiB });
-    expect(bytes.equals(readFileSync(source.backing))).toBe(true);
-    // The sockets are gone with the job.
-    expect(pipesInTmp()).toEqual(before);
-  });
+      expect(result).toMatchObject({ status: 'ok', target: file, verified: true, bytes: 24 * MiB });
+      const bytes = tool === null ? readFileSync(file) : execFileSync(tool, ['-dc', file], { maxBuffer: 64 * MiB });
+      expect(bytes.equals(readFileSync(source.backing))).toBe(true);
+      // The sockets are gone with the job.
+      expect(pipesInTmp()).toEqual(before);
+    },
+  );
 
   it('serves its sockets in a new 0700 directory: another user cannot connect first and speak for the helper', () => {
     const name = newPipeName();
@@ -65,7 +78,9 @@ describeDevices('a backup through named pipes (Unix sockets here), compressed in
       const dir = statSync(pipeDir(name));
       expect({ mode: dir.mode & 0o777, uid: dir.uid }).toEqual({ mode: 0o700, uid: process.getuid?.() });
       const connect = `require('net').connect(${JSON.stringify(pipePaths(name, false).control)}).on('connect', () => process.exit(0)).on('error', (e) => { console.log(e.code); process.exit(3); })`;
-      const other = spawnSync(asTestUser()[0] ?? '', [...asTestUser().slice(1), process.execPath, '-e', connect], { encoding: 'utf8' });
+      const other = spawnSync(asTestUser()[0] ?? '', [...asTestUser().slice(1), process.execPath, '-e', connect], {
+        encoding: 'utf8',
+      });
       expect({ status: other.status, said: other.stdout.trim() }).toEqual({ status: 3, said: 'EACCES' });
       // A directory of that name made first by anyone else: no server, nothing to connect to.
       expect(() => createPipeServers(name, true)).toThrow(/EEXIST/);

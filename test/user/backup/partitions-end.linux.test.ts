@@ -21,18 +21,41 @@ function head(name: string, script: string): Buffer {
 
 describe('where --trim-to-partitions stops', () => {
   it('at the end of the partition that ends last, whatever its number (MBR)', () => {
-    expect(partitionsEnd(head('mbr.img', 'label: dos\nstart=20480, size=8192, type=83\nstart=2048, size=4096, type=c\n'), SIZE, 'mbr.img')).toBe((20480 + 8192) * 512);
+    expect(
+      partitionsEnd(
+        head('mbr.img', 'label: dos\nstart=20480, size=8192, type=83\nstart=2048, size=4096, type=c\n'),
+        SIZE,
+        'mbr.img',
+      ),
+    ).toBe((20480 + 8192) * 512);
   });
 
   it('at the end of an extended partition, which holds its logical ones (MBR)', () => {
-    expect(partitionsEnd(head('ext.img', 'label: dos\nstart=2048, size=4096, type=c\nstart=8192, size=40960, type=5\nstart=10240, size=8192, type=83\n'), SIZE, 'ext.img')).toBe((8192 + 40960) * 512);
+    expect(
+      partitionsEnd(
+        head(
+          'ext.img',
+          'label: dos\nstart=2048, size=4096, type=c\nstart=8192, size=40960, type=5\nstart=10240, size=8192, type=83\n',
+        ),
+        SIZE,
+        'ext.img',
+      ),
+    ).toBe((8192 + 40960) * 512);
   });
 
   it('at the last partition of a GPT, before the backup table at the end of the disk', () => {
-    expect(partitionsEnd(head('gpt.img', 'label: gpt\nstart=2048, size=8192, type=L\nstart=10240, size=16384, type=L\n'), SIZE, 'gpt.img')).toBe((10240 + 16384) * 512);
+    expect(
+      partitionsEnd(
+        head('gpt.img', 'label: gpt\nstart=2048, size=8192, type=L\nstart=10240, size=16384, type=L\n'),
+        SIZE,
+        'gpt.img',
+      ),
+    ).toBe((10240 + 16384) * 512);
   });
 
   it('nowhere on a disk without a partition table: it says so', () => {
-    expect(() => partitionsEnd(head('blank.img', ''), SIZE, '/dev/sdz')).toThrow(/\/dev\/sdz has no partition table.*back up the whole drive instead/);
+    expect(() => partitionsEnd(head('blank.img', ''), SIZE, '/dev/sdz')).toThrow(
+      /\/dev\/sdz has no partition table.*back up the whole drive instead/,
+    );
   });
 });

@@ -16,7 +16,9 @@ const OPTIONS = { fat32: true, rawPartition: 8 * MiB } as const;
 
 /** Bytes the kernel has read from loop device `path` since it was attached (sysfs stat, field 3 in sectors). */
 function bytesRead(path: string): number {
-  const fields = readFileSync(`/sys/block/${basename(path)}/stat`, 'utf8').trim().split(/\s+/);
+  const fields = readFileSync(`/sys/block/${basename(path)}/stat`, 'utf8')
+    .trim()
+    .split(/\s+/);
   return Number(fields[2]) * 512;
 }
 

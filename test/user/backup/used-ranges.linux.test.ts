@@ -16,7 +16,10 @@ const SIZE = 96 * MiB;
 
 /** The ranges a backup of `bytes` reads, through the same readers it asks the helper with. */
 function used(bytes: Buffer): Promise<Extent[]> {
-  return usedRanges(randomAccess((offset, length) => Promise.resolve(bytes.subarray(offset, offset + length))), bytes.length);
+  return usedRanges(
+    randomAccess((offset, length) => Promise.resolve(bytes.subarray(offset, offset + length))),
+    bytes.length,
+  );
 }
 
 /** Bytes of `partition` the backup reads. */
@@ -79,7 +82,15 @@ describe('the ranges a used-blocks backup reads', () => {
   it('agrees with dumpe2fs: every block it leaves out of the root is free there', async () => {
     const ranges = await used(readFileSync(image));
     const part = join(dir, 'root.part');
-    execFileSync('dd', [`if=${image}`, `of=${part}`, 'bs=1M', `skip=${layout.root[0]}`, `count=${layout.root[1]}`, 'iflag=skip_bytes,count_bytes', 'status=none']);
+    execFileSync('dd', [
+      `if=${image}`,
+      `of=${part}`,
+      'bs=1M',
+      `skip=${layout.root[0]}`,
+      `count=${layout.root[1]}`,
+      'iflag=skip_bytes,count_bytes',
+      'status=none',
+    ]);
     const omitted = subtractExtents([layout.root], ranges);
     expect(extentBytes(omitted)).toBeGreaterThan(layout.root[1] / 2);
     expect(subtractExtents(omitted, dumpe2fsFree(part, layout.root[0]))).toEqual([]);

@@ -1,4 +1,14 @@
-import { statfsSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  statfsSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -11,7 +21,13 @@ beforeEach(() => {
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
 const key = (n: number) => n.toString(16).padStart(64, '0');
-const entry = (n: number, size: number) => ({ key: key(n), name: `OS ${n}`, url: `https://x/${n}.img.xz`, size, checks: 'download' as const });
+const entry = (n: number, size: number) => ({
+  key: key(n),
+  name: `OS ${n}`,
+  url: `https://x/${n}.img.xz`,
+  size,
+  checks: 'download' as const,
+});
 
 /** Reserves room for entry `n` and completes its download with `size` bytes, as a flash would. */
 async function fill(cache: ImageCache, n: number, size: number): Promise<void> {
@@ -69,10 +85,14 @@ describe('ImageCache: downloads kept by SHA-256, least recently used out first',
   it('refuses a download larger than the limit, or one that would leave less than the reserve free, evicting nothing', async () => {
     const small = new ImageCache(dir, 1000);
     await fill(small, 1, 500);
-    expect(await small.reserve(entry(2, 1001))).toEqual({ refused: 'it is 1.0 KB, more than the cache\'s limit of 1.0 KB' });
+    expect(await small.reserve(entry(2, 1001))).toEqual({
+      refused: "it is 1.0 KB, more than the cache's limit of 1.0 KB",
+    });
     const { bavail, bsize } = statfsSync(dir);
     const tight = new ImageCache(dir, 10 ** 15, bavail * bsize + 1000);
-    expect(await tight.reserve(entry(3, 100))).toEqual({ refused: expect.stringMatching(/^keeping it would leave less than .* free on the disk that holds the cache/) });
+    expect(await tight.reserve(entry(3, 100))).toEqual({
+      refused: expect.stringMatching(/^keeping it would leave less than .* free on the disk that holds the cache/),
+    });
     expect(await small.find(key(1))).not.toBeNull();
   });
 

@@ -25,7 +25,9 @@ afterAll(async () => {
 });
 
 const names = (items: readonly { name: string; kind: string; items?: unknown }[]): unknown[] =>
-  items.map((i) => (i.kind === 'category' ? { [i.name]: i.items === null ? 'unread' : names(i.items as never) } : i.name));
+  items.map((i) =>
+    i.kind === 'category' ? { [i.name]: i.items === null ? 'unread' : names(i.items as never) } : i.name,
+  );
 
 describe('readCatalogueInChild: a catalogue read in its own process', () => {
   it('reads the top document only, until a category is opened; the malformed entry and board are skipped with notes', async () => {
@@ -37,16 +39,30 @@ describe('readCatalogueInChild: a catalogue read in its own process', () => {
       ['Board A', ['board-a', 'board-a-64'], 'exclusive'],
       ['Board B', ['board-b'], 'inclusive'],
     ]);
-    expect(names(document.items)).toEqual(['Test OS Lite', { 'Other systems': 'unread' }, { Generic: ['Test OS Generic'] }]);
+    expect(names(document.items)).toEqual([
+      'Test OS Lite',
+      { 'Other systems': 'unread' },
+      { Generic: ['Test OS Generic'] },
+    ]);
     expect(document.notes).toEqual([
       `${server.top}: os_list[2] ("Broken entry") skipped: extract_sha256: Invalid SHA-256: expected 64 hexadecimal digits.`,
       `${server.top}: board imager.devices[2] ("Board without tags") skipped: tags: missing.`,
     ]);
     const lite = document.items[0] as CatalogueOs;
-    expect(lite).toMatchObject({ url: `${server.base}/images/lite.img.xz`, icon: `${server.base}/icons/lite.png`, downloadSha256: server.images.lite.downloadSha256, extractSha256: server.images.lite.extractSha256 });
+    expect(lite).toMatchObject({
+      url: `${server.base}/images/lite.img.xz`,
+      icon: `${server.base}/icons/lite.png`,
+      downloadSha256: server.images.lite.downloadSha256,
+      extractSha256: server.images.lite.extractSha256,
+    });
     // Opened later: the category's own document, one level down.
     const other = document.items[1] as CatalogueCategory;
-    const opened = await readCatalogueInChild({ source: other.subitemsUrl ?? '', depth: 1, expand: false, savedDir: null });
+    const opened = await readCatalogueInChild({
+      source: other.subitemsUrl ?? '',
+      depth: 1,
+      expand: false,
+      savedDir: null,
+    });
     expect(names(opened.items)).toEqual(['Test OS Desktop', { Rescue: 'unread' }]);
     expect(opened.items[0]?.icon).toBe(`${server.base}/icons/desktop.png`);
     expect(opened.boards).toEqual([]);
@@ -56,7 +72,11 @@ describe('readCatalogueInChild: a catalogue read in its own process', () => {
     const other = server.requestsFor('/lists/other.json');
     const rescue = server.requestsFor('/lists/rescue.json');
     const document = await readCatalogueInChild({ source: server.top, depth: 0, expand: true, savedDir: null });
-    expect(names(document.items)).toEqual(['Test OS Lite', { 'Other systems': ['Test OS Desktop', { Rescue: ['Test OS Rescue'] }] }, { Generic: ['Test OS Generic'] }]);
+    expect(names(document.items)).toEqual([
+      'Test OS Lite',
+      { 'Other systems': ['Test OS Desktop', { Rescue: ['Test OS Rescue'] }] },
+      { Generic: ['Test OS Generic'] },
+    ]);
     expect(server.requestsFor('/lists/other.json') - other).toBe(1);
     expect(server.requestsFor('/lists/rescue.json') - rescue).toBe(1);
     expect(document.notes).toHaveLength(2);
@@ -65,7 +85,10 @@ describe('readCatalogueInChild: a catalogue read in its own process', () => {
   it('shows the saved copy when the server cannot be reached, marked offline with the reason', async () => {
     const saved = join(dir, 'saved');
     const own = await serve((request, response) => {
-      if (request.url === '/list.json') return void response.writeHead(200).end(JSON.stringify({ os_list: [{ name: 'Sub', description: '', subitems_url: 'sub.json' }] }));
+      if (request.url === '/list.json')
+        return void response
+          .writeHead(200)
+          .end(JSON.stringify({ os_list: [{ name: 'Sub', description: '', subitems_url: 'sub.json' }] }));
       if (request.url === '/sub.json') return void response.writeHead(200).end(JSON.stringify({ os_list: [] }));
       response.writeHead(404).end();
     });
@@ -78,21 +101,34 @@ describe('readCatalogueInChild: a catalogue read in its own process', () => {
     expect(offline.offline?.reason).toMatch(/the server refused the connection/);
     expect(offline.offline?.savedAt).toBeGreaterThan(Date.now() - 60_000);
     // Nothing saved for it: the failure is the answer.
-    await expect(readCatalogueInChild({ source: `${own.base}/never.json`, depth: 0, expand: false, savedDir: saved })).rejects.toThrow(/the server refused the connection\. No copy of this catalogue was saved for use offline\./);
+    await expect(
+      readCatalogueInChild({ source: `${own.base}/never.json`, depth: 0, expand: false, savedDir: saved }),
+    ).rejects.toThrow(/the server refused the connection\. No copy of this catalogue was saved for use offline\./);
   });
 
   it('refuses a document over 1 MiB before parsing it, and a file that is not there', async () => {
-    const large = await serve((_request, response) => response.writeHead(200, { 'Content-Length': 2 * MiB }).end(Buffer.alloc(2 * MiB, 0x20)));
+    const large = await serve((_request, response) =>
+      response.writeHead(200, { 'Content-Length': 2 * MiB }).end(Buffer.alloc(2 * MiB, 0x20)),
+    );
     try {
-      await expect(readCatalogueInChild({ source: `${large.base}/big.json`, depth: 0, expand: false, savedDir: null })).rejects.toThrow(/big\.json is larger than 1048576 bytes/);
+      await expect(
+        readCatalogueInChild({ source: `${large.base}/big.json`, depth: 0, expand: false, savedDir: null }),
+      ).rejects.toThrow(/big\.json is larger than 1048576 bytes/);
     } finally {
       await large.close();
     }
-    await expect(readCatalogueInChild({ source: join(dir, 'absent.json'), depth: 0, expand: false, savedDir: null })).rejects.toThrow(/absent\.json does not exist/);
+    await expect(
+      readCatalogueInChild({ source: join(dir, 'absent.json'), depth: 0, expand: false, savedDir: null }),
+    ).rejects.toThrow(/absent\.json does not exist/);
   });
 
   it('reads a local file, as a .rpi-imager-manifest is read', async () => {
-    const document = await readCatalogueInChild({ source: join(dir, 'os_list_v4.json'), depth: 0, expand: false, savedDir: null });
+    const document = await readCatalogueInChild({
+      source: join(dir, 'os_list_v4.json'),
+      depth: 0,
+      expand: false,
+      savedDir: null,
+    });
     // Its addresses are read against the file now: "/images/lite.img.xz" is a path on this computer.
     expect((document.items[0] as CatalogueOs).url).toBe('/images/lite.img.xz');
     expect(document.items[0]?.icon).toBe('file:///icons/lite.png');
@@ -105,15 +141,35 @@ describe('catalogue icons: fetched by the catalogue process, kept only when they
     let iconRequests = 0;
     const own = await serve((request, response) => {
       if (request.url === '/list.json') {
-        const os = (name: string, icon: string) => ({ name, description: '', icon, url: '/x.img.xz', extract_size: 1, extract_sha256: 'a'.repeat(64), image_download_size: 1, release_date: '2026-11-01' });
-        const items = [os('Png', '/png.png'), os('Html', '/page.png'), os('Huge', '/huge.png'), os('Svg', '/icon.svg'), os('Same', '/png.png')];
+        const os = (name: string, icon: string) => ({
+          name,
+          description: '',
+          icon,
+          url: '/x.img.xz',
+          extract_size: 1,
+          extract_sha256: 'a'.repeat(64),
+          image_download_size: 1,
+          release_date: '2026-11-01',
+        });
+        const items = [
+          os('Png', '/png.png'),
+          os('Html', '/page.png'),
+          os('Huge', '/huge.png'),
+          os('Svg', '/icon.svg'),
+          os('Same', '/png.png'),
+        ];
         return void response.writeHead(200).end(JSON.stringify({ os_list: items }));
       }
       iconRequests += 1;
       if (request.url === '/png.png') return void response.writeHead(200).end(png);
-      if (request.url === '/page.png') return void response.writeHead(200).end('<html><script>alert(1)</script></html>');
-      if (request.url === '/huge.png') return void response.writeHead(200).end(Buffer.concat([png, Buffer.alloc(300 * 1024)]));
-      if (request.url === '/icon.svg') return void response.writeHead(200).end('<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>');
+      if (request.url === '/page.png')
+        return void response.writeHead(200).end('<html><script>alert(1)</script></html>');
+      if (request.url === '/huge.png')
+        return void response.writeHead(200).end(Buffer.concat([png, Buffer.alloc(300 * 1024)]));
+      if (request.url === '/icon.svg')
+        return void response
+          .writeHead(200)
+          .end('<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>');
       response.writeHead(404).end();
     });
     const icons = join(dir, 'icons');
@@ -145,10 +201,16 @@ describe('checkedCatalogue: what the app and the CLI take from the catalogue pro
   });
 
   it('refuses an answer about another document, one of the wrong shape, and one nested too deep', () => {
-    expect(checkedCatalogue(request, { type: 'document', document: { ...document, source: 'https://y/list.json' } })).toMatchObject({ failure: { code: 'protocol-error' } });
-    expect(checkedCatalogue(request, { type: 'document', document: { ...document, items: [{ kind: 'os', name: 'x' }] } })).toMatchObject({ failure: { code: 'protocol-error' } });
+    expect(
+      checkedCatalogue(request, { type: 'document', document: { ...document, source: 'https://y/list.json' } }),
+    ).toMatchObject({ failure: { code: 'protocol-error' } });
+    expect(
+      checkedCatalogue(request, { type: 'document', document: { ...document, items: [{ kind: 'os', name: 'x' }] } }),
+    ).toMatchObject({ failure: { code: 'protocol-error' } });
     let deep: unknown = [];
     for (let i = 0; i < 100_000; i++) deep = [deep];
-    expect(checkedCatalogue(request, { type: 'document', document: { ...document, items: deep } })).toMatchObject({ failure: { code: 'protocol-error', message: expect.stringMatching(/nested deeper/) } });
+    expect(checkedCatalogue(request, { type: 'document', document: { ...document, items: deep } })).toMatchObject({
+      failure: { code: 'protocol-error', message: expect.stringMatching(/nested deeper/) },
+    });
   });
 });

@@ -36,7 +36,15 @@ describe('parseOsList: os_list v4, checked entry by entry', () => {
       imager: {
         latest_version: '2.0.3',
         devices: [
-          { name: 'Raspberry Pi 5', description: 'The latest', tags: ['pi5-64bit', 'pi5-32bit'], icon: 'icons/pi5.png', matching_type: 'inclusive', architecture: 'armv8', default: false },
+          {
+            name: 'Raspberry Pi 5',
+            description: 'The latest',
+            tags: ['pi5-64bit', 'pi5-32bit'],
+            icon: 'icons/pi5.png',
+            matching_type: 'inclusive',
+            architecture: 'armv8',
+            default: false,
+          },
           { name: 'Raspberry Pi 4', description: 'Models B, 400', tags: ['pi4-64bit'] },
         ],
       },
@@ -44,8 +52,22 @@ describe('parseOsList: os_list v4, checked entry by entry', () => {
     });
     expect(document.notes).toEqual([]);
     expect(document.boards).toEqual([
-      { name: 'Raspberry Pi 5', description: 'The latest', icon: 'https://lists.example/icons/pi5.png', tags: ['pi5-64bit', 'pi5-32bit'], matchingType: 'inclusive', architecture: 'armv8' },
-      { name: 'Raspberry Pi 4', description: 'Models B, 400', icon: null, tags: ['pi4-64bit'], matchingType: 'exclusive', architecture: null },
+      {
+        name: 'Raspberry Pi 5',
+        description: 'The latest',
+        icon: 'https://lists.example/icons/pi5.png',
+        tags: ['pi5-64bit', 'pi5-32bit'],
+        matchingType: 'inclusive',
+        architecture: 'armv8',
+      },
+      {
+        name: 'Raspberry Pi 4',
+        description: 'Models B, 400',
+        icon: null,
+        tags: ['pi4-64bit'],
+        matchingType: 'exclusive',
+        architecture: null,
+      },
     ]);
     expect(document.items).toEqual([
       {
@@ -71,7 +93,12 @@ describe('parseOsList: os_list v4, checked entry by entry', () => {
   it('reads categories inline and by subitems_url, leaving the latter unread', () => {
     const document = parse({
       os_list: [
-        { name: 'Other', description: 'More', icon: 'other.png', subitems: [os('Inside'), { name: 'Deeper', description: 'Even more', subitems: [os('Deepest')] }] },
+        {
+          name: 'Other',
+          description: 'More',
+          icon: 'other.png',
+          subitems: [os('Inside'), { name: 'Deeper', description: 'Even more', subitems: [os('Deepest')] }],
+        },
         { name: 'Remote', description: 'Elsewhere', subitems_url: 'sub/remote.json' },
       ],
     });
@@ -79,7 +106,12 @@ describe('parseOsList: os_list v4, checked entry by entry', () => {
     const [other, remote] = document.items as CatalogueCategory[];
     expect(other?.items?.map((i) => i.name)).toEqual(['Inside', 'Deeper']);
     expect((other?.items?.[1] as CatalogueCategory).items?.map((i) => i.name)).toEqual(['Deepest']);
-    expect(remote).toMatchObject({ kind: 'category', items: null, subitemsUrl: 'https://lists.example/sub/remote.json', icon: null });
+    expect(remote).toMatchObject({
+      kind: 'category',
+      items: null,
+      subitemsUrl: 'https://lists.example/sub/remote.json',
+      icon: null,
+    });
   });
 
   it('a catalogue read over https may name no http image, icon or sub-document: each is skipped with the reason', () => {
@@ -92,27 +124,49 @@ describe('parseOsList: os_list v4, checked entry by entry', () => {
       ],
     });
     expect(document.items.map((i) => i.name)).toEqual(['Secure']);
-    const why = (field: string, url: string) => `${field}: ${url} is plain http, in a catalogue read over https; its publisher must give an https address.`;
+    const why = (field: string, url: string) =>
+      `${field}: ${url} is plain http, in a catalogue read over https; its publisher must give an https address.`;
     expect(document.notes).toEqual([
       expect.stringContaining(why('url', 'http://lists.example/plain.img.xz')),
       expect.stringContaining(why('icon', 'http://lists.example/plain.png')),
       expect.stringContaining(why('subitems_url', 'http://lists.example/sub.json')),
     ]);
     // Over http, the same addresses are what the catalogue can give.
-    expect(parse({ os_list: [os('Plain image', { url: 'http://lists.example/plain.img.xz' })] }, 'http://lists.example/os_list_v4.json').items).toHaveLength(1);
+    expect(
+      parse(
+        { os_list: [os('Plain image', { url: 'http://lists.example/plain.img.xz' })] },
+        'http://lists.example/os_list_v4.json',
+      ).items,
+    ).toHaveLength(1);
   });
 
   it('skips an entry that does not match the schema, with a note naming it and the field, and keeps the rest', () => {
     const document = parse({
-      imager: { devices: [{ name: 'No tags', description: 'x' }, { name: 'Good', description: 'y', tags: ['good'] }] },
+      imager: {
+        devices: [
+          { name: 'No tags', description: 'x' },
+          { name: 'Good', description: 'y', tags: ['good'] },
+        ],
+      },
       os_list: [
         os('Good one'),
         os('Bad checksum', { extract_sha256: 'not-hex' }),
         os('Negative size', { image_download_size: -1 }),
-        { name: 'No url', description: 'x', extract_size: 1, extract_sha256: SHA_A, image_download_size: 1, release_date: '2026-01-01' },
+        {
+          name: 'No url',
+          description: 'x',
+          extract_size: 1,
+          extract_sha256: SHA_A,
+          image_download_size: 1,
+          release_date: '2026-01-01',
+        },
         'a string',
         os('Bad icon', { icon: 'javascript:alert(1)' }),
-        { name: 'Category', description: 'with one bad entry', subitems: [os('Fine'), os('Broken', { devices: 'pi5' })] },
+        {
+          name: 'Category',
+          description: 'with one bad entry',
+          subitems: [os('Fine'), os('Broken', { devices: 'pi5' })],
+        },
       ],
     });
     expect(document.items.map((i) => i.name)).toEqual(['Good one', 'Category']);
@@ -131,25 +185,45 @@ describe('parseOsList: os_list v4, checked entry by entry', () => {
   });
 
   it('takes file: addresses only from a local file (a .rpi-imager-manifest made by create_local_json.py)', () => {
-    const manifest = { os_list: [os('Local', { url: 'file:///srv/images/local.img.xz', icon: 'file:///srv/icons/local.png' }), os('Relative', { url: 'images/relative.img.xz' })] };
+    const manifest = {
+      os_list: [
+        os('Local', { url: 'file:///srv/images/local.img.xz', icon: 'file:///srv/icons/local.png' }),
+        os('Relative', { url: 'images/relative.img.xz' }),
+      ],
+    };
     const local = parse(manifest, '/home/pi/os_list_local.rpi-imager-manifest');
     expect(local.notes).toEqual([]);
-    expect(local.items.map((i) => (i as CatalogueOs).url)).toEqual(['/srv/images/local.img.xz', '/home/pi/images/relative.img.xz']);
+    expect(local.items.map((i) => (i as CatalogueOs).url)).toEqual([
+      '/srv/images/local.img.xz',
+      '/home/pi/images/relative.img.xz',
+    ]);
     expect(local.items[0]?.icon).toBe('file:///srv/icons/local.png');
     const remote = parse(manifest);
     expect(remote.items.map((i) => i.name)).toEqual(['Relative']);
-    expect(remote.notes[0]).toMatch(/"Local"\) skipped: url: file: addresses are not allowed here \(http or https only, from a catalogue on a server\)/);
+    expect(remote.notes[0]).toMatch(
+      /"Local"\) skipped: url: file: addresses are not allowed here \(http or https only, from a catalogue on a server\)/,
+    );
   });
 
   it('reads init_format as a hint: Imager’s empty string is none, and a format it does not know is no hint, with a note', () => {
-    const document = parse({ os_list: [os('Empty', { init_format: '' }), os('Cloud', { init_format: 'cloudinit-rpi' }), os('Future', { init_format: 'ignition' }), os('Unset', { init_format: undefined })] });
+    const document = parse({
+      os_list: [
+        os('Empty', { init_format: '' }),
+        os('Cloud', { init_format: 'cloudinit-rpi' }),
+        os('Future', { init_format: 'ignition' }),
+        os('Unset', { init_format: undefined }),
+      ],
+    });
     expect(document.items.map((i) => (i as CatalogueOs).initFormat)).toEqual(['none', 'cloudinit-rpi', null, null]);
-    expect(document.notes).toEqual(['https://lists.example/os_list_v4.json: "Future" names an init_format Sluice does not know ("ignition"): it is listed without a customisation hint.']);
+    expect(document.notes).toEqual([
+      'https://lists.example/os_list_v4.json: "Future" names an init_format Sluice does not know ("ignition"): it is listed without a customisation hint.',
+    ]);
   });
 
   it(`refuses categories nested deeper than ${MAX_DEPTH} levels, counting the document's own depth`, () => {
     let deepest: unknown = os('Bottom');
-    for (let level = 0; level < MAX_DEPTH; level++) deepest = { name: `Level ${MAX_DEPTH - level}`, description: '', subitems: [deepest] };
+    for (let level = 0; level < MAX_DEPTH; level++)
+      deepest = { name: `Level ${MAX_DEPTH - level}`, description: '', subitems: [deepest] };
     const document = parse({ os_list: [deepest] });
     // Fifteen categories hold the sixteenth level; the sixteenth category would open a seventeenth.
     let item = document.items[0] as CatalogueCategory;
@@ -162,16 +236,26 @@ describe('parseOsList: os_list v4, checked entry by entry', () => {
     expect(item.items).toEqual([]);
     expect(document.notes[0]).toMatch(/\("Level 16"\) skipped: categories nest deeper than 16 levels\.$/);
     // A document read through subitems_url at depth 15 can hold entries, but no category.
-    const deep = parse({ os_list: [os('Leaf'), { name: 'Too deep', description: '', subitems_url: 'x.json' }] }, 'https://lists.example/deep.json', MAX_DEPTH - 1);
+    const deep = parse(
+      { os_list: [os('Leaf'), { name: 'Too deep', description: '', subitems_url: 'x.json' }] },
+      'https://lists.example/deep.json',
+      MAX_DEPTH - 1,
+    );
     expect(deep.items.map((i) => i.name)).toEqual(['Leaf']);
     expect(deep.boards).toEqual([]);
   });
 
   it('refuses a whole document that is too large, not JSON, or not an os_list, saying which', () => {
     const source = 'https://lists.example/x.json';
-    expect(() => parseOsList(Buffer.alloc(MAX_DOCUMENT_BYTES + 1, 0x20), { source, depth: 0 })).toThrow(/The catalogue https:\/\/lists.example\/x.json is larger than 1 MiB/);
-    expect(() => parseOsList(Buffer.from('<html>Not found</html>'), { source, depth: 0 })).toThrow(/is not JSON: Unexpected token/);
-    expect(() => parse({ os_list: {} }, source)).toThrow(/is not an OS list \(os_list v4\): os_list: Invalid type: Expected Array/);
+    expect(() => parseOsList(Buffer.alloc(MAX_DOCUMENT_BYTES + 1, 0x20), { source, depth: 0 })).toThrow(
+      /The catalogue https:\/\/lists.example\/x.json is larger than 1 MiB/,
+    );
+    expect(() => parseOsList(Buffer.from('<html>Not found</html>'), { source, depth: 0 })).toThrow(
+      /is not JSON: Unexpected token/,
+    );
+    expect(() => parse({ os_list: {} }, source)).toThrow(
+      /is not an OS list \(os_list v4\): os_list: Invalid type: Expected Array/,
+    );
     expect(() => parse([1, 2], source)).toThrow(/is not an OS list/);
   });
 

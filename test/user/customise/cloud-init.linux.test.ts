@@ -3,7 +3,13 @@ import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { metaData, networkConfig, userData } from '../../../user/customise/cloud-init.js';
 import { scratchDir } from '../../support/loop-device.js';
-import { cloudInitSchemaProblem, fullCustomisation, netplanProblem, netplanWpaConfig, sshKeyPair } from '../../support/customisation.js';
+import {
+  cloudInitSchemaProblem,
+  fullCustomisation,
+  netplanProblem,
+  netplanWpaConfig,
+  sshKeyPair,
+} from '../../support/customisation.js';
 
 describe('cloud-init NoCloud files', () => {
   const dir = scratchDir();
@@ -27,7 +33,9 @@ describe('cloud-init NoCloud files', () => {
     const keysOnly = userData(fullCustomisation(keys, { user: null }));
     expect(cloudInitSchemaProblem(dir, keysOnly)).toBeNull();
     expect(parse(keysOnly)).toMatchObject({ ssh_authorized_keys: keys });
-    const none = userData(fullCustomisation([], { hostname: null, user: null, ssh: null, wifi: null, timezone: null, keymap: null }));
+    const none = userData(
+      fullCustomisation([], { hostname: null, user: null, ssh: null, wifi: null, timezone: null, keymap: null }),
+    );
     expect(cloudInitSchemaProblem(dir, none)).toBeNull();
   });
 
@@ -39,12 +47,16 @@ describe('cloud-init NoCloud files', () => {
     expect(wifi['access-points']['Café "Zoë" — 5 GHz']).toEqual({ password: '0f'.repeat(32), hidden: true });
     expect(netplanWpaConfig(dir, text)).toContain(`psk=${'0f'.repeat(32)}`);
     expect(networkConfig(fullCustomisation(keys, { wifi: null }))).toBeNull();
-    const open = networkConfig(fullCustomisation([], { wifi: { ssid: 'open', psk: null, hidden: false, country: 'GB' } })) ?? '';
+    const open =
+      networkConfig(fullCustomisation([], { wifi: { ssid: 'open', psk: null, hidden: false, country: 'GB' } })) ?? '';
     expect(netplanProblem(dir, open)).toBeNull();
   });
 
   it("a user's own files replace Sluice's, byte for byte", () => {
-    const own = fullCustomisation(keys, { cloudInitUserData: '#cloud-config\nruncmd: [ls]\n', cloudInitNetworkConfig: 'version: 2\n' });
+    const own = fullCustomisation(keys, {
+      cloudInitUserData: '#cloud-config\nruncmd: [ls]\n',
+      cloudInitNetworkConfig: 'version: 2\n',
+    });
     expect(userData(own)).toBe('#cloud-config\nruncmd: [ls]\n');
     expect(networkConfig(own)).toBe('version: 2\n');
   });

@@ -19,7 +19,11 @@ describe('ext2/3/4 path lookups', () => {
   for (let i = 0; i < 3000; i++) writeFileSync(join(tree, 'usr', 'share', 'many', `file-with-a-longer-name-${i}`), '');
   writeRandomFile(join(tree, 'blob'), 1024 * 1024);
 
-  it.each([['ext4', ['-t', 'ext4']], ['ext2 (block maps, no extents)', ['-t', 'ext2']], ['ext4 with 1 KiB blocks', ['-t', 'ext4', '-b', '1024']]])('%s', async (_name, options) => {
+  it.each([
+    ['ext4', ['-t', 'ext4']],
+    ['ext2 (block maps, no extents)', ['-t', 'ext2']],
+    ['ext4 with 1 KiB blocks', ['-t', 'ext4', '-b', '1024']],
+  ])('%s', async (_name, options) => {
     const image = join(dir, `fs-${Math.random().toString(36).slice(2)}.img`);
     execFileSync('truncate', ['-s', '64M', image]);
     execFileSync('mke2fs', ['-q', '-F', ...options, '-d', tree, image]);

@@ -54,23 +54,49 @@ describe('FAT: files planned into the root directory, written as the helper writ
     ['FAT32, 4 KiB clusters', 300 * 1024 * 1024, ['-F', '32', '-s', '8']],
   ];
 
-  it.each(kinds)('%s: new files with long and short names, and a file replaced in place, pass fsck.fat and read back', async (_kind, size, mkfs) => {
-    const path = volume(dir, size, mkfs, [['kernel.img', 300_000], ['cmdline.txt', 'console=tty1 root=/dev/mmcblk0p2 rootwait\n'], ['config.txt', 'arm_64bit=1\n']]);
-    const script = `#!/bin/bash\n${'echo configuring\n'.repeat(700)}`;
-    await customise(path, [text('firstrun.sh', script), text('user-data', '#cloud-config\nhostname: ü\n'), text('rpi-preseed.toml', 'config_version = "1.0"\n'), text('cmdline.txt', 'console=tty1 root=/dev/mmcblk0p2 rootwait systemd.run=/boot/firstrun.sh\n')], 'cmdline.txt');
-    expect(fsck(path)).toBe('');
-    expect(mread(path, 'firstrun.sh').toString()).toBe(script);
-    expect(mread(path, 'user-data').toString()).toBe('#cloud-config\nhostname: ü\n');
-    expect(mread(path, 'rpi-preseed.toml').toString()).toBe('config_version = "1.0"\n');
-    expect(mread(path, 'cmdline.txt').toString()).toBe('console=tty1 root=/dev/mmcblk0p2 rootwait systemd.run=/boot/firstrun.sh\n');
-    expect(mread(path, 'config.txt').toString()).toBe('arm_64bit=1\n');
-    const listing = execFileSync('mdir', ['-i', path, '-b', '::/']).toString();
-    expect(listing).toMatch(/firstrun\.sh/);
-    expect(listing).toMatch(/rpi-preseed\.toml/);
-  });
+  it.each(kinds)(
+    '%s: new files with long and short names, and a file replaced in place, pass fsck.fat and read back',
+    async (_kind, size, mkfs) => {
+      const path = volume(dir, size, mkfs, [
+        ['kernel.img', 300_000],
+        ['cmdline.txt', 'console=tty1 root=/dev/mmcblk0p2 rootwait\n'],
+        ['config.txt', 'arm_64bit=1\n'],
+      ]);
+      const script = `#!/bin/bash\n${'echo configuring\n'.repeat(700)}`;
+      await customise(
+        path,
+        [
+          text('firstrun.sh', script),
+          text('user-data', '#cloud-config\nhostname: ü\n'),
+          text('rpi-preseed.toml', 'config_version = "1.0"\n'),
+          text('cmdline.txt', 'console=tty1 root=/dev/mmcblk0p2 rootwait systemd.run=/boot/firstrun.sh\n'),
+        ],
+        'cmdline.txt',
+      );
+      expect(fsck(path)).toBe('');
+      expect(mread(path, 'firstrun.sh').toString()).toBe(script);
+      expect(mread(path, 'user-data').toString()).toBe('#cloud-config\nhostname: ü\n');
+      expect(mread(path, 'rpi-preseed.toml').toString()).toBe('config_version = "1.0"\n');
+      expect(mread(path, 'cmdline.txt').toString()).toBe(
+        'console=tty1 root=/dev/mmcblk0p2 rootwait systemd.run=/boot/firstrun.sh\n',
+      );
+      expect(mread(path, 'config.txt').toString()).toBe('arm_64bit=1\n');
+      const listing = execFileSync('mdir', ['-i', path, '-b', '::/']).toString();
+      expect(listing).toMatch(/firstrun\.sh/);
+      expect(listing).toMatch(/rpi-preseed\.toml/);
+    },
+  );
 
   it('a file that shrinks gives its clusters back, one that grows takes more; the same plan twice gives the same bytes', async () => {
-    const path = volume(dir, 4 * 1024 * 1024, ['-F', '12'], [['big.txt', 'x'.repeat(10_000)], ['small.txt', 'y']]);
+    const path = volume(
+      dir,
+      4 * 1024 * 1024,
+      ['-F', '12'],
+      [
+        ['big.txt', 'x'.repeat(10_000)],
+        ['small.txt', 'y'],
+      ],
+    );
     const copy = join(dir, 'copy.img');
     writeFileSync(copy, readFileSync(path));
     const files = [text('big.txt', 'now small'), text('small.txt', 'z'.repeat(9000))];
@@ -84,7 +110,12 @@ describe('FAT: files planned into the root directory, written as the helper writ
 
   it('a FAT32 root directory with no free slot grows by a cluster, and its old end marker no longer hides the new entries', async () => {
     // 512-byte clusters hold 16 entries: the volume label, "a-long-file-name-N" (3 slots each) x 5 fill it.
-    const path = volume(dir, 40 * 1024 * 1024, ['-F', '32', '-s', '1', '-n', 'LABEL'], Array.from({ length: 5 }, (_, i): [string, string] => [`a-long-file-name-${i}`, `${i}`]));
+    const path = volume(
+      dir,
+      40 * 1024 * 1024,
+      ['-F', '32', '-s', '1', '-n', 'LABEL'],
+      Array.from({ length: 5 }, (_, i): [string, string] => [`a-long-file-name-${i}`, `${i}`]),
+    );
     await customise(path, [text('network-config', 'version: 2\n')]);
     expect(fsck(path)).toBe('');
     expect(mread(path, 'network-config').toString()).toBe('version: 2\n');
@@ -98,7 +129,9 @@ describe('FAT: files planned into the root directory, written as the helper writ
     writeRandomFile(filler, free - 2048);
     execFileSync('mcopy', ['-i', path, filler, '::/filler.bin']);
     const before = readFileSync(path);
-    await expect(customise(path, [text('firstrun.sh', 'x'.repeat(8000))])).rejects.toThrow(/too full for the customisation: firstrun\.sh need 8 KiB more and it has 2 KiB free\. Nothing was written\./);
+    await expect(customise(path, [text('firstrun.sh', 'x'.repeat(8000))])).rejects.toThrow(
+      /too full for the customisation: firstrun\.sh need 8 KiB more and it has 2 KiB free\. Nothing was written\./,
+    );
     expect(readFileSync(path).equals(before)).toBe(true);
   });
 

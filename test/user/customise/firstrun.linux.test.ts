@@ -19,7 +19,10 @@ function runWithStubs(script: string, dir: string, boot = scratchDir(), fail = '
   const log = join(dir, 'calls');
   const stub = (name: string) => {
     const path = join(dir, name);
-    writeFileSync(path, `#!/bin/bash\n{ printf '%s\\0' ${name} "$@"; printf '\\1\\0'; } >>${log}\n[ "$1" != ${fail} ]\n`);
+    writeFileSync(
+      path,
+      `#!/bin/bash\n{ printf '%s\\0' ${name} "$@"; printf '\\1\\0'; } >>${log}\n[ "$1" != ${fail} ]\n`,
+    );
     chmodSync(path, 0o755);
     return path;
   };
@@ -38,12 +41,25 @@ function runWithStubs(script: string, dir: string, boot = scratchDir(), fail = '
 
 describe('firstrun.sh', () => {
   const dir = scratchDir();
-  const keys = [readFileSync(sshKeyPair(dir, 'ed25519', `o'brien "laptop"`).publicKey, 'utf8').trim(), readFileSync(sshKeyPair(dir, 'rsa').publicKey, 'utf8').trim()];
+  const keys = [
+    readFileSync(sshKeyPair(dir, 'ed25519', `o'brien "laptop"`).publicKey, 'utf8').trim(),
+    readFileSync(sshKeyPair(dir, 'rsa').publicKey, 'utf8').trim(),
+  ];
   const variants: [string, Customisation][] = [
     ['every setting', fullCustomisation(keys)],
     ['host name only', fullCustomisation([], { user: null, ssh: null, wifi: null, timezone: null, keymap: null })],
-    ['password login, open network, no locale', fullCustomisation([], { ssh: { passwordAuth: true, authorizedKeys: [] }, wifi: { ssid: 'x', psk: null, hidden: false, country: 'GB' }, keymap: null })],
-    ['a user without a password', fullCustomisation(keys, { user: { name: 'bob', passwordHash: null }, hostname: null })],
+    [
+      'password login, open network, no locale',
+      fullCustomisation([], {
+        ssh: { passwordAuth: true, authorizedKeys: [] },
+        wifi: { ssid: 'x', psk: null, hidden: false, country: 'GB' },
+        keymap: null,
+      }),
+    ],
+    [
+      'a user without a password',
+      fullCustomisation(keys, { user: { name: 'bob', passwordHash: null }, hostname: null }),
+    ],
   ];
 
   it.each(variants)('%s: bash -n and shellcheck find nothing', (_name, c) => {
@@ -54,7 +70,10 @@ describe('firstrun.sh', () => {
     const boot = scratchDir();
     const c = fullCustomisation(keys);
     const script = firstRunScript(c);
-    writeFileSync(join(boot, 'cmdline.txt'), withArguments('console=tty1 root=PARTUUID=abc-02 rootwait\n', firstRunArguments()));
+    writeFileSync(
+      join(boot, 'cmdline.txt'),
+      withArguments('console=tty1 root=PARTUUID=abc-02 rootwait\n', firstRunArguments()),
+    );
     const calls = runWithStubs(script, scratchDir(), boot);
     // The user first: enable_ssh puts the keys into the home of the user userconf made or renamed.
     expect(calls).toEqual([
@@ -70,7 +89,14 @@ describe('firstrun.sh', () => {
   });
 
   it('an SSID with a single quote survives the shell', () => {
-    const c = fullCustomisation([], { wifi: { ssid: `it's ok`, psk: null, hidden: false, country: 'US' }, hostname: null, user: null, ssh: null, keymap: null, timezone: null });
+    const c = fullCustomisation([], {
+      wifi: { ssid: `it's ok`, psk: null, hidden: false, country: 'US' },
+      hostname: null,
+      user: null,
+      ssh: null,
+      keymap: null,
+      timezone: null,
+    });
     expect(runWithStubs(firstRunScript(c), scratchDir())).toEqual([['imager_custom', 'set_wlan', `it's ok`, '', 'US']]);
   });
 
@@ -85,15 +111,28 @@ describe('firstrun.sh', () => {
     const boot = scratchDir();
     const c = fullCustomisation(keys);
     const calls = runWithStubs(firstRunScript(c), scratchDir(), boot, 'set_wlan');
-    expect(calls.map((call) => call[1])).toEqual(['set_hostname', 'alice', 'enable_ssh', 'set_wlan', 'set_timezone', 'set_keymap']);
+    expect(calls.map((call) => call[1])).toEqual([
+      'set_hostname',
+      'alice',
+      'enable_ssh',
+      'set_wlan',
+      'set_timezone',
+      'set_keymap',
+    ]);
     const report = readFileSync(join(boot, FIRSTRUN_REPORT), 'utf8');
-    expect(report).toMatch(/^Sluice first boot: \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\napplied hostname\napplied user\napplied ssh\nFAILED wifi \(exit status 1; the journal of this boot has its output\)\napplied timezone\napplied keymap\n$/);
+    expect(report).toMatch(
+      /^Sluice first boot: \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\napplied hostname\napplied user\napplied ssh\nFAILED wifi \(exit status 1; the journal of this boot has its output\)\napplied timezone\napplied keymap\n$/,
+    );
     expect(existsSync(join(boot, 'firstrun.sh'))).toBe(false);
   });
 
   it('the command line runs the script from /boot/firmware or /boot, wherever it is, and never powers the card off', () => {
     const [run, ...rest] = firstRunArguments();
-    expect(rest).toEqual(['systemd.run_success_action=reboot', 'systemd.run_failure_action=none', 'systemd.unit=kernel-command-line.target']);
+    expect(rest).toEqual([
+      'systemd.run_success_action=reboot',
+      'systemd.run_failure_action=none',
+      'systemd.unit=kernel-command-line.target',
+    ]);
     // What systemd runs: the value without its double quotes, as a shell command (ExecStart= unquotes the single quotes the same way).
     const command = /^systemd\.run="\/bin\/sh -c '(.*)'"$/.exec(run ?? '')?.[1] ?? '';
     expect(command).not.toMatch(/[$;%]/);

@@ -12,7 +12,10 @@ import { layoutImage, LONG_PI_CMDLINE, LONG_PI_CONFIG, sh } from '../../support/
 describe('planning a customisation', async () => {
   const { prepareImage } = await builtProbe();
   const dir = scratchDir();
-  const long = layoutImage(dir, 'pi-os', { name: 'long.img', files: { 'cmdline.txt': LONG_PI_CMDLINE, 'config.txt': LONG_PI_CONFIG } });
+  const long = layoutImage(dir, 'pi-os', {
+    name: 'long.img',
+    files: { 'cmdline.txt': LONG_PI_CMDLINE, 'config.txt': LONG_PI_CONFIG },
+  });
   const nul = layoutImage(dir, 'pi-os', { name: 'nul.img', files: { 'cmdline.txt': '\0'.repeat(1029) } });
   sh(dir, 'for f in long nul; do xz -k -1 $f.img; zstd -q -1 $f.img; gzip -k -1 $f.img; done');
   const cards = [fullCustomisation([]), fullCustomisation([], { hostname: 'pi-8' })];
@@ -25,7 +28,9 @@ describe('planning a customisation', async () => {
     for (const suffix of ['.xz', '.zst', '.gz']) {
       const compressed = await prepareImage({ image: `${long}${suffix}`, customise: cards });
       expect(compressed.customisation?.overlays, suffix).toEqual(raw.customisation?.overlays);
-      expect(compressed.info.customisationNote, suffix).toMatch(/firstrun\.sh runs from the boot partition, mounted at \/boot\/firmware or \/boot/);
+      expect(compressed.info.customisationNote, suffix).toMatch(
+        /firstrun\.sh runs from the boot partition, mounted at \/boot\/firmware or \/boot/,
+      );
     }
   });
 
@@ -37,7 +42,9 @@ describe('planning a customisation', async () => {
       );
       // The built probe's JobError: its class is not this module's.
       expect(error, suffix).toMatchObject({ failure: { code: 'cannot-customise' } });
-      expect((error as Error).message).toMatch(/cmdline\.txt on the boot partition does not read as a kernel command line: it holds a control character \(0x00\) at byte 0\. .*Nothing was written\./);
+      expect((error as Error).message).toMatch(
+        /cmdline\.txt on the boot partition does not read as a kernel command line: it holds a control character \(0x00\) at byte 0\. .*Nothing was written\./,
+      );
     }
   });
 });

@@ -13,7 +13,14 @@ describe('rpi-preseed.toml', () => {
       system: { hostname: 'pi-7' },
       user: { name: 'alice', password: c.user?.passwordHash, password_encrypted: true },
       ssh: { enabled: true, password_authentication: false, authorized_keys: keys },
-      wlan: { ssid: 'Café "Zoë" — 5 GHz', password: '0f'.repeat(32), password_encrypted: true, key_mgmt: 'wpa-psk', hidden: true, country: 'DE' },
+      wlan: {
+        ssid: 'Café "Zoë" — 5 GHz',
+        password: '0f'.repeat(32),
+        password_encrypted: true,
+        key_mgmt: 'wpa-psk',
+        hidden: true,
+        country: 'DE',
+      },
       locale: { keymap: 'de', timezone: 'Europe/Berlin' },
     });
   });

@@ -30,7 +30,9 @@ describe('passwords', () => {
     writeFileSync(join(dir, 'big'), 'x'.repeat(5000));
     await expect(readSecretFile(join(dir, 'empty'), 'password')).rejects.toThrow(/empty/);
     await expect(readSecretFile(join(dir, 'big'), 'password')).rejects.toThrow(/larger than 4096 bytes/);
-    await expect(readSecretFile(join(dir, 'missing'), 'Wi-Fi password')).rejects.toThrow(/Wi-Fi password file .*missing cannot be read/);
+    await expect(readSecretFile(join(dir, 'missing'), 'Wi-Fi password')).rejects.toThrow(
+      /Wi-Fi password file .*missing cannot be read/,
+    );
   });
 });
 

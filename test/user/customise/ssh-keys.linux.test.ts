@@ -18,7 +18,9 @@ describe('SSH public keys', () => {
 
   it('a private key is refused, and says which file to give instead', async () => {
     const { privateKey } = sshKeyPair(scratchDir());
-    await expect(readPublicKeyFile(privateKey)).rejects.toThrow(/line 1 is not an SSH public key: it is a private key; give the public key \(the \.pub file next to it\)/);
+    await expect(readPublicKeyFile(privateKey)).rejects.toThrow(
+      /line 1 is not an SSH public key: it is a private key; give the public key \(the \.pub file next to it\)/,
+    );
   });
 
   it('text that only looks like a key is refused', () => {
@@ -28,7 +30,9 @@ describe('SSH public keys', () => {
     expect(() => parsePublicKeys('hello world', 'f')).toThrow(/not an OpenSSH public key line/);
     // An ed25519 blob under an RSA name.
     expect(() => parsePublicKeys(`ssh-rsa ${blob} x`, 'f')).toThrow(/not a ssh-rsa key/);
-    expect(() => parsePublicKeys(`ssh-ed25519 ${blob.slice(0, -4)}A=== x`, 'f')).toThrow(/not an OpenSSH public key line|not valid base64/);
+    expect(() => parsePublicKeys(`ssh-ed25519 ${blob.slice(0, -4)}A=== x`, 'f')).toThrow(
+      /not an OpenSSH public key line|not valid base64/,
+    );
     expect(() => parsePublicKeys(`no-pty ${key}`, 'f')).toThrow(/not an OpenSSH public key line/);
     expect(() => parsePublicKeys('\n# only a comment\n', 'f')).toThrow(/holds no SSH public key/);
   });

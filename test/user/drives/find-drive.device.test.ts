@@ -24,7 +24,11 @@ describeDevices('findDrive and listDrivesFor', () => {
   });
 
   it('finds nothing under a loop name with no device node', async () => {
-    const numbers = new Set(readdirSync('/dev').flatMap((name) => /^loop(\d+)$/.exec(name)?.[1] ?? []).map(Number));
+    const numbers = new Set(
+      readdirSync('/dev')
+        .flatMap((name) => /^loop(\d+)$/.exec(name)?.[1] ?? [])
+        .map(Number),
+    );
     let free = 0;
     while (numbers.has(free)) free++;
     expect(await findDrive(`/dev/loop${free}`)).toBeUndefined();
@@ -35,7 +39,8 @@ describeDevices('findDrive and listDrivesFor', () => {
     const full = await listDrives({ showAll: true, showVirtual: true });
     const forLoops = await listDrivesFor(loops.map((l) => l.path));
     expect(forLoops.every((d) => d.device.startsWith('/dev/loop'))).toBe(true);
-    for (const loop of loops) expect(forLoops.find((d) => d.device === loop.path)).toEqual(full.find((d) => d.device === loop.path));
+    for (const loop of loops)
+      expect(forLoops.find((d) => d.device === loop.path)).toEqual(full.find((d) => d.device === loop.path));
     // This machine's own disk is listed by drivelist only: it is there once a target is no loop.
     const disk = full.find((d) => !d.device.startsWith('/dev/loop'));
     expect(disk).toBeDefined();

@@ -12,7 +12,14 @@ import { MiB } from '../../../common/domain/units.js';
 import { DriveScanner, MAX_SCAN_INTERVAL_MS, type DriveEvent } from '../../../user/drives/scanner.js';
 import { collect, spawnCli } from '../../support/cli.js';
 import { describeDevices } from '../../support/device-suite.js';
-import { attachLoop, createLoop, detachLoop, mountDevice, scratchDir, type LoopDevice } from '../../support/loop-device.js';
+import {
+  attachLoop,
+  createLoop,
+  detachLoop,
+  mountDevice,
+  scratchDir,
+  type LoopDevice,
+} from '../../support/loop-device.js';
 import { mkfsExt4 } from '../../support/partitions.js';
 
 /** What the issue promises: a card inserted (or pulled) while the app is open shows within 2 s. */
@@ -40,7 +47,8 @@ function recordingScanner(visibility: { showAll: boolean; showVirtual: boolean }
   return { scanner, events, waitFor };
 }
 
-const about = (device: string, type: DriveEvent['type']) => (e: DriveEvent) => e.type === type && e.drive.device === device;
+const about = (device: string, type: DriveEvent['type']) => (e: DriveEvent) =>
+  e.type === type && e.drive.device === device;
 
 /**
  * The scanner knows drives by path, and other tests on this machine attach loop devices all the
@@ -63,7 +71,8 @@ function ownLoop(size: number): OwnLoop {
 
 const isOwn = (loop: OwnLoop, drive: Drive) => drive.device === loop.path && drive.description.includes(loop.name);
 const arrived = (loop: OwnLoop) => (e: DriveEvent) => e.type !== 'removed' && isOwn(loop, e.drive);
-const left = (loop: OwnLoop) => (e: DriveEvent) => e.drive.device === loop.path && (e.type === 'removed' || !isOwn(loop, e.drive));
+const left = (loop: OwnLoop) => (e: DriveEvent) =>
+  e.drive.device === loop.path && (e.type === 'removed' || !isOwn(loop, e.drive));
 
 let running: DriveScanner[] = [];
 afterEach(async () => {
@@ -83,7 +92,14 @@ describeDevices('the drive scanner', () => {
     const loop = ownLoop(size);
     const added = await waitFor(arrived(loop), NOTICED_WITHIN_MS + 1000);
     expect(added.at - attachedAt).toBeLessThan(NOTICED_WITHIN_MS);
-    expect(added.event.drive).toMatchObject({ device: loop.path, size, bus: 'virtual', virtual: true, system: null, mountpoints: [] });
+    expect(added.event.drive).toMatchObject({
+      device: loop.path,
+      size,
+      bus: 'virtual',
+      virtual: true,
+      system: null,
+      mountpoints: [],
+    });
     expect(scanner.drives.find((d) => d.device === loop.path)?.size).toBe(size);
 
     const detachedAt = performance.now();
@@ -92,7 +108,12 @@ describeDevices('the drive scanner', () => {
     expect(removed.at - detachedAt).toBeLessThan(NOTICED_WITHIN_MS);
     // Under load a listing can catch the device mid-detach (its backing file momentarily unreadable)
     // and the next one see it once more; what counts is that it is gone within the 2 s.
-    await expect.poll(() => scanner.drives.find((d) => isOwn(loop, d)), { timeout: Math.max(0, NOTICED_WITHIN_MS - (performance.now() - detachedAt)), interval: 100 }).toBeUndefined();
+    await expect
+      .poll(() => scanner.drives.find((d) => isOwn(loop, d)), {
+        timeout: Math.max(0, NOTICED_WITHIN_MS - (performance.now() - detachedAt)),
+        interval: 100,
+      })
+      .toBeUndefined();
   });
 
   it('reports a drive that gets mounted as changed, with its new mountpoint', async () => {
@@ -104,7 +125,10 @@ describeDevices('the drive scanner', () => {
     await waitFor(arrived(loop), NOTICED_WITHIN_MS);
 
     const mountpoint = mountDevice(loop.path);
-    const changed = await waitFor((e) => about(loop.path, 'changed')(e) && e.drive.mountpoints.length > 0, NOTICED_WITHIN_MS + 1000);
+    const changed = await waitFor(
+      (e) => about(loop.path, 'changed')(e) && e.drive.mountpoints.length > 0,
+      NOTICED_WITHIN_MS + 1000,
+    );
     expect(changed.event.type === 'changed' && changed.event.previous.mountpoints).toEqual([]);
     expect(changed.event.drive.mountpoints).toEqual([mountpoint]);
   });
@@ -151,9 +175,14 @@ describeDevices('the drive scanner', () => {
 describeDevices('sluice list', () => {
   it('lists loop devices with --virtual (or --all) only', async () => {
     const loop = createLoop({ size: 8 * MiB, fill: 'zero' });
-    const list = async (...flags: string[]) => JSON.parse((await collect(spawnCli(['list', '--json', ...flags]))).stdout) as Drive[];
+    const list = async (...flags: string[]) =>
+      JSON.parse((await collect(spawnCli(['list', '--json', ...flags]))).stdout) as Drive[];
     expect((await list()).map((d) => d.device)).not.toContain(loop.path);
-    expect((await list('--virtual')).find((d) => d.device === loop.path)).toMatchObject({ virtual: true, size: 8 * MiB, description: expect.stringMatching(/^Loop device \(disk-\d+\.img\)$/) as unknown });
+    expect((await list('--virtual')).find((d) => d.device === loop.path)).toMatchObject({
+      virtual: true,
+      size: 8 * MiB,
+      description: expect.stringMatching(/^Loop device \(disk-\d+\.img\)$/) as unknown,
+    });
     expect((await list('--all')).map((d) => d.device)).toContain(loop.path);
   });
 });

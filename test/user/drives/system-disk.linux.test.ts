@@ -19,7 +19,10 @@ describe('the system disk', () => {
     expect(isDriveShown(drive, { showAll: false, showVirtual: true })).toBe(false);
     const refusal = refusalOf(judgeDrive(drive, { size: 1 * MiB, storedOn: null }));
     expect(refusal).toMatchObject({ kind: 'system', running: true });
-    expect(refusal && refusalFailure(refusal)).toMatchObject({ code: 'target-system', message: expect.stringContaining('holds the running system') as unknown });
+    expect(refusal && refusalFailure(refusal)).toMatchObject({
+      code: 'target-system',
+      message: expect.stringContaining('holds the running system') as unknown,
+    });
     expect((await listDrives({ showAll: false, showVirtual: true })).map((d) => d.device)).not.toContain(disk);
   });
 

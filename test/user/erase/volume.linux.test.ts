@@ -28,7 +28,8 @@ function partitionFile(p: ErasePlan): string {
       if (from < at + piece.length) writeSync(fd, piece, from - at, at + piece.length - from, from - p.partitionStart);
       at += piece.length;
       left -= piece.length;
-      if (left === 0 && ++extent < p.extents.length) [at, left] = [ranges[extent * 2] ?? 0, ranges[extent * 2 + 1] ?? 0];
+      if (left === 0 && ++extent < p.extents.length)
+        [at, left] = [ranges[extent * 2] ?? 0, ranges[extent * 2 + 1] ?? 0];
     }
   } finally {
     closeSync(fd);
@@ -55,11 +56,17 @@ describe('erase layout', () => {
   for (const { drive, filesystem, cluster } of sizes) {
     it(`gives a ${drive / MiB} MiB drive ${filesystem} with ${cluster / KiB} KiB clusters that fsck passes`, () => {
       const p = plan(drive, 'SLUICE');
-      expect(p).toMatchObject({ filesystem, clusterBytes: cluster, partitionStart: ERASE_ALIGN, partitionBytes: drive - ERASE_ALIGN });
+      expect(p).toMatchObject({
+        filesystem,
+        clusterBytes: cluster,
+        partitionStart: ERASE_ALIGN,
+        partitionBytes: drive - ERASE_ALIGN,
+      });
       // FAT32 needs 65,525 clusters, or every OS but Linux reads it as FAT16.
       if (filesystem === 'fat32') expect(p.clusters).toBeGreaterThanOrEqual(65_525);
       // Written: the tables at the head and the last MiB; the 4 KiB alignment direct I/O needs.
-      for (const [offset, length] of p.extents) expect([offset % 4096, offset + length === drive || length % 4096 === 0]).toEqual([0, true]);
+      for (const [offset, length] of p.extents)
+        expect([offset % 4096, offset + length === drive || length % 4096 === 0]).toEqual([0, true]);
       expect(p.extents.at(-1)?.[0]).toBe(drive - MiB);
       // 9.4 MB for 256 MiB, 17.9 MB for 32 GiB (two 4 MiB FATs), 9.8 MB for 40 GiB, 18.9 MB for 600 GiB.
       expect(planBytes(p)).toBeLessThan(64 * MiB);
@@ -83,7 +90,10 @@ describe('erase layout', () => {
   });
 
   it('writes the partition table: one partition from 4 MiB to the end, FAT32 LBA or exFAT', () => {
-    for (const [drive, type] of [[4 * GiB, 'c'], [64 * GiB, '7']] as const) {
+    for (const [drive, type] of [
+      [4 * GiB, 'c'],
+      [64 * GiB, '7'],
+    ] as const) {
       const p = plan(drive);
       const file = join(scratchDir(), 'table.img');
       const fd = openSync(file, 'w');
@@ -91,8 +101,13 @@ describe('erase layout', () => {
       const head = planBytesOf(p).next().value as Buffer;
       writeSync(fd, head, 0, 512, 0);
       closeSync(fd);
-      const table = JSON.parse(execFileSync('sfdisk', ['--json', file], { encoding: 'utf8' })) as { partitiontable: { label: string; partitions: { start: number; size: number; type: string }[] } };
-      expect(table.partitiontable).toMatchObject({ label: 'dos', partitions: [{ start: ERASE_ALIGN / 512, size: (drive - ERASE_ALIGN) / 512, type }] });
+      const table = JSON.parse(execFileSync('sfdisk', ['--json', file], { encoding: 'utf8' })) as {
+        partitiontable: { label: string; partitions: { start: number; size: number; type: string }[] };
+      };
+      expect(table.partitiontable).toMatchObject({
+        label: 'dos',
+        partitions: [{ start: ERASE_ALIGN / 512, size: (drive - ERASE_ALIGN) / 512, type }],
+      });
     }
   });
 
@@ -103,7 +118,9 @@ describe('erase layout', () => {
     expect(() => plan(GiB, 'TWELVE CHARS')).toThrow(/cannot be a FAT32 label/);
     expect(() => plan(GiB, 'Ünïcode')).toThrow(/cannot be a FAT32 label/);
     expect(() => plan(64 * GiB, 'a:b')).toThrow(/cannot be an exFAT label/);
-    expect(() => erasePlan({ driveBytes: GiB, sectorBytes: 520, label: null, serial: 1, diskSignature: 1 })).toThrow(/520-byte sectors/);
+    expect(() => erasePlan({ driveBytes: GiB, sectorBytes: 520, label: null, serial: 1, diskSignature: 1 })).toThrow(
+      /520-byte sectors/,
+    );
   });
 
   it('stores FAT labels in upper case and exFAT labels as given', () => {

@@ -19,7 +19,13 @@ const dir = mkdtempSync(join(tmpdir(), 'sluice-uncached-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 /** glibc's values (<bits/fcntl-linux.h>, <bits/mman-linux.h>); Linux has no F_NOCACHE. */
-const GLIBC: LibcFlavour = { library: 'libc.so.6', F_NOCACHE: null, PROT_READ: 0x1, MAP_SHARED: 0x1, MS_INVALIDATE: 0x2 };
+const GLIBC: LibcFlavour = {
+  library: 'libc.so.6',
+  F_NOCACHE: null,
+  PROT_READ: 0x1,
+  MAP_SHARED: 0x1,
+  MS_INVALIDATE: 0x2,
+};
 const F_GETFL = 3;
 const F_SETFL = 4;
 

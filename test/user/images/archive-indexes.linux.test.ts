@@ -42,7 +42,9 @@ describe('readXzIndex', () => {
 
   it('calls a file without its end truncated', async () => {
     const file = execFileSync('xz', ['-c'], { input: data });
-    await expect(readXzIndex(reader(file.subarray(0, file.length - 30)), file.length - 30)).rejects.toThrow(/truncated/);
+    await expect(readXzIndex(reader(file.subarray(0, file.length - 30)), file.length - 30)).rejects.toThrow(
+      /truncated/,
+    );
   });
 
   it('refuses an index that lists more blocks than the file holds', async () => {
@@ -60,7 +62,9 @@ describe('readXzIndex', () => {
     footer.writeUInt32LE(crc32(footerFields) >>> 0, 0);
     const header = execFileSync('xz', ['-c'], { input: Buffer.alloc(0) }).subarray(0, 12);
     const file = Buffer.concat([header, index, indexCrc, footer]);
-    await expect(readXzIndex(reader(file), file.length)).rejects.toThrow(/it lists 100000 blocks, more than the 12 bytes before it can hold/);
+    await expect(readXzIndex(reader(file), file.length)).rejects.toThrow(
+      /it lists 100000 blocks, more than the 12 bytes before it can hold/,
+    );
   });
 
   it('skips a MiB of stream padding in 64 KiB reads', async () => {
@@ -84,12 +88,16 @@ describe('readXzIndex', () => {
       reads += 1;
       return reader(file)(position, length);
     };
-    await expect(readXzIndex(counted, file.length)).rejects.toThrow(/index could not be found within 256 reads of its end/);
+    await expect(readXzIndex(counted, file.length)).rejects.toThrow(
+      /index could not be found within 256 reads of its end/,
+    );
     expect(reads).toBe(256);
     const server = await serveFiles([path], { ranges: true });
     try {
       const started = performance.now();
-      await expect(readXzIndex(httpRangeReader(`${server.base}/padded.img.xz`), file.length)).rejects.toThrow(/within 256 reads/);
+      await expect(readXzIndex(httpRangeReader(`${server.base}/padded.img.xz`), file.length)).rejects.toThrow(
+        /within 256 reads/,
+      );
       expect(server.requests()).toBe(256);
       expect(performance.now() - started).toBeLessThan(5000);
     } finally {
@@ -103,7 +111,9 @@ describe('readZstdSize', () => {
     writeFileSync(join(dir, 'a.bin'), data);
     execFileSync('zstd', ['-q', '-f', join(dir, 'a.bin'), '-o', join(dir, 'a.zst')]);
     const file = Buffer.concat([readFileSync(join(dir, 'a.zst')), readFileSync(join(dir, 'a.zst'))]);
-    expect(readZstdSize((position, length) => file.subarray(position, position + length), file.length)).toBe(2 * data.length);
+    expect(readZstdSize((position, length) => file.subarray(position, position + length), file.length)).toBe(
+      2 * data.length,
+    );
   });
 
   it('says it does not know when a frame does not record its size (zstd from a pipe)', async () => {
@@ -130,7 +140,9 @@ describe('readZipArchive', () => {
   it('names what an archive without an image holds', async () => {
     execFileSync('zip', ['-q', join(dir, 'docs.zip'), 'README'], { cwd: dir });
     const file = readFileSync(join(dir, 'docs.zip'));
-    await expect(readZipArchive(reader(file), file.length, 'docs.zip')).rejects.toThrow(/docs\.zip holds no disk image .* it has 1 file: README/);
+    await expect(readZipArchive(reader(file), file.length, 'docs.zip')).rejects.toThrow(
+      /docs\.zip holds no disk image .* it has 1 file: README/,
+    );
   });
 
   it('refuses an encrypted image as unsupported', async () => {
@@ -154,21 +166,31 @@ describe('readSmallEntry: the directory’s sizes are hard limits', () => {
     const image = Buffer.alloc(4096);
     writeZip(path, [
       { name: 'os.img', method: 0, data: image, uncompressedSize: image.length, crc: crc32(image) },
-      { name: '.meta/image.bmap', method: 8, data: deflateRawSync(bmap), uncompressedSize: claims.uncompressedSize ?? bmap.length, crc: claims.crc ?? crc32(bmap) },
+      {
+        name: '.meta/image.bmap',
+        method: 8,
+        data: deflateRawSync(bmap),
+        uncompressedSize: claims.uncompressedSize ?? bmap.length,
+        crc: claims.crc ?? crc32(bmap),
+      },
     ]);
   }
 
   it('inflates no further than the declared size: 256 MiB declared as 4 KiB stops at 4 KiB', async () => {
     zipWithBmapBomb(join(dir, 'bomb.zip'), 256 * MiB);
     const before = process.memoryUsage().arrayBuffers;
-    await expect(bmapOf(join(dir, 'bomb.zip'))).rejects.toThrow(/\.meta\/image\.bmap inflates to more than the 4096 bytes its directory entry declares/);
+    await expect(bmapOf(join(dir, 'bomb.zip'))).rejects.toThrow(
+      /\.meta\/image\.bmap inflates to more than the 4096 bytes its directory entry declares/,
+    );
     expect(process.memoryUsage().arrayBuffers - before).toBeLessThan(64 * MiB);
   });
 
   it('refuses contents shorter than declared, or whose CRC-32 differs; reads them when both hold', async () => {
     const bmap = Buffer.from('<bmap version="2.0"></bmap>');
     zipWithBmap(join(dir, 'long.zip'), bmap, { uncompressedSize: bmap.length + 10 });
-    await expect(bmapOf(join(dir, 'long.zip'))).rejects.toThrow(/holds 27 bytes, not the 37 its directory entry declares/);
+    await expect(bmapOf(join(dir, 'long.zip'))).rejects.toThrow(
+      /holds 27 bytes, not the 37 its directory entry declares/,
+    );
     zipWithBmap(join(dir, 'crc.zip'), bmap, { crc: crc32(bmap) ^ 1 });
     await expect(bmapOf(join(dir, 'crc.zip'))).rejects.toThrow(/\.meta\/image\.bmap does not match its CRC-32/);
     zipWithBmap(join(dir, 'good.zip'), bmap);

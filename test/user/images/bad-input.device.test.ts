@@ -10,7 +10,6 @@ import { describeDevices } from '../../support/device-suite.js';
 import { createLoop, digestFile, readBytes, scratchDir, type LoopDevice } from '../../support/loop-device.js';
 import { osImage, sh } from '../../support/os-image.js';
 
-
 const IMAGE_SIZE = 16 * MiB;
 
 /** Flips every bit of one byte of `file`. */
@@ -40,7 +39,11 @@ function corrupted(dir: string, file: string, offset: (size: number) => number):
 /** The offset of the first xz block's CRC64, its last 8 bytes, from xz's own listing. */
 function firstXzCheck(file: string): number {
   const listing = execFileSync('xz', ['--robot', '-lvv', file], { encoding: 'utf8' });
-  const block = listing.split('\n').find((line) => line.startsWith('block\t'))?.split('\t') ?? [];
+  const block =
+    listing
+      .split('\n')
+      .find((line) => line.startsWith('block\t'))
+      ?.split('\t') ?? [];
   return Number(block[4]) + Number(block[6]) - 8;
 }
 
@@ -51,7 +54,10 @@ describeDevices('sluice flash: bad input ends the job with its own reason, and t
   beforeAll(() => {
     dir = scratchDir();
     osImage(dir, IMAGE_SIZE);
-    sh(dir, 'gzip -c os.img > os.img.gz && xz -T2 --block-size=2MiB -c os.img > os.img.xz && zstd -q -c os.img > os.img.zst && bzip2 -c os.img > os.img.bz2 && zip -q os.zip os.img');
+    sh(
+      dir,
+      'gzip -c os.img > os.img.gz && xz -T2 --block-size=2MiB -c os.img > os.img.xz && zstd -q -c os.img > os.img.zst && bzip2 -c os.img > os.img.bz2 && zip -q os.zip os.img',
+    );
     loop = createLoop({ size: IMAGE_SIZE + 4 * MiB, dir });
   });
 
@@ -60,7 +66,12 @@ describeDevices('sluice flash: bad input ends the job with its own reason, and t
    * `message`: exit 1, a failed result, and the partition table never written (the helper blanks
    * the head first and writes the image's own last, which a failed source must never reach).
    */
-  async function expectSourceFailure(image: string, code: string | RegExp, message: RegExp, flags: string[] = []): Promise<CliRun> {
+  async function expectSourceFailure(
+    image: string,
+    code: string | RegExp,
+    message: RegExp,
+    flags: string[] = [],
+  ): Promise<CliRun> {
     sh(dir, `dd if=/dev/urandom of=${loop.backing} bs=1M count=${IMAGE_SIZE / MiB} conv=notrunc status=none`);
     const before = digestFile(loop.backing);
     const run = await flashCli(image, [loop.path], ['--no-eject', ...flags]);
@@ -70,7 +81,8 @@ describeDevices('sluice flash: bad input ends the job with its own reason, and t
     expect(result?.message).toMatch(message);
     // The result says what state the device is in: once image bytes arrived, its partition table
     // was blanked and the image partly written; with none, it is untouched and not said to be changed.
-    if ((result?.bytes ?? 0) > 0) expect(result?.message).toMatch(/ The drive is incomplete; flash it again before use\.$/);
+    if ((result?.bytes ?? 0) > 0)
+      expect(result?.message).toMatch(/ The drive is incomplete; flash it again before use\.$/);
     else {
       expect(result?.message).not.toMatch(/incomplete;/);
       expect(digestFile(loop.backing)).toBe(before);
@@ -105,7 +117,11 @@ describeDevices('sluice flash: bad input ends the job with its own reason, and t
     // What zlib can decode of the cut file, in one call: the image's good part.
     const decodable = gunzipSync(readFileSync(cut), { finishFlush: constants.Z_SYNC_FLUSH }).length;
     for (let run = 0; run < 2; run++) {
-      const failed = await expectSourceFailure(cut, 'source-truncated', new RegExp(`gzip data ends too early, at image byte ${decodable} \\(compressed byte \\d+\\)`));
+      const failed = await expectSourceFailure(
+        cut,
+        'source-truncated',
+        new RegExp(`gzip data ends too early, at image byte ${decodable} \\(compressed byte \\d+\\)`),
+      );
       expect(resultsOf(failed).get(loop.path)?.offset).toBe(decodable);
     }
   });
@@ -124,7 +140,12 @@ describeDevices('sluice flash: bad input ends the job with its own reason, and t
     expect(digestFile(loop.backing)).toBe(before);
   });
 
-  for (const [name, compress] of [['gz', 'gzip'], ['xz', 'xz'], ['zst', 'zstd -q'], ['bz2', 'bzip2']] as const) {
+  for (const [name, compress] of [
+    ['gz', 'gzip'],
+    ['xz', 'xz'],
+    ['zst', 'zstd -q'],
+    ['bz2', 'bzip2'],
+  ] as const) {
     it(`an empty .${name} (a valid archive of 0 bytes) is refused, and nothing is written`, async () => {
       sh(dir, `printf '' | ${compress} -c > empty.img.${name}`);
       const before = digestFile(loop.backing);
@@ -141,7 +162,11 @@ describeDevices('sluice flash: bad input ends the job with its own reason, and t
 
   it('gzip whose CRC does not match', async () => {
     // The trailer is CRC-32, then the size: the mismatch shows only once everything was sent.
-    await expectSourceFailure(corrupted(dir, 'os.img.gz', (size) => size - 8), 'source-corrupt', /gzip data is corrupt .*incorrect data check/);
+    await expectSourceFailure(
+      corrupted(dir, 'os.img.gz', (size) => size - 8),
+      'source-corrupt',
+      /gzip data is corrupt .*incorrect data check/,
+    );
   });
 
   for (const builtin of [false, true]) {
@@ -158,26 +183,51 @@ describeDevices('sluice flash: bad input ends the job with its own reason, and t
     });
 
     it(`zstd with damaged data${how}`, async () => {
-      await expectSourceFailure(corrupted(dir, 'os.img.zst', (size) => Math.floor(size / 2)), 'source-corrupt', /zstd data is corrupt/, flags);
+      await expectSourceFailure(
+        corrupted(dir, 'os.img.zst', (size) => Math.floor(size / 2)),
+        'source-corrupt',
+        /zstd data is corrupt/,
+        flags,
+      );
     });
 
     it(`zip with damaged data${how}`, async () => {
-      await expectSourceFailure(corrupted(dir, 'os.zip', (size) => Math.floor(size / 3)), 'source-corrupt', /zip .*corrupt/, flags);
+      await expectSourceFailure(
+        corrupted(dir, 'os.zip', (size) => Math.floor(size / 3)),
+        'source-corrupt',
+        /zip .*corrupt/,
+        flags,
+      );
     });
   }
 
   it('bzip2 cut short', async () => {
     // lbzip2 cannot tell a cut from damage ("bad block header magic"); bzip2 can.
-    await expectSourceFailure(truncated(dir, 'os.img.bz2', 2 * MiB), /^source-(truncated|corrupt)$/, /bzip2 data (ends too early|is corrupt)\. \S*bzip2 says: /);
+    await expectSourceFailure(
+      truncated(dir, 'os.img.bz2', 2 * MiB),
+      /^source-(truncated|corrupt)$/,
+      /bzip2 data (ends too early|is corrupt)\. \S*bzip2 says: /,
+    );
   });
 
   it('bzip2 with damaged data', async () => {
-    await expectSourceFailure(corrupted(dir, 'os.img.bz2', (size) => Math.floor(size / 2)), 'source-corrupt', /bzip2 data is corrupt/);
+    await expectSourceFailure(
+      corrupted(dir, 'os.img.bz2', (size) => Math.floor(size / 2)),
+      'source-corrupt',
+      /bzip2 data is corrupt/,
+    );
   });
 
   it('a raw image whose SHA-256 is not the one given', async () => {
-    const run = await expectSourceFailure(join(dir, 'os.img'), 'source-checksum-mismatch', /SHA-256 is [0-9a-f]{64}, but --sha256 says 0{63}1/, ['--sha256', `${'0'.repeat(63)}1`]);
-    expect(run.events.find((e) => e.type === 'source')?.['decoder']).toMatch(/read directly, SHA-256 checked alongside/);
+    const run = await expectSourceFailure(
+      join(dir, 'os.img'),
+      'source-checksum-mismatch',
+      /SHA-256 is [0-9a-f]{64}, but --sha256 says 0{63}1/,
+      ['--sha256', `${'0'.repeat(63)}1`],
+    );
+    expect(run.events.find((e) => e.type === 'source')?.['decoder']).toMatch(
+      /read directly, SHA-256 checked alongside/,
+    );
   });
 
   it('an xz image whose SHA256SUMS entry does not match', async () => {
@@ -198,7 +248,11 @@ describeDevices('sluice flash: bad input ends the job with its own reason, and t
 
   it('a raw image cut short, its last partition reaching past its end: refused untouched, written only with --allow-truncated', async () => {
     const cut = truncated(dir, 'os.img', 12 * MiB);
-    await expectRefused(cut, 1, /cut-os\.img is cut short: it ends at 12\.6 MB \(12582912 bytes\), but its partition 2 reaches to \d+\.\d MB \(\d+ bytes\)\..* To write it anyway, pass --allow-truncated\. Nothing was written\./);
+    await expectRefused(
+      cut,
+      1,
+      /cut-os\.img is cut short: it ends at 12\.6 MB \(12582912 bytes\), but its partition 2 reaches to \d+\.\d MB \(\d+ bytes\)\..* To write it anyway, pass --allow-truncated\. Nothing was written\./,
+    );
     const run = await flashCli(cut, [loop.path], ['--no-eject', '--exact', '--allow-truncated']);
     expect(resultsOf(run).get(loop.path), run.stdout + run.stderr).toMatchObject({ status: 'ok', bytes: 12 * MiB });
     expect(run.stderr).toMatch(/warning: cut-os\.img is cut short: .* Writing it anyway \(--allow-truncated\)\./);
@@ -223,6 +277,8 @@ describeDevices('sluice flash: bad input ends the job with its own reason, and t
   });
 
   it('bzip2 with Sluice’s own decoders only: unsupported, exit 3, before writing', async () => {
-    await expectRefused(join(dir, 'os.img.bz2'), 3, /bzip2 image, and Sluice has no bzip2 decoder of its own/, ['--builtin-decoders']);
+    await expectRefused(join(dir, 'os.img.bz2'), 3, /bzip2 image, and Sluice has no bzip2 decoder of its own/, [
+      '--builtin-decoders',
+    ]);
   });
 });

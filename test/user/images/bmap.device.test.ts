@@ -39,7 +39,10 @@ describeDevices('block maps (bmap): only mapped ranges are written and verified'
     const device = readBytes(loop.backing, 0, IMAGE_SIZE);
     let end = 0;
     for (const { offset, length } of map.ranges) {
-      expect(device.subarray(offset, offset + length).equals(original.subarray(offset, offset + length)), `mapped ${offset}+${length}`).toBe(true);
+      expect(
+        device.subarray(offset, offset + length).equals(original.subarray(offset, offset + length)),
+        `mapped ${offset}+${length}`,
+      ).toBe(true);
       expect(device.subarray(end, offset).equals(before.subarray(end, offset)), `unmapped ${end}-${offset}`).toBe(true);
       end = offset + length;
     }
@@ -54,8 +57,15 @@ describeDevices('block maps (bmap): only mapped ranges are written and verified'
   it('a raw image with IMAGE.bmap next to it: mapped ranges written and verified, garbage elsewhere left alone', async () => {
     const before = garbage();
     const run = await flashCli(image, [loop.path], ['--no-eject']);
-    expect(resultsOf(run).get(loop.path), run.stdout + run.stderr).toMatchObject({ status: 'ok', verified: true, bytes: map.mappedBytes });
-    expect(run.events.find((e) => e.type === 'source')?.['blockMap']).toMatchObject({ mappedBytes: map.mappedBytes, ranges: map.ranges.length });
+    expect(resultsOf(run).get(loop.path), run.stdout + run.stderr).toMatchObject({
+      status: 'ok',
+      verified: true,
+      bytes: map.mappedBytes,
+    });
+    expect(run.events.find((e) => e.type === 'source')?.['blockMap']).toMatchObject({
+      mappedBytes: map.mappedBytes,
+      ranges: map.ranges.length,
+    });
     expectMappedOnly(before);
   });
 
@@ -63,16 +73,27 @@ describeDevices('block maps (bmap): only mapped ranges are written and verified'
     sh(dir, 'xz -T2 -c os.img > os.img.xz');
     const before = garbage();
     const run = await flashCli(join(dir, 'os.img.xz'), [loop.path], ['--no-eject']);
-    expect(resultsOf(run).get(loop.path), run.stdout + run.stderr).toMatchObject({ status: 'ok', bytes: map.mappedBytes });
+    expect(resultsOf(run).get(loop.path), run.stdout + run.stderr).toMatchObject({
+      status: 'ok',
+      bytes: map.mappedBytes,
+    });
     expectMappedOnly(before);
   });
 
   it('a zip with .meta/image.bmap inside', async () => {
-    sh(dir, `mkdir -p zipped/.meta && cp --sparse=always os.img zipped/os.img && cp os.img.bmap zipped/.meta/image.bmap && cd zipped && zip -q -r ../with-bmap.zip os.img .meta`);
+    sh(
+      dir,
+      `mkdir -p zipped/.meta && cp --sparse=always os.img zipped/os.img && cp os.img.bmap zipped/.meta/image.bmap && cd zipped && zip -q -r ../with-bmap.zip os.img .meta`,
+    );
     const before = garbage();
     const run = await flashCli(join(dir, 'with-bmap.zip'), [loop.path], ['--no-eject']);
-    expect(resultsOf(run).get(loop.path), run.stdout + run.stderr).toMatchObject({ status: 'ok', bytes: map.mappedBytes });
-    expect(String((run.events.find((e) => e.type === 'source')?.['blockMap'] as { from: string }).from)).toMatch(/\.meta\/image\.bmap$/);
+    expect(resultsOf(run).get(loop.path), run.stdout + run.stderr).toMatchObject({
+      status: 'ok',
+      bytes: map.mappedBytes,
+    });
+    expect(String((run.events.find((e) => e.type === 'source')?.['blockMap'] as { from: string }).from)).toMatch(
+      /\.meta\/image\.bmap$/,
+    );
     expectMappedOnly(before);
   });
 
@@ -87,7 +108,11 @@ describeDevices('block maps (bmap): only mapped ranges are written and verified'
     garbage();
     const run = await flashCli(damaged, [loop.path], ['--no-eject', '--bmap', `${image}.bmap`]);
     expect(run.code).toBe(1);
-    expect(resultsOf(run).get(loop.path)).toMatchObject({ status: 'failed', code: 'source-checksum-mismatch', offset: second.offset });
+    expect(resultsOf(run).get(loop.path)).toMatchObject({
+      status: 'failed',
+      code: 'source-checksum-mismatch',
+      offset: second.offset,
+    });
     expect(detectPartitionTable(readBytes(loop.backing, 0, PARTITION_TABLE_BYTES))).not.toBe('gpt');
   });
 
@@ -113,7 +138,9 @@ describeDevices('block maps (bmap): only mapped ranges are written and verified'
     expect(run.code).toBe(1);
     const result = resultsOf(run).get(loop.path);
     expect(result, run.stdout + run.stderr).toMatchObject({ status: 'failed', code: 'source-checksum-mismatch' });
-    expect(result?.message).toMatch(/block map os\.img\.bmap does not match the image: bytes \d+-\d+ have a different SHA256/);
+    expect(result?.message).toMatch(
+      /block map os\.img\.bmap does not match the image: bytes \d+-\d+ have a different SHA256/,
+    );
     expect(detectPartitionTable(readBytes(loop.backing, 0, PARTITION_TABLE_BYTES))).not.toBe('gpt');
   });
 
@@ -122,12 +149,17 @@ describeDevices('block maps (bmap): only mapped ranges are written and verified'
     const before = digestFile(loop.backing);
     const run = await flashCli(join(dir, 'shorter.img'), [loop.path], ['--no-eject', '--bmap', `${image}.bmap`]);
     expect(run.code).toBe(1);
-    expect(run.stderr).toMatch(/does not match the image: it maps an image of 25165824 bytes, but .*shorter\.img holds 24117248/);
+    expect(run.stderr).toMatch(
+      /does not match the image: it maps an image of 25165824 bytes, but .*shorter\.img holds 24117248/,
+    );
     expect(digestFile(loop.backing)).toBe(before);
   });
 
   it('a bmap edited after it was made fails its own checksum and is refused', async () => {
-    const edited = readFileSync(`${image}.bmap`, 'utf8').replace(/(<Range[^>]*>\s*)(\d+)/, (_all, head: string, first: string) => `${head}${Number(first) + 1}`);
+    const edited = readFileSync(`${image}.bmap`, 'utf8').replace(
+      /(<Range[^>]*>\s*)(\d+)/,
+      (_all, head: string, first: string) => `${head}${Number(first) + 1}`,
+    );
     writeFileSync(join(dir, 'edited.bmap'), edited);
     const before = digestFile(loop.backing);
     const run = await flashCli(image, [loop.path], ['--no-eject', '--bmap', join(dir, 'edited.bmap')]);

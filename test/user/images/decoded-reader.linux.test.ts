@@ -30,11 +30,28 @@ function imageBytes(): Buffer {
 }
 
 function plan(path: string, format: ImageFormat, systemTools: boolean): DecodePlan {
-  return { location: { kind: 'file', path }, format, imageSize: null, sha256: null, sha256From: null, map: null, zipEntry: null, sendImage: true, systemTools, freeSpace: false };
+  return {
+    location: { kind: 'file', path },
+    format,
+    imageSize: null,
+    sha256: null,
+    sha256From: null,
+    map: null,
+    zipEntry: null,
+    sendImage: true,
+    systemTools,
+    freeSpace: false,
+  };
 }
 
 /** Reads that may start anywhere in the image or past its end, of up to 80 KiB each. */
-const reads = fc.array(fc.record({ offset: fc.integer({ min: 0, max: IMAGE_BYTES + 4096 }), length: fc.integer({ min: 0, max: 80 * 1024 }) }), { minLength: 1, maxLength: 24 });
+const reads = fc.array(
+  fc.record({
+    offset: fc.integer({ min: 0, max: IMAGE_BYTES + 4096 }),
+    length: fc.integer({ min: 0, max: 80 * 1024 }),
+  }),
+  { minLength: 1, maxLength: 24 },
+);
 
 describe('reads through the decoded stream', () => {
   let dir: string;
@@ -74,10 +91,15 @@ describe('reads through the decoded stream', () => {
     try {
       const offsets = Array.from({ length: 40 }, (_, i) => ((i * 7919) % 40) * 64 * 1024);
       const got = await Promise.all(offsets.map((offset) => reader.readAt(offset, 512)));
-      got.forEach((bytes, i) => expect(bytes.equals(raw.subarray(offsets[i], (offsets[i] as number) + 512))).toBe(true));
+      got.forEach((bytes, i) =>
+        expect(bytes.equals(raw.subarray(offsets[i], (offsets[i] as number) + 512))).toBe(true),
+      );
       // Another batch behind the last read: one more pass.
       const again = await Promise.all([reader.readAt(1024, 10), reader.readAt(0, 10)]);
-      expect(again.map((b) => b.toString('hex'))).toEqual([raw.subarray(1024, 1034).toString('hex'), raw.subarray(0, 10).toString('hex')]);
+      expect(again.map((b) => b.toString('hex'))).toEqual([
+        raw.subarray(1024, 1034).toString('hex'),
+        raw.subarray(0, 10).toString('hex'),
+      ]);
     } finally {
       await reader.close();
     }

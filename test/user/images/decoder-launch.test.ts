@@ -17,10 +17,27 @@ it('counts every source byte read before it ends, though decoding took less than
   const packed = gzipSync(randomBytes(1 * MiB), { level: 1 });
   writeFileSync(path, packed);
   const { startDecoder } = await builtDecoderLaunch();
-  const decoder = await startDecoder({ location: { kind: 'file', path }, format: 'gzip', imageSize: null, sha256: null, sha256From: null, map: null, zipEntry: null, sendImage: true, systemTools: false, freeSpace: false }, 'descriptor');
+  const decoder = await startDecoder(
+    {
+      location: { kind: 'file', path },
+      format: 'gzip',
+      imageSize: null,
+      sha256: null,
+      sha256From: null,
+      map: null,
+      zipEntry: null,
+      sendImage: true,
+      systemTools: false,
+      freeSpace: false,
+    },
+    'descriptor',
+  );
   let decoded = 0;
   // stop() closes the pipe's read end itself.
-  createReadStream('', { fd: Number(decoder.source), autoClose: false }).on('data', (chunk) => (decoded += chunk.length));
+  createReadStream('', { fd: Number(decoder.source), autoClose: false }).on(
+    'data',
+    (chunk) => (decoded += chunk.length),
+  );
   const end = await decoder.ended;
   expect(end, JSON.stringify(end)).toMatchObject({ status: 'ok', bytes: 1 * MiB });
   expect(decoded).toBe(1 * MiB);

@@ -23,7 +23,9 @@ describe('dmg property lists: one malformed list fails its own probe only', () =
     writeDmg(disk, join(dir, 'good.dmg'));
     dmgWithMalformedPlist(join(dir, 'good.dmg'), join(dir, 'bad.dmg'));
     for (let round = 0; round < 2; round++) {
-      await expect(open('bad.dmg')).rejects.toThrow(/bad\.dmg is not a readable dmg \(UDIF\) image: its property list is not well-formed XML \(line \d+: Expected closing tag 'array'/);
+      await expect(open('bad.dmg')).rejects.toThrow(
+        /bad\.dmg is not a readable dmg \(UDIF\) image: its property list is not well-formed XML \(line \d+: Expected closing tag 'array'/,
+      );
       expect(await dmgSize(await open('good.dmg'))).toBe(4 * MiB);
     }
   });
@@ -33,15 +35,29 @@ describe('readBlkx: only the block tables, from a well-formed list', () => {
   const plist = (body: string) => `<?xml version="1.0" encoding="UTF-8"?>\n<plist version="1.0">\n${body}\n</plist>`;
 
   it('reads each blkx entry’s fields and its Data', () => {
-    const entries = readBlkx(plist('<dict><key>resource-fork</key><dict><key>blkx</key><array><dict><key>Attributes</key><string>0x0050</string><key>Data</key><data>bWlzaA==</data><key>ID</key><string>-1</string><key>Name</key><string>disk</string></dict></array></dict></dict>'));
-    expect(entries).toEqual([{ id: -1, attributes: 0x50, name: 'disk', coreFoundationName: '', data: Buffer.from('mish') }]);
+    const entries = readBlkx(
+      plist(
+        '<dict><key>resource-fork</key><dict><key>blkx</key><array><dict><key>Attributes</key><string>0x0050</string><key>Data</key><data>bWlzaA==</data><key>ID</key><string>-1</string><key>Name</key><string>disk</string></dict></array></dict></dict>',
+      ),
+    );
+    expect(entries).toEqual([
+      { id: -1, attributes: 0x50, name: 'disk', coreFoundationName: '', data: Buffer.from('mish') },
+    ]);
   });
 
   it('says what is missing or malformed', () => {
     expect(readBlkx(plist('<dict><key>resource-fork</key><dict></dict></dict>'))).toEqual([]);
     expect(() => readBlkx(plist('<dict></dict>'))).toThrow(/its resource-fork is not a dictionary/);
-    expect(() => readBlkx(plist('<dict><key>resource-fork</key></dict>'))).toThrow(/its property list has a key without a value/);
-    expect(() => readBlkx(plist('<dict><key>resource-fork</key><dict><key>blkx</key><array><dict><key>ID</key><string>1</string></dict></array></dict></dict>'))).toThrow(/its blkx entry 0 has no Data/);
+    expect(() => readBlkx(plist('<dict><key>resource-fork</key></dict>'))).toThrow(
+      /its property list has a key without a value/,
+    );
+    expect(() =>
+      readBlkx(
+        plist(
+          '<dict><key>resource-fork</key><dict><key>blkx</key><array><dict><key>ID</key><string>1</string></dict></array></dict></dict>',
+        ),
+      ),
+    ).toThrow(/its blkx entry 0 has no Data/);
     expect(() => readBlkx('<plist><dict>'.repeat(200))).toThrow(/not well-formed XML \(Maximum nested tags exceeded\)/);
   });
 });

@@ -39,8 +39,17 @@ describeDevices('dmg (Apple UDIF) images', () => {
   it('raw, zero-fill and zlib blocks, --exact: written and verified byte for byte, size exact from the block table', async () => {
     garbage();
     const run = await flashCli(join(dir, 'os.dmg'), [loop.path], ['--no-eject', '--exact']);
-    expect(resultsOf(run).get(loop.path), run.stdout + run.stderr).toMatchObject({ status: 'ok', verified: true, bytes: IMAGE_SIZE });
-    expect(run.events.find((e) => e.type === 'source')).toMatchObject({ format: 'dmg', size: IMAGE_SIZE, sizeExact: true, decoder: '@balena/udif' });
+    expect(resultsOf(run).get(loop.path), run.stdout + run.stderr).toMatchObject({
+      status: 'ok',
+      verified: true,
+      bytes: IMAGE_SIZE,
+    });
+    expect(run.events.find((e) => e.type === 'source')).toMatchObject({
+      format: 'dmg',
+      size: IMAGE_SIZE,
+      sizeExact: true,
+      decoder: '@balena/udif',
+    });
     expect(readBytes(loop.backing, 0, IMAGE_SIZE).equals(raw)).toBe(true);
   });
 
@@ -50,7 +59,9 @@ describeDevices('dmg (Apple UDIF) images', () => {
     const run = await flashCli(damaged('raw-damaged.dmg', 600), [loop.path], ['--no-eject']);
     expect(run.code).toBe(1);
     expect(resultsOf(run).get(loop.path)).toMatchObject({ status: 'failed', code: 'source-corrupt' });
-    expect(resultsOf(run).get(loop.path)?.message).toMatch(/dmg raw-damaged\.dmg is corrupt: its data does not match the CRC-32 it records/);
+    expect(resultsOf(run).get(loop.path)?.message).toMatch(
+      /dmg raw-damaged\.dmg is corrupt: its data does not match the CRC-32 it records/,
+    );
     expect(detectPartitionTable(readBytes(loop.backing, 0, PARTITION_TABLE_BYTES))).not.toBe('gpt');
   });
 
@@ -67,7 +78,9 @@ describeDevices('dmg (Apple UDIF) images', () => {
     const before = digestFile(loop.backing);
     const run = await flashCli(join(dir, 'lzfse.dmg'), [loop.path], ['--no-eject']);
     expect(run.code).toBe(3);
-    expect(run.stderr).toMatch(/lzfse\.dmg is a dmg compressed with LZFSE \(ULFO\), which Sluice cannot decode\. Convert it first/);
+    expect(run.stderr).toMatch(
+      /lzfse\.dmg is a dmg compressed with LZFSE \(ULFO\), which Sluice cannot decode\. Convert it first/,
+    );
     expect(digestFile(loop.backing)).toBe(before);
   });
 });

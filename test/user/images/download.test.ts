@@ -38,11 +38,16 @@ beforeAll(async () => {
       return void response.writeHead(step.status).end();
     }
     const etag = step !== undefined && 'changed' in step ? '"v2"' : ETAG;
-    const honoured = range !== null && !(step !== undefined && 'ignoreRange' in step) && (ifRange === null || ifRange === etag);
+    const honoured =
+      range !== null && !(step !== undefined && 'ignoreRange' in step) && (ifRange === null || ifRange === etag);
     const start = honoured ? Number(range[1]) : 0;
     const body = FILE.subarray(start);
     record(honoured ? 206 : 200);
-    response.writeHead(honoured ? 206 : 200, { 'Content-Length': body.length, ETag: etag, ...(honoured ? { 'Content-Range': `bytes ${start}-${FILE.length - 1}/${FILE.length}` } : {}) });
+    response.writeHead(honoured ? 206 : 200, {
+      'Content-Length': body.length,
+      ETag: etag,
+      ...(honoured ? { 'Content-Range': `bytes ${start}-${FILE.length - 1}/${FILE.length}` } : {}),
+    });
     if (step === undefined || !('cutAfter' in step)) return void response.end(body);
     response.write(body.subarray(0, step.cutAfter), () => setTimeout(() => response.socket?.destroy(), 10));
   });
@@ -70,7 +75,9 @@ describe('openDownload: resumed after a dropped connection', () => {
     const at = Math.floor(FILE.length * 0.4);
     plan = [{ cutAfter: at }];
     const notices: string[] = [];
-    const download = await openDownload(url(), null, { retrying: (offset, attempt) => notices.push(`${offset}:${attempt}`) });
+    const download = await openDownload(url(), null, {
+      retrying: (offset, attempt) => notices.push(`${offset}:${attempt}`),
+    });
     expect(download.size).toBe(FILE.length);
     const got = await buffer(download.stream);
     expect(sha(got)).toBe(sha(FILE));
@@ -82,22 +89,42 @@ describe('openDownload: resumed after a dropped connection', () => {
   });
 
   it(`keeps going through ${MAX_RETRIES} failures in a row (cuts, refused and failing answers), and gives up after that`, async () => {
-    plan = [{ cutAfter: 1 * MiB }, { status: 503 }, { cutAfter: 0 }, { status: 502 }, { cutAfter: 2 * MiB }, { status: 503 }, { status: 503 }, { status: 503 }, { status: 503 }];
+    plan = [
+      { cutAfter: 1 * MiB },
+      { status: 503 },
+      { cutAfter: 0 },
+      { status: 502 },
+      { cutAfter: 2 * MiB },
+      { status: 503 },
+      { status: 503 },
+      { status: 503 },
+      { status: 503 },
+    ];
     const download = await openDownload(url(), null, { retrying: () => undefined });
     expect(sha(await buffer(download.stream))).toBe(sha(FILE));
     // A try that got further starts the count again: five failures in a row at most, then a sixth would end it.
     plan = [{ cutAfter: 1 * MiB }, { status: 503 }, { status: 503 }, { status: 503 }, { status: 503 }, { status: 503 }];
     const failing = await openDownload(url(), null, { retrying: () => undefined });
-    await expect(buffer(failing.stream)).rejects.toThrow(new RegExp(`stopped at byte ${1 * MiB}, and ${MAX_RETRIES} more tries got no further, so Sluice gave up\\. The last: .*503`));
+    await expect(buffer(failing.stream)).rejects.toThrow(
+      new RegExp(
+        `stopped at byte ${1 * MiB}, and ${MAX_RETRIES} more tries got no further, so Sluice gave up\\. The last: .*503`,
+      ),
+    );
   });
 
   it('fails, saying why, when the server does not send parts of files or the file changed on it', async () => {
     plan = [{ cutAfter: 1 * MiB }, { ignoreRange: true }];
     const ignoring = await openDownload(url(), null, { retrying: () => undefined });
-    await expect(buffer(ignoring.stream)).rejects.toThrow(new RegExp(`broke off after ${1 * MiB} bytes of ${FILE.length}: .*; it cannot go on from there: the server sent the whole file again`));
+    await expect(buffer(ignoring.stream)).rejects.toThrow(
+      new RegExp(
+        `broke off after ${1 * MiB} bytes of ${FILE.length}: .*; it cannot go on from there: the server sent the whole file again`,
+      ),
+    );
     plan = [{ cutAfter: 1 * MiB }, { changed: true }];
     const changed = await openDownload(url(), null, { retrying: () => undefined });
-    await expect(buffer(changed.stream)).rejects.toThrow(/cannot go on from there: the server sent the whole file again \(it does not send parts of files, or the file changed on it\)\.$/);
+    await expect(buffer(changed.stream)).rejects.toThrow(
+      /cannot go on from there: the server sent the whole file again \(it does not send parts of files, or the file changed on it\)\.$/,
+    );
     expect(log.at(-1)).toMatchObject({ range: `bytes=${1 * MiB}-`, ifRange: ETAG, status: 200 });
   });
 

@@ -27,7 +27,10 @@ describe('mappedExtents: block-map ranges as the helper writes them', () => {
 
   it('merges the closest neighbours until a long map fits a job message, never dropping a range', () => {
     // 1 KiB ranges 4 KiB apart, with a 64 KiB wider gap after every tenth.
-    const ranges = Array.from({ length: MAX_EXTENTS + 500 }, (_, i) => ({ offset: i * 4 * K + Math.floor(i / 10) * 64 * K, length: K }));
+    const ranges = Array.from({ length: MAX_EXTENTS + 500 }, (_, i) => ({
+      offset: i * 4 * K + Math.floor(i / 10) * 64 * K,
+      length: K,
+    }));
     const size = (ranges[ranges.length - 1]?.offset ?? 0) + K;
     const extents = mappedExtents(ranges, size);
     expect(extents.length).toBe(MAX_EXTENTS);

@@ -4,7 +4,14 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { MiB } from '../../../common/domain/units.js';
 import { collect, spawnCli, type CliRun } from '../../support/cli.js';
-import { bmapWithOpenElement, dmgWithMalformedPlist, qcow2CompressedClusters, qcow2SharedL2Table, xzHeaderThenZeros, zipWithBmapBomb } from '../../support/hostile-images.js';
+import {
+  bmapWithOpenElement,
+  dmgWithMalformedPlist,
+  qcow2CompressedClusters,
+  qcow2SharedL2Table,
+  xzHeaderThenZeros,
+  zipWithBmapBomb,
+} from '../../support/hostile-images.js';
 import { scratchDir } from '../../support/loop-device.js';
 import { writeDmg } from '../../support/udif.js';
 
@@ -25,7 +32,11 @@ interface Measured {
  */
 async function info(...args: string[]): Promise<Measured> {
   const started = performance.now();
-  const run = await collect(spawnCli(['info', ...args], { wrapper: ['/usr/bin/time', '--format', 'peak-rss-kib=%M', 'timeout', '-s', 'KILL', '20'] }));
+  const run = await collect(
+    spawnCli(['info', ...args], {
+      wrapper: ['/usr/bin/time', '--format', 'peak-rss-kib=%M', 'timeout', '-s', 'KILL', '20'],
+    }),
+  );
   const seconds = (performance.now() - started) / 1000;
   const rss = /peak-rss-kib=(\d+)/.exec(run.stderr);
   return { run, seconds, rssMiB: Number(rss?.[1]) / 1024 };
@@ -50,7 +61,10 @@ describe('sluice info: a small hostile file is refused in seconds and megabytes'
   it('qcow2 whose compressed clusters all share one deflate blob (was 4.2 GB, 10.6 s)', async () => {
     const image = join(dir, 'shared-blob.qcow2');
     qcow2CompressedClusters(image, { shared: true });
-    await expectRefused(/shared-blob\.qcow2 is a corrupt qcow2 image: several compressed clusters share the data at file byte 6291456/, image);
+    await expectRefused(
+      /shared-blob\.qcow2 is a corrupt qcow2 image: several compressed clusters share the data at file byte 6291456/,
+      image,
+    );
   });
 
   it('qcow2 of 2,000 compressed 2 MiB clusters, each its own: the partition table is read without inflating them all (was 2.2 GB)', async () => {
@@ -58,7 +72,11 @@ describe('sluice info: a small hostile file is refused in seconds and megabytes'
     qcow2CompressedClusters(image, { shared: false, fill: 1 });
     const { run, seconds, rssMiB } = await info('--json', image);
     expect(run.code, run.stderr).toBe(0);
-    expect(JSON.parse(run.stdout)).toMatchObject({ format: 'qcow2', size: 2000 * 2 * MiB, partitionTable: { type: 'none' } });
+    expect(JSON.parse(run.stdout)).toMatchObject({
+      format: 'qcow2',
+      size: 2000 * 2 * MiB,
+      partitionTable: { type: 'none' },
+    });
     expect(seconds).toBeLessThan(MAX_SECONDS);
     expect(rssMiB).toBeLessThanOrEqual(MAX_RSS_MIB);
   });
@@ -66,20 +84,31 @@ describe('sluice info: a small hostile file is refused in seconds and megabytes'
   it('qcow2 whose every L1 entry points at one L2 table: 64M clusters from 2 MiB (was out of memory at 4.7 GB)', async () => {
     const image = join(dir, 'shared-l2.qcow2');
     qcow2SharedL2Table(image);
-    await expectRefused(/shared-l2\.qcow2 is a corrupt qcow2 image: the L2 table of L1 entry 1 is at file byte \d+, which also holds another table or cluster/, image);
+    await expectRefused(
+      /shared-l2\.qcow2 is a corrupt qcow2 image: the L2 table of L1 entry 1 is at file byte \d+, which also holds another table or cluster/,
+      image,
+    );
   });
 
   it('zip whose .meta/image.bmap inflates to 2 GiB (was 6.2 GB)', async () => {
     const archive = join(dir, 'bmap-bomb.zip');
     zipWithBmapBomb(archive);
-    await expectRefused(/\.meta\/image\.bmap inflates to more than the 4096 bytes its directory entry declares/, archive);
+    await expectRefused(
+      /\.meta\/image\.bmap inflates to more than the 4096 bytes its directory entry declares/,
+      archive,
+    );
   });
 
   it('bmap with an unclosed <ImageSize> and 4,000 spaces (was 11-21 s)', async () => {
     const image = join(dir, 'plain.img');
     writeFileSync(image, Buffer.alloc(MiB));
     writeFileSync(join(dir, 'open.bmap'), bmapWithOpenElement());
-    await expectRefused(/block map open\.bmap is not valid: it is not well-formed XML/, '--bmap', join(dir, 'open.bmap'), image);
+    await expectRefused(
+      /block map open\.bmap is not valid: it is not well-formed XML/,
+      '--bmap',
+      join(dir, 'open.bmap'),
+      image,
+    );
   });
 
   describe('sidecar files that never end or never answer (were read until killed: 13-15 GB in 30 s, or hung)', () => {
@@ -119,6 +148,9 @@ describe('sluice info: a small hostile file is refused in seconds and megabytes'
     const good = join(dir, 'good.dmg');
     writeDmg(Buffer.alloc(4 * MiB, 7), good);
     dmgWithMalformedPlist(good, join(dir, 'bad.dmg'));
-    await expectRefused(/bad\.dmg is not a readable dmg \(UDIF\) image: its property list is not well-formed XML/, join(dir, 'bad.dmg'));
+    await expectRefused(
+      /bad\.dmg is not a readable dmg \(UDIF\) image: its property list is not well-formed XML/,
+      join(dir, 'bad.dmg'),
+    );
   });
 });

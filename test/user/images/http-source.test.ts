@@ -44,14 +44,30 @@ describe('addressScope: which addresses are not on the public internet', () => {
 
 describe('redirectRefusal: which redirects a download follows', () => {
   const PUBLIC = '93.184.216.34';
-  const step = (from: string, fromAddress: string | null, to: string, toAddresses: string[]) => redirectRefusal({ from: new URL(from), fromAddress, to: new URL(to), toAddresses });
+  const step = (from: string, fromAddress: string | null, to: string, toAddresses: string[]) =>
+    redirectRefusal({ from: new URL(from), fromAddress, to: new URL(to), toAddresses });
 
   it('from a public host to loopback, link-local or private addresses: refused, naming the address', () => {
-    for (const address of ['127.0.0.1', '::1', '::ffff:127.0.0.1', '169.254.169.254', 'fe80::1', '10.0.0.5', '192.168.1.1', 'fd00::5']) {
-      expect(step('https://images.example/os.img.xz', PUBLIC, 'https://router.example/admin', [address])).toMatch(new RegExp(`redirects to https://router.example/admin, which is ${address.replace(/\./g, '\\.')}: .*Sluice does not follow a redirect from the internet into the local network`));
+    for (const address of [
+      '127.0.0.1',
+      '::1',
+      '::ffff:127.0.0.1',
+      '169.254.169.254',
+      'fe80::1',
+      '10.0.0.5',
+      '192.168.1.1',
+      'fd00::5',
+    ]) {
+      expect(step('https://images.example/os.img.xz', PUBLIC, 'https://router.example/admin', [address])).toMatch(
+        new RegExp(
+          `redirects to https://router.example/admin, which is ${address.replace(/\./g, '\\.')}: .*Sluice does not follow a redirect from the internet into the local network`,
+        ),
+      );
     }
     // One private address among public ones is enough: the connection may use any of them.
-    expect(step('https://a.example/x', PUBLIC, 'https://b.example/y', ['8.8.8.8', '127.0.0.1'])).toMatch(/which is 127\.0\.0\.1: this computer itself/);
+    expect(step('https://a.example/x', PUBLIC, 'https://b.example/y', ['8.8.8.8', '127.0.0.1'])).toMatch(
+      /which is 127\.0\.0\.1: this computer itself/,
+    );
     // A server whose address the socket did not give is taken as public.
     expect(step('https://a.example/x', null, 'https://b.example/y', ['192.168.0.1'])).toMatch(/a private address/);
   });
@@ -64,7 +80,9 @@ describe('redirectRefusal: which redirects a download follows', () => {
 
   it('https to http: refused, wherever it goes', () => {
     for (const from of [PUBLIC, '127.0.0.1']) {
-      expect(step('https://a.example/os.img', from, 'http://a.example/os.img', [from])).toMatch(/from a secure \(https\) address to an insecure \(http\) one/);
+      expect(step('https://a.example/os.img', from, 'http://a.example/os.img', [from])).toMatch(
+        /from a secure \(https\) address to an insecure \(http\) one/,
+      );
     }
     expect(step('http://a.example/os.img', PUBLIC, 'https://a.example/os.img', [PUBLIC])).toBeNull();
   });
@@ -99,11 +117,13 @@ describe('downloads from servers the test controls (127.0.0.1)', () => {
     '/hop': (response) => response.writeHead(302, { Location: `http://localhost:${httpPort}/os.img.gz` }).end(),
     '/to-file': (response) => response.writeHead(302, { Location: 'file:///etc/passwd' }).end(),
     // Headers and the first 100 bytes, then silence with the connection open.
-    '/stall.img.gz': (response) => response.writeHead(200, { 'Content-Length': image.length }).write(image.subarray(0, 100)),
+    '/stall.img.gz': (response) =>
+      response.writeHead(200, { 'Content-Length': image.length }).write(image.subarray(0, 100)),
     // A connection that is accepted and never answered.
     '/mute.img.gz': () => undefined,
     '/sums/os.img.gz': (response) => response.writeHead(200, { 'Content-Length': image.length }).end(image),
-    '/sums/os.img.gz.sha256': (response) => response.end(`${createHash('sha256').update(image).digest('hex')}  os.img.gz\n`),
+    '/sums/os.img.gz.sha256': (response) =>
+      response.end(`${createHash('sha256').update(image).digest('hex')}  os.img.gz\n`),
     '/list/os.img.gz': (response) => response.writeHead(200, { 'Content-Length': image.length }).end(image),
     '/list/SHA256SUMS': (response) => response.end(`${'c'.repeat(64)}  other.img\n${'d'.repeat(64)}  os.img.gz\n`),
     '/huge/os.img.gz': (response) => response.writeHead(200, { 'Content-Length': image.length }).end(image),
@@ -126,12 +146,38 @@ describe('downloads from servers the test controls (127.0.0.1)', () => {
     });
     httpPort = await listen(http);
     // A certificate for 127.0.0.1 that the CLI trusts through NODE_EXTRA_CA_CERTS.
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'), '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'], { stdio: 'ignore' });
-    https = createTlsServer({ key: readFileSync(join(dir, 'key.pem')), cert: readFileSync(join(dir, 'cert.pem')) }, (request, response) => {
-      if (request.url === '/os.img.gz') return response.writeHead(200, { 'Content-Length': image.length }).end(image);
-      if (request.url === '/down') return response.writeHead(301, { Location: `http://127.0.0.1:${httpPort}/os.img.gz` }).end();
-      response.writeHead(404).end();
-    });
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:prime256v1',
+        '-nodes',
+        '-keyout',
+        join(dir, 'key.pem'),
+        '-out',
+        join(dir, 'cert.pem'),
+        '-days',
+        '1',
+        '-subj',
+        '/CN=127.0.0.1',
+        '-addext',
+        'subjectAltName=IP:127.0.0.1',
+      ],
+      { stdio: 'ignore' },
+    );
+    https = createTlsServer(
+      { key: readFileSync(join(dir, 'key.pem')), cert: readFileSync(join(dir, 'cert.pem')) },
+      (request, response) => {
+        if (request.url === '/os.img.gz') return response.writeHead(200, { 'Content-Length': image.length }).end(image);
+        if (request.url === '/down')
+          return response.writeHead(301, { Location: `http://127.0.0.1:${httpPort}/os.img.gz` }).end();
+        response.writeHead(404).end();
+      },
+    );
     httpsPort = await listen(https);
   });
 
@@ -142,7 +188,9 @@ describe('downloads from servers the test controls (127.0.0.1)', () => {
 
   async function info(url: string, env: Record<string, string> = {}): Promise<CliRun & { ms: number }> {
     const started = performance.now();
-    const run = await collect(spawnCli(['info', '--json', url], { env: { NODE_EXTRA_CA_CERTS: join(dir, 'cert.pem'), ...env } }));
+    const run = await collect(
+      spawnCli(['info', '--json', url], { env: { NODE_EXTRA_CA_CERTS: join(dir, 'cert.pem'), ...env } }),
+    );
     return { ...run, ms: performance.now() - started };
   }
 
@@ -161,19 +209,30 @@ describe('downloads from servers the test controls (127.0.0.1)', () => {
     asked.length = 0;
     const run = await info(`https://127.0.0.1:${httpsPort}/down`);
     expect(run.code).toBe(1);
-    expect(run.stderr).toMatch(/redirects to http:\/\/127\.0\.0\.1:\d+\/os\.img\.gz: from a secure \(https\) address to an insecure \(http\) one/);
+    expect(run.stderr).toMatch(
+      /redirects to http:\/\/127\.0\.0\.1:\d+\/os\.img\.gz: from a secure \(https\) address to an insecure \(http\) one/,
+    );
     expect(asked).toEqual([]);
     expect(run.ms).toBeLessThan(5000);
   });
 
   it('a redirect to a file: address is refused', async () => {
-    await expect(openHttp(`http://127.0.0.1:${httpPort}/to-file`)).rejects.toMatchObject({ failure: { code: 'source-read-error', message: expect.stringMatching(/redirects to file:\/\/\/etc\/passwd, which is not an http\(s\) address/) as unknown } });
+    await expect(openHttp(`http://127.0.0.1:${httpPort}/to-file`)).rejects.toMatchObject({
+      failure: {
+        code: 'source-read-error',
+        message: expect.stringMatching(
+          /redirects to file:\/\/\/etc\/passwd, which is not an http\(s\) address/,
+        ) as unknown,
+      },
+    });
   });
 
   it('a download that stops sending fails with the byte it stopped at (stall timeout shortened for the test)', async () => {
     const run = await info(`http://127.0.0.1:${httpPort}/stall.img.gz`, { SLUICE_STALL_TIMEOUT_MS: '300' });
     expect(run.code).toBe(1);
-    expect(run.stderr).toMatch(new RegExp(`stalled: the server stopped sending at byte 100 of ${image.length}, and sent nothing for 300 ms`));
+    expect(run.stderr).toMatch(
+      new RegExp(`stalled: the server stopped sending at byte 100 of ${image.length}, and sent nothing for 300 ms`),
+    );
     expect(run.ms).toBeLessThan(5000);
   });
 
@@ -187,9 +246,13 @@ describe('downloads from servers the test controls (127.0.0.1)', () => {
   it('finds URL.sha256 beside a download, and SHA256SUMS in its folder; a 404 is simply none', async () => {
     const sha256 = createHash('sha256').update(image).digest('hex');
     const own = await info(`http://127.0.0.1:${httpPort}/sums/os.img.gz`);
-    expect(JSON.parse(own.stdout)).toMatchObject({ checksum: { sha256, from: `http://127.0.0.1:${httpPort}/sums/os.img.gz.sha256` } });
+    expect(JSON.parse(own.stdout)).toMatchObject({
+      checksum: { sha256, from: `http://127.0.0.1:${httpPort}/sums/os.img.gz.sha256` },
+    });
     const listed = await info(`http://127.0.0.1:${httpPort}/list/os.img.gz`);
-    expect(JSON.parse(listed.stdout)).toMatchObject({ checksum: { sha256: 'd'.repeat(64), from: `http://127.0.0.1:${httpPort}/list/SHA256SUMS` } });
+    expect(JSON.parse(listed.stdout)).toMatchObject({
+      checksum: { sha256: 'd'.repeat(64), from: `http://127.0.0.1:${httpPort}/list/SHA256SUMS` },
+    });
     const none = await info(`http://127.0.0.1:${httpPort}/os.img.gz`);
     expect(JSON.parse(none.stdout)).toMatchObject({ checksum: null });
   });

@@ -19,7 +19,10 @@ function disk(name: string, script: string): string {
 
 describe('readPartitionTable, as sfdisk wrote it', () => {
   it('GPT: places, types and names', () => {
-    const path = disk('gpt.img', 'label: gpt\nstart=2048, size=16384, type=C12A7328-F81F-11D2-BA4B-00A0C93EC93B, name="boot"\nstart=18432, type=0FC63DAF-8483-4772-8E79-3D69D8477DE4, name="rootfs"\n');
+    const path = disk(
+      'gpt.img',
+      'label: gpt\nstart=2048, size=16384, type=C12A7328-F81F-11D2-BA4B-00A0C93EC93B, name="boot"\nstart=18432, type=0FC63DAF-8483-4772-8E79-3D69D8477DE4, name="rootfs"\n',
+    );
     const table = readPartitionTable(readBytes(path, 0, PARTITION_TABLE_BYTES));
     expect(table.type).toBe('gpt');
     expect(table.partitions).toEqual([

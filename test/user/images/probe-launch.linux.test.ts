@@ -26,7 +26,15 @@ const RSS_CEILING = 256e6;
  * Runs `probe` while watching the probe processes it starts (their peak memory) and this
  * process's own event loop (the longest it went without running a timer).
  */
-async function watched<T>(probe: () => Promise<T>): Promise<{ outcome: PromiseSettledResult<T>; ms: number; probes: SeenProcess[]; pids: number[]; longestStallMs: number }> {
+async function watched<T>(
+  probe: () => Promise<T>,
+): Promise<{
+  outcome: PromiseSettledResult<T>;
+  ms: number;
+  probes: SeenProcess[];
+  pids: number[];
+  longestStallMs: number;
+}> {
   const watch = watchDescendants(process.pid, isProbe);
   let last = performance.now();
   let longestStallMs = 0;
@@ -45,7 +53,10 @@ async function watched<T>(probe: () => Promise<T>): Promise<{ outcome: PromiseSe
 
 function failureOf(outcome: PromiseSettledResult<unknown>): { code: string; message: string } {
   expect(outcome.status).toBe('rejected');
-  const reason = (outcome as PromiseRejectedResult).reason as { name: string; failure: { code: string; message: string } };
+  const reason = (outcome as PromiseRejectedResult).reason as {
+    name: string;
+    failure: { code: string; message: string };
+  };
   expect(reason.name).toBe('JobError');
   return reason.failure;
 }
@@ -56,7 +67,10 @@ const mb = (bytes: number) => `${(bytes / 1e6).toFixed(1)} MB`;
 /** A bmap of `ranges` single-block ranges (every other 4 KiB block mapped), beside a sparse raw image of the size it maps. */
 function imageWithLongBmap(dir: string, ranges: number): string {
   const image = join(dir, 'long.img');
-  const lines = Array.from({ length: ranges }, (_, i) => `    <Range chksum="${'ab'.repeat(32)}">${2 * i}</Range>\n`).join('');
+  const lines = Array.from(
+    { length: ranges },
+    (_, i) => `    <Range chksum="${'ab'.repeat(32)}">${2 * i}</Range>\n`,
+  ).join('');
   writeFileSync(
     `${image}.bmap`,
     `<?xml version="1.0" ?>\n<bmap version="2.0">\n  <ImageSize>${2 * ranges * 4096}</ImageSize>\n  <BlockSize>4096</BlockSize>\n  <BlocksCount>${2 * ranges}</BlocksCount>\n  <MappedBlocksCount>${ranges}</MappedBlocksCount>\n  <ChecksumType>sha256</ChecksumType>\n  <BlockMap>\n${lines}  </BlockMap>\n</bmap>\n`,
@@ -81,18 +95,28 @@ describe('probing in the probe process', () => {
     expect(checkedAnswer({ image }, JSON.parse(JSON.stringify({ type: 'prepared', prepared })))).toEqual(prepared);
     // The same answer pointing the flash at another file, or claiming another source.
     const elsewhere = { ...prepared, plan: { ...prepared.plan, location: { kind: 'file', path: '/etc/shadow' } } };
-    expect(checkedAnswer({ image }, JSON.parse(JSON.stringify({ type: 'prepared', prepared: elsewhere })))).toMatchObject({ failure: { code: 'protocol-error', message: expect.stringContaining('another image (/etc/shadow)') } });
+    expect(
+      checkedAnswer({ image }, JSON.parse(JSON.stringify({ type: 'prepared', prepared: elsewhere }))),
+    ).toMatchObject({
+      failure: { code: 'protocol-error', message: expect.stringContaining('another image (/etc/shadow)') },
+    });
     const renamed = { ...prepared, info: { ...prepared.info, source: '/dev/nvme0n1' } };
-    expect(checkedAnswer({ image }, JSON.parse(JSON.stringify({ type: 'prepared', prepared: renamed })))).toMatchObject({ failure: { code: 'protocol-error' } });
+    expect(checkedAnswer({ image }, JSON.parse(JSON.stringify({ type: 'prepared', prepared: renamed })))).toMatchObject(
+      { failure: { code: 'protocol-error' } },
+    );
   });
 
   it('an .img.xz: the answer is what the probe finds, checked on arrival, and the probe process peaks far below its cap', async () => {
     const image = join(dir, 'os.img.xz');
     const run = await watched(() => prepareImageInChild({ image, partitions: true }));
     expect(run.outcome.status).toBe('fulfilled');
-    expect((run.outcome as PromiseFulfilledResult<unknown>).value).toEqual(await prepareImage({ image, partitions: true }));
+    expect((run.outcome as PromiseFulfilledResult<unknown>).value).toEqual(
+      await prepareImage({ image, partitions: true }),
+    );
     expect(run.probes).toHaveLength(1);
-    console.log(`probe of a 64 MiB .img.xz (partition table read through the decoder): peak RSS seen ${mb(peakOf(run.probes))}, ${run.ms.toFixed(0)} ms`);
+    console.log(
+      `probe of a 64 MiB .img.xz (partition table read through the decoder): peak RSS seen ${mb(peakOf(run.probes))}, ${run.ms.toFixed(0)} ms`,
+    );
     expect(peakOf(run.probes)).toBeGreaterThan(0);
     expect(peakOf(run.probes)).toBeLessThan(RSS_CEILING);
   });
@@ -102,7 +126,9 @@ describe('probing in the probe process', () => {
     qcow2SharedL2Table(image);
     const run = await watched(() => prepareImageInChild({ image, partitions: true }));
     const failure = failureOf(run.outcome);
-    console.log(`hostile qcow2: ${failure.code} after ${run.ms.toFixed(0)} ms, peak RSS seen ${mb(peakOf(run.probes))}, longest stall here ${run.longestStallMs.toFixed(0)} ms: ${failure.message}`);
+    console.log(
+      `hostile qcow2: ${failure.code} after ${run.ms.toFixed(0)} ms, peak RSS seen ${mb(peakOf(run.probes))}, longest stall here ${run.longestStallMs.toFixed(0)} ms: ${failure.message}`,
+    );
     // Today the probe runs out of memory on it (the memory watch stops it at about 235 MB; in the
     // app's own process it took 790 MB and 7 s before V8 gave up). A parser that learns to refuse
     // a shared L2 table refuses it sooner; either way it is damaged, it is quick, and it is bounded.
@@ -128,18 +154,31 @@ describe('probing in the probe process', () => {
     });
 
     it('the heap cap (--max-old-space-size): past it the probe is stopped, and the error says how much it was allowed', async () => {
-      const run = await watched(() => prepareImageInChild({ image: longBmapImage, partitions: false }, limits({ heapMiB: 16, memoryMiB: 4096 })));
+      const run = await watched(() =>
+        prepareImageInChild({ image: longBmapImage, partitions: false }, limits({ heapMiB: 16, memoryMiB: 4096 })),
+      );
       const failure = failureOf(run.outcome);
-      expect(failure).toEqual({ code: 'source-corrupt', message: `${longBmapImage} is damaged or hostile: reading what it holds needed more than 16 MiB of memory, so Sluice stopped. Nothing was written.` });
+      expect(failure).toEqual({
+        code: 'source-corrupt',
+        message: `${longBmapImage} is damaged or hostile: reading what it holds needed more than 16 MiB of memory, so Sluice stopped. Nothing was written.`,
+      });
       expect(run.pids.every(hasExited)).toBe(true);
     });
 
-    it.skipIf(process.platform !== 'linux')('the memory watch (resident memory, which also counts buffers outside the heap): past it the probe is killed', async () => {
-      const run = await watched(() => prepareImageInChild({ image: longBmapImage, partitions: false }, limits({ memoryMiB: 96 })));
-      const failure = failureOf(run.outcome);
-      expect(failure).toEqual({ code: 'source-corrupt', message: `${longBmapImage} is damaged or hostile: reading what it holds needed more than 96 MiB of memory, so Sluice stopped. Nothing was written.` });
-      expect(run.pids.every(hasExited)).toBe(true);
-    });
+    it.skipIf(process.platform !== 'linux')(
+      'the memory watch (resident memory, which also counts buffers outside the heap): past it the probe is killed',
+      async () => {
+        const run = await watched(() =>
+          prepareImageInChild({ image: longBmapImage, partitions: false }, limits({ memoryMiB: 96 })),
+        );
+        const failure = failureOf(run.outcome);
+        expect(failure).toEqual({
+          code: 'source-corrupt',
+          message: `${longBmapImage} is damaged or hostile: reading what it holds needed more than 96 MiB of memory, so Sluice stopped. Nothing was written.`,
+        });
+        expect(run.pids.every(hasExited)).toBe(true);
+      },
+    );
 
     it('the time limit of a file: a probe that stops answering (as one reading a disk that stopped would) is stopped after its time, and nothing is left running', async () => {
       // A FIFO with no writer served here once, until the probe refused FIFOs at once; a probe
@@ -156,7 +195,10 @@ describe('probing in the probe process', () => {
       const run = await watched(() => prepareImageInChild({ image }, limits({ timeMs: 1000 })));
       await stopper;
       const failure = failureOf(run.outcome);
-      expect(failure).toEqual({ code: 'source-corrupt', message: `Reading what ${image} holds took more than 1 s, so Sluice stopped: the image is damaged or hostile, or the disk it is on stopped answering. Nothing was written.` });
+      expect(failure).toEqual({
+        code: 'source-corrupt',
+        message: `Reading what ${image} holds took more than 1 s, so Sluice stopped: the image is damaged or hostile, or the disk it is on stopped answering. Nothing was written.`,
+      });
       expect(run.ms).toBeGreaterThanOrEqual(1000);
       expect(run.ms).toBeLessThan(3000);
       expect(run.longestStallMs).toBeLessThan(250);
@@ -177,9 +219,14 @@ describe('probing in the probe process', () => {
       afterAll(() => server.close());
 
       it('the time limit of a download: the probe is stopped after its time, with words about the server', async () => {
-        const run = await watched(() => prepareImageInChild({ image: url }, { ...DEFAULT_PROBE_LIMITS.url, timeMs: 2000 }));
+        const run = await watched(() =>
+          prepareImageInChild({ image: url }, { ...DEFAULT_PROBE_LIMITS.url, timeMs: 2000 }),
+        );
         const failure = failureOf(run.outcome);
-        expect(failure).toEqual({ code: 'source-read-error', message: `Reading what ${url} holds took more than 2 s (a slow, stalled or hostile server), so Sluice stopped. Nothing was written; try again later.` });
+        expect(failure).toEqual({
+          code: 'source-read-error',
+          message: `Reading what ${url} holds took more than 2 s (a slow, stalled or hostile server), so Sluice stopped. Nothing was written; try again later.`,
+        });
         expect(run.ms).toBeGreaterThanOrEqual(2000);
         expect(run.ms).toBeLessThan(4000);
         expect(run.pids.every(hasExited)).toBe(true);

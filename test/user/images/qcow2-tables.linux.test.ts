@@ -13,12 +13,20 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 function read(path: string): Promise<Qcow2Image> {
   const file = readFileSync(path);
-  return readQcow2((position, length) => Promise.resolve(file.subarray(position, position + length)), file.length, 'test.qcow2');
+  return readQcow2(
+    (position, length) => Promise.resolve(file.subarray(position, position + length)),
+    file.length,
+    'test.qcow2',
+  );
 }
 
 /** qemu's own list of guest ranges that hold data, merged. */
 function qemuData(path: string): { offset: number; length: number }[] {
-  const map = JSON.parse(execFileSync('qemu-img', ['map', '--output=json', path], { encoding: 'utf8' })) as { start: number; length: number; data: boolean }[];
+  const map = JSON.parse(execFileSync('qemu-img', ['map', '--output=json', path], { encoding: 'utf8' })) as {
+    start: number;
+    length: number;
+    data: boolean;
+  }[];
   const merged: { offset: number; length: number }[] = [];
   for (const { start, length } of map.filter((e) => e.data)) {
     const last = merged[merged.length - 1];
@@ -56,7 +64,15 @@ function qemu(...script: string[]): void {
 /** A 2 MiB disk of 4 KiB clusters (one L2 table's worth), its L1 table at 4 KiB, with what `layout` changes. */
 async function refusal(layout: Partial<Qcow2Layout>): Promise<string> {
   const path = join(dir, 'crafted.qcow2');
-  writeQcow2(path, { clusterBits: 12, virtualSize: 2 * MiB, l1At: 4 * KiB, l1: [0], l2: [], size: 64 * KiB, ...layout });
+  writeQcow2(path, {
+    clusterBits: 12,
+    virtualSize: 2 * MiB,
+    l1At: 4 * KiB,
+    l1: [0],
+    l2: [],
+    size: 64 * KiB,
+    ...layout,
+  });
   return read(path).then(
     () => 'accepted',
     (error: unknown) => String(error),
@@ -65,7 +81,10 @@ async function refusal(layout: Partial<Qcow2Layout>): Promise<string> {
 
 describe('readQcow2: what qemu writes', () => {
   it('maps data, zero and unallocated clusters as qemu does', async () => {
-    qemu('qemu-img create -q -f qcow2 written.qcow2 64M', 'qemu-io -f qcow2 -c "write -P 1 0 64k" -c "write -P 2 1M 128k" -c "write -z 2M 64k" -c "write -P 3 40M 4k" written.qcow2');
+    qemu(
+      'qemu-img create -q -f qcow2 written.qcow2 64M',
+      'qemu-io -f qcow2 -c "write -P 1 0 64k" -c "write -P 2 1M 128k" -c "write -z 2M 64k" -c "write -P 3 40M 4k" written.qcow2',
+    );
     const image = await read(join(dir, 'written.qcow2'));
     expect(dataRanges(image)).toEqual(qemuData(join(dir, 'written.qcow2')));
     expect(dataRanges(image).reduce((sum, r) => sum + r.length, 0)).toBe(64 * KiB + 128 * KiB + 64 * KiB);
@@ -75,7 +94,10 @@ describe('readQcow2: what qemu writes', () => {
 
   it('accepts compressed clusters packed into each other’s last sectors, as qemu-img convert -c packs them', async () => {
     // 256 clusters of one repeated byte each compress to a few dozen bytes, several to a sector.
-    writeFileSync(join(dir, 'bytes.img'), Buffer.concat(Array.from({ length: 256 }, (_, i) => Buffer.alloc(64 * KiB, (i % 255) + 1))));
+    writeFileSync(
+      join(dir, 'bytes.img'),
+      Buffer.concat(Array.from({ length: 256 }, (_, i) => Buffer.alloc(64 * KiB, (i % 255) + 1))),
+    );
     qemu('qemu-img convert -c -O qcow2 bytes.img packed.qcow2');
     const image = await read(join(dir, 'packed.qcow2'));
     expect(dataRanges(image)).toEqual([{ offset: 0, length: 16 * MiB }]);
@@ -85,28 +107,46 @@ describe('readQcow2: what qemu writes', () => {
 
 describe('readQcow2: tables that claim what the file does not hold are refused', () => {
   it('two L1 entries sharing one L2 table', async () => {
-    expect(await refusal({ virtualSize: 4 * MiB, l1: [8 * KiB, 8 * KiB], l2: [[8 * KiB, [dataEntry(12 * KiB)]]] })).toMatch(/the L2 table of L1 entry 1 is at file byte 8192, which also holds another table or cluster/);
+    expect(
+      await refusal({ virtualSize: 4 * MiB, l1: [8 * KiB, 8 * KiB], l2: [[8 * KiB, [dataEntry(12 * KiB)]]] }),
+    ).toMatch(/the L2 table of L1 entry 1 is at file byte 8192, which also holds another table or cluster/);
   });
 
   it('an L2 table on the L1 table', async () => {
-    expect(await refusal({ l1: [4 * KiB] })).toMatch(/the L2 table of L1 entry 0 is at file byte 4096, which also holds/);
+    expect(await refusal({ l1: [4 * KiB] })).toMatch(
+      /the L2 table of L1 entry 0 is at file byte 4096, which also holds/,
+    );
   });
 
   it('a data cluster inside an L2 table, or shared by two guest clusters', async () => {
-    expect(await refusal({ l1: [8 * KiB], l2: [[8 * KiB, [dataEntry(8 * KiB)]]] })).toMatch(/the data of guest cluster 0 is at file byte 8192, which also holds/);
-    expect(await refusal({ l1: [8 * KiB], l2: [[8 * KiB, [dataEntry(12 * KiB), 0n, dataEntry(12 * KiB)]]] })).toMatch(/the data of guest cluster 2 is at file byte 12288/);
+    expect(await refusal({ l1: [8 * KiB], l2: [[8 * KiB, [dataEntry(8 * KiB)]]] })).toMatch(
+      /the data of guest cluster 0 is at file byte 8192, which also holds/,
+    );
+    expect(await refusal({ l1: [8 * KiB], l2: [[8 * KiB, [dataEntry(12 * KiB), 0n, dataEntry(12 * KiB)]]] })).toMatch(
+      /the data of guest cluster 2 is at file byte 12288/,
+    );
   });
 
   it('a table or data cluster off a cluster boundary', async () => {
-    expect(await refusal({ l1: [8 * KiB + 512] })).toMatch(/the L2 table of L1 entry 0 is at file byte 8704, which is not on a cluster boundary/);
-    expect(await refusal({ l1: [8 * KiB], l2: [[8 * KiB, [dataEntry(12 * KiB + 512)]]] })).toMatch(/guest cluster 0 is at file byte 12800, which is not on a cluster boundary/);
+    expect(await refusal({ l1: [8 * KiB + 512] })).toMatch(
+      /the L2 table of L1 entry 0 is at file byte 8704, which is not on a cluster boundary/,
+    );
+    expect(await refusal({ l1: [8 * KiB], l2: [[8 * KiB, [dataEntry(12 * KiB + 512)]]] })).toMatch(
+      /guest cluster 0 is at file byte 12800, which is not on a cluster boundary/,
+    );
   });
 
   it('compressed clusters sharing data; sharing only the tail of a sector is allowed', async () => {
     const blob = deflateRawSync(Buffer.alloc(4 * KiB, 9));
     const at = 12 * KiB + 100;
     const data: [number, Buffer][] = [[at, blob]];
-    expect(await refusal({ l1: [8 * KiB], l2: [[8 * KiB, [compressedEntry(at, blob.length, 12), compressedEntry(at, blob.length, 12)]]], data })).toMatch(/several compressed clusters share the data at file byte 12388/);
+    expect(
+      await refusal({
+        l1: [8 * KiB],
+        l2: [[8 * KiB, [compressedEntry(at, blob.length, 12), compressedEntry(at, blob.length, 12)]]],
+        data,
+      }),
+    ).toMatch(/several compressed clusters share the data at file byte 12388/);
     // The second blob starts in the first one's last sector, right after it: as qemu writes them.
     const tail = at + blob.length;
     const next: [number, Buffer][] = [...data, [tail, blob]];
@@ -114,15 +154,21 @@ describe('readQcow2: tables that claim what the file does not hold are refused',
     expect(await refusal({ l1: [8 * KiB], l2: [[8 * KiB, packed]], data: next })).toBe('accepted');
     // Starting before the first one's last sector, it overlaps it.
     const overlapping = [compressedEntry(at, blob.length + 600, 12), compressedEntry(tail, blob.length, 12)];
-    expect(await refusal({ l1: [8 * KiB], l2: [[8 * KiB, overlapping]], data: next })).toMatch(/several compressed clusters share the data at file byte/);
+    expect(await refusal({ l1: [8 * KiB], l2: [[8 * KiB, overlapping]], data: next })).toMatch(
+      /several compressed clusters share the data at file byte/,
+    );
   });
 
   it('compressed data inside a table', async () => {
-    expect(await refusal({ l1: [8 * KiB], l2: [[8 * KiB, [compressedEntry(8 * KiB + 64, 100, 12)]]] })).toMatch(/the compressed data of guest cluster 0 is at file byte 8256, inside another table or cluster/);
+    expect(await refusal({ l1: [8 * KiB], l2: [[8 * KiB, [compressedEntry(8 * KiB + 64, 100, 12)]]] })).toMatch(
+      /the compressed data of guest cluster 0 is at file byte 8256, inside another table or cluster/,
+    );
   });
 
   it('a disk larger than a JavaScript number holds exactly', async () => {
-    expect(await refusal({ virtualSize: 2 ** 60 })).toMatch(/claims a disk of 1152921504606846976 bytes, which is impossible/);
+    expect(await refusal({ virtualSize: 2 ** 60 })).toMatch(
+      /claims a disk of 1152921504606846976 bytes, which is impossible/,
+    );
   });
 });
 
@@ -131,7 +177,14 @@ describe('readQcow2: unallocated clusters cost nothing', () => {
     const l1 = new Array<number>(131072).fill(0);
     l1[7] = 1028 * KiB;
     const path = join(dir, 'sparse.qcow2');
-    writeQcow2(path, { clusterBits: 12, virtualSize: 256 * 1024 * MiB, l1At: 4 * KiB, l1, l2: [[1028 * KiB, [dataEntry(1032 * KiB)]]], size: 1036 * KiB });
+    writeQcow2(path, {
+      clusterBits: 12,
+      virtualSize: 256 * 1024 * MiB,
+      l1At: 4 * KiB,
+      l1,
+      l2: [[1028 * KiB, [dataEntry(1032 * KiB)]]],
+      size: 1036 * KiB,
+    });
     const started = performance.now();
     const image = await read(path);
     expect(performance.now() - started).toBeLessThan(1000);

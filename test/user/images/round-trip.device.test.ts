@@ -24,7 +24,14 @@ interface Case {
 }
 
 const CASES: Case[] = [
-  { name: 'gzip', make: 'gzip -6 -c os.img > os.img.gz', file: 'os.img.gz', system: /node:zlib gunzip/, builtin: /node:zlib gunzip/, size: 'hint' },
+  {
+    name: 'gzip',
+    make: 'gzip -6 -c os.img > os.img.gz',
+    file: 'os.img.gz',
+    system: /node:zlib gunzip/,
+    builtin: /node:zlib gunzip/,
+    size: 'hint',
+  },
   {
     name: 'gzip, several members (pigz, split archives)',
     make: 'head -c 5000000 os.img | gzip -c > multi.img.gz && tail -c +5000001 os.img | gzip -1 -c >> multi.img.gz',
@@ -33,7 +40,13 @@ const CASES: Case[] = [
     builtin: /gunzip/,
     size: 'hint',
   },
-  { name: 'xz, one block', make: 'xz -6 -T1 -c os.img > os.img.xz', file: 'os.img.xz', system: /^xz -dc -T\d+ .*\(system\)$/, builtin: /xz-decompress/ },
+  {
+    name: 'xz, one block',
+    make: 'xz -6 -T1 -c os.img > os.img.xz',
+    file: 'os.img.xz',
+    system: /^xz -dc -T\d+ .*\(system\)$/,
+    builtin: /xz-decompress/,
+  },
   {
     name: 'xz, many blocks (xz -T, as Raspberry Pi OS ships)',
     make: 'xz -6 -T2 --block-size=3MiB -c os.img > blocks.img.xz',
@@ -48,7 +61,13 @@ const CASES: Case[] = [
     system: /^xz/,
     builtin: /xz-decompress/,
   },
-  { name: 'zstd', make: 'zstd -q -3 -c os.img > os.img.zst', file: 'os.img.zst', system: /^zstd -dc/, builtin: /zstd, frame by frame/ },
+  {
+    name: 'zstd',
+    make: 'zstd -q -3 -c os.img > os.img.zst',
+    file: 'os.img.zst',
+    system: /^zstd -dc/,
+    builtin: /zstd, frame by frame/,
+  },
   {
     name: 'zstd, several frames and a skippable frame',
     // A skippable frame: magic 0x184D2A50, a 4-byte length, that many bytes of user data (octal
@@ -59,9 +78,21 @@ const CASES: Case[] = [
     builtin: /frame by frame/,
     size: 'unknown',
   },
-  { name: 'zip, deflated', make: 'zip -q -6 os.zip os.img', file: 'os.zip', system: /inflateRaw/, builtin: /inflateRaw/ },
+  {
+    name: 'zip, deflated',
+    make: 'zip -q -6 os.zip os.img',
+    file: 'os.zip',
+    system: /inflateRaw/,
+    builtin: /inflateRaw/,
+  },
   { name: 'zip, stored', make: 'zip -q -0 stored.zip os.img', file: 'stored.zip', system: /stored/, builtin: /stored/ },
-  { name: 'zip64', make: 'zip -q -fz zip64.zip os.img', file: 'zip64.zip', system: /inflateRaw/, builtin: /inflateRaw/ },
+  {
+    name: 'zip64',
+    make: 'zip -q -fz zip64.zip os.img',
+    file: 'zip64.zip',
+    system: /inflateRaw/,
+    builtin: /inflateRaw/,
+  },
 ];
 
 function digest(bytes: Buffer): string {
@@ -87,8 +118,16 @@ describeDevices('sluice flash --exact: every format, to a real device, byte for 
       it(`${c.name}${builtin ? ', with Sluice’s own decoders' : ''}`, async () => {
         // Garbage first, so a device that merely kept an earlier run's bytes cannot pass.
         sh(dir, `dd if=/dev/urandom of=${loop.backing} bs=1M count=${IMAGE_SIZE / MiB} conv=notrunc status=none`);
-        const run = await flashCli(join(dir, c.file), [loop.path], ['--no-eject', '--exact', ...(builtin ? ['--builtin-decoders'] : [])]);
-        expect(resultsOf(run).get(loop.path), run.stdout + run.stderr).toMatchObject({ status: 'ok', verified: true, bytes: IMAGE_SIZE });
+        const run = await flashCli(
+          join(dir, c.file),
+          [loop.path],
+          ['--no-eject', '--exact', ...(builtin ? ['--builtin-decoders'] : [])],
+        );
+        expect(resultsOf(run).get(loop.path), run.stdout + run.stderr).toMatchObject({
+          status: 'ok',
+          verified: true,
+          bytes: IMAGE_SIZE,
+        });
         expect(run.code).toBe(0);
         const source = run.events.find((e) => e.type === 'source');
         expect(source?.['decoder']).toMatch(builtin ? c.builtin : c.system);
@@ -107,26 +146,40 @@ describeDevices('sluice flash --exact: every format, to a real device, byte for 
     expect(flashed).toMatchObject({ status: 'ok', verified: true });
     const verified = await verifyCli(join(dir, 'blocks.img.xz'), loop.path);
     // The same ranges left out as the flash left out, and said why.
-    expect(resultsOf(verified).get(loop.path)).toMatchObject({ status: 'ok', bytes: flashed?.bytes, skipped: flashed?.skipped });
+    expect(resultsOf(verified).get(loop.path)).toMatchObject({
+      status: 'ok',
+      bytes: flashed?.bytes,
+      skipped: flashed?.skipped,
+    });
     expect(verified.events.find((e) => e.type === 'result')?.['skippedFor']).toEqual([
       { reason: { kind: 'free-space', partition: 1, label: 'BOOT', filesystem: 'FAT12' }, bytes: expect.any(Number) },
       { reason: { kind: 'free-space', partition: 2, label: 'rootfs', filesystem: 'ext4' }, bytes: expect.any(Number) },
     ]);
     // The used card's bytes are still in the free space: compared whole, the drive differs.
-    expect(resultsOf(await verifyCli(join(dir, 'blocks.img.xz'), loop.path, {}, ['--exact'])).get(loop.path)).toMatchObject({ status: 'failed', code: 'verify-mismatch' });
+    expect(
+      resultsOf(await verifyCli(join(dir, 'blocks.img.xz'), loop.path, {}, ['--exact'])).get(loop.path),
+    ).toMatchObject({ status: 'failed', code: 'verify-mismatch' });
     // A byte of the kernel file on the boot partition (its first clusters start a few KiB past 1 MiB).
     const at = 2 * MiB + 3;
     const changed = Buffer.from([(readBytes(loop.backing, at, 1)[0] ?? 0) ^ 0xff]);
     const fd = openSync(loop.backing, 'r+');
     writeSync(fd, changed, 0, 1, at);
     closeSync(fd);
-    expect(resultsOf(await verifyCli(join(dir, 'blocks.img.xz'), loop.path)).get(loop.path)).toMatchObject({ status: 'failed', code: 'verify-mismatch', offset: at });
+    expect(resultsOf(await verifyCli(join(dir, 'blocks.img.xz'), loop.path)).get(loop.path)).toMatchObject({
+      status: 'failed',
+      code: 'verify-mismatch',
+      offset: at,
+    });
   });
 
   it('bzip2, with the system’s decoder', async () => {
     sh(dir, 'bzip2 -9 -c os.img > os.img.bz2');
     const run = await flashCli(join(dir, 'os.img.bz2'), [loop.path], ['--no-eject', '--exact']);
-    expect(resultsOf(run).get(loop.path), run.stderr).toMatchObject({ status: 'ok', verified: true, bytes: IMAGE_SIZE });
+    expect(resultsOf(run).get(loop.path), run.stderr).toMatchObject({
+      status: 'ok',
+      verified: true,
+      bytes: IMAGE_SIZE,
+    });
     expect(run.events.find((e) => e.type === 'source')?.['decoder']).toMatch(/bzip2 -dc/);
     expect(digest(readBytes(loop.backing, 0, IMAGE_SIZE))).toBe(original);
   });

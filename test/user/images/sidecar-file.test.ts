@@ -39,7 +39,9 @@ describe('readSidecar: a file next to an image, read only as a small regular fil
     execFileSync('mkfifo', [join(dir, 'fifo')]);
     mkdirSync(join(dir, 'directory'));
     await expect(read('fifo')).rejects.toThrow(/The file fifo is a FIFO, not a regular file/);
-    await expect(readSidecar('/dev/zero', LIMIT, 'The file /dev/zero')).rejects.toThrow(/is a device, not a regular file/);
+    await expect(readSidecar('/dev/zero', LIMIT, 'The file /dev/zero')).rejects.toThrow(
+      /is a device, not a regular file/,
+    );
     await expect(read('directory')).rejects.toThrow(/is a directory, not a regular file/);
   });
 });
@@ -50,9 +52,15 @@ describe('checksum lists and block maps next to an image go through it', () => {
     mkdirSync(images);
     execFileSync('mkfifo', [join(images, 'SHA256SUMS')]);
     symlinkSync('/dev/zero', join(images, 'os.img.bmap'));
-    await expect(expectedChecksum(undefined, () => listsBesideFile(join(images, 'os.img')))).rejects.toThrow(/checksum list \S+SHA256SUMS is a FIFO/);
-    await expect(readBmapFile(join(images, 'os.img.bmap'), false)).rejects.toThrow(/block map \S+os\.img\.bmap is a device, not a regular file/);
+    await expect(expectedChecksum(undefined, () => listsBesideFile(join(images, 'os.img')))).rejects.toThrow(
+      /checksum list \S+SHA256SUMS is a FIFO/,
+    );
+    await expect(readBmapFile(join(images, 'os.img.bmap'), false)).rejects.toThrow(
+      /block map \S+os\.img\.bmap is a device, not a regular file/,
+    );
     expect(await readBmapFile(join(images, 'other.img.bmap'), false)).toBeNull();
-    await expect(readBmapFile(join(images, 'other.img.bmap'), true)).rejects.toThrow(/block map \S+other\.img\.bmap cannot be read: there is no such file/);
+    await expect(readBmapFile(join(images, 'other.img.bmap'), true)).rejects.toThrow(
+      /block map \S+other\.img\.bmap cannot be read: there is no such file/,
+    );
   });
 });

@@ -45,14 +45,21 @@ describeDevices('sluice flash URL: streamed from a server, with its errors', () 
       if (url.startsWith('/ranged/') && range !== null) {
         const start = Number(range[1]);
         const end = Math.min(Number(range[2]), body.length - 1);
-        return response.writeHead(206, { 'Content-Range': `bytes ${start}-${end}/${body.length}`, 'Content-Length': end - start + 1 }).end(body.subarray(start, end + 1));
+        return response
+          .writeHead(206, {
+            'Content-Range': `bytes ${start}-${end}/${body.length}`,
+            'Content-Length': end - start + 1,
+          })
+          .end(body.subarray(start, end + 1));
       }
       response.writeHead(200, { 'Content-Length': body.length, 'Content-Type': 'application/octet-stream' });
       // Under /stall/ the server sends half the body, then nothing, with the connection left open.
       if (url.startsWith('/stall/')) return response.write(body.subarray(0, Math.floor(body.length / 2)));
       if (!url.startsWith('/cut/')) return response.end(body);
       // Enough for the probe's first bytes, then the connection drops mid-way.
-      response.write(body.subarray(0, Math.floor(body.length / 2)), () => setTimeout(() => response.socket?.destroy(), 50));
+      response.write(body.subarray(0, Math.floor(body.length / 2)), () =>
+        setTimeout(() => response.socket?.destroy(), 50),
+      );
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -65,7 +72,13 @@ describeDevices('sluice flash URL: streamed from a server, with its errors', () 
     sh(dir, `dd if=/dev/urandom of=${loop.backing} bs=1M count=${IMAGE_SIZE / MiB} conv=notrunc status=none`);
   }
 
-  async function expectFailure(url: string, code: string, message: RegExp, flags: string[] = [], env: Record<string, string> = {}): Promise<CliRun> {
+  async function expectFailure(
+    url: string,
+    code: string,
+    message: RegExp,
+    flags: string[] = [],
+    env: Record<string, string> = {},
+  ): Promise<CliRun> {
     garbage();
     const run = await flashCli(url, [loop.path], ['--no-eject', ...flags], { env });
     expect(run.code, run.stdout + run.stderr).toBe(1);
@@ -91,13 +104,19 @@ describeDevices('sluice flash URL: streamed from a server, with its errors', () 
       expect(Number(result?.bytes) + Number(result?.skipped)).toBe(IMAGE_SIZE);
       expect(Number(result?.skipped)).toBeGreaterThan(IMAGE_SIZE / 4);
       // Writing, or named by what limits it (the download, its decoder) once that is measured.
-      expect(run.events.some((e) => e.type === 'progress' && ['writing', 'downloading', 'decompressing'].includes(String(e['phase'])))).toBe(true);
+      expect(
+        run.events.some(
+          (e) => e.type === 'progress' && ['writing', 'downloading', 'decompressing'].includes(String(e['phase'])),
+        ),
+      ).toBe(true);
       expect(differencesOutside(readBytes(loop.backing, 0, IMAGE_SIZE), image, free)).toEqual([]);
     });
   }
 
   it('follows a redirect and checks --sha256 over the downloaded bytes', async () => {
-    const sha256 = createHash('sha256').update(files.get('/os.img.xz') ?? Buffer.alloc(0)).digest('hex');
+    const sha256 = createHash('sha256')
+      .update(files.get('/os.img.xz') ?? Buffer.alloc(0))
+      .digest('hex');
     garbage();
     const run = await flashCli(`${base}/moved/os.img.xz`, [loop.path], ['--no-eject', '--exact', '--sha256', sha256]);
     expect(resultsOf(run).get(loop.path), run.stdout + run.stderr).toMatchObject({ status: 'ok', bytes: IMAGE_SIZE });
@@ -106,15 +125,28 @@ describeDevices('sluice flash URL: streamed from a server, with its errors', () 
   });
 
   it('a download whose SHA-256 differs fails the flash', async () => {
-    await expectFailure(`${base}/os.img.gz`, 'source-checksum-mismatch', /SHA-256 is [0-9a-f]{64}, but --sha256 says f{64}/, ['--sha256', 'f'.repeat(64)]);
+    await expectFailure(
+      `${base}/os.img.gz`,
+      'source-checksum-mismatch',
+      /SHA-256 is [0-9a-f]{64}, but --sha256 says f{64}/,
+      ['--sha256', 'f'.repeat(64)],
+    );
   });
 
   it('HTTP 404 is named, and nothing is written', async () => {
-    await expectFailure(`${base}/missing.img.xz`, 'source-read-error', /failed: the server answered 404 Not Found\. Check the address\./);
+    await expectFailure(
+      `${base}/missing.img.xz`,
+      'source-read-error',
+      /failed: the server answered 404 Not Found\. Check the address\./,
+    );
   });
 
   it('HTTP 500 is named, and nothing is written', async () => {
-    await expectFailure(`${base}/broken.img.xz`, 'source-read-error', /failed: the server answered 500 Internal Server Error\. The server has a problem/);
+    await expectFailure(
+      `${base}/broken.img.xz`,
+      'source-read-error',
+      /failed: the server answered 500 Internal Server Error\. The server has a problem/,
+    );
   });
 
   it('an .xz download is sized exactly from its index (range requests) when the server serves ranges: a card too small is refused before a byte is written', async () => {
@@ -136,13 +168,21 @@ describeDevices('sluice flash URL: streamed from a server, with its errors', () 
 
     garbage();
     const run = await flashCli(`${base}/ranged/os.img.xz`, [loop.path], ['--no-eject', '--exact']);
-    expect(resultsOf(run).get(loop.path), run.stdout + run.stderr).toMatchObject({ status: 'ok', verified: true, bytes: IMAGE_SIZE });
+    expect(resultsOf(run).get(loop.path), run.stdout + run.stderr).toMatchObject({
+      status: 'ok',
+      verified: true,
+      bytes: IMAGE_SIZE,
+    });
     expect(readBytes(loop.backing, 0, IMAGE_SIZE).equals(image)).toBe(true);
   });
 
   for (const name of ['os.img', 'os.img.xz']) {
     it(`a connection that dies half-way through ${name}: the device is reported incomplete`, async () => {
-      await expectFailure(`${base}/cut/${name}`, 'source-truncated', /download of .* (broke off|stopped) after \d+ (bytes )?of \d+/);
+      await expectFailure(
+        `${base}/cut/${name}`,
+        'source-truncated',
+        /download of .* (broke off|stopped) after \d+ (bytes )?of \d+/,
+      );
     });
   }
 
@@ -150,7 +190,13 @@ describeDevices('sluice flash URL: streamed from a server, with its errors', () 
     it(`a server that stops sending half-way through ${name}: a clear failure once the stall timeout passes, not a wait forever`, async () => {
       const started = performance.now();
       // The stall timeout (30 s) shortened through the variable that exists for tests.
-      await expectFailure(`${base}/stall/${name}`, 'source-read-error', /download of .* stalled: the server stopped sending at byte \d+ of \d+, and sent nothing for 500 ms/, [], { SLUICE_STALL_TIMEOUT_MS: '500' });
+      await expectFailure(
+        `${base}/stall/${name}`,
+        'source-read-error',
+        /download of .* stalled: the server stopped sending at byte \d+ of \d+, and sent nothing for 500 ms/,
+        [],
+        { SLUICE_STALL_TIMEOUT_MS: '500' },
+      );
       expect(performance.now() - started).toBeLessThan(5000);
     });
   }

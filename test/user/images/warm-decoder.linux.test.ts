@@ -15,7 +15,18 @@ import type { DecodePlan } from '../../../common/contracts/decoder-protocol.js';
 
 /** A .gz file's plan: decode it whole, with node:zlib, into the output. */
 function gzipPlan(path: string): DecodePlan {
-  return { location: { kind: 'file', path }, format: 'gzip', imageSize: null, sha256: null, sha256From: null, map: null, zipEntry: null, sendImage: true, systemTools: false, freeSpace: false };
+  return {
+    location: { kind: 'file', path },
+    format: 'gzip',
+    imageSize: null,
+    sha256: null,
+    sha256From: null,
+    map: null,
+    zipEntry: null,
+    sendImage: true,
+    systemTools: false,
+    freeSpace: false,
+  };
 }
 
 /** A .gz of `bytes` random bytes in a scratch directory. */
@@ -66,7 +77,9 @@ it('keeps a decoder started for an image to a plan that sends one', async () => 
   const warm = new WarmDecoder('descriptor');
   try {
     // A raw file the helper reads itself, whose checksum alone is checked: a process of its own.
-    expect(warm.take({ ...gzipPlan('/nonexistent'), format: 'raw', sendImage: false, sha256: '0'.repeat(64) }, 'descriptor')).toBeNull();
+    expect(
+      warm.take({ ...gzipPlan('/nonexistent'), format: 'raw', sendImage: false, sha256: '0'.repeat(64) }, 'descriptor'),
+    ).toBeNull();
     expect(warm.take(gzipPlan('/nonexistent'), 'stream')).toBeNull();
   } finally {
     await warm.dispose();
@@ -83,7 +96,9 @@ it('fails the decoding, without waiting forever, when the decoder started before
   // Its 'close' has come and gone before anyone listened for the plan's end.
   await new Promise((resolve) => setTimeout(resolve, 100));
   const decoder = await startDecoder(gzipPlan(path), 'descriptor', undefined, undefined, warm);
-  expect(await decoder.ended).toMatchObject({ status: 'failed', failure: { code: 'source-read-error', message: expect.stringContaining('killed by SIGKILL') as unknown } });
+  expect(await decoder.ended).toMatchObject({
+    status: 'failed',
+    failure: { code: 'source-read-error', message: expect.stringContaining('killed by SIGKILL') as unknown },
+  });
   await decoder.stop();
 });
-

@@ -129,26 +129,58 @@ describeDevices('installer mode refuses a broken or hostile ISO with a sentence,
   });
 
   const cases: [string, () => string, RegExp][] = [
-    ['a truncated ISO', () => corrupted(efiIso, (_, path) => {
-      truncateSync(path, 4 * MiB);
-      return null;
-    }), /is cut short or damaged: .* claims \d+ bytes at byte \d+, past the image's end at 4194304\./],
-    ['a directory loop', () => corrupted(efiIso, (bytes) => {
-      const at = recordOffset(bytes, 'CASPER');
-      const root = rootDirectory(bytes).lba;
-      bytes.writeUInt32LE(root, at + 2);
-      bytes.writeUInt32BE(root, at + 6);
-    }), /is damaged: a directory at byte \d+ contains itself \(a directory loop\)\./],
-    ['a name with / or ..', () => corrupted(efiIso, (bytes) => {
-      const at = bytes.indexOf('README.diskdefines', 0, 'latin1');
-      bytes.write('../', at, 'latin1');
-    }), /holds a file named "\.\.\/DME\.diskdefines", which is not a plain file name/],
-    ['a file claiming 2^63 bytes', () => corrupted(windowsIso, (bytes) => {
-      bytes.writeBigUInt64LE(2n ** 63n, udfFileEntry(bytes, 3) + 56);
-    }), /is damaged: .* claims 9223372036854775808 bytes, but its pieces hold \d+\./],
-    ['any file but install.wim over 4 GiB - 1', () => corrupted(windowsIso, (_, path) => lyingWim(path, 'bootmgr\n'.length)), /holds \/bootmgr, of 4831838208 bytes: FAT32 holds files of at most 4 GiB - 1 byte, so installer mode cannot copy it/],
-    ['a WIM header that lies', () => corrupted(windowsIso, (_, path) => lyingWim(path, 'MSWIM\0\0\0 (not a real one)'.length)), /holds a sources\/install\.wim that is damaged: its header puts its XML data at byte 1125899906842624 \(4096 bytes\), past its end at 4831838208\. Sluice does not split it\./],
-    ['a UDF folder of 10^6 entries', () => corrupted(windowsIso, millionEntries), /has a folder "" of 40000000 bytes of entries, more than any installer disc holds; Sluice stops reading it\./],
+    [
+      'a truncated ISO',
+      () =>
+        corrupted(efiIso, (_, path) => {
+          truncateSync(path, 4 * MiB);
+          return null;
+        }),
+      /is cut short or damaged: .* claims \d+ bytes at byte \d+, past the image's end at 4194304\./,
+    ],
+    [
+      'a directory loop',
+      () =>
+        corrupted(efiIso, (bytes) => {
+          const at = recordOffset(bytes, 'CASPER');
+          const root = rootDirectory(bytes).lba;
+          bytes.writeUInt32LE(root, at + 2);
+          bytes.writeUInt32BE(root, at + 6);
+        }),
+      /is damaged: a directory at byte \d+ contains itself \(a directory loop\)\./,
+    ],
+    [
+      'a name with / or ..',
+      () =>
+        corrupted(efiIso, (bytes) => {
+          const at = bytes.indexOf('README.diskdefines', 0, 'latin1');
+          bytes.write('../', at, 'latin1');
+        }),
+      /holds a file named "\.\.\/DME\.diskdefines", which is not a plain file name/,
+    ],
+    [
+      'a file claiming 2^63 bytes',
+      () =>
+        corrupted(windowsIso, (bytes) => {
+          bytes.writeBigUInt64LE(2n ** 63n, udfFileEntry(bytes, 3) + 56);
+        }),
+      /is damaged: .* claims 9223372036854775808 bytes, but its pieces hold \d+\./,
+    ],
+    [
+      'any file but install.wim over 4 GiB - 1',
+      () => corrupted(windowsIso, (_, path) => lyingWim(path, 'bootmgr\n'.length)),
+      /holds \/bootmgr, of 4831838208 bytes: FAT32 holds files of at most 4 GiB - 1 byte, so installer mode cannot copy it/,
+    ],
+    [
+      'a WIM header that lies',
+      () => corrupted(windowsIso, (_, path) => lyingWim(path, 'MSWIM\0\0\0 (not a real one)'.length)),
+      /holds a sources\/install\.wim that is damaged: its header puts its XML data at byte 1125899906842624 \(4096 bytes\), past its end at 4831838208\. Sluice does not split it\./,
+    ],
+    [
+      'a UDF folder of 10^6 entries',
+      () => corrupted(windowsIso, millionEntries),
+      /has a folder "" of 40000000 bytes of entries, more than any installer disc holds; Sluice stops reading it\./,
+    ],
   ];
 
   it.each(cases)('%s', async (_, make, said) => {
@@ -159,8 +191,14 @@ describeDevices('installer mode refuses a broken or hostile ISO with a sentence,
     const iso = corrupted(windowsIso, (_, path) => lyingWim(path, 'MSWIM\0\0\0 (not a real one)'.length, 208n));
     // PATH without wimlib-imagex: /usr/bin's other commands linked into a folder of their own.
     const bin = scratchDir();
-    for (const name of readdirSync('/usr/bin')) if (name !== 'wimlib-imagex') symlinkSync(join('/usr/bin', name), join(bin, name));
-    await expectRefused(iso, /holds sources\/install\.wim of 4831838208 bytes, over FAT32's 4 GiB - 1 byte, and splitting it needs wimlib-imagex: install the package wimtools \(Debian, Ubuntu\)/, 'no splitter', { PATH: `${bin}:/usr/sbin:/sbin` });
+    for (const name of readdirSync('/usr/bin'))
+      if (name !== 'wimlib-imagex') symlinkSync(join('/usr/bin', name), join(bin, name));
+    await expectRefused(
+      iso,
+      /holds sources\/install\.wim of 4831838208 bytes, over FAT32's 4 GiB - 1 byte, and splitting it needs wimlib-imagex: install the package wimtools \(Debian, Ubuntu\)/,
+      'no splitter',
+      { PATH: `${bin}:/usr/sbin:/sbin` },
+    );
   });
 });
 
@@ -169,7 +207,12 @@ async function expectRefused(iso: string, said: RegExp, what: string, env: Recor
   const loop = createLoop({ size: 64 * MiB });
   assertTestTarget(loop.path);
   const before = digestFile(loop.backing);
-  const run = await collect(spawnCli(['flash', '--yes', '--iso-mode', 'files', iso, loop.path], { wrapper: ['/usr/bin/time', '-f', 'MEASURED %e s %M KB'], env }));
+  const run = await collect(
+    spawnCli(['flash', '--yes', '--iso-mode', 'files', iso, loop.path], {
+      wrapper: ['/usr/bin/time', '-f', 'MEASURED %e s %M KB'],
+      env,
+    }),
+  );
   expect(run.code, run.stderr).toBe(1);
   expect(run.stderr).toMatch(said);
   expect(run.stderr).toMatch(/Nothing was written\./);

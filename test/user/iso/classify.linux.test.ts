@@ -11,10 +11,26 @@ async function info(image: string, json: boolean): Promise<string> {
 
 describe('sluice info: what an ISO does once written to a stick', () => {
   it.each([
-    ['hybrid', { kind: 'hybrid', filesystem: 'iso9660', efiLoaders: ['/EFI/BOOT/BOOTX64.EFI'] }, /boots from:\s+a stick or a DVD: a hybrid ISO/],
-    ['non-hybrid', { kind: 'non-hybrid', filesystem: 'iso9660', elTorito: true, efiLoaders: ['/EFI/BOOT/BOOTX64.EFI'] }, /boots from:\s+a DVD only: an ISO without a partition table \(El Torito \(DVD boot\), \/EFI\/BOOT\/BOOTX64.EFI\)/],
-    ['windows', { kind: 'windows', filesystem: 'udf', elTorito: false, efiLoaders: ['/EFI/BOOT/bootx64.efi'] }, /boots from:\s+a DVD only: a Windows installer ISO \(UDF\)/],
-    ['not-bootable', { kind: 'not-bootable', filesystem: 'iso9660', elTorito: false, efiLoaders: [] }, /boots from:\s+nothing: an ISO with no boot record/],
+    [
+      'hybrid',
+      { kind: 'hybrid', filesystem: 'iso9660', efiLoaders: ['/EFI/BOOT/BOOTX64.EFI'] },
+      /boots from:\s+a stick or a DVD: a hybrid ISO/,
+    ],
+    [
+      'non-hybrid',
+      { kind: 'non-hybrid', filesystem: 'iso9660', elTorito: true, efiLoaders: ['/EFI/BOOT/BOOTX64.EFI'] },
+      /boots from:\s+a DVD only: an ISO without a partition table \(El Torito \(DVD boot\), \/EFI\/BOOT\/BOOTX64.EFI\)/,
+    ],
+    [
+      'windows',
+      { kind: 'windows', filesystem: 'udf', elTorito: false, efiLoaders: ['/EFI/BOOT/bootx64.efi'] },
+      /boots from:\s+a DVD only: a Windows installer ISO \(UDF\)/,
+    ],
+    [
+      'not-bootable',
+      { kind: 'not-bootable', filesystem: 'iso9660', elTorito: false, efiLoaders: [] },
+      /boots from:\s+nothing: an ISO with no boot record/,
+    ],
   ] as const)('%s', async (kind, disc, said) => {
     const iso = discFixture(scratchDir(), kind);
     const probed = JSON.parse(await info(iso, true)) as { disc: unknown; partitionTable: { type: string } };

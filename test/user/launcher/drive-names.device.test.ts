@@ -12,7 +12,14 @@ import type { HelperProgram } from '../../../user/launcher/helper-program.js';
 import { startHelper } from '../../../user/launcher/launch.js';
 import { describeDevices } from '../../support/device-suite.js';
 import { raceLink } from '../../support/link-racer.js';
-import { assertOwnedLoop, createLoop, digestFile, readBytes, scratchDir, writeRandomFile } from '../../support/loop-device.js';
+import {
+  assertOwnedLoop,
+  createLoop,
+  digestFile,
+  readBytes,
+  scratchDir,
+  writeRandomFile,
+} from '../../support/loop-device.js';
 import { builtHelper } from '../../support/unprivileged.js';
 
 const RUNS = 100;
@@ -48,7 +55,11 @@ describeDevices('the drive the helper is started for', () => {
         const fd = openSync(image, 'r');
         let result: TargetResult | undefined;
         try {
-          [result] = await startHelper({ source: fd, job: { kind: 'flash', targets: [link], imageSize: IMAGE_BYTES, sourceSeekable: true, verify: true }, program: helperLoggingArgv(log) }).result;
+          [result] = await startHelper({
+            source: fd,
+            job: { kind: 'flash', targets: [link], imageSize: IMAGE_BYTES, sourceSeekable: true, verify: true },
+            program: helperLoggingArgv(log),
+          }).result;
         } finally {
           closeSync(fd);
         }

@@ -5,19 +5,58 @@
  * that real arrangement.
  */
 import { execFileSync, type ChildProcess } from 'node:child_process';
-import { chownSync, closeSync, constants, existsSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, writeSync } from 'node:fs';
+import {
+  chownSync,
+  closeSync,
+  constants,
+  existsSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeSync,
+} from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { MiB } from '../../../common/domain/units.js';
 import { shellQuote } from '../../../user/launcher/elevation/osascript.js';
-import { assertTestTarget, CLI, collect, spawnCli, spawnCommand, waitForEvent, type CliRun } from '../../support/cli.js';
+import {
+  assertTestTarget,
+  CLI,
+  collect,
+  spawnCli,
+  spawnCommand,
+  waitForEvent,
+  type CliRun,
+} from '../../support/cli.js';
 import { describeDevices } from '../../support/device-suite.js';
-import { createLoop, digestFile, partitionedLoop, readBytes, scratchDir, writeRandomFile, type LoopDevice } from '../../support/loop-device.js';
+import {
+  createLoop,
+  digestFile,
+  partitionedLoop,
+  readBytes,
+  scratchDir,
+  writeRandomFile,
+  type LoopDevice,
+} from '../../support/loop-device.js';
 import { spawnWithPolkit, type PolkitAnswer } from '../../support/polkit.js';
-import { findDescendant, isHelper, listeningSocketsOf, waitForDescendant, waitForExit } from '../../support/processes.js';
+import {
+  findDescendant,
+  isHelper,
+  listeningSocketsOf,
+  waitForDescendant,
+  waitForExit,
+} from '../../support/processes.js';
 import { slowCard } from '../../support/throttle.js';
 import { fakeCard } from '../../support/fake-card.js';
-import { allowSudoForHelper, asTestUser, builtHelper, ensureTestUser, shareWithTestUser } from '../../support/unprivileged.js';
+import {
+  allowSudoForHelper,
+  asTestUser,
+  builtHelper,
+  ensureTestUser,
+  shareWithTestUser,
+} from '../../support/unprivileged.js';
 
 const DRIVER = resolve('out/test/support/helper-driver.js');
 
@@ -35,7 +74,10 @@ function imageAndLoop(imageBytes: number, loopBytes: number): { image: string; l
 /** `sluice flash --yes --json --elevate TOOL IMAGE TARGET` as the test user. */
 function flashAsUser(image: string, target: string, elevate: 'sudo' | 'pkexec', cgroup?: string): ChildProcess {
   assertTestTarget(target);
-  return spawnCli(['flash', '--yes', '--json', '--elevate', elevate, image, target], { wrapper: asTestUser(), ...(cgroup === undefined ? {} : { cgroup }) });
+  return spawnCli(['flash', '--yes', '--json', '--elevate', elevate, image, target], {
+    wrapper: asTestUser(),
+    ...(cgroup === undefined ? {} : { cgroup }),
+  });
 }
 
 function resultOf(run: CliRun): Record<string, unknown> | undefined {
@@ -104,15 +146,25 @@ describeDevices('through sudo, as an unprivileged user', () => {
     const [setpriv = '', ...asUser] = asTestUser();
     expect(() => execFileSync(setpriv, [...asUser, 'test', '-r', loop.path])).toThrow();
 
-    const run = await collect(spawnCli(['verify', '--json', '--elevate', 'sudo', image, loop.path], { wrapper: asTestUser() }));
+    const run = await collect(
+      spawnCli(['verify', '--json', '--elevate', 'sudo', image, loop.path], { wrapper: asTestUser() }),
+    );
     expect(run.code, run.stderr).toBe(0);
-    expect(resultOf(run)).toMatchObject({ status: 'ok', target: loop.path, written: false, verified: true, bytes: 3 * MiB + 5 });
+    expect(resultOf(run)).toMatchObject({
+      status: 'ok',
+      target: loop.path,
+      written: false,
+      verified: true,
+      bytes: 3 * MiB + 5,
+    });
 
     // One byte changed behind Sluice's back: found at its offset, still as the user.
     const backing = openSync(loop.backing, 'r+');
     writeSync(backing, Buffer.from([(readBytes(loop.backing, 2 * MiB + 9, 1)[0] ?? 0) ^ 0x01]), 0, 1, 2 * MiB + 9);
     closeSync(backing);
-    const bad = await collect(spawnCli(['verify', '--json', '--elevate', 'sudo', image, loop.path], { wrapper: asTestUser() }));
+    const bad = await collect(
+      spawnCli(['verify', '--json', '--elevate', 'sudo', image, loop.path], { wrapper: asTestUser() }),
+    );
     expect(bad.code).toBe(1);
     expect(resultOf(bad)).toMatchObject({ status: 'failed', code: 'verify-mismatch', offset: 2 * MiB + 9 });
   });
@@ -138,15 +190,22 @@ describeDevices('through sudo, as an unprivileged user', () => {
     ];
     const spec = { image, imageSize: size, targets: [loop.path], imageThroughFifo: true, extents };
     const run = await collect(spawnCommand([...asTestUser(), process.execPath, DRIVER, JSON.stringify(spec)]));
-    expect(resultOf(run), run.stderr).toMatchObject({ status: 'ok', bytes: 3 * MiB + 8192 + 77, skipped: 2 * MiB - 8192, verified: true });
+    expect(resultOf(run), run.stderr).toMatchObject({
+      status: 'ok',
+      bytes: 3 * MiB + 8192 + 77,
+      skipped: 2 * MiB - 8192,
+      verified: true,
+    });
     const after = readFileSync(loop.backing);
     const bytes = readFileSync(image);
-    for (const [offset, length] of extents) expect(after.subarray(offset, offset + length).equals(bytes.subarray(offset, offset + length))).toBe(true);
+    for (const [offset, length] of extents)
+      expect(after.subarray(offset, offset + length).equals(bytes.subarray(offset, offset + length))).toBe(true);
     const untouched: [number, number][] = [
       [MiB, MiB],
       [3 * MiB + 8192, MiB - 8192],
     ];
-    for (const [offset, length] of untouched) expect(after.subarray(offset, offset + length).equals(before.subarray(offset, offset + length))).toBe(true);
+    for (const [offset, length] of untouched)
+      expect(after.subarray(offset, offset + length).equals(before.subarray(offset, offset + length))).toBe(true);
   });
 
   it("a repair of an .xz image: the helper asks the user's CLI for the bad block through the FIFO channel, and the CLI decodes the image again as the user", async () => {
@@ -171,7 +230,12 @@ describeDevices('through sudo, as an unprivileged user', () => {
       const file = join(dir, 'drive.img');
       const spec = { imageThroughFifo: true, backup: { drive: drive.path, file } };
       const run = await collect(spawnCommand([...asTestUser(), process.execPath, DRIVER, JSON.stringify(spec)]));
-      expect(resultOf(run), run.stderr).toMatchObject({ status: 'ok', target: file, bytes: 12 * MiB + 4096, verified: true });
+      expect(resultOf(run), run.stderr).toMatchObject({
+        status: 'ok',
+        target: file,
+        bytes: 12 * MiB + 4096,
+        verified: true,
+      });
       expect(readFileSync(file).equals(readFileSync(drive.backing))).toBe(true);
       expect(statSync(file).uid).toBe(uid);
 
@@ -179,7 +243,17 @@ describeDevices('through sudo, as an unprivileged user', () => {
       const partitioned = await partitionedLoop('label: dos\n1M,4M,83\n', 8 * MiB);
       const refused = join(dir, 'partition.img');
       const started = performance.now();
-      const run2 = await collect(spawnCommand([...asTestUser(), process.execPath, DRIVER, JSON.stringify({ imageThroughFifo: true, backup: { drive: `${partitioned.path}p1`, file: refused, size: 4 * MiB } })]));
+      const run2 = await collect(
+        spawnCommand([
+          ...asTestUser(),
+          process.execPath,
+          DRIVER,
+          JSON.stringify({
+            imageThroughFifo: true,
+            backup: { drive: `${partitioned.path}p1`, file: refused, size: 4 * MiB },
+          }),
+        ]),
+      );
       expect(resultOf(run2), run2.stderr).toMatchObject({ status: 'failed', code: 'target-is-partition' });
       expect((performance.now() - started) / 1000).toBeLessThan(10);
       expect(existsSync(refused)).toBe(false);
@@ -223,7 +297,11 @@ describeDevices('through sudo, as an unprivileged user', () => {
       process.kill(helper, 'SIGKILL');
       const run = await done;
       expect(run.code).toBe(1);
-      expect(resultOf(run)).toMatchObject({ status: 'failed', code: 'helper-died', message: expect.stringContaining('killed by SIGKILL') });
+      expect(resultOf(run)).toMatchObject({
+        status: 'failed',
+        code: 'helper-died',
+        message: expect.stringContaining('killed by SIGKILL'),
+      });
     } finally {
       cleanUp();
     }
@@ -268,7 +346,11 @@ describeDevices('sudo refusing', () => {
     const run = await collect(flashAsUser(image, loop.path, 'sudo'));
 
     expect(run.code).toBe(5);
-    expect(resultOf(run)).toMatchObject({ status: 'failed', code: 'elevation-denied', message: expect.stringContaining('a password is required') });
+    expect(resultOf(run)).toMatchObject({
+      status: 'failed',
+      code: 'elevation-denied',
+      message: expect.stringContaining('a password is required'),
+    });
     expect(digestFile(loop.backing)).toBe(before);
   });
 });
@@ -279,9 +361,22 @@ describeDevices('through pkexec, with a private polkitd', () => {
   /** The CLI as the test user, under a private polkit that answers `answer`; in a terminal when `tty`. */
   function pkexecFlash(image: string, target: string, answer: PolkitAnswer, tty: boolean): ChildProcess {
     assertTestTarget(target);
-    const command = [...asTestUser(), process.execPath, CLI, 'flash', '--yes', '--json', '--elevate', 'pkexec', image, target];
+    const command = [
+      ...asTestUser(),
+      process.execPath,
+      CLI,
+      'flash',
+      '--yes',
+      '--json',
+      '--elevate',
+      'pkexec',
+      image,
+      target,
+    ];
     // script(1) gives the command a terminal, so pkexec's own text agent asks for the password there.
-    const wrapped = tty ? ['script', '--quiet', '--flush', '--return', '--command', command.map(shellQuote).join(' '), '/dev/null'] : command;
+    const wrapped = tty
+      ? ['script', '--quiet', '--flush', '--return', '--command', command.map(shellQuote).join(' '), '/dev/null']
+      : command;
     return spawnWithPolkit(wrapped, { helperProgram: builtHelper().file, answer });
   }
 
@@ -298,7 +393,11 @@ describeDevices('through pkexec, with a private polkitd', () => {
     const before = digestFile(loop.backing);
     const run = await collect(pkexecFlash(image, loop.path, 'NO', false));
     expect(run.code).toBe(5);
-    expect(resultOf(run)).toMatchObject({ status: 'failed', code: 'elevation-denied', message: expect.stringContaining('Not authorized') });
+    expect(resultOf(run)).toMatchObject({
+      status: 'failed',
+      code: 'elevation-denied',
+      message: expect.stringContaining('Not authorized'),
+    });
     expect(digestFile(loop.backing)).toBe(before);
   });
 
@@ -334,11 +433,19 @@ describeDevices('through pkexec, with a private polkitd', () => {
     const done = collect(child);
 
     const shown = await promptShown(child);
-    expect(shown).toMatch(new RegExp(`Authentication is required to write a disk image to a drive: .*run/helper\\.js .*-- ${loop.path}\\r?\\n`));
+    expect(shown).toMatch(
+      new RegExp(
+        `Authentication is required to write a disk image to a drive: .*run/helper\\.js .*-- ${loop.path}\\r?\\n`,
+      ),
+    );
     const run = await typeAtPrompt(child, 'not-the-password\r', done);
 
     expect(run.code).toBe(5);
-    expect(resultOf(run)).toMatchObject({ status: 'failed', code: 'elevation-denied', message: expect.stringContaining('Not authorized') });
+    expect(resultOf(run)).toMatchObject({
+      status: 'failed',
+      code: 'elevation-denied',
+      message: expect.stringContaining('Not authorized'),
+    });
     expect(digestFile(loop.backing)).toBe(before);
   });
 

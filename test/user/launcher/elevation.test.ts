@@ -44,13 +44,20 @@ describe('sudo', () => {
   });
 
   it('in a terminal: prompts, and a % in a drive name is not a sudo escape', () => {
-    const { args } = sudoLaunch.command(PROGRAM, ARGS, { reason: 'write a disk image to /dev/disk%u', interactive: true });
+    const { args } = sudoLaunch.command(PROGRAM, ARGS, {
+      reason: 'write a disk image to /dev/disk%u',
+      interactive: true,
+    });
     expect(args.slice(0, 3)).toEqual(['-p', '[sudo] password for %p to write a disk image to /dev/disk%%u: ', '--']);
   });
 
   it('reads its refusals, and nothing else, as denials', () => {
-    expect(sudoLaunch.denial(exit(1, 'sudo: a password is required\n'))).toBe('authorization was refused (sudo: a password is required)');
-    expect(sudoLaunch.denial(exit(1, 'Sorry, try again.\nsudo: 3 incorrect password attempts\n'))).toContain('3 incorrect password attempts');
+    expect(sudoLaunch.denial(exit(1, 'sudo: a password is required\n'))).toBe(
+      'authorization was refused (sudo: a password is required)',
+    );
+    expect(sudoLaunch.denial(exit(1, 'Sorry, try again.\nsudo: 3 incorrect password attempts\n'))).toContain(
+      '3 incorrect password attempts',
+    );
     expect(sudoLaunch.denial(exit(1, 'alice is not in the sudoers file.\n'))).toContain('sudoers');
     expect(sudoLaunch.denial(exit(1, 'sudo: /opt/x: command not found\n'))).toBeNull();
     expect(sudoLaunch.denial(exit(3, 'sluice-helper: cannot open the channel'))).toBeNull();
@@ -66,10 +73,14 @@ describe('pkexec', () => {
 
   it('126 is a dismissed dialog; 127 is a denial only when polkit refused', () => {
     expect(pkexecLaunch.denial(exit(126))).toBe(AUTHORIZATION_CANCELLED);
-    expect(pkexecLaunch.denial(exit(127, 'Error executing command as another user: Not authorized\n\nThis incident has been reported.\n'))).toBe(
-      'authorization was refused (Error executing command as another user: Not authorized)',
-    );
-    expect(pkexecLaunch.denial(exit(127, 'Error executing command as another user: No authentication agent found.\n'))).toContain('authentication agent');
+    expect(
+      pkexecLaunch.denial(
+        exit(127, 'Error executing command as another user: Not authorized\n\nThis incident has been reported.\n'),
+      ),
+    ).toBe('authorization was refused (Error executing command as another user: Not authorized)');
+    expect(
+      pkexecLaunch.denial(exit(127, 'Error executing command as another user: No authentication agent found.\n')),
+    ).toContain('authentication agent');
     expect(pkexecLaunch.denial(exit(127, 'Cannot run program /opt/x: No such file or directory\n'))).toBeNull();
     expect(pkexecLaunch.denial(exit(5))).toBeNull();
   });
@@ -88,41 +99,53 @@ describe('osascript', () => {
     expect(args[0]).toBe('-e');
     const match = /^do shell script (".*") with prompt (".*") with administrator privileges$/.exec(args[1] ?? '');
     expect(match).not.toBeNull();
-    expect(unAppleScript(match?.[2] ?? '')).toBe('Sluice needs administrator rights to write a disk image to /dev/sdb.');
+    expect(unAppleScript(match?.[2] ?? '')).toBe(
+      'Sluice needs administrator rights to write a disk image to /dev/sdb.',
+    );
     // What /bin/sh then runs is exactly the program and its arguments, exec'd.
     const shell = unAppleScript(match?.[1] ?? '');
     expect(shell.startsWith('exec ')).toBe(true);
-    expect(execFileSync('sh', ['-c', `printf '%s\\n' ${shell.slice('exec '.length)}`], { encoding: 'utf8' })).toBe([PROGRAM, ...ARGS].join('\n') + '\n');
+    expect(execFileSync('sh', ['-c', `printf '%s\\n' ${shell.slice('exec '.length)}`], { encoding: 'utf8' })).toBe(
+      [PROGRAM, ...ARGS].join('\n') + '\n',
+    );
   });
 
   it('a signed build: root verifies the bundle against the team that signs releases before it runs anything from it', () => {
     const check = macBundleCheck('/Applications/Sluice.app', 'ABCDE12345');
     // Apple's code signing requirement language: anchor apple generic (a Developer ID chain) and
     // the leaf certificate's OU, which is the team identifier.
-    expect(check).toBe(`/usr/bin/codesign --verify --deep --strict -R '=anchor apple generic and certificate leaf[subject.OU] = "ABCDE12345"' '/Applications/Sluice.app' || { echo '/Applications/Sluice.app is not the app its developers signed (codesign --verify failed), so it is not run as administrator. Download Sluice again.' >&2; exit 77; }`);
+    expect(check).toBe(
+      `/usr/bin/codesign --verify --deep --strict -R '=anchor apple generic and certificate leaf[subject.OU] = "ABCDE12345"' '/Applications/Sluice.app' || { echo '/Applications/Sluice.app is not the app its developers signed (codesign --verify failed), so it is not run as administrator. Download Sluice again.' >&2; exit 77; }`,
+    );
     const { args } = osascriptLaunch.command(PROGRAM, ARGS, { ...REQUEST, precondition: check });
     const shell = unAppleScript(/^do shell script (".*") with prompt/.exec(args[1] ?? '')?.[1] ?? '');
     expect(shell.startsWith(`${check} && exec `)).toBe(true);
     expect(() => macBundleCheck('/Applications/Sluice.app', 'abc; rm -rf /')).toThrow(/not an Apple team identifier/);
   });
 
-  it.skipIf(process.platform === 'win32')('an unsigned build runs as root only from a bundle that only root can change', () => {
-    const bundle = mkdtempSync(join(tmpdir(), 'Sluice.app-'));
-    try {
-      mkdirSync(join(bundle, 'Contents/Resources'), { recursive: true });
-      writeFileSync(join(bundle, 'Contents/Resources/sluice-helper'), '');
-      chmodSync(bundle, 0o755);
-      const run = () => spawnSync('sh', ['-c', `${macBundleCheck(bundle, null)} && exec echo helper`], { encoding: 'utf8' });
-      // Owned by whoever runs this: root runs the helper; anyone else is refused.
-      expect(run().stdout).toBe(process.getuid?.() === 0 ? 'helper\n' : '');
-      chmodSync(join(bundle, 'Contents/Resources/sluice-helper'), 0o664);
-      const refused = run();
-      expect({ status: refused.status, stdout: refused.stdout }).toEqual({ status: 77, stdout: '' });
-      expect(refused.stderr).toBe(`This Sluice is an unsigned development build, and ${bundle} is not owned by root alone, so it is not run as administrator: move it where only root can change it (sudo chown -R root:wheel, chmod -R go-w).\n`);
-    } finally {
-      rmSync(bundle, { recursive: true, force: true });
-    }
-  });
+  it.skipIf(process.platform === 'win32')(
+    'an unsigned build runs as root only from a bundle that only root can change',
+    () => {
+      const bundle = mkdtempSync(join(tmpdir(), 'Sluice.app-'));
+      try {
+        mkdirSync(join(bundle, 'Contents/Resources'), { recursive: true });
+        writeFileSync(join(bundle, 'Contents/Resources/sluice-helper'), '');
+        chmodSync(bundle, 0o755);
+        const run = () =>
+          spawnSync('sh', ['-c', `${macBundleCheck(bundle, null)} && exec echo helper`], { encoding: 'utf8' });
+        // Owned by whoever runs this: root runs the helper; anyone else is refused.
+        expect(run().stdout).toBe(process.getuid?.() === 0 ? 'helper\n' : '');
+        chmodSync(join(bundle, 'Contents/Resources/sluice-helper'), 0o664);
+        const refused = run();
+        expect({ status: refused.status, stdout: refused.stdout }).toEqual({ status: 77, stdout: '' });
+        expect(refused.stderr).toBe(
+          `This Sluice is an unsigned development build, and ${bundle} is not owned by root alone, so it is not run as administrator: move it where only root can change it (sudo chown -R root:wheel, chmod -R go-w).\n`,
+        );
+      } finally {
+        rmSync(bundle, { recursive: true, force: true });
+      }
+    },
+  );
 
   it('quotes paths with quotes, backslashes and spaces through both layers', () => {
     const awkward = `/Volumes/My "Apps"/it's\\here/sluice-helper`;
@@ -132,9 +155,17 @@ describe('osascript', () => {
   });
 
   it('-128 (Cancel in the dialog) is a cancelled authorization; other errors are not denials', () => {
-    expect(osascriptLaunch.denial(exit(1, '0:190: execution error: User canceled. (-128)\n'))).toBe(AUTHORIZATION_CANCELLED);
-    expect(osascriptLaunch.denial(exit(1, 'execution error: The administrator user name or password was incorrect. (-60005)\n'))).toContain('refused');
-    expect(osascriptLaunch.denial(exit(1, '0:190: execution error: sluice-helper: cannot open the channel (3)\n'))).toBeNull();
+    expect(osascriptLaunch.denial(exit(1, '0:190: execution error: User canceled. (-128)\n'))).toBe(
+      AUTHORIZATION_CANCELLED,
+    );
+    expect(
+      osascriptLaunch.denial(
+        exit(1, 'execution error: The administrator user name or password was incorrect. (-60005)\n'),
+      ),
+    ).toContain('refused');
+    expect(
+      osascriptLaunch.denial(exit(1, '0:190: execution error: sluice-helper: cannot open the channel (3)\n')),
+    ).toBeNull();
   });
 });
 
@@ -144,19 +175,37 @@ describe('UAC', () => {
     expect(windowsArg('C:\\Program Files\\Sluice\\main.js')).toBe('"C:\\Program Files\\Sluice\\main.js"');
     expect(windowsArg('C:\\My Dir\\')).toBe('"C:\\My Dir\\\\"');
     expect(windowsArg('')).toBe('""');
-    for (const bad of ['a"b', '%PATH%', 'a&b', 'a|b', 'a^b', 'a<b', 'a>b', '!x!', 'a\nb']) expect(() => windowsArg(bad)).toThrow(/cannot pass/);
+    for (const bad of ['a"b', '%PATH%', 'a&b', 'a|b', 'a^b', 'a<b', 'a>b', '!x!', 'a\nb'])
+      expect(() => windowsArg(bad)).toThrow(/cannot pass/);
   });
 
   it('runs an encoded PowerShell script that starts the launcher with the runas verb', () => {
     const program = "C:\\Users\\o'brien\\AppData\\Local\\Programs\\Sluice\\resources\\sluice-helper.cmd";
-    const args = ['--pipe', 'sluice-0123456789abcdef0123456789abcdef', '--parent-pid', '77', '--', '\\\\.\\PhysicalDrive2'];
+    const args = [
+      '--pipe',
+      'sluice-0123456789abcdef0123456789abcdef',
+      '--parent-pid',
+      '77',
+      '--',
+      '\\\\.\\PhysicalDrive2',
+    ];
     const { file, args: psArgs } = uacLaunch.command(program, args, REQUEST);
     expect(file).toBe('powershell.exe');
-    expect(psArgs.slice(0, 5)).toEqual(['-NoProfile', '-NonInteractive', '-ExecutionPolicy', 'Bypass', '-EncodedCommand']);
+    expect(psArgs.slice(0, 5)).toEqual([
+      '-NoProfile',
+      '-NonInteractive',
+      '-ExecutionPolicy',
+      'Bypass',
+      '-EncodedCommand',
+    ]);
     const script = Buffer.from(psArgs[5] ?? '', 'base64').toString('utf16le');
     expect(script).toBe(uacScript(program, args));
-    expect(script).toContain("$psi.FileName = 'C:\\Users\\o''brien\\AppData\\Local\\Programs\\Sluice\\resources\\sluice-helper.cmd'");
-    expect(script).toContain("$psi.Arguments = '--pipe sluice-0123456789abcdef0123456789abcdef --parent-pid 77 -- \\\\.\\PhysicalDrive2'");
+    expect(script).toContain(
+      "$psi.FileName = 'C:\\Users\\o''brien\\AppData\\Local\\Programs\\Sluice\\resources\\sluice-helper.cmd'",
+    );
+    expect(script).toContain(
+      "$psi.Arguments = '--pipe sluice-0123456789abcdef0123456789abcdef --parent-pid 77 -- \\\\.\\PhysicalDrive2'",
+    );
     expect(script).toContain("$psi.Verb = 'runas'");
     expect(script).toContain(`exit ${UAC_CANCELLED}`);
   });
@@ -180,14 +229,18 @@ describe('choosing how to get root', () => {
 
   it('root already: direct, whatever the front end', () => {
     expect(chooseElevation(context({ isRoot: true })).name).toBe('direct');
-    expect(chooseElevation(context({ isRoot: true, frontEnd: 'cli', interactive: true, prefer: 'sudo' })).name).toBe('direct');
+    expect(chooseElevation(context({ isRoot: true, frontEnd: 'cli', interactive: true, prefer: 'sudo' })).name).toBe(
+      'direct',
+    );
   });
 
   it('Linux: pkexec for the app and scripts, sudo for a person at a terminal, each falling back to the other', () => {
     expect(chooseElevation(context({})).name).toBe('pkexec');
     expect(chooseElevation(context({ frontEnd: 'cli' })).name).toBe('pkexec');
     expect(chooseElevation(context({ frontEnd: 'cli', interactive: true })).name).toBe('sudo');
-    expect(chooseElevation(context({ frontEnd: 'cli', interactive: true, installed: (c) => c !== 'sudo' })).name).toBe('pkexec');
+    expect(chooseElevation(context({ frontEnd: 'cli', interactive: true, installed: (c) => c !== 'sudo' })).name).toBe(
+      'pkexec',
+    );
     expect(chooseElevation(context({ installed: (c) => c !== 'pkexec' })).name).toBe('sudo');
     expect(chooseElevation(context({ installed: () => false })).name).toBe('pkexec');
     expect(chooseElevation(context({ frontEnd: 'cli', prefer: 'sudo' })).name).toBe('sudo');
@@ -202,7 +255,13 @@ describe('choosing how to get root', () => {
   });
 
   it('each strategy says how its channel gets through', () => {
-    expect([directLaunch, sudoLaunch, pkexecLaunch, osascriptLaunch, uacLaunch].map((e) => [e.name, e.channel, e.passesStdin])).toEqual([
+    expect(
+      [directLaunch, sudoLaunch, pkexecLaunch, osascriptLaunch, uacLaunch].map((e) => [
+        e.name,
+        e.channel,
+        e.passesStdin,
+      ]),
+    ).toEqual([
       ['direct', 'inherited', true],
       ['sudo', 'fifo', true],
       ['pkexec', 'fifo', true],
@@ -215,11 +274,31 @@ describe('choosing how to get root', () => {
 describe('the helper command line', () => {
   const cases: HelperArgs[] = [
     { transport: { kind: 'inherited' }, parentPid: null, targets: ['/dev/sdb'], source: null },
-    { transport: { kind: 'fifo', dir: '/tmp/sluice-helper-x', imageFifo: false }, parentPid: 12, targets: ['/dev/sdb', '/dev/sdc'], source: null },
-    { transport: { kind: 'fifo', dir: '/var/folders/x/T/sluice-helper-y', imageFifo: true }, parentPid: 12, targets: ['/dev/disk4'], source: null },
-    { transport: { kind: 'named-pipe', name: 'sluice-0123456789abcdef0123456789abcdef' }, parentPid: 9, targets: ['\\\\.\\PhysicalDrive1'], source: null },
+    {
+      transport: { kind: 'fifo', dir: '/tmp/sluice-helper-x', imageFifo: false },
+      parentPid: 12,
+      targets: ['/dev/sdb', '/dev/sdc'],
+      source: null,
+    },
+    {
+      transport: { kind: 'fifo', dir: '/var/folders/x/T/sluice-helper-y', imageFifo: true },
+      parentPid: 12,
+      targets: ['/dev/disk4'],
+      source: null,
+    },
+    {
+      transport: { kind: 'named-pipe', name: 'sluice-0123456789abcdef0123456789abcdef' },
+      parentPid: 9,
+      targets: ['\\\\.\\PhysicalDrive1'],
+      source: null,
+    },
     // A clone reads one drive and writes another; a backup reads one and writes none.
-    { transport: { kind: 'fifo', dir: '/tmp/sluice-helper-z', imageFifo: false }, parentPid: 12, targets: ['/dev/sdc'], source: '/dev/sdb' },
+    {
+      transport: { kind: 'fifo', dir: '/tmp/sluice-helper-z', imageFifo: false },
+      parentPid: 12,
+      targets: ['/dev/sdc'],
+      source: '/dev/sdb',
+    },
     { transport: { kind: 'inherited' }, parentPid: null, targets: [], source: '/dev/sdb' },
   ];
 
@@ -242,7 +321,10 @@ describe('the helper command line', () => {
       [['--parent-pid', '12x', '--', '/dev/sdb'], /process id/],
       [['--image', '/etc/shadow', '--', '/dev/sdb'], /Unknown option/],
       [['--channel', '/tmp/sluice-helper-1-x\nAuthentication is not required', '--', '/dev/sdb'], /control character/],
-      [['--', ...Array.from({ length: MAX_TARGETS + 1 }, (_, i) => `/dev/sd${i}`)], new RegExp(`1 to ${MAX_TARGETS} target`)],
+      [
+        ['--', ...Array.from({ length: MAX_TARGETS + 1 }, (_, i) => `/dev/sd${i}`)],
+        new RegExp(`1 to ${MAX_TARGETS} target`),
+      ],
     ];
     for (const [argv, reason] of bad) {
       expect(() => parseHelperArgv(argv), argv.join(' ')).toThrow(HelperArgsError);
@@ -263,14 +345,22 @@ describe('what packaging ships', () => {
 
   it('the app finds the launcher in its resources', () => {
     expect(packagedHelperProgram('/opt/Sluice/resources', 'linux').file).toBe('/opt/Sluice/resources/sluice-helper');
-    expect(packagedHelperProgram('/Applications/Sluice.app/Contents/Resources', 'darwin').file).toBe('/Applications/Sluice.app/Contents/Resources/sluice-helper');
-    expect(packagedHelperProgram('C:\\Program Files\\Sluice\\resources', 'win32').file).toBe('C:\\Program Files\\Sluice\\resources\\sluice-helper.cmd');
+    expect(packagedHelperProgram('/Applications/Sluice.app/Contents/Resources', 'darwin').file).toBe(
+      '/Applications/Sluice.app/Contents/Resources/sluice-helper',
+    );
+    expect(packagedHelperProgram('C:\\Program Files\\Sluice\\resources', 'win32').file).toBe(
+      'C:\\Program Files\\Sluice\\resources\\sluice-helper.cmd',
+    );
   });
 
   it('the polkit action matches the launcher and puts the helper’s command line, ending with the drive, in its message', () => {
     const policy = readFileSync('build/polkit/org.sluice.write-disk-image.policy', 'utf8');
     expect(policy).toContain('<action id="org.sluice.write-disk-image">');
-    expect(policy).toContain('<annotate key="org.freedesktop.policykit.exec.path">/opt/Sluice/resources/sluice-helper</annotate>');
-    expect(policy).toContain('<message>Authentication is required to write a disk image to a drive: $(command_line)</message>');
+    expect(policy).toContain(
+      '<annotate key="org.freedesktop.policykit.exec.path">/opt/Sluice/resources/sluice-helper</annotate>',
+    );
+    expect(policy).toContain(
+      '<message>Authentication is required to write a disk image to a drive: $(command_line)</message>',
+    );
   });
 });

@@ -20,7 +20,10 @@ import { SD_CARD_BYTES_PER_SECOND, throttledGroup } from '../../support/throttle
 const IMAGE_BYTES = 6 * MiB + 512;
 
 /** An image of random bytes named `name`, and a loop device twice its size (the test's own). */
-function imageAndDrive(name = 'image.img', bytes = IMAGE_BYTES): { image: string; loop: ReturnType<typeof createLoop> } {
+function imageAndDrive(
+  name = 'image.img',
+  bytes = IMAGE_BYTES,
+): { image: string; loop: ReturnType<typeof createLoop> } {
   const dir = scratchDir();
   const image = join(dir, name);
   writeRandomFile(image, bytes);
@@ -45,7 +48,11 @@ describeDevices('a helper started ahead of its job', () => {
     const fd = openSync(image, 'r');
     try {
       // Started with only the job's kind and drive: the size and the rest come later.
-      const ahead = startHelperAhead({ source: fd, job: { kind: 'flash', targets: [loop.path], imageSize: null, sourceSeekable: true, verify: true }, program: builtHelper() });
+      const ahead = startHelperAhead({
+        source: fd,
+        job: { kind: 'flash', targets: [loop.path], imageSize: null, sourceSeekable: true, verify: true },
+        program: builtHelper(),
+      });
       await waitForDescendant(process.pid, isHelper);
       // Long enough for it to start, open its channel and say it is ready (about 100 ms here).
       await new Promise((resolve) => setTimeout(resolve, 500));
@@ -141,7 +148,10 @@ describeDevices('a helper started ahead of its job', () => {
     const before = digestFile(loop.backing);
     const started = performance.now();
     // Before, the probe waited for a writer until its 30 s limit.
-    const run = await Promise.race([flashCli(fifo, [loop.path]), new Promise<null>((resolve) => setTimeout(() => resolve(null), 20_000))]);
+    const run = await Promise.race([
+      flashCli(fifo, [loop.path]),
+      new Promise<null>((resolve) => setTimeout(() => resolve(null), 20_000)),
+    ]);
     expect(run, 'sluice flash still waiting after 20 s').not.toBeNull();
     expect(performance.now() - started).toBeLessThan(10_000);
     expect(run?.stderr).toMatch(/image\.img is a FIFO, not an image file/);

@@ -22,7 +22,8 @@ describe('copyImage', () => {
     writeFileSync(join(dir, 'image'), bytes);
     const fd = openSync(join(dir, 'image'), 'r');
     // Another process reads the pipe and hashes what it got (Node itself: every OS has it).
-    const hashStdin = "const h = require('crypto').createHash('sha256'); process.stdin.on('data', (c) => h.update(c)).on('end', () => process.stdout.write(h.digest('hex')))";
+    const hashStdin =
+      "const h = require('crypto').createHash('sha256'); process.stdin.on('data', (c) => h.update(c)).on('end', () => process.stdout.write(h.digest('hex')))";
     const reader = spawn(process.execPath, ['-e', hashStdin], { stdio: ['pipe', 'pipe', 'inherit'] });
     let out = '';
     reader.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));

@@ -11,7 +11,13 @@ import { encodeFrame } from '../../../node/framing.js';
 import type { HelperJob } from '../../../common/contracts/helper-protocol.js';
 import { startHelper } from '../../../user/launcher/launch.js';
 
-const START: HelperJob = { kind: 'flash', targets: ['/nonexistent/sluice-launch-test'], imageSize: 0, sourceSeekable: true, verify: true };
+const START: HelperJob = {
+  kind: 'flash',
+  targets: ['/nonexistent/sluice-launch-test'],
+  imageSize: 0,
+  sourceSeekable: true,
+  verify: true,
+};
 
 describe('the app side of a helper job', () => {
   it('a channel path with a newline (from TMPDIR) is refused before anyone is asked for a password', async () => {
@@ -23,9 +29,23 @@ describe('the app side of a helper job', () => {
     let asked = false;
     const image = openSync('/dev/null', 'r');
     try {
-      const elevation = { ...pkexecLaunch, command: (program: string, args: readonly string[]) => ((asked = true), { file: program, args: [...args] }) };
-      const job = startHelper({ source: image, job: START, elevation, program: { file: '/usr/bin/true', args: [], env: {} } });
-      expect(await job.result).toEqual([expect.objectContaining({ status: 'failed', code: 'helper-died', message: expect.stringContaining('--channel has a control character in it') })]);
+      const elevation = {
+        ...pkexecLaunch,
+        command: (program: string, args: readonly string[]) => ((asked = true), { file: program, args: [...args] }),
+      };
+      const job = startHelper({
+        source: image,
+        job: START,
+        elevation,
+        program: { file: '/usr/bin/true', args: [], env: {} },
+      });
+      expect(await job.result).toEqual([
+        expect.objectContaining({
+          status: 'failed',
+          code: 'helper-died',
+          message: expect.stringContaining('--channel has a control character in it'),
+        }),
+      ]);
       expect(asked).toBe(false);
     } finally {
       if (saved === undefined) delete process.env['TMPDIR'];
@@ -51,9 +71,17 @@ describe('the app side of a helper job', () => {
     `;
     const image = openSync('/dev/null', 'r');
     try {
-      const job = startHelper({ source: image, job: START, program: { file: process.execPath, args: ['-e', broken], env: {} } });
+      const job = startHelper({
+        source: image,
+        job: START,
+        program: { file: process.execPath, args: ['-e', broken], env: {} },
+      });
       const [result] = await job.result;
-      expect(result).toMatchObject({ status: 'failed', code: 'protocol-error', message: expect.stringContaining('sent something invalid') });
+      expect(result).toMatchObject({
+        status: 'failed',
+        code: 'protocol-error',
+        message: expect.stringContaining('sent something invalid'),
+      });
       expect(existsSync(marker) && readFileSync(marker, 'utf8')).toBe('yes');
     } finally {
       closeSync(image);
@@ -64,10 +92,22 @@ describe('the app side of a helper job', () => {
   it('a helper that exits without a word: helper-died, saying it could not start and that nothing was written', async () => {
     const image = openSync('/dev/null', 'r');
     try {
-      const job = startHelper({ source: image, job: START, program: { file: process.execPath, args: ['-e', 'process.stderr.write("no luck\\n"); process.exit(7)'], env: {} } });
+      const job = startHelper({
+        source: image,
+        job: START,
+        program: {
+          file: process.execPath,
+          args: ['-e', 'process.stderr.write("no luck\\n"); process.exit(7)'],
+          env: {},
+        },
+      });
       expect(await job.ready).toBeNull();
       expect(await job.result).toEqual([
-        expect.objectContaining({ status: 'failed', code: 'helper-died', message: 'The writing process could not be started (exit code 7: no luck). Nothing was written.' }),
+        expect.objectContaining({
+          status: 'failed',
+          code: 'helper-died',
+          message: 'The writing process could not be started (exit code 7: no luck). Nothing was written.',
+        }),
       ]);
     } finally {
       closeSync(image);
@@ -77,8 +117,15 @@ describe('the app side of a helper job', () => {
   it('an elevation tool that refuses the command line it would be given: a result, not a thrown error', async () => {
     const image = openSync('/dev/null', 'r');
     try {
-      const job = startHelper({ source: image, job: START, elevation: pkexecLaunch, program: { file: 'relative/sluice-helper', args: [], env: {} } });
-      expect(await job.result).toEqual([expect.objectContaining({ code: 'helper-died', message: expect.stringContaining('absolute program path') })]);
+      const job = startHelper({
+        source: image,
+        job: START,
+        elevation: pkexecLaunch,
+        program: { file: 'relative/sluice-helper', args: [], env: {} },
+      });
+      expect(await job.result).toEqual([
+        expect.objectContaining({ code: 'helper-died', message: expect.stringContaining('absolute program path') }),
+      ]);
     } finally {
       closeSync(image);
     }

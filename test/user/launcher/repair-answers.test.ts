@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_OVERLAY_PIECE, MAX_REPAIR_BYTES, REPAIR_WINDOW_BYTES, type ToHelper } from '../../../common/contracts/helper-protocol.js';
+import {
+  MAX_OVERLAY_PIECE,
+  MAX_REPAIR_BYTES,
+  REPAIR_WINDOW_BYTES,
+  type ToHelper,
+} from '../../../common/contracts/helper-protocol.js';
 import { jobError } from '../../../common/domain/failure.js';
 import type { ImageReread } from '../../../user/images/reread.js';
 import { RepairAnswers } from '../../../user/launcher/repair-answers.js';
@@ -67,7 +72,9 @@ describe("the app's answers to repair requests", () => {
     await tick();
     const pieces = data();
     expect(pieces).toHaveLength(length / MAX_OVERLAY_PIECE);
-    const bytes = Buffer.concat(pieces.map((m) => (m.type === 'repair-data' ? Buffer.from(m.data, 'base64') : Buffer.alloc(0))));
+    const bytes = Buffer.concat(
+      pieces.map((m) => (m.type === 'repair-data' ? Buffer.from(m.data, 'base64') : Buffer.alloc(0))),
+    );
     expect(pieces[0]).toMatchObject({ id: 1, offset: 1000 });
     expect(bytes.length).toBe(length);
     expect(bytes.every((b, i) => b === (1000 + i) % 251)).toBe(true);
@@ -77,8 +84,22 @@ describe("the app's answers to repair requests", () => {
     const { answers: a, sent } = answers();
     a.request({ type: 'repair-request', id: 1, ranges: [[0, 10]] });
     a.answerWith(patterned);
-    a.request({ type: 'repair-request', id: 2, ranges: [[100, 10], [50, 10]] });
-    a.request({ type: 'repair-request', id: 3, ranges: [[0, MAX_REPAIR_BYTES], [MAX_REPAIR_BYTES, 1]] });
+    a.request({
+      type: 'repair-request',
+      id: 2,
+      ranges: [
+        [100, 10],
+        [50, 10],
+      ],
+    });
+    a.request({
+      type: 'repair-request',
+      id: 3,
+      ranges: [
+        [0, MAX_REPAIR_BYTES],
+        [MAX_REPAIR_BYTES, 1],
+      ],
+    });
     a.answerWith(async function* () {
       yield* [];
       throw jobError('source-corrupt', 'The xz data is corrupt at byte 5.');
@@ -87,8 +108,19 @@ describe("the app's answers to repair requests", () => {
     await tick();
     expect(sent).toEqual([
       { type: 'repair-failed', id: 1, code: 'source-read-error', message: 'The image cannot be read again here.' },
-      { type: 'repair-failed', id: 2, code: 'protocol-error', message: 'The writing process asked for the image again wrongly: its ranges are not sorted and disjoint at 50+10.' },
-      { type: 'repair-failed', id: 3, code: 'protocol-error', message: `The writing process asked for the image again wrongly: it asks for ${MAX_REPAIR_BYTES + 1} bytes, more than the ${MAX_REPAIR_BYTES} a repair may.` },
+      {
+        type: 'repair-failed',
+        id: 2,
+        code: 'protocol-error',
+        message:
+          'The writing process asked for the image again wrongly: its ranges are not sorted and disjoint at 50+10.',
+      },
+      {
+        type: 'repair-failed',
+        id: 3,
+        code: 'protocol-error',
+        message: `The writing process asked for the image again wrongly: it asks for ${MAX_REPAIR_BYTES + 1} bytes, more than the ${MAX_REPAIR_BYTES} a repair may.`,
+      },
       { type: 'repair-failed', id: 4, code: 'source-corrupt', message: 'The xz data is corrupt at byte 5.' },
     ]);
   });

@@ -9,7 +9,28 @@ const dir = mkdtempSync(join(tmpdir(), 'sluice-station-log-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 function entry(card: number): StationLogEntry {
-  return { time: new Date(0).toISOString(), card, slot: `slot-${card}`, device: `/dev/sd${card}`, model: null, serial: null, capacity: 1, capacityCheck: null, image: 'i.img', imageSha256: null, hostname: `pi-${card}`, bytesWritten: 0, bytesSkipped: 0, writeSpeed: null, verifySpeed: null, repairedBlocks: 0, seconds: 0, result: 'ok', code: null, message: null };
+  return {
+    time: new Date(0).toISOString(),
+    card,
+    slot: `slot-${card}`,
+    device: `/dev/sd${card}`,
+    model: null,
+    serial: null,
+    capacity: 1,
+    capacityCheck: null,
+    image: 'i.img',
+    imageSha256: null,
+    hostname: `pi-${card}`,
+    bytesWritten: 0,
+    bytesSkipped: 0,
+    writeSpeed: null,
+    verifySpeed: null,
+    repairedBlocks: 0,
+    seconds: 0,
+    result: 'ok',
+    code: null,
+    message: null,
+  };
 }
 
 describe('StationLog', () => {
@@ -45,7 +66,9 @@ describe('a log that is a symbolic link', () => {
     writeFileSync(target, 'not a log\n');
     const link = join(dir, 'link.jsonl');
     symlinkSync(target, link);
-    await expect(StationLog.open(link)).rejects.toThrow(`${link} is a symbolic link; the station log must be a file of its own`);
+    await expect(StationLog.open(link)).rejects.toThrow(
+      `${link} is a symbolic link; the station log must be a file of its own`,
+    );
     expect(readFileSync(target, 'utf8')).toBe('not a log\n');
   });
 });

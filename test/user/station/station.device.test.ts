@@ -36,7 +36,15 @@ describeDevices('the station’s queue', () => {
     let running = 0;
     let mostRunning = 0;
     const station = new Station({
-      image: { request: { image, partitions: false }, prepared: await prepareImageInChild({ image, partitions: false }), exact: false, profile: null, name: 'image.img', sha256: '0'.repeat(64), launch: await testLauncher(group.dir) },
+      image: {
+        request: { image, partitions: false },
+        prepared: await prepareImageInChild({ image, partitions: false }),
+        exact: false,
+        profile: null,
+        name: 'image.img',
+        sha256: '0'.repeat(64),
+        launch: await testLauncher(group.dir),
+      },
       rules: { imageSize: 6 * MiB, minSize: 6 * MiB, maxSize: 16 * MiB, slots: backings, virtual: true },
       log,
       count: 3,
@@ -44,7 +52,8 @@ describeDevices('the station’s queue', () => {
       onRow: (row) => {
         const history = rows.get(row.id) ?? [];
         const before = history.at(-1)?.phase;
-        const active = (phase: StationRow['phase'] | undefined) => phase !== undefined && phase !== 'queued' && phase !== 'done';
+        const active = (phase: StationRow['phase'] | undefined) =>
+          phase !== undefined && phase !== 'queued' && phase !== 'done';
         if (!active(before) && active(row.phase)) {
           running += 1;
           started.set(row.id, performance.now());
@@ -70,7 +79,11 @@ describeDevices('the station’s queue', () => {
       expect(mine).toHaveLength(3);
       for (const history of mine) expect(history.at(-1)).toMatchObject({ phase: 'done', result: 'ok' });
       // Each card, at 2 MB/s from an image in the page cache, was seen limited by the drive while it was written.
-      for (const history of mine) expect(history.some((r) => r.phase === 'writing' && r.progress?.limit?.by === 'drive'), JSON.stringify(history.map((r) => [r.phase, r.progress?.limit?.by]))).toBe(true);
+      for (const history of mine)
+        expect(
+          history.some((r) => r.phase === 'writing' && r.progress?.limit?.by === 'drive'),
+          JSON.stringify(history.map((r) => [r.phase, r.progress?.limit?.by])),
+        ).toBe(true);
       expect(mostRunning).toBe(2);
       // The card that started last waited in the queue: its job began only once another had ended.
       const ids = mine.map((h) => h[0]?.id ?? 0).sort((a, b) => (started.get(a) ?? 0) - (started.get(b) ?? 0));

@@ -17,7 +17,14 @@ import { parsePlist, type PlistValue } from '../../../writer/platform/plist.js';
 import { linuxPlatform } from '../../../writer/platform/linux.js';
 import type { DeviceFacts, DevicePlatform } from '../../../writer/platform/types.js';
 import { powershellArgs } from '../../../writer/platform/win32-disk.js';
-import { ejectRefusal, ejectScript, lockRequest, parseLockReport, unmountWin32, volumeLockScript } from '../../../writer/platform/win32-lifecycle.js';
+import {
+  ejectRefusal,
+  ejectScript,
+  lockRequest,
+  parseLockReport,
+  unmountWin32,
+  volumeLockScript,
+} from '../../../writer/platform/win32-lifecycle.js';
 import { parseVolumeDiskExtents, reportedVolumes, volumesOnDisk } from '../../../writer/platform/win32-volumes.js';
 import { extentsBuffer, superfloppyVolume, systemVolume } from '../../support/windows-volumes.js';
 
@@ -46,8 +53,15 @@ describe('macOS: diskutil', () => {
 
   it('names the dissenting process, not its parent', () => {
     expect(parseDissenter(spotlight)).toEqual({ pid: 319, program: 'mds_stores' });
-    expect(parseDissenter('Unmount was dissented by PID 20848 (/Applications/rekordbox 7/rekordbox.app/Contents/MacOS/rekordbox)')).toEqual({ pid: 20848, program: 'rekordbox' });
-    expect(parseDissenter('Dissenter PID=1234 (tail) status=0x0000c010 (kDAReturnBusy)')).toEqual({ pid: 1234, program: 'tail' });
+    expect(
+      parseDissenter(
+        'Unmount was dissented by PID 20848 (/Applications/rekordbox 7/rekordbox.app/Contents/MacOS/rekordbox)',
+      ),
+    ).toEqual({ pid: 20848, program: 'rekordbox' });
+    expect(parseDissenter('Dissenter PID=1234 (tail) status=0x0000c010 (kDAReturnBusy)')).toEqual({
+      pid: 1234,
+      program: 'tail',
+    });
     expect(parseDissenter('Unmount of disk6 failed: at least one volume could not be unmounted')).toBeNull();
   });
 
@@ -73,7 +87,9 @@ describe('macOS: diskutil', () => {
       process.env['PATH'] = path;
       rmSync(bin, { recursive: true, force: true });
     }
-    expect(darwinBusyMessage({ ...card, mountpoints: [] }, 'timed out')).toBe('A volume on /dev/disk4 could not be unmounted: timed out. Close whatever uses it, then try again. Nothing was written.');
+    expect(darwinBusyMessage({ ...card, mountpoints: [] }, 'timed out')).toBe(
+      'A volume on /dev/disk4 could not be unmounted: timed out. Close whatever uses it, then try again. Nothing was written.',
+    );
   });
 
   it('finds the BSD names of a disk, its partitions and APFS volumes, for the image-on-target check', () => {
@@ -100,7 +116,9 @@ describe('Windows: volume locks and eject', () => {
     expect(script).toContain(', 3221225472, 3, [IntPtr]::Zero, 3, 0,');
     // The list first, then the volumes to lock read back (lines, not JSON), then the hold.
     expect(script).not.toContain('ConvertFrom-Json');
-    expect(script.indexOf('ConvertTo-Json -InputObject @(Get-SluiceVolumes)')).toBeLessThan(script.indexOf('[Console]::In.ReadLine()'));
+    expect(script.indexOf('ConvertTo-Json -InputObject @(Get-SluiceVolumes)')).toBeLessThan(
+      script.indexOf('[Console]::In.ReadLine()'),
+    );
     expect(script).toContain('[Console]::In.ReadToEnd()');
   });
 
@@ -108,7 +126,10 @@ describe('Windows: volume locks and eject', () => {
     const superfloppy = parseVolumeDiskExtents(Buffer.from(superfloppyVolume.Extents, 'base64'));
     expect(superfloppy).toEqual([{ disk: 2, start: 0, length: 31914983424 }]);
     // A volume spanning two disks (a dynamic volume): 56 bytes, as the driver returns for two.
-    const spanned = extentsBuffer([{ disk: 1, start: 1048576, length: 4096 }, { disk: 3, start: 65536, length: 8192 }]);
+    const spanned = extentsBuffer([
+      { disk: 1, start: 1048576, length: 4096 },
+      { disk: 3, start: 65536, length: 8192 },
+    ]);
     expect(spanned.length).toBe(56);
     expect(parseVolumeDiskExtents(spanned).map((e) => e.disk)).toEqual([1, 3]);
     // A count beyond the buffer (ERROR_MORE_DATA leaves only the first entry): what is there, no more.
@@ -117,7 +138,14 @@ describe('Windows: volume locks and eject', () => {
   });
 
   it('chooses the volumes with an extent on the disk: a superfloppy’s too, a volume spanning it too, nothing of other disks', () => {
-    const spanning = { Volume: '\\\\?\\Volume{span}\\', Extents: extentsBuffer([{ disk: 1, start: 0, length: 1 }, { disk: 2, start: 0, length: 1 }]).toString('base64'), Paths: null };
+    const spanning = {
+      Volume: '\\\\?\\Volume{span}\\',
+      Extents: extentsBuffer([
+        { disk: 1, start: 0, length: 1 },
+        { disk: 2, start: 0, length: 1 },
+      ]).toString('base64'),
+      Paths: null,
+    };
     const cdromWithoutDisc = { Volume: '\\\\?\\Volume{cd}\\', Extents: '', Paths: 'D:\\' };
     const all = [systemVolume, superfloppyVolume, spanning, cdromWithoutDisc];
     expect(volumesOnDisk(all, 2)).toEqual([
@@ -130,11 +158,22 @@ describe('Windows: volume locks and eject', () => {
     expect(reportedVolumes(superfloppyVolume)).toEqual([superfloppyVolume]);
     expect(reportedVolumes(null)).toEqual([]);
     // Windows PowerShell 5.1 may wrap an array as { value, Count }; anything else unknown is refused.
-    expect(reportedVolumes({ value: [systemVolume, { ...superfloppyVolume, Paths: { value: ['E:\\'], Count: 1 } }], Count: 2 })).toEqual([systemVolume, { ...superfloppyVolume, Paths: ['E:\\'] }]);
-    expect(() => reportedVolumes([{ Volume: superfloppyVolume.Volume }])).toThrow('unexpected volume in the volume list');
-    expect(() => reportedVolumes([{ ...superfloppyVolume, Paths: [3] }])).toThrow('unexpected volume in the volume list');
+    expect(
+      reportedVolumes({
+        value: [systemVolume, { ...superfloppyVolume, Paths: { value: ['E:\\'], Count: 1 } }],
+        Count: 2,
+      }),
+    ).toEqual([systemVolume, { ...superfloppyVolume, Paths: ['E:\\'] }]);
+    expect(() => reportedVolumes([{ Volume: superfloppyVolume.Volume }])).toThrow(
+      'unexpected volume in the volume list',
+    );
+    expect(() => reportedVolumes([{ ...superfloppyVolume, Paths: [3] }])).toThrow(
+      'unexpected volume in the volume list',
+    );
     // One line per volume (its path, a tab, its name), then an empty line: no JSON for PowerShell 5.1 to unroll.
-    expect(lockRequest(volumesOnDisk(all, 2))).toBe(`${superfloppyVolume.Volume}\tE:\\\n\\\\?\\Volume{span}\\\t\\\\?\\Volume{span}\\\n\n`);
+    expect(lockRequest(volumesOnDisk(all, 2))).toBe(
+      `${superfloppyVolume.Volume}\tE:\\\n\\\\?\\Volume{span}\\\t\\\\?\\Volume{span}\\\n\n`,
+    );
     expect(lockRequest([])).toBe('\n');
   });
 
@@ -171,7 +210,12 @@ describe('Windows: volume locks and eject', () => {
 
     it('refuses with the busy volume named, nothing written', async () => {
       fake('{"Busy":"E:\\\\","Error":"a program has files open on it"}');
-      await expect(unmountWin32(facts)).rejects.toMatchObject({ failure: { code: 'target-busy', message: String.raw`E:\ (on \\.\PhysicalDrive2) is in use: a program has files open on it. Close the programs and windows using it, then try again. Nothing was written.` } });
+      await expect(unmountWin32(facts)).rejects.toMatchObject({
+        failure: {
+          code: 'target-busy',
+          message: String.raw`E:\ (on \\.\PhysicalDrive2) is in use: a program has files open on it. Close the programs and windows using it, then try again. Nothing was written.`,
+        },
+      });
     });
   });
 
@@ -184,7 +228,10 @@ describe('Windows: volume locks and eject', () => {
 
   it('reads the lock script’s report', () => {
     expect(parseLockReport('{"Held":2}')).toEqual({ held: 2 });
-    expect(parseLockReport('{"Busy":"E:\\\\","Error":"a program has files open on it"}')).toEqual({ busy: 'E:\\', error: 'a program has files open on it' });
+    expect(parseLockReport('{"Busy":"E:\\\\","Error":"a program has files open on it"}')).toEqual({
+      busy: 'E:\\',
+      error: 'a program has files open on it',
+    });
     expect(() => parseLockReport('{"Something":1}')).toThrow('unexpected output');
   });
 
@@ -192,23 +239,32 @@ describe('Windows: volume locks and eject', () => {
     expect(ejectScript(3)).toContain('-Filter "Index = 3"');
     expect(ejectScript(3)).toContain("StartsWith('USB\\')");
     expect(ejectRefusal('{"Result":0,"Veto":0,"VetoName":""}')).toBeNull();
-    expect(ejectRefusal('{"Result":23,"Veto":5,"VetoName":"STORAGE\\\\Volume\\\\{4d36e967}"}')).toBe('a program has it open (STORAGE\\Volume\\{4d36e967})');
+    expect(ejectRefusal('{"Result":23,"Veto":5,"VetoName":"STORAGE\\\\Volume\\\\{4d36e967}"}')).toBe(
+      'a program has it open (STORAGE\\Volume\\{4d36e967})',
+    );
     expect(ejectRefusal('{"Result":13,"Veto":0,"VetoName":""}')).toBe('configuration manager error 13');
   });
 });
 
 describe('Linux: who holds a filesystem', () => {
   // /proc exists only on Linux: the one test here that reads the running system's own.
-  it.runIf(process.platform === 'linux')('reads the device numbers this process has mapped (its own binary among them)', () => {
-    const own = mappedDevnos(readFileSync('/proc/self/maps', 'utf8'));
-    expect(own).toContain(devnoText(statSync(process.execPath).dev));
-    expect(mappedDevnos('7f00-7f01 r--p 00000000 103:02 1234 /lib/x.so\n7f02-7f03 rw-p 00000000 00:00 0 [heap]')).toEqual(new Set(['259:2']));
-  });
+  it.runIf(process.platform === 'linux')(
+    'reads the device numbers this process has mapped (its own binary among them)',
+    () => {
+      const own = mappedDevnos(readFileSync('/proc/self/maps', 'utf8'));
+      expect(own).toContain(devnoText(statSync(process.execPath).dev));
+      expect(
+        mappedDevnos('7f00-7f01 r--p 00000000 103:02 1234 /lib/x.so\n7f02-7f03 rw-p 00000000 00:00 0 [heap]'),
+      ).toEqual(new Set(['259:2']));
+    },
+  );
 
   it('names at most three programs, and counts the rest', () => {
     const holder = (pid: number, how: Holder['how']): Holder => ({ pid, command: 'bash', how, devno: '259:1' });
     expect(describeHolders([holder(7, 'working directory')])).toBe('bash (pid 7: its working directory is inside it)');
-    expect(describeHolders([1, 2, 3, 4].map((pid) => holder(pid, 'open file')))).toMatch(/pid 3: it has a file open there\) and 1 more$/);
+    expect(describeHolders([1, 2, 3, 4].map((pid) => holder(pid, 'open file')))).toMatch(
+      /pid 3: it has a file open there\) and 1 more$/,
+    );
   });
 });
 
@@ -226,21 +282,50 @@ describe('after the write', () => {
 
   it('ejects after a good write and then leaves the gone drive alone', async () => {
     const calls: string[] = [];
-    expect(await settleTarget(facts, ok, true, seam(() => Promise.resolve(true), calls))).toEqual({ ...ok, ejected: true });
+    expect(
+      await settleTarget(
+        facts,
+        ok,
+        true,
+        seam(() => Promise.resolve(true), calls),
+      ),
+    ).toEqual({ ...ok, ejected: true });
     expect(calls).toEqual(['eject']);
   });
 
   it('turns a failed eject into a warning on a result that stays ok, and re-reads partitions instead', async () => {
     const calls: string[] = [];
-    const settled = await settleTarget(facts, ok, true, seam(() => Promise.reject(new Error('udisksctl: device is busy')), calls));
-    expect(settled).toMatchObject({ status: 'ok', ejected: false, warnings: [expect.stringContaining('could not be ejected (udisksctl: device is busy)') as unknown] });
+    const settled = await settleTarget(
+      facts,
+      ok,
+      true,
+      seam(() => Promise.reject(new Error('udisksctl: device is busy')), calls),
+    );
+    expect(settled).toMatchObject({
+      status: 'ok',
+      ejected: false,
+      warnings: [expect.stringContaining('could not be ejected (udisksctl: device is busy)') as unknown],
+    });
     expect(calls).toEqual(['eject', 'reread']);
   });
 
   it('never ejects after a failure, but still makes the kernel drop the stale partitions', async () => {
     const calls: string[] = [];
-    const failed: TargetResult = { status: 'failed', target: '/dev/sdz', bytes: 5, code: 'write-error', message: 'I/O error' };
-    expect(await settleTarget(facts, failed, true, seam(() => Promise.resolve(true), calls))).toEqual(failed);
+    const failed: TargetResult = {
+      status: 'failed',
+      target: '/dev/sdz',
+      bytes: 5,
+      code: 'write-error',
+      message: 'I/O error',
+    };
+    expect(
+      await settleTarget(
+        facts,
+        failed,
+        true,
+        seam(() => Promise.resolve(true), calls),
+      ),
+    ).toEqual(failed);
     expect(calls).toEqual(['reread']);
   });
 });

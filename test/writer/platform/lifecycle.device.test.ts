@@ -13,7 +13,15 @@ import { linuxPlatform } from '../../../writer/platform/linux.js';
 import { assertTestTarget, flashCli, resultsOf } from '../../support/cli.js';
 import { describeDevices } from '../../support/device-suite.js';
 import { flashFile } from '../../support/engine.js';
-import { createLoop, digestFile, mountDevice, readBytes, scratchDir, waitForPath, writeRandomFile } from '../../support/loop-device.js';
+import {
+  createLoop,
+  digestFile,
+  mountDevice,
+  readBytes,
+  scratchDir,
+  waitForPath,
+  writeRandomFile,
+} from '../../support/loop-device.js';
 import { mkfsExt4, mountedCard, mountpointsOf, partitionedImage } from '../../support/partitions.js';
 
 const CARD_SIZE = 48 * MiB;
@@ -22,7 +30,9 @@ const IMAGE_SIZE = 24 * MiB;
 /** The filesystem label on a partition, probed from the device itself (no blkid cache). */
 function labelOf(partition: string): string {
   assertTestTarget(partition);
-  return execFileSync('blkid', ['--probe', '--match-tag', 'LABEL', '--output', 'value', partition], { encoding: 'utf8' }).trim();
+  return execFileSync('blkid', ['--probe', '--match-tag', 'LABEL', '--output', 'value', partition], {
+    encoding: 'utf8',
+  }).trim();
 }
 
 describeDevices('unmount → write → re-read partitions', () => {
@@ -111,7 +121,9 @@ describeDevices('unmount → write → re-read partitions', () => {
       expect(run.code).toBe(4);
       const result = resultsOf(run).get(path);
       expect(result).toMatchObject({ status: 'failed', code: 'target-busy', bytes: 0 });
-      expect(result?.message).toContain(`${shadowed} (on ${path}) no longer leads to that filesystem (renamed, or hidden under another mount)`);
+      expect(result?.message).toContain(
+        `${shadowed} (on ${path}) no longer leads to that filesystem (renamed, or hidden under another mount)`,
+      );
       expect(result?.message).toContain('Nothing was unmounted.');
       expect(mountpointsOf(other.path)).toEqual([otherMount]);
       expect(mountpointsOf(`${path}p2`)).toEqual([shadowed]);

@@ -5,11 +5,25 @@
 import { constants, readFileSync, statSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { darwinDiskNode } from '../../../writer/platform/darwin-lifecycle.js';
-import { darwinDiskName, darwinFacts, darwinPlatform, darwinRawPath, O_EXLOCK } from '../../../writer/platform/darwin.js';
+import {
+  darwinDiskName,
+  darwinFacts,
+  darwinPlatform,
+  darwinRawPath,
+  O_EXLOCK,
+} from '../../../writer/platform/darwin.js';
 import { linuxPlatform, parseMountinfo, splitDevno } from '../../../writer/platform/linux.js';
 import { parsePlist, type PlistValue } from '../../../writer/platform/plist.js';
 import { superfloppyVolume, systemVolume } from '../../support/windows-volumes.js';
-import { physicalDriveNumber, UV_FS_O_DIRECT, UV_FS_O_EXLOCK, win32CanonicalName, win32Facts, win32Platform, windowsDiskQueryScript } from '../../../writer/platform/win32.js';
+import {
+  physicalDriveNumber,
+  UV_FS_O_DIRECT,
+  UV_FS_O_EXLOCK,
+  win32CanonicalName,
+  win32Facts,
+  win32Platform,
+  windowsDiskQueryScript,
+} from '../../../writer/platform/win32.js';
 
 function plistFixture(name: string): { [key: string]: PlistValue } {
   return parsePlist(readFileSync(`test/fixtures/darwin/${name}.plist`, 'utf8')) as { [key: string]: PlistValue };
@@ -24,7 +38,12 @@ describe('macOS', () => {
   });
 
   it('describes a USB card with a mounted boot partition', () => {
-    const facts = darwinFacts('/dev/disk4', plistFixture('info-disk4'), plistFixture('list-disk4'), plistFixture('info-root'));
+    const facts = darwinFacts(
+      '/dev/disk4',
+      plistFixture('info-disk4'),
+      plistFixture('list-disk4'),
+      plistFixture('info-root'),
+    );
     expect(facts).toMatchObject({
       rawPath: '/dev/rdisk4',
       isBlockDevice: true,
@@ -43,16 +62,26 @@ describe('macOS', () => {
   });
 
   it('takes /dev/diskN and /dev/rdiskN (and a partition, diskNsM) as disks’ own names once links are resolved, and nothing else', () => {
-    for (const name of ['/dev/disk4', '/dev/rdisk4', '/dev/disk12s1', '/dev/rdisk3s2']) expect(darwinDiskName(name)).toBe(name);
-    for (const name of ['/Volumes/bootfs', '/dev/diskette', '/dev/disk4/x', '/tmp/dev/disk4', '/dev/fd/0']) expect(darwinDiskName(name)).toBeNull();
+    for (const name of ['/dev/disk4', '/dev/rdisk4', '/dev/disk12s1', '/dev/rdisk3s2'])
+      expect(darwinDiskName(name)).toBe(name);
+    for (const name of ['/Volumes/bootfs', '/dev/diskette', '/dev/disk4/x', '/tmp/dev/disk4', '/dev/fd/0'])
+      expect(darwinDiskName(name)).toBeNull();
   });
 
   it('runs diskutil only on the device that was inspected: its raw node must have the same device number still', async () => {
     // /dev/null and /dev/zero stand in for a disk's raw node, here where there is no /dev/rdiskN.
-    const inspected = { ...darwinFacts('/dev/null', {}, {}, {}), rawPath: '/dev/null', rdev: statSync('/dev/null').rdev };
+    const inspected = {
+      ...darwinFacts('/dev/null', {}, {}, {}),
+      rawPath: '/dev/null',
+      rdev: statSync('/dev/null').rdev,
+    };
     expect(await darwinDiskNode(inspected)).toBe('/dev/null');
-    await expect(darwinDiskNode({ ...inspected, rdev: statSync('/dev/zero').rdev })).rejects.toMatchObject({ failure: { code: 'target-not-found' } });
-    await expect(darwinDiskNode({ ...inspected, rawPath: '/dev/rdisk-gone' })).rejects.toMatchObject({ failure: { code: 'target-not-found' } });
+    await expect(darwinDiskNode({ ...inspected, rdev: statSync('/dev/zero').rdev })).rejects.toMatchObject({
+      failure: { code: 'target-not-found' },
+    });
+    await expect(darwinDiskNode({ ...inspected, rawPath: '/dev/rdisk-gone' })).rejects.toMatchObject({
+      failure: { code: 'target-not-found' },
+    });
   });
 
   it('writes through the raw node, exclusively', () => {
@@ -86,9 +115,24 @@ describe('Windows', () => {
   });
 
   it('turns the query into facts: the mountpoints of the volumes with extents on the disk; boot and system disks are the system', () => {
-    const query = { Size: 31914983424, LogicalSectorSize: 512, IsReadOnly: false, IsSystem: false, IsBoot: false, Volumes: [systemVolume, superfloppyVolume] };
-    expect(win32Facts('\\\\.\\PhysicalDrive2', 2, query)).toMatchObject({ size: 31914983424, mountpoints: ['E:\\'], isSystem: false, readOnly: false });
-    expect(win32Facts('\\\\.\\PhysicalDrive0', 0, { ...query, IsBoot: true, Volumes: systemVolume })).toMatchObject({ isSystem: true, mountpoints: ['C:\\'] });
+    const query = {
+      Size: 31914983424,
+      LogicalSectorSize: 512,
+      IsReadOnly: false,
+      IsSystem: false,
+      IsBoot: false,
+      Volumes: [systemVolume, superfloppyVolume],
+    };
+    expect(win32Facts('\\\\.\\PhysicalDrive2', 2, query)).toMatchObject({
+      size: 31914983424,
+      mountpoints: ['E:\\'],
+      isSystem: false,
+      readOnly: false,
+    });
+    expect(win32Facts('\\\\.\\PhysicalDrive0', 0, { ...query, IsBoot: true, Volumes: systemVolume })).toMatchObject({
+      isSystem: true,
+      mountpoints: ['C:\\'],
+    });
     expect(win32Facts('\\\\.\\PhysicalDrive9', 9, null).exists).toBe(false);
   });
 
@@ -115,7 +159,8 @@ describe('Linux', () => {
   });
 
   it('has no disk name for what is not a block device', async () => {
-    for (const path of ['/dev/null', '/proc/self/exe', '/nonexistent/sluice']) expect(await linuxPlatform.canonicalName(path)).toBeNull();
+    for (const path of ['/dev/null', '/proc/self/exe', '/nonexistent/sluice'])
+      expect(await linuxPlatform.canonicalName(path)).toBeNull();
   });
 
   it('opens devices read-write, direct and exclusive', () => {

@@ -15,7 +15,14 @@ import { MiB } from '../../../common/domain/units.js';
 import { flash } from '../../../writer/flash.js';
 import { describeDevices } from '../../support/device-suite.js';
 import { raceLink } from '../../support/link-racer.js';
-import { assertOwnedLoop, createLoop, digestFile, readBytes, scratchDir, writeRandomFile } from '../../support/loop-device.js';
+import {
+  assertOwnedLoop,
+  createLoop,
+  digestFile,
+  readBytes,
+  scratchDir,
+  writeRandomFile,
+} from '../../support/loop-device.js';
 
 const RUNS = 100;
 const IMAGE_BYTES = 1 * MiB + 4096;
@@ -26,7 +33,10 @@ function loggingPartx(dir: string, log: string): string {
   const bin = join(dir, 'bin');
   execFileSync('mkdir', [bin]);
   const wrapper = join(bin, 'partx');
-  writeFileSync(wrapper, `#!/bin/sh\nfor last; do :; done\necho "$last $(readlink -f -- "$last")" >> '${log}'\nexec '${real}' "$@"\n`);
+  writeFileSync(
+    wrapper,
+    `#!/bin/sh\nfor last; do :; done\necho "$last $(readlink -f -- "$last")" >> '${log}'\nexec '${real}' "$@"\n`,
+  );
   chmodSync(wrapper, 0o755);
   return bin;
 }
@@ -54,7 +64,14 @@ describeDevices('tools run after a write, while the link the job was given is tu
         const fd = openSync(image, 'r');
         let result;
         try {
-          [result] = await flash({ source: fd, imageSize: IMAGE_BYTES, sourceSeekable: true, targets: [link], verify: true, eject: false });
+          [result] = await flash({
+            source: fd,
+            imageSize: IMAGE_BYTES,
+            sourceSeekable: true,
+            targets: [link],
+            verify: true,
+            eject: false,
+          });
         } finally {
           closeSync(fd);
         }
@@ -72,7 +89,11 @@ describeDevices('tools run after a write, while the link the job was given is tu
           written[target.path] = (written[target.path] ?? 0) + 1;
         } else {
           // Refused because the link turned between the look and the open: nothing written.
-          expect(result).toMatchObject({ status: 'failed', code: 'target-not-found', message: expect.stringContaining('changed between checking and opening') as unknown });
+          expect(result).toMatchObject({
+            status: 'failed',
+            code: 'target-not-found',
+            message: expect.stringContaining('changed between checking and opening') as unknown,
+          });
           expect(changed).toEqual([]);
           written.none += 1;
         }

@@ -10,4 +10,7 @@ import { CatalogueRequest, type CatalogueReply } from '../../../common/contracts
 import { answerOnce } from '../../images/image-child.js';
 import { readCatalogue } from '../read-catalogue.js';
 
-answerOnce(async (message): Promise<CatalogueReply> => ({ type: 'document', document: await readCatalogue(v.parse(CatalogueRequest, message)) }));
+answerOnce(async (message): Promise<CatalogueReply> => ({
+  type: 'document',
+  document: await readCatalogue(v.parse(CatalogueRequest, message)),
+}));

@@ -12,7 +12,6 @@ import { StreamFreeSpace } from '../free-space/stream-free-space.js';
 import { mergeExtents, type Extent } from '../../../common/domain/extents.js';
 import { loadPart } from './load-part.js';
 
-
 /** What the decoder did, for its end message. */
 export interface Decoded {
   /** Bytes sent to the helper; null when a system tool wrote them straight to the pipe uncounted. */
@@ -42,7 +41,13 @@ export async function hashFile(path: string): Promise<string> {
 }
 
 /** Runs a system tool on the source; straight from the file into the pipe when nothing needs to see the bytes. */
-async function viaTool(tool: ToolCommand, plan: DecodePlan, outFd: number, sink: ImageSink, events: DecodeEvents): Promise<Decoded> {
+async function viaTool(
+  tool: ToolCommand,
+  plan: DecodePlan,
+  outFd: number,
+  sink: ImageSink,
+  events: DecodeEvents,
+): Promise<Decoded> {
   events.started(tool.label);
   if (plan.location.kind === 'file' && plan.map === null && !plan.freeSpace && !sink.hashing) {
     const file = await open(plan.location.path, 'r');
@@ -64,7 +69,13 @@ async function viaTool(tool: ToolCommand, plan: DecodePlan, outFd: number, sink:
 /** The source as a stream, carrying the ranges `sink` expects; a download is hashed on the way when a checksum is expected. */
 function openSourceInput(plan: DecodePlan, sink: ImageSink, events: DecodeEvents): Promise<SourceInput> {
   const entry = plan.zipEntry;
-  return openInput(plan.location, { hash: plan.sha256 !== null && plan.location.kind === 'url', ...(entry === null ? {} : zipDataRange(entry)), ranges: sink.layout, tee: plan.tee, notice: events.notice });
+  return openInput(plan.location, {
+    hash: plan.sha256 !== null && plan.location.kind === 'url',
+    ...(entry === null ? {} : zipDataRange(entry)),
+    ranges: sink.layout,
+    tee: plan.tee,
+    notice: events.notice,
+  });
 }
 
 /**
@@ -76,7 +87,14 @@ function openSourceInput(plan: DecodePlan, sink: ImageSink, events: DecodeEvents
  * bytes reached the card.
  */
 function rangesReadInPlace(plan: DecodePlan): Extent[] | null {
-  if (plan.format !== 'raw' || plan.location.kind !== 'file' || plan.map === null || plan.freeSpace || (plan.imageSha256 ?? null) !== null) return null;
+  if (
+    plan.format !== 'raw' ||
+    plan.location.kind !== 'file' ||
+    plan.map === null ||
+    plan.freeSpace ||
+    (plan.imageSha256 ?? null) !== null
+  )
+    return null;
   return mergeExtents([...plan.map.extents, ...plan.map.ranges.map((r): Extent => [r.offset, r.length])]);
 }
 
@@ -88,7 +106,13 @@ function zipDataRange(entry: NonNullable<DecodePlan['zipEntry']>): { start: numb
 const zlibDecoders = () => loadPart('zlib decoders', () => import('./in-process.js'));
 
 /** Runs an in-process decoder from the source stream into the sink; `load` gets it ready before anything starts. */
-async function inProcess(name: string, plan: DecodePlan, sink: ImageSink, events: DecodeEvents, load: () => Promise<(input: SourceInput) => Promise<void>>): Promise<Decoded> {
+async function inProcess(
+  name: string,
+  plan: DecodePlan,
+  sink: ImageSink,
+  events: DecodeEvents,
+  load: () => Promise<(input: SourceInput) => Promise<void>>,
+): Promise<Decoded> {
   const decode = await load();
   events.started(name);
   const input = await openSourceInput(plan, sink, events);
@@ -98,7 +122,14 @@ async function inProcess(name: string, plan: DecodePlan, sink: ImageSink, events
 }
 
 /** Runs a decoder that reads the image file out of order itself (qcow2, dmg): local files only. */
-async function fromLocalFile(kind: string, name: string, plan: DecodePlan, sink: ImageSink, events: DecodeEvents, load: () => Promise<(path: string, sink: ImageSink) => Promise<void>>): Promise<Decoded> {
+async function fromLocalFile(
+  kind: string,
+  name: string,
+  plan: DecodePlan,
+  sink: ImageSink,
+  events: DecodeEvents,
+  load: () => Promise<(path: string, sink: ImageSink) => Promise<void>>,
+): Promise<Decoded> {
   if (plan.location.kind !== 'file') throw jobError('unsupported-format', `${kind} images must be local files.`);
   const decode = await load();
   events.started(name);
@@ -114,13 +145,35 @@ async function fromLocalFile(kind: string, name: string, plan: DecodePlan, sink:
  * (importing this module: 100 ms before, 48 ms after; a bare Node start 26 ms).
  */
 export async function decodeImage(plan: DecodePlan, outFd: number, events: DecodeEvents): Promise<Decoded> {
-  const skipping = plan.freeSpace ? { found: new StreamFreeSpace(plan.imageSize), announce: (extents: [number, number][], reason: SkipReason) => events.skip(extents, reason) } : null;
-  const sink = new ImageSink(outFd, plan.imageSize, plan.map, plan.format, skipping, (plan.imageSha256 ?? null) !== null, rangesReadInPlace(plan));
-  const tool = plan.systemTools && (plan.format === 'xz' || plan.format === 'zstd' || plan.format === 'bzip2') ? await systemDecoder(plan.format) : null;
+  const skipping = plan.freeSpace
+    ? {
+        found: new StreamFreeSpace(plan.imageSize),
+        announce: (extents: [number, number][], reason: SkipReason) => events.skip(extents, reason),
+      }
+    : null;
+  const sink = new ImageSink(
+    outFd,
+    plan.imageSize,
+    plan.map,
+    plan.format,
+    skipping,
+    (plan.imageSha256 ?? null) !== null,
+    rangesReadInPlace(plan),
+  );
+  const tool =
+    plan.systemTools && (plan.format === 'xz' || plan.format === 'zstd' || plan.format === 'bzip2')
+      ? await systemDecoder(plan.format)
+      : null;
   if (tool !== null) return viaTool(tool, plan, outFd, sink, events);
   switch (plan.format) {
     case 'raw':
-      return inProcess(plan.map === null ? 'copy' : 'copy of the mapped ranges', plan, sink, events, async () => (input) => pipeline(input.stream, sink));
+      return inProcess(
+        plan.map === null ? 'copy' : 'copy of the mapped ranges',
+        plan,
+        sink,
+        events,
+        async () => (input) => pipeline(input.stream, sink),
+      );
     case 'gzip':
       return inProcess('node:zlib gunzip', plan, sink, events, async () => {
         const { gunzip } = await zlibDecoders();
@@ -147,8 +200,22 @@ export async function decodeImage(plan: DecodePlan, outFd: number, events: Decod
     case 'bzip2':
       throw jobError('unsupported-format', 'bzip2 images need lbzip2 or bzip2 on this computer.');
     case 'qcow2':
-      return fromLocalFile('qcow2', 'qcow2, clusters decoded in parallel', plan, sink, events, async () => (await loadPart('qcow2 decoder', () => import('./qcow2-decode.js'))).decodeQcow2);
+      return fromLocalFile(
+        'qcow2',
+        'qcow2, clusters decoded in parallel',
+        plan,
+        sink,
+        events,
+        async () => (await loadPart('qcow2 decoder', () => import('./qcow2-decode.js'))).decodeQcow2,
+      );
     case 'dmg':
-      return fromLocalFile('dmg', '@balena/udif', plan, sink, events, async () => (await loadPart('dmg decoder', () => import('./dmg-decode.js'))).decodeDmg);
+      return fromLocalFile(
+        'dmg',
+        '@balena/udif',
+        plan,
+        sink,
+        events,
+        async () => (await loadPart('dmg decoder', () => import('./dmg-decode.js'))).decodeDmg,
+      );
   }
 }

@@ -22,7 +22,12 @@ export async function decodeDmg(path: string, sink: ImageSink): Promise<void> {
     await pipeline(Readable.from(await image.createReadStream()), sink);
   } catch (error) {
     if (error instanceof JobError || error instanceof ReaderGone) throw error;
-    throw jobError('source-corrupt', `The dmg ${name} is corrupt at image byte ${sink.position}: ${errorText(error)}.`, { offset: sink.position });
+    throw jobError(
+      'source-corrupt',
+      `The dmg ${name} is corrupt at image byte ${sink.position}: ${errorText(error)}.`,
+      { offset: sink.position },
+    );
   }
-  if ((await checked) === false) throw jobError('source-corrupt', `The dmg ${name} is corrupt: its data does not match the CRC-32 it records.`);
+  if ((await checked) === false)
+    throw jobError('source-corrupt', `The dmg ${name} is corrupt: its data does not match the CRC-32 it records.`);
 }

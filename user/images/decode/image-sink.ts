@@ -31,7 +31,8 @@ export class ReaderGone extends Error {
 function writevAll(fd: number, buffers: Buffer[]): Promise<void> {
   return new Promise((resolve, reject) => {
     writev(fd, buffers, (error, written) => {
-      if (error) return reject(errorCode(error) === 'EPIPE' || errorCode(error) === 'ECONNRESET' ? new ReaderGone() : error);
+      if (error)
+        return reject(errorCode(error) === 'EPIPE' || errorCode(error) === 'ECONNRESET' ? new ReaderGone() : error);
       const total = buffers.reduce((sum, b) => sum + b.length, 0);
       if (written === total) return resolve();
       // A signal can cut a pipe write short; send the rest.
@@ -82,7 +83,11 @@ class RangeChecker {
     this.hash = null;
     if (range.digest === null || hash === null) return;
     if (hash.digest('hex') !== range.digest.toLowerCase()) {
-      throw jobError('source-checksum-mismatch', `The block map ${this.map.name} does not match the image: bytes ${range.offset}-${range.offset + range.length - 1} have a different ${this.map.digestAlgorithm.toUpperCase()} than the map gives. Is it the map of another image?`, { offset: range.offset });
+      throw jobError(
+        'source-checksum-mismatch',
+        `The block map ${this.map.name} does not match the image: bytes ${range.offset}-${range.offset + range.length - 1} have a different ${this.map.digestAlgorithm.toUpperCase()} than the map gives. Is it the map of another image?`,
+        { offset: range.offset },
+      );
     }
   }
 
@@ -90,7 +95,11 @@ class RangeChecker {
   end(size: number): void {
     const range = this.map.ranges[this.index];
     if (range !== undefined) {
-      throw jobError('source-checksum-mismatch', `The block map ${this.map.name} does not match the image: it maps bytes up to ${range.offset + range.length}, but the image ends at ${size}.`, { offset: size });
+      throw jobError(
+        'source-checksum-mismatch',
+        `The block map ${this.map.name} does not match the image: it maps bytes up to ${range.offset + range.length}, but the image ends at ${size}.`,
+        { offset: size },
+      );
     }
   }
 }
@@ -166,15 +175,17 @@ export class ImageSink extends Writable {
 
   private async take(chunks: { chunk: Buffer }[]): Promise<void> {
     const out: Buffer[] = [];
-    for (const { chunk: input } of chunks) for (const chunk of this.placed(input)) {
-      this.admit(chunk);
-      // Before any of the chunk leaves: the helper must know what it leaves out first.
-      if (this.skipping !== null && !this.skipping.found.done) await this.leaveOut(await this.skipping.found.feed(chunk, this.position), this.skipping);
-      for (const piece of this.mapped(chunk, this.position)) out.push(piece);
-      this.ranges?.feed(chunk, this.position);
-      this.hash?.update(chunk);
-      this.position += chunk.length;
-    }
+    for (const { chunk: input } of chunks)
+      for (const chunk of this.placed(input)) {
+        this.admit(chunk);
+        // Before any of the chunk leaves: the helper must know what it leaves out first.
+        if (this.skipping !== null && !this.skipping.found.done)
+          await this.leaveOut(await this.skipping.found.feed(chunk, this.position), this.skipping);
+        for (const piece of this.mapped(chunk, this.position)) out.push(piece);
+        this.ranges?.feed(chunk, this.position);
+        this.hash?.update(chunk);
+        this.position += chunk.length;
+      }
     const bytes = out.reduce((sum, b) => sum + b.length, 0);
     if (bytes === 0) return;
     await writevAll(this.fd, out);
@@ -194,7 +205,10 @@ export class ImageSink extends Writable {
     const sentUpTo = Math.ceil(this.position / EXTENT_ALIGN) * EXTENT_ALIGN;
     for (const free of found) {
       const ahead = subtractExtents(free.extents, [[0, sentUpTo]]);
-      const extents = (this.keep === null ? ahead : intersectExtents(ahead, this.keep)).slice(0, MAX_SKIPPED_RANGES - this.skippedRanges);
+      const extents = (this.keep === null ? ahead : intersectExtents(ahead, this.keep)).slice(
+        0,
+        MAX_SKIPPED_RANGES - this.skippedRanges,
+      );
       if (extents.length === 0) continue;
       for (let i = 0; i < extents.length; i += MAX_EXTENTS) {
         await skipping.announce(
@@ -218,9 +232,12 @@ export class ImageSink extends Writable {
       yield input;
       return;
     }
-    for (let at = 0; at < input.length; ) {
+    for (let at = 0; at < input.length;) {
       const range = layout[this.layoutIndex];
-      if (range === undefined) throw jobError('source-corrupt', `The ${this.format} image gave more bytes than the ranges read from it.`, { offset: this.position });
+      if (range === undefined)
+        throw jobError('source-corrupt', `The ${this.format} image gave more bytes than the ranges read from it.`, {
+          offset: this.position,
+        });
       const [offset, length] = range;
       if (this.position < offset) this.position = offset;
       const piece = Math.min(input.length - at, offset + length - this.position);
@@ -238,10 +255,15 @@ export class ImageSink extends Writable {
   override _final(callback: (error?: Error | null) => void): void {
     this.skipping?.found.end();
     // Every range was read: the rest of the image is what nothing needed.
-    if (this.layout !== null && this.layoutIndex >= this.layout.length && this.imageSize !== null) this.position = Math.max(this.position, this.imageSize);
+    if (this.layout !== null && this.layoutIndex >= this.layout.length && this.imageSize !== null)
+      this.position = Math.max(this.position, this.imageSize);
     try {
       if (this.imageSize !== null && this.position < this.imageSize) {
-        throw jobError('source-truncated', `The ${this.format} image ended after ${this.position} of its ${this.imageSize} bytes: it is truncated.`, { offset: this.position });
+        throw jobError(
+          'source-truncated',
+          `The ${this.format} image ended after ${this.position} of its ${this.imageSize} bytes: it is truncated.`,
+          { offset: this.position },
+        );
       }
       this.ranges?.end(this.position);
       this.imageDigest = this.hash?.digest('hex') ?? null;
@@ -253,7 +275,11 @@ export class ImageSink extends Writable {
 
   private admit(chunk: Buffer): void {
     if (this.imageSize !== null && this.position + chunk.length > this.imageSize) {
-      throw jobError('source-corrupt', `The ${this.format} image holds more than the ${this.imageSize} bytes its header announces; it is corrupt.`, { offset: this.imageSize });
+      throw jobError(
+        'source-corrupt',
+        `The ${this.format} image holds more than the ${this.imageSize} bytes its header announces; it is corrupt.`,
+        { offset: this.imageSize },
+      );
     }
   }
 

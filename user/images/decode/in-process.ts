@@ -13,7 +13,6 @@ import { errorCode, errorText } from '../../../common/domain/error-details.js';
 import { ZstdFrameSplitter, type FramePiece } from './zstd-frames.js';
 import { ZLIB_CHUNK } from '../../../node/zlib-chunk.js';
 
-
 /**
  * How far a decoder got: the bytes it produced, counted as it produces them. The sink's position
  * lags behind: decoded bytes wait in the decoder's output buffer and in the sink's (4 MiB) on their
@@ -41,10 +40,16 @@ function decodeFailure(format: string, error: unknown, decoded: number, compress
   const code = errorCode(error);
   const where = `at image byte ${decoded}${compressedAt !== null ? ` (compressed byte ${compressedAt})` : ''}`;
   if (code === 'Z_BUF_ERROR' || /unexpected end/i.test(errorText(error))) {
-    return jobError('source-truncated', `The ${format} data ends too early, ${where}: it is truncated (an incomplete download?).`, { offset: decoded });
+    return jobError(
+      'source-truncated',
+      `The ${format} data ends too early, ${where}: it is truncated (an incomplete download?).`,
+      { offset: decoded },
+    );
   }
   if (code.startsWith('Z_') || code.startsWith('ZSTD_') || code === 'ERR_ZLIB_INITIALIZATION_FAILED') {
-    return jobError('source-corrupt', `The ${format} data is corrupt ${where}: ${errorText(error)}.`, { offset: decoded });
+    return jobError('source-corrupt', `The ${format} data is corrupt ${where}: ${errorText(error)}.`, {
+      offset: decoded,
+    });
   }
   return error instanceof Error ? error : new Error(String(error));
 }
@@ -62,7 +67,13 @@ export async function gunzip(input: Readable, sink: ImageSink): Promise<void> {
  * A zip entry's raw deflate data, or stored bytes, checked against the entry's CRC-32 (raw deflate
  * has no check of its own). Measured: zlib's crc32 runs at several GB/s, a small cost next to inflating.
  */
-export async function unzipEntry(input: Readable, sink: ImageSink, method: number, expectedCrc: number, name: string): Promise<void> {
+export async function unzipEntry(
+  input: Readable,
+  sink: ImageSink,
+  method: number,
+  expectedCrc: number,
+  name: string,
+): Promise<void> {
   let crc = 0;
   const decoded = new DecodedBytes();
   const checked = new Transform({
@@ -72,14 +83,29 @@ export async function unzipEntry(input: Readable, sink: ImageSink, method: numbe
     },
     flush(callback) {
       if (crc >>> 0 !== expectedCrc >>> 0) {
-        return callback(jobError('source-corrupt', `The zip entry ${name} is corrupt: its CRC-32 is ${(crc >>> 0).toString(16).padStart(8, '0')}, the archive records ${(expectedCrc >>> 0).toString(16).padStart(8, '0')}.`, { offset: decoded.count }));
+        return callback(
+          jobError(
+            'source-corrupt',
+            `The zip entry ${name} is corrupt: its CRC-32 is ${(crc >>> 0).toString(16).padStart(8, '0')}, the archive records ${(expectedCrc >>> 0).toString(16).padStart(8, '0')}.`,
+            { offset: decoded.count },
+          ),
+        );
       }
       callback();
     },
   });
-  const decoder = decoded.watch(method === 0 ? new PassThrough({ highWaterMark: ZLIB_CHUNK }) : createInflateRaw({ chunkSize: ZLIB_CHUNK, finishFlush: constants.Z_SYNC_FLUSH }));
+  const decoder = decoded.watch(
+    method === 0
+      ? new PassThrough({ highWaterMark: ZLIB_CHUNK })
+      : createInflateRaw({ chunkSize: ZLIB_CHUNK, finishFlush: constants.Z_SYNC_FLUSH }),
+  );
   await pipeline(input, decoder, checked, sink).catch((error: unknown) => {
-    throw decodeFailure('zip (deflate)', error, decoded.count, method === 0 ? null : (decoder as Transform & { bytesWritten: number }).bytesWritten);
+    throw decodeFailure(
+      'zip (deflate)',
+      error,
+      decoded.count,
+      method === 0 ? null : (decoder as Transform & { bytesWritten: number }).bytesWritten,
+    );
   });
 }
 
@@ -107,7 +133,8 @@ export async function unzstd(input: Readable, sink: ImageSink): Promise<void> {
         return;
       }
       compressed += piece.length;
-      if (decoder === null) return callback(jobError('source-corrupt', 'The zstd data is corrupt: bytes before the first frame.'));
+      if (decoder === null)
+        return callback(jobError('source-corrupt', 'The zstd data is corrupt: bytes before the first frame.'));
       if (decoder.write(piece)) callback();
       else decoder.once('drain', () => callback());
     },

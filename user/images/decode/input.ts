@@ -59,7 +59,7 @@ async function* readRanges(path: string, ranges: readonly Extent[]): AsyncGenera
   const file = await open(path, 'r');
   try {
     for (const [offset, length] of ranges) {
-      for (let at = 0; at < length; ) {
+      for (let at = 0; at < length;) {
         const want = Math.min(SOURCE_CHUNK, length - at);
         const { bytesRead, buffer } = await file.read(Buffer.allocUnsafe(want), 0, want, offset + at);
         // A file shorter than it was: what follows is missing, and the sink says the image is truncated.
@@ -81,17 +81,36 @@ export async function openInput(location: SourceLocation, options: InputOptions)
   if (location.kind === 'file') {
     const start = options.start ?? 0;
     const ranges = options.ranges ?? null;
-    raw = ranges !== null ? Readable.from(readRanges(location.path, ranges)) : createReadStream(location.path, { highWaterMark: SOURCE_CHUNK, start, ...(options.end !== undefined ? { end: options.end - 1 } : {}) });
-    size = ranges !== null ? extentBytes(ranges) : options.end !== undefined ? options.end - start : options.fileSize !== undefined ? options.fileSize - start : null;
+    raw =
+      ranges !== null
+        ? Readable.from(readRanges(location.path, ranges))
+        : createReadStream(location.path, {
+            highWaterMark: SOURCE_CHUNK,
+            start,
+            ...(options.end !== undefined ? { end: options.end - 1 } : {}),
+          });
+    size =
+      ranges !== null
+        ? extentBytes(ranges)
+        : options.end !== undefined
+          ? options.end - start
+          : options.fileSize !== undefined
+            ? options.fileSize - start
+            : null;
   } else {
     // Loaded for a download only: importing it alone (node:http, https, tls) took about 40 ms more
     // than a bare Node start, which every decoder paid before.
     const { MAX_RETRIES, openDownload } = await loadPart('download code', () => import('../download.js'));
     const download = await openDownload(location.url, options.tee ?? null, {
       retrying: (offset, attempt, pauseMs, why) =>
-        options.notice?.(`The download broke off at byte ${offset} (${why.replace(/\.$/, '')}); asking again for the rest in ${pauseMs >= 1000 ? `${pauseMs / 1000} s` : `${pauseMs} ms`} (try ${attempt} of ${MAX_RETRIES}).`),
+        options.notice?.(
+          `The download broke off at byte ${offset} (${why.replace(/\.$/, '')}); asking again for the rest in ${pauseMs >= 1000 ? `${pauseMs / 1000} s` : `${pauseMs} ms`} (try ${attempt} of ${MAX_RETRIES}).`,
+        ),
     });
-    if (download.resumedFrom > 0) options.notice?.(`Resuming the download at byte ${download.resumedFrom}: the bytes before it come from the cache, saved by an earlier try.`);
+    if (download.resumedFrom > 0)
+      options.notice?.(
+        `Resuming the download at byte ${download.resumedFrom}: the bytes before it come from the cache, saved by an earlier try.`,
+      );
     raw = download.stream;
     size = download.size;
     settle = download;
@@ -113,10 +132,20 @@ export async function openInput(location: SourceLocation, options: InputOptions)
   raw.on('error', (error) => counted.destroy(error));
   raw.pipe(counted);
   let consumer: Writable | null = null;
-  const queued = () => raw.readableLength + counted.writableLength + counted.readableLength + (consumer?.writableLength ?? 0);
+  const queued = () =>
+    raw.readableLength + counted.writableLength + counted.readableLength + (consumer?.writableLength ?? 0);
   const feed = (into: Writable) => {
     consumer = into;
     return pipeline(counted, into);
   };
-  return { stream: counted, size, bytesRead: () => read, queued, feed, digest: () => digest, commit: () => settle.commit(), discard: () => settle.discard() };
+  return {
+    stream: counted,
+    size,
+    bytesRead: () => read,
+    queued,
+    feed,
+    digest: () => digest,
+    commit: () => settle.commit(),
+    discard: () => settle.discard(),
+  };
 }

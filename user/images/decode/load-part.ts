@@ -10,6 +10,9 @@ export async function loadPart<T>(what: string, load: () => Promise<T>): Promise
   try {
     return await load();
   } catch (error) {
-    throw jobError('internal', `Sluice's ${what} could not be loaded (${errorText(error)}); its installation is damaged. Please reinstall Sluice.`);
+    throw jobError(
+      'internal',
+      `Sluice's ${what} could not be loaded (${errorText(error)}); its installation is damaged. Please reinstall Sluice.`,
+    );
   }
 }

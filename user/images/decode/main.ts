@@ -29,8 +29,19 @@ function endMessage(error: unknown): DecoderMessage {
   if (error instanceof ReaderGone) return { type: 'abandoned' };
   if (error instanceof JobError) return { type: 'end', ok: false, ...error.failure };
   const code = errorCode(error);
-  if (code === 'ENOENT') return { type: 'end', ok: false, code: 'source-read-error', message: `The image file disappeared while it was being read: ${errorText(error)}.` };
-  return { type: 'end', ok: false, code: 'source-read-error', message: `Reading the image failed: ${errorText(error)}.` };
+  if (code === 'ENOENT')
+    return {
+      type: 'end',
+      ok: false,
+      code: 'source-read-error',
+      message: `The image file disappeared while it was being read: ${errorText(error)}.`,
+    };
+  return {
+    type: 'end',
+    ok: false,
+    code: 'source-read-error',
+    message: `Reading the image failed: ${errorText(error)}.`,
+  };
 }
 
 /** Where the image goes; see decoder-launch.ts. */
@@ -44,7 +55,10 @@ async function run(plan: DecodePlan): Promise<void> {
   // serves both); a download's is taken on the way, since it can be read only once.
   // An image the helper reads itself (raw, sendImage off) is its own decoded image: one hash checks both.
   const imageSha256 = plan.imageSha256 ?? null;
-  const fileDigest = (plan.sha256 !== null || (imageSha256 !== null && !plan.sendImage)) && plan.location.kind === 'file' ? hashFile(plan.location.path) : null;
+  const fileDigest =
+    (plan.sha256 !== null || (imageSha256 !== null && !plan.sendImage)) && plan.location.kind === 'file'
+      ? hashFile(plan.location.path)
+      : null;
   fileDigest?.catch(() => undefined);
   let input: SourceInput | null = null;
   const progress = setInterval(() => {
@@ -66,18 +80,28 @@ async function run(plan: DecodePlan): Promise<void> {
       : { bytes: null, sourceDigest: null, imageDigest: null };
     const digest = fileDigest !== null ? await fileDigest : decoded.sourceDigest;
     if (plan.sha256 !== null && digest !== plan.sha256.toLowerCase()) {
-      throw jobError('source-checksum-mismatch', `The image's SHA-256 is ${digest ?? 'unknown'}, but ${plan.sha256From ?? 'the expected checksum'} says ${plan.sha256.toLowerCase()}: the file is damaged (a bad download?) or it is another image.`);
+      throw jobError(
+        'source-checksum-mismatch',
+        `The image's SHA-256 is ${digest ?? 'unknown'}, but ${plan.sha256From ?? 'the expected checksum'} says ${plan.sha256.toLowerCase()}: the file is damaged (a bad download?) or it is another image.`,
+      );
     }
     const imageDigest = plan.sendImage ? decoded.imageDigest : digest;
     if (imageSha256 !== null && imageDigest !== imageSha256.toLowerCase()) {
-      throw jobError('source-checksum-mismatch', `The decompressed image's SHA-256 is ${imageDigest ?? 'unknown'}, but the catalogue says ${imageSha256.toLowerCase()} (extract_sha256): the download is damaged, or the catalogue names another image.`);
+      throw jobError(
+        'source-checksum-mismatch',
+        `The decompressed image's SHA-256 is ${imageDigest ?? 'unknown'}, but the catalogue says ${imageSha256.toLowerCase()} (extract_sha256): the download is damaged, or the catalogue names another image.`,
+      );
     }
     await (input as SourceInput | null)?.commit();
     message = { type: 'end', ok: true, bytes: decoded.bytes, sha256: digest };
   } catch (error) {
     message = endMessage(error);
     // Wrong bytes are not kept to be resumed: the next try downloads them again.
-    if (error instanceof JobError && (error.failure.code === 'source-checksum-mismatch' || error.failure.code === 'source-corrupt')) await (input as SourceInput | null)?.discard().catch(() => undefined);
+    if (
+      error instanceof JobError &&
+      (error.failure.code === 'source-checksum-mismatch' || error.failure.code === 'source-corrupt')
+    )
+      await (input as SourceInput | null)?.discard().catch(() => undefined);
   } finally {
     clearInterval(progress);
   }

@@ -15,4 +15,5 @@ export interface PipeReaderData {
   slotBytes: number;
 }
 
-export type PipeReaderMessage = { slot: number; bytes: number } | { end: true } | { error: { message: string; code?: string | undefined } };
+export type PipeReaderMessage =
+  { slot: number; bytes: number } | { end: true } | { error: { message: string; code?: string | undefined } };

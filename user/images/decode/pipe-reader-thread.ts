@@ -33,5 +33,10 @@ try {
   }
   post({ end: true });
 } catch (error) {
-  post({ error: { message: error instanceof Error ? error.message : String(error), code: (error as NodeJS.ErrnoException).code } });
+  post({
+    error: {
+      message: error instanceof Error ? error.message : String(error),
+      code: (error as NodeJS.ErrnoException).code,
+    },
+  });
 }

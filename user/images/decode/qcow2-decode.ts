@@ -28,7 +28,8 @@ function inflateCluster(data: Buffer, clusterSize: number, compression: Qcow2Ima
     const done = (error: Error | null, result: Buffer) => (error ? reject(error) : resolve(result));
     // qemu writes raw deflate (zlib) or a zstd frame, padded to a sector. zlib stops at the end of
     // its stream; node:zlib's zstd would take the padding for a second frame, so it gets the frame only.
-    if (compression === 'zlib') inflateRaw(data, { finishFlush: constants.Z_SYNC_FLUSH, maxOutputLength: clusterSize }, done);
+    if (compression === 'zlib')
+      inflateRaw(data, { finishFlush: constants.Z_SYNC_FLUSH, maxOutputLength: clusterSize }, done);
     else zstdDecompress(data.subarray(0, frameLength(data) ?? data.length), { maxOutputLength: clusterSize }, done);
   });
 }
@@ -66,7 +67,11 @@ export async function decodeQcow2(path: string, sink: ImageSink): Promise<void> 
     const readAt = async (position: number, length: number): Promise<Buffer> => {
       const buffer = Buffer.allocUnsafe(length);
       const got = await readFully(file.fd, buffer, 0, length, position);
-      if (got < length) throw jobError('source-truncated', `The qcow2 image ends at byte ${size}, but its tables point to byte ${position + length}: it is truncated.`);
+      if (got < length)
+        throw jobError(
+          'source-truncated',
+          `The qcow2 image ends at byte ${size}, but its tables point to byte ${position + length}: it is truncated.`,
+        );
       return buffer;
     };
     const image = await readQcow2(readAt, size, path);
@@ -88,7 +93,8 @@ export async function decodeQcow2(path: string, sink: ImageSink): Promise<void> 
       const piece = window.shift();
       if (piece === undefined) return;
       if ('zeros' in piece) {
-        for (let left = piece.zeros; left > 0; left -= ZEROS.length) await write(sink, ZEROS.subarray(0, Math.min(left, ZEROS.length)));
+        for (let left = piece.zeros; left > 0; left -= ZEROS.length)
+          await write(sink, ZEROS.subarray(0, Math.min(left, ZEROS.length)));
         return;
       }
       await write(sink, await piece.bytes);
@@ -100,7 +106,7 @@ export async function decodeQcow2(path: string, sink: ImageSink): Promise<void> 
       while (windowBytes > WINDOW_BYTES) await writeOldest();
     };
 
-    for (let c = 0; c < clusters; ) {
+    for (let c = 0; c < clusters;) {
       if (image.l2Tables[Math.floor(c / perTable)] === null) {
         // An L1 entry without an L2 table: all its clusters are unallocated, one stretch of zeros.
         const next = Math.min(clusters, (Math.floor(c / perTable) + 1) * perTable);
@@ -132,14 +138,26 @@ export async function decodeQcow2(path: string, sink: ImageSink): Promise<void> 
           const guest = member.c * image.clusterSize;
           const length = lengthOf(member.c);
           const bytes = span
-            .then((data) => inflateCluster(data.subarray(member.offset - first.offset, member.offset - first.offset + member.length), image.clusterSize, image.compression))
+            .then((data) =>
+              inflateCluster(
+                data.subarray(member.offset - first.offset, member.offset - first.offset + member.length),
+                image.clusterSize,
+                image.compression,
+              ),
+            )
             .then(
               (plain) => {
                 if (plain.length < length) throw new Error(`it holds ${plain.length} bytes, not ${length}`);
                 return plain.subarray(0, length);
               },
               (error: unknown) => {
-                throw error instanceof JobError ? error : jobError('source-corrupt', `The qcow2 image is corrupt: the compressed cluster at guest byte ${guest} (file byte ${member.offset}) does not decompress: ${errorText(error)}.`, { offset: guest });
+                throw error instanceof JobError
+                  ? error
+                  : jobError(
+                      'source-corrupt',
+                      `The qcow2 image is corrupt: the compressed cluster at guest byte ${guest} (file byte ${member.offset}) does not decompress: ${errorText(error)}.`,
+                      { offset: guest },
+                    );
               },
             );
           bytes.catch(() => undefined);
@@ -154,7 +172,8 @@ export async function decodeQcow2(path: string, sink: ImageSink): Promise<void> 
         let runLength = lengthOf(c);
         while (c + run < clusters && runLength < READ_SPAN) {
           const next = l2Entry(image, c + run);
-          if (clusterKind(next, image.version) !== 'data' || dataOffset(next) !== start + run * image.clusterSize) break;
+          if (clusterKind(next, image.version) !== 'data' || dataOffset(next) !== start + run * image.clusterSize)
+            break;
           runLength += lengthOf(c + run);
           run += 1;
         }

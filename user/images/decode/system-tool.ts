@@ -43,7 +43,8 @@ export async function systemDecoder(format: 'xz' | 'zstd' | 'bzip2'): Promise<To
     case 'bzip2': {
       // lbzip2 decodes on every core (16 s for 1 GiB here, against 50 s for bzip2).
       const lbzip2 = await findTool('lbzip2');
-      if (lbzip2 !== null) return { file: lbzip2, args: ['-dc', '-n', String(threads)], label: `lbzip2 -dc -n ${threads} (system)` };
+      if (lbzip2 !== null)
+        return { file: lbzip2, args: ['-dc', '-n', String(threads)], label: `lbzip2 -dc -n ${threads} (system)` };
       const bzip2 = await findTool('bzip2');
       return bzip2 === null ? null : { file: bzip2, args: ['-dc'], label: 'bzip2 -dc (system)' };
     }
@@ -51,7 +52,13 @@ export async function systemDecoder(format: 'xz' | 'zstd' | 'bzip2'): Promise<To
 }
 
 /** What a tool's complaint means: the words differ between xz, zstd and bzip2, the cases do not. */
-function toolFailure(tool: ToolCommand, format: string, stderr: string, code: number | null, signal: NodeJS.Signals | null): Error {
+function toolFailure(
+  tool: ToolCommand,
+  format: string,
+  stderr: string,
+  code: number | null,
+  signal: NodeJS.Signals | null,
+): Error {
   if (signal === 'SIGPIPE') return new ReaderGone();
   const said = stderr
     .split('\n')
@@ -62,7 +69,10 @@ function toolFailure(tool: ToolCommand, format: string, stderr: string, code: nu
   const what = said ?? (signal !== null ? `killed by ${signal}` : `exit code ${code ?? '?'}`);
   if (/broken pipe/i.test(what)) return new ReaderGone();
   if (/unexpected end|ends unexpectedly|truncated|premature end/i.test(what)) {
-    return jobError('source-truncated', `The ${format} data ends too early: it is truncated (an incomplete download?). ${tool.file} says: ${what}.`);
+    return jobError(
+      'source-truncated',
+      `The ${format} data ends too early: it is truncated (an incomplete download?). ${tool.file} says: ${what}.`,
+    );
   }
   return jobError('source-corrupt', `The ${format} data is corrupt. ${tool.file} says: ${what}.`);
 }
@@ -72,14 +82,23 @@ function toolFailure(tool: ToolCommand, format: string, stderr: string, code: nu
  * and its stdout going to `output`: the pipe directly when nothing needs to see the decoded bytes,
  * else the sink. Resolves when the tool has decoded everything; rejects with what went wrong.
  */
-export async function runDecoderTool(tool: ToolCommand, format: string, input: number | SourceInput, output: number | ImageSink): Promise<void> {
+export async function runDecoderTool(
+  tool: ToolCommand,
+  format: string,
+  input: number | SourceInput,
+  output: number | ImageSink,
+): Promise<void> {
   // Into the sink through a kernel pipe read on a thread of its own (pipe-reader.ts); Windows has
   // no FIFOs (node/os-pipe.ts), and there the tool's stdout is read as a stream.
   const pipe: OsPipe | null = typeof output !== 'number' && process.platform !== 'win32' ? await createOsPipe() : null;
   let child: ChildProcess;
   try {
     child = spawn(tool.file, tool.args, {
-      stdio: [typeof input === 'number' ? input : 'pipe', typeof output === 'number' ? output : (pipe?.writeFd ?? 'pipe'), 'pipe'],
+      stdio: [
+        typeof input === 'number' ? input : 'pipe',
+        typeof output === 'number' ? output : (pipe?.writeFd ?? 'pipe'),
+        'pipe',
+      ],
       env: { ...process.env, LC_ALL: 'C' },
       // Its own process group: a terminal's Ctrl-C must not kill it behind the parent's back (the
       // parent turns Ctrl-C into a clean cancel). It exits with the pipe it writes to.
@@ -95,10 +114,13 @@ export async function runDecoderTool(tool: ToolCommand, format: string, input: n
   let stderr = '';
   child.stderr?.setEncoding('utf8').on('data', (text: string) => (stderr = (stderr + text).slice(-STDERR_TAIL)));
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve, reject) => {
-    child.on('error', (error) => reject(jobError('unsupported-format', `${tool.file} could not be run: ${error.message}`)));
+    child.on('error', (error) =>
+      reject(jobError('unsupported-format', `${tool.file} could not be run: ${error.message}`)),
+    );
     child.on('close', (code, signal) => resolve({ code, signal }));
   });
-  const feeding = typeof input === 'number' || child.stdin === null ? null : input.feed(child.stdin).catch((error: unknown) => error);
+  const feeding =
+    typeof input === 'number' || child.stdin === null ? null : input.feed(child.stdin).catch((error: unknown) => error);
   const draining =
     typeof output === 'number'
       ? null

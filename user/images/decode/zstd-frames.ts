@@ -53,7 +53,7 @@ export function frameLength(bytes: Buffer): number | null {
   const header = parseFrameHeader(bytes, 0);
   if (header === null || bytes.readUInt32LE(0) !== ZSTD_MAGIC) return null;
   let at = header.headerBytes;
-  for (let last = false; !last; ) {
+  for (let last = false; !last;) {
     if (at + BLOCK_HEADER_BYTES > bytes.length) return null;
     const block = blockSpan(bytes.readUIntLE(at, 3));
     at += block.bytes;
@@ -98,7 +98,12 @@ export class ZstdFrameSplitter extends Transform {
 
   override _flush(callback: TransformCallback): void {
     if (this.state !== 'magic' || this.pending.length > 0) {
-      return callback(jobError('source-truncated', `The zstd data ends inside a frame, after ${this.consumed} bytes: it is truncated (an incomplete download?).`));
+      return callback(
+        jobError(
+          'source-truncated',
+          `The zstd data ends inside a frame, after ${this.consumed} bytes: it is truncated (an incomplete download?).`,
+        ),
+      );
     }
     callback();
   }
@@ -149,7 +154,10 @@ export class ZstdFrameSplitter extends Transform {
         } else if (magic === ZSTD_MAGIC) {
           this.state = 'frame-header';
         } else {
-          throw jobError('source-corrupt', `The zstd data is corrupt: no frame starts at byte ${this.consumed - 4} of the file.`);
+          throw jobError(
+            'source-corrupt',
+            `The zstd data is corrupt: no frame starts at byte ${this.consumed - 4} of the file.`,
+          );
         }
         return;
       }
@@ -174,7 +182,11 @@ export class ZstdFrameSplitter extends Transform {
     const header = bytes.readUIntLE(0, 3);
     this.push(bytes);
     this.pending = Buffer.alloc(0);
-    if (((header >> 1) & 3) === 3) throw jobError('source-corrupt', `The zstd data is corrupt: a reserved block type at byte ${this.consumed - 3} of the file.`);
+    if (((header >> 1) & 3) === 3)
+      throw jobError(
+        'source-corrupt',
+        `The zstd data is corrupt: a reserved block type at byte ${this.consumed - 3} of the file.`,
+      );
     const block = blockSpan(header);
     this.lastBlock = block.last;
     this.left = block.bytes - BLOCK_HEADER_BYTES + (this.lastBlock && this.hasChecksum ? CHECKSUM_BYTES : 0);

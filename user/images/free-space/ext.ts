@@ -26,7 +26,8 @@ const INCOMPAT_FLEX_BG = 0x200;
  * 64bit, mmp (its block is allocated), flex_bg, ea_inode, dirdata, csum_seed, largedir,
  * inline_data, encrypt, casefold. Not: compression, recover, journal_dev, meta_bg, or unknown ones.
  */
-const KNOWN_INCOMPAT = 0x2 | 0x40 | 0x80 | 0x100 | 0x200 | 0x400 | 0x1000 | 0x2000 | 0x4000 | 0x8000 | 0x10000 | 0x20000;
+const KNOWN_INCOMPAT =
+  0x2 | 0x40 | 0x80 | 0x100 | 0x200 | 0x400 | 0x1000 | 0x2000 | 0x4000 | 0x8000 | 0x10000 | 0x20000;
 const RO_SPARSE_SUPER = 0x1;
 const RO_HUGE_FILE = 0x8;
 const RO_GDT_CSUM = 0x10;
@@ -39,7 +40,8 @@ const RO_METADATA_CSUM = 0x400;
  * readonly, project, shared_blocks, verity, orphan_present. Not: has_snapshot, bigalloc (a bit
  * per cluster), replica, or unknown ones.
  */
-const KNOWN_RO_COMPAT = 0x1 | 0x2 | 0x4 | 0x8 | 0x10 | 0x20 | 0x40 | 0x100 | 0x400 | 0x1000 | 0x2000 | 0x4000 | 0x8000 | 0x10000;
+const KNOWN_RO_COMPAT =
+  0x1 | 0x2 | 0x4 | 0x8 | 0x10 | 0x20 | 0x40 | 0x100 | 0x400 | 0x1000 | 0x2000 | 0x4000 | 0x8000 | 0x10000;
 const STATE_VALID = 0x1;
 const STATE_ERROR = 0x2;
 const BG_BLOCK_UNINIT = 0x2;
@@ -93,7 +95,13 @@ export function extSuperblock(head: Buffer, partitionSize: number): ExtSuperbloc
   const blocksCount = at(0x04) + (is64 ? at(0x150) * 2 ** 32 : 0);
   const firstDataBlock = at(0x14);
   const blocksPerGroup = at(0x20);
-  if (firstDataBlock !== (blockSize === 1024 ? 1 : 0) || blocksPerGroup < 256 || blocksPerGroup % 8 !== 0 || blocksPerGroup > 8 * blockSize) return null;
+  if (
+    firstDataBlock !== (blockSize === 1024 ? 1 : 0) ||
+    blocksPerGroup < 256 ||
+    blocksPerGroup % 8 !== 0 ||
+    blocksPerGroup > 8 * blockSize
+  )
+    return null;
   if (blocksCount <= firstDataBlock || blocksCount * blockSize > partitionSize) return null;
   const groups = Math.ceil((blocksCount - firstDataBlock) / blocksPerGroup);
   if (groups > MAX_GROUPS) return null;
@@ -102,11 +110,20 @@ export function extSuperblock(head: Buffer, partitionSize: number): ExtSuperbloc
   const revision = at(0x4c);
   const inodeSize = revision === 0 ? 128 : half(0x58);
   const inodesPerGroup = at(0x28);
-  if (inodeSize < 128 || inodeSize > blockSize || (inodeSize & (inodeSize - 1)) !== 0 || inodesPerGroup === 0 || inodesPerGroup > 8 * blockSize) return null;
+  if (
+    inodeSize < 128 ||
+    inodeSize > blockSize ||
+    (inodeSize & (inodeSize - 1)) !== 0 ||
+    inodesPerGroup === 0 ||
+    inodesPerGroup > 8 * blockSize
+  )
+    return null;
   const sparse2 = (compat & COMPAT_SPARSE_SUPER2) !== 0;
   const backups = [at(0x24c), at(0x250)];
   const sparse = (roCompat & RO_SPARSE_SUPER) !== 0;
-  const ext4Features = (incompat & (INCOMPAT_EXTENTS | INCOMPAT_64BIT | INCOMPAT_FLEX_BG)) !== 0 || (roCompat & (RO_HUGE_FILE | RO_GDT_CSUM | RO_DIR_NLINK | RO_EXTRA_ISIZE | RO_METADATA_CSUM)) !== 0;
+  const ext4Features =
+    (incompat & (INCOMPAT_EXTENTS | INCOMPAT_64BIT | INCOMPAT_FLEX_BG)) !== 0 ||
+    (roCompat & (RO_HUGE_FILE | RO_GDT_CSUM | RO_DIR_NLINK | RO_EXTRA_ISIZE | RO_METADATA_CSUM)) !== 0;
   return {
     filesystem: ext4Features ? 'ext4' : (compat & COMPAT_HAS_JOURNAL) !== 0 ? 'ext3' : 'ext2',
     blockSize,
@@ -119,7 +136,11 @@ export function extSuperblock(head: Buffer, partitionSize: number): ExtSuperbloc
     reservedGdtBlocks: half(0xce),
     inodeTableBlocks: Math.ceil((inodesPerGroup * inodeSize) / blockSize),
     uninitBitmaps: (roCompat & (RO_GDT_CSUM | RO_METADATA_CSUM)) !== 0,
-    hasSuperBackup: (group) => group === 0 || (sparse2 ? backups.includes(group) : !sparse || group === 1 || isPowerOf(group, 3) || isPowerOf(group, 5) || isPowerOf(group, 7)),
+    hasSuperBackup: (group) =>
+      group === 0 ||
+      (sparse2
+        ? backups.includes(group)
+        : !sparse || group === 1 || isPowerOf(group, 3) || isPowerOf(group, 5) || isPowerOf(group, 7)),
   };
 }
 
@@ -132,7 +153,12 @@ interface Groups {
 }
 
 async function readDescriptors(read: ReadImage, partition: number, sb: ExtSuperblock): Promise<Groups | null> {
-  const groups: Groups = { blockBitmap: new Float64Array(sb.groups), inodeBitmap: new Float64Array(sb.groups), inodeTable: new Float64Array(sb.groups), flags: new Uint16Array(sb.groups) };
+  const groups: Groups = {
+    blockBitmap: new Float64Array(sb.groups),
+    inodeBitmap: new Float64Array(sb.groups),
+    inodeTable: new Float64Array(sb.groups),
+    flags: new Uint16Array(sb.groups),
+  };
   const start = partition + (sb.firstDataBlock + 1) * sb.blockSize;
   const perRead = Math.floor(MAX_READ_BYTES / sb.descSize);
   for (let first = 0; first < sb.groups; first += perRead) {
@@ -141,14 +167,20 @@ async function readDescriptors(read: ReadImage, partition: number, sb: ExtSuperb
     if (bytes === null || bytes.length < count * sb.descSize) return null;
     for (let i = 0; i < count; i++) {
       const d = i * sb.descSize;
-      const wide = (lo: number, hi: number) => bytes.readUInt32LE(d + lo) + (sb.descSize >= 64 ? bytes.readUInt32LE(d + hi) * 2 ** 32 : 0);
+      const wide = (lo: number, hi: number) =>
+        bytes.readUInt32LE(d + lo) + (sb.descSize >= 64 ? bytes.readUInt32LE(d + hi) * 2 ** 32 : 0);
       groups.blockBitmap[first + i] = wide(0x0, 0x20);
       groups.inodeBitmap[first + i] = wide(0x4, 0x24);
       groups.inodeTable[first + i] = wide(0x8, 0x28);
       groups.flags[first + i] = bytes.readUInt16LE(d + 0x12);
       // Maps or an inode table outside the filesystem: a descriptor that cannot be believed, so none is.
       const outside = (block: number, count: number) => block < sb.firstDataBlock || block + count > sb.blocksCount;
-      if (outside(groups.blockBitmap[first + i] ?? 0, 1) || outside(groups.inodeBitmap[first + i] ?? 0, 1) || outside(groups.inodeTable[first + i] ?? 0, sb.inodeTableBlocks)) return null;
+      if (
+        outside(groups.blockBitmap[first + i] ?? 0, 1) ||
+        outside(groups.inodeBitmap[first + i] ?? 0, 1) ||
+        outside(groups.inodeTable[first + i] ?? 0, sb.inodeTableBlocks)
+      )
+        return null;
     }
   }
   return groups;
@@ -158,7 +190,11 @@ async function readDescriptors(read: ReadImage, partition: number, sb: ExtSuperb
 function metadataBlocks(sb: ExtSuperblock, groups: Groups): [number, number][] {
   const blocks: [number, number][] = [];
   for (let g = 0; g < sb.groups; g++) {
-    blocks.push([groups.blockBitmap[g] ?? 0, 1], [groups.inodeBitmap[g] ?? 0, 1], [groups.inodeTable[g] ?? 0, sb.inodeTableBlocks]);
+    blocks.push(
+      [groups.blockBitmap[g] ?? 0, 1],
+      [groups.inodeBitmap[g] ?? 0, 1],
+      [groups.inodeTable[g] ?? 0, sb.inodeTableBlocks],
+    );
   }
   return blocks.sort((a, b) => a[0] - b[0]);
 }
@@ -223,24 +259,36 @@ function clearRuns(bitmap: Buffer, bits: number): [number, number][] {
  * image byte ranges) as soon as each group's are known: first the groups without a bitmap, then
  * the others in the order their bitmaps lie. Resolves when it has read all it could.
  */
-export async function extFree(read: ReadImage, partition: number, sb: ExtSuperblock, free: (extents: Extent[]) => void): Promise<void> {
+export async function extFree(
+  read: ReadImage,
+  partition: number,
+  sb: ExtSuperblock,
+  free: (extents: Extent[]) => void,
+): Promise<void> {
   const groups = await readDescriptors(read, partition, sb);
   if (groups === null) return;
-  const toBytes = (runs: readonly [number, number][]): Extent[] => runs.map(([block, count]) => [partition + block * sb.blockSize, count * sb.blockSize]);
+  const toBytes = (runs: readonly [number, number][]): Extent[] =>
+    runs.map(([block, count]) => [partition + block * sb.blockSize, count * sb.blockSize]);
   const metadata = metadataBlocks(sb, groups);
   const bitmaps: number[] = [];
   const computed: [number, number][] = [];
   for (let g = 0; g < sb.groups; g++) {
-    if (sb.uninitBitmaps && ((groups.flags[g] ?? 0) & BG_BLOCK_UNINIT) !== 0) computed.push(...uninitFree(sb, g, metadata));
+    if (sb.uninitBitmaps && ((groups.flags[g] ?? 0) & BG_BLOCK_UNINIT) !== 0)
+      computed.push(...uninitFree(sb, g, metadata));
     else bitmaps.push(g);
   }
   if (computed.length > 0) free(toBytes(computed));
   bitmaps.sort((a, b) => (groups.blockBitmap[a] ?? 0) - (groups.blockBitmap[b] ?? 0));
   // Bitmaps that lie one after another (a flex group's) are read in one question.
-  for (let i = 0; i < bitmaps.length; ) {
+  for (let i = 0; i < bitmaps.length;) {
     const first = groups.blockBitmap[bitmaps[i] ?? 0] ?? 0;
     let j = i + 1;
-    while (j < bitmaps.length && (groups.blockBitmap[bitmaps[j] ?? 0] ?? 0) === first + (j - i) && (j - i + 1) * sb.blockSize <= MAX_READ_BYTES) j++;
+    while (
+      j < bitmaps.length &&
+      (groups.blockBitmap[bitmaps[j] ?? 0] ?? 0) === first + (j - i) &&
+      (j - i + 1) * sb.blockSize <= MAX_READ_BYTES
+    )
+      j++;
     const bytes = await read(partition + first * sb.blockSize, (j - i) * sb.blockSize);
     const runs: [number, number][] = [];
     for (let k = i; k < j && bytes !== null; k++) {

@@ -31,7 +31,8 @@ export interface FatBootSector {
  * a filesystem that fits in `partitionSize` bytes; null otherwise (exFAT and NTFS too).
  */
 export function fatBootSector(head: Buffer, partitionSize: number): FatBootSector | null {
-  if (head.length < 512 || head[510] !== 0x55 || head[511] !== 0xaa || (head[0] !== 0xeb && head[0] !== 0xe9)) return null;
+  if (head.length < 512 || head[510] !== 0x55 || head[511] !== 0xaa || (head[0] !== 0xeb && head[0] !== 0xe9))
+    return null;
   const bytesPerSector = head.readUInt16LE(0x0b);
   const sectorsPerCluster = head[0x0d] ?? 0;
   const reservedSectors = head.readUInt16LE(0x0e);
@@ -41,7 +42,15 @@ export function fatBootSector(head: Buffer, partitionSize: number): FatBootSecto
   const fatSectors = fat16Sectors !== 0 ? fat16Sectors : head.readUInt32LE(0x24);
   const totalSectors = head.readUInt16LE(0x13) !== 0 ? head.readUInt16LE(0x13) : head.readUInt32LE(0x20);
   if (![512, 1024, 2048, 4096].includes(bytesPerSector)) return null;
-  if (sectorsPerCluster === 0 || (sectorsPerCluster & (sectorsPerCluster - 1)) !== 0 || reservedSectors === 0 || fats === 0 || fats > 4 || fatSectors === 0) return null;
+  if (
+    sectorsPerCluster === 0 ||
+    (sectorsPerCluster & (sectorsPerCluster - 1)) !== 0 ||
+    reservedSectors === 0 ||
+    fats === 0 ||
+    fats > 4 ||
+    fatSectors === 0
+  )
+    return null;
   if (totalSectors * bytesPerSector > partitionSize) return null;
   const rootSectors = Math.ceil((rootEntries * 32) / bytesPerSector);
   const dataSector = reservedSectors + fats * fatSectors + rootSectors;
@@ -52,7 +61,16 @@ export function fatBootSector(head: Buffer, partitionSize: number): FatBootSecto
   if ((filesystem === 'FAT32') !== (fat16Sectors === 0 && rootEntries === 0)) return null;
   const entryBits = filesystem === 'FAT12' ? 12 : filesystem === 'FAT16' ? 16 : 32;
   if (fatSectors * bytesPerSector * 8 < (clusters + 2) * entryBits) return null;
-  return { filesystem, bytesPerSector, clusterBytes: sectorsPerCluster * bytesPerSector, reservedSectors, fats, fatSectors, clusters, dataOffset: dataSector * bytesPerSector };
+  return {
+    filesystem,
+    bytesPerSector,
+    clusterBytes: sectorsPerCluster * bytesPerSector,
+    reservedSectors,
+    fats,
+    fatSectors,
+    clusters,
+    dataOffset: dataSector * bytesPerSector,
+  };
 }
 
 /** Entry `n` of FAT12 bytes `bytes`, which start at an even entry (two entries share three bytes). */
@@ -75,10 +93,17 @@ const FAT32_ENTRY_BITS = new Uint32Array(new Uint8Array([0xff, 0xff, 0xff, 0x0f]
  * of 42, of which about 9.5 are reading its FATs (readUInt32LE, entry by entry, was most of the
  * rest; measured under Node 24).
  */
-function entryArray(bytes: Buffer, count: number, filesystem: 'FAT16' | 'FAT32'): { values: Uint16Array | Uint32Array; bits: number } {
+function entryArray(
+  bytes: Buffer,
+  count: number,
+  filesystem: 'FAT16' | 'FAT32',
+): { values: Uint16Array | Uint32Array; bits: number } {
   const width = filesystem === 'FAT32' ? 4 : 2;
   const aligned = bytes.byteOffset % width === 0 ? bytes : Uint8Array.prototype.slice.call(bytes, 0, count * width);
-  const values = width === 4 ? new Uint32Array(aligned.buffer, aligned.byteOffset, count) : new Uint16Array(aligned.buffer, aligned.byteOffset, count);
+  const values =
+    width === 4
+      ? new Uint32Array(aligned.buffer, aligned.byteOffset, count)
+      : new Uint16Array(aligned.buffer, aligned.byteOffset, count);
   return { values, bits: width === 4 ? FAT32_ENTRY_BITS : 0xffff };
 }
 
@@ -86,7 +111,12 @@ function entryArray(bytes: Buffer, count: number, filesystem: 'FAT16' | 'FAT32')
  * Finds the free clusters of the filesystem at image byte `partition` and hands them to `free`
  * (as image byte ranges) once every FAT copy has been read. Resolves when it has read all it could.
  */
-export async function fatFree(read: ReadImage, partition: number, boot: FatBootSector, free: (extents: Extent[]) => void): Promise<void> {
+export async function fatFree(
+  read: ReadImage,
+  partition: number,
+  boot: FatBootSector,
+  free: (extents: Extent[]) => void,
+): Promise<void> {
   const entries = boot.clusters + 2;
   /** Where entries [first, first + count) are in a FAT, in bytes: FAT12's start on even entries only. */
   const halfBytes = boot.filesystem === 'FAT12' ? 3 : boot.filesystem === 'FAT16' ? 4 : 8;

@@ -54,7 +54,11 @@ function keptAround(partition: ListedPartition, all: readonly ListedPartition[],
  * it (for a stream: before the stream reaches it). `imageSize` bounds every partition where it is
  * known. Never throws for what the image holds: what it cannot read is simply not free.
  */
-export async function findFreeSpace(read: ReadImage, imageSize: number | null, found: (free: FreeSpace) => void): Promise<void> {
+export async function findFreeSpace(
+  read: ReadImage,
+  imageSize: number | null,
+  found: (free: FreeSpace) => void,
+): Promise<void> {
   const layout = await readPartitionLayout(read);
   if (layout === null) return;
   const partitions = [...layout.partitions].sort((a, b) => a.offset - b.offset);
@@ -70,7 +74,12 @@ export async function findFreeSpace(read: ReadImage, imageSize: number | null, f
     const fat = ext === null ? fatBootSector(head, size) : null;
     const filesystem = ext?.filesystem ?? fat?.filesystem;
     if (filesystem === undefined) continue;
-    const reason: FreeSpace['reason'] = { kind: 'free-space', partition: partition.number, label: filesystemLabel(head), filesystem };
+    const reason: FreeSpace['reason'] = {
+      kind: 'free-space',
+      partition: partition.number,
+      label: filesystemLabel(head),
+      filesystem,
+    };
     const hand = (extents: Extent[]) => {
       const free = usable(subtractExtents(intersectExtents(mergeExtents(extents), within), kept));
       if (free.length > 0) found({ reason, extents: free });
@@ -96,5 +105,8 @@ export async function freeSpaceOf(read: ReadImage, imageSize: number, maxRanges:
   const shortest = lengths[maxRanges - 1] ?? Number.POSITIVE_INFINITY;
   // Of the runs as long as the shortest kept, only as many as there is room for.
   let ties = maxRanges - lengths.filter((length) => length > shortest).length;
-  return all.map((f) => ({ reason: f.reason, extents: f.extents.filter(([, length]) => length > shortest || (length === shortest && ties-- > 0)) }));
+  return all.map((f) => ({
+    reason: f.reason,
+    extents: f.extents.filter(([, length]) => length > shortest || (length === shortest && ties-- > 0)),
+  }));
 }

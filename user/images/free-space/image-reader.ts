@@ -67,7 +67,12 @@ export class StreamedImage {
     const end = position + chunk.length;
     for (let q = this.question; q !== null && q.offset + q.filled < end; q = this.question) {
       const from = Math.max(q.offset + q.filled, position);
-      const copied = chunk.copy(q.bytes, from - q.offset, from - position, Math.min(end, q.offset + q.bytes.length) - position);
+      const copied = chunk.copy(
+        q.bytes,
+        from - q.offset,
+        from - position,
+        Math.min(end, q.offset + q.bytes.length) - position,
+      );
       q.filled = from - q.offset + copied;
       if (q.filled < q.bytes.length) break;
       this.question = null;

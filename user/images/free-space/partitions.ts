@@ -42,15 +42,22 @@ async function readGpt(read: ReadImage, head: Buffer): Promise<PartitionLayout |
   const bytes = Buffer.from(head.subarray(sector, sector + header.headerSize));
   bytes.writeUInt32LE(0, 16);
   if (crc32(bytes) !== header.headerCrc) return null;
-  if (header.entrySize < 128 || header.entrySize % 8 !== 0 || header.entries * header.entrySize > MAX_GPT_ENTRIES_BYTES) return null;
+  if (header.entrySize < 128 || header.entrySize % 8 !== 0 || header.entries * header.entrySize > MAX_GPT_ENTRIES_BYTES)
+    return null;
   const entries = await read(header.entriesAt, header.entries * header.entrySize);
-  if (entries === null || entries.length < header.entries * header.entrySize || crc32(entries) !== header.entriesCrc) return null;
+  if (entries === null || entries.length < header.entries * header.entrySize || crc32(entries) !== header.entriesCrc)
+    return null;
   const partitions: ListedPartition[] = [];
   for (let i = 0; i < header.entries; i++) {
     const entry = gptEntry(entries, i * header.entrySize);
     if (entry === null) continue;
     if (entry.lastLba < entry.firstLba) return null;
-    partitions.push({ number: i + 1, offset: entry.firstLba * sector, size: (entry.lastLba - entry.firstLba + 1) * sector, container: false });
+    partitions.push({
+      number: i + 1,
+      offset: entry.firstLba * sector,
+      size: (entry.lastLba - entry.firstLba + 1) * sector,
+      container: false,
+    });
   }
   // A hybrid MBR lists partitions of its own beside the protective entry, and some firmware (a
   // Raspberry Pi's) reads only those: one that is not also a GPT partition is kept whole.
@@ -61,7 +68,14 @@ async function readGpt(read: ReadImage, head: Buffer): Promise<PartitionLayout |
     partitions.push({ number: e.number, offset, size, container: true });
   }
   const usableEnd = (header.lastUsableLba + 1) * sector;
-  return { type: 'gpt', partitions, tables: [[0, header.firstUsableLba * sector], [usableEnd, Number.MAX_SAFE_INTEGER - usableEnd]] };
+  return {
+    type: 'gpt',
+    partitions,
+    tables: [
+      [0, header.firstUsableLba * sector],
+      [usableEnd, Number.MAX_SAFE_INTEGER - usableEnd],
+    ],
+  };
 }
 
 /**
@@ -74,6 +88,11 @@ export async function readPartitionLayout(read: ReadImage): Promise<PartitionLay
   const type = detectPartitionTable(head);
   if (type === 'gpt') return readGpt(read, head);
   if (type !== 'mbr') return null;
-  const partitions = mbrEntries(head).map((e) => ({ number: e.number, offset: e.firstSector * 512, size: e.sectors * 512, container: CONTAINER_TYPES.has(e.type) }));
+  const partitions = mbrEntries(head).map((e) => ({
+    number: e.number,
+    offset: e.firstSector * 512,
+    size: e.sectors * 512,
+    container: CONTAINER_TYPES.has(e.type),
+  }));
   return { type, partitions, tables: [[0, 512]] };
 }

@@ -10,4 +10,7 @@ import { ProbeRequest, type ProbeReply } from '../../../common/contracts/probe-p
 import { answerOnce } from '../image-child.js';
 import { prepareImage } from '../probe.js';
 
-answerOnce(async (message): Promise<ProbeReply> => ({ type: 'prepared', prepared: await prepareImage(v.parse(ProbeRequest, message)) }));
+answerOnce(async (message): Promise<ProbeReply> => ({
+  type: 'prepared',
+  prepared: await prepareImage(v.parse(ProbeRequest, message)),
+}));

@@ -25,7 +25,10 @@ export const osascriptLaunch: Elevation = {
     const prompt = `Sluice needs administrator rights to ${request.reason}.`;
     return {
       file: '/usr/bin/osascript',
-      args: ['-e', `do shell script ${appleScriptString(shell)} with prompt ${appleScriptString(prompt)} with administrator privileges`],
+      args: [
+        '-e',
+        `do shell script ${appleScriptString(shell)} with prompt ${appleScriptString(prompt)} with administrator privileges`,
+      ],
     };
   },
   // "User canceled. (-128)" when the dialog is dismissed; Authorization Services' own refusals

@@ -23,6 +23,8 @@ export const pkexecLaunch: Elevation = {
     if (exit.code !== PKEXEC_NOT_AUTHORIZED) return null;
     const reason = lastLine(exit.stderr.replace(/This incident has been reported\.?/g, ''));
     // 127 is also "the program could not be run"; only polkit's refusals are denials.
-    return /not authorized|authentication agent|authority/i.test(reason) ? `authorization was refused (${reason})` : null;
+    return /not authorized|authentication agent|authority/i.test(reason)
+      ? `authorization was refused (${reason})`
+      : null;
   },
 };

@@ -67,6 +67,9 @@ export const AUTHORIZATION_CANCELLED = 'authorization was cancelled';
 
 /** The last non-empty line of a tool's stderr: where sudo and pkexec put their reason. */
 export function lastLine(stderr: string): string {
-  const lines = stderr.split('\n').map((line) => line.trim()).filter((line) => line.length > 0);
+  const lines = stderr
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line.length > 0);
   return lines[lines.length - 1] ?? '';
 }

@@ -57,7 +57,14 @@ export const uacLaunch: Elevation = {
   passesStdin: false,
   command: (program, args) => ({
     file: 'powershell.exe',
-    args: ['-NoProfile', '-NonInteractive', '-ExecutionPolicy', 'Bypass', '-EncodedCommand', Buffer.from(uacScript(program, args), 'utf16le').toString('base64')],
+    args: [
+      '-NoProfile',
+      '-NonInteractive',
+      '-ExecutionPolicy',
+      'Bypass',
+      '-EncodedCommand',
+      Buffer.from(uacScript(program, args), 'utf16le').toString('base64'),
+    ],
   }),
   // Any other failure to start (the script prints why) is not a refusal by the user.
   denial: (exit) => (exit.code === UAC_CANCELLED ? AUTHORIZATION_CANCELLED : null),

@@ -29,7 +29,9 @@ describe('drainPipe', () => {
     const { readFd, exited } = await writerOf(file);
     const pieces: Buffer[] = [];
     // The pieces are views of reused memory: a sink that keeps them copies them.
-    const sink = new Writable({ write: (chunk: Buffer, _encoding, callback) => (pieces.push(Buffer.from(chunk)), callback()) });
+    const sink = new Writable({
+      write: (chunk: Buffer, _encoding, callback) => (pieces.push(Buffer.from(chunk)), callback()),
+    });
     await drainPipe(readFd, sink);
     expect(await exited).toBe(0);
     expect(Buffer.concat(pieces).equals(readFileSync(file))).toBe(true);

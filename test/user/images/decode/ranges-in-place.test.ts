@@ -35,7 +35,12 @@ async function setUp() {
   writeFileSync(path, image);
   const map: DecodeMap = {
     extents: EXTENTS,
-    ranges: RANGES.map((r) => ({ ...r, digest: createHash('sha256').update(image.subarray(r.offset, r.offset + r.length)).digest('hex') })),
+    ranges: RANGES.map((r) => ({
+      ...r,
+      digest: createHash('sha256')
+        .update(image.subarray(r.offset, r.offset + r.length))
+        .digest('hex'),
+    })),
     digestAlgorithm: 'sha256',
     name: 'test.bmap',
   };
@@ -80,12 +85,16 @@ describe('a raw image read in place under a map', () => {
     const changed = Buffer.from(image);
     changed[3 * MiB + 700 * KiB] = (changed[3 * MiB + 700 * KiB] ?? 0) ^ 1;
     writeFileSync(path, changed);
-    await expect(sendRanges(dir, path, map, layout)).rejects.toMatchObject({ failure: { code: 'source-checksum-mismatch', offset: 3 * MiB } });
+    await expect(sendRanges(dir, path, map, layout)).rejects.toMatchObject({
+      failure: { code: 'source-checksum-mismatch', offset: 3 * MiB },
+    });
   });
 
   it('a file cut inside a range is truncated at that byte, not passed over', async () => {
     const { dir, image, path, map, layout } = await setUp();
     writeFileSync(path, image.subarray(0, 4 * MiB));
-    await expect(sendRanges(dir, path, map, layout)).rejects.toMatchObject({ failure: { code: 'source-truncated', offset: 4 * MiB } });
+    await expect(sendRanges(dir, path, map, layout)).rejects.toMatchObject({
+      failure: { code: 'source-truncated', offset: 4 * MiB },
+    });
   });
 });

@@ -13,7 +13,9 @@ function zstd(data: Buffer, ...flags: string[]): Buffer {
 /** Runs the splitter over `input` fed `step` bytes at a time; returns the frames' bytes. */
 async function split(input: Buffer, step: number): Promise<Buffer[]> {
   const frames: Buffer[][] = [];
-  const chunks = Array.from({ length: Math.ceil(input.length / step) }, (_, i) => input.subarray(i * step, (i + 1) * step));
+  const chunks = Array.from({ length: Math.ceil(input.length / step) }, (_, i) =>
+    input.subarray(i * step, (i + 1) * step),
+  );
   await pipeline(
     Readable.from(chunks),
     new ZstdFrameSplitter(),

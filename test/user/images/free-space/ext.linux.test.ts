@@ -30,7 +30,6 @@ function mkfs(name: string, size: number, args: string[]): string {
   return path;
 }
 
-
 /** e2freefrag's count of free blocks, in bytes. */
 function e2freefragBytes(path: string): number {
   const out = execFileSync('e2freefrag', [path], { encoding: 'utf8' });
@@ -45,14 +44,20 @@ async function ourFree(path: string, streamed: boolean): Promise<{ filesystem: s
   const found: Extent[] = [];
   const collect = (extents: Extent[]) => found.push(...extents);
   if (!streamed) {
-    await extFree(randomAccess((offset, length) => Promise.resolve(bytes.subarray(offset, offset + length))), 0, sb, collect);
+    await extFree(
+      randomAccess((offset, length) => Promise.resolve(bytes.subarray(offset, offset + length))),
+      0,
+      sb,
+      collect,
+    );
   } else {
     // Fed in 1 MiB chunks, as a decoder would: only what lies ahead can be read, and every free
     // range must be known before the stream reaches it (nothing of the chunk being fed has left).
     const stream = new StreamedImage();
     let fed = 0;
     const ahead = (extents: Extent[]) => {
-      for (const [offset] of extents) if (offset < fed) throw new Error(`free range at ${offset} found only after the stream reached ${fed}`);
+      for (const [offset] of extents)
+        if (offset < fed) throw new Error(`free range at ${offset} found only after the stream reached ${fed}`);
       collect(extents);
     };
     const reading = extFree(stream.read, 0, sb, ahead).finally(() => stream.done());
@@ -94,8 +99,12 @@ describe('ext2/3/4 free blocks: exactly what dumpe2fs and e2freefrag say', () =>
 describe('ext filesystems this reader does not understand get no free space', () => {
   const superblockOf = (path: string) => readFileSync(path).subarray(0, 2048);
   it('bigalloc (a bitmap bit per cluster) and meta_bg (descriptors spread out)', () => {
-    expect(extSuperblock(superblockOf(mkfs('bigalloc.img', 256 * MiB, ['-O', 'bigalloc', '-C', '65536'])), 256 * MiB)).toBeNull();
-    expect(extSuperblock(superblockOf(mkfs('meta_bg.img', 256 * MiB, ['-O', 'meta_bg,^resize_inode'])), 256 * MiB)).toBeNull();
+    expect(
+      extSuperblock(superblockOf(mkfs('bigalloc.img', 256 * MiB, ['-O', 'bigalloc', '-C', '65536'])), 256 * MiB),
+    ).toBeNull();
+    expect(
+      extSuperblock(superblockOf(mkfs('meta_bg.img', 256 * MiB, ['-O', 'meta_bg,^resize_inode'])), 256 * MiB),
+    ).toBeNull();
   });
 
   it('a journal waiting for recovery, a filesystem not cleanly unmounted, or one with errors', () => {

@@ -15,7 +15,10 @@ const CLUSTER = 2048;
 /** Entries as runs of used and free clusters, the clusters one copy alone marks used, and how each copy's read lies in memory. */
 const fatPlan = fc.record({
   filesystem: fc.constantFrom('FAT16' as const, 'FAT32' as const),
-  runs: fc.array(fc.record({ used: fc.boolean(), length: fc.integer({ min: 1, max: 40 }) }), { minLength: 1, maxLength: 60 }),
+  runs: fc.array(fc.record({ used: fc.boolean(), length: fc.integer({ min: 1, max: 40 }) }), {
+    minLength: 1,
+    maxLength: 60,
+  }),
   alone: fc.array(fc.record({ copy: fc.constantFrom(0, 1), cluster: fc.nat() }), { maxLength: 6 }),
   reservedBits: fc.array(fc.nat(), { maxLength: 4 }),
   partition: fc.constantFrom(0, 3 * SECTOR),
@@ -26,7 +29,16 @@ function bootFor(filesystem: 'FAT16' | 'FAT32', clusters: number): FatBootSector
   const width = filesystem === 'FAT32' ? 4 : 2;
   const fatSectors = Math.ceil(((clusters + 2) * width) / SECTOR);
   const reservedSectors = 1;
-  return { filesystem, bytesPerSector: SECTOR, clusterBytes: CLUSTER, reservedSectors, fats: 2, fatSectors, clusters, dataOffset: (reservedSectors + 2 * fatSectors) * SECTOR };
+  return {
+    filesystem,
+    bytesPerSector: SECTOR,
+    clusterBytes: CLUSTER,
+    reservedSectors,
+    fats: 2,
+    fatSectors,
+    clusters,
+    dataOffset: (reservedSectors + 2 * fatSectors) * SECTOR,
+  };
 }
 
 describe('FAT free runs', () => {
@@ -39,7 +51,10 @@ describe('FAT free runs', () => {
         const width = filesystem === 'FAT32' ? 4 : 2;
         const image = Buffer.alloc(partition + boot.dataOffset);
         const fatAt = (copy: number) => partition + (boot.reservedSectors + copy * boot.fatSectors) * SECTOR;
-        const write = (copy: number, cluster: number, value: number) => (width === 4 ? image.writeUInt32LE(value, fatAt(copy) + cluster * 4) : image.writeUInt16LE(value, fatAt(copy) + cluster * 2));
+        const write = (copy: number, cluster: number, value: number) =>
+          width === 4
+            ? image.writeUInt32LE(value, fatAt(copy) + cluster * 4)
+            : image.writeUInt16LE(value, fatAt(copy) + cluster * 2);
         used.forEach((u, i) => {
           for (const copy of [0, 1]) if (u) write(copy, i + 2, 0xfff7);
         });
@@ -47,7 +62,10 @@ describe('FAT free runs', () => {
         const usedSomewhere = new Set(alone.map(({ cluster }) => cluster % clusters));
         for (const { copy, cluster } of alone) write(copy, (cluster % clusters) + 2, 0xfff7);
         // FAT32's top 4 bits are reserved: set alone, the entry is still free.
-        if (filesystem === 'FAT32') for (const n of reservedBits) if (!used[n % clusters] && !usedSomewhere.has(n % clusters)) for (const copy of [0, 1]) write(copy, (n % clusters) + 2, 0xf0000000);
+        if (filesystem === 'FAT32')
+          for (const n of reservedBits)
+            if (!used[n % clusters] && !usedSomewhere.has(n % clusters))
+              for (const copy of [0, 1]) write(copy, (n % clusters) + 2, 0xf0000000);
 
         const found: Extent[] = [];
         // Each copy is one read here; the ones chosen come back one byte into a larger buffer, so that an entry starts off its element size.

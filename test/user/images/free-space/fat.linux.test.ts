@@ -22,7 +22,8 @@ function mkfs(name: string, size: number, args: string[]): string {
   writeRandomFile(blob, 700 * KiB);
   writeFileSync(join(dir, 'text.txt'), 'config=1\n'.repeat(3000));
   execFileSync('mmd', ['-i', path, '::/boot', '::/boot/overlays']);
-  for (const target of ['::/a.bin', '::/boot/b.bin', '::/boot/overlays/c.bin', '::/gone.bin', '::/z.bin']) execFileSync('mcopy', ['-i', path, blob, target]);
+  for (const target of ['::/a.bin', '::/boot/b.bin', '::/boot/overlays/c.bin', '::/gone.bin', '::/z.bin'])
+    execFileSync('mcopy', ['-i', path, blob, target]);
   execFileSync('mcopy', ['-i', path, join(dir, 'text.txt'), '::/boot/config.txt']);
   execFileSync('mdel', ['-i', path, '::/gone.bin']);
   return path;
@@ -40,7 +41,12 @@ function contents(path: string): Map<string, string> {
   rmSync(out, { recursive: true, force: true });
   execFileSync('mcopy', ['-s', '-i', path, '::/', out]);
   const listing = execFileSync('find', [out, '-type', 'f'], { encoding: 'utf8' }).trim().split('\n').sort();
-  return new Map(listing.map((file) => [file.slice(out.length), execFileSync('sha256sum', [file], { encoding: 'utf8' }).split(' ')[0] ?? '']));
+  return new Map(
+    listing.map((file) => [
+      file.slice(out.length),
+      execFileSync('sha256sum', [file], { encoding: 'utf8' }).split(' ')[0] ?? '',
+    ]),
+  );
 }
 
 async function ourFree(path: string, streamed: boolean): Promise<{ filesystem: string; free: Extent[] }> {
@@ -49,15 +55,22 @@ async function ourFree(path: string, streamed: boolean): Promise<{ filesystem: s
   if (boot === null) throw new Error('no boot sector');
   const found: Extent[] = [];
   if (!streamed) {
-    await fatFree(randomAccess((offset, length) => Promise.resolve(bytes.subarray(offset, offset + length))), 0, boot, (e) => found.push(...e));
+    await fatFree(
+      randomAccess((offset, length) => Promise.resolve(bytes.subarray(offset, offset + length))),
+      0,
+      boot,
+      (e) => found.push(...e),
+    );
   } else {
     const stream = new StreamedImage();
     let fed = 0;
     const reading = fatFree(stream.read, 0, boot, (extents) => {
-      for (const [offset] of extents) if (offset < fed) throw new Error(`free range at ${offset} found only after the stream reached ${fed}`);
+      for (const [offset] of extents)
+        if (offset < fed) throw new Error(`free range at ${offset} found only after the stream reached ${fed}`);
       found.push(...extents);
     }).finally(() => stream.done());
-    for (; fed < bytes.length && !stream.idle; fed += 64 * KiB) await stream.feed(bytes.subarray(fed, fed + 64 * KiB), fed);
+    for (; fed < bytes.length && !stream.idle; fed += 64 * KiB)
+      await stream.feed(bytes.subarray(fed, fed + 64 * KiB), fed);
     stream.end();
     await reading;
   }
@@ -97,12 +110,22 @@ describe('FAT free clusters: what mtools counts, and garbage there changes nothi
     if (boot === null) throw new Error('no boot sector');
     // Mark cluster 20000, far past the files, used (end of chain) in the second FAT only.
     const fd = openSync(path, 'r+');
-    writeSync(fd, Buffer.from([0xff, 0xff]), 0, 2, (boot.reservedSectors + boot.fatSectors) * boot.bytesPerSector + 20000 * 2);
+    writeSync(
+      fd,
+      Buffer.from([0xff, 0xff]),
+      0,
+      2,
+      (boot.reservedSectors + boot.fatSectors) * boot.bytesPerSector + 20000 * 2,
+    );
     closeSync(fd);
     const { free } = await ourFree(path, false);
     const cluster = boot.dataOffset + 19998 * boot.clusterBytes;
     expect(free.some(([offset, length]) => offset <= cluster && cluster < offset + length)).toBe(false);
-    expect(free.some(([offset, length]) => offset <= cluster + boot.clusterBytes && cluster + boot.clusterBytes < offset + length)).toBe(true);
+    expect(
+      free.some(
+        ([offset, length]) => offset <= cluster + boot.clusterBytes && cluster + boot.clusterBytes < offset + length,
+      ),
+    ).toBe(true);
   });
 });
 
@@ -134,7 +157,11 @@ describe('FAT entries, read as they come', () => {
     if (boot === null) throw new Error('no boot sector');
     const before = (await ourFree(path, false)).free;
     // Cluster 60000, far past the files, in both FATs: free, with the bits the specification reserves set.
-    for (let copy = 0; copy < boot.fats; copy++) bytes.writeUInt32LE(0xf0000000, (boot.reservedSectors + copy * boot.fatSectors) * boot.bytesPerSector + 60000 * 4);
+    for (let copy = 0; copy < boot.fats; copy++)
+      bytes.writeUInt32LE(
+        0xf0000000,
+        (boot.reservedSectors + copy * boot.fatSectors) * boot.bytesPerSector + 60000 * 4,
+      );
     writeFileSync(path, bytes);
     expect((await ourFree(path, false)).free).toEqual(before);
   });

@@ -19,7 +19,10 @@ function byPartition(found: readonly FreeSpace[]): FreeSpace[] {
   const merged = new Map<number, FreeSpace>();
   for (const f of found) {
     const seen = merged.get(f.reason.partition);
-    merged.set(f.reason.partition, { reason: f.reason, extents: mergeExtents([...(seen?.extents ?? []), ...f.extents]) });
+    merged.set(f.reason.partition, {
+      reason: f.reason,
+      extents: mergeExtents([...(seen?.extents ?? []), ...f.extents]),
+    });
   }
   return [...merged.values()];
 }
@@ -52,28 +55,54 @@ async function streamedFree(bytes: Buffer, chunk: number): Promise<FreeSpace[]> 
 function partitionState(path: string, options: OsImageOptions): string {
   const layout = osImageLayout(SIZE, options);
   const root = join(dir, 'root.part');
-  execFileSync('dd', [`if=${path}`, `of=${root}`, 'bs=64K', `skip=${layout.root[0]}`, `count=${layout.root[1]}`, 'iflag=skip_bytes,count_bytes', 'status=none']);
+  execFileSync('dd', [
+    `if=${path}`,
+    `of=${root}`,
+    'bs=64K',
+    `skip=${layout.root[0]}`,
+    `count=${layout.root[1]}`,
+    'iflag=skip_bytes,count_bytes',
+    'status=none',
+  ]);
   execFileSync('e2fsck', ['-fn', root], { stdio: 'ignore' });
   const out = join(dir, 'rdump');
   rmSync(out, { recursive: true, force: true });
   execFileSync('mkdir', [out]);
   execFileSync('debugfs', ['-R', `rdump / ${out}`, root], { stdio: 'ignore' });
   execFileSync('fsck.fat', ['-n', bootPart(path, layout.boot)], { stdio: 'ignore' });
-  const files = execFileSync('sh', ['-c', `cd ${out} && find . -type f | sort | xargs sha256sum; mdir -/ -i ${path}@@${layout.boot[0]} ::; mtype -i ${path}@@${layout.boot[0]} ::/config.txt | sha256sum; mcopy -n -i ${path}@@${layout.boot[0]} ::/kernel.img - | sha256sum`], { encoding: 'utf8' });
+  const files = execFileSync(
+    'sh',
+    [
+      '-c',
+      `cd ${out} && find . -type f | sort | xargs sha256sum; mdir -/ -i ${path}@@${layout.boot[0]} ::; mtype -i ${path}@@${layout.boot[0]} ::/config.txt | sha256sum; mcopy -n -i ${path}@@${layout.boot[0]} ::/kernel.img - | sha256sum`,
+    ],
+    { encoding: 'utf8' },
+  );
   return files;
 }
 
 /** The boot partition as a file of its own, for fsck.fat. */
 function bootPart(path: string, [offset, length]: [number, number]): string {
   const part = join(dir, 'boot.part');
-  execFileSync('dd', [`if=${path}`, `of=${part}`, 'bs=64K', `skip=${offset}`, `count=${length}`, 'iflag=skip_bytes,count_bytes', 'status=none']);
+  execFileSync('dd', [
+    `if=${path}`,
+    `of=${part}`,
+    'bs=64K',
+    `skip=${offset}`,
+    `count=${length}`,
+    'iflag=skip_bytes,count_bytes',
+    'status=none',
+  ]);
   return part;
 }
 
 const images: [string, OsImageOptions][] = [
   ['GPT, FAT12 boot', {}],
   ['MBR, FAT32 boot', { table: 'mbr', fat32: true }],
-  ['GPT, FAT32 boot, ext4 without flex_bg, and a raw firmware partition', { fat32: true, ext4: ['-O', '^flex_bg'], rawPartition: 8 * MiB }],
+  [
+    'GPT, FAT32 boot, ext4 without flex_bg, and a raw firmware partition',
+    { fat32: true, ext4: ['-O', '^flex_bg'], rawPartition: 8 * MiB },
+  ],
 ];
 
 describe('findFreeSpace: free space of listed partitions only, and garbage there changes no file', () => {
@@ -102,7 +131,8 @@ describe('findFreeSpace: free space of listed partitions only, and garbage there
 
       const before = partitionState(path, options);
       const fd = openSync(path, 'r+');
-      for (const [offset, length] of found.flatMap((f) => f.extents)) writeSync(fd, randomBytes(length), 0, length, offset);
+      for (const [offset, length] of found.flatMap((f) => f.extents))
+        writeSync(fd, randomBytes(length), 0, length, offset);
       closeSync(fd);
       expect(partitionState(path, options)).toEqual(before);
     });

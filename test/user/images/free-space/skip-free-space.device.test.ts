@@ -31,9 +31,21 @@ const ALL: readonly Format[] = ['raw', 'xz', 'zst', 'zip', 'qcow2', 'dmg'];
 const VARIANTS: Variant[] = [
   { title: 'GPT, FAT32 boot, ext4 root', options: { fat32: true }, formats: ALL },
   { title: 'MBR, FAT32 boot, ext4 root', options: { table: 'mbr', fat32: true }, formats: ALL },
-  { title: 'GPT, ext4 made with -O ^flex_bg', options: { fat32: true, ext4: ['-O', '^flex_bg', '-E', 'lazy_itable_init=0,lazy_journal_init=0'] }, formats: ['raw', 'xz'] },
-  { title: 'GPT, ext4 made with lazy_itable_init=1', options: { fat32: true, ext4: ['-E', 'lazy_itable_init=1'] }, formats: ['raw', 'zst'] },
-  { title: 'MBR, FAT12 boot and a raw firmware partition nothing reads', options: { table: 'mbr', rawPartition: 8 * MiB }, formats: ['raw', 'xz'] },
+  {
+    title: 'GPT, ext4 made with -O ^flex_bg',
+    options: { fat32: true, ext4: ['-O', '^flex_bg', '-E', 'lazy_itable_init=0,lazy_journal_init=0'] },
+    formats: ['raw', 'xz'],
+  },
+  {
+    title: 'GPT, ext4 made with lazy_itable_init=1',
+    options: { fat32: true, ext4: ['-E', 'lazy_itable_init=1'] },
+    formats: ['raw', 'zst'],
+  },
+  {
+    title: 'MBR, FAT12 boot and a raw firmware partition nothing reads',
+    options: { table: 'mbr', rawPartition: 8 * MiB },
+    formats: ['raw', 'xz'],
+  },
 ];
 
 /** Makes `name`.`format` from the raw image `name` in `dir`; returns its path. */
@@ -63,13 +75,25 @@ function encode(dir: string, name: string, format: Format): string {
 
 /** `length` bytes at `offset` of `file`, as a file of their own. */
 function slice(file: string, [offset, length]: [number, number], out: string): string {
-  execFileSync('dd', [`if=${file}`, `of=${out}`, 'bs=1M', `skip=${offset}`, `count=${length}`, 'iflag=skip_bytes,count_bytes', 'status=none']);
+  execFileSync('dd', [
+    `if=${file}`,
+    `of=${out}`,
+    'bs=1M',
+    `skip=${offset}`,
+    `count=${length}`,
+    'iflag=skip_bytes,count_bytes',
+    'status=none',
+  ]);
   return out;
 }
 
 /** Every file of a tree with its contents' digest, and its directories: what diff -r compares. */
 function listing(root: string): string {
-  return execFileSync('sh', ['-c', `cd ${root} && find . -type d | sort && find . -type f -print0 | sort -z | xargs -0 sha256sum`], { encoding: 'utf8' });
+  return execFileSync(
+    'sh',
+    ['-c', `cd ${root} && find . -type d | sort && find . -type f -print0 | sort -z | xargs -0 sha256sum`],
+    { encoding: 'utf8' },
+  );
 }
 
 /**
@@ -126,7 +150,9 @@ describeDevices('free space left out in every format: fsck clean, identical tree
         // Most of each filesystem is free, and it was left out: both partitions are named.
         expect(Number(result?.skipped)).toBeGreaterThan(SIZE / 3);
         expect(Number(result?.bytes) + Number(result?.skipped)).toBe(SIZE);
-        const reasons = run.events.find((e) => e.type === 'result')?.['skippedFor'] as { reason: { partition: number; filesystem: string } }[];
+        const reasons = run.events.find((e) => e.type === 'result')?.['skippedFor'] as {
+          reason: { partition: number; filesystem: string };
+        }[];
         expect(reasons.map((r) => r.reason.partition)).toEqual([1, 2]);
 
         const device = readBytes(loop.backing, 0, SIZE);
@@ -140,9 +166,16 @@ describeDevices('free space left out in every format: fsck clean, identical tree
         expect(listing(join(to, 'root'))).toBe(expected.root);
         // Everything outside the two filesystems is the image's: the raw partition, the tables, the gaps.
         const layout = osImageLayout(SIZE, variant.options);
-        if (layout.raw !== null) expect(device.subarray(layout.raw[0], layout.raw[0] + layout.raw[1]).equals(image.subarray(layout.raw[0], layout.raw[0] + layout.raw[1]))).toBe(true);
+        if (layout.raw !== null)
+          expect(
+            device
+              .subarray(layout.raw[0], layout.raw[0] + layout.raw[1])
+              .equals(image.subarray(layout.raw[0], layout.raw[0] + layout.raw[1])),
+          ).toBe(true);
         expect(device.subarray(0, layout.boot[0]).equals(image.subarray(0, layout.boot[0]))).toBe(true);
-        expect(device.subarray(layout.root[0] + layout.root[1]).equals(image.subarray(layout.root[0] + layout.root[1]))).toBe(true);
+        expect(
+          device.subarray(layout.root[0] + layout.root[1]).equals(image.subarray(layout.root[0] + layout.root[1])),
+        ).toBe(true);
       });
     }
   });
