@@ -48,7 +48,11 @@ export interface PumpOp {
   from: number;
   /** Bytes to pump from `from`; null: until the source ends (a pipe whose length only its end tells). */
   length: number | null;
-  /** Bytes already read into halves[0] before the pump starts (a backup reads its first buffer to find its length). */
+  /**
+   * Bytes already read into halves[0] before the pump starts (a backup reads its first buffer to
+   * find its length). They count as the first read's: fewer than a request (0 too) is a source
+   * that ended there. More than the first read would ask for is refused.
+   */
   primed?: number | undefined;
   /** Reads up to `length` bytes at `at` into `into`; fewer only where the source ends. Throws the job's failure. */
   read(into: Buffer, length: number, at: number): Promise<number>;
@@ -141,6 +145,8 @@ export async function pump(op: PumpOp): Promise<PumpEnd> {
   const end = op.length === null ? Number.POSITIVE_INFINITY : op.from + op.length;
   const want = (at: number): number => Math.min(request, end - at);
   let at = op.from;
+  if (op.primed !== undefined && !(op.primed >= 0 && op.primed <= Math.max(0, want(at))))
+    throw new RangeError(`${op.primed} bytes primed, where the first read asks for ${Math.max(0, want(at))}`);
   const first = op.primed ?? (at < end ? await unlessAborted(op.read(op.halves[0], want(at), at), op.signal) : 0);
   if (first === ABANDONED) return { end: 'cancelled', at };
   let filled = first;

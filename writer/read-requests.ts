@@ -25,11 +25,14 @@ export class ReadRequests {
 
   /** The next batch of ranges, in order; null once the last was taken, or when `signal` fires. */
   async next(signal: AbortSignal): Promise<readonly Extent[] | null> {
-    while (this.pending.length === 0 && !this.ended && !signal.aborted) {
-      await new Promise<void>((resolve) => {
-        this.wake = resolve;
-        signal.addEventListener('abort', () => this.woken(), { once: true });
-      });
+    const woken = (): void => this.woken();
+    // One listener for the whole wait: a backup takes thousands of batches from one signal.
+    signal.addEventListener('abort', woken, { once: true });
+    try {
+      while (this.pending.length === 0 && !this.ended && !signal.aborted)
+        await new Promise<void>((resolve) => (this.wake = resolve));
+    } finally {
+      signal.removeEventListener('abort', woken);
     }
     if (signal.aborted) return null;
     return this.pending.shift() ?? null;

@@ -51,6 +51,15 @@ describe('the pump', () => {
     expect(log).toEqual(['read 18+4', 'write 10+8', 'write 18+4']);
   });
 
+  it('takes fewer bytes primed than a request as a source that ended, and refuses more than the first read asks', async () => {
+    const { log, op } = rig(64);
+    expect(await pump({ ...op, length: 12, primed: 0 })).toEqual({ end: 'done', at: 0 });
+    expect(await pump({ ...op, length: 12, primed: 5 })).toEqual({ end: 'done', at: 5 });
+    expect(log).toEqual(['write 0+5']);
+    await expect(pump({ ...op, length: 4, primed: 8 })).rejects.toThrow(RangeError);
+    await expect(pump({ ...op, length: 12, primed: -1 })).rejects.toThrow(RangeError);
+  });
+
   it('reads nothing more once admit says the source is bad, and throws its failure with no I/O in flight', async () => {
     const { log, op } = rig(64);
     const bad = new Error('the decoder said the archive is corrupt');

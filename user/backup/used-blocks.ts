@@ -2,9 +2,8 @@
  * What a backup of the used blocks reads. The drive's partition table and the filesystems' maps
  * are read through the helper, a range at a time (read messages), by the same readers that find
  * an image's free space when flashing (images/free-space/): what they prove free is left out and
- * is zero in the file, and so is what lies past the last partition (and a GPT's backup header);
- * everything else (the tables, gaps between partitions, unknown partitions, filesystems they do
- * not trust) is read whole.
+ * is zero in the file; everything else (the tables, gaps between partitions, what lies past the
+ * last one, unknown partitions, filesystems they do not trust) is read whole.
  */
 import { extentBytes, mergeExtents, subtractExtents, type Extent } from '../../common/domain/extents.js';
 import { jobError } from '../../common/domain/failure.js';
@@ -12,8 +11,6 @@ import type { ByteSource } from '../../node/byte-source.js';
 import { MAX_EXTENTS } from '../../common/contracts/helper-protocol.js';
 import { freeSpaceOf } from '../images/free-space/find-free-space.js';
 import { MAX_READ_BYTES, type ReadImage } from '../images/free-space/image-reader.js';
-import { readPartitionLayout } from '../images/free-space/partitions.js';
-import { gptHeader, PARTITION_SNIFF_BYTES } from '../images/partition-table.js';
 
 /**
  * Free runs kept out at most: the shortest beyond are read after all. It bounds the read messages
@@ -43,27 +40,14 @@ export function askedReader(ask: AskRanges, source: ByteSource, driveSize: numbe
 }
 
 /**
- * Where the drive's partitioning ends: past the partition that ends last and a GPT's backup
- * header, no system reads anything. A card that held a larger image before keeps its old bytes
- * there; a backup leaves them out. Null without a partition table Sluice believes.
- */
-async function partitionedEnd(read: ReadImage): Promise<number | null> {
-  const layout = await readPartitionLayout(read);
-  if (layout === null) return null;
-  let end = Math.max(0, ...layout.partitions.map((p) => p.offset + p.size));
-  const header = layout.type === 'gpt' ? gptHeader((await read(0, PARTITION_SNIFF_BYTES)) ?? Buffer.alloc(0)) : null;
-  if (header !== null) end = Math.max(end, (header.alternateLba + 1) * header.sector);
-  return end;
-}
-
-/**
  * The ranges of the drive's first `length` bytes a backup reads: all but the free space its
- * filesystems prove, and what lies past its partitioning.
+ * filesystems prove. What lies past the last partition is not proven free (a system may keep
+ * something there, and nothing says otherwise), so it is read unless the backup was trimmed to
+ * the partitions, which makes `length` end there.
  */
 export async function usedRanges(read: ReadImage, length: number): Promise<Extent[]> {
   const free = await freeSpaceOf(read, length, MAX_FREE_RUNS);
-  const end = Math.min(length, (await partitionedEnd(read)) ?? length);
-  return subtractExtents([[0, length]], mergeExtents([...free.flatMap((f) => f.extents), [end, length - end]]));
+  return subtractExtents([[0, length]], mergeExtents(free.flatMap((f) => f.extents)));
 }
 
 /** Sends `ranges` to the helper as read messages of at most MAX_EXTENTS each, the last marked. */

@@ -40,24 +40,26 @@ describeDevices('a backup of the used blocks', () => {
     const drive = usedDrive(image);
     const file = join(scratchDir(), 'backup.img');
 
+    // Trimmed to the partitions: what lies past them is not the backup's.
     const before = bytesRead(drive.path);
-    const run = await backupCli(drive.path, file);
+    const run = await backupCli(drive.path, file, ['--trim-to-partitions']);
     const read = bytesRead(drive.path) - before;
     expect(run.code, run.stdout + run.stderr).toBe(0);
-    expect(resultsOf(run).get(file)).toMatchObject({ status: 'ok', verified: true, bytes: DRIVE });
-
-    // Used: the image's bytes outside its filesystems' free space (the drive's tail lies past the partitions).
-    const used = IMAGE - extentBytes(intersectExtents(free, [[0, IMAGE]]));
-    // Metadata read to find the free space: the first MiB, the two FATs, ext's descriptors and bitmaps.
-    expect(read, `read ${read} bytes, used ${used}`).toBeLessThanOrEqual(used * 1.05 + 2 * MiB);
-    expect(statSync(file).size).toBe(DRIVE);
-    expect(statSync(file).blocks * 512).toBeLessThan(used * 1.1);
-
-    const original = readFileSync(drive.backing).subarray(0, IMAGE);
     const layout = osImageLayout(IMAGE, OPTIONS);
     const raw = layout.raw ?? [0, 0];
+    const end = raw[0] + raw[1];
+    expect(resultsOf(run).get(file)).toMatchObject({ status: 'ok', verified: true, bytes: end });
+
+    // Used: the image's bytes outside its filesystems' free space, up to the last partition's end.
+    const used = end - extentBytes(intersectExtents(free, [[0, end]]));
+    // Metadata read to find the free space: the first MiB, the two FATs, ext's descriptors and bitmaps.
+    expect(read, `read ${read} bytes, used ${used}`).toBeLessThanOrEqual(used * 1.05 + 2 * MiB);
+    expect(statSync(file).size).toBe(end);
+    expect(statSync(file).blocks * 512).toBeLessThan(used * 1.1);
+
+    const original = readFileSync(drive.backing).subarray(0, end);
     const check = (disk: string) => {
-      const copied = readFileSync(disk).subarray(0, IMAGE);
+      const copied = readFileSync(disk).subarray(0, end);
       expect(differencesOutside(copied, original, free)).toEqual([]);
       expect(copied.subarray(raw[0], raw[0] + raw[1]).equals(original.subarray(raw[0], raw[0] + raw[1]))).toBe(true);
       fsckPartitions(disk, image, dir);
@@ -73,5 +75,28 @@ describeDevices('a backup of the used blocks', () => {
     const target = join(dir, 'bmaptool.img');
     execFileSync('bmaptool', ['copy', '--bmap', `${file}.bmap`, file, target], { stdio: 'pipe' });
     check(target);
+  });
+
+  it('reads what lies past the last partition whole unless asked to trim, and it comes back byte for byte', async () => {
+    const dir = scratchDir();
+    const image = osImage(dir, IMAGE, 'os.img', OPTIONS);
+    const free = await imageFreeSpace(image, dir);
+    const drive = usedDrive(image);
+    const file = join(scratchDir(), 'whole-tail.img');
+
+    const before = bytesRead(drive.path);
+    const run = await backupCli(drive.path, file);
+    const read = bytesRead(drive.path) - before;
+    expect(run.code, run.stdout + run.stderr).toBe(0);
+    expect(resultsOf(run).get(file)).toMatchObject({ status: 'ok', verified: true, bytes: DRIVE });
+    const used = DRIVE - extentBytes(intersectExtents(free, [[0, IMAGE]]));
+    expect(read).toBeGreaterThanOrEqual(DRIVE - IMAGE);
+    expect(read, `read ${read} bytes, used ${used}`).toBeLessThanOrEqual(used * 1.05 + 2 * MiB);
+
+    const copy = createLoop({ size: DRIVE });
+    const back = await flashCli(file, [copy.path], ['--no-eject']);
+    expect(back.code, back.stderr).toBe(0);
+    const tail = (disk: string) => readFileSync(disk).subarray(IMAGE);
+    expect(tail(copy.backing).equals(tail(drive.backing))).toBe(true);
   });
 });
