@@ -97,6 +97,11 @@ const USAGE = `Usage:
                     what a flash leaves unwritten is not compared, unless --exact;
                     with the customisation it was given; IMAGE may be os:ENTRY (with
                     --repo, --no-cache and --cache-limit as for flash)
+  sluice verify --customisation DEVICE [--json] [--elevate sudo|pkexec]
+                                                what a card customised with firstrun.sh says of
+                                                its first boot: each setting applied or FAILED,
+                                                read back from its boot partition; exit 0 only
+                                                when every one applied
   sluice probe DEVICE [--yes] [--json] [--elevate sudo|pkexec]
                                                 check a drive for fake capacity: its real size,
                                                 the kind of fake, in seconds; every block it
@@ -187,6 +192,7 @@ export async function main(argv: readonly string[]): Promise<number> {
         'no-cache': { type: 'boolean', default: false },
         'cache-limit': { type: 'string' },
         device: { type: 'string' },
+        customisation: { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h', default: false },
         ...CUSTOMISE_OPTIONS,
         ...STATION_OPTIONS,
@@ -237,6 +243,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     return usageError('--repo is an option of os, flash, verify and info');
   if (command !== 'flash' && command !== 'verify' && (values['no-cache'] || values['cache-limit'] !== undefined))
     return usageError('--no-cache and --cache-limit are options of flash and verify');
+  if (values.customisation && command !== 'verify') return usageError('--customisation is an option of verify');
   if (values.device !== undefined && !(command === 'os' && rest[0] === 'list'))
     return usageError('--device is an option of os list');
   const cacheLimit = values['cache-limit'] === undefined ? undefined : parseSize(values['cache-limit']);
@@ -295,6 +302,18 @@ export async function main(argv: readonly string[]): Promise<number> {
       });
     }
     case 'verify': {
+      if (values.customisation) {
+        const [device, ...more] = rest;
+        if (device === undefined || more.length > 0)
+          return usageError('verify --customisation needs exactly one DEVICE');
+        if (wantsCustomisation(customise) || values.exact || values.repo !== undefined)
+          return usageError('verify --customisation reads what the card says of itself: it takes no image options');
+        return (await import('./commands/first-boot.js')).firstBootCommand({
+          target: device,
+          json: values.json,
+          elevate,
+        });
+      }
       const [image, target, ...extra] = rest;
       if (image === undefined || target === undefined || extra.length > 0)
         return usageError('verify needs exactly one IMAGE and one DEVICE');

@@ -43,8 +43,8 @@ export interface ImageAccess {
 }
 
 /** The first partition holding a FAT volume, opened. */
-async function findBoot(
-  access: ImageAccess,
+export async function findBoot(
+  readAt: ReadAt,
   table: PartitionTable,
 ): Promise<{ partition: PartitionEntry; fat: FatEditor } | null> {
   const partitions =
@@ -52,7 +52,7 @@ async function findBoot(
       ? []
       : [...table.partitions].sort((a, b) => a.number - b.number);
   for (const partition of partitions) {
-    const fat = await FatEditor.open(access.readAt, partition.offset, partition.size);
+    const fat = await FatEditor.open(readAt, partition.offset, partition.size);
     if (fat !== null) return { partition, fat };
   }
   return null;
@@ -88,7 +88,7 @@ async function detectFromContents(
       ...support(null, `The partition table could not be read, so no boot partition was found (${lookedFor}).`, none),
       undecided: null,
     };
-  const found = await findBoot(access, table);
+  const found = await findBoot(access.readAt, table);
   if (found === null) return { ...support(null, `No FAT boot partition (${lookedFor}).`, none), undecided: null };
   const { partition, fat } = found;
   const entries = fat.entries();

@@ -1,0 +1,28 @@
+import { expect, it } from 'vitest';
+import { parseFirstBootReport } from '../../../user/customise/first-boot-report.js';
+
+it('reads each step of a report, and what a failed one said', () => {
+  expect(
+    parseFirstBootReport(
+      'Sluice first boot: 2026-11-29T04:02:11Z\napplied hostname\nFAILED keymap (exit status 1; see the journal)\n',
+    ),
+  ).toEqual({
+    ranAt: '2026-11-29T04:02:11Z',
+    steps: [
+      { step: 'hostname', applied: true, detail: null },
+      { step: 'keymap', applied: false, detail: 'exit status 1; see the journal' },
+    ],
+  });
+});
+
+it('refuses what firstrun.sh does not write: another heading, a line it does not know, a name too long', () => {
+  expect(parseFirstBootReport('first boot\napplied hostname\n')).toBeNull();
+  expect(parseFirstBootReport('Sluice first boot: now\napplied hostname\nrm -rf /\n')).toBeNull();
+  expect(parseFirstBootReport(`Sluice first boot: now\napplied ${'x'.repeat(40)}\n`)).toBeNull();
+  expect(parseFirstBootReport('')).toBeNull();
+});
+
+it('looks at no more lines than a report has room for', () => {
+  const steps = Array.from({ length: 10_000 }, () => 'applied hostname\n').join('');
+  expect(parseFirstBootReport(`Sluice first boot: now\n${steps}`)?.steps).toHaveLength(64);
+});
