@@ -12,7 +12,7 @@ import { isUrl } from '../common/domain/image.js';
 import { OS_PREFIX } from '../common/domain/catalogue.js';
 import { closeFd, fstatFd, openFd, READ_WITHOUT_WAITING } from '../node/io.js';
 import { bmapCandidates } from '../user/images/block-maps.js';
-import { WarmDecoder } from '../user/images/decoder-launch.js';
+import { WarmDecoder, type DecoderOutput } from '../user/images/decoder-launch.js';
 import { invokingUser } from '../user/images/image-child.js';
 import { directLaunch } from '../user/launcher/elevation/direct.js';
 import { startHelperAhead, type HelperLaunchOptions, type LaunchedHelper } from '../user/launcher/launch.js';
@@ -47,8 +47,8 @@ export interface AheadRequest {
  * raw file as the user). None for a catalogue entry, which is found and probed over the network
  * first, or a file target.
  */
-export function warmDecoderFor(request: AheadRequest): WarmDecoder | null {
-  return decoderLikely(request) ? new WarmDecoder() : null;
+export function warmDecoderFor(request: AheadRequest, output: DecoderOutput): WarmDecoder | null {
+  return decoderLikely(request) ? new WarmDecoder(output) : null;
 }
 
 /** Whether a decoder will likely stream the image (see warmDecoderFor). */

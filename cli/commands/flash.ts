@@ -3,6 +3,8 @@ import { unbootableAdvice, unbootableAsWritten } from '../../common/domain/disc.
 import { DRIVE_INCOMPLETE } from '../../common/domain/result.js';
 import { formatBytes } from '../../common/domain/units.js';
 import { startHelper } from '../../user/launcher/launch.js';
+import { decoderOutputFor } from '../../user/launcher/transport.js';
+import type { Elevation } from '../../user/launcher/elevation/types.js';
 import { cliHelperOptions } from '../helper-options.js';
 import type { ImageInfo } from '../../common/domain/image.js';
 import { openSourceFeed } from '../../user/images/source-feed.js';
@@ -60,6 +62,15 @@ export interface FlashArgs {
   customise?: CustomiseFlags | undefined;
 }
 
+/**
+ * Whether several cards read one decoded copy of the image as it grows (openSourceFeed's
+ * decodeOnce): only where the helper gets the copy's own descriptor, since it reads a growing file
+ * at offsets, which the channel's FIFO (the sudo broker, osascript, UAC) has none of.
+ */
+function decodesOnceFor(targets: readonly string[], elevation: Elevation | undefined): boolean {
+  return targets.length > 1 && decoderOutputFor(elevation) === 'stream';
+}
+
 /** Asks before erasing, naming each drive the way its owner knows it. */
 async function confirmErase(
   info: ImageInfo,
@@ -90,8 +101,8 @@ export async function flashCommand(args: FlashArgs): Promise<number> {
   const helperOptions = cliHelperOptions(args.elevate);
   // Several cards from a decoder get the image decoded once into a file (openSourceFeed's
   // decodeOnce): a decoder warmed for a pipe, and a helper started on it, would go unused.
-  const decodesOnce = targets.length > 1 && decoderLikely(request);
-  const warm = decodesOnce ? null : warmDecoderFor(request);
+  const decodesOnce = decodesOnceFor(targets, helperOptions.elevation) && decoderLikely(request);
+  const warm = decodesOnce ? null : warmDecoderFor(request, decoderOutputFor(helperOptions.elevation));
   const ahead = decodesOnce ? Promise.resolve(null) : startFlashAhead(request, targets, warm, helperOptions);
   try {
     const early = await ahead;
@@ -205,8 +216,11 @@ async function flashNamed(
   }
   // Several cards from a decoder: the image is decoded once, into the cache, and every card reads
   // that copy at its own pace (a single card streams, with no copy).
-  const decodeOnce = targets.length > 1 ? (bytes: number) => imageCache(args.cacheLimit).decodedCopy(bytes) : undefined;
+  const decodeOnce = decodesOnceFor(targets, helperOptions.elevation)
+    ? (bytes: number) => imageCache(args.cacheLimit).decodedCopy(bytes)
+    : undefined;
   const feed = await openSourceFeed(prepared, {
+    output: decoderOutputFor(helperOptions.elevation),
     leaveOut: args.exact ? 'nothing' : 'all',
     warm: warm ?? undefined,
     opened: early?.handOverFile(),

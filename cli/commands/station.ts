@@ -10,6 +10,7 @@ import {
 } from '../../common/domain/station.js';
 import { formatBytes, formatDuration } from '../../common/domain/units.js';
 import { startHelper } from '../../user/launcher/launch.js';
+import { decoderOutputFor } from '../../user/launcher/transport.js';
 import { cliHelperOptions } from '../helper-options.js';
 import { imageName, imageSha256, imageForCard, type StationImage } from '../../user/station/station-image.js';
 import { StationLog } from '../../user/station/station-log.js';
@@ -143,6 +144,7 @@ export async function stationCommand(args: StationArgs): Promise<number> {
       // A helper's log lines go through the station's screen, which redraws its rows below them.
       launch: (options) =>
         startHelper({ ...options, ...helperOptions, onLog: (_level, message) => output.say(`sluice: ${message}`) }),
+      decoderOutput: decoderOutputFor(helperOptions.elevation),
     };
     // The first card's customisation, planned now: an image that cannot take it is refused before arming.
     if (profile !== null) await imageForCard(image, profile.nextCard);

@@ -1,6 +1,7 @@
 import type { TargetResult } from '../../common/domain/result.js';
 import { verifyImage } from '../../writer/verify-image.js';
 import { startHelper } from '../../user/launcher/launch.js';
+import { decoderOutputFor } from '../../user/launcher/transport.js';
 import { cliHelperOptions } from '../helper-options.js';
 import { mediumId } from '../../user/drives/medium.js';
 import type { PreparedImage } from '../../user/images/probe.js';
@@ -119,12 +120,16 @@ async function verifyDriveInHelper(
   args: VerifyArgs,
   reporter: Reporter,
 ): Promise<TargetResult[]> {
-  const feed = await openSourceFeed(prepared, { leaveOut: args.exact ? 'nothing' : 'all' });
+  const helperOptions = cliHelperOptions(args.elevate);
+  const feed = await openSourceFeed(prepared, {
+    output: decoderOutputFor(helperOptions.elevation),
+    leaveOut: args.exact ? 'nothing' : 'all',
+  });
   const { imageSize, sourceSeekable, extents } = feed.start;
   const job = startHelper({
     source: feed.source,
     job: { kind: 'verify', target, medium, imageSize, sourceSeekable, ...(extents === undefined ? {} : { extents }) },
-    ...cliHelperOptions(args.elevate),
+    ...helperOptions,
     overlays: prepared.customisation?.overlays,
     onProgress: (p) => reporter.progress(p),
   });

@@ -3,8 +3,17 @@
  * helper (cli/broker.ts), and every path the user names is opened with the user's rights. The
  * test user may run exactly the built CLI as root, without a password (a sudoers rule made here).
  */
-import { spawn } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import {
+  chmodSync,
+  chownSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { MiB } from '../../common/domain/units.js';
@@ -24,20 +33,46 @@ describeDevices('sudo sluice, started by an ordinary user: only the writer is ro
   let open: string;
   let rootOnly: string;
   let image: string;
+  /** The image with 12 MiB of zeros after it, and that xz-compressed. */
+  let decompressed: string;
+  let compressed: string;
+  /** An image cache of the user's. */
+  let cache: string;
 
-  /** Runs `sudo -n -u root sluice args…` as the test user, watching which process runs as whom. */
+  /**
+   * Runs `sudo -n -u root sluice args…` as the test user, watching which process runs as whom:
+   * the processes of Sluice's own bundles, or every one `watch` matches.
+   */
   async function sudoSluice(
     args: string[],
     env: Record<string, string> = {},
-  ): Promise<{ run: CliRun; seen: SeenProcess[] }> {
+    watch: (argv: string[]) => boolean = isSluice,
+  ): Promise<{ run: CliRun; seen: SeenProcess[]; byPid: Map<number, SeenProcess> }> {
     const child = spawn(
       asTestUser()[0] ?? '',
       [...asTestUser().slice(1), 'sudo', '-n', '-u', 'root', ...builtCli(), ...args],
       { stdio: ['ignore', 'pipe', 'pipe'], cwd: '/', env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', ...env } },
     );
-    const watch = watchDescendants(child.pid ?? -1, isSluice);
+    const watching = watchDescendants(child.pid ?? -1, watch);
     const run = await collect(child);
-    return { run, seen: [...watch.stop().values()] };
+    const byPid = watching.stop();
+    return { run, seen: [...byPid.values()], byPid };
+  }
+
+  /** Whether `pid` is the helper or was started by it (the tools it runs on its drives). */
+  function helperOrItsChild(pid: number, byPid: Map<number, SeenProcess>): boolean {
+    for (let p = byPid.get(pid), hops = 0; p !== undefined && hops < 8; hops += 1) {
+      if (isHelperProcess(p.argv)) return true;
+      pid = p.parent;
+      p = byPid.get(pid);
+    }
+    return false;
+  }
+
+  /** The start of `loop` holds `file`'s bytes. */
+  function holds(loop: LoopDevice, file: string): boolean {
+    const expected = readFileSync(file);
+    return readFileSync(loop.backing).subarray(0, expected.length).equals(expected);
   }
 
   function loopFor(size: number): LoopDevice {
@@ -56,6 +91,15 @@ describeDevices('sudo sluice, started by an ordinary user: only the writer is ro
     image = join(open, 'image.img');
     writeRandomFile(image, 4 * MiB);
     chmodSync(image, 0o644);
+    // Random bytes, then zeros that must be written too (a test loop device starts out random).
+    decompressed = join(open, 'decompressed.img');
+    writeFileSync(decompressed, Buffer.concat([readFileSync(image), Buffer.alloc(12 * MiB)]));
+    compressed = join(open, 'image.img.xz');
+    writeFileSync(compressed, execFileSync('xz', ['-c', '-0', '-T1', decompressed], { maxBuffer: 64 * MiB }));
+    chmodSync(compressed, 0o644);
+    cache = join(open, 'cache');
+    mkdirSync(cache);
+    chownSync(cache, user.uid, user.gid);
   });
   afterAll(() => removeRule());
 
@@ -76,6 +120,44 @@ describeDevices('sudo sluice, started by an ordinary user: only the writer is ro
     expect(asUser.length).toBeGreaterThanOrEqual(2);
     for (const p of asUser)
       expect({ uids: p.uids, gids: p.gids }).toEqual({ uids: Array(4).fill(user.uid), gids: Array(4).fill(user.gid) });
+  });
+
+  it('a compressed image is decoded as the user and reaches the helper through the channel: written, verified, the same bytes', async () => {
+    const loop = loopFor(24 * MiB);
+    const { run, byPid } = await sudoSluice(
+      ['flash', '--yes', '--no-eject', compressed, loop.path],
+      { SLUICE_CACHE_DIR: cache },
+      () => true,
+    );
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toMatch(/written and verified/);
+    expect(holds(loop, decompressed)).toBe(true);
+    // Every process but the broker, the helper and what the helper runs shows the user's ids in /proc/PID/status.
+    const others = [...byPid].filter(([pid]) => !helperOrItsChild(pid, byPid));
+    const root = others.filter(([, p]) => p.uids.some((id) => id === 0));
+    expect(root.map(([, p]) => p.argv.slice(-2))).toEqual([[compressed, loop.path]]);
+    const asUser = others.filter(([, p]) => !p.uids.includes(0)).map(([, p]) => p);
+    // The decoder, and the system's xz it runs, were seen: the look reached past Node's own processes.
+    expect(asUser.some((p) => p.argv.some((a) => a.endsWith('out/run/decoder.js')))).toBe(true);
+    expect(asUser.some((p) => /(^|\/)xz$/.test(p.argv[0] ?? ''))).toBe(true);
+    for (const p of asUser)
+      expect({ argv: p.argv, uids: p.uids, gids: p.gids }).toEqual({
+        argv: p.argv,
+        uids: Array(4).fill(user.uid),
+        gids: Array(4).fill(user.gid),
+      });
+  });
+
+  it('a compressed image to two cards through sudo: both written and verified, the same bytes', async () => {
+    const loops = [loopFor(24 * MiB), loopFor(24 * MiB)];
+    const { run } = await sudoSluice(['flash', '--yes', '--no-eject', compressed, ...loops.map((l) => l.path)], {
+      SLUICE_CACHE_DIR: cache,
+    });
+    expect(run.code, run.stderr).toBe(0);
+    for (const loop of loops) {
+      expect(run.stdout).toContain(`${loop.path}: written and verified`);
+      expect(holds(loop, decompressed)).toBe(true);
+    }
   });
 
   it('a file target in a folder only root may write: refused with the user’s "permission denied", nothing created', async () => {

@@ -146,6 +146,8 @@ function childrenOf(pid: number): number[] {
 /** What a watched process was seen as: its command line, its ids, and the most memory it held. */
 export interface SeenProcess {
   argv: string[];
+  /** The process that started it. */
+  parent: number;
   /** Real, effective, saved and filesystem ids, as /proc/PID/status lists them. */
   uids: number[];
   gids: number[];
@@ -170,9 +172,9 @@ export function watchDescendants(
   const seen = new Map<number, SeenProcess>();
   const argvOf = (pid: number) => readFileSync(`/proc/${pid}/cmdline`, 'utf8');
   const look = () => {
-    const queue = childrenOf(ancestor).map((pid) => ({ pid, parentCommand: '', parentUids: '' }));
+    const queue = childrenOf(ancestor).map((pid) => ({ pid, parent: ancestor, parentCommand: '', parentUids: '' }));
     for (let next = queue.shift(); next !== undefined; next = queue.shift()) {
-      const { pid, parentCommand, parentUids } = next;
+      const { pid, parent, parentCommand, parentUids } = next;
       try {
         const command = argvOf(pid);
         const status = readFileSync(`/proc/${pid}/status`, 'utf8');
@@ -184,7 +186,12 @@ export function watchDescendants(
             .map(Number);
         const uids = field('Uid');
         queue.push(
-          ...childrenOf(pid).map((child) => ({ pid: child, parentCommand: command, parentUids: uids.join(' ') })),
+          ...childrenOf(pid).map((child) => ({
+            pid: child,
+            parent: pid,
+            parentCommand: command,
+            parentUids: uids.join(' '),
+          })),
         );
         const argv = command.split('\0').filter((a) => a.length > 0);
         // An exited process not yet reaped has no command line: what was seen of it stands.
@@ -197,6 +204,7 @@ export function watchDescendants(
         const before = seen.get(pid);
         seen.set(pid, {
           argv,
+          parent,
           uids,
           gids: field('Gid'),
           groups: field('Groups'),

@@ -38,11 +38,15 @@ export type DecoderEnd =
  * from zstd -dc, read in 2 MiB buffers through Node's thread pool): 1.4-1.8 s against 2.8-2.9 s,
  * because a socket holds about 200 KiB where a pipe holds 64 KiB, so the decoder runs further
  * ahead and each read returns more. On Windows it is a named pipe this process reads.
+ * 'relayed': a stream this process reads and passes on, for a helper that gets no descriptor of
+ * ours (the sudo broker, osascript, UAC: decoderOutputFor). The socket of 'stream' is this side of
+ * the decoder's stdin, which Node never reads: copying it ends at once with "The operation was
+ * aborted". So it is the pipe on the decoder's fd 3 that Node reads, as on Windows.
  * 'descriptor': a kernel pipe whose read end is a plain descriptor (verify-image reads an fd).
  * `file`: a regular file opened for writing, a batch's one decoded copy (source-feed.ts), which
  * the decoder fills as fast as it decodes while the cards read it.
  */
-export type DecoderOutput = 'stream' | 'descriptor' | { file: number };
+export type DecoderOutput = 'stream' | 'relayed' | 'descriptor' | { file: number };
 
 /** The decoder's last reports (every 200 ms) that say whether it or its source is the slower: up to 2 s, a majority of those received. */
 const BEHIND_WINDOW = 10;
@@ -55,7 +59,7 @@ function bitCount(bits: number): number {
 
 export interface RunningDecoder {
   /**
-   * What the decoded image is read from ('stream': the socket, 'descriptor': the pipe's read end);
+   * What the decoded image is read from ('stream', 'relayed': the socket, 'descriptor': the pipe's read end);
    * null when the decoder only checks a file the helper reads itself.
    */
   readonly source: number | Readable | null;
@@ -74,11 +78,11 @@ export interface RunningDecoder {
 }
 
 /**
- * The decoder's stdio and the descriptor it writes the image to. A socket pair made as the
- * decoder's stdin: Node never reads a child's stdin end, so no image byte can land in this
+ * The decoder's stdio and the descriptor it writes the image to. For 'stream', a socket pair made
+ * as the decoder's stdin: Node never reads a child's stdin end, so no image byte can land in this
  * process; the decoder writes into its fd 0 (sockets go both ways). Windows' stdin pipes go one
- * way, so there the image comes out on a fd 3 pipe that this process reads (and copies to the
- * helper, which on Windows it must anyway: see user/launcher/launch.ts).
+ * way, so there, and for 'relayed' anywhere, the image comes out on a fd 3 pipe that this process
+ * reads (and copies to the helper: see user/launcher/launch.ts).
  */
 function decoderStdio(
   sendsImage: boolean,
@@ -104,7 +108,7 @@ interface DecoderProcess {
   child: ChildProcess;
   /** The kernel pipe it writes the image into ('descriptor' output); this process keeps the read end. */
   pipe: OsPipe | null;
-  /** The stream it writes the image into ('stream' output, or Windows' fd 3); null with a pipe, or without image output. */
+  /** The stream it writes the image into ('stream', 'relayed' output); null with a pipe or a file, or without image output. */
   stream: Readable | null;
   /**
    * How it ended, watched from its start: a warm decoder can fail to start, or be killed, before

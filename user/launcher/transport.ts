@@ -94,6 +94,16 @@ async function namedPipe(imageThroughChannel: boolean): Promise<LaunchTransport>
 }
 
 /**
+ * How a decoder hands its image over for a helper started through `elevation` (see
+ * user/images/decoder-launch.ts DecoderOutput): its socket as the helper's fd 0 where the tool
+ * passes descriptors (a helper started directly, without `elevation`, among them), else a stream
+ * this process reads and copies into the channel.
+ */
+export function decoderOutputFor(elevation: Elevation | undefined): 'stream' | 'relayed' {
+  return (elevation?.passesStdin ?? true) ? 'stream' : 'relayed';
+}
+
+/**
  * The transport `elevation` needs; throws when it cannot be set up. Each transport loads its own
  * module when chosen: the named pipes' node:crypto alone took 9 ms to load, for Windows only.
  */

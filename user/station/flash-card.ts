@@ -84,7 +84,10 @@ export function flashCard(
       hooks.onPreparing(hostname);
       const prepared = await imageForCard(image, n);
       if (cancelled) return cancelledResult();
-      const feed = await openSourceFeed(prepared, { leaveOut: image.exact ? 'nothing' : 'all' });
+      const feed = await openSourceFeed(prepared, {
+        output: image.decoderOutput,
+        leaveOut: image.exact ? 'nothing' : 'all',
+      });
       if (cancelled) {
         await feed.close();
         return cancelledResult();

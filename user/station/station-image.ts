@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { basename } from 'node:path';
 import { customisationFor, isEmptyCustomisation, type Profile } from '../../common/domain/customisation.js';
 import type { ImageRequest, PreparedImage } from '../images/probe.js';
+import type { DecoderOutput } from '../images/decoder-launch.js';
 import { invokingUser } from '../images/image-child.js';
 import { prepareImageInChild } from '../images/probe-launch.js';
 import type { HelperLaunchOptions, LaunchedHelper } from '../launcher/launch.js';
@@ -24,6 +25,8 @@ export interface StationImage {
   sha256: string;
   /** Starts one card's helper: startHelper with the front end's way of getting root (the app's, or the CLI's sudo/pkexec). */
   launch(options: HelperLaunchOptions): LaunchedHelper;
+  /** How a card's decoder hands its image to that helper (user/launcher/transport.ts decoderOutputFor); 'stream' if absent. */
+  decoderOutput?: DecoderOutput | undefined;
 }
 
 /** Hashes a file in a child process of this runtime with the invoking user's rights (image-child.ts). */
