@@ -70,21 +70,25 @@ interface Step {
   body: string[];
 }
 
+/**
+ * A step that runs the image's own imager_custom `command` (Raspberry Pi OS from Bookworm), or
+ * `fallback`, the plain commands, on images without it.
+ */
+function imagerStep(name: string, command: string, fallback: readonly string[]): Step {
+  return {
+    name,
+    body: [`if [ -f ${IMAGER_CUSTOM} ]; then`, `   ${IMAGER_CUSTOM} ${command}`, 'else', ...fallback, 'fi'],
+  };
+}
+
 function hostnameStep(hostname: string): Step {
   const name = shellQuote(hostname);
-  return {
-    name: 'hostname',
-    body: [
-      `if [ -f ${IMAGER_CUSTOM} ]; then`,
-      `   ${IMAGER_CUSTOM} set_hostname ${name}`,
-      'else',
-      `   CURRENT_HOSTNAME=$(tr -d ' \\t\\n\\r' </etc/hostname)`,
-      `   echo ${name} >/etc/hostname`,
-      // A host name holds only letters, digits, hyphens and dots: nothing sed would read as syntax.
-      `   sed -i "s/127.0.1.1.*$CURRENT_HOSTNAME/127.0.1.1\\t${hostname}/g" /etc/hosts`,
-      'fi',
-    ],
-  };
+  return imagerStep('hostname', `set_hostname ${name}`, [
+    `   CURRENT_HOSTNAME=$(tr -d ' \\t\\n\\r' </etc/hostname)`,
+    `   echo ${name} >/etc/hostname`,
+    // A host name holds only letters, digits, hyphens and dots: nothing sed would read as syntax.
+    `   sed -i "s/127.0.1.1.*$CURRENT_HOSTNAME/127.0.1.1\\t${hostname}/g" /etc/hosts`,
+  ]);
 }
 
 /**
@@ -118,13 +122,9 @@ function userStep(user: NonNullable<Customisation['user']>): Step {
 function sshStep(ssh: NonNullable<Customisation['ssh']>, userName: string | null): Step {
   const keys = ssh.authorizedKeys;
   const mode = ssh.passwordAuth ? '-p' : keys.length > 0 ? '-k' : '-p';
-  const body = [
-    `if [ -f ${IMAGER_CUSTOM} ]; then`,
-    `   ${IMAGER_CUSTOM} enable_ssh ${[mode, ...keys.map(shellQuote)].join(' ')}`,
-    'else',
-  ];
+  const fallback: string[] = [];
   if (keys.length > 0) {
-    body.push(
+    fallback.push(
       `   KEYUSER=${userName === null ? '$(getent passwd 1000 | cut -d: -f1)' : shellQuote(userName)}`,
       '   KEYHOME=$(getent passwd "$KEYUSER" | cut -d: -f6)',
       '   if [ -z "$KEYUSER" ] || [ -z "$KEYHOME" ]; then echo "no user to install the SSH keys for" >&2; exit 1; fi',
@@ -137,82 +137,60 @@ function sshStep(ssh: NonNullable<Customisation['ssh']>, userName: string | null
       '   chmod 600 "$KEYHOME/.ssh/authorized_keys"',
     );
   }
-  body.push(
+  fallback.push(
     `   echo 'PasswordAuthentication ${ssh.passwordAuth || keys.length === 0 ? 'yes' : 'no'}' >>/etc/ssh/sshd_config`,
     '   systemctl enable ssh',
-    'fi',
   );
-  return { name: 'ssh', body };
+  return imagerStep('ssh', `enable_ssh ${[mode, ...keys.map(shellQuote)].join(' ')}`, fallback);
 }
 
 function wifiStep(wifi: NonNullable<Customisation['wifi']>): Step {
   const psk = wifi.psk ?? '';
   const args = [...(wifi.hidden ? ['-h'] : []), shellQuote(wifi.ssid), shellQuote(psk), shellQuote(wifi.country)];
-  return {
-    name: 'wifi',
-    body: [
-      `if [ -f ${IMAGER_CUSTOM} ]; then`,
-      `   ${IMAGER_CUSTOM} set_wlan ${args.join(' ')}`,
-      'else',
-      '   mkdir -p /etc/wpa_supplicant',
-      "cat >/etc/wpa_supplicant/wpa_supplicant.conf <<'SLUICE_WPA'",
-      `country=${wifi.country}`,
-      'ctrl_interface=DIR=/var/run/wpa_supplicant GROUP=netdev',
-      'ap_scan=1',
-      'update_config=1',
-      'network={',
-      ...(wifi.hidden ? ['\tscan_ssid=1'] : []),
-      `\tssid=${hexSsid(wifi.ssid)}`,
-      ...(wifi.psk === null ? ['\tkey_mgmt=NONE'] : ['\tkey_mgmt=WPA-PSK SAE', `\tpsk=${wifi.psk}`, '\tieee80211w=1']),
-      '}',
-      'SLUICE_WPA',
-      '   chmod 600 /etc/wpa_supplicant/wpa_supplicant.conf',
-      // A system without a radio (or without rfkill) has nothing to unblock.
-      '   if command -v rfkill >/dev/null; then rfkill unblock wifi || true; fi',
-      '   for filename in /var/lib/systemd/rfkill/*:wlan; do',
-      '      if [ -e "$filename" ]; then echo 0 >"$filename"; fi',
-      '   done',
-      'fi',
-    ],
-  };
+  return imagerStep('wifi', `set_wlan ${args.join(' ')}`, [
+    '   mkdir -p /etc/wpa_supplicant',
+    "cat >/etc/wpa_supplicant/wpa_supplicant.conf <<'SLUICE_WPA'",
+    `country=${wifi.country}`,
+    'ctrl_interface=DIR=/var/run/wpa_supplicant GROUP=netdev',
+    'ap_scan=1',
+    'update_config=1',
+    'network={',
+    ...(wifi.hidden ? ['\tscan_ssid=1'] : []),
+    `\tssid=${hexSsid(wifi.ssid)}`,
+    ...(wifi.psk === null ? ['\tkey_mgmt=NONE'] : ['\tkey_mgmt=WPA-PSK SAE', `\tpsk=${wifi.psk}`, '\tieee80211w=1']),
+    '}',
+    'SLUICE_WPA',
+    '   chmod 600 /etc/wpa_supplicant/wpa_supplicant.conf',
+    // A system without a radio (or without rfkill) has nothing to unblock.
+    '   if command -v rfkill >/dev/null; then rfkill unblock wifi || true; fi',
+    '   for filename in /var/lib/systemd/rfkill/*:wlan; do',
+    '      if [ -e "$filename" ]; then echo 0 >"$filename"; fi',
+    '   done',
+  ]);
 }
 
 function timezoneStep(timezone: string): Step {
   const zone = shellQuote(timezone);
-  return {
-    name: 'timezone',
-    body: [
-      `if [ -f ${IMAGER_CUSTOM} ]; then`,
-      `   ${IMAGER_CUSTOM} set_timezone ${zone}`,
-      'else',
-      // An unknown zone would leave a dangling link: refused, and the old zone kept.
-      `   test -f /usr/share/zoneinfo/${zone}`,
-      `   ln -sf /usr/share/zoneinfo/${zone} /etc/localtime`,
-      `   echo ${zone} >/etc/timezone`,
-      'fi',
-    ],
-  };
+  return imagerStep('timezone', `set_timezone ${zone}`, [
+    // An unknown zone would leave a dangling link: refused, and the old zone kept.
+    `   test -f /usr/share/zoneinfo/${zone}`,
+    `   ln -sf /usr/share/zoneinfo/${zone} /etc/localtime`,
+    `   echo ${zone} >/etc/timezone`,
+  ]);
 }
 
 function keymapStep(keymap: string): Step {
-  return {
-    name: 'keymap',
-    body: [
-      `if [ -f ${IMAGER_CUSTOM} ]; then`,
-      `   ${IMAGER_CUSTOM} set_keymap ${shellQuote(keymap)}`,
-      'else',
-      // An unknown layout would leave a console without a keymap: refused, and the old one kept (a layout is [a-z0-9_-]: no pattern syntax).
-      `   grep -q "^  ${keymap} " /usr/share/X11/xkb/rules/base.lst`,
-      "cat >/etc/default/keyboard <<'SLUICE_KEYBOARD'",
-      'XKBMODEL="pc105"',
-      `XKBLAYOUT="${keymap}"`,
-      'XKBVARIANT=""',
-      'XKBOPTIONS=""',
-      'SLUICE_KEYBOARD',
-      '   if command -v setupcon >/dev/null; then setupcon --save-only -k || true; fi',
-      'fi',
-    ],
-  };
+  return imagerStep('keymap', `set_keymap ${shellQuote(keymap)}`, [
+    // An unknown layout would leave a console without a keymap: refused, and the old one kept (a layout is [a-z0-9_-]: no pattern syntax).
+    `   grep -q "^  ${keymap} " /usr/share/X11/xkb/rules/base.lst`,
+    "cat >/etc/default/keyboard <<'SLUICE_KEYBOARD'",
+    'XKBMODEL="pc105"',
+    `XKBLAYOUT="${keymap}"`,
+    'XKBVARIANT=""',
+    'XKBOPTIONS=""',
+    'SLUICE_KEYBOARD',
+    '   if command -v setupcon >/dev/null; then setupcon --save-only -k || true; fi',
+  ]);
 }
 
 /** The steps for `c`, in the order they run: the user before the keys that go into its home. */
