@@ -31,6 +31,33 @@ export const LAYERS = {
   renderer: ['common'],
 };
 
+/**
+ * user/'s folders, lowest first. A folder may import the folders of the levels before its own,
+ * never one beside it or above it: parsers and formats at the bottom, the jobs that combine them on
+ * top, so that nothing inside user/ runs back up.
+ */
+export const USER_LEVELS = [
+  ['customise', 'iso', 'drives', 'files', 'erase'],
+  ['images'],
+  ['cache', 'installer', 'launcher'],
+  ['backup', 'catalogue', 'station'],
+];
+
+/** The level of user/FOLDER in USER_LEVELS, or -1 for a folder not listed there. */
+function userLevel(folder) {
+  return USER_LEVELS.findIndex((level) => level.includes(folder));
+}
+
+/** Why user/`from` may not import user/`to`, or null when it may. */
+function userRefusal(from, to) {
+  if (from === to) return null;
+  const [own, target] = [userLevel(from), userLevel(to)];
+  if (own === -1) return `user/${from}/ has no level: add it to USER_LEVELS in eslint.config.js.`;
+  if (target !== -1 && target < own) return null;
+  const may = USER_LEVELS.slice(0, own).flat();
+  return `user/${from}/ may not import user/${to}/: it may import only ${may.join(', ') || 'no other user/ folder'} (USER_LEVELS in eslint.config.js).`;
+}
+
 /** Layers whose code root may run: no npm package but the schema validator. */
 const ROOT_SIDE = new Set(['common', 'node', 'writer', 'privileged']);
 /** Layers that run without Node. */
@@ -47,14 +74,17 @@ function layerOf(path) {
   return byLength.find((layer) => path === layer || path.startsWith(`${layer}/`)) ?? null;
 }
 
+/** An absolute path as a repository-relative one with forward slashes. */
+function repoPath(absolute) {
+  return relative(ROOT, absolute).split('\\').join('/');
+}
+
 /** Why `layer` may not import `specifier` (from `file`), or null when it may. */
 function refusal(layer, file, specifier, typeOnly) {
   if (specifier.startsWith('.')) {
-    const target = layerOf(
-      relative(ROOT, resolve(dirname(file), specifier))
-        .split('\\')
-        .join('/'),
-    );
+    const path = repoPath(resolve(dirname(file), specifier));
+    const target = layerOf(path);
+    if (layer === 'user' && target === 'user') return userRefusal(repoPath(file).split('/')[1], path.split('/')[1]);
     if (target === null || target === layer || LAYERS[layer].includes(target)) return null;
     return `${layer}/ may not import ${target}/: it may import only ${LAYERS[layer].join(', ') || 'itself'} (the layer table in eslint.config.js).`;
   }

@@ -11,19 +11,19 @@ import type { Readable } from 'node:stream';
 import { isUrl } from '../common/domain/image.js';
 import { OS_PREFIX } from '../common/domain/catalogue.js';
 import { closeFd, fstatFd, openFd, READ_WITHOUT_WAITING } from '../node/io.js';
-import { bmapCandidates } from '../user/images/block-maps.js';
-import { WarmDecoder, type DecoderOutput } from '../user/images/decoder-launch.js';
-import { invokingUser } from '../user/images/image-child.js';
+import { bmapCandidates } from '../user/images/formats/block-maps.js';
+import { WarmDecoder, type DecoderOutput } from '../user/images/processes/decoder-launch.js';
+import { invokingUser } from '../user/images/processes/image-child.js';
 import { directLaunch } from '../user/launcher/elevation/direct.js';
 import { startHelperAhead, type HelperLaunchOptions, type LaunchedHelper } from '../user/launcher/launch.js';
 import type { HelperJob } from '../common/contracts/helper-protocol.js';
 import type { Progress } from '../common/domain/progress.js';
-import type { SourceFeed } from '../user/images/source-feed.js';
+import type { SourceFeed } from '../user/images/feed/source-feed.js';
 
 /**
  * Names that an image read through a decoder goes by (a download always is). Only a guess about
  * timing, made before the probe reads the file: the format itself is never taken from a name
- * (user/images/detect-format.ts).
+ * (user/images/formats/detect-format.ts).
  */
 const DECODED_NAME = /\.(xz|gz|tgz|zst|zstd|bz2|zip|dmg|qcow2)$/i;
 

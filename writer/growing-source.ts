@@ -1,7 +1,7 @@
 /**
  * A batch's one decoded copy of its image, read while the decoder still writes it: a regular file
  * that holds the stream (the image, less what was left out), which the unprivileged side decodes
- * into once for every card (user/images/source-feed.ts). Stream offsets are file offsets, so a
+ * into once for every card (user/images/feed/source-feed.ts). Stream offsets are file offsets, so a
  * card that fell behind the others reads its bytes again where they are. The file's end is no
  * end: only the source-end message says the stream is whole.
  */

@@ -11,7 +11,7 @@ import {
   type InstallerSource,
 } from '../../user/installer/installer-job.js';
 import type { StickPlan } from '../../user/installer/layout.js';
-import { invokingUser } from '../../user/images/image-child.js';
+import { invokingUser } from '../../user/images/processes/image-child.js';
 import { startHelper } from '../../user/launcher/launch.js';
 import { cancelOnSigint } from '../cancel.js';
 import { checkedDrive } from '../checked-drive.js';

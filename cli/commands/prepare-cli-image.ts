@@ -2,8 +2,8 @@ import { cardsOf, type Customisation } from '../../common/domain/customisation.j
 import { pathText } from '../../common/domain/catalogue.js';
 import { JobError } from '../../common/domain/failure.js';
 import type { CatalogueImage } from '../../user/catalogue/catalogue-image.js';
-import type { ImageRequest, PreparedImage } from '../../user/images/probe.js';
-import { prepareImageInChild } from '../../user/images/probe-launch.js';
+import type { ImageRequest, PreparedImage } from '../../user/images/probe/probe.js';
+import { prepareImageInChild } from '../../user/images/processes/probe-launch.js';
 import { wantsCustomisation, type CustomiseFlags } from '../customise-flags.js';
 import { EXIT } from '../exit-codes.js';
 
@@ -29,7 +29,7 @@ function refused(error: unknown): number {
 }
 
 /**
- * Probes the image for a command in a probe process (user/images/probe-launch.ts), as the app does,
+ * Probes the image for a command in a probe process (user/images/processes/probe-launch.ts), as the app does,
  * or says why it cannot be used and returns the exit code. With customisation flags, the settings
  * are read (passwords hashed at once) and each of `cards` cards' customisation is planned too.
  */

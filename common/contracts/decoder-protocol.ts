@@ -37,7 +37,7 @@ export interface ZipEntryPlan {
 }
 
 /**
- * A download saved into the image cache as it is read (user/images/download.ts): appended to
+ * A download saved into the image cache as it is read (user/images/http/download.ts): appended to
  * `partial`, which a later try resumes from, and renamed to `complete` once its checks passed.
  */
 export interface DownloadTee {
@@ -47,7 +47,7 @@ export interface DownloadTee {
 
 /**
  * Everything the decoder process needs to turn a source into image bytes on its fd 3. Made by
- * the parent (user/images/probe.ts), which has already probed the source.
+ * the parent (user/images/probe/probe.ts), which has already probed the source.
  */
 export interface DecodePlan {
   location: SourceLocation;

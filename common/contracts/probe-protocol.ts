@@ -31,7 +31,7 @@ const MAX_MAP_RANGES = (16 * 1024 * 1024) / 16;
 
 const Extents = v.pipe(v.array(v.tuple([ByteCount, ByteCount])), v.maxLength(MAX_EXTENTS));
 
-/** Parent → probe: what to probe (user/images/probe.ts ImageRequest). */
+/** Parent → probe: what to probe (user/images/probe/probe.ts ImageRequest). */
 export const ProbeRequest = v.strictObject({
   image: v.pipe(Text, v.minLength(1)),
   sha256: v.optional(Text),
@@ -145,7 +145,7 @@ const DecodePlanSchema = v.strictObject({
   freeSpace: v.boolean(),
 });
 
-/** user/images/probe.ts PreparedImage. */
+/** user/images/probe/probe.ts PreparedImage. */
 const PreparedImageSchema = v.strictObject({
   info: ImageInfoSchema,
   plan: DecodePlanSchema,

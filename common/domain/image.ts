@@ -1,6 +1,6 @@
 /**
  * What Sluice knows about an image before it writes it: one shape for `sluice info`, the CLI's
- * JSON lines, the app's main process and the page. Built by user/images/probe.ts (a file or a
+ * JSON lines, the app's main process and the page. Built by user/images/probe/probe.ts (a file or a
  * download) or from a drive's listing (a clone); plain data, so it crosses IPC as is.
  */
 import type { CustomisationMethod } from './customisation.js';

@@ -20,7 +20,7 @@ import { ImageCache } from '../../user/cache/image-cache.js';
 import { readCatalogueInChild } from '../../user/catalogue/catalogue-launch.js';
 import { prepareCatalogueImage, type CatalogueImage } from '../../user/catalogue/catalogue-image.js';
 import { iconFileName } from '../../user/catalogue/icon-files.js';
-import type { PreparedImage } from '../../user/images/probe.js';
+import type { PreparedImage } from '../../user/images/probe/probe.js';
 import type { ProbedImage } from './image-probe.js';
 import type { SettingsStore } from './settings-store.js';
 

@@ -18,10 +18,10 @@ import {
 } from './customise.js';
 import type { ImageInfo } from '../../common/domain/image.js';
 import type { CatalogueImage } from '../../user/catalogue/catalogue-image.js';
-import type { PreparedImage } from '../../user/images/probe.js';
+import type { PreparedImage } from '../../user/images/probe/probe.js';
 import { judgeDrive } from '../../common/domain/verdict.js';
 import type { AppJobKind } from '../../common/contracts/app-models.js';
-import { openSourceFeed } from '../../user/images/source-feed.js';
+import { openSourceFeed } from '../../user/images/feed/source-feed.js';
 import { AppCatalogue } from './app-catalogue.js';
 import { BackupFiles } from './backup-files.js';
 import { ImageComparison } from './image-comparison.js';

@@ -8,7 +8,7 @@
 import { join } from 'node:path';
 import { CATALOGUE_ICON_PATH } from '../../common/contracts/catalogue-view.js';
 import { iconType, MAX_ICON_BYTES } from '../../user/catalogue/icon-files.js';
-import { readSidecar } from '../../user/images/sidecar-file.js';
+import { readSidecar } from '../../user/images/files/sidecar-file.js';
 
 /** Whether a request path is one of the catalogue icons' (the renderer's files are served otherwise). */
 export function isCatalogueIconPath(pathname: string): boolean {

@@ -4,7 +4,7 @@ import type { FlashRequest } from '../../common/contracts/app-models.js';
 import { cutShortFailure } from '../../common/domain/cut-short.js';
 import { JobError } from '../../common/domain/failure.js';
 import type { ImageInfo } from '../../common/domain/image.js';
-import { sameFile } from '../../user/images/probed-file.js';
+import { sameFile } from '../../user/images/probe/probed-file.js';
 import { fileIdentity, type ProbedImage } from './image-probe.js';
 import type { JobRunner } from './job-runner.js';
 

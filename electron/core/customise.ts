@@ -21,9 +21,9 @@ import {
 import { jobError, JobError } from '../../common/domain/failure.js';
 import { hashPassword, wifiPsk } from '../../user/customise/secrets.js';
 import { readPublicKeyFile } from '../../user/customise/ssh-keys.js';
-import type { PreparedImage } from '../../user/images/probe.js';
-import { prepareImageInChild } from '../../user/images/probe-launch.js';
-import { sameFile } from '../../user/images/probed-file.js';
+import type { PreparedImage } from '../../user/images/probe/probe.js';
+import { prepareImageInChild } from '../../user/images/processes/probe-launch.js';
+import { sameFile } from '../../user/images/probe/probed-file.js';
 import type { ProbedImage } from './image-probe.js';
 
 /** The profile the form describes, with a typed password hashed and a typed passphrase turned into its PSK. */

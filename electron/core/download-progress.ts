@@ -1,5 +1,5 @@
 import type { DownloadProgress } from '../../common/contracts/ipc-contract.js';
-import type { SourceFeed } from '../../user/images/source-feed.js';
+import type { SourceFeed } from '../../user/images/feed/source-feed.js';
 import { PROGRESS_INTERVAL_MS } from '../../writer/progress-meter.js';
 
 /**

@@ -2,7 +2,7 @@ import type { Progress } from '../../common/domain/progress.js';
 import type { TargetResult } from '../../common/domain/result.js';
 import type { HelperJob } from '../../common/contracts/helper-protocol.js';
 import type { HelperLaunchOptions, LaunchedHelper } from '../../user/launcher/launch.js';
-import type { SourceFeed } from '../../user/images/source-feed.js';
+import type { SourceFeed } from '../../user/images/feed/source-feed.js';
 import { overallFraction } from '../../common/app/job-progress.js';
 import { staged } from '../../common/app/bottleneck.js';
 import { runDesktopJob, type DesktopEffects, type JobSession } from './desktop-job.js';

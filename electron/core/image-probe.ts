@@ -3,9 +3,9 @@ import type { CatalogueOs } from '../../common/domain/catalogue.js';
 import type { Drive } from '../../common/domain/drive.js';
 import { jobError } from '../../common/domain/failure.js';
 import type { ImageInfo } from '../../common/domain/image.js';
-import type { FileIdentity } from '../../user/images/open-image.js';
-import type { PreparedImage } from '../../user/images/probe.js';
-import { prepareImageInChild } from '../../user/images/probe-launch.js';
+import type { FileIdentity } from '../../user/images/files/open-image.js';
+import type { PreparedImage } from '../../user/images/probe/probe.js';
+import { prepareImageInChild } from '../../user/images/processes/probe-launch.js';
 import { currentPlatform } from '../../writer/platform/index.js';
 import { refuseSource } from '../../writer/source-device.js';
 
@@ -20,7 +20,7 @@ export interface ProbedImage {
   } | null;
   /**
    * How the flash reads it: a prepared image (the file itself, or a decoder: see
-   * user/images/source-feed.ts), a whole drive the helper opens and reads itself (a clone), or a
+   * user/images/feed/source-feed.ts), a whole drive the helper opens and reads itself (a clone), or a
    * catalogue entry, prepared again when it is flashed: from the image cache, or downloaded into
    * it (electron/core/app-catalogue.ts).
    */
@@ -37,7 +37,7 @@ export async function fileIdentity(path: string): Promise<FileIdentity> {
 }
 
 /**
- * Probes the image as the current user, in a probe process (user/images/probe-launch.ts: this
+ * Probes the image as the current user, in a probe process (user/images/processes/probe-launch.ts: this
  * process parses nothing from an image): its format, size, partitions, block map and checksum,
  * reading only headers and indexes (and, for a compressed image, a short decoder run for its
  * partition table). It is opened once, and nothing is held open afterwards. Throws a JobError

@@ -38,7 +38,7 @@ it('the helper reaches only common, node, writer and privileged, and no npm pack
 it('the walk would see a parser if one were imported: the decoder entry reaches the image parsers and their packages', () => {
   // The same walk from the decoder's entry, which must find what the helper's must not.
   const closure = moduleGraph(['out/user/images/decode/main.js'], read);
-  expect([...closure.files]).toContain('out/user/images/qcow2.js');
+  expect([...closure.files]).toContain('out/user/images/formats/qcow2.js');
   expect([...closure.packages].sort()).toEqual(['@balena/udif', 'fast-xml-parser', 'valibot', 'xz-decompress']);
 });
 
@@ -60,5 +60,5 @@ it('the helper’s bundle holds only modules of that closure and valibot’s, an
 });
 
 it('the bundle check would see a parser: the decoder’s bundle holds the image parsers', () => {
-  expect(bundled().decoder).toContain('user/images/qcow2.js');
+  expect(bundled().decoder).toContain('user/images/formats/qcow2.js');
 });

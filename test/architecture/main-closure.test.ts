@@ -16,11 +16,11 @@ const PROBE_ENTRY = 'out/user/images/probe/main.js';
 /** What the main process shares with the probe under user/, and why. */
 const SHARED_WITH_PROBE = [
   // Reads decoded bytes at offsets from a decoder run, parsing none: the probe for a compressed image's first bytes, main for a repair (reread.ts: the ranges the helper asks for again).
-  'out/user/images/decoded-reader.js',
+  'out/user/images/decode/decoded-reader.js',
   // Starts the decoder process: main for a flash, the probe for a compressed image's first bytes.
-  'out/user/images/decoder-launch.js',
+  'out/user/images/processes/decoder-launch.js',
   // Opening a feed merges the job's ranges to what a job message holds (written-extents.ts): arithmetic on numbers the probe sent, no image bytes.
-  'out/user/images/extents.js',
+  'out/user/images/feed/mapped-extents.js',
   // A backup of the used blocks reads the drive's ext and FAT maps (user/backup/used-blocks.ts), bounded
   // as for an image. In the app this parsing of a drive runs in the main process; it belongs in a
   // child process, as the probe is, and moving it there is open work.
@@ -30,11 +30,11 @@ const SHARED_WITH_PROBE = [
   'out/user/images/free-space/image-reader.js',
   'out/user/images/free-space/partitions.js',
   // Both start their image processes through it (spawnImageChild).
-  'out/user/images/image-child.js',
+  'out/user/images/processes/image-child.js',
   // A backup trimmed to its partitions reads the table from the first bytes of the drive (user/backup/backup-file.ts), not of an image.
-  'out/user/images/partition-table.js',
+  'out/user/images/formats/partition-table.js',
   // Reads a small file whole, with a bound: the image cache's descriptions (user/cache/image-cache.ts) and the catalogue icons it serves (electron/core/catalogue-icons.ts), never an image.
-  'out/user/images/sidecar-file.js',
+  'out/user/images/files/sidecar-file.js',
 ];
 
 function read(file: string): string | null {
@@ -49,14 +49,14 @@ it('the main process reaches none of the probe’s parsers: the probe process re
   // The walk sees the parsers from the probe's entry, so it would see them from main's.
   expect([...probe.files]).toEqual(
     expect.arrayContaining([
-      'out/user/images/probe.js',
-      'out/user/images/qcow2.js',
-      'out/user/images/xz-index.js',
-      'out/user/images/zip-directory.js',
-      'out/user/images/dmg.js',
+      'out/user/images/probe/probe.js',
+      'out/user/images/formats/qcow2.js',
+      'out/user/images/formats/xz-index.js',
+      'out/user/images/formats/zip-directory.js',
+      'out/user/images/formats/dmg.js',
     ]),
   );
   const shared = [...probe.files].filter((file) => file.startsWith('out/user/') && main.files.has(file)).sort();
-  expect(shared).toEqual(SHARED_WITH_PROBE);
-  expect(main.files).toContain('out/user/images/probe-launch.js');
+  expect(shared).toEqual([...SHARED_WITH_PROBE].sort());
+  expect(main.files).toContain('out/user/images/processes/probe-launch.js');
 });

@@ -10,7 +10,7 @@ import { closeSync, existsSync, openSync, readdirSync, readFileSync, writeFileSy
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { MiB } from '../../common/domain/units.js';
-import { detectPartitionTable, PARTITION_TABLE_BYTES } from '../../user/images/partition-table.js';
+import { detectPartitionTable, PARTITION_TABLE_BYTES } from '../../user/images/formats/partition-table.js';
 import {
   catalogueDocuments,
   IMAGE_SIZE,

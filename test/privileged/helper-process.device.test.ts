@@ -72,7 +72,7 @@ describeDevices('the helper process, started directly', () => {
     const loop = createLoop({ size: 32 * MiB, dir });
     assertTestTarget(loop.path);
     // The decoder stand-in: an unrelated process that writes into its stdin socket, which becomes
-    // the helper's stdin, as the real decoder does (user/images/decoder-launch.ts). Not its stdout:
+    // the helper's stdin, as the real decoder does (user/images/processes/decoder-launch.ts). Not its stdout:
     // Node reads a child's stdout into this process as soon as it exists, and whatever arrives
     // before the helper is spawned (64 KiB, once the launcher awaits a look at the drive names)
     // never reaches the helper.

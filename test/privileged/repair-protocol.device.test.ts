@@ -12,7 +12,7 @@ import type { Extent } from '../../common/domain/extents.js';
 import type { TargetResult } from '../../common/domain/result.js';
 import { KiB, MiB } from '../../common/domain/units.js';
 import { createOsPipe } from '../../node/os-pipe.js';
-import type { ImageReread, RereadPiece } from '../../user/images/reread.js';
+import type { ImageReread, RereadPiece } from '../../user/images/feed/reread.js';
 import { startHelper } from '../../user/launcher/launch.js';
 import { assertTestTarget } from '../support/cli.js';
 import { describeDevices } from '../support/device-suite.js';

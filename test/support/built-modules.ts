@@ -8,12 +8,12 @@ import { resolve } from 'node:path';
 import type * as AppServiceModule from '../../electron/core/app-service.js';
 import type * as ImageProbeModule from '../../electron/core/image-probe.js';
 import type * as HelperLaunch from '../../user/launcher/launch.js';
-import type * as ProbeLaunch from '../../user/images/probe-launch.js';
-import type * as Probe from '../../user/images/probe.js';
+import type * as ProbeLaunch from '../../user/images/processes/probe-launch.js';
+import type * as Probe from '../../user/images/probe/probe.js';
 import type * as CatalogueLaunch from '../../user/catalogue/catalogue-launch.js';
-import type * as DecoderLaunch from '../../user/images/decoder-launch.js';
+import type * as DecoderLaunch from '../../user/images/processes/decoder-launch.js';
 import type * as PipeReader from '../../user/images/decode/pipe-reader.js';
-import type * as DecodedReader from '../../user/images/decoded-reader.js';
+import type * as DecodedReader from '../../user/images/decode/decoded-reader.js';
 
 export async function builtStartHelper(): Promise<typeof HelperLaunch.startHelper> {
   return ((await import(resolve('out/user/launcher/launch.js'))) as typeof HelperLaunch).startHelper;
@@ -31,12 +31,12 @@ export async function builtImageProbe(): Promise<typeof ImageProbeModule> {
 
 /** The probe process's launcher as built: it starts the built probe (out/run/probe.js). */
 export async function builtProbeLaunch(): Promise<typeof ProbeLaunch> {
-  return (await import(resolve('out/user/images/probe-launch.js'))) as typeof ProbeLaunch;
+  return (await import(resolve('out/user/images/processes/probe-launch.js'))) as typeof ProbeLaunch;
 }
 
 /** The probe's own logic as built, run in this process: what the probe process should answer. */
 export async function builtProbe(): Promise<typeof Probe> {
-  return (await import(resolve('out/user/images/probe.js'))) as typeof Probe;
+  return (await import(resolve('out/user/images/probe/probe.js'))) as typeof Probe;
 }
 
 /** The catalogue process's launcher as built: it starts the built catalogue reader (out/run/catalogue.js). */
@@ -46,7 +46,7 @@ export async function builtCatalogueLaunch(): Promise<typeof CatalogueLaunch> {
 
 /** The decoder's launcher as built: it starts the built decoder (out/run/decoder.js). */
 export async function builtDecoderLaunch(): Promise<typeof DecoderLaunch> {
-  return (await import(resolve('out/user/images/decoder-launch.js'))) as typeof DecoderLaunch;
+  return (await import(resolve('out/user/images/processes/decoder-launch.js'))) as typeof DecoderLaunch;
 }
 
 /** The decoder's pipe reader as built: it starts its thread from the built out/run/pipe-reader-thread.js. */
@@ -56,5 +56,5 @@ export async function builtDrainPipe(): Promise<typeof PipeReader.drainPipe> {
 
 /** The decoded-image reader as built: its runs start the built decoder (out/run/decoder.js). */
 export async function builtDecodedReader(): Promise<typeof DecodedReader.decodedReader> {
-  return ((await import(resolve('out/user/images/decoded-reader.js'))) as typeof DecodedReader).decodedReader;
+  return ((await import(resolve('out/user/images/decode/decoded-reader.js'))) as typeof DecodedReader).decodedReader;
 }

@@ -8,7 +8,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Customisation } from '../../common/domain/customisation.js';
-import type { ReadAt } from '../../user/images/xz-index.js';
+import type { ReadAt } from '../../node/read-at.js';
 import { readBytes } from './loop-device.js';
 
 /** Debian's own Python (cloud-init's and tomllib's), not whatever python3 comes first on PATH. */

@@ -16,7 +16,7 @@ import { ProgressMeter } from '../../writer/progress-meter.js';
 import { allocatePumpMemory, pump } from '../../writer/pump.js';
 import { compareRead, grainCheck, grainMismatch, type Comparison } from '../../writer/compare.js';
 import type { VerifyOutcome } from '../../writer/verify-written.js';
-import { readPartitionTable } from '../images/partition-table.js';
+import { readPartitionTable } from '../images/formats/partition-table.js';
 import type { BackupCompression } from '../../common/domain/backup-compression.js';
 import { startCompressor, startDecompressor, type Compressor, type Decompressor } from './compressor.js';
 import { errorText } from '../../common/domain/error-details.js';

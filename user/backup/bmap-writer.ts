@@ -1,7 +1,7 @@
 /**
  * The block map a backup leaves beside its image (IMAGE.bmap), in bmaptool's format 2.0: which
  * 4 KiB blocks hold what was read from the drive. The rest is free space of a filesystem Sluice
- * read, zero in the image; Sluice (images/bmap.ts) and bmaptool write only the mapped blocks.
+ * read, zero in the image; Sluice (images/formats/bmap.ts) and bmaptool write only the mapped blocks.
  */
 import { createHash } from 'node:crypto';
 import type { Extent } from '../../common/domain/extents.js';

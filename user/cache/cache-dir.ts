@@ -6,12 +6,12 @@
  *   Windows: %LOCALAPPDATA%\Sluice\Cache
  * SLUICE_CACHE_DIR replaces it. Under sudo it is the invoking user's, found from their account
  * rather than HOME (sudo may set HOME to root's): the images are still downloaded and read as that
- * user (user/images/image-child.ts), so their cache is the one they can write.
+ * user (user/images/processes/image-child.ts), so their cache is the one they can write.
  */
 import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { invokingUser } from '../images/image-child.js';
+import { invokingUser } from '../images/processes/image-child.js';
 
 /** The home folder of the account `uid` in /etc/passwd; null when it is not there (macOS keeps accounts elsewhere). */
 function passwdHome(uid: number): string | null {

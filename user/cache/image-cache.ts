@@ -6,7 +6,7 @@
  * In `<cache>/images/`: `<sha256>` is a complete download (its bytes were checked against that
  * SHA-256, or the decoded image against it when the catalogue gives no download checksum: see
  * `checks`), `<sha256>.part` a download that stopped part-way (resumed from where it stopped by
- * the next try: user/images/download.ts), and `<sha256>.json` what it is and when it was last
+ * the next try: user/images/http/download.ts), and `<sha256>.json` what it is and when it was last
  * used. The cache stays under its size limit and never leaves less than RESERVE_BYTES free on its
  * disk: the least recently used entries go first, and a download that would not fit is written
  * without being kept.
@@ -18,8 +18,8 @@ import { join } from 'node:path';
 import * as v from 'valibot';
 import type { DownloadTee } from '../../common/contracts/decoder-protocol.js';
 import { formatBytes } from '../../common/domain/units.js';
-import { invokingUser } from '../images/image-child.js';
-import { readSidecar } from '../images/sidecar-file.js';
+import { invokingUser } from '../images/processes/image-child.js';
+import { readSidecar } from '../images/files/sidecar-file.js';
 import { closeFd, openFd } from '../../node/io.js';
 
 /** The size limit when none is set: the issue's 20 GB (decimal, as the settings page shows it). */
@@ -235,7 +235,7 @@ export class ImageCache {
   }
 
   /**
-   * A batch's one decoded copy of its image, of at most `bytes` (user/images/source-feed.ts):
+   * A batch's one decoded copy of its image, of at most `bytes` (user/images/feed/source-feed.ts):
    * opened for writing and for reading. It counts against the cache's limit and the disk's reserve
    * like a download, but is never kept: refused, with the reason, where it would not fit (the batch
    * then streams, as one card does). Its name is removed at once, so that it is gone when the batch

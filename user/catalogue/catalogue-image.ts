@@ -2,7 +2,7 @@
  * A catalogue entry made ready to flash, for the CLI and the app alike: from the image cache when
  * it holds the entry (no network needed), else downloaded while it is written and kept in the
  * cache at the same time (the decoder appends what it reads to the cache's partial file:
- * user/images/download.ts). Either way it is probed like any image (user/images/probe-launch.ts)
+ * user/images/http/download.ts). Either way it is probed like any image (user/images/processes/probe-launch.ts)
  * and checked against every SHA-256 the catalogue states: the download's as it is read, and the
  * decompressed image's (extract_sha256) as it is decoded, from the cache as from the network. A
  * cached download is kept by its download's checksum, which another catalogue (or a changed
@@ -14,8 +14,8 @@ import { isUrl } from '../../common/domain/image.js';
 import type { TargetResult } from '../../common/domain/result.js';
 import type { Customisation } from '../../common/domain/customisation.js';
 import type { CachedImage, CacheChecks, ImageCache } from '../cache/image-cache.js';
-import type { PreparedImage } from '../images/probe.js';
-import { prepareImageInChild } from '../images/probe-launch.js';
+import type { PreparedImage } from '../images/probe/probe.js';
+import { prepareImageInChild } from '../images/processes/probe-launch.js';
 
 export interface CatalogueImage {
   prepared: PreparedImage;

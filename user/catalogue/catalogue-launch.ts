@@ -12,7 +12,7 @@ import {
 } from '../../common/contracts/catalogue-protocol.js';
 import type { CatalogueDocument } from '../../common/domain/catalogue.js';
 import { jobError, type JobError } from '../../common/domain/failure.js';
-import { askLimitedChild, notStarted, type ChildLimits } from '../images/limited-child.js';
+import { askLimitedChild, notStarted, type ChildLimits } from '../images/processes/limited-child.js';
 import { processEntry } from '../../node/process-entries.js';
 
 const CATALOGUE_ENTRY = processEntry('catalogue');

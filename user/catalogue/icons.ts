@@ -8,8 +8,8 @@ import { mkdir, rename, stat, writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import type { CatalogueDocument, CatalogueItem } from '../../common/domain/catalogue.js';
-import { readBoundedDownload } from '../images/http-source.js';
-import { readSidecar } from '../images/sidecar-file.js';
+import { readBoundedDownload } from '../images/http/http-source.js';
+import { readSidecar } from '../images/files/sidecar-file.js';
 import { iconFileName, iconType, MAX_ICON_BYTES } from './icon-files.js';
 
 /** An icon server gets this long; the list shows without the icons it did not send. */

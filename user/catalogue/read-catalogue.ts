@@ -11,8 +11,8 @@ import {
 } from '../../common/contracts/catalogue-protocol.js';
 import type { CatalogueDocument, CatalogueItem } from '../../common/domain/catalogue.js';
 import { jobError, JobError } from '../../common/domain/failure.js';
-import { HttpStatusError, readBoundedDownload } from '../images/http-source.js';
-import { readSidecar } from '../images/sidecar-file.js';
+import { HttpStatusError, readBoundedDownload } from '../images/http/http-source.js';
+import { readSidecar } from '../images/files/sidecar-file.js';
 import { fetchIcons } from './icons.js';
 import { isLocalSource, MAX_DOCUMENT_BYTES, parseOsList } from './os-list.js';
 import { savedDocument, saveDocument } from './saved-documents.js';

@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import { mkdir, rename, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { readSidecar } from '../images/sidecar-file.js';
+import { readSidecar } from '../images/files/sidecar-file.js';
 import { MAX_DOCUMENT_BYTES } from './os-list.js';
 
 function fileFor(dir: string, source: string): string {

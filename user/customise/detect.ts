@@ -16,7 +16,7 @@
 import type { CustomisationMethod, CustomisationSupport } from '../../common/domain/customisation.js';
 import type { InitFormat } from '../../common/domain/catalogue.js';
 import type { PartitionEntry, PartitionTable } from '../../common/domain/image.js';
-import type { ReadAt } from '../images/xz-index.js';
+import type { ReadAt } from '../../node/read-at.js';
 import { Ext4Reader } from './ext4.js';
 import { FatEditor, findEntry } from './fat.js';
 

@@ -5,7 +5,7 @@
  * blocks read linearly (an htree's blocks are ordinary directory blocks too). Read only, and every
  * read bounded: by the partition's size, by the limits below, and by a budget of blocks per lookup.
  */
-import type { ReadAt } from '../images/xz-index.js';
+import type { ReadAt } from '../../node/read-at.js';
 
 const SUPERBLOCK_OFFSET = 1024;
 const EXT4_MAGIC = 0xef53;

@@ -1,7 +1,7 @@
 /**
  * The FAT boot partition of an image, read and changed without mounting it: the one filesystem
  * customisation writes to. Reads go through a ReadAt over the decoded image (any offset for a raw
- * file, front to back through a decoder otherwise: user/images/decoded-reader.ts), in the order
+ * file, front to back through a decoder otherwise: user/images/decode/decoded-reader.ts), in the order
  * the volume lays its parts out (boot sector, FAT, root directory, file data), and each is
  * bounded by the partition's size and by the limits below, never by what the volume claims.
  *
@@ -12,7 +12,7 @@
  * is written to: every file customisation writes lives there.
  */
 import { jobError } from '../../common/domain/failure.js';
-import type { ReadAt } from '../images/xz-index.js';
+import type { ReadAt } from '../../node/read-at.js';
 
 /**
  * FAT32 allows 2^28 clusters; a boot partition has tens of thousands. Past this many bytes of FAT

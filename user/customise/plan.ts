@@ -23,7 +23,7 @@ import { metaData, networkConfig, userData } from './cloud-init.js';
 import { cmdlineProblem, withArguments } from './cmdline.js';
 import type { Detection, ImageAccess } from './detect.js';
 import { FatEditor, type FatWrite, type NewFile } from './fat.js';
-import type { ReadAt } from '../images/xz-index.js';
+import type { ReadAt } from '../../node/read-at.js';
 import { firstRunArguments, firstRunScript } from './firstrun.js';
 import { preseedToml } from './preseed.js';
 

@@ -1,5 +1,5 @@
 /**
- * Customisation's part of probing an image (user/images/probe.ts): the method the image offers,
+ * Customisation's part of probing an image (user/images/probe/probe.ts): the method the image offers,
  * for `sluice info` and the app's Customise step, and, when settings are given, what each card
  * gets, ready for the helper. Runs in the probe process, which reads images as the user under a
  * memory cap and a time limit.

@@ -6,7 +6,7 @@
 import { open } from 'node:fs/promises';
 import { jobError } from '../../common/domain/failure.js';
 import { MiB } from '../../common/domain/units.js';
-import type { ReadAt } from '../images/xz-index.js';
+import type { ReadAt } from '../../node/read-at.js';
 import type { StickPiece, StickPlan } from './layout.js';
 import type { MadeFile } from './tree.js';
 

@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { jobError, JobError } from '../../common/domain/failure.js';
 import { closeFd, openFd, writeFully } from '../../node/io.js';
 import { findTool, runTool } from '../../node/run-tool.js';
-import type { ReadAt } from '../images/xz-index.js';
+import type { ReadAt } from '../../node/read-at.js';
 import { readExactly, type DiscEntry } from '../iso/volume.js';
 import { MAX_FAT32_FILE, type MadeFile } from './tree.js';
 

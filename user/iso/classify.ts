@@ -5,7 +5,7 @@
  */
 import { JobError } from '../../common/domain/failure.js';
 import { MAX_EFI_LOADERS, type DiscImage, type PartitionTable } from '../../common/domain/image.js';
-import type { ReadAt } from '../images/xz-index.js';
+import type { ReadAt } from '../../node/read-at.js';
 import { hasRockRidge, iso9660Volume, readDescriptors, type VolumeDescriptors } from './iso9660.js';
 import { udfVolume } from './udf.js';
 import { findPath, type DiscVolume } from './volume.js';

@@ -5,7 +5,7 @@
  * joined here.
  */
 import { jobError } from '../../common/domain/failure.js';
-import type { ReadAt } from '../images/xz-index.js';
+import type { ReadAt } from '../../node/read-at.js';
 import {
   checkedExtent,
   checkedName,

@@ -4,7 +4,7 @@
  * from the anchor at sector 256, through the volume descriptors to the file set and its root.
  */
 import { jobError } from '../../common/domain/failure.js';
-import type { ReadAt } from '../images/xz-index.js';
+import type { ReadAt } from '../../node/read-at.js';
 import {
   checkedExtent,
   checkedName,

@@ -6,7 +6,7 @@
  * stop the reading with a sentence.
  */
 import { jobError } from '../../common/domain/failure.js';
-import type { ReadAt } from '../images/xz-index.js';
+import type { ReadAt } from '../../node/read-at.js';
 
 /** ISO 9660 and UDF as optical media use them: 2048-byte sectors. */
 export const SECTOR = 2048;

@@ -36,7 +36,7 @@ import { builtHelperProgram, type HelperProgram } from './helper-program.js';
 import { createTransport, type LaunchTransport } from './transport.js';
 import { rangesReader } from './image-feed.js';
 import { RepairAnswers } from './repair-answers.js';
-import type { ImageReread } from '../images/reread.js';
+import type { ImageReread } from '../images/feed/reread.js';
 
 /** How much of the launched process's stderr is kept to explain a failure to start. */
 const STDERR_TAIL_BYTES = 4096;

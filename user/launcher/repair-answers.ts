@@ -1,6 +1,6 @@
 /**
  * The app's answers to the helper's repair requests (writer/repair-inbox.ts): the image's bytes
- * at the ranges asked for, read again (user/images/reread.ts), sent in order within the window
+ * at the ranges asked for, read again (user/images/feed/reread.ts), sent in order within the window
  * the helper acknowledges. A request this side cannot or will not answer gets repair-failed with
  * the reason; it is never answered with anything but the image's own bytes.
  */
@@ -12,7 +12,7 @@ import {
   type ToHelper,
 } from '../../common/contracts/helper-protocol.js';
 import { toFailure, type Failure } from '../../common/domain/failure.js';
-import type { ImageReread } from '../images/reread.js';
+import type { ImageReread } from '../images/feed/reread.js';
 
 /** How often the helper hears how far the re-read got: it waits for silence, not for the decode. */
 const PROGRESS_EVERY_MS = 1000;

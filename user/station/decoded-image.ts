@@ -10,8 +10,8 @@ import { errorText } from '../../common/domain/error-details.js';
 import { JobError } from '../../common/domain/failure.js';
 import { closeFd } from '../../node/io.js';
 import type { ImageCache } from '../cache/image-cache.js';
-import { startDecoder } from '../images/decoder-launch.js';
-import { prepareImageInChild } from '../images/probe-launch.js';
+import { startDecoder } from '../images/processes/decoder-launch.js';
+import { prepareImageInChild } from '../images/processes/probe-launch.js';
 import { rm } from 'node:fs/promises';
 import type { StationImage } from './station-image.js';
 

@@ -2,7 +2,7 @@ import { staged } from '../../common/app/bottleneck.js';
 import { toFailure } from '../../common/domain/failure.js';
 import type { Phase, Progress } from '../../common/domain/progress.js';
 import type { TargetResult } from '../../common/domain/result.js';
-import { openSourceFeed } from '../images/source-feed.js';
+import { openSourceFeed } from '../images/feed/source-feed.js';
 import type { LaunchedHelper } from '../launcher/launch.js';
 import { cardHostname, imageForCard, type StationImage } from './station-image.js';
 

@@ -1,10 +1,10 @@
 import { spawn } from 'node:child_process';
 import { basename } from 'node:path';
 import { customisationFor, isEmptyCustomisation, type Profile } from '../../common/domain/customisation.js';
-import type { ImageRequest, PreparedImage } from '../images/probe.js';
-import type { DecoderOutput } from '../images/decoder-launch.js';
-import { invokingUser } from '../images/image-child.js';
-import { prepareImageInChild } from '../images/probe-launch.js';
+import type { ImageRequest, PreparedImage } from '../images/probe/probe.js';
+import type { DecoderOutput } from '../images/processes/decoder-launch.js';
+import { invokingUser } from '../images/processes/image-child.js';
+import { prepareImageInChild } from '../images/processes/probe-launch.js';
 import type { HelperLaunchOptions, LaunchedHelper } from '../launcher/launch.js';
 
 /** The image an armed station writes to every card, prepared once at arming. */

@@ -9,7 +9,7 @@ import type { ApiResult } from '../../../common/contracts/api-result.js';
 import { MiB } from '../../../common/domain/units.js';
 import { ImageHandOff } from '../../../electron/core/image-hand-off.js';
 import { SettingsStore } from '../../../electron/core/settings-store.js';
-import { detectPartitionTable, PARTITION_SNIFF_BYTES } from '../../../user/images/partition-table.js';
+import { detectPartitionTable, PARTITION_SNIFF_BYTES } from '../../../user/images/formats/partition-table.js';
 import { builtCreateAppService, builtImageProbe } from '../../support/built-modules.js';
 import { qcow2SharedL2Table } from '../../support/hostile-images.js';
 import { watchDescendants } from '../../support/processes.js';

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { constants, gunzipSync } from 'node:zlib';
 import { beforeAll, expect, it } from 'vitest';
 import { MiB } from '../../../common/domain/units.js';
-import { detectPartitionTable, PARTITION_TABLE_BYTES } from '../../../user/images/partition-table.js';
+import { detectPartitionTable, PARTITION_TABLE_BYTES } from '../../../user/images/formats/partition-table.js';
 import { flashCli, resultsOf, type CliRun } from '../../support/cli.js';
 import { describeDevices } from '../../support/device-suite.js';
 import { createLoop, digestFile, readBytes, scratchDir, type LoopDevice } from '../../support/loop-device.js';

@@ -3,8 +3,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { parseBmap } from '../../../user/images/bmap.js';
-import { MAX_BMAP_BYTES } from '../../../user/images/bmap-size.js';
+import { parseBmap } from '../../../user/images/formats/bmap.js';
+import { MAX_BMAP_BYTES } from '../../../user/images/formats/bmap-size.js';
 import { bmapWithOpenElement } from '../../support/hostile-images.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'sluice-unit-'));

@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { MiB } from '../../../common/domain/units.js';
-import { dmgSize, openDmg } from '../../../user/images/dmg.js';
-import { readBlkx } from '../../../user/images/udif-plist.js';
+import { dmgSize, openDmg } from '../../../user/images/formats/dmg.js';
+import { readBlkx } from '../../../user/images/formats/udif-plist.js';
 import { dmgWithMalformedPlist } from '../../support/hostile-images.js';
 import { writeDmg } from '../../support/udif.js';
 

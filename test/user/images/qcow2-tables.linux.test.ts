@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { deflateRawSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
 import { KiB, MiB } from '../../../common/domain/units.js';
-import { clusterKind, l2Entry, readQcow2, type Qcow2Image } from '../../../user/images/qcow2.js';
+import { clusterKind, l2Entry, readQcow2, type Qcow2Image } from '../../../user/images/formats/qcow2.js';
 import { compressedEntry, dataEntry, writeQcow2, type Qcow2Layout } from '../../support/hostile-images.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'sluice-unit-'));

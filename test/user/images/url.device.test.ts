@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Extent } from '../../../common/domain/extents.js';
 import { MiB } from '../../../common/domain/units.js';
-import { detectPartitionTable, PARTITION_TABLE_BYTES } from '../../../user/images/partition-table.js';
+import { detectPartitionTable, PARTITION_TABLE_BYTES } from '../../../user/images/formats/partition-table.js';
 import { collect, flashCli, resultsOf, spawnCli, type CliRun } from '../../support/cli.js';
 import { describeDevices } from '../../support/device-suite.js';
 import { differencesOutside, imageFreeSpace } from '../../support/free-space.js';

@@ -6,7 +6,7 @@ import {
   type ToHelper,
 } from '../../../common/contracts/helper-protocol.js';
 import { jobError } from '../../../common/domain/failure.js';
-import type { ImageReread } from '../../../user/images/reread.js';
+import type { ImageReread } from '../../../user/images/feed/reread.js';
 import { RepairAnswers } from '../../../user/launcher/repair-answers.js';
 
 const tick = () => new Promise((r) => setTimeout(r, 5));

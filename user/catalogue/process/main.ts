@@ -7,7 +7,7 @@
  */
 import * as v from 'valibot';
 import { CatalogueRequest, type CatalogueReply } from '../../../common/contracts/catalogue-protocol.js';
-import { answerOnce } from '../../images/image-child.js';
+import { answerOnce } from '../../images/processes/image-child.js';
 import { readCatalogue } from '../read-catalogue.js';
 
 answerOnce(async (message): Promise<CatalogueReply> => ({

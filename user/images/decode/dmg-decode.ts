@@ -2,7 +2,7 @@ import { stat } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { openDmg } from '../dmg.js';
+import { openDmg } from '../formats/dmg.js';
 import { ReaderGone, type ImageSink } from './image-sink.js';
 import { jobError, JobError } from '../../../common/domain/failure.js';
 import { errorText } from '../../../common/domain/error-details.js';

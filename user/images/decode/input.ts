@@ -100,7 +100,7 @@ export async function openInput(location: SourceLocation, options: InputOptions)
   } else {
     // Loaded for a download only: importing it alone (node:http, https, tls) took about 40 ms more
     // than a bare Node start, which every decoder paid before.
-    const { MAX_RETRIES, openDownload } = await loadPart('download code', () => import('../download.js'));
+    const { MAX_RETRIES, openDownload } = await loadPart('download code', () => import('../http/download.js'));
     const download = await openDownload(location.url, options.tee ?? null, {
       retrying: (offset, attempt, pauseMs, why) =>
         options.notice?.(

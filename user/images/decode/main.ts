@@ -12,7 +12,7 @@
  * for that verdict (relayed by the parent) before it writes the partition table.
  */
 import { ReaderGone } from './image-sink.js';
-import { sendToParent } from '../image-child.js';
+import { sendToParent } from '../processes/image-child.js';
 import { decodeImage, hashFile } from './decode-image.js';
 import type { SourceInput } from './input.js';
 import type { DecodePlan, DecoderMessage, SkipAck } from '../../../common/contracts/decoder-protocol.js';

@@ -3,7 +3,7 @@ import { finished } from 'node:stream/promises';
 import { constants, inflateRaw, zstdDecompress } from 'node:zlib';
 import { MiB } from '../../../common/domain/units.js';
 import { readFully } from '../../../node/io.js';
-import { clusterKind, compressedExtent, dataOffset, l2Entry, readQcow2, type Qcow2Image } from '../qcow2.js';
+import { clusterKind, compressedExtent, dataOffset, l2Entry, readQcow2, type Qcow2Image } from '../formats/qcow2.js';
 import type { ImageSink } from './image-sink.js';
 import { jobError, JobError } from '../../../common/domain/failure.js';
 import { errorText } from '../../../common/domain/error-details.js';

@@ -11,7 +11,7 @@ import { intersectExtents, mergeExtents, subtractExtents, type Extent } from '..
 import type { SkipReason } from '../../../common/domain/skipped.js';
 import { KiB, MiB } from '../../../common/domain/units.js';
 import { EXTENT_ALIGN } from '../../../writer/stream-layout.js';
-import { filesystemLabel, FILESYSTEM_SNIFF_BYTES } from '../partition-table.js';
+import { filesystemLabel, FILESYSTEM_SNIFF_BYTES } from '../formats/partition-table.js';
 import { extFree, extSuperblock } from './ext.js';
 import { fatBootSector, fatFree } from './fat.js';
 import type { ReadImage } from './image-reader.js';

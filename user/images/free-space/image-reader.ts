@@ -5,7 +5,7 @@
  * against this one question lets the same code serve both: what a stream has already passed is
  * simply not known, and what is not known is written.
  */
-import type { ReadAt } from '../xz-index.js';
+import type { ReadAt } from '../../../node/read-at.js';
 
 /**
  * `length` bytes of the image at `offset` (fewer only where the image ends), or null when they

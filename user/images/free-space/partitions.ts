@@ -7,7 +7,13 @@
  */
 import { crc32 } from 'node:zlib';
 import type { Extent } from '../../../common/domain/extents.js';
-import { detectPartitionTable, gptEntry, gptHeader, mbrEntries, PARTITION_SNIFF_BYTES } from '../partition-table.js';
+import {
+  detectPartitionTable,
+  gptEntry,
+  gptHeader,
+  mbrEntries,
+  PARTITION_SNIFF_BYTES,
+} from '../formats/partition-table.js';
 import type { ReadImage } from './image-reader.js';
 
 /** MBR types of containers for logical partitions, and of a GPT's protective entry: never a filesystem. */
