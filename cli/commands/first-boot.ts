@@ -1,5 +1,6 @@
 import { readDrive } from '../../user/backup/read-drive.js';
-import { readFirstBoot, type FirstBoot } from '../../user/customise/first-boot-report.js';
+import { readFirstBoot, TABLE_HEAD_BYTES, type FirstBoot } from '../../user/customise/first-boot-report.js';
+import { readPartitionTable } from '../../user/images/formats/partition-table.js';
 import { FIRSTRUN_REPORT } from '../../user/customise/firstrun.js';
 import { startHelper } from '../../user/launcher/launch.js';
 import { cliHelperOptions } from '../helper-options.js';
@@ -54,7 +55,7 @@ export async function firstBootCommand(args: FirstBootArgs): Promise<number> {
   const [target = args.target] = await namedDrives([args.target]);
   const { result, value } = await readDrive(
     { drive: target, launch: (options) => startHelper({ ...options, ...cliHelperOptions(args.elevate) }) },
-    readFirstBoot,
+    async (readAt) => readFirstBoot(readAt, readPartitionTable(await readAt(0, TABLE_HEAD_BYTES))),
   );
   if (value === null) return reportOne(args.json, result);
   const applied = value.state === 'reported' && value.finished && value.steps.every((s) => s.applied);

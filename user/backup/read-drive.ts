@@ -9,7 +9,7 @@ import type { ByteSource } from '../../node/byte-source.js';
 import { refuseSource } from '../../writer/source-device.js';
 import { currentPlatform } from '../../writer/platform/index.js';
 import type { ReadImage } from '../images/free-space/image-reader.js';
-import type { ReadAt } from '../images/xz-index.js';
+import type { ReadAt } from '../../node/read-at.js';
 import type { HelperLaunchOptions, LaunchedHelper } from '../launcher/launch.js';
 import { askedReader } from './used-blocks.js';
 

@@ -4,8 +4,8 @@
  * firstrun.sh itself is still there (the card has not finished a first boot). Parsed as the user,
  * from bytes the helper sent; bounded by the file, which FatEditor.readFile caps.
  */
-import type { ReadAt } from '../images/xz-index.js';
-import { readPartitionTable } from '../images/partition-table.js';
+import type { ReadAt } from '../../node/read-at.js';
+import type { PartitionTable } from '../../common/domain/image.js';
 import { findBoot } from './detect.js';
 import { FIRSTRUN_REPORT } from './firstrun.js';
 
@@ -48,9 +48,8 @@ export function parseFirstBootReport(text: string): { ranAt: string; steps: Firs
   return { ranAt, steps };
 }
 
-/** What the drive `readAt` reads says of its first boot: its first FAT partition's files. */
-export async function readFirstBoot(readAt: ReadAt): Promise<FirstBoot> {
-  const table = readPartitionTable(await readAt(0, TABLE_HEAD_BYTES));
+/** What the drive `readAt` reads (its partition table `table`) says of its first boot: its first FAT partition's files. */
+export async function readFirstBoot(readAt: ReadAt, table: PartitionTable): Promise<FirstBoot> {
   const found = await findBoot(readAt, table);
   if (found === null) return { state: 'none', why: 'The drive has no FAT boot partition that Sluice could read.' };
   const partition = found.partition.number;

@@ -95,7 +95,7 @@ async function namedPipe(imageThroughChannel: boolean): Promise<LaunchTransport>
 
 /**
  * How a decoder hands its image over for a helper started through `elevation` (see
- * user/images/decoder-launch.ts DecoderOutput): its socket as the helper's fd 0 where the tool
+ * user/images/processes/decoder-launch.ts DecoderOutput): its socket as the helper's fd 0 where the tool
  * passes descriptors (a helper started directly, without `elevation`, among them), else a stream
  * this process reads and copies into the channel.
  */
