@@ -149,11 +149,9 @@ describeDevices('Choose OS: the catalogue and the image cache in the app', () =>
       await flashAfterConfirming(app, loop.path);
       // The writer waits for the download, and the screen says so: the phase is the download's, and why.
       // Both are read from one report, in one look at the screen.
-      const limitedByDownload = page
-        .getByTestId('limit')
-        .filter({
-          hasText: /^Speed limited by the download: the drive waited for the image's next bytes \d+% of the time$/,
-        });
+      const limitedByDownload = page.getByTestId('limit').filter({
+        hasText: /^Speed limited by the download: the drive waited for the image's next bytes \d+% of the time$/,
+      });
       await page
         .locator('[data-screen="flashing"]')
         .filter({ has: limitedByDownload })

@@ -104,9 +104,7 @@ export function probeCli(device: string, options: CliOptions = {}): Promise<CliR
 }
 
 /** The result events of a run, by target. */
-export function resultsOf(
-  run: CliRun,
-): Map<
+export function resultsOf(run: CliRun): Map<
   string,
   {
     status: string;
