@@ -8,6 +8,7 @@ import {
   chmodSync,
   chownSync,
   existsSync,
+  lstatSync,
   mkdirSync,
   readdirSync,
   readFileSync,
@@ -15,8 +16,10 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MiB } from '../../common/domain/units.js';
+import { EXIT } from '../../cli/exit-codes.js';
+import { IMAGE_SIZE, serveCatalogue, type CatalogueServer } from '../support/catalogue.js';
 import { assertTestTarget, collect, type CliRun } from '../support/cli.js';
 import { describeDevices } from '../support/device-suite.js';
 import { createLoop, digestFile, scratchDir, writeRandomFile, type LoopDevice } from '../support/loop-device.js';
@@ -32,6 +35,8 @@ describeDevices('sudo sluice, started by an ordinary user: only the writer is ro
   /** A folder the user may use, and one only root may. */
   let open: string;
   let rootOnly: string;
+  /** A folder everyone may enter and only root may write, as /etc/cron.d. */
+  let rootWrites: string;
   let image: string;
   /** The image with 12 MiB of zeros after it, and that xz-compressed. */
   let decompressed: string;
@@ -88,6 +93,8 @@ describeDevices('sudo sluice, started by an ordinary user: only the writer is ro
     chmodSync(open, 0o777);
     rootOnly = join(open, 'root-only');
     mkdirSync(rootOnly, { mode: 0o700 });
+    rootWrites = join(open, 'root-writes');
+    mkdirSync(rootWrites, { mode: 0o755 });
     image = join(open, 'image.img');
     writeRandomFile(image, 4 * MiB);
     chmodSync(image, 0o644);
@@ -163,20 +170,30 @@ describeDevices('sudo sluice, started by an ordinary user: only the writer is ro
     }
   });
 
-  it('a file target in a folder only root may write: refused with the user’s "permission denied", nothing created', async () => {
-    const target = join(rootOnly, 'out.img');
-    const { run } = await sudoSluice(['flash', '--yes', image, target]);
-    expect(run.code).not.toBe(0);
-    expect(run.stdout + run.stderr).toMatch(/out\.img cannot be examined: EACCES: permission denied/);
-    expect(readdirSync(rootOnly)).toEqual([]);
+  /** What a file target or a backup in `folder` is refused with: the user's "permission denied", in a sentence. */
+  function deniedIn(folder: string, file: string): string {
+    return folder === rootOnly
+      ? `No permission to reach ${join(folder, file)}: a folder on its way may not be entered (permission denied). Choose a folder you can write to.`
+      : `No permission to create ${join(folder, file)}.incomplete (permission denied): choose a folder you can write to.`;
+  }
+
+  it('a file target in a folder only root may write (or enter): refused with the user’s "permission denied", nothing created', async () => {
+    for (const folder of [rootOnly, rootWrites]) {
+      const { run } = await sudoSluice(['flash', '--yes', compressed, join(folder, 'out.img')]);
+      expect(run.code).toBe(EXIT.refused);
+      expect(run.stdout + run.stderr).toContain(deniedIn(folder, 'out.img'));
+      expect(readdirSync(folder)).toEqual([]);
+    }
   });
 
-  it('a backup into a folder only root may write: refused the same way, nothing created', async () => {
+  it('a backup into a folder only root may write (or enter): refused the same way, nothing created', async () => {
     const loop = loopFor(4 * MiB);
-    const { run } = await sudoSluice(['backup', '--yes', loop.path, join(rootOnly, 'backup.img')]);
-    expect(run.code).not.toBe(0);
-    expect(run.stdout + run.stderr).toMatch(/permission denied/i);
-    expect(readdirSync(rootOnly)).toEqual([]);
+    for (const folder of [rootOnly, rootWrites]) {
+      const { run } = await sudoSluice(['backup', '--yes', loop.path, join(folder, 'backup.img')]);
+      expect(run.code).toBe(EXIT.refused);
+      expect(run.stdout + run.stderr).toContain(deniedIn(folder, 'backup.img'));
+      expect(readdirSync(folder)).toEqual([]);
+    }
   });
 
   it('a station log that is a symbolic link is refused, and one in a root-only folder too; nothing is written', async () => {
@@ -202,6 +219,49 @@ describeDevices('sudo sluice, started by an ordinary user: only the writer is ro
     expect(existsSync(aim)).toBe(false);
     expect(readdirSync(rootOnly)).toEqual([]);
     expect(digestFile(loop.backing)).toBe(before);
+  });
+
+  describe('the image cache, for a catalogue entry', () => {
+    let server: CatalogueServer;
+    beforeAll(async () => {
+      const served = scratchDir();
+      chmodSync(served, 0o755);
+      server = await serveCatalogue(served);
+    });
+    afterAll(() => server.close());
+
+    /** `sudo sluice flash os:Test OS Lite` from the test catalogue, with `cache` as the cache folder. */
+    async function flashEntry(cache: string): Promise<{ run: CliRun; loop: LoopDevice }> {
+      const loop = loopFor(IMAGE_SIZE + 4 * MiB);
+      const { run } = await sudoSluice(
+        ['flash', '--yes', '--no-eject', '--exact', '--repo', server.top, 'os:Test OS Lite', loop.path],
+        { SLUICE_CACHE_DIR: cache },
+      );
+      return { run, loop };
+    }
+
+    it('a cache folder that is a symbolic link is refused with a sentence; the image is written, nothing kept', async () => {
+      const aim = join(rootOnly, 'cache');
+      const link = join(open, 'cache-link');
+      symlinkSync(aim, link);
+      const { run, loop } = await flashEntry(link);
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.stderr).toContain(`${link} is a symbolic link, and the image cache is kept only in a real folder`);
+      expect(holds(loop, server.images.lite.raw)).toBe(true);
+      expect(lstatSync(link).isSymbolicLink()).toBe(true);
+      expect(readdirSync(rootOnly)).toEqual([]);
+    });
+
+    it('a cache folder in a folder only root may write: the user’s "permission denied" in a sentence, nothing created', async () => {
+      const cache = join(rootOnly, 'cache');
+      const { run, loop } = await flashEntry(cache);
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.stderr).toMatch(
+        /Test OS Lite is downloaded without being kept in the cache: the image cache folder .*root-only\/cache\/images cannot be made \(EACCES: permission denied/,
+      );
+      expect(holds(loop, server.images.lite.raw)).toBe(true);
+      expect(readdirSync(rootOnly)).toEqual([]);
+    });
   });
 
   it('a customisation file only root may read is refused, and its bytes are nowhere on the card', async () => {

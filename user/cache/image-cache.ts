@@ -17,6 +17,7 @@ import { lchown, lstat, mkdir, readdir, rename, rm, stat, statfs, writeFile } fr
 import { join } from 'node:path';
 import * as v from 'valibot';
 import type { DownloadTee } from '../../common/contracts/decoder-protocol.js';
+import { errorText } from '../../common/domain/error-details.js';
 import { formatBytes } from '../../common/domain/units.js';
 import { invokingUser } from '../images/processes/image-child.js';
 import { readSidecar } from '../images/files/sidecar-file.js';
@@ -113,11 +114,18 @@ export class ImageCache {
     this.images = join(dir, 'images');
   }
 
-  /** Makes the cache's folders, unless one of them is a symbolic link: then says why not. */
+  /**
+   * Makes the cache's folders, unless one of them is a symbolic link or cannot be made (a folder
+   * the person flashing may not write, also under sudo): then says why not.
+   */
   private async makeFolders(): Promise<string | null> {
     const refused = (await linkRefusal(this.dir)) ?? (await linkRefusal(this.images));
     if (refused !== null) return refused;
-    await mkdir(this.images, { recursive: true });
+    try {
+      await mkdir(this.images, { recursive: true });
+    } catch (error) {
+      return `the image cache folder ${this.images} cannot be made (${errorText(error)}); set SLUICE_CACHE_DIR to a folder you may write`;
+    }
     await giveToUser(this.dir).catch(() => undefined);
     await giveToUser(this.images).catch(() => undefined);
     return null;

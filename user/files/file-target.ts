@@ -79,7 +79,13 @@ async function isDeviceName(path: string): Promise<boolean> {
  */
 export async function checkFileTargetPath(path: string): Promise<void> {
   const st = await lstat(path).catch((error: unknown) => {
-    if (errorCode(error) === 'ENOENT') return null;
+    const code = errorCode(error);
+    if (code === 'ENOENT') return null;
+    if (code === 'EACCES' || code === 'EPERM')
+      throw jobError(
+        'permission-denied',
+        `No permission to reach ${path}: a folder on its way may not be entered (permission denied). Choose a folder you can write to.`,
+      );
     throw jobError('target-not-found', `${path} cannot be examined: ${errorText(error)}`);
   });
   if (st === null) {
@@ -204,7 +210,10 @@ export class FileTarget implements WriteTarget {
     } catch (error) {
       const code = errorCode(error);
       if (code === 'EACCES' || code === 'EPERM')
-        throw jobError('permission-denied', `No permission to create ${partial}: choose a folder you can write to.`);
+        throw jobError(
+          'permission-denied',
+          `No permission to create ${partial} (permission denied): choose a folder you can write to.`,
+        );
       if (code === 'EROFS') throw jobError('target-read-only', `${path} is on a read-only filesystem.`);
       if (code === 'ENOENT') throw jobError('target-not-found', `The folder for ${path} does not exist.`);
       throw jobError('write-error', `Creating ${partial} failed: ${errorText(error)}`);

@@ -141,3 +141,13 @@ describe('ImageCache: a cache folder that is a symbolic link', () => {
     expect(existsSync(aim)).toBe(false);
   });
 });
+
+describe('ImageCache: a cache folder that cannot be made', () => {
+  it('is refused with the system’s reason in a sentence, for a download and for a decoded copy', async () => {
+    writeFileSync(join(dir, 'file'), 'not a folder');
+    const cache = new ImageCache(join(dir, 'file', 'cache'), 1000);
+    const sentence = `the image cache folder ${join(dir, 'file', 'cache', 'images')} cannot be made (ENOTDIR: not a directory`;
+    expect(await cache.reserve(entry(1, 100))).toEqual({ refused: expect.stringContaining(sentence) });
+    expect(await cache.decodedCopy(100)).toEqual({ refused: expect.stringContaining(sentence) });
+  });
+});
