@@ -20,6 +20,8 @@ export const PROCESS_ENTRIES = {
   probe: 'user/images/probe/main.js',
   /** The decoder (user/images/decode/main.ts). */
   decoder: 'user/images/decode/main.js',
+  /** The drive map reader, for backups of the used blocks (user/backup/drive-map/main.ts). */
+  'drive-map': 'user/backup/drive-map/main.js',
   /** The catalogue reader (user/catalogue/process/main.ts). */
   catalogue: 'user/catalogue/process/main.js',
   /** The decoder pipe's reading thread (user/images/decode/pipe-reader-thread.ts). */

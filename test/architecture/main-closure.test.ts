@@ -21,14 +21,8 @@ const SHARED_WITH_PROBE = [
   'out/user/images/processes/decoder-launch.js',
   // Opening a feed merges the job's ranges to what a job message holds (written-extents.ts): arithmetic on numbers the probe sent, no image bytes.
   'out/user/images/feed/mapped-extents.js',
-  // A backup of the used blocks reads the drive's ext and FAT maps (user/backup/used-blocks.ts), bounded
-  // as for an image. In the app this parsing of a drive runs in the main process; it belongs in a
-  // child process, as the probe is, and moving it there is open work.
-  'out/user/images/free-space/ext.js',
-  'out/user/images/free-space/fat.js',
-  'out/user/images/free-space/find-free-space.js',
+  // The bound on one question the free-space readers ask, and its type: main reads the drive map reader's questions through it (user/backup/drive-map-launch.ts), parsing nothing.
   'out/user/images/free-space/image-reader.js',
-  'out/user/images/free-space/partitions.js',
   // Both start their image processes through it (spawnImageChild).
   'out/user/images/processes/image-child.js',
   // A backup trimmed to its partitions reads the table from the first bytes of the drive (user/backup/backup-file.ts), not of an image.

@@ -12,13 +12,15 @@ import { expect, it } from 'vitest';
 import { MiB } from '../../common/domain/units.js';
 import { listDrives } from '../../user/drives/list-drives.js';
 import { startHelper } from '../../user/launcher/launch.js';
-import { backupDrive } from '../../user/backup/drive-backup.js';
 import type { HelperJob } from '../../common/contracts/helper-protocol.js';
 import { assertTestTarget } from '../support/cli.js';
 import { describeDevices } from '../support/device-suite.js';
 import { createLoop, digestFile, mountDevice, scratchDir, writeRandomFile } from '../support/loop-device.js';
 import { mkfsExt4, mountpointsOf } from '../support/partitions.js';
 import { builtHelper } from '../support/unprivileged.js';
+import { builtBackupDrive } from '../support/built-modules.js';
+
+const backupDrive = await builtBackupDrive();
 
 function diskseq(device: string): string {
   return readFileSync(`/sys/block/${basename(device)}/diskseq`, 'utf8').trim();

@@ -14,6 +14,8 @@ import type * as CatalogueLaunch from '../../user/catalogue/catalogue-launch.js'
 import type * as DecoderLaunch from '../../user/images/processes/decoder-launch.js';
 import type * as PipeReader from '../../user/images/decode/pipe-reader.js';
 import type * as DecodedReader from '../../user/images/decode/decoded-reader.js';
+import type * as DriveMapLaunch from '../../user/backup/drive-map-launch.js';
+import type * as DriveBackup from '../../user/backup/drive-backup.js';
 
 export async function builtStartHelper(): Promise<typeof HelperLaunch.startHelper> {
   return ((await import(resolve('out/user/launcher/launch.js'))) as typeof HelperLaunch).startHelper;
@@ -57,4 +59,14 @@ export async function builtDrainPipe(): Promise<typeof PipeReader.drainPipe> {
 /** The decoded-image reader as built: its runs start the built decoder (out/run/decoder.js). */
 export async function builtDecodedReader(): Promise<typeof DecodedReader.decodedReader> {
   return ((await import(resolve('out/user/images/decode/decoded-reader.js'))) as typeof DecodedReader).decodedReader;
+}
+
+/** The drive map reader's launcher as built: it starts the built reader (out/run/drive-map.js). */
+export async function builtDriveMapLaunch(): Promise<typeof DriveMapLaunch> {
+  return (await import(resolve('out/user/backup/drive-map-launch.js'))) as typeof DriveMapLaunch;
+}
+
+/** A whole backup as built: a backup of the used blocks starts the built drive map reader (out/run/drive-map.js). */
+export async function builtBackupDrive(): Promise<typeof DriveBackup.backupDrive> {
+  return ((await import(resolve('out/user/backup/drive-backup.js'))) as typeof DriveBackup).backupDrive;
 }

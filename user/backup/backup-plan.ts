@@ -1,14 +1,15 @@
 /**
  * Where a backup's bytes come from and how far it goes: the whole drive front to back as the
  * helper sends it, or (when the helper sends requested ranges) only its used blocks, with zeros
- * for the free space its filesystems prove (used-blocks.ts).
+ * for the free space its filesystems prove (used-blocks.ts, read in the drive map reader's process).
  */
 import type { Extent } from '../../common/domain/extents.js';
 import { JobError } from '../../common/domain/failure.js';
 import type { Failure } from '../../common/domain/failure.js';
 import type { ByteSource } from '../../node/byte-source.js';
 import { MAX_READ_BYTES } from '../images/free-space/image-reader.js';
-import { askAll, askedReader, usedRanges, UsedBytes, type AskRanges } from './used-blocks.js';
+import { usedRangesInChild } from './drive-map-launch.js';
+import { askAll, askedReader, UsedBytes, type AskRanges } from './used-blocks.js';
 
 export interface BackupPlan {
   /** Bytes of the drive the image holds, from its start. */
@@ -70,7 +71,7 @@ export async function planBackup(input: PlanInput, first: Buffer): Promise<Backu
     const head = await read(0, MAX_READ_BYTES);
     if (head === null) return failed(0);
     length = input.end(head);
-    used = await usedRanges(read, length);
+    used = await usedRangesInChild(read, length, drive);
   } catch (error) {
     if (error instanceof JobError && error.failure.code === 'source-read-error')
       return failed(error.failure.offset ?? 0);

@@ -133,7 +133,9 @@ export async function backupDrive(job: DriveBackup): Promise<TargetResult> {
       signal: job.signal,
       onProgress: job.onProgress,
     });
-    // Past the trimmed end the helper finds nobody reading, and stops.
+    // Past the trimmed end the helper finds nobody reading, and stops; one still waiting for read
+    // messages (the plan failed before it asked for the used ranges) is told to stop.
+    if (result.status !== 'ok') helper.cancel();
     await from.close();
     source = null;
     await helper.result;

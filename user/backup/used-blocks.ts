@@ -1,22 +1,13 @@
 /**
- * What a backup of the used blocks reads. The drive's partition table and the filesystems' maps
- * are read through the helper, a range at a time (read messages), by the same readers that find
- * an image's free space when flashing (images/free-space/): what they prove free is left out and
- * is zero in the file; everything else (the tables, gaps between partitions, what lies past the
- * last one, unknown partitions, filesystems they do not trust) is read whole.
+ * A backup of the used blocks, the parent's side: the drive's bytes asked of the helper a range at a
+ * time (read messages), for the drive map reader (drive-map/used-ranges.ts) and then for the used
+ * ranges it found, and the drive's bytes front to back with zeros for what was left out.
  */
-import { extentBytes, mergeExtents, subtractExtents, type Extent } from '../../common/domain/extents.js';
+import { extentBytes, type Extent } from '../../common/domain/extents.js';
 import { jobError } from '../../common/domain/failure.js';
 import type { ByteSource } from '../../node/byte-source.js';
 import { MAX_EXTENTS } from '../../common/contracts/helper-protocol.js';
-import { freeSpaceOf } from '../images/free-space/find-free-space.js';
 import { MAX_READ_BYTES, type ReadImage } from '../images/free-space/image-reader.js';
-
-/**
- * Free runs kept out at most: the shortest beyond are read after all. It bounds the read messages
- * (MAX_EXTENTS ranges each) to fewer than the helper holds (writer/read-requests.ts).
- */
-const MAX_FREE_RUNS = 40 * MAX_EXTENTS;
 
 /** Asks the helper for the drive's bytes of `ranges` next; `last`: nothing more will be asked. */
 export type AskRanges = (ranges: [number, number][], last: boolean) => void;
@@ -37,17 +28,6 @@ export function askedReader(ask: AskRanges, source: ByteSource, driveSize: numbe
       );
     return bytes;
   };
-}
-
-/**
- * The ranges of the drive's first `length` bytes a backup reads: all but the free space its
- * filesystems prove. What lies past the last partition is not proven free (a system may keep
- * something there, and nothing says otherwise), so it is read unless the backup was trimmed to
- * the partitions, which makes `length` end there.
- */
-export async function usedRanges(read: ReadImage, length: number): Promise<Extent[]> {
-  const free = await freeSpaceOf(read, length, MAX_FREE_RUNS);
-  return subtractExtents([[0, length]], mergeExtents(free.flatMap((f) => f.extents)));
 }
 
 /** Sends `ranges` to the helper as read messages of at most MAX_EXTENTS each, the last marked. */

@@ -13,12 +13,11 @@ import { closeSync, openSync, readdirSync, readFileSync, statSync, writeSync } f
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
 import { MiB } from '../../../common/domain/units.js';
-import { backupDrive } from '../../../user/backup/drive-backup.js';
 import { pipeDir, pipePaths } from '../../../common/contracts/helper-transport.js';
 import { directLaunch } from '../../../user/launcher/elevation/direct.js';
 import { createPipeServers, newPipeName } from '../../../user/launcher/pipe-servers.js';
 import type { Elevation } from '../../../user/launcher/elevation/types.js';
-import { builtStartHelper } from '../../support/built-modules.js';
+import { builtBackupDrive, builtStartHelper } from '../../support/built-modules.js';
 import { describeDevices } from '../../support/device-suite.js';
 import { assertOwnedLoop, createLoop, scratchDir } from '../../support/loop-device.js';
 import { asTestUser } from '../../support/unprivileged.js';
@@ -49,6 +48,7 @@ describeDevices('a backup through named pipes (Unix sockets here), compressed in
       const source = drive();
       const file = join(scratchDir(), `backup.img${suffix}`);
       const startHelper = await builtStartHelper();
+      const backupDrive = await builtBackupDrive();
       const before = pipesInTmp();
 
       const result = await backupDrive({

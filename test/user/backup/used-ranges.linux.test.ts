@@ -6,7 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { extentBytes, intersectExtents, subtractExtents, type Extent } from '../../../common/domain/extents.js';
 import { MiB } from '../../../common/domain/units.js';
 import { randomAccess } from '../../../user/images/free-space/image-reader.js';
-import { usedRanges } from '../../../user/backup/used-blocks.js';
+import { usedRanges } from '../../../user/backup/drive-map/used-ranges.js';
 import { osImage, osImageLayout } from '../../support/os-image.js';
 import { dumpe2fsFree } from '../../support/free-space.js';
 

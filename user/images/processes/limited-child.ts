@@ -56,10 +56,18 @@ async function residentBytes(pid: number): Promise<number | null> {
 }
 
 /**
+ * The parent's side of a child that asks questions of its own before it answers (the drive map
+ * reader asks for the drive's bytes): null for a message that is not a question (the answer), else
+ * the reply to send back. A reply that rejects stops the child, and the caller gets that error.
+ */
+export type ChildQuestions = (message: unknown) => Promise<object> | null;
+
+/**
  * Starts `entry` as the user (the invoking user under sudo: image-child.ts) with `limits`, sends it
  * `request` and resolves with its one answer as `check` makes of it (a JobError returned by
- * `check` rejects). Rejects with a JobError for a child that went past a limit (once its process
- * is gone) and for one that stopped without an answer. The first of these counts.
+ * `check` rejects); `questions` replies to what it asks on the way. Rejects with a JobError for a
+ * child that went past a limit (once its process is gone) and for one that stopped without an
+ * answer. The first of these counts.
  */
 export function askLimitedChild<T>(
   entry: string,
@@ -67,6 +75,7 @@ export function askLimitedChild<T>(
   limits: ChildLimits,
   check: (message: unknown) => T | JobError,
   words: ChildWords,
+  questions?: ChildQuestions,
 ): Promise<T> {
   const child = spawnImageChild(
     entry,
@@ -83,12 +92,13 @@ export function askLimitedChild<T>(
   });
   return new Promise<T>((resolve, reject) => {
     const running = () => child.exitCode === null && child.signalCode === null;
-    /** Set when a limit stopped the child: the caller hears it once the process is gone. */
-    let stopped: JobError | null = null;
-    const stop = (what: 'memory' | 'time') => {
-      stopped ??= words.overLimit(what);
+    /** Set when a limit (or a reply that failed) stopped the child: the caller hears it once the process is gone. */
+    let stopped: Error | null = null;
+    const stopWith = (why: Error) => {
+      stopped ??= why;
       if (running()) child.kill('SIGKILL');
     };
+    const stop = (what: 'memory' | 'time') => stopWith(words.overLimit(what));
     const timer = setTimeout(() => stop('time'), limits.timeMs);
     let looking = false;
     const watch = setInterval(() => {
@@ -105,6 +115,14 @@ export function askLimitedChild<T>(
     };
     child.on('message', (message: unknown) => {
       if (stopped !== null) return;
+      const asked = questions?.(message) ?? null;
+      if (asked !== null) {
+        asked.then(
+          (reply) => running() && stopped === null && child.send(reply, () => undefined),
+          (error: unknown) => stopWith(error instanceof Error ? error : new Error(String(error))),
+        );
+        return;
+      }
       done();
       const result = check(message);
       if (result instanceof Error) reject(result);
