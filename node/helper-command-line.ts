@@ -2,9 +2,12 @@
  * The helper's command line, built by the app and parsed by the helper: one definition for both.
  *
  *   main.js [--channel DIR [--image-fifo] | --pipe NAME] [--parent-pid PID] [--source DISK] -- TARGET...
+ *   main.js --station --min-size BYTES --max-size BYTES [--slot SLOT]... [--virtual] --channel DIR --parent-pid PID --
  *
  * --source names the disk the helper reads (a backup, with no targets, or a clone's source),
- * which the user authorized reading as well.
+ * which the user authorized reading as well. --station arms a flashing station instead of running
+ * a job: its rules are what the user authorized (privileged/armed-station.ts), and each card's
+ * helper it starts carries --medium, the disk sequence number root read for its one target.
  * The targets come last, so that an authorization prompt showing the command line (pkexec's
  * `$(command_line)`, see build/polkit/) ends with the drive the user is about to erase. They are
  * also a promise: the helper refuses a job message naming any other drive. Every drive is given
@@ -36,6 +39,21 @@ export interface HelperArgs {
   targets: string[];
   /** The disk the user authorized reading (backup, clone); null for a flash. */
   source: string | null;
+  /** An armed station (no targets, no source): the cards it may start a helper for. */
+  station?: StationLimits;
+  /** A station card's helper: the medium root found in its one target (Drive.medium); its job must name this one. */
+  medium?: string;
+}
+
+/** What an armed station's root side admits, as the user authorized it (common/domain/station.ts StationRules). */
+export interface StationLimits {
+  /** The size range in bytes, inclusive. */
+  minSize: number;
+  maxSize: number;
+  /** Reader slots a card must sit in (/dev/disk/by-path names, or a loop device's backing file); empty: any slot. */
+  slots: string[];
+  /** Loop devices count as cards (tests). */
+  virtual: boolean;
 }
 
 /** Why the helper refuses its command line. */
@@ -49,6 +67,13 @@ export function helperArgv(args: HelperArgs): string[] {
   if (transport.kind === 'named-pipe') argv.push('--pipe', transport.name);
   if (args.parentPid !== null) argv.push('--parent-pid', String(args.parentPid));
   if (args.source !== null) argv.push('--source', args.source);
+  if (args.medium !== undefined) argv.push('--medium', args.medium);
+  const { station } = args;
+  if (station !== undefined) {
+    argv.push('--station', '--min-size', String(station.minSize), '--max-size', String(station.maxSize));
+    for (const slot of station.slots) argv.push('--slot', slot);
+    if (station.virtual) argv.push('--virtual');
+  }
   return [...argv, '--', ...args.targets];
 }
 
@@ -73,6 +98,12 @@ export function parseHelperArgv(argv: readonly string[]): HelperArgs {
         pipe: { type: 'string' },
         'parent-pid': { type: 'string' },
         source: { type: 'string' },
+        medium: { type: 'string' },
+        station: { type: 'boolean', default: false },
+        'min-size': { type: 'string' },
+        'max-size': { type: 'string' },
+        slot: { type: 'string', multiple: true },
+        virtual: { type: 'boolean', default: false },
       },
     });
   } catch (error) {
@@ -80,8 +111,11 @@ export function parseHelperArgv(argv: readonly string[]): HelperArgs {
   }
   const { values, positionals: targets } = parsed;
   const source = values.source ?? null;
-  // A backup reads its source and writes no drive; everything else writes at least one.
-  const fewest = source === null ? 1 : 0;
+  const station = values.station ? stationLimits(values) : undefined;
+  if (station !== undefined && (targets.length > 0 || source !== null))
+    throw new HelperArgsError('an armed station names no drive: it takes the cards inserted after arming');
+  // A station writes no drive of its own, a backup reads its source and writes none; everything else writes at least one.
+  const fewest = source === null && station === undefined ? 1 : 0;
   if (targets.length < fewest || targets.length > MAX_TARGETS)
     throw new HelperArgsError(`expected ${fewest} to ${MAX_TARGETS} target drives, got ${targets.length}`);
   if ([...targets, ...(source === null ? [] : [source])].some((t) => t.length === 0 || t.length > 256))
@@ -111,5 +145,39 @@ export function parseHelperArgv(argv: readonly string[]): HelperArgs {
     if (!Number.isSafeInteger(parentPid) || parentPid < 1)
       throw new HelperArgsError('--parent-pid must be a process id');
   }
-  return { transport, parentPid, targets, source };
+  const medium = values.medium;
+  if (medium !== undefined && (!/^\d{1,20}$/.test(medium) || targets.length !== 1 || source !== null))
+    throw new HelperArgsError('--medium is a disk sequence number, for a helper that writes one drive');
+  return {
+    transport,
+    parentPid,
+    targets,
+    source,
+    ...(station === undefined ? {} : { station }),
+    ...(medium === undefined ? {} : { medium }),
+  };
+}
+
+/** A byte count of the command line: digits only, a safe integer. */
+function byteCount(text: string | undefined, flag: string): number {
+  const bytes = Number(text);
+  if (text === undefined || !/^\d{1,16}$/.test(text) || !Number.isSafeInteger(bytes))
+    throw new HelperArgsError(`--station needs ${flag} as a number of bytes`);
+  return bytes;
+}
+
+/** The station flags: both ends of the size range, and its slots as absolute paths without control characters. */
+function stationLimits(values: {
+  'min-size'?: string | undefined;
+  'max-size'?: string | undefined;
+  slot?: string[] | undefined;
+  virtual: boolean;
+}): StationLimits {
+  const minSize = byteCount(values['min-size'], '--min-size');
+  const maxSize = byteCount(values['max-size'], '--max-size');
+  if (minSize > maxSize) throw new HelperArgsError('--min-size is above --max-size');
+  const slots = values.slot ?? [];
+  if (slots.some((slot) => !slot.startsWith('/') || slot.length > 4096 || hasControlCharacter(slot)))
+    throw new HelperArgsError('a --slot is not an absolute path of plain characters');
+  return { minSize, maxSize, slots, virtual: values.virtual };
 }

@@ -1,5 +1,7 @@
 /**
- * The privileged helper: runs exactly one job (a flash, a clone, a backup or a verify) and exits.
+ * The privileged helper: runs exactly one job (a flash, a clone, a backup or a verify) and exits;
+ * or, with --station, arms a flashing station that starts one such helper per admitted card
+ * (armed-station.ts).
  *
  * Command line (node/helper-command-line.ts): how its channel arrives, the app's pid to watch, and
  * the drives the user authorized it to write (the targets) and to read (--source). Through the
@@ -61,6 +63,9 @@ async function finish(channel: Channel<ToHelper, FromHelper>, message: FromHelpe
 function authorizationMismatch(args: HelperArgs, job: HelperJob): string | null {
   const { writes: targets, reads: source } = jobDrives(job);
   const authorized = args.targets;
+  // A station card's helper: the card root admitted, and no other (a card swapped since is refused when opened).
+  if (args.medium !== undefined && (job.kind !== 'flash' || job.media?.length !== 1 || job.media[0] !== args.medium))
+    return `the ${job.kind} job is not a flash of the medium the station admitted (diskseq ${args.medium})`;
   if (job.kind === 'flash' && job.overlayBytes !== undefined && job.overlayBytes.length !== targets.length)
     return `the flash job announces customisations for ${job.overlayBytes.length} drives but writes ${targets.length}`;
   if (authorized.length === targets.length && authorized.every((t, i) => t === targets[i]) && source === args.source)
@@ -197,7 +202,9 @@ async function main(): Promise<void> {
   } catch (error) {
     die(EXIT.noChannel, `cannot open the channel to the app: ${errorText(error)}`);
   }
-  runHelper(args, endpoints);
+  if (args.station === undefined) return runHelper(args, endpoints);
+  const { runArmedStation } = await import('./armed-station.js');
+  await runArmedStation(args, args.station, endpoints);
 }
 
 await main();

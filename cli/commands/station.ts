@@ -22,6 +22,7 @@ import { progressLine } from '../render.js';
 import { loggedPhase } from '../../common/app/bottleneck.js';
 import { prepareCliImage } from './prepare-cli-image.js';
 import { decodeStationImage } from '../../user/station/decoded-image.js';
+import { armsOnce, armStation } from '../../user/launcher/armed-station.js';
 import { imageCache } from '../catalogue.js';
 import { errorText } from '../../common/domain/error-details.js';
 
@@ -190,6 +191,45 @@ export async function stationCommand(args: StationArgs): Promise<number> {
   }
 }
 
+/**
+ * The station's root side, armed once for the whole batch where each card would otherwise ask for
+ * root on its own (user/launcher/armed-station.ts); `image` with its cards' helpers started through
+ * it. An exit code, after saying why, when it could not be armed.
+ */
+async function armRoot(
+  image: StationImage,
+  rules: StationRules,
+  elevate: StationArgs['elevate'],
+  output: ReturnType<typeof stationOutput>,
+): Promise<{ image: StationImage; stop(): Promise<void> } | number> {
+  const { elevation, interactive } = cliHelperOptions(elevate);
+  if (elevation === undefined || !armsOnce(elevation, image.prepared)) return { image, stop: () => Promise.resolve() };
+  const onLog = (message: string) => output.say(`sluice: ${message}`);
+  try {
+    const armed = await armStation({
+      limits: {
+        minSize: rules.minSize,
+        maxSize: rules.maxSize,
+        slots: [...(rules.slots ?? [])],
+        virtual: rules.virtual,
+      },
+      elevation,
+      interactive,
+      onLog,
+    });
+    return {
+      image: {
+        ...image,
+        launch: (options) => armed.launch({ ...options, onLog: (_level, message) => onLog(message) }),
+      },
+      stop: () => armed.stop(),
+    };
+  } catch (error) {
+    process.stderr.write(`sluice: ${errorText(error)}\n`);
+    return error instanceof JobError && error.failure.code === 'elevation-denied' ? EXIT.notAuthorized : EXIT.failed;
+  }
+}
+
 /** Arms the station with its image ready, and runs it until it stops. */
 async function runStation(
   args: StationArgs,
@@ -207,6 +247,27 @@ async function runStation(
     return EXIT.usage;
   }
   if (note !== null) output.say(note);
+  const root = await armRoot(image, rules, args.elevate, output);
+  if (typeof root === 'number') {
+    await log.close();
+    return root;
+  }
+  try {
+    return await watchCards(args, root.image, rules, rulesText, output, log);
+  } finally {
+    await root.stop();
+  }
+}
+
+/** Arms the station itself and writes every card that comes, until it stops. */
+async function watchCards(
+  args: StationArgs,
+  image: StationImage,
+  rules: StationRules,
+  rulesText: string,
+  output: ReturnType<typeof stationOutput>,
+  log: StationLog,
+): Promise<number> {
   let failed = false;
   const station = new Station({
     image,

@@ -31,7 +31,7 @@ import { DriveListing, notListed } from './drive-listing.js';
 import { targetRefusal } from './drive-view.js';
 import { reportDownload } from './download-progress.js';
 import { ImageCache } from '../../user/cache/image-cache.js';
-import { StationService } from './station-service.js';
+import { StationService, type StationArmer } from './station-service.js';
 import { startFlashSession, type FlashSessionJob, type HelperLauncher, type SessionDeps } from './flash-session.js';
 import { startProbeSession } from './probe-session.js';
 import { startEraseSession } from './erase-session.js';
@@ -46,6 +46,8 @@ export interface AppServiceDeps {
   settings: SettingsStore;
   /** Starts the privileged helper: startHelper with the app's elevation (electron/main/main.ts); tests pass a loop-only launcher. */
   launchHelper: HelperLauncher;
+  /** Arms a station's root side once for its whole batch; null where each card's helper asks on its own (StationService). */
+  armStation?: StationArmer;
   /** The native open dialog; null when the user closed it. */
   pickImage(): Promise<string | null>;
   /** The native save dialog for a backup, offering `suggestedName`; null when the user closed it. */
@@ -113,6 +115,7 @@ export function createAppService(deps: AppServiceDeps): AppService {
   const imageCache = () => new ImageCache(deps.cacheDir, deps.settings.get().cacheLimitBytes);
   const station = new StationService(runner, {
     launch: deps.launchHelper,
+    armRoot: deps.armStation ?? (() => null),
     effects: deps.effects,
     emit: deps.emit,
     logPath: deps.stationLog,

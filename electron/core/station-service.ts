@@ -14,11 +14,20 @@ import type { ImageCache } from '../../user/cache/image-cache.js';
 import * as v from 'valibot';
 import type { DesktopEffects } from './desktop-job.js';
 import type { HelperLauncher } from './flash-session.js';
+import type { ArmedStation } from '../../user/launcher/armed-station.js';
+import type { StationLimits } from '../../node/helper-command-line.js';
 import type { ProbedImage } from './image-probe.js';
 import type { JobRunner } from './job-runner.js';
 
+/**
+ * Arms a station's root side for `limits`, once for the whole batch (user/launcher/armed-station.ts);
+ * null where each card's helper asks for root on its own (already root, or not Linux).
+ */
+export type StationArmer = (limits: StationLimits, image: { direct: boolean }) => Promise<ArmedStation> | null;
+
 export interface StationServiceDeps {
   launch: HelperLauncher;
+  armRoot: StationArmer;
   effects: DesktopEffects;
   emit: EmitEvent;
   /** The JSON Lines log every card is appended to (in the app's data folder). */
@@ -76,6 +85,7 @@ export class StationService {
     let image: StationImage;
     let log: StationLog;
     let decoded: DecodedStationImage | null = null;
+    let root: ArmedStation | null = null;
     try {
       const profile =
         request.hostname === null ? null : v.parse(ProfileSchema, { name: 'Station', hostname: request.hostname });
@@ -92,9 +102,12 @@ export class StationService {
       if (profile !== null) await imageForCard(image, profile.nextCard);
       decoded = await decodeStationImage(image, this.deps.cache());
       image = decoded.image;
+      // The one password of the whole batch, where each card would otherwise ask for its own.
+      root = await this.deps.armRoot({ ...rules, slots: [...(rules.slots ?? [])] }, image.prepared);
+      if (root !== null) image = { ...image, launch: root.launch };
       log = await StationLog.open(this.deps.logPath);
     } catch (error) {
-      await decoded?.dispose();
+      await Promise.all([decoded?.dispose(), root?.stop()]);
       if (error instanceof JobError) return { ok: false, error: error.failure };
       return refuse('internal', `The station could not be armed: ${errorText(error)}`);
     }
@@ -118,13 +131,14 @@ export class StationService {
       },
       onProblem: (problem) => this.publish({ ...this.status, problem }),
     });
-    void station.done.then(() => copy.dispose());
+    const armedRoot = root;
+    void station.done.then(() => Promise.all([copy.dispose(), armedRoot?.stop()]));
     let present;
     try {
       present = await station.arm();
     } catch (error) {
       await log.close();
-      await copy.dispose();
+      await Promise.all([copy.dispose(), armedRoot?.stop()]);
       return refuse('internal', errorText(error));
     }
     this.station = station;

@@ -10,10 +10,13 @@ import { fileURLToPath } from 'node:url';
 import { app, BrowserWindow, protocol, shell } from 'electron';
 import { cacheDir, catalogueIconsDir } from '../../user/cache/cache-dir.js';
 import { chooseElevation, onPath } from '../../user/launcher/elevation/choose.js';
+import type { Elevation } from '../../user/launcher/elevation/types.js';
+import { armsOnce, armStation } from '../../user/launcher/armed-station.js';
 import {
   appImageHelperProgram,
   builtHelperProgram,
   packagedHelperProgram,
+  type HelperProgram,
 } from '../../user/launcher/helper-program.js';
 import { startHelper } from '../../user/launcher/launch.js';
 import { EVENT_CHANNELS } from '../../common/contracts/ipc-channels.js';
@@ -66,6 +69,27 @@ function macTeamId(): string | null {
   return typeof id === 'string' && id !== '' ? id : null;
 }
 
+/**
+ * How the app gets the helper root: through the system's own dialog (pkexec, osascript, UAC);
+ * packaged, it is the launcher script in resources (build/HELPER.md), otherwise this runtime on the build.
+ */
+function helperLaunch(): { elevation: Elevation; program: HelperProgram } {
+  return {
+    elevation: chooseElevation({
+      platform: process.platform,
+      isRoot: process.getuid?.() === 0,
+      frontEnd: 'app',
+      interactive: false,
+      installed: onPath,
+    }),
+    program: !app.isPackaged
+      ? builtHelperProgram()
+      : appImage !== undefined
+        ? appImageHelperProgram(appImage, process.getuid?.() ?? -1)
+        : packagedHelperProgram(process.resourcesPath, process.platform, macTeamId()),
+  };
+}
+
 async function openWindow(): Promise<void> {
   denyAllPermissions();
   const cache = cacheDir();
@@ -78,22 +102,12 @@ async function openWindow(): Promise<void> {
     settings,
     // The helper gets root through the system's own dialog (pkexec, osascript, UAC); packaged, it
     // is the launcher script in resources (build/HELPER.md), otherwise this runtime on the build.
-    launchHelper: (options) =>
-      startHelper({
-        ...options,
-        elevation: chooseElevation({
-          platform: process.platform,
-          isRoot: process.getuid?.() === 0,
-          frontEnd: 'app',
-          interactive: false,
-          installed: onPath,
-        }),
-        program: !app.isPackaged
-          ? builtHelperProgram()
-          : appImage !== undefined
-            ? appImageHelperProgram(appImage, process.getuid?.() ?? -1)
-            : packagedHelperProgram(process.resourcesPath, process.platform, macTeamId()),
-      }),
+    launchHelper: (options) => startHelper({ ...options, ...helperLaunch() }),
+    // One password for a whole station where each card would otherwise ask on its own (Linux).
+    armStation: (limits, image) => {
+      const launch = helperLaunch();
+      return armsOnce(launch.elevation, image) ? armStation({ limits, ...launch }) : null;
+    },
     pickImage: () => pickImageWithDialog(window),
     sshDir: join(homedir(), '.ssh'),
     pickBackupFile: (suggestedName) => pickBackupFileWithDialog(window, suggestedName),

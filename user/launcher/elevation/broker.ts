@@ -1,6 +1,5 @@
-import { EventEmitter } from 'node:events';
-import { PassThrough } from 'node:stream';
 import { BROKER_ENV, type BrokerReply, type BrokerRequest } from '../../../common/contracts/broker-protocol.js';
+import { RelayedProcess } from './relayed-process.js';
 import type { Elevation, LaunchCommand, LaunchedProcess } from './types.js';
 
 /**
@@ -15,29 +14,7 @@ export function brokerAvailable(): boolean {
   return process.env[BROKER_ENV] === '1' && process.send !== undefined;
 }
 
-/** A helper the broker started for us: its stderr and its exit arrive as messages. */
-class BrokeredHelper extends EventEmitter implements LaunchedProcess {
-  readonly stderr = new PassThrough();
-  readonly stdio = [null, null, this.stderr];
-
-  constructor(private readonly id: number) {
-    super();
-  }
-
-  kill(): boolean {
-    send({ type: 'kill', id: this.id });
-    return true;
-  }
-
-  reply(message: BrokerReply): void {
-    if (message.type === 'stderr') return void this.stderr.write(message.text);
-    this.stderr.end();
-    // After the stderr that came before the exit has been read by the launcher.
-    setImmediate(() => this.emit('close', message.code, message.signal));
-  }
-}
-
-const running = new Map<number, BrokeredHelper>();
+const running = new Map<number, RelayedProcess>();
 let lastId = 0;
 
 function send(request: BrokerRequest): void {
@@ -56,10 +33,11 @@ function onReply(message: unknown): void {
 
 function launchThroughBroker(command: LaunchCommand): LaunchedProcess {
   if (running.size === 0 && lastId === 0) process.on('message', onReply);
-  const helper = new BrokeredHelper(++lastId);
-  running.set(lastId, helper);
+  const id = ++lastId;
+  const helper = new RelayedProcess(() => send({ type: 'kill', id }));
+  running.set(id, helper);
   process.channel?.ref();
-  send({ type: 'launch', id: lastId, file: command.file, args: command.args });
+  send({ type: 'launch', id, file: command.file, args: command.args });
   return helper;
 }
 

@@ -42,7 +42,7 @@ export interface LaunchedProcess {
 }
 
 export interface Elevation {
-  readonly name: 'direct' | 'sudo' | 'pkexec' | 'osascript' | 'uac' | 'broker';
+  readonly name: 'direct' | 'sudo' | 'pkexec' | 'osascript' | 'uac' | 'broker' | 'station';
   /** sudo and pkexec close descriptors above 2; osascript and UAC pass none: see ChannelKind. */
   readonly channel: ChannelKind;
   /** The launched process's stdin reaches the helper as its fd 0 (direct, sudo, pkexec). */
