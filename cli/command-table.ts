@@ -41,6 +41,16 @@ function imageSource(flags: Flags) {
   };
 }
 
+/** `verify ISO DEVICE --iso-mode files`: the installer stick's files compared with the ISO's. */
+async function installerFiles(flags: Flags, image: string, target: string, usageError: (message: string) => number) {
+  if (wantsCustomisation(flags) || flags.exact || flags.repo !== undefined)
+    return usageError(
+      'verify --iso-mode files compares the files of an ISO: it takes no --exact, os: or customisation',
+    );
+  const { json, elevate } = session(flags);
+  return (await import('./commands/verify-installer.js')).verifyInstallerCommand({ image, target, json, elevate });
+}
+
 /** `verify --customisation DEVICE`: what the card reports of its first boot, with no image. */
 async function firstBoot(flags: Flags, operands: readonly string[], usageError: (message: string) => number) {
   const [device, ...more] = operands;
@@ -220,7 +230,7 @@ export const COMMANDS: readonly Command[] = [
     forms: [
       [
         'verify IMAGE DEVICE [--exact] [--json] [--elevate sudo|pkexec] [customisation flags]',
-        'compare a drive (or a file) with IMAGE, writing nothing; what a flash leaves unwritten is not compared, unless --exact; with the customisation it was given; IMAGE may be os:ENTRY (with --repo, --no-cache and --cache-limit as for flash)',
+        'compare a drive (or a file) with IMAGE, writing nothing; what a flash leaves unwritten is not compared, unless --exact; with --iso-mode files, every file of an installer stick; with the customisation it was given; IMAGE may be os:ENTRY (with --repo, --no-cache and --cache-limit as for flash)',
       ],
       [
         'verify --customisation DEVICE [--json] [--elevate sudo|pkexec]',
@@ -233,6 +243,7 @@ export const COMMANDS: readonly Command[] = [
       const [image, target, ...extra] = operands;
       if (image === undefined || target === undefined || extra.length > 0)
         return usageError('verify needs exactly one IMAGE and one DEVICE');
+      if (flags['iso-mode'] === 'files') return installerFiles(flags, image, target, usageError);
       return (await import('./commands/verify.js')).verifyCommand({
         image,
         target,

@@ -58,7 +58,7 @@ export type FlagName = keyof typeof OPTIONS;
 export const FLAG_SCOPES: readonly { flags: readonly FlagName[]; commands: readonly string[]; name?: string }[] = [
   { flags: ['exact'], commands: ['flash', 'verify', 'station'] },
   { flags: ['compress', 'trim-to-partitions', 'all-blocks'], commands: ['backup'] },
-  { flags: ['iso-mode'], commands: ['flash'] },
+  { flags: ['iso-mode'], commands: ['flash', 'verify'] },
   { flags: ['allow-truncated'], commands: ['flash'] },
   { flags: ['label'], commands: ['erase'] },
   { flags: ['no-capacity-check'], commands: ['flash'] },

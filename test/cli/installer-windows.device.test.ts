@@ -35,6 +35,11 @@ describeDevices('installer mode: a Windows-like UDF ISO whose install.wim is ove
     closeSync(fd);
     expect([head[446], head[450], head.readUInt32LE(454)]).toEqual([0x80, 0x0c, (4 * MiB) / 512]);
     started = performance.now();
+    const verify = await collect(spawnCli(['verify', '--iso-mode', 'files', iso, loop.path], { env: { TMPDIR: dir } }));
+    console.log(`sluice verify --iso-mode files in ${seconds(started)} s`);
+    expect(verify.code, verify.stderr + verify.stdout).toBe(0);
+    expect(verify.stdout).toMatch(/every file of .* \(6 files, .*\) is on the stick, identical\.\n$/);
+    started = performance.now();
     // The partition is read in place, through its loop partition, not copied out first.
     execFileSync('partx', ['--update', loop.path]);
     await waitForPath(`${loop.path}p1`);

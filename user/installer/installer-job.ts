@@ -53,8 +53,11 @@ async function fitFat32(tree: TreeFolder, readAt: ReadAt, image: string): Promis
   return split;
 }
 
-/** Opens `path` and reads its tree; throws a JobError for an image that is no ISO, or one installer mode cannot copy. */
-export async function openInstallerSource(path: string): Promise<InstallerSource> {
+/**
+ * Opens `path` and reads its tree; throws a JobError for an image that is no ISO, or one installer
+ * mode cannot copy. With `split` false (a verify) the tree is the ISO's own, install.wim unsplit.
+ */
+export async function openInstallerSource(path: string, split = true): Promise<InstallerSource> {
   const image = await openImage(path);
   try {
     if (image.format !== 'raw')
@@ -73,7 +76,7 @@ export async function openInstallerSource(path: string): Promise<InstallerSource
         `${path} is not an ISO image (no ISO 9660 or UDF file system at byte 32768), so installer mode has no files to copy.`,
       );
     const tree = await readTree(volume, path);
-    const split = await fitFat32(tree, readAt, path);
+    const parts = split ? await fitFat32(tree, readAt, path) : null;
     let files = 0;
     let fileBytes = 0;
     for (const [, file] of filesOf(tree)) {
@@ -86,9 +89,9 @@ export async function openInstallerSource(path: string): Promise<InstallerSource
       tree,
       files,
       fileBytes,
-      split,
+      split: parts,
       close: async () => {
-        await split?.dispose();
+        await parts?.dispose();
         await image.close();
       },
     };

@@ -8,6 +8,7 @@ import { jobError } from '../../common/domain/failure.js';
 import { MiB } from '../../common/domain/units.js';
 import type { ReadAt } from '../../node/read-at.js';
 import type { StickPiece, StickPlan } from './layout.js';
+import type { DiscEntry } from '../iso/volume.js';
 import type { MadeFile } from './tree.js';
 
 const PIECE_BYTES = MiB;
@@ -36,13 +37,8 @@ async function* madeFileBytes(file: MadeFile): AsyncGenerator<Buffer> {
   }
 }
 
-async function* fileBytes(piece: StickPiece, readAt: ReadAt, image: string): AsyncGenerator<Buffer> {
-  const file = piece.file;
-  if (file === null) return;
-  if ('path' in file) {
-    yield* madeFileBytes(file);
-    return;
-  }
+/** The bytes of one of the ISO's files, a MiB at a time. */
+export async function* discFileBytes(file: DiscEntry, readAt: ReadAt, image: string): AsyncGenerator<Buffer> {
   if (file.inline !== null) {
     yield file.inline.subarray(0, file.size);
     return;
@@ -59,6 +55,13 @@ async function* fileBytes(piece: StickPiece, readAt: ReadAt, image: string): Asy
       yield got;
     }
   }
+}
+
+async function* fileBytes(piece: StickPiece, readAt: ReadAt, image: string): AsyncGenerator<Buffer> {
+  const file = piece.file;
+  if (file === null) return;
+  if ('path' in file) yield* madeFileBytes(file);
+  else yield* discFileBytes(file, readAt, image);
 }
 
 /** The plan's written bytes, concatenated: what the helper writes at the plan's extents. */

@@ -77,13 +77,13 @@ async function imagesOf(tool: string, wim: string): Promise<string> {
   return [...info.matchAll(/^(Image Count|Total Bytes):\s*(\d+)$/gm)].map((m) => `${m[1]} ${m[2]}`).join(', ');
 }
 
-/** The splitter, or a sentence naming the package to install. */
-async function splitter(image: string, size: number): Promise<string> {
+/** wimlib-imagex, or a sentence that says what it was needed for (`need`) and which package to install. */
+export async function wimTool(need: string): Promise<string> {
   const tool = await findTool('wimlib-imagex');
   if (tool !== null) return tool;
   throw jobError(
     'unsupported-format',
-    `${image} holds sources/install.wim of ${size} bytes, over FAT32's 4 GiB - 1 byte, and splitting it needs wimlib-imagex: install the package wimtools (Debian, Ubuntu), wimlib-utils (Fedora) or wimlib (Homebrew), then try again.`,
+    `${need} needs wimlib-imagex: install the package wimtools (Debian, Ubuntu), wimlib-utils (Fedora) or wimlib (Homebrew), then try again.`,
   );
 }
 
@@ -96,7 +96,9 @@ export async function splitWim(file: DiscEntry, readAt: ReadAt, image: string): 
       'source-corrupt',
       `${image} holds a sources/install.wim that is damaged: ${problem}. Sluice does not split it.`,
     );
-  const tool = await splitter(image, file.size);
+  const tool = await wimTool(
+    `${image} holds sources/install.wim of ${file.size} bytes, over FAT32's 4 GiB - 1 byte, and splitting it`,
+  );
   const dir = await mkdtemp(join(tmpdir(), 'sluice-wim-'));
   const dispose = () => rm(dir, { recursive: true, force: true });
   try {
