@@ -20,15 +20,30 @@ function exactShortName(name: string): string | null {
   return (match[1] ?? '').padEnd(8) + (match[2] ?? '').padEnd(3);
 }
 
-/** A short name for a long one, unique among `taken`: BASIS~N.EXT as Windows makes them. */
-function generatedShortName(name: string, taken: ReadonlySet<string>): string {
-  const dot = name.lastIndexOf('.');
-  const base = (dot > 0 ? name.slice(0, dot) : name).toUpperCase().replace(SHORT_CHARS, '') || 'FILE';
-  const extension = (dot > 0 ? name.slice(dot + 1) : '').toUpperCase().replace(SHORT_CHARS, '').slice(0, 3).padEnd(3);
-  for (let n = 1; ; n++) {
-    const tail = `~${n}`;
-    const short = (base.slice(0, 8 - tail.length) + tail).padEnd(8) + extension;
-    if (!taken.has(short)) return short;
+/**
+ * Short names for long ones, unique among `taken`: BASIS~N.EXT as Windows makes them. Each basis
+ * counts on from the last number it gave, so a folder of 60,000 names that share a basis costs
+ * 60,000 steps, not 60,000 squared.
+ */
+class ShortNames {
+  private readonly next = new Map<string, number>();
+
+  constructor(private readonly taken: Set<string>) {}
+
+  make(name: string): string {
+    const dot = name.lastIndexOf('.');
+    const base = (dot > 0 ? name.slice(0, dot) : name).toUpperCase().replace(SHORT_CHARS, '') || 'FILE';
+    const extension = (dot > 0 ? name.slice(dot + 1) : '').toUpperCase().replace(SHORT_CHARS, '').slice(0, 3).padEnd(3);
+    const key = `${base.slice(0, 6)}.${extension}`;
+    for (let n = this.next.get(key) ?? 1; ; n++) {
+      const tail = `~${n}`;
+      const short = (base.slice(0, 8 - tail.length) + tail).padEnd(8) + extension;
+      if (!this.taken.has(short)) {
+        this.next.set(key, n + 1);
+        this.taken.add(short);
+        return short;
+      }
+    }
   }
 }
 
@@ -66,23 +81,49 @@ function longEntries(name: string, short: Uint8Array): Uint8Array[] {
   return entries;
 }
 
-/** The names of one folder: each call gives a name's long entries and its 11-byte short name. */
-export class FolderNames {
-  private readonly taken = new Set<string>();
+/** A folder's entry names: the long entries before each, and its 11-byte short name. */
+export interface EntryName {
+  long: Uint8Array[];
+  short: Uint8Array;
+}
 
-  constructor(private readonly image: string) {}
+/** A name FAT32 can hold, or a sentence saying why not. */
+function checkedLongName(name: string, image: string): string {
+  if (name.length > MAX_LONG_NAME || FORBIDDEN.test(name))
+    throw jobError(
+      'unsupported-format',
+      `${image} holds a file named ${JSON.stringify(name)}, which a FAT32 volume cannot hold (at most 255 characters, none of " * / : < > ? \\ |).`,
+    );
+  return name;
+}
 
-  name(name: string): { long: Uint8Array[]; short: Uint8Array } {
-    if (name.length > MAX_LONG_NAME || FORBIDDEN.test(name)) {
+/**
+ * The names of one folder's entries, in order. FAT finds a name by either of its names in any
+ * case, so two names alike but for case (README and readme, which ISO 9660 with Rock Ridge and
+ * UDF allow) would hide one another: that is refused. Every name's upper-case form that is an 8.3
+ * name is kept from the generated short names, so no long name is found as another's short name.
+ */
+export function folderNames(names: readonly string[], image: string, folder: string): EntryName[] {
+  const lower = new Map<string, string>();
+  for (const name of names) {
+    const other = lower.get(checkedLongName(name, image).toLowerCase());
+    if (other !== undefined)
       throw jobError(
         'unsupported-format',
-        `${this.image} holds a file named ${JSON.stringify(name)}, which a FAT32 volume cannot hold (at most 255 characters, none of " * / : < > ? \\ |).`,
+        `${image} holds both ${JSON.stringify(other)} and ${JSON.stringify(name)} in the folder ${JSON.stringify(folder || '/')}: FAT32 does not tell names apart by case, so installer mode cannot copy both.`,
       );
-    }
-    const exact = exactShortName(name);
-    const shortText = exact !== null && !this.taken.has(exact) ? exact : generatedShortName(name, this.taken);
-    this.taken.add(shortText);
-    const short = Uint8Array.from(shortText, (c) => c.charCodeAt(0));
-    return { long: exact === shortText ? [] : longEntries(name, short), short };
+    lower.set(name.toLowerCase(), name);
   }
+  const taken = new Set<string>();
+  for (const name of names) {
+    const upper = exactShortName(name.toUpperCase());
+    if (upper !== null) taken.add(upper);
+  }
+  const generated = new ShortNames(taken);
+  return names.map((name) => {
+    const exact = exactShortName(name);
+    const shortText = exact ?? generated.make(name);
+    const short = Uint8Array.from(shortText, (c) => c.charCodeAt(0));
+    return { long: exact === null ? longEntries(name, short) : [], short };
+  });
 }

@@ -13,7 +13,7 @@ import { EXTENT_ALIGN } from '../../writer/stream-layout.js';
 import { fat32Volume } from '../erase/fat32.js';
 import { MAX_SECTORS, mbr } from '../erase/mbr.js';
 import { ERASE_ALIGN, TAIL_BYTES } from '../erase/volume.js';
-import { ENTRY_BYTES, FolderNames } from './fat-names.js';
+import { ENTRY_BYTES, folderNames, type EntryName } from './fat-names.js';
 import type { StickFile, TreeFolder } from './tree.js';
 
 /** Bytes at a drive offset: a table or a folder's records, or a file of the ISO. */
@@ -53,17 +53,29 @@ const ATTRIBUTE_ARCHIVE = 0x20;
 /** A folder with its entries' names chosen, before clusters are given out. */
 interface NamedFolder {
   folder: TreeFolder;
-  names: { long: Uint8Array[]; short: Uint8Array }[];
+  names: EntryName[];
   subfolders: NamedFolder[];
   /** Records the folder holds: its names, and "." and ".." for all but the root. */
   records: number;
 }
 
-function named(folder: TreeFolder, root: boolean, image: string): NamedFolder {
-  const names = new FolderNames(image);
-  const entries = [...folder.folders.map((f) => names.name(f.name)), ...folder.files.map((f) => names.name(f.name))];
-  const records = (root ? 0 : 2) + entries.reduce((sum, e) => sum + 1 + e.long.length, 0);
-  return { folder, names: entries, subfolders: folder.folders.map((f) => named(f, false, image)), records };
+/** A FAT folder holds at most 65,536 records of 32 bytes (long-name records included). */
+const MAX_FOLDER_RECORDS = 65536;
+
+function named(folder: TreeFolder, path: string, image: string): NamedFolder {
+  const entries = folderNames(
+    [...folder.folders, ...folder.files].map((f) => f.name),
+    image,
+    path,
+  );
+  const records = (path === '' ? 0 : 2) + entries.reduce((sum, e) => sum + 1 + e.long.length, 0);
+  if (records > MAX_FOLDER_RECORDS)
+    throw jobError(
+      'unsupported-format',
+      `${image} holds a folder ${JSON.stringify(path || '/')} whose names take ${records} FAT records, more than a FAT folder holds (${MAX_FOLDER_RECORDS}).`,
+    );
+  const subfolders = folder.folders.map((f) => named(f, `${path}/${f.name}`, image));
+  return { folder, names: entries, subfolders, records };
 }
 
 /** DOS date and time words of a moment. */
@@ -196,7 +208,13 @@ function bootRegion(
 export function stickPlan(tree: TreeFolder, request: StickRequest): StickPlan {
   const { driveBytes, sectorBytes } = request;
   const partitionStart = ERASE_ALIGN;
-  const partitionBytes = Math.min(alignDown(driveBytes, sectorBytes), MAX_SECTORS * sectorBytes) - partitionStart;
+  // Past an MBR's reach the drive would be left unwritten without being free space of the volume.
+  if (alignDown(driveBytes, sectorBytes) > MAX_SECTORS * sectorBytes)
+    throw jobError(
+      'unsupported-format',
+      `The drive has ${driveBytes} bytes, more than an MBR partition reaches (${MAX_SECTORS * sectorBytes}); an installer stick's FAT32 partition would leave the rest unwritten and unaccounted for. Use a drive of at most 2 TiB.`,
+    );
+  const partitionBytes = alignDown(driveBytes, sectorBytes) - partitionStart;
   let volume;
   try {
     volume = fat32Volume({
@@ -209,7 +227,7 @@ export function stickPlan(tree: TreeFolder, request: StickRequest): StickPlan {
   } catch (error) {
     throw jobError('target-too-small', `The drive is too small for an installer stick: ${(error as Error).message}.`);
   }
-  const root = named(tree, true, request.image);
+  const root = named(tree, '', request.image);
   const clusters = new Clusters(volume.clusterBytes);
   const rootCluster = clusters.take(Math.max(1, root.records) * ENTRY_BYTES);
   const pieces: StickPiece[] = [];

@@ -25,16 +25,11 @@ export interface TreeFolder {
   files: StickFile[];
 }
 
-/** Where a folder's records lie, as the loop check knows it. */
-function place(entry: DiscEntry): number {
-  return entry.extents[0]?.[0] ?? -1;
-}
-
 /** Reads the whole tree; `path` names a folder in messages. */
 export async function readTree(volume: DiscVolume, image: string): Promise<TreeFolder> {
   const guard = new WalkGuard(image);
   const walk = async (entry: DiscEntry, path: string): Promise<TreeFolder> => {
-    if (place(entry) >= 0) guard.directory(place(entry));
+    if (entry.place >= 0) guard.directory(entry.place);
     const folder: TreeFolder = { name: entry.name, folders: [], files: [] };
     for (const child of await volume.list(entry)) {
       guard.entry();

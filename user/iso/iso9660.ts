@@ -117,6 +117,7 @@ export function iso9660Volume(
     size: extents.reduce((sum, [, length]) => sum + length, 0),
     extents,
     inline: null,
+    place: extents[0]?.[0] ?? -1,
   });
   const extentOf = (record: RawRecord): [number, number] =>
     checkedExtent(record.extent * SECTOR, record.size, imageSize, image, record.name);
@@ -135,6 +136,7 @@ export function iso9660Volume(
       ),
     ],
     inline: null,
+    place: rootBytes.readUInt32LE(2) * SECTOR,
   };
   return {
     kind: 'iso9660',

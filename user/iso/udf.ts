@@ -34,6 +34,7 @@ const MAX_ALLOCATIONS = 4096;
 
 interface UdfFile {
   directory: boolean;
+  place: number;
   size: number;
   extents: ByteExtent[];
   inline: Buffer | null;
@@ -112,6 +113,13 @@ function allocations(
         'unsupported-format',
         `${image}: ${name} is in more pieces than one UDF entry lists, which Sluice does not read.`,
       );
+    // Types 1 and 2 are not recorded: their bytes read as zeros, whatever the blocks they name hold.
+    // No installer disc has such a sparse file, so it is refused rather than copied as data.
+    if (word >>> 30 !== 0)
+      throw jobError(
+        'unsupported-format',
+        `${image}: ${name} has pieces the disc does not record (a sparse UDF file), which Sluice does not copy.`,
+      );
     extents.push(checkedExtent(start + descriptors.readUInt32LE(at + 4) * SECTOR, length, imageSize, image, name));
   }
   return extents;
@@ -140,7 +148,8 @@ async function readFileEntry(
   const descriptors = entry.subarray(adStart, adStart + adLength);
   const adType = entry.readUInt16LE(34) & 0x07;
   const directory = entry[27] === 4;
-  if (adType === 3) return { directory, size: descriptors.length, extents: [], inline: Buffer.from(descriptors) };
+  if (adType === 3)
+    return { directory, place: offset, size: descriptors.length, extents: [], inline: Buffer.from(descriptors) };
   if (adType > 1)
     throw jobError(
       'unsupported-format',
@@ -154,7 +163,7 @@ async function readFileEntry(
       `${image} is damaged: ${name} claims ${entry.readBigUInt64LE(56)} bytes, but its pieces hold ${recorded}.`,
     );
   }
-  return { directory, size, extents: trimmed(extents, size), inline: null };
+  return { directory, place: offset, size, extents: trimmed(extents, size), inline: null };
 }
 
 /** Extents cut to a file's size (the last block of an extent is whole, the file may end inside it). */

@@ -23,6 +23,11 @@ export interface DiscEntry {
   /** Where its bytes lie; `inline` instead for a UDF file small enough to live in its own entry. */
   extents: ByteExtent[];
   inline: Buffer | null;
+  /**
+   * Where the entry itself lies (UDF: its file entry; ISO 9660: its records), the byte offset a
+   * directory loop is known by: a UDF folder whose records live in its own entry has no extents.
+   */
+  place: number;
 }
 
 /** A file system of a disc image, as a tree read directory by directory. */

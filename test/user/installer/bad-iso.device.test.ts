@@ -87,6 +87,25 @@ function millionEntries(bytes: Buffer): Buffer {
 }
 
 /**
+ * The root folder made a folder whose records live inside its own UDF entry (allocation type 3),
+ * holding one record: a folder "A" whose entry is the root's own. It has no extents to know it by.
+ */
+function inlineLoop(bytes: Buffer): void {
+  const { entry, partition } = udfRootEntry(bytes);
+  const fid = Buffer.alloc(40);
+  fid.writeUInt16LE(257, 0);
+  fid[18] = 0x02; // a directory
+  fid[19] = 2; // L_FI: compression id 8, one character
+  fid.writeUInt32LE(SECTOR, 20);
+  fid.writeUInt32LE((entry - partition) / SECTOR, 24);
+  fid[38] = 8;
+  fid[39] = 0x41;
+  fid.copy(bytes, entry + 176 + bytes.readUInt32LE(entry + 168));
+  bytes.writeUInt32LE(fid.length, entry + 172);
+  bytes.writeUInt16LE((bytes.readUInt16LE(entry + 34) & ~7) | 3, entry + 34);
+}
+
+/**
  * A file of the Windows-like ISO (install.wim, or bootmgr: `size` tells which) grown to 4.5 GiB,
  * past FAT32's limit, starting with a WIM header that puts its XML data far past its end: the ISO
  * made sparse to 5 GiB, the file's UDF entry pointed at the new (sparse) space in pieces of just
@@ -148,6 +167,21 @@ describeDevices('installer mode refuses a broken or hostile ISO with a sentence,
           bytes.writeUInt32BE(root, at + 6);
         }),
       /is damaged: a directory at byte \d+ contains itself \(a directory loop\)\./,
+    ],
+    [
+      'a UDF folder whose records live in its own entry, naming that entry',
+      () => corrupted(windowsIso, inlineLoop),
+      /is damaged: a directory at byte \d+ contains itself \(a directory loop\)\./,
+    ],
+    [
+      'a UDF file whose pieces are not recorded (read as zeros, not as the blocks they name)',
+      () =>
+        corrupted(windowsIso, (bytes) => {
+          const entry = udfFileEntry(bytes, 3);
+          const adAt = entry + 176 + bytes.readUInt32LE(entry + 168);
+          bytes.writeUInt32LE((bytes.readUInt32LE(adAt) | (1 << 30)) >>> 0, adAt);
+        }),
+      /: \S+ has pieces the disc does not record \(a sparse UDF file\), which Sluice does not copy\./,
     ],
     [
       'a name with / or ..',
