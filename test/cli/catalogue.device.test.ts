@@ -6,7 +6,7 @@
  * outside the image's free space, which is left out by default.
  */
 import { createHash } from 'node:crypto';
-import { closeSync, existsSync, openSync, readdirSync, readFileSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { MiB } from '../../common/domain/units.js';
@@ -161,6 +161,31 @@ describeDevices('sluice flash os:ENTRY: the catalogue, the image cache, and resu
     );
     expect(server.requestsFor(path) - before).toBeGreaterThanOrEqual(3);
     expect(cached()).toContain(server.images.desktop.downloadSha256);
+  });
+
+  it('a download that drops before its body starts is asked again, with the cache on and with --no-cache', async () => {
+    const path = server.images.lite.path;
+    const key = server.images.lite.downloadSha256;
+    for (const flags of [[], ['--no-cache']]) {
+      // Downloaded afresh, not read from the cache.
+      for (const suffix of ['', '.json', '.part']) rmSync(join(cache, 'images', `${key}${suffix}`), { force: true });
+      garbage();
+      const before = server.requestsFor(path);
+      // The probe reads its first bytes whole; the decoder's download gets the headers and no byte of the body.
+      server.cutNext(path, 0, 1, 1);
+      const run = await flash('Test OS Lite', flags);
+      await expectWritten(run, server.images.lite);
+      expect(
+        run.events.some(
+          (e) =>
+            e.type === 'notice' &&
+            /^The download broke off at byte 0 \(.*\); asking again .*\(try 1 of 5\)\.$/.test(String(e['message'])),
+        ),
+        run.stderr,
+      ).toBe(true);
+      expect(server.requestsFor(path) - before).toBeGreaterThanOrEqual(3);
+      expect(existsSync(join(cache, 'images', key))).toBe(flags.length === 0);
+    }
   });
 
   it('a plain URL (no catalogue) is resumed after a dropped connection too', async () => {

@@ -36,8 +36,11 @@ export interface CatalogueServer extends FileServer {
   requestsFor(path: string): number;
   /** The Range headers of the requests for `path`, in order. */
   rangesFor(path: string): string[];
-  /** The next `times` whole-body answers for `path` send `fraction` of it, then drop the connection. */
-  cutNext(path: string, fraction: number, times?: number): void;
+  /**
+   * The next `times` whole-body answers for `path` send `fraction` of it, then drop the
+   * connection; `after` whole-body answers before them are sent whole.
+   */
+  cutNext(path: string, fraction: number, times?: number, after?: number): void;
   /** Every answer for `path`, whole or a range, stops at `fraction` of the file and drops the connection, until mend(). */
   breakAll(path: string, fraction: number): void;
   mend(path: string): void;
@@ -177,7 +180,7 @@ export async function serveCatalogue(dir: string): Promise<CatalogueServer> {
   writeFileSync(join(dir, 'os_list_v4.json'), bodies.get('/os_list_v4.json') ?? '');
   const counts = new Map<string, number>();
   const ranges = new Map<string, string[]>();
-  const cuts = new Map<string, { fraction: number; times: number }>();
+  const cuts = new Map<string, { fraction: number; times: number; after: number }>();
   const broken = new Map<string, number>();
   /** Sends the answer's bytes up to file offset `at` (the answer starts at `start`), then drops the connection. */
   const paced = new Map<string, number>();
@@ -232,10 +235,12 @@ export async function serveCatalogue(dir: string): Promise<CatalogueServer> {
       'Content-Type': path.endsWith('.json') ? 'application/json' : 'application/octet-stream',
       ETag: etag,
     });
-    const cut = cuts.get(path);
-    if (cut !== undefined) {
-      if (cut.times <= 1) cuts.delete(path);
-      else cut.times -= 1;
+    const next = cuts.get(path);
+    const cut = next !== undefined && next.after > 0 ? undefined : next;
+    if (next !== undefined && next.after > 0) next.after -= 1;
+    else if (next !== undefined) {
+      if (next.times <= 1) cuts.delete(path);
+      else next.times -= 1;
     }
     const at = cut?.fraction ?? broken.get(path);
     send(response, body, 0, body.length, at === undefined ? undefined : Math.floor(body.length * at), paced.get(path));
@@ -246,7 +251,7 @@ export async function serveCatalogue(dir: string): Promise<CatalogueServer> {
     images,
     requestsFor: (path) => counts.get(path) ?? 0,
     rangesFor: (path) => ranges.get(path) ?? [],
-    cutNext: (path, fraction, times = 1) => cuts.set(path, { fraction, times }),
+    cutNext: (path, fraction, times = 1, after = 0) => cuts.set(path, { fraction, times, after }),
     breakAll: (path, fraction) => broken.set(path, fraction),
     mend: (path) => broken.delete(path),
     put: (path, body) => bodies.set(path, body),

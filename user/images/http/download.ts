@@ -132,6 +132,10 @@ async function partialLength(path: string): Promise<number> {
 export async function openDownload(url: string, tee: DownloadTee | null, events: DownloadEvents): Promise<Download> {
   const have = tee === null ? 0 : await partialLength(tee.partial);
   const opened = await first(url, have);
+  // Its connection may drop before the reader gets to it (the partial file is read back first, or
+  // the reader is still starting): the stream keeps the error, and reading it then throws it into
+  // the retries below. Unheard at the time, it would end the process.
+  opened.body.stream.on('error', () => undefined);
   const total = totalOf(opened.body);
   const validator = opened.body.validator;
   let file: FileHandle | null = null;

@@ -8,6 +8,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buffer } from 'node:stream/consumers';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { MiB } from '../../../../common/domain/units.js';
 import { serve, type FileServer } from '../../../support/file-server.js';
@@ -49,6 +50,8 @@ beforeAll(async () => {
       ...(honoured ? { 'Content-Range': `bytes ${start}-${FILE.length - 1}/${FILE.length}` } : {}),
     });
     if (step === undefined || !('cutAfter' in step)) return void response.end(body);
+    // The headers go out even when no byte of the body does.
+    response.flushHeaders();
     response.write(body.subarray(0, step.cutAfter), () => setTimeout(() => response.socket?.destroy(), 10));
   });
 });
@@ -168,5 +171,29 @@ describe('openDownload with the cache: the partial file is filled as it goes and
     expect(sha(readFileSync(files.partial))).toBe(sha(FILE));
     await download.discard();
     expect(existsSync(files.partial)).toBe(false);
+  });
+});
+
+describe('openDownload: a connection that drops before the body starts', () => {
+  it('is asked again, with the cache as without it, from nothing or from a partial file that is read back first', async () => {
+    const runs = [
+      { files: null, have: 0 },
+      { files: tee('fresh'), have: 0 },
+      { files: tee('partial'), have: 3 * MiB },
+    ];
+    for (const { files, have } of runs) {
+      if (files !== null && have > 0) writeFileSync(files.partial, FILE.subarray(0, have));
+      log = [];
+      // The headers, then the connection closes: no byte of the body comes.
+      plan = [{ cutAfter: 0 }];
+      const notices: number[] = [];
+      const download = await openDownload(url(), files, { retrying: (offset) => notices.push(offset) });
+      // The reader starts after the connection has closed, as a decoder still setting up would.
+      await sleep(100);
+      expect(sha(await buffer(download.stream))).toBe(sha(FILE));
+      expect(notices).toEqual([have]);
+      expect(log.map((l) => l.status)).toEqual(have > 0 ? [206, 206] : [200, 206]);
+      if (files !== null) expect(sha(readFileSync(files.partial))).toBe(sha(FILE));
+    }
   });
 });
