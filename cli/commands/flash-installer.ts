@@ -62,7 +62,7 @@ async function openSource(image: string, json: boolean): Promise<InstallerSource
 export async function flashInstallerCommand(args: InstallerArgs): Promise<number> {
   if (invokingUser() !== null) {
     process.stderr.write(
-      'sluice: installer mode reads the ISO in the sluice process itself, which sudo made root; run sluice without sudo (it asks for administrator rights only to write the drive). Nothing was written.\n',
+      'sluice: installer mode reads the ISO as the user who ran sudo, and this process is still root because that user could not be found; run sluice without sudo (it asks for administrator rights only to write the drive). Nothing was written.\n',
     );
     return EXIT.usage;
   }
@@ -96,12 +96,13 @@ export async function flashInstallerCommand(args: InstallerArgs): Promise<number
       ...cliHelperOptions(args.elevate),
       onProgress: (p) => reporter.progress(p),
     });
-    // The helper holds its own copy of the read end once spawned: ours would keep a dead helper's pipe open.
-    await job.ready.finally(() => closeFd(pipe.readFd));
     const fed = feedStick(source, stick, pipe, (end) => job.endSource(end));
     const stopListening = cancelOnSigint(() => job.cancel(), DRIVE_INCOMPLETE);
     const results = await job.result;
     stopListening();
+    // Open until the job ends: through the sudo broker this process relays the read end to the
+    // helper's channel itself. Closed then, a stick whose helper stopped early ends its feed.
+    await closeFd(pipe.readFd);
     await fed;
     reporter.end();
     for (const r of results) {

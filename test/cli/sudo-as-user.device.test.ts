@@ -6,6 +6,7 @@
 import { execFileSync, spawn } from 'node:child_process';
 import {
   chmodSync,
+  copyFileSync,
   chownSync,
   existsSync,
   lstatSync,
@@ -22,6 +23,7 @@ import { EXIT } from '../../cli/exit-codes.js';
 import { IMAGE_SIZE, serveCatalogue, type CatalogueServer } from '../support/catalogue.js';
 import { assertTestTarget, collect, type CliRun } from '../support/cli.js';
 import { describeDevices } from '../support/device-suite.js';
+import { efiInstallerIso } from '../support/installer-fixtures.js';
 import { createLoop, digestFile, scratchDir, writeRandomFile, type LoopDevice } from '../support/loop-device.js';
 import { watchDescendants, type SeenProcess } from '../support/processes.js';
 import { allowSudo, asTestUser, builtCli, ensureTestUser } from '../support/unprivileged.js';
@@ -127,6 +129,27 @@ describeDevices('sudo sluice, started by an ordinary user: only the writer is ro
     expect(asUser.length).toBeGreaterThanOrEqual(2);
     for (const p of asUser)
       expect({ uids: p.uids, gids: p.gids }).toEqual({ uids: Array(4).fill(user.uid), gids: Array(4).fill(user.gid) });
+  });
+
+  it('installer mode through sudo: the ISO read and the stick built as the user, written by the helper through the channel', async () => {
+    const iso = join(open, 'installer.iso');
+    copyFileSync(efiInstallerIso(), iso);
+    chmodSync(iso, 0o644);
+    const loop = loopFor(128 * MiB);
+    const { run, seen } = await sudoSluice(['flash', '--yes', '--no-eject', '--iso-mode', 'files', iso, loop.path]);
+    expect(run.code, run.stderr + run.stdout).toBe(0);
+    expect(run.stdout).toMatch(/made an installer stick: .* holding the ISO's 47 files .*, written and read back in /);
+    const root = seen.filter((p) => p.uids.some((id) => id === 0));
+    expect(root.filter((p) => isHelperProcess(p.argv))).toHaveLength(1);
+    expect(root.filter((p) => !isHelperProcess(p.argv)).map((p) => p.argv.at(-1))).toEqual([loop.path]);
+    const dir = scratchDir();
+    execFileSync('sh', [
+      '-c',
+      `dd if=${loop.backing} of=${dir}/p.img bs=4M skip=1 status=none && fsck.fat -n ${dir}/p.img`,
+    ]);
+    const verify = await sudoSluice(['verify', '--iso-mode', 'files', iso, loop.path]);
+    expect(verify.run.code, verify.run.stderr).toBe(0);
+    expect(verify.run.stdout).toMatch(/every file of .* \(47 files, .*\) is on the stick, identical\./);
   });
 
   it('a compressed image is decoded as the user and reaches the helper through the channel: written, verified, the same bytes', async () => {
