@@ -1,45 +1,27 @@
 import * as v from 'valibot';
 import { isAllowedExternalUrl } from '../../common/app/links.js';
-import { ok, refuse, refused, type ApiResult } from '../../common/contracts/api-result.js';
-import type { DriveInfo, EraseRequest, FlashRequest } from '../../common/contracts/app-models.js';
+import { ok, refuse, type ApiResult } from '../../common/contracts/api-result.js';
+import type { AppJobKind } from '../../common/contracts/app-models.js';
 import type { InvokeMethod } from '../../common/contracts/ipc-channels.js';
 import { INVOKE_ARGS, type ApiHandlers, type EmitEvent } from '../../common/contracts/ipc-contract.js';
 import { errorText } from '../../common/domain/error-details.js';
-import { JobError } from '../../common/domain/failure.js';
-import { cardsOf, nextCardAfter, type Profile } from '../../common/domain/customisation.js';
-import type { JobEnd } from '../../common/contracts/app-models.js';
-import {
-  customisedOf,
-  prepareCustomised,
-  previewCustomisation,
-  sealDraft,
-  sshKeyFiles,
-  type Customised,
-} from './customise.js';
 import type { ImageInfo } from '../../common/domain/image.js';
-import type { CatalogueImage } from '../../user/catalogue/catalogue-image.js';
-import type { PreparedImage } from '../../user/images/probe/probe.js';
-import { judgeDrive } from '../../common/domain/verdict.js';
-import type { AppJobKind } from '../../common/contracts/app-models.js';
-import { openSourceFeed } from '../../user/images/feed/source-feed.js';
+import { ImageCache } from '../../user/cache/image-cache.js';
 import { AppCatalogue } from './app-catalogue.js';
 import { BackupFiles } from './backup-files.js';
-import { ImageComparison } from './image-comparison.js';
+import { startErase, startProbe } from './card-jobs.js';
 import { ChosenImage } from './chosen-image.js';
+import { previewCustomisation, sealDraft, sshKeyFiles } from './customise.js';
 import type { DesktopEffects } from './desktop-job.js';
-import { DriveListing, notListed } from './drive-listing.js';
-import { targetRefusal } from './drive-view.js';
-import { reportDownload } from './download-progress.js';
-import { ImageCache } from '../../user/cache/image-cache.js';
-import { StationService, type StationArmer } from './station-service.js';
-import { startFlashSession, type FlashSessionJob, type HelperLauncher, type SessionDeps } from './flash-session.js';
-import { startProbeSession } from './probe-session.js';
-import { startEraseSession } from './erase-session.js';
-import { planErase } from '../../user/erase/erase-drive.js';
+import { DriveListing } from './drive-listing.js';
+import type { HelperLauncher } from './flash-session.js';
+import { startFlash, type FlashPieces } from './flash-start.js';
+import { ImageComparison } from './image-comparison.js';
 import type { ImageHandOff } from './image-hand-off.js';
 import { probeImage, probeImageUrl, probeSourceDrive } from './image-probe.js';
 import { JobRunner } from './job-runner.js';
 import type { SettingsStore } from './settings-store.js';
+import { StationService, type StationArmer } from './station-service.js';
 
 /** Everything the app's logic needs from the outside world; the composition root (Electron or the test bridge) provides it. */
 export interface AppServiceDeps {
@@ -78,28 +60,18 @@ export interface AppService {
   close(): Promise<void>;
 }
 
-/**
- * After a customised flash: the saved profile of that name gives its next card the number after
- * the cards customised, so a classroom set flashed a few at a time gets pi-1, pi-2, ... once each.
- */
-async function countCards(settings: SettingsStore, profile: Profile, end: JobEnd): Promise<void> {
-  const next = nextCardAfter(profile.nextCard, end.results);
-  const { profiles } = settings.get();
-  if (next === profile.nextCard || !profiles.some((p) => p.name === profile.name)) return;
-  await settings.update({
-    profiles: profiles.map((p) => (p.name === profile.name ? { ...p, nextCard: Math.max(p.nextCard, next) } : p)),
-  });
-}
-
 function isInvokeMethod(method: string): method is InvokeMethod {
   return Object.hasOwn(INVOKE_ARGS, method);
 }
 
-/**
- * The app's logic behind its IPC: each piece holds the state of one thing (the job, the drives,
- * the chosen image, the backup's files), and the handlers below only compose them.
- */
-export function createAppService(deps: AppServiceDeps): AppService {
+/** The pieces of the app's logic: each holds the state of one thing, and the handlers only compose them. */
+interface AppPieces extends FlashPieces {
+  deps: AppServiceDeps;
+  backups: BackupFiles;
+  comparison: ImageComparison;
+}
+
+function createPieces(deps: AppServiceDeps): AppPieces {
   const runner = new JobRunner((end) => {
     backups.ended(end);
     deps.emit('jobEnd', end);
@@ -110,7 +82,6 @@ export function createAppService(deps: AppServiceDeps): AppService {
   );
   const image = new ChosenImage(runner, () => drives.republish());
   const backups = new BackupFiles(runner, drives, deps.settings, deps);
-  const catalogue = new AppCatalogue(deps.settings, deps.cacheDir);
   /** The image cache with the settings' limit: a batch or a station decodes its image into it once. */
   const imageCache = () => new ImageCache(deps.cacheDir, deps.settings.get().cacheLimitBytes);
   const station = new StationService(runner, {
@@ -125,222 +96,95 @@ export function createAppService(deps: AppServiceDeps): AppService {
     showInFolder: (path) => deps.showInFolder(path),
     cache: imageCache,
   });
-  const comparison = new ImageComparison(runner, drives, deps.settings, () => deps.pickImage());
-  const session: SessionDeps = {
-    launch: deps.launchHelper,
-    effects: deps.effects,
-    onProgress: (progress) => deps.emit('jobProgress', progress),
+  return {
+    deps,
+    runner,
+    drives,
+    image,
+    backups,
+    station,
+    imageCache,
+    catalogue: new AppCatalogue(deps.settings, deps.cacheDir),
+    comparison: new ImageComparison(runner, drives, deps.settings, () => deps.pickImage()),
+    settings: deps.settings,
+    emit: deps.emit,
+    session: {
+      launch: deps.launchHelper,
+      effects: deps.effects,
+      onProgress: (progress) => deps.emit('jobProgress', progress),
+    },
   };
+}
 
-  const anotherCard = (device: string): ApiResult<never> =>
-    refuse(
-      'target-not-found',
-      `${device} holds another card than the one you chose (swapped in the same reader?). Choose the drive again.`,
-    );
+/** The image never changes under an armed station: its screen names the image every card gets. */
+function stationArmed(station: StationService): ApiResult<never> | null {
+  return station.armed
+    ? refuse('busy', 'The flashing station is armed with this image: stop it before choosing another.')
+    : null;
+}
 
-  /** Why `request`'s drives may not be written, from the app's own listing and the shared rules; the helper checks every device again from its own look. */
-  const refuseTargets = (request: FlashRequest): ApiResult<never> | null => {
-    const listed = drives.judged();
-    for (const [i, device] of request.targets.entries()) {
-      const drive = listed.find((d) => d.device === device);
-      if (drive === undefined) return notListed(device);
-      const chosen = request.media?.[i];
-      if (chosen !== undefined && chosen !== drive.medium) return anotherCard(device);
-      const refusal = targetRefusal(drive, request.confirmedSystemDrives.includes(device));
-      if (refusal !== null) return refused(refusal);
-    }
-    return null;
-  };
-
-  const startFlash = (request: FlashRequest): Promise<ApiResult<null>> =>
-    runner.whileStarting(async () => {
-      // Targets are checked against the app's own listing; right after start-up that is the first one.
-      await drives.current();
-      if (station.armed) return refuse('busy', 'The flashing station is armed: stop it before flashing by hand.');
-      const named = image.forFlash(request);
-      if (!named.ok) return named;
-      const chosen = named.value;
-      const refusal = refuseTargets(request) ?? (await image.unchanged(chosen));
-      if (!refusal.ok) return refusal;
-      const profile = request.customise ?? null;
-      /** A catalogue entry is prepared (and its customisation planned) once, for its flash, below. */
-      const cards = profile === null ? null : cardsOf(profile, request.targets.length);
-      let customised: Customised | null = null;
-      if (profile !== null && chosen.source.kind !== 'catalogue') {
-        try {
-          customised = await prepareCustomised(chosen, profile, request.targets.length, (os, c) =>
-            catalogue.prepareCustomised(os, c),
-          );
-        } catch (error) {
-          if (error instanceof JobError) return refused(error.failure);
-          throw error;
-        }
-      }
-      let input: FlashSessionJob['input'];
-      /** Whether the image is downloaded as it is written (a URL, or a catalogue entry not in the cache). */
-      let downloading = chosen.info.origin === 'url';
-      /** After the flash: a cached download that failed its checks is removed (user/catalogue/catalogue-image.ts). */
-      let settle: CatalogueImage['settle'] = async () => undefined;
-      if (chosen.source.kind === 'drive') {
-        input = { kind: 'drive', device: chosen.source.device, medium: chosen.source.medium };
-      } else {
-        try {
-          let prepared: PreparedImage;
-          if (chosen.source.kind === 'catalogue') {
-            const entry = await catalogue.prepareForFlash(chosen.source.os, cards ?? undefined);
-            ({ prepared, settle } = entry);
-            downloading = entry.from === 'download';
-            if (cards !== null) customised = customisedOf(prepared);
-          } else {
-            prepared = chosen.source.prepared;
-          }
-          // Several cards from a decoder: decoded once into the cache, each card reading the copy at its own pace.
-          const decodeOnce =
-            request.targets.length > 1 ? (bytes: number) => imageCache().decodedCopy(bytes) : undefined;
-          input = {
-            kind: 'feed',
-            feed: await openSourceFeed(customised?.prepared ?? prepared, {
-              leaveOut: deps.settings.get().exact ? 'nothing' : 'all',
-              decodeOnce,
-            }),
-          };
-        } catch (error) {
-          if (error instanceof JobError) return refused(error.failure);
-          return refuse(
-            'source-read-error',
-            `${chosen.info.name} could not be opened for writing: ${errorText(error)}`,
-          );
-        }
-      }
-      // Another job may have started while this one was being prepared.
-      const busy = runner.busy();
-      if (busy !== null) {
-        if (input.kind === 'feed') await input.feed.close();
-        return busy;
-      }
-      const settings = deps.settings.get();
-      // The media checked above go to the helper, which refuses a drive that holds another by the time it opens it (a swap during the password prompt).
-      const media = request.targets.map((device) => drives.judged().find((d) => d.device === device)?.medium ?? null);
-      const started = startFlashSession(
-        {
-          input,
-          targets: request.targets,
-          media,
-          verify: settings.verify,
-          eject: settings.eject,
-          capacityCheck: settings.capacityCheck,
-          notify: settings.notifications,
-          overlays: customised?.customisation.overlays,
-        },
-        session,
-      );
-      const stopReporting =
-        downloading && input.kind === 'feed'
-          ? reportDownload(input.feed, chosen.info.sourceSize, (download) => deps.emit('download', download))
-          : () => undefined;
-      runner.run({
-        ...started,
-        done: started.done.then(async (end) => {
-          stopReporting();
-          await settle(end.results).catch(() => undefined);
-          // A saved profile's {n} counts on past the cards customised, before the page hears of the end.
-          if (customised !== null && profile !== null) await countCards(deps.settings, profile, end);
-          return end;
-        }),
-      });
-      return ok(null);
-    });
-
-  /**
-   * A drive to check or erase, refused as a target would be whatever image is chosen (neither
-   * writes the image); internal disks are refused outright: both are offered for cards and sticks.
-   */
-  const cardOrStick = async (device: string, medium: string | null): Promise<ApiResult<DriveInfo>> => {
-    const drive = await drives.find(device);
-    if (!drive.ok) return drive;
-    // The card the user saw when they chose it, which is what the helper is then told to accept.
-    if (drive.value.medium !== medium) return anotherCard(device);
-    const refusal = targetRefusal({ ...drive.value, verdicts: judgeDrive(drive.value, null) }, false);
-    return refusal === null ? drive : refused(refusal);
-  };
-
-  const startProbe = (device: string, medium: string | null): Promise<ApiResult<null>> =>
-    runner.whileStarting(async () => {
-      const drive = await cardOrStick(device, medium);
-      if (!drive.ok) return drive;
-      const busy = runner.busy();
-      if (busy !== null) return busy;
-      runner.run(startProbeSession(drive.value, deps.settings.get().notifications, session));
-      return ok(null);
-    });
-
-  const startErase = (request: EraseRequest): Promise<ApiResult<null>> =>
-    runner.whileStarting(async () => {
-      const drive = await cardOrStick(request.device, request.medium);
-      if (!drive.ok) return drive;
-      let plan;
-      try {
-        plan = planErase(drive.value, request.label);
-      } catch (error) {
-        return refuse(
-          'invalid-request',
-          `${request.device} cannot be erased so: ${errorText(error)}. Nothing was written.`,
-        );
-      }
-      const busy = runner.busy();
-      if (busy !== null) return busy;
-      runner.run(startEraseSession(drive.value, plan, deps.settings.get().notifications, session));
-      return ok(null);
-    });
-
-  /** The image never changes under an armed station: its screen names the image every card gets. */
-  const stationArmed = (): ApiResult<never> | null =>
-    station.armed
-      ? refuse('busy', 'The flashing station is armed with this image: stop it before choosing another.')
-      : null;
-  const selectImage = async (path: string) => stationArmed() ?? image.choose(path, probeImage);
-
-  const handlers: ApiHandlers = {
-    getSettings: async () => ok(deps.settings.get()),
-    updateSettings: async (patch) => ok(await deps.settings.update(patch)),
+/** Choosing the image: a file, a URL, a drive to clone, a catalogue entry; and its customisation's preview. */
+function imageHandlers(pieces: AppPieces) {
+  const { deps, image, station, drives, catalogue } = pieces;
+  const selectImage = async (path: string) => stationArmed(station) ?? image.choose(path, probeImage);
+  return {
     chooseImage: async () => {
-      const armed = stationArmed();
+      const armed = stationArmed(station);
       if (armed !== null) return armed;
       const path = await deps.pickImage();
       return path === null ? ok(null) : selectImage(path);
     },
     selectImage,
-    openImageUrl: async (url) => stationArmed() ?? image.choose(url, probeImageUrl),
+    openImageUrl: async (url) => stationArmed(station) ?? image.choose(url, probeImageUrl),
     chooseSourceDrive: async (device) => {
-      const armed = stationArmed();
+      const armed = stationArmed(station);
       if (armed !== null) return armed;
       const drive = await drives.find(device);
       return drive.ok ? image.choose(device, () => probeSourceDrive(drive.value)) : drive;
     },
-    clearImage: async () => stationArmed() ?? image.clear(),
-    readCatalogue: (source) => catalogue.read(source),
+    clearImage: async () => stationArmed(station) ?? image.clear(),
     chooseCatalogueOs: (source, path) => image.choose(path.at(-1) ?? source, () => catalogue.probe(source, path)),
+    previewCustomisation: async (profile, cards) => {
+      const chosen = image.current;
+      if (chosen === null) return refuse('no-image', 'Choose an image first.');
+      return previewCustomisation(chosen, profile, cards, (os, c) => catalogue.prepareCustomised(os, c));
+    },
+  } satisfies Partial<ApiHandlers>;
+}
+
+/** The catalogues and the image cache. */
+function catalogueHandlers({ catalogue, runner }: AppPieces) {
+  return {
+    readCatalogue: (source) => catalogue.read(source),
     getCache: async () => ok(await catalogue.cacheView()),
     clearCache: async () => {
       // A flash may be writing into the cache (or reading from it) right now.
       const busy = runner.busy();
       return busy ?? ok(await catalogue.clearCache());
     },
+  } satisfies Partial<ApiHandlers>;
+}
+
+/** The drives, and the jobs on them: flash, backup, check, erase, compare; one at a time. */
+function jobHandlers(pieces: AppPieces) {
+  const { drives, backups, comparison, runner, session } = pieces;
+  return {
     listDrives: async () => ok(await drives.current()),
-    startFlash,
+    startFlash: (request) => startFlash(pieces, request),
     chooseBackupFile: (device, compress) => backups.choose(device, compress),
     startBackup: (request) => backups.start(request, session),
     showBackupFile: async () => backups.show(),
-    startProbe,
-    startErase,
+    startProbe: (device, medium) => startProbe(pieces, device, medium),
+    startErase: (request) => startErase(pieces, request),
     chooseCompareImage: (device) => comparison.choose(device),
     startCompare: (device) => comparison.start(device, session),
     cancelJob: async () => runner.cancel(),
-    openExternal: async (url) => {
-      if (!isAllowedExternalUrl(url)) return refuse('link-not-allowed', 'Sluice opens only its own links.');
-      await deps.openExternal(url);
-      return ok(null);
-    },
+  } satisfies Partial<ApiHandlers>;
+}
+
+/** The flashing station. */
+function stationHandlers({ image, station }: AppPieces) {
+  return {
     armStation: async (request) => {
       const named = image.forFlash({ image: request.image, targets: [], confirmedSystemDrives: [] });
       if (!named.ok) return named;
@@ -349,17 +193,41 @@ export function createAppService(deps: AppServiceDeps): AppService {
     },
     stopStation: () => station.stop(),
     exportStationLog: () => station.exportCsv(),
+  } satisfies Partial<ApiHandlers>;
+}
+
+/** Settings, links, the customisation's secrets and keys: no job, no drive. */
+function settingsHandlers(deps: AppServiceDeps) {
+  return {
+    getSettings: async () => ok(deps.settings.get()),
+    updateSettings: async (patch) => ok(await deps.settings.update(patch)),
+    openExternal: async (url) => {
+      if (!isAllowedExternalUrl(url)) return refuse('link-not-allowed', 'Sluice opens only its own links.');
+      await deps.openExternal(url);
+      return ok(null);
+    },
+    sealCustomisation: async (draft) => sealDraft(draft),
+    listSshKeys: async () => ok(await sshKeyFiles(deps.sshDir)),
+  } satisfies Partial<ApiHandlers>;
+}
+
+/**
+ * The app's logic behind its IPC: each piece holds the state of one thing (the job, the drives,
+ * the chosen image, the backup's files), and the handlers only compose them.
+ */
+export function createAppService(deps: AppServiceDeps): AppService {
+  const pieces = createPieces(deps);
+  const { runner, station, drives } = pieces;
+  const handlers: ApiHandlers = {
+    ...settingsHandlers(deps),
+    ...imageHandlers(pieces),
+    ...catalogueHandlers(pieces),
+    ...jobHandlers(pieces),
+    ...stationHandlers(pieces),
     pageReady: async () => {
       deps.handOff.connect(openHandedOver);
       return ok(null);
     },
-    sealCustomisation: async (draft) => sealDraft(draft),
-    previewCustomisation: async (profile, cards) => {
-      const chosen = image.current;
-      if (chosen === null) return refuse('no-image', 'Choose an image first.');
-      return previewCustomisation(chosen, profile, cards, (os, c) => catalogue.prepareCustomised(os, c));
-    },
-    listSshKeys: async () => ok(await sshKeyFiles(deps.sshDir)),
   };
 
   const invoke = async (method: string, args: unknown): Promise<ApiResult<unknown>> => {
