@@ -309,6 +309,11 @@ export const COMMANDS: readonly Command[] = [
       ],
       ['--log FILE', 'the JSON Lines log, one line per card (default: sluice-station.jsonl)'],
       ['--count N', 'stop after N cards'],
+      [
+        '--cache-limit SIZE',
+        "the image cache's size limit, as for flash: a compressed image is decoded once into it, for every card",
+      ],
+      ['--keep', 'keep that decoded copy in the cache when the station stops, for the next station of the same image'],
       ['--exact', 'write every byte of the image to every card, as for flash'],
       ['--virtual', 'also take loop devices (for tests)'],
       ['--yes, --json, --elevate', 'as for flash'],
@@ -326,6 +331,8 @@ export const COMMANDS: readonly Command[] = [
         count: flags.count === undefined ? null : parseCount(flags.count),
         virtual: flags.virtual,
         exact: flags.exact,
+        keep: flags.keep,
+        cacheLimit: imageSource(flags).cacheLimit,
         ...session(flags),
       });
     },

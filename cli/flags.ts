@@ -69,7 +69,8 @@ export const FLAG_SCOPES: readonly { flags: readonly FlagName[]; commands: reado
   },
   { flags: Object.keys(STATION_OPTIONS) as FlagName[], commands: ['station'] },
   { flags: ['repo'], commands: ['os', 'flash', 'verify', 'info'] },
-  { flags: ['no-cache', 'cache-limit'], commands: ['flash', 'verify'] },
+  { flags: ['no-cache'], commands: ['flash', 'verify'] },
+  { flags: ['cache-limit'], commands: ['flash', 'verify', 'station'] },
   { flags: ['customisation'], commands: ['verify'] },
   { flags: ['device'], commands: ['os list'] },
 ];

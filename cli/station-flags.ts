@@ -10,6 +10,7 @@ export const STATION_OPTIONS = {
   'max-size': { type: 'string' },
   log: { type: 'string' },
   count: { type: 'string' },
+  keep: { type: 'boolean', default: false },
 } as const;
 
 /** --count N: a whole number of cards, at least 1. */

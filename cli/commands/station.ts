@@ -38,6 +38,10 @@ export interface StationArgs {
   virtual: boolean;
   /** --exact: every card gets every byte of the image, as `flash --exact` writes them. */
   exact: boolean;
+  /** --keep: the decoded copy of a compressed image stays in the cache when the station stops. */
+  keep: boolean;
+  /** --cache-limit: the image cache's size limit in bytes, which the decoded copy counts against. */
+  cacheLimit?: number | undefined;
   yes: boolean;
   json: boolean;
   elevate?: 'sudo' | 'pkexec' | undefined;
@@ -179,7 +183,7 @@ export async function stationCommand(args: StationArgs): Promise<number> {
   // A compressed or downloaded image is decoded once, now, rather than once per card.
   let decoded;
   try {
-    decoded = await decodeStationImage(image, imageCache());
+    decoded = await decodeStationImage(image, imageCache(args.cacheLimit), args.keep);
   } catch (error) {
     process.stderr.write(`sluice: ${errorText(error)} Nothing was written.\n`);
     return EXIT.failed;

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { MiB } from '../../common/domain/units.js';
 import type { StationLogEntry } from '../../common/domain/station.js';
-import { assertTestTarget, collect, spawnCli, waitForEvent, type CliOptions } from '../support/cli.js';
+import { assertTestTarget, CLI, collect, spawnCli, waitForEvent, type CliOptions } from '../support/cli.js';
 import { describeDevices } from '../support/device-suite.js';
 import { fsckPartitions } from '../support/free-space.js';
 import {
@@ -234,6 +234,84 @@ describeDevices('sluice station (issue 19 acceptance)', () => {
     expect(logOf(log, backings).map((e) => e.result)).toEqual(['ok', 'ok']);
     for (const card of cards) execFileSync('cmp', ['-n', String(16 * MiB), image, card.path]);
     expect(readdirSync(join(cache, 'images'))).toEqual([]);
+  }, 60_000);
+
+  it("the decoded copy outlives a crash and is the next station's, with no decoding again; --keep keeps it, and without it the station that ends removes it", async () => {
+    const dir = scratchDir();
+    const image = join(dir, 'image.img');
+    writeRandomFile(image, 16 * MiB);
+    execFileSync('xz', ['-T2', '-0', '-k', image]);
+    const cache = scratchDir();
+    const env = { SLUICE_CACHE_DIR: cache };
+    const entries = () => readdirSync(join(cache, 'images')).sort();
+    const card = (name: string) => {
+      const backing = join(dir, `${name}.img`);
+      writeRandomFile(backing, 24 * MiB);
+      return backing;
+    };
+    /** A station of one card, run to its end; the card holds the image after. */
+    const oneCard = async (flags: string[]) => {
+      const backing = card(`card-${flags.join('')}`);
+      const child = spawnStation(
+        `${image}.xz`,
+        [backing],
+        ['--count', '1', '--log', join(dir, 'log.jsonl'), ...flags],
+        { env },
+      );
+      const run = collect(child);
+      await waitForEvent(child, (e) => e.type === 'armed');
+      const inserted = insert(backing);
+      const result = await run;
+      expect(result.code, result.stderr).toBe(0);
+      execFileSync('cmp', ['-n', String(16 * MiB), image, inserted.path]);
+      return result;
+    };
+
+    const crashed = spawnStation(`${image}.xz`, [card('never')], ['--log', join(dir, 'crashed.jsonl')], { env });
+    const crashedRun = collect(crashed);
+    await waitForEvent(crashed, (e) => e.type === 'armed');
+    crashed.kill('SIGKILL');
+    expect((await crashedRun).stderr).toMatch(/The image is decoded once, into .*, for every card\./);
+    const left = entries();
+    expect(left).toHaveLength(2);
+    const listed = JSON.parse(
+      execFileSync(process.execPath, [CLI, 'cache', 'list', '--json'], {
+        env: { ...process.env, ...env },
+        encoding: 'utf8',
+      }),
+    ) as { entries: { name: string; complete: boolean; bytes: number }[] };
+    expect(listed.entries).toMatchObject([{ name: 'image.img.xz, decoded', complete: true, bytes: 16 * MiB }]);
+
+    const kept = await oneCard(['--keep']);
+    expect(kept.stderr).toMatch(
+      /The image was decoded by an earlier station, into .*, for every card\. It stays in the image cache when the station stops\./,
+    );
+    expect(entries()).toEqual(left);
+
+    const last = await oneCard([]);
+    expect(last.stderr).toMatch(/The image was decoded by an earlier station/);
+    expect(entries()).toEqual([]);
+  }, 90_000);
+
+  it('--cache-limit below the decoded image: each card decodes it again, and says why', async () => {
+    const dir = scratchDir();
+    const image = join(dir, 'image.img');
+    writeRandomFile(image, 8 * MiB);
+    execFileSync('xz', ['-T2', '-0', '-k', image]);
+    const cache = scratchDir();
+    const backing = join(dir, 'card.img');
+    writeRandomFile(backing, 16 * MiB);
+    const flags = ['--count', '1', '--log', join(dir, 'log.jsonl'), '--cache-limit', '4M'];
+    const child = spawnStation(`${image}.xz`, [backing], flags, { env: { SLUICE_CACHE_DIR: cache } });
+    const run = collect(child);
+    await waitForEvent(child, (e) => e.type === 'armed');
+    const inserted = insert(backing);
+    const result = await run;
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).toMatch(
+      /The image is decoded again for each card: .* more than the cache's limit of 4\.0 MB\./,
+    );
+    execFileSync('cmp', ['-n', String(8 * MiB), image, inserted.path]);
   }, 60_000);
 
   it('--exact: every card gets every byte, free space included, over what the card held', async () => {

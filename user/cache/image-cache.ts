@@ -247,13 +247,9 @@ export class ImageCache {
    * opened for writing and for reading. It counts against the cache's limit and the disk's reserve
    * like a download, but is never kept: refused, with the reason, where it would not fit (the batch
    * then streams, as one card does). Its name is removed at once, so that it is gone when the batch
-   * ends however it ends, a crash included; a station, whose cards each open it, gets its `path`
-   * instead and removes it when it stops.
+   * ends however it ends, a crash included.
    */
-  async decodedCopy(
-    bytes: number,
-    named = false,
-  ): Promise<{ write: number; read: number; path: string | null } | { refused: string }> {
+  async decodedCopy(bytes: number): Promise<{ write: number; read: number } | { refused: string }> {
     const refused = await this.makeFolders();
     if (refused !== null) return { refused };
     const used = (await this.entries()).reduce((sum, e) => sum + e.bytes, 0);
@@ -270,15 +266,42 @@ export class ImageCache {
     const write = await openFd(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o600);
     try {
       await giveToUser(path);
-      const read = await openFd(path, constants.O_RDONLY);
-      return { write, read, path: named ? path : null };
+      return { write, read: await openFd(path, constants.O_RDONLY) };
     } catch (error) {
       await closeFd(write);
-      await rm(path, { force: true });
       throw error;
     } finally {
-      if (!named) await rm(path, { force: true });
+      await rm(path, { force: true });
     }
+  }
+
+  /**
+   * A station's decoded image, kept by `entry.key` like a download, so that it outlives a crash:
+   * the complete copy when there is one (kept on purpose, or left by a station that never stopped),
+   * marked as used now; else room made for it as for a download (the least recently used entries
+   * go first) and its `.part` opened for writing, from its start: a part left by a decoding that
+   * stopped is begun again, since reaching its end would mean decoding all of it again anyway (a
+   * compressed stream is read from its start). `complete` gives it its name once the decoder has
+   * written all of it. Refused, with the reason, where it would not fit.
+   */
+  async decodedImage(
+    entry: CacheEntry,
+  ): Promise<{ found: string } | { write: number; complete(): Promise<string> } | { refused: string }> {
+    const found = await this.find(entry.key);
+    if (found !== null) return { found };
+    const reserved = await this.reserve(entry);
+    if ('refused' in reserved) return reserved;
+    const { partial, complete } = reserved.tee;
+    const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW;
+    const write = await openFd(partial, flags, 0o600);
+    await giveToUser(partial).catch(() => undefined);
+    return {
+      write,
+      complete: async () => {
+        await rename(partial, complete);
+        return complete;
+      },
+    };
   }
 
   /** Deletes one entry: its download, complete or part-way, and its description. */
