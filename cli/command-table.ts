@@ -358,19 +358,30 @@ export const COMMANDS: readonly Command[] = [
         '--trim-to-partitions',
         "stop after the end of the last partition (a GPT's backup header at the drive's end is left out)",
       ],
+      [
+        '--shrink',
+        'shrink the last partition (ext2/3/4) to what it holds and cut the file after it, so that it restores onto a smaller card (Linux: e2fsprogs, sfdisk; not with --compress)',
+      ],
       ['--no-verify, --yes (replace FILE), --json, --elevate', 'as for flash'],
     ],
     operands: exactly(2, 'backup needs exactly one DRIVE and one FILE'),
-    run: async (flags, [drive = '', file = '']) =>
-      (await import('./commands/backup.js')).backupCommand({
+    run: async (flags, [drive = '', file = ''], usageError) => {
+      const compress = (flags.compress as BackupCompression | undefined) ?? null;
+      const cannotShrink = flags.shrink
+        ? await (await import('../user/backup/shrink.js')).shrinkRefusal(compress !== null)
+        : null;
+      if (cannotShrink !== null) return usageError(cannotShrink);
+      return (await import('./commands/backup.js')).backupCommand({
         drive,
         file,
-        compress: (flags.compress as BackupCompression | undefined) ?? null,
+        compress,
         trimToPartitions: flags['trim-to-partitions'],
         allBlocks: flags['all-blocks'],
+        shrink: flags.shrink,
         verify: !flags['no-verify'],
         ...session(flags),
-      }),
+      });
+    },
   },
   {
     name: 'clone',

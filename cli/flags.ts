@@ -31,6 +31,7 @@ export const OPTIONS = {
   label: { type: 'string' },
   'trim-to-partitions': { type: 'boolean', default: false },
   'all-blocks': { type: 'boolean', default: false },
+  shrink: { type: 'boolean', default: false },
   repo: { type: 'string', multiple: true },
   'no-cache': { type: 'boolean', default: false },
   'cache-limit': { type: 'string' },
@@ -57,7 +58,7 @@ export type FlagName = keyof typeof OPTIONS;
  */
 export const FLAG_SCOPES: readonly { flags: readonly FlagName[]; commands: readonly string[]; name?: string }[] = [
   { flags: ['exact'], commands: ['flash', 'verify', 'station'] },
-  { flags: ['compress', 'trim-to-partitions', 'all-blocks'], commands: ['backup'] },
+  { flags: ['compress', 'trim-to-partitions', 'all-blocks', 'shrink'], commands: ['backup'] },
   { flags: ['iso-mode'], commands: ['flash', 'verify'] },
   { flags: ['allow-truncated'], commands: ['flash'] },
   { flags: ['label'], commands: ['erase'] },

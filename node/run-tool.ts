@@ -4,12 +4,13 @@ import { access } from 'node:fs/promises';
 import { delimiter, join } from 'node:path';
 
 /**
- * Runs a system tool and returns its standard output; the error names the tool and its stderr.
+ * Runs a system tool, with `input` on its standard input, and returns its standard output; the
+ * error names the tool and its stderr.
  * Tools run in the C locale, so the words Sluice matches and passes on are the same everywhere.
  */
-export function runTool(file: string, args: readonly string[], timeoutMs = 15_000): Promise<string> {
+export function runTool(file: string, args: readonly string[], timeoutMs = 15_000, input?: string): Promise<string> {
   return new Promise((resolve, reject) => {
-    execFile(
+    const child = execFile(
       file,
       args,
       { encoding: 'utf8', timeout: timeoutMs, maxBuffer: 16 * 1024 * 1024, env: { ...process.env, LC_ALL: 'C' } },
@@ -20,6 +21,10 @@ export function runTool(file: string, args: readonly string[], timeoutMs = 15_00
         else resolve(stdout);
       },
     );
+    // What the tool reads on its standard input (sfdisk's script); none: it reads an empty one. A
+    // tool that exits without reading it closes the pipe (EPIPE): its exit status tells the rest.
+    child.stdin?.on('error', () => undefined);
+    child.stdin?.end(input ?? '');
   });
 }
 

@@ -16,6 +16,7 @@ export interface BackupArgs {
   compress: BackupCompression | null;
   trimToPartitions: boolean;
   allBlocks: boolean;
+  shrink: boolean;
   verify: boolean;
   yes: boolean;
   json: boolean;
@@ -50,6 +51,7 @@ export async function backupCommand(args: BackupArgs): Promise<number> {
     compress: args.compress,
     trimToPartitions: args.trimToPartitions,
     allBlocks: args.allBlocks,
+    shrink: args.shrink,
     verify: args.verify,
     launch: (options) =>
       startHelper({

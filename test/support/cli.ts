@@ -8,13 +8,13 @@ export const CLI = resolve('out/run/sluice.js');
 
 /**
  * A target a test may name: a loop device it created, or a partition of one, or a regular file
- * (existing or to be made) in its scratch space on /dev/shm.
+ * (existing or to be made) in its scratch space on /dev/shm (or /var/tmp, for big fixtures).
  */
 export function assertTestTarget(path: string): void {
   const partition = /^(\/dev\/loop\d+)p\d+$/.exec(path);
   if (partition?.[1] !== undefined) return assertOwnedLoop(partition[1]);
   if (
-    path.startsWith('/dev/shm/sluice-test-') &&
+    (path.startsWith('/dev/shm/sluice-test-') || path.startsWith('/var/tmp/sluice-test-')) &&
     !path.includes('..') &&
     (!existsSync(path) || lstatSync(path).isFile())
   )

@@ -15,6 +15,7 @@ import { currentPlatform } from '../../writer/platform/index.js';
 import { refuseSource } from '../../writer/source-device.js';
 import type { HelperLaunchOptions, LaunchedHelper } from '../launcher/launch.js';
 import { backupToFile } from './backup-file.js';
+import { shrinkSaved } from './shrink-saved.js';
 import type { BackupCompression } from '../../common/domain/backup-compression.js';
 import { errorText } from '../../common/domain/error-details.js';
 
@@ -27,6 +28,8 @@ export interface BackupOptions {
   trimToPartitions: boolean;
   /** Read every byte of the drive, free space too; otherwise only what its filesystems use (backup-plan.ts). */
   allBlocks: boolean;
+  /** Shrink the saved raw file's last filesystem and cut the file after it (shrink.ts; shrinkRefusal says where it cannot). */
+  shrink?: boolean | undefined;
   verify: boolean;
 }
 
@@ -139,7 +142,7 @@ export async function backupDrive(job: DriveBackup): Promise<TargetResult> {
     await from.close();
     source = null;
     await helper.result;
-    return result;
+    return job.shrink === true && result.status === 'ok' ? await shrinkSaved(job.file, result) : result;
   } catch (error) {
     // Not reached by any failure backupToFile knows (it reports those); the helper must not be left
     // blocked on a pipe nobody reads, with the drive unmounted.

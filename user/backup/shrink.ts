@@ -1,0 +1,162 @@
+/**
+ * `--shrink`: makes a raw backup small enough to restore onto a smaller card. The last partition's
+ * ext2/3/4 filesystem is shrunk to its used size and a margin with e2fsprogs, the partition's end
+ * is moved to the filesystem's, and the file is cut after it (after a GPT's backup header, moved
+ * there). Everything runs as the user, on the user's own file, with the system's tools: sfdisk
+ * reads and edits the partition table, e2fsck checks, resize2fs shrinks. Those are Linux's, so
+ * shrinking is Linux-only.
+ *
+ * resize2fs cuts a regular file to the filesystem's new end, so it is given the partition alone,
+ * copied out of the image (holes stay holes), and the result is copied back over a punched range.
+ */
+import { rm, truncate } from 'node:fs/promises';
+import { jobError } from '../../common/domain/failure.js';
+import { formatBytes, MiB } from '../../common/domain/units.js';
+import { findTool, runTool } from '../../node/run-tool.js';
+
+/**
+ * Why `--shrink` cannot be done here, before anything is read: it needs a raw file and Linux's
+ * tools. Null when it can.
+ */
+export async function shrinkRefusal(compressed: boolean): Promise<string | null> {
+  if (compressed)
+    return '--shrink works on an uncompressed backup: back up without --compress, then compress the shrunk file.';
+  if (process.platform !== 'linux') return '--shrink is Linux-only: it needs e2fsprogs (resize2fs, e2fsck) and sfdisk.';
+  for (const tool of ['resize2fs', 'e2fsck', 'dumpe2fs', 'sfdisk', 'fallocate'])
+    if ((await findTool(tool)) === null)
+      return `--shrink needs ${tool}, which is not installed (e2fsprogs, util-linux).`;
+  return null;
+}
+
+/** What shrinking did: the file's length before and after. */
+export interface Shrunk {
+  before: number;
+  after: number;
+}
+
+/** Free room left in the shrunk filesystem: 5% of its minimum size, and at least this. */
+const MIN_MARGIN = 64 * MiB;
+/** Partitions end on whole MiB, as partitioning tools place them. */
+const ALIGN = MiB;
+/** A GPT's backup table and header at the end of the disk: 33 sectors, kept in a whole MiB. */
+const GPT_TAIL = MiB;
+/** e2fsck and resize2fs on a filesystem of several GiB. */
+const TOOL_TIMEOUT_MS = 30 * 60_000;
+
+interface SfdiskPartition {
+  node: string;
+  start: number;
+  size: number;
+  type: string;
+}
+interface SfdiskTable {
+  label: string;
+  sectorsize?: number;
+  partitions?: SfdiskPartition[];
+}
+
+async function partitionTable(file: string): Promise<SfdiskTable> {
+  const json = await runTool('sfdisk', ['--json', file]).catch(() => null);
+  const table = json === null ? null : (JSON.parse(json) as { partitiontable?: SfdiskTable }).partitiontable;
+  if (table?.partitions === undefined || table.partitions.length === 0)
+    throw jobError('unsupported-format', `${file} has no partition table sfdisk reads, so it cannot be shrunk.`);
+  return table;
+}
+
+/** A filesystem's block size and its estimated minimum size in blocks (resize2fs -P). */
+async function extFacts(part: string, file: string): Promise<{ blockSize: number; blocks: number; minimum: number }> {
+  const header = await runTool('dumpe2fs', ['-h', part]).catch(() => null);
+  const number = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+)$`, 'm').exec(header ?? '')?.[1] ?? NaN);
+  const blockSize = number('Block size');
+  const blocks = number('Block count');
+  if (header === null || !Number.isSafeInteger(blockSize) || !Number.isSafeInteger(blocks))
+    throw jobError(
+      'unsupported-format',
+      `The last partition of ${file} holds no ext2/3/4 filesystem; --shrink shrinks only those, so the backup is kept as it is.`,
+    );
+  await runTool('e2fsck', ['-f', '-n', part], TOOL_TIMEOUT_MS).catch((error: unknown) => {
+    throw jobError(
+      'source-corrupt',
+      `The last partition's filesystem in ${file} has errors (e2fsck: ${String(error).slice(0, 300)}), so it was not shrunk; the backup is kept as it is.`,
+    );
+  });
+  const said = /minimum size of the filesystem: (\d+)/.exec(await runTool('resize2fs', ['-P', part], TOOL_TIMEOUT_MS));
+  return { blockSize, blocks, minimum: Number(said?.[1] ?? blocks) };
+}
+
+/**
+ * Shrinks the raw backup `file` (see the module comment); null when its last filesystem is already
+ * as small as its used size and the margin. Throws a JobError that says why it cannot be shrunk;
+ * the file is then as it was, unless a tool failed half-way, which the error says.
+ */
+export async function shrinkBackup(file: string, length: number): Promise<Shrunk | null> {
+  const table = await partitionTable(file);
+  const sector = table.sectorsize ?? 512;
+  const partitions = table.partitions ?? [];
+  const last = partitions.reduce((a, b) => (b.start + b.size > a.start + a.size ? b : a));
+  const offset = last.start * sector;
+  const part = `${file}.shrinking`;
+  try {
+    await runTool(
+      'dd',
+      [
+        `if=${file}`,
+        `of=${part}`,
+        'bs=1M',
+        'iflag=skip_bytes,count_bytes',
+        `skip=${offset}`,
+        `count=${last.size * sector}`,
+        'conv=sparse',
+        'status=none',
+      ],
+      TOOL_TIMEOUT_MS,
+    );
+    const fs = await extFacts(part, file);
+    const margin = Math.max(Math.ceil(fs.minimum * 0.05), Math.ceil(MIN_MARGIN / fs.blockSize));
+    const bytes = Math.ceil(((fs.minimum + margin) * fs.blockSize) / ALIGN) * ALIGN;
+    const blocks = bytes / fs.blockSize;
+    if (blocks >= fs.blocks) return null;
+    await runTool('resize2fs', ['-f', part, String(blocks)], TOOL_TIMEOUT_MS);
+    await runTool('e2fsck', ['-f', '-n', part], TOOL_TIMEOUT_MS);
+    await putBack(file, part, offset, last.size * sector);
+    const after = offset + bytes + (table.label === 'gpt' ? GPT_TAIL : 0);
+    await rewriteTable(file, last, bytes / sector, after);
+    return { before: length, after };
+  } finally {
+    await rm(part, { force: true });
+  }
+}
+
+/** The shrunk partition over its old place: the old bytes first punched out, so no stale block stays under a hole. */
+async function putBack(file: string, part: string, offset: number, size: number): Promise<void> {
+  await runTool('fallocate', ['--punch-hole', '--offset', String(offset), '--length', String(size), file]);
+  await runTool(
+    'dd',
+    [`if=${part}`, `of=${file}`, 'bs=1M', 'oflag=seek_bytes', `seek=${offset}`, 'conv=notrunc,sparse', 'status=none'],
+    TOOL_TIMEOUT_MS,
+  );
+}
+
+/**
+ * The table again, with `last` ending after `sectors`, on the file cut to `length`: sfdisk's own
+ * dump of it, written back whole, so that a GPT gets its backup header at the new end and keeps
+ * its disk and partition GUIDs (a system that mounts its root by PARTUUID finds it still). A GPT
+ * whose header names sectors past the file's end is one libfdisk no longer reads, so the dump is
+ * taken first.
+ */
+async function rewriteTable(file: string, last: SfdiskPartition, sectors: number, length: number): Promise<void> {
+  const dump = await runTool('sfdisk', ['--dump', file]);
+  const script = dump
+    .split('\n')
+    // The last usable sector is the file's new end, as sfdisk finds it.
+    .filter((line) => !line.startsWith('last-lba:'))
+    .map((line) => (line.startsWith(`${last.node} :`) ? line.replace(/size=\s*\d+/, `size=${sectors}`) : line))
+    .join('\n');
+  await truncate(file, length);
+  await runTool('sfdisk', ['--no-reread', '--no-tell-kernel', '-q', file], TOOL_TIMEOUT_MS, script);
+}
+
+/** In words, for the end of a backup. */
+export function shrunkText(file: string, shrunk: Shrunk): string {
+  return `${file} was shrunk from ${formatBytes(shrunk.before)} to ${formatBytes(shrunk.after)}: it restores onto any card of at least ${formatBytes(shrunk.after)}.`;
+}
