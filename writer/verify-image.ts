@@ -201,6 +201,18 @@ export async function compareWithImage(
       : { status: 'cancelled', target, bytes: compared.at };
   }
   meter.finish();
+  return outcome(job, target, layout, position, compared.differences, overlay);
+}
+
+/** A comparison that ran to its end: ok, or the first thing wrong with the target, the image or the customisation. */
+function outcome(
+  job: Pick<VerifyImageJob, 'imageSize'> & { started: number },
+  target: string,
+  layout: StreamLayout,
+  position: number,
+  differences: Differences,
+  overlay: readonly OverlayPiece[],
+): TargetResult {
   const streamBytes = layout.streamBytes;
   if (streamBytes !== null && position !== streamBytes) {
     const offset = layout.deviceOffset(position);
@@ -223,7 +235,7 @@ export async function compareWithImage(
       code: 'protocol-error',
       message: `The customisation to compare reaches past the image's ${imageBytes} bytes (from offset ${outside}).`,
     };
-  const { count, first } = compared.differences;
+  const { count, first } = differences;
   if (count > 0) {
     return {
       status: 'failed',

@@ -20,7 +20,7 @@ import { confirm } from '../prompt.js';
 import { createReporter } from '../reporter.js';
 import { describeSize } from '../render.js';
 import { isFileTarget } from '../target-kind.js';
-import { prepareCliCatalogueImage, prepareCliImage } from './prepare-cli-image.js';
+import { prepareCliCatalogueImage, prepareCliImage, type CliCustomisation } from './prepare-cli-image.js';
 import { OS_PREFIX } from '../../common/domain/catalogue.js';
 import { judgeTargets, listTargetDrives, mediaOf, refuseTargets, type JudgedTarget } from './target-verdicts.js';
 import type { CustomiseFlags } from '../customise-flags.js';
@@ -127,19 +127,8 @@ interface Started {
   helperOptions: ReturnType<typeof cliHelperOptions>;
 }
 
-async function flashNamed(
-  args: FlashArgs,
-  targets: string[],
-  fileTargets: number,
-  { warm, early, helperOptions }: Started,
-): Promise<number> {
-  if (fileTargets > 0 && targets.length > 1) {
-    process.stderr.write('sluice: a file is written on its own: name either one file or one or more drives.\n');
-    return EXIT.usage;
-  }
-  const customise = args.customise === undefined ? undefined : { flags: args.customise, cards: targets.length };
-  // Listed while the image is probed; judged once the image's size is known.
-  const listing = fileTargets > 0 ? null : listTargetDrives(targets);
+/** The image `args` names, from a file, a URL or the catalogue, prepared and customised; or the exit code when it cannot be. */
+async function prepareNamed(args: FlashArgs, customise: CliCustomisation | undefined) {
   const catalogue = args.image.startsWith(OS_PREFIX)
     ? await prepareCliCatalogueImage(
         args.image.slice(OS_PREFIX.length),
@@ -171,6 +160,25 @@ async function flashNamed(
   }
   if (cutShort !== null)
     process.stderr.write(`sluice: warning: ${cutShort.message} Writing it anyway (--allow-truncated).\n`);
+  return { catalogue, prepared };
+}
+
+async function flashNamed(
+  args: FlashArgs,
+  targets: string[],
+  fileTargets: number,
+  { warm, early, helperOptions }: Started,
+): Promise<number> {
+  if (fileTargets > 0 && targets.length > 1) {
+    process.stderr.write('sluice: a file is written on its own: name either one file or one or more drives.\n');
+    return EXIT.usage;
+  }
+  const customise = args.customise === undefined ? undefined : { flags: args.customise, cards: targets.length };
+  // Listed while the image is probed; judged once the image's size is known.
+  const listing = fileTargets > 0 ? null : listTargetDrives(targets);
+  const named = await prepareNamed(args, customise);
+  if (typeof named === 'number') return named;
+  const { catalogue, prepared } = named;
   const [fileTarget] = fileTargets > 0 ? targets : [];
   if (fileTarget !== undefined)
     return (await import('./flash-to-file.js')).flashToFileCommand(prepared, {

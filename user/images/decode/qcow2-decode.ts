@@ -54,6 +54,49 @@ function write(sink: ImageSink, chunk: Buffer): Promise<void> {
   });
 }
 
+/** Compressed clusters from `c` on, stored near each other in the file: read in one request of at most READ_SPAN. */
+function compressedRun(image: Qcow2Image, c: number, entry: ReturnType<typeof l2Entry>) {
+  const first = compressedExtent(entry, image.clusterBits);
+  const group: { c: number; offset: number; length: number }[] = [{ c, ...first }];
+  let end = first.offset + first.length;
+  for (let next = c + 1; next < image.clusters; next++) {
+    const e = l2Entry(image, next);
+    if (clusterKind(e, image.version) !== 'compressed') break;
+    const extent = compressedExtent(e, image.clusterBits);
+    if (extent.offset < first.offset || extent.offset + extent.length - first.offset > READ_SPAN) break;
+    group.push({ c: next, ...extent });
+    end = Math.max(end, extent.offset + extent.length);
+  }
+  return { first, group, end };
+}
+
+/** A compressed cluster's `length` guest bytes, inflated on the thread pool; a cluster that does not inflate is named by its offsets. */
+function inflated(
+  image: Qcow2Image,
+  data: Promise<Buffer>,
+  guest: number,
+  offset: number,
+  length: number,
+): Promise<Buffer> {
+  return data
+    .then((compressed) => inflateCluster(compressed, image.clusterSize, image.compression))
+    .then(
+      (plain) => {
+        if (plain.length < length) throw new Error(`it holds ${plain.length} bytes, not ${length}`);
+        return plain.subarray(0, length);
+      },
+      (error: unknown) => {
+        throw error instanceof JobError
+          ? error
+          : jobError(
+              'source-corrupt',
+              `The qcow2 image is corrupt: the compressed cluster at guest byte ${guest} (file byte ${offset}) does not decompress: ${errorText(error)}.`,
+              { offset: guest },
+            );
+      },
+    );
+}
+
 /**
  * Produces the qcow2 image's guest disk into the sink, every byte of it: unallocated and zero
  * clusters as zeros, which are what the guest reads there. Clusters that lie together in the file
@@ -75,7 +118,6 @@ export async function decodeQcow2(path: string, sink: ImageSink): Promise<void> 
       return buffer;
     };
     const image = await readQcow2(readAt, size, path);
-    const clusterBits = image.clusterBits;
     const clusters = image.clusters;
     const perTable = image.clusterSize / 8;
     const guestEnd = (c: number) => Math.min(image.virtualSize, c * image.clusterSize);
@@ -121,45 +163,21 @@ export async function decodeQcow2(path: string, sink: ImageSink): Promise<void> 
         c += 1;
       } else if (kind === 'compressed') {
         // A run of compressed clusters stored near each other: one read, then each inflated.
-        const first = compressedExtent(entry, clusterBits);
-        const group: { c: number; offset: number; length: number }[] = [{ c, ...first }];
-        let end = first.offset + first.length;
-        for (let next = c + 1; next < clusters; next++) {
-          const e = l2Entry(image, next);
-          if (clusterKind(e, image.version) !== 'compressed') break;
-          const extent = compressedExtent(e, clusterBits);
-          if (extent.offset < first.offset || extent.offset + extent.length - first.offset > READ_SPAN) break;
-          group.push({ c: next, ...extent });
-          end = Math.max(end, extent.offset + extent.length);
-        }
+        const { first, group, end } = compressedRun(image, c, entry);
         const span = readAt(first.offset, Math.min(end, size) - first.offset);
         span.catch(() => undefined);
         for (const member of group) {
           const guest = member.c * image.clusterSize;
           const length = lengthOf(member.c);
-          const bytes = span
-            .then((data) =>
-              inflateCluster(
-                data.subarray(member.offset - first.offset, member.offset - first.offset + member.length),
-                image.clusterSize,
-                image.compression,
-              ),
-            )
-            .then(
-              (plain) => {
-                if (plain.length < length) throw new Error(`it holds ${plain.length} bytes, not ${length}`);
-                return plain.subarray(0, length);
-              },
-              (error: unknown) => {
-                throw error instanceof JobError
-                  ? error
-                  : jobError(
-                      'source-corrupt',
-                      `The qcow2 image is corrupt: the compressed cluster at guest byte ${guest} (file byte ${member.offset}) does not decompress: ${errorText(error)}.`,
-                      { offset: guest },
-                    );
-              },
-            );
+          const bytes = inflated(
+            image,
+            span.then((data) =>
+              data.subarray(member.offset - first.offset, member.offset - first.offset + member.length),
+            ),
+            guest,
+            member.offset,
+            length,
+          );
           bytes.catch(() => undefined);
           push({ bytes, length });
           await keepWindow();

@@ -186,6 +186,71 @@ async function requireBzip2(request: ImageRequest): Promise<void> {
   );
 }
 
+type Bmap = Awaited<ReturnType<typeof readBmapFile>>;
+
+/** What an image file's format tells before decoding: its size, a zip's entry, a block map inside it, and whether it reads in place. */
+async function readFormat(request: ImageRequest, image: OpenedImage, readAt: ReadAt, named: Bmap) {
+  const path = request.image;
+  let bmap = named;
+  let size: number | null = null;
+  let sizeExact = true;
+  let zipEntry: ZipEntryPlan | null = null;
+  let entry: ImageInfo['entry'] = null;
+  /** Reads the decoded image at any offset, where the format allows it without decoding. */
+  let readImageAt: ReadAt | null = null;
+  switch (image.format) {
+    case 'raw':
+      size = image.fileSize;
+      readImageAt = readAt;
+      break;
+    case 'xz':
+      size = (await readXzIndex(readAt, image.fileSize)).uncompressedSize;
+      break;
+    case 'zstd':
+      size = readZstdSize(fileReaderSync(image), image.fileSize);
+      break;
+    case 'gzip':
+      size = await gzipSizeHint(readAt, image.fileSize);
+      sizeExact = false;
+      break;
+    case 'bzip2':
+      await requireBzip2(request);
+      break;
+    case 'zip': {
+      const archive = await readZipArchive(readAt, image.fileSize, basename(path));
+      zipEntry = await entryPlan(readAt, archive.image);
+      size = archive.image.uncompressedSize;
+      entry = { name: archive.image.name, choice: archive.choice };
+      if (zipEntry.method === 0) {
+        const dataOffset = zipEntry.dataOffset;
+        readImageAt = (position, length) => readAt(dataOffset + position, Math.min(length, (size ?? 0) - position));
+      }
+      if (bmap === null && request.bmap !== false && archive.bmapEntry !== null) {
+        const xml = await readSmallEntry(readAt, archive.bmapEntry, MAX_BMAP_BYTES);
+        bmap = await parseBmapText(
+          xml.toString('utf8'),
+          `${basename(path)}:${archive.bmapEntry.name}`,
+          `${path}:${archive.bmapEntry.name}`,
+        );
+      }
+      break;
+    }
+    case 'qcow2': {
+      if (bmap !== null)
+        throw jobError('unsupported-format', `A block map (--bmap) applies to raw images; ${path} is a qcow2 image.`);
+      size = (await readQcow2(readAt, image.fileSize, basename(path))).virtualSize;
+      break;
+    }
+    case 'dmg': {
+      // Loaded for dmg images only (its plist parser was 12 ms of CPU in every probe process).
+      const { dmgSize, openDmg } = await import('../formats/dmg.js');
+      size = await dmgSize(await openDmg(path, image.fileSize, basename(path)));
+      break;
+    }
+  }
+  return { size, sizeExact, zipEntry, entry, bmap, readImageAt };
+}
+
 /** Probes a local image file. */
 async function prepareFile(request: ImageRequest): Promise<PreparedImage> {
   const path = request.image;
@@ -193,64 +258,11 @@ async function prepareFile(request: ImageRequest): Promise<PreparedImage> {
   try {
     const readAt = fileReader(image);
     const format = image.format;
-    let size: number | null = null;
-    let sizeExact = true;
-    let zipEntry: ZipEntryPlan | null = null;
-    let entry: ImageInfo['entry'] = null;
-    let bmap =
+    const named =
       request.bmap === false ? null : request.bmap !== undefined ? await readBmapFile(request.bmap, true) : null;
-    /** Reads the decoded image at any offset, where the format allows it without decoding. */
-    let readImageAt: ReadAt | null = null;
-    switch (format) {
-      case 'raw':
-        size = image.fileSize;
-        readImageAt = readAt;
-        break;
-      case 'xz':
-        size = (await readXzIndex(readAt, image.fileSize)).uncompressedSize;
-        break;
-      case 'zstd':
-        size = readZstdSize(fileReaderSync(image), image.fileSize);
-        break;
-      case 'gzip':
-        size = await gzipSizeHint(readAt, image.fileSize);
-        sizeExact = false;
-        break;
-      case 'bzip2':
-        await requireBzip2(request);
-        break;
-      case 'zip': {
-        const archive = await readZipArchive(readAt, image.fileSize, basename(path));
-        zipEntry = await entryPlan(readAt, archive.image);
-        size = archive.image.uncompressedSize;
-        entry = { name: archive.image.name, choice: archive.choice };
-        if (zipEntry.method === 0) {
-          const dataOffset = zipEntry.dataOffset;
-          readImageAt = (position, length) => readAt(dataOffset + position, Math.min(length, (size ?? 0) - position));
-        }
-        if (bmap === null && request.bmap !== false && archive.bmapEntry !== null) {
-          const xml = await readSmallEntry(readAt, archive.bmapEntry, MAX_BMAP_BYTES);
-          bmap = await parseBmapText(
-            xml.toString('utf8'),
-            `${basename(path)}:${archive.bmapEntry.name}`,
-            `${path}:${archive.bmapEntry.name}`,
-          );
-        }
-        break;
-      }
-      case 'qcow2': {
-        if (bmap !== null)
-          throw jobError('unsupported-format', `A block map (--bmap) applies to raw images; ${path} is a qcow2 image.`);
-        size = (await readQcow2(readAt, image.fileSize, basename(path))).virtualSize;
-        break;
-      }
-      case 'dmg': {
-        // Loaded for dmg images only (its plist parser was 12 ms of CPU in every probe process).
-        const { dmgSize, openDmg } = await import('../formats/dmg.js');
-        size = await dmgSize(await openDmg(path, image.fileSize, basename(path)));
-        break;
-      }
-    }
+    const facts = await readFormat(request, image, readAt, named);
+    const { size, sizeExact, zipEntry, entry, readImageAt } = facts;
+    let { bmap } = facts;
     if (bmap === null && request.bmap === undefined && format !== 'qcow2') {
       for (const candidate of bmapCandidates(path)) {
         bmap = await readBmapFile(candidate, false);
