@@ -54,11 +54,25 @@ function reportDocument(document: CatalogueDocument): void {
   for (const note of document.notes) say(`sluice: note: ${note}`);
 }
 
+/**
+ * Whether what `repository` names may be on this computer or the local network: yes for one the
+ * person named with --repo, no for Raspberry Pi's, which this command reads when none is named.
+ */
+function addedByUser(repository: string): boolean {
+  return repository !== DEFAULT_REPOSITORY;
+}
+
 /** Reads each repository's top document, and with `expand` every document below it. */
 export async function readRepositories(sources: readonly string[], expand: boolean): Promise<CatalogueDocument[]> {
   const documents: CatalogueDocument[] = [];
   for (const source of sources) {
-    const document = await readCatalogueInChild({ source, depth: 0, expand, savedDir: savedDir() });
+    const document = await readCatalogueInChild({
+      source,
+      depth: 0,
+      expand,
+      savedDir: savedDir(),
+      localNetwork: addedByUser(source),
+    });
     reportDocument(document);
     documents.push(document);
   }
@@ -75,6 +89,7 @@ async function alongPath(
   rest: string,
   depth: number,
   above: string[],
+  localNetwork: boolean,
 ): Promise<PlacedOs | null> {
   for (const item of items) {
     if (item.kind === 'os') {
@@ -89,6 +104,7 @@ async function alongPath(
         depth: depth + 1,
         expand: false,
         savedDir: savedDir(),
+        localNetwork,
       });
       reportDocument(document);
       inside = document.items;
@@ -96,7 +112,7 @@ async function alongPath(
     const found =
       inside === null
         ? null
-        : await alongPath(inside, rest.slice(item.name.length + 1), depth + 1, [...above, item.name]);
+        : await alongPath(inside, rest.slice(item.name.length + 1), depth + 1, [...above, item.name], localNetwork);
     if (found !== null) return found;
   }
   return null;
@@ -109,7 +125,7 @@ async function alongPath(
  */
 export async function findCatalogueEntry(sources: readonly string[], wanted: string): Promise<PlacedOs> {
   for (const document of await readRepositories(sources, false)) {
-    const found = await alongPath(document.items, wanted, 0, []);
+    const found = await alongPath(document.items, wanted, 0, [], addedByUser(document.source));
     if (found !== null) return found;
   }
   const everything = (await readRepositories(sources, true)).flatMap((document) => placedEntries(document.items));

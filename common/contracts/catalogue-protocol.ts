@@ -37,6 +37,12 @@ export const CatalogueRequest = v.strictObject({
   savedDir: v.nullable(v.pipe(v.string(), v.maxLength(4096))),
   /** Where the entries' icons are fetched to (the app shows them); null: not fetched. */
   iconsDir: v.optional(v.nullable(v.pipe(v.string(), v.maxLength(4096)))),
+  /**
+   * The person added this catalogue themselves (the settings, --repo): its documents and icons may
+   * be on this computer or the local network, as a lab mirror's are. False for one Sluice came
+   * with: a catalogue from the internet must not make Sluice send requests to 127.0.0.1 or the LAN.
+   */
+  localNetwork: v.boolean(),
 });
 export type CatalogueRequest = v.InferOutput<typeof CatalogueRequest>;
 

@@ -12,7 +12,12 @@ import { access } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ok, refuse, refused, type ApiResult } from '../../common/contracts/api-result.js';
 import { CATALOGUE_ICON_PATH, type CacheView, type CatalogueView } from '../../common/contracts/catalogue-view.js';
-import type { CatalogueDocument, CatalogueItem, CatalogueOs } from '../../common/domain/catalogue.js';
+import {
+  DEFAULT_REPOSITORY,
+  type CatalogueDocument,
+  type CatalogueItem,
+  type CatalogueOs,
+} from '../../common/domain/catalogue.js';
 import type { Customisation } from '../../common/domain/customisation.js';
 import { jobError, JobError } from '../../common/domain/failure.js';
 import { catalogueIconsDir, savedCataloguesDir } from '../../user/cache/cache-dir.js';
@@ -33,19 +38,26 @@ function entryAt(items: readonly CatalogueItem[], path: readonly string[]): Cata
   return item.items === null ? null : entryAt(item.items, rest);
 }
 
-function subitemsOf(items: readonly CatalogueItem[], depth: number, into: Map<string, number>): void {
+/** Where a document sits: the depth of the category it holds, and whether it may be on the local network (CatalogueRequest.localNetwork). */
+interface Place {
+  depth: number;
+  localNetwork: boolean;
+}
+
+function subitemsOf(items: readonly CatalogueItem[], at: Place, into: Map<string, Place>): void {
   for (const item of items) {
     if (item.kind !== 'category') continue;
-    if (item.subitemsUrl !== null && !into.has(item.subitemsUrl)) into.set(item.subitemsUrl, depth + 1);
-    if (item.items !== null) subitemsOf(item.items, depth + 1, into);
+    const below = { ...at, depth: at.depth + 1 };
+    if (item.subitemsUrl !== null && !into.has(item.subitemsUrl)) into.set(item.subitemsUrl, below);
+    if (item.items !== null) subitemsOf(item.items, below, into);
   }
 }
 
 export class AppCatalogue {
   /** Documents read, by their source. */
   private readonly documents = new Map<string, CatalogueDocument>();
-  /** The subitems_url addresses documents read here named, with the depth of the category each holds. */
-  private readonly subitems = new Map<string, number>();
+  /** The subitems_url addresses documents read here named, with where each sits. */
+  private readonly subitems = new Map<string, Place>();
 
   constructor(
     private readonly settings: SettingsStore,
@@ -61,9 +73,14 @@ export class AppCatalogue {
     return new ImageCache(this.cacheDir, this.settings.get().cacheLimitBytes);
   }
 
-  /** The depth a source may be read at: 0 for a repository in the settings, its category's for a known subitems_url; null for anything else. */
-  private depthOf(source: string): number | null {
-    if (this.settings.get().repositories.includes(source)) return 0;
+  /**
+   * Where a source may be read: at depth 0 a repository in the settings, on the local network
+   * only if the person added it (not Raspberry Pi's, which the settings start with); a known
+   * subitems_url as the document that named it. Null for anything else.
+   */
+  private placeOf(source: string): Place | null {
+    if (this.settings.get().repositories.includes(source))
+      return { depth: 0, localNetwork: source !== DEFAULT_REPOSITORY };
     return this.subitems.get(source) ?? null;
   }
 
@@ -91,8 +108,8 @@ export class AppCatalogue {
 
   /** Reads `source` (a repository of the settings, or a subitems_url named by a document read before), with its icons. */
   async read(source: string): Promise<ApiResult<CatalogueView>> {
-    const depth = this.depthOf(source);
-    if (depth === null)
+    const place = this.placeOf(source);
+    if (place === null)
       return refuse(
         'invalid-request',
         'That catalogue is not among the repositories in the settings, nor named by one of them.',
@@ -101,7 +118,7 @@ export class AppCatalogue {
     try {
       document = await readCatalogueInChild({
         source,
-        depth,
+        ...place,
         expand: false,
         savedDir: savedCataloguesDir(this.cacheDir),
         iconsDir: this.iconsDir,
@@ -111,7 +128,7 @@ export class AppCatalogue {
       throw error;
     }
     this.documents.set(source, document);
-    subitemsOf(document.items, depth, this.subitems);
+    subitemsOf(document.items, place, this.subitems);
     const cached = (await this.cache().entries()).filter((e) => e.complete).map((e) => e.key);
     const boards = await Promise.all(document.boards.map((board) => this.localIcons(board)));
     return ok({ ...document, boards, items: await this.viewItems(document.items), cached });

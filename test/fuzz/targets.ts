@@ -480,7 +480,10 @@ export const TARGETS: FuzzTarget[] = [
     // What the app and the CLI take from a catalogue process that may have been subverted.
     run: async (input) =>
       asMessage(input, (message) =>
-        checkedCatalogue({ source: 'https://x/list.json', depth: 0, expand: false, savedDir: null }, message),
+        checkedCatalogue(
+          { source: 'https://x/list.json', depth: 0, expand: false, savedDir: null, localNetwork: false },
+          message,
+        ),
       ),
     documented: () => false,
   },

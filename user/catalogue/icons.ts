@@ -8,7 +8,7 @@ import { mkdir, rename, stat, writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import type { CatalogueDocument, CatalogueItem } from '../../common/domain/catalogue.js';
-import { readBoundedDownload } from '../images/http/http-source.js';
+import { AddressRefusedError, readBoundedDownload } from '../images/http/http-source.js';
 import { readSidecar } from '../images/files/sidecar-file.js';
 import { iconFileName, iconType, MAX_ICON_BYTES } from './icon-files.js';
 
@@ -24,26 +24,38 @@ function iconsOf(items: readonly CatalogueItem[]): string[] {
   ]);
 }
 
-async function fetchIcon(url: string, dir: string): Promise<void> {
+async function fetchIcon(url: string, dir: string, publicOnly: string | undefined): Promise<void> {
   const file = join(dir, iconFileName(url));
   if ((await stat(file).catch(() => null)) !== null) return;
   // file: icons come only from a local catalogue (os-list.ts refuses them from a server).
   const bytes = url.startsWith('file:')
     ? await readSidecar(fileURLToPath(url), MAX_ICON_BYTES, `The icon ${url}`)
-    : await readBoundedDownload(url, MAX_ICON_BYTES, ICON_TIMEOUT_MS);
+    : await readBoundedDownload(url, MAX_ICON_BYTES, ICON_TIMEOUT_MS, { publicOnly });
   if (bytes === null || iconType(bytes) === null) return;
   const temporary = `${file}.${process.pid}.tmp`;
   await writeFile(temporary, bytes);
   await rename(temporary, file);
 }
 
-/** Fetches every icon `document` names that `dir` does not hold yet. */
-export async function fetchIcons(document: CatalogueDocument, dir: string): Promise<void> {
+/**
+ * Fetches every icon `document` names that `dir` does not hold yet (with `publicOnly`, only from
+ * the internet: see HttpOptions). Returns a note for each icon refused for its address, which the
+ * person should hear of; one that merely failed is left out without a word.
+ */
+export async function fetchIcons(
+  document: CatalogueDocument,
+  dir: string,
+  publicOnly: string | undefined,
+): Promise<string[]> {
   const urls = [
     ...new Set([...iconsOf(document.items), ...document.boards.flatMap((b) => (b.icon === null ? [] : [b.icon]))]),
   ];
+  const refused: string[] = [];
+  const fetchOne = (url: string) =>
+    fetchIcon(url, dir, publicOnly).catch((error: unknown) => {
+      if (error instanceof AddressRefusedError) refused.push(`${document.source}: icon not fetched: ${error.message}`);
+    });
   await mkdir(dir, { recursive: true });
-  for (let i = 0; i < urls.length; i += PARALLEL) {
-    await Promise.all(urls.slice(i, i + PARALLEL).map((url) => fetchIcon(url, dir).catch(() => undefined)));
-  }
+  for (let i = 0; i < urls.length; i += PARALLEL) await Promise.all(urls.slice(i, i + PARALLEL).map(fetchOne));
+  return refused;
 }

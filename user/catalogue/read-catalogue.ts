@@ -11,7 +11,7 @@ import {
 } from '../../common/contracts/catalogue-protocol.js';
 import type { CatalogueDocument, CatalogueItem } from '../../common/domain/catalogue.js';
 import { jobError, JobError } from '../../common/domain/failure.js';
-import { HttpStatusError, readBoundedDownload } from '../images/http/http-source.js';
+import { AddressRefusedError, HttpStatusError, readBoundedDownload } from '../images/http/http-source.js';
 import { readSidecar } from '../images/files/sidecar-file.js';
 import { fetchIcons } from './icons.js';
 import { isLocalSource, MAX_DOCUMENT_BYTES, parseOsList } from './os-list.js';
@@ -26,9 +26,15 @@ const DOCUMENT_TIMEOUT_MS = 30_000;
 /** A note names a document and an entry; an address can make it long. */
 const MAX_NOTE_LENGTH = 2000;
 
+/** Why a catalogue Sluice came with is not read from the local network (CatalogueRequest.localNetwork). */
+const PUBLIC_ONLY =
+  'a catalogue you did not add yourself may name only addresses on the internet. To use one served on your network, add it in the settings (or name it with --repo).';
+
 /** What one request has learnt so far. */
 interface Session {
   savedDir: string | null;
+  /** Set when the catalogue may name only addresses on the internet: the reason for a refusal. */
+  publicOnly: string | undefined;
   /** Why the network could not be reached, once it could not: the rest is read from saved copies. */
   unreachable: string | null;
   documents: number;
@@ -39,8 +45,14 @@ interface Session {
 async function download(source: string, session: Session): Promise<{ bytes: Buffer } | { failed: string }> {
   if (session.unreachable !== null) return { failed: session.unreachable };
   try {
-    return { bytes: await readBoundedDownload(source, MAX_DOCUMENT_BYTES, DOCUMENT_TIMEOUT_MS) };
+    return {
+      bytes: await readBoundedDownload(source, MAX_DOCUMENT_BYTES, DOCUMENT_TIMEOUT_MS, {
+        publicOnly: session.publicOnly,
+      }),
+    };
   } catch (error) {
+    // An address refused is no server down: nothing is asked of it, nor read from a saved copy.
+    if (error instanceof AddressRefusedError) throw error;
     if (!(error instanceof JobError) || error.failure.code !== 'source-read-error') throw error;
     // A server that answers with an error says nothing about the others; no answer at all does.
     if (!(error instanceof HttpStatusError)) session.unreachable = error.message;
@@ -114,7 +126,14 @@ function capped(notes: readonly string[]): string[] {
 
 /** Reads what `request` asks for, and fetches its icons when asked to. Throws a JobError when the document itself cannot be read. */
 export async function readCatalogue(request: CatalogueRequest): Promise<CatalogueDocument> {
-  const session: Session = { savedDir: request.savedDir, unreachable: null, documents: 0, notes: [], offline: null };
+  const session: Session = {
+    savedDir: request.savedDir,
+    publicOnly: request.localNetwork ? undefined : PUBLIC_ONLY,
+    unreachable: null,
+    documents: 0,
+    notes: [],
+    offline: null,
+  };
   let document = await readOne(request.source, request.depth, session);
   if (request.expand) {
     session.offline = document.offline;
@@ -122,7 +141,9 @@ export async function readCatalogue(request: CatalogueRequest): Promise<Catalogu
     document = { ...document, items, notes: [...document.notes, ...session.notes], offline: session.offline };
   }
   // Offline, the icons are those fetched before: the network is not tried again for each.
-  if (request.iconsDir !== undefined && request.iconsDir !== null && session.unreachable === null)
-    await fetchIcons(document, request.iconsDir);
+  if (request.iconsDir !== undefined && request.iconsDir !== null && session.unreachable === null) {
+    const refused = await fetchIcons(document, request.iconsDir, session.publicOnly);
+    document = { ...document, notes: [...document.notes, ...refused] };
+  }
   return { ...document, notes: capped(document.notes) };
 }

@@ -13,7 +13,7 @@ import { isIP, type LookupFunction } from 'node:net';
 import { Readable } from 'node:stream';
 import { jobError, JobError } from '../../../common/domain/failure.js';
 import { errorCode, errorText } from '../../../common/domain/error-details.js';
-import { redirectRefusal } from './redirect-policy.js';
+import { localAddress, redirectRefusal } from './redirect-policy.js';
 
 /** An HTTP(S) response body being streamed. */
 export interface HttpBody {
@@ -53,6 +53,19 @@ export interface HttpOptions {
   /** If-Range: the file's validator from an earlier answer; a server whose file changed sends it whole (200). */
   ifRange?: string | null | undefined;
   signal?: AbortSignal | undefined;
+  /**
+   * Only addresses on the internet: a host on this computer or the local network (its name
+   * resolved, redirects included) is refused with an AddressRefusedError, which ends with this
+   * sentence saying why.
+   */
+  publicOnly?: string | undefined;
+}
+
+/** The address is on this computer or the local network, where the download may not go (HttpOptions.publicOnly). */
+export class AddressRefusedError extends JobError {
+  constructor(message: string) {
+    super({ code: 'source-read-error', message });
+  }
 }
 
 /** The server answered with an error status: the download exists no further than that. */
@@ -185,6 +198,11 @@ export async function openHttp(url: string, options: HttpOptions = {}): Promise<
     for (let redirects = 0; ; redirects++) {
       const web = target.protocol === 'http:' || target.protocol === 'https:';
       const addresses = web ? await resolveHost(target) : [];
+      const local = options.publicOnly === undefined ? null : localAddress(addresses.map((a) => a.address));
+      if (local !== null) {
+        const where = from === null ? 'it' : `it leads to ${target.href}, which`;
+        throw new AddressRefusedError(`Sluice does not read ${url}: ${where} is ${local}; ${options.publicOnly}`);
+      }
       if (from !== null) {
         const refusal = redirectRefusal({
           from: from.url,
@@ -255,13 +273,13 @@ async function readSmall(
   url: string,
   limit: number,
   timeoutMs: number,
-  range?: [number, number],
+  options: Pick<HttpOptions, 'range' | 'publicOnly'> = {},
 ): Promise<SmallAnswer> {
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(), timeoutMs);
   let body: HttpBody | null = null;
   try {
-    body = await openHttp(url, { range, signal: controller.signal });
+    body = await openHttp(url, { ...options, signal: controller.signal });
     if (body.size !== null && body.size > limit) return { bytes: Buffer.alloc(0), whole: false, partial: body.partial };
     const chunks: Buffer[] = [];
     let received = 0;
@@ -289,7 +307,7 @@ const RANGE_TIMEOUT_MS = 10_000;
  */
 export function httpRangeReader(url: string): (position: number, length: number) => Promise<Buffer> {
   return async (position, length) => {
-    const answer = await readSmall(url, length, RANGE_TIMEOUT_MS, [position, position + length - 1]);
+    const answer = await readSmall(url, length, RANGE_TIMEOUT_MS, { range: [position, position + length - 1] });
     if (!answer.partial) throw jobError('source-read-error', `${url}: the server does not send parts of files`);
     if (answer.bytes.length !== length)
       throw jobError(
@@ -324,11 +342,16 @@ export async function readSmallDownload(url: string, limit: number): Promise<str
  * `timeoutMs`. Unlike readSmallDownload it says why it failed: the caller tells "offline" from
  * "no such file" and from "too large" by it.
  */
-export async function readBoundedDownload(url: string, limit: number, timeoutMs: number): Promise<Buffer> {
+export async function readBoundedDownload(
+  url: string,
+  limit: number,
+  timeoutMs: number,
+  options: Pick<HttpOptions, 'publicOnly'> = {},
+): Promise<Buffer> {
   const started = performance.now();
   let answer: SmallAnswer;
   try {
-    answer = await readSmall(url, limit, timeoutMs);
+    answer = await readSmall(url, limit, timeoutMs, options);
   } catch (error) {
     if (performance.now() - started >= timeoutMs)
       throw jobError('source-read-error', `Downloading ${url} failed: it took more than ${seconds(timeoutMs)}.`);

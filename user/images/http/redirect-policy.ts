@@ -67,6 +67,18 @@ const SCOPE_WORDS: Record<AddressScope, string> = {
   private: 'a private address (a device on a local network)',
 };
 
+/**
+ * The first of `addresses` that is not on the public internet, with what it is ("10.0.0.1, a
+ * private address (…)"); null when none is.
+ */
+export function localAddress(addresses: readonly string[]): string | null {
+  for (const address of addresses) {
+    const scope = addressScope(address);
+    if (scope !== null) return `${address}, ${SCOPE_WORDS[scope]}`;
+  }
+  return null;
+}
+
 /** One step of a redirect chain: the page that redirected, and where it sends the download. */
 export interface RedirectStep {
   from: URL;
