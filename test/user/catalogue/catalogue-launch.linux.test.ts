@@ -207,39 +207,19 @@ describe('catalogue icons: fetched by the catalogue process, kept only when they
     const icons = join(dir, 'icons');
     const saved = join(dir, 'saved-for-icons');
     const source = `${own.base}/list.json`;
+    const request = { source, depth: 0, expand: false, savedDir: saved, localNetwork: true, iconsDir: icons };
     try {
-      await readCatalogueInChild({
-        source,
-        depth: 0,
-        expand: false,
-        savedDir: saved,
-        localNetwork: true,
-        iconsDir: icons,
-      });
+      await readCatalogueInChild(request);
       expect(iconRequests).toBe(4);
       expect(readdirSync(icons)).toEqual([iconFileName(`${own.base}/png.png`)]);
       expect(readFileSync(join(icons, iconFileName(`${own.base}/png.png`))).equals(png)).toBe(true);
       // Read again: the icon it holds is not asked for again.
-      await readCatalogueInChild({
-        source,
-        depth: 0,
-        expand: false,
-        savedDir: saved,
-        localNetwork: true,
-        iconsDir: icons,
-      });
+      await readCatalogueInChild(request);
       expect(iconRequests).toBe(7);
     } finally {
       await own.close();
     }
-    const offline = await readCatalogueInChild({
-      source,
-      depth: 0,
-      expand: false,
-      savedDir: saved,
-      localNetwork: true,
-      iconsDir: icons,
-    });
+    const offline = await readCatalogueInChild(request);
     expect(offline.offline).not.toBeNull();
     expect(existsSync(join(icons, iconFileName(`${own.base}/png.png`)))).toBe(true);
   });
