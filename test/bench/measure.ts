@@ -156,6 +156,21 @@ function watchPeaks(
   };
 }
 
+/** What watchProcesses saw of the processes it watched, by label (see Measurement). */
+export type Watched = Pick<Measurement, 'peaks' | 'privatePeaks' | 'cpuByLabel'>;
+
+/** Watches the descendants of `root` (a run that measure() does not start itself) until `stop`. */
+export function watchProcesses(root: number, watch: NonNullable<MeasureOptions['watch']>): { stop(): Watched } {
+  const watched: Watched = { peaks: new Map(), privatePeaks: new Map(), cpuByLabel: new Map() };
+  const stop = watchPeaks(root, watch, watched.peaks, watched.privatePeaks, watched.cpuByLabel);
+  return {
+    stop: () => {
+      stop();
+      return watched;
+    },
+  };
+}
+
 /** Runs `sh -c script` under /usr/bin/time. The script may be a pipeline. */
 export function measure(script: string, options: MeasureOptions = {}): Promise<Measurement> {
   const join = options.cgroup === undefined ? '' : `echo $$ > '${options.cgroup}/cgroup.procs' && `;

@@ -12,6 +12,8 @@ import { MiB } from '../../common/domain/units.js';
 import { CLI } from '../support/cli.js';
 import { assertOwnedLoop, attachLoop, createLoop, detachLoop, writeRandomFile } from '../support/loop-device.js';
 import { SD_CARD_BYTES_PER_SECOND, throttledGroup, throttleDevice } from '../support/throttle.js';
+import { WATCH } from './formats.js';
+import { watchProcesses } from './measure.js';
 
 const CARDS = 4;
 const INSERT_GAP_MS = 2000;
@@ -21,10 +23,15 @@ const CARD_BYTES = IMAGE_BYTES + 16 * MiB;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** The processes that decode: the decoder and the system tools it runs. */
+const DECODING = Object.fromEntries(Object.entries(WATCH).filter(([label]) => label === 'decoder' || label === 'tool'));
+
 export interface StationRun {
   /** From the first card's insertion to the last card's log line. */
   seconds: number;
   cpuSeconds: number;
+  /** CPU seconds of the decoding: the decoder processes and the system tools they run (a lower bound, see Measurement.cpuByLabel). */
+  decodingCpuSeconds: number;
   /** The whole run under /usr/bin/time: from start (arming) to exit. */
   wallSeconds: number;
   entries: StationLogEntry[];
@@ -59,6 +66,7 @@ export async function stationRun(
   const child = spawn('sh', ['-c', script, 'sh', process.execPath, CLI, ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  const watch = watchProcesses(child.pid ?? -1, DECODING);
   let stdout = '';
   let stderr = '';
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
@@ -81,6 +89,7 @@ export async function stationRun(
     loops.push(loop);
   }
   const code = await closed;
+  const { cpuByLabel } = watch.stop();
   for (const loop of loops) detachLoop(loop.path);
   const time = /bench-time ([\d.]+) ([\d.]+) ([\d.]+)/.exec(stderr);
   if (code !== 0 || time === null)
@@ -96,6 +105,7 @@ export async function stationRun(
   return {
     seconds: (last - first) / 1000,
     cpuSeconds: Number(time[2]) + Number(time[3]),
+    decodingCpuSeconds: (cpuByLabel.get('decoder') ?? 0) + (cpuByLabel.get('tool') ?? 0),
     wallSeconds: Number(time[1]),
     entries,
   };
