@@ -9,6 +9,9 @@ import { exitCodeFor } from '../exit-codes.js';
 import { createReporter } from '../reporter.js';
 import { confirmReplace } from './flash-to-file.js';
 import { reportOne } from '../reporter.js';
+import { findDrive } from '../../user/drives/list-drives.js';
+import { unconfirmedInternalDisk } from '../internal-disk.js';
+import { askText } from '../prompt.js';
 
 export interface BackupArgs {
   drive: string;
@@ -34,6 +37,13 @@ export async function backupCommand(args: BackupArgs): Promise<number> {
   // Asked here first, the answer comes before any password prompt.
   const checked = await checkBackup(drive, file);
   if ('refused' in checked) return reportOne(args.json, checked.refused);
+  const listed = await findDrive(drive).catch(() => undefined);
+  const unconfirmed = await unconfirmedInternalDisk(
+    drive,
+    listed,
+    process.stdin.isTTY === true && !args.yes ? askText : null,
+  );
+  if (unconfirmed !== null) return reportOne(args.json, unconfirmed);
   const refused = await confirmReplace(file, args.yes);
   if (refused !== null) return refused;
 
