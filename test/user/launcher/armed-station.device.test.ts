@@ -159,25 +159,33 @@ describeDevices('an armed station through sudo, as an unprivileged user', () => 
     expect(calls).toBe(1);
   });
 
-  it('refuses, as root, a card whose medium was there at arming, one outside the slots, and a job for another medium, when the unprivileged side asks for them anyway', async () => {
+  it('refuses, as root, a card whose medium was there at arming, one outside the slots, one outside the size range, and a job for another medium, when the unprivileged side asks for them anyway', async () => {
     const dir = sharedDir();
     const imageSize = 3 * MiB + 7;
     const image = imageIn(dir, imageSize);
     const before = createLoop({ size: 4 * MiB, dir });
     assertTestTarget(before.path);
     const [fresh, stranger, swapped] = ['fresh', 'stranger', 'swapped'].map((n) => blankCard(dir, `${n}.img`, 4 * MiB));
-    const limits = { minSize: 4 * MiB, maxSize: 4 * MiB, slots: [before.backing, fresh, swapped], virtual: true };
+    const large = blankCard(dir, 'large.img', 8 * MiB);
+    const slots = [before.backing, fresh ?? '', swapped ?? '', large];
+    const limits = { minSize: 4 * MiB, maxSize: 4 * MiB, slots, virtual: true };
     const [file = '', ...args] = [...asTestUser(), process.execPath, STATION_DRIVER, JSON.stringify(limits)];
     const driver = spawn(file, args, { stdio: ['pipe', 'pipe', 'pipe'] });
     const done = collect(driver);
     await waitForEvent(driver, (e) => e.type === 'armed');
     const untouched = digestFile(before.backing);
-    const cards = { fresh: insert(fresh ?? ''), stranger: insert(stranger ?? ''), swapped: insert(swapped ?? '') };
+    const cards = {
+      fresh: insert(fresh ?? ''),
+      stranger: insert(stranger ?? ''),
+      swapped: insert(swapped ?? ''),
+      large: insert(large),
+    };
     const ask = async (loop: LoopDevice, medium: string | null) =>
       driver.stdin.write(`${JSON.stringify({ device: loop.path, medium, image, imageSize })}\n`);
     await ask(before, await mediumId(before.path));
     await ask(cards.stranger, await mediumId(cards.stranger.path));
     await ask(cards.swapped, await mediumId(before.path));
+    await ask(cards.large, await mediumId(cards.large.path));
     await ask(cards.fresh, await mediumId(cards.fresh.path));
     driver.stdin.end();
     const run = await done;
@@ -196,6 +204,9 @@ describeDevices('an armed station through sudo, as an unprivileged user', () => 
         code: 'protocol-error',
         message: expect.stringContaining('not a flash of the medium the station admitted'),
       },
+    ]);
+    expect(results.get(cards.large.path)).toMatchObject([
+      { status: 'failed', message: expect.stringContaining("outside the station's range") },
     ]);
     expect(results.get(cards.fresh.path)).toMatchObject([{ status: 'ok', bytes: imageSize, verified: true }]);
     expectImageOn(cards.fresh, image);

@@ -300,6 +300,26 @@ describe('the helper command line', () => {
       source: '/dev/sdb',
     },
     { transport: { kind: 'inherited' }, parentPid: null, targets: [], source: '/dev/sdb' },
+    // An armed station names no drive, only its rules; a card's helper it starts carries the medium root admitted.
+    {
+      transport: { kind: 'fifo', dir: '/tmp/sluice-helper-s', imageFifo: false },
+      parentPid: 14,
+      targets: [],
+      source: null,
+      station: {
+        minSize: 8e9,
+        maxSize: 64e9,
+        slots: ['/dev/disk/by-path/pci-0000:00:14.0-usb-0:1:1.0-scsi-0:0:0:0'],
+        virtual: false,
+      },
+    },
+    {
+      transport: { kind: 'fifo', dir: '/tmp/sluice-helper-c', imageFifo: true },
+      parentPid: 14,
+      targets: ['/dev/sdd'],
+      source: null,
+      medium: '42',
+    },
   ];
 
   it('round-trips, with the targets last (the end of what a polkit prompt shows)', () => {
@@ -321,6 +341,12 @@ describe('the helper command line', () => {
       [['--parent-pid', '12x', '--', '/dev/sdb'], /process id/],
       [['--image', '/etc/shadow', '--', '/dev/sdb'], /Unknown option/],
       [['--channel', '/tmp/sluice-helper-1-x\nAuthentication is not required', '--', '/dev/sdb'], /control character/],
+      [['--station', '--min-size', '1', '--max-size', '2', '--', '/dev/sdb'], /names no drive/],
+      [['--station', '--min-size', '3', '--max-size', '2', '--'], /above --max-size/],
+      [['--station', '--min-size', '1e9', '--max-size', '2', '--'], /number of bytes/],
+      [['--station', '--min-size', '1', '--max-size', '2', '--slot', 'by-path/x', '--'], /absolute path/],
+      [['--medium', '42', '--', '/dev/sdb', '/dev/sdc'], /one drive/],
+      [['--medium', '4x', '--', '/dev/sdb'], /disk sequence number/],
       [
         ['--', ...Array.from({ length: MAX_TARGETS + 1 }, (_, i) => `/dev/sd${i}`)],
         new RegExp(`1 to ${MAX_TARGETS} target`),
