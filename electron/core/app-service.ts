@@ -28,6 +28,11 @@ export interface AppServiceDeps {
   settings: SettingsStore;
   /** Starts the privileged helper: startHelper with the app's elevation (electron/main/main.ts); tests pass a loop-only launcher. */
   launchHelper: HelperLauncher;
+  /**
+   * How a decoder hands its image to the helper (decoderOutputFor the app's elevation): 'relayed'
+   * where the elevation tool passes no descriptors (osascript, UAC). 'stream' when omitted.
+   */
+  decoderOutput?: () => 'stream' | 'relayed';
   /** Arms a station's root side once for its whole batch; null where each card's helper asks on its own (StationService). */
   armStation?: StationArmer;
   /** The native open dialog; null when the user closed it. */
@@ -104,6 +109,7 @@ function createPieces(deps: AppServiceDeps): AppPieces {
     backups,
     station,
     imageCache,
+    decoderOutput: deps.decoderOutput ?? (() => 'stream'),
     catalogue: new AppCatalogue(deps.settings, deps.cacheDir),
     comparison: new ImageComparison(runner, drives, deps.settings, () => deps.pickImage()),
     settings: deps.settings,

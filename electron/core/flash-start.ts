@@ -36,6 +36,8 @@ export interface FlashPieces {
   session: SessionDeps;
   /** The image cache with the settings' limit: a batch decodes its image into it once. */
   imageCache(): ImageCache;
+  /** How a decoder hands its image to the helper the app starts (AppServiceDeps.decoderOutput). */
+  decoderOutput(): 'stream' | 'relayed';
   emit: EmitEvent;
 }
 
@@ -138,10 +140,15 @@ async function openInput(
       source.kind === 'catalogue'
         ? await prepareEntry(pieces, source.os, request)
         : { prepared: source.prepared, downloading, settle, customised };
-    // Several cards from a decoder: decoded once into the cache, each card reading the copy at its own pace.
+    const output = pieces.decoderOutput();
+    // Several cards from a decoder: decoded once into the cache, each card reading the copy at its
+    // own pace; only where the helper gets the copy's descriptor (a relayed stream has no offsets).
     const decodeOnce =
-      request.targets.length > 1 ? (bytes: number) => pieces.imageCache().decodedCopy(bytes) : undefined;
+      request.targets.length > 1 && output === 'stream'
+        ? (bytes: number) => pieces.imageCache().decodedCopy(bytes)
+        : undefined;
     const feed = await openSourceFeed(opened.customised?.prepared ?? opened.prepared, {
+      output,
       leaveOut: pieces.settings.get().exact ? 'nothing' : 'all',
       decodeOnce,
     });

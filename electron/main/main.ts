@@ -19,6 +19,7 @@ import {
   type HelperProgram,
 } from '../../user/launcher/helper-program.js';
 import { startHelper } from '../../user/launcher/launch.js';
+import { decoderOutputFor } from '../../user/launcher/transport.js';
 import { EVENT_CHANNELS } from '../../common/contracts/ipc-channels.js';
 import { createAppService } from '../core/app-service.js';
 import { ImageHandOff } from '../core/image-hand-off.js';
@@ -103,6 +104,7 @@ async function openWindow(): Promise<void> {
     // The helper gets root through the system's own dialog (pkexec, osascript, UAC); packaged, it
     // is the launcher script in resources (build/HELPER.md), otherwise this runtime on the build.
     launchHelper: (options) => startHelper({ ...options, ...helperLaunch() }),
+    decoderOutput: () => decoderOutputFor(helperLaunch().elevation),
     // One password for a whole station where each card would otherwise ask on its own (Linux).
     armStation: (limits, image) => {
       const launch = helperLaunch();
