@@ -22,6 +22,8 @@ export const PROCESS_ENTRIES = {
   decoder: 'user/images/decode/main.js',
   /** The drive map reader, for backups of the used blocks (user/backup/drive-map/main.ts). */
   'drive-map': 'user/backup/drive-map/main.js',
+  /** The installer stick builder, for the app (user/installer/process/main.ts). */
+  installer: 'user/installer/process/main.js',
   /** The catalogue reader (user/catalogue/process/main.ts). */
   catalogue: 'user/catalogue/process/main.js',
   /** The decoder pipe's reading thread (user/images/decode/pipe-reader-thread.ts). */

@@ -3,13 +3,8 @@ import { JobError } from '../../common/domain/failure.js';
 import { formatBytes, formatDuration } from '../../common/domain/units.js';
 import { closeFd } from '../../node/io.js';
 import { createOsPipe } from '../../node/os-pipe.js';
-import {
-  feedStick,
-  openInstallerSource,
-  planStick,
-  stickJob,
-  type InstallerSource,
-} from '../../user/installer/installer-job.js';
+import { feedStick, openInstallerSource, planStick, type InstallerSource } from '../../user/installer/installer-job.js';
+import { stickJob } from '../../user/installer/stick-job.js';
 import type { StickPlan } from '../../user/installer/layout.js';
 import { invokingUser } from '../../user/images/processes/image-child.js';
 import { startHelper } from '../../user/launcher/launch.js';
@@ -96,7 +91,7 @@ export async function flashInstallerCommand(args: InstallerArgs): Promise<number
       ...cliHelperOptions(args.elevate),
       onProgress: (p) => reporter.progress(p),
     });
-    const fed = feedStick(source, stick, pipe, (end) => job.endSource(end));
+    const fed = feedStick(source, stick, pipe.writeFd, (end) => job.endSource(end));
     const stopListening = cancelOnSigint(() => job.cancel(), DRIVE_INCOMPLETE);
     const results = await job.result;
     stopListening();

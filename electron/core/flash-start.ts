@@ -21,6 +21,7 @@ import { notListed, type DriveListing } from './drive-listing.js';
 import { targetRefusal } from './drive-view.js';
 import { startFlashSession, type FlashSessionJob, type SessionDeps } from './flash-session.js';
 import type { ProbedImage } from './image-probe.js';
+import { startInstaller } from './installer-session.js';
 import type { JobRunner } from './job-runner.js';
 import type { SettingsStore } from './settings-store.js';
 import type { StationService } from './station-service.js';
@@ -69,6 +70,7 @@ export function startFlash(pieces: FlashPieces, request: FlashRequest): Promise<
     const chosen = named.value;
     const refusal = refuseTargets(pieces.drives, request) ?? (await pieces.image.unchanged(chosen));
     if (!refusal.ok) return refusal;
+    if (request.isoMode === 'files') return startInstaller(pieces, request, chosen.info);
     const customised = await customiseFile(pieces, chosen, request);
     if (!customised.ok) return customised;
     const opened = await openInput(pieces, chosen, request, customised.value);

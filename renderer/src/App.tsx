@@ -7,7 +7,7 @@ import type { Settings } from '../../common/contracts/settings.js';
 import { BackupDialog } from './components/BackupDialog.js';
 import { CheckDialog } from './components/CheckDialog.js';
 import { EraseDialog } from './components/EraseDialog.js';
-import { ConfirmFlash } from './components/ConfirmFlash.js';
+import { ConfirmFlash, type IsoMode } from './components/ConfirmFlash.js';
 import { CustomiseDialog } from './components/CustomiseDialog.js';
 import type { CustomisationPreview } from '../../common/contracts/customise.js';
 import type { Profile } from '../../common/domain/customisation.js';
@@ -139,7 +139,7 @@ export function App({ api }: { api: SluiceApi }) {
     void api.clearImage();
   };
 
-  const startFlash = () => {
+  const startFlash = (isoMode?: IsoMode) => {
     if (state.image === null) return;
     setDialog(null);
     dispatch({ type: 'flash-starting' });
@@ -150,6 +150,7 @@ export function App({ api }: { api: SluiceApi }) {
         media: state.selected.map((device) => state.drives.find((d) => d.device === device)?.medium ?? null),
         confirmedSystemDrives: state.confirmedSystem,
         customise: state.customise,
+        ...(isoMode === undefined ? {} : { isoMode }),
       })
       .then((result) => !result.ok && dispatch({ type: 'flash-refused', message: result.error.message }));
   };

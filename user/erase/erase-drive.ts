@@ -17,29 +17,34 @@ export function planErase(drive: Pick<Drive, 'size' | 'logicalBlockSize'>, label
 }
 
 /**
- * The helper job that writes `plan` to `drive`, and its fd 0 (the caller disposes of it after the job):
- * a block-mapped flash of the whole drive's size whose stream is only the ranges the tables take,
- * so the writer blanks the head first, writes it last and reads everything back. No capacity
- * markers: nothing lies past an image the drive's size (`sluice probe` checks the capacity).
+ * A block-mapped flash of the whole drive's size whose stream is only `plan`'s written ranges (an
+ * erase's tables, an installer stick's volume), so the writer blanks the head first, writes it
+ * last and reads everything back. No capacity markers: nothing lies past an image the drive's size
+ * (`sluice probe` checks the capacity). The plan fits the medium that was measured; the helper
+ * refuses the drive if it holds another.
  */
+export function wholeDriveJob(
+  drive: Pick<Drive, 'device' | 'medium'>,
+  plan: { driveBytes: number; extents: [number, number][] },
+  options: { verify: boolean; eject: boolean },
+): HelperJobOf<'flash'> {
+  return {
+    kind: 'flash',
+    targets: [drive.device],
+    media: [drive.medium],
+    imageSize: plan.driveBytes,
+    sourceSeekable: false,
+    extents: plan.extents,
+    verify: options.verify,
+    eject: options.eject,
+    capacityCheck: false,
+  };
+}
+
+/** The helper job that writes `plan` to `drive`, and its fd 0 (the caller disposes of it after the job). */
 export async function eraseJob(
   drive: Pick<Drive, 'device' | 'medium'>,
   plan: ErasePlan,
 ): Promise<{ source: PlanFile; job: HelperJobOf<'flash'> }> {
-  const source = await planFile(plan);
-  // The plan fits the medium that was measured; the helper refuses the drive if it holds another.
-  return {
-    source,
-    job: {
-      kind: 'flash',
-      targets: [drive.device],
-      media: [drive.medium],
-      imageSize: plan.driveBytes,
-      sourceSeekable: false,
-      extents: plan.extents,
-      verify: true,
-      eject: false,
-      capacityCheck: false,
-    },
-  };
+  return { source: await planFile(plan), job: wholeDriveJob(drive, plan, { verify: true, eject: false }) };
 }

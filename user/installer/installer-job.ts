@@ -1,16 +1,13 @@
 /**
  * An installer stick for one drive: the ISO opened as the user, its tree read (user/iso/), the
- * stick laid out for the drive (layout.ts), and the helper job that writes it as a block-mapped
- * flash of the whole drive whose stream is only the written ranges (as erase writes its tables):
- * head blanked first and written last, every written byte read back.
+ * stick laid out for the drive (layout.ts), and its bytes fed to the helper that writes them
+ * (stick-job.ts): head blanked first and written last, every written byte read back.
  */
 import { randomBytes } from 'node:crypto';
-import type { HelperJobOf } from '../../common/contracts/helper-protocol.js';
 import type { Drive } from '../../common/domain/drive.js';
 import { jobError, toFailure } from '../../common/domain/failure.js';
 import type { SourceEnd } from '../../common/domain/result.js';
 import { closeFd, readFully, writeFully } from '../../node/io.js';
-import type { OsPipe } from '../../node/os-pipe.js';
 import { openImage, type OpenedImage } from '../images/files/open-image.js';
 import type { ReadAt } from '../../node/read-at.js';
 import { discVolume } from '../iso/classify.js';
@@ -113,47 +110,27 @@ export function planStick(source: InstallerSource, drive: Pick<Drive, 'size' | '
   });
 }
 
-/** The helper job that writes `plan` to `drive`; the helper waits for feedStick's word before it writes the head. */
-export function stickJob(
-  drive: Pick<Drive, 'device' | 'medium'>,
-  plan: StickPlan,
-  options: { verify: boolean; eject: boolean },
-): HelperJobOf<'flash'> {
-  return {
-    kind: 'flash',
-    targets: [drive.device],
-    media: [drive.medium],
-    imageSize: plan.driveBytes,
-    sourceSeekable: false,
-    extents: plan.extents,
-    awaitSourceEnd: true,
-    verify: options.verify,
-    eject: options.eject,
-    capacityCheck: false,
-  };
-}
-
 /**
- * Writes the stick's bytes into the pipe's write end and closes it, then says how the stream
- * ended: a read of the ISO that failed (the file shrank, a disk error) fails the job before the
- * helper writes the head, so the drive never looks like a finished stick.
+ * Writes the stick's bytes into `writeFd` (a pipe's write end) and closes it, then says how the
+ * stream ended: a read of the ISO that failed (the file shrank, a disk error) fails the job before
+ * the helper writes the head, so the drive never looks like a finished stick.
  */
 export async function feedStick(
   source: InstallerSource,
   plan: StickPlan,
-  pipe: OsPipe,
+  writeFd: number,
   end: (how: SourceEnd) => void,
 ): Promise<void> {
   let bytes = 0;
   try {
     for await (const piece of stickBytes(plan, source.readAt, source.image.path)) {
-      await writeFully(pipe.writeFd, piece, 0, piece.length, null);
+      await writeFully(writeFd, piece, 0, piece.length, null);
       bytes += piece.length;
     }
     end({ ok: true, bytes });
   } catch (error) {
     end({ ok: false, failure: toFailure(error) });
   } finally {
-    await closeFd(pipe.writeFd);
+    await closeFd(writeFd);
   }
 }

@@ -1,3 +1,4 @@
+import { useState } from 'react';
 import type { ImageInfo } from '../../../common/domain/image.js';
 import type { DriveInfo } from '../../../common/contracts/app-models.js';
 import { formatBytes } from '../../../common/domain/units.js';
@@ -10,13 +11,35 @@ import { ErrorMessage } from './ErrorMessage.js';
 import type { ApiResult } from '../../../common/contracts/api-result.js';
 import type { CustomisationPreview } from '../../../common/contracts/customise.js';
 
+/** How an ISO is written: an installer stick of its files, or byte for byte. */
+export type IsoMode = 'files' | 'image';
+
+/** The choice offered for an ISO that will not boot written as it is, but whose files make a stick that does. */
+function IsoModeChoice({ windows, mode, onMode }: { windows: boolean; mode: IsoMode; onMode: (m: IsoMode) => void }) {
+  return (
+    <fieldset className="iso-mode" data-testid="iso-mode">
+      <legend>How to write this ISO</legend>
+      <label>
+        <input type="radio" name="iso-mode" checked={mode === 'files'} onChange={() => onMode('files')} /> Make an
+        installer stick from its files: one FAT32 partition that boots under UEFI
+        {windows ? ', install.wim split into parts if it is over 4 GiB' : ''}
+      </label>
+      <label>
+        <input type="radio" name="iso-mode" checked={mode === 'image'} onChange={() => onMode('image')} /> Write the ISO
+        as it is
+      </label>
+    </fieldset>
+  );
+}
+
 interface ConfirmFlashProps {
   image: ImageInfo;
   targets: DriveInfo[];
   verify: boolean;
   /** What customising writes onto each card (issue 13), or why it cannot; null: not customised, undefined: still being worked out. */
   customisation?: ApiResult<CustomisationPreview> | null | undefined;
-  onConfirm: () => void;
+  /** `isoMode`: for an ISO offered the choice, the one made; undefined otherwise. */
+  onConfirm: (isoMode?: IsoMode) => void;
   onCancel: () => void;
 }
 
@@ -25,6 +48,11 @@ export function ConfirmFlash({ image, targets, verify, customisation = null, onC
   const blocked = customisation === undefined || (customisation !== null && !customisation.ok);
   const warnings = targets.flatMap((t) => t.verdicts.filter((v) => verdictEffect(v) === 'warn'));
   const unbootable = unbootableAsWritten(image);
+  const installable = image.disc?.kind === 'windows' || image.disc?.kind === 'non-hybrid';
+  // A Windows ISO is made into an installer stick unless asked otherwise; another ISO is written as it is.
+  const [isoMode, setIsoMode] = useState<IsoMode>(image.disc?.kind === 'windows' ? 'files' : 'image');
+  const files = installable && isoMode === 'files';
+  const filesRefused = files && (targets.length !== 1 || customisation !== null);
   return (
     <Modal
       title={targets.length === 1 ? 'Erase this drive?' : `Erase these ${targets.length} drives?`}
@@ -35,7 +63,12 @@ export function ConfirmFlash({ image, targets, verify, customisation = null, onC
           <button type="button" className="button" onClick={onCancel} autoFocus>
             Cancel
           </button>
-          <button type="button" className="button danger" onClick={onConfirm} disabled={blocked}>
+          <button
+            type="button"
+            className="button danger"
+            onClick={() => onConfirm(installable ? isoMode : undefined)}
+            disabled={blocked || filesRefused}
+          >
             Erase and flash
           </button>
         </>
@@ -56,12 +89,24 @@ export function ConfirmFlash({ image, targets, verify, customisation = null, onC
           </li>
         ))}
       </ul>
-      {unbootable !== null && (
+      {installable && <IsoModeChoice windows={image.disc?.kind === 'windows'} mode={isoMode} onMode={setIsoMode} />}
+      {unbootable !== null && !files && (
         <p className="message warning" data-testid="confirm-unbootable">
           <WarningIcon />
           {unbootable} Write it as it is only for a virtual machine or a tool that reads the ISO from the drive.
-          {image.disc?.kind !== 'not-bootable' &&
-            ' To make a stick that boots, use the command line: sluice flash --iso-mode files (see docs/installers.md).'}
+          {installable && ' To make a stick that boots, choose “Make an installer stick from its files” above.'}
+        </p>
+      )}
+      {files && (
+        <p className="hint" data-testid="confirm-installer">
+          Every file of the ISO is copied with its long name, and every written byte read back. Legacy BIOS boot is not
+          supported.
+        </p>
+      )}
+      {filesRefused && (
+        <p className="message warning">
+          An installer stick is made on one drive at a time, without customisation: choose one drive, or write the ISO
+          as it is.
         </p>
       )}
       {warnings.map((warning) => (
