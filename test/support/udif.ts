@@ -33,13 +33,13 @@ interface BlockEntry {
   length: number;
 }
 
-function mish(sectors: number, blocks: BlockEntry[]): Buffer {
+function mish(sectors: number, blocks: BlockEntry[], blockCount = blocks.length): Buffer {
   const table = Buffer.alloc(MISH_HEADER_BYTES + blocks.length * MISH_BLOCK_BYTES);
   table.write('mish', 0, 'ascii');
   table.writeUInt32BE(1, 4);
   u64(table, 0, 8);
   u64(table, sectors, 16);
-  table.writeUInt32BE(blocks.length, 200);
+  table.writeUInt32BE(blockCount, 200);
   blocks.forEach((b, i) => {
     const at = MISH_HEADER_BYTES + i * MISH_BLOCK_BYTES;
     table.writeUInt32BE(b.type, at);
@@ -87,8 +87,17 @@ function koly(dataLength: number, dataCrc: number, xmlLength: number, sectors: n
   return trailer;
 }
 
-/** Writes `raw` (a multiple of 512 bytes) as a dmg at `path`; `lzfse` labels the compressed blocks LZFSE. */
-export function writeDmg(raw: Buffer, path: string, options: { lzfse?: boolean } = {}): void {
+/** How a test dmg is made: `lzfse` labels the compressed blocks LZFSE; the others make a hostile one. */
+interface DmgOptions {
+  lzfse?: boolean;
+  /** The block count its table's header claims, in place of the blocks it holds. */
+  blockCount?: number;
+  /** A zero-fill block of this many sectors after the image's own: a disk it claims, in 40 bytes. */
+  claimedZeroSectors?: number;
+}
+
+/** Writes `raw` (a multiple of 512 bytes) as a dmg at `path`. */
+export function writeDmg(raw: Buffer, path: string, options: DmgOptions = {}): void {
   const blocks: BlockEntry[] = [];
   const data: Buffer[] = [];
   let dataLength = 0;
@@ -113,9 +122,13 @@ export function writeDmg(raw: Buffer, path: string, options: { lzfse?: boolean }
     data.push(stored);
     dataLength += stored.length;
   }
-  blocks.push({ type: BLOCK_TERMINATOR, sector: raw.length / SECTOR, sectors: 0, offset: dataLength, length: 0 });
+  const claimed = options.claimedZeroSectors ?? 0;
+  if (claimed > 0)
+    blocks.push({ type: BLOCK_ZEROFILL, sector: raw.length / SECTOR, sectors: claimed, offset: dataLength, length: 0 });
+  const end = raw.length / SECTOR + claimed;
+  blocks.push({ type: BLOCK_TERMINATOR, sector: end, sectors: 0, offset: dataLength, length: 0 });
   const dataFork = Buffer.concat(data);
-  const xml = Buffer.from(plist(mish(raw.length / SECTOR, blocks)));
+  const xml = Buffer.from(plist(mish(end, blocks, options.blockCount)));
   writeFileSync(
     path,
     Buffer.concat([dataFork, xml, koly(dataFork.length, crc32(dataFork), xml.length, raw.length / SECTOR)]),

@@ -144,6 +144,24 @@ describe('sluice info: a small hostile file is refused in seconds and megabytes'
     await expectRefused(/xz file's index could not be found within 256 reads of its end/, image);
   });
 
+  it('dmg whose block table claims more blocks than it holds (was a raw RangeError)', async () => {
+    const image = join(dir, 'count.dmg');
+    writeDmg(Buffer.alloc(2 * MiB, 7), image, { blockCount: 1_000_000 });
+    await expectRefused(
+      /count\.dmg is not a readable dmg \(UDIF\) image: its block table "whole disk \(Apple_HFS : 0\)" claims 1000000 blocks but holds 3 \(324 bytes\)\./,
+      image,
+    );
+  });
+
+  it('dmg whose tables claim a disk of 5.7e20 bytes (was "probe sent an answer of the wrong shape")', async () => {
+    const image = join(dir, 'huge.dmg');
+    writeDmg(Buffer.alloc(2 * MiB, 7), image, { claimedZeroSectors: 5.7e20 / 512 });
+    await expectRefused(
+      /huge\.dmg is not a readable dmg \(UDIF\) image: its block tables say the disk inside holds 5\.70e\+20 bytes, more than any drive \(1 PiB\): the file is damaged or was made to mislead\./,
+      image,
+    );
+  });
+
   it('dmg whose property list closes an element it never opened', async () => {
     const good = join(dir, 'good.dmg');
     writeDmg(Buffer.alloc(4 * MiB, 7), good);

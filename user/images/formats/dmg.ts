@@ -23,6 +23,39 @@ const UNSUPPORTED_BLOCKS = new Map<number, string>([
  */
 const MAX_PLIST_BYTES = 16 * 1024 * 1024;
 
+/** A block table ("mish"): its header, then 40 bytes per block, as many as the header's count at byte 200 says. */
+const TABLE_HEADER_BYTES = 204;
+const TABLE_BLOCK_BYTES = 40;
+
+/**
+ * The largest disk a dmg may say it holds: 1 PiB, more than any drive Sluice writes. What the
+ * tables claim is not what the file holds (a zero-fill block is 40 bytes for any size), and the
+ * sizes pass on to the probe's answer and the helper's job, which take only safe integers.
+ */
+const MAX_DISK_BYTES = 2 ** 50;
+
+/** `data`'s block table, after checking that it holds the blocks its header counts. */
+function blockTable(data: Buffer, name: string): BlockMap {
+  const count = data.length >= TABLE_HEADER_BYTES ? data.readUInt32BE(TABLE_HEADER_BYTES - 4) : 0;
+  const room = Math.max(0, Math.floor((data.length - TABLE_HEADER_BYTES) / TABLE_BLOCK_BYTES));
+  if (data.length < TABLE_HEADER_BYTES || count > room)
+    throw new Error(
+      `its block table "${name.slice(0, 100)}" claims ${count} blocks but holds ${room} (${data.length} bytes)`,
+    );
+  return BlockMap.parse(data);
+}
+
+/** The disk's size from the block tables, after checking that it is one a drive could hold. */
+function claimedDiskBytes(blkx: Image['resourceFork']['blkx']): number {
+  let total = 0;
+  for (const { map } of blkx) for (const block of map.blocks) total += block.sectorCount * 512;
+  if (!(total <= MAX_DISK_BYTES))
+    throw new Error(
+      `its block tables say the disk inside holds ${total.toPrecision(3)} bytes, more than any drive (1 PiB): the file is damaged or was made to mislead`,
+    );
+  return total;
+}
+
 /** The koly trailer and the blkx tables, read from the file; throws a plain Error saying what is wrong. */
 async function readTables(
   path: string,
@@ -43,7 +76,8 @@ async function readTables(
         `its trailer places a property list of ${footer.xmlLength} bytes at byte ${footer.xmlOffset}, outside the file or too large`,
       );
     const entries = readBlkx((await readAt(footer.xmlOffset, footer.xmlLength)).toString('utf8'));
-    const blkx = entries.map(({ data, ...entry }) => ({ ...entry, map: BlockMap.parse(data) }));
+    const blkx = entries.map(({ data, ...entry }) => ({ ...entry, map: blockTable(data, entry.name) }));
+    claimedDiskBytes(blkx);
     return { footer, blkx };
   } finally {
     await file.close();
