@@ -3,6 +3,7 @@ import { DRIVE_INCOMPLETE, repairWords, type TargetResult } from '../common/doma
 import { formatBytes, formatDuration } from '../common/domain/units.js';
 import type { ImageInfo } from '../common/domain/image.js';
 import { skippedLines } from '../common/app/skipped-words.js';
+import { backupFiguresText } from '../common/app/backup-words.js';
 import { limitWords } from '../common/app/bottleneck.js';
 import type { PreparedCustomisation } from '../common/domain/customisation.js';
 
@@ -50,7 +51,8 @@ export function resultLine(r: TargetResult): string {
         r.capacityCheck === undefined
           ? ''
           : `\n  capacity checked: ${r.capacityCheck.markers} markers past the image came back (${formatDuration(r.capacityCheck.seconds)}).`;
-      return `${r.target}: ${how}, ${formatBytes(r.bytes)} in ${formatDuration(r.seconds)}${speed}.${left}${repaired}${ejected}${capacity}${warnings}`;
+      const figures = r.backup === undefined ? '' : ` ${backupFiguresText(r.backup, r.bytes)}`;
+      return `${r.target}: ${how}, ${formatBytes(r.bytes)} in ${formatDuration(r.seconds)}${speed}.${figures}${left}${repaired}${ejected}${capacity}${warnings}`;
     }
     case 'cancelled':
       return `${r.target}: cancelled. ${DRIVE_INCOMPLETE}`;

@@ -18,6 +18,19 @@ const CapacityCheckSchema = v.strictObject({
   seconds: v.pipe(v.number(), v.minValue(0)),
 });
 
+/** What a backup read of its drive and what its file takes, for the end of the job. */
+export const BackupFiguresSchema = v.strictObject({
+  /** The drive's size. */
+  driveBytes: ByteCount,
+  /** Bytes read from the drive: the used ranges and the maps read to find them (all of it with every block). */
+  readBytes: ByteCount,
+  /** The file's size on disk (its allocated blocks: a sparse file's holes take none). */
+  fileBytes: ByteCount,
+  /** The file's length before --shrink cut it; absent when it was not shrunk. */
+  shrunkFrom: v.optional(ByteCount),
+});
+export type BackupFigures = v.InferOutput<typeof BackupFiguresSchema>;
+
 /** Blocks that read back wrong, were written again from the image, and then read back right. */
 const RepairSchema = v.strictObject({
   /** How many verification blocks (hash grains) were rewritten. */
@@ -75,6 +88,8 @@ export const TargetResultSchema = v.variant('status', [
     capacityCheck: v.optional(CapacityCheckSchema),
     /** Verification found blocks that differed, and rewriting them fixed them. */
     repaired: v.optional(RepairSchema),
+    /** A backup: what was read of the drive, and what the file takes. */
+    backup: v.optional(BackupFiguresSchema),
   }),
   v.strictObject({ status: v.literal('cancelled'), target: DevicePath, bytes: ByteCount }),
   v.strictObject({ status: v.literal('failed'), target: DevicePath, bytes: ByteCount, ...FailureSchema.entries }),

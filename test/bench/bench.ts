@@ -16,6 +16,7 @@ import { assertOwnedLoop, cleanupLoops, createLoop, scratchDir, writeRandomFile 
 import { throttledGroup } from '../support/throttle.js';
 import { catalogueSection } from './catalogue.js';
 import { fileSections } from './file-targets.js';
+import { usedBlocksBackupSection } from './used-blocks-backup.js';
 import { customiseSection } from './customise.js';
 import { formatSections, WATCH, WRITER_PRIVATE_HEADER, writerPrivateBytes } from './formats.js';
 import { sparseRows } from './sparse.js';
@@ -359,7 +360,11 @@ async function main(): Promise<void> {
         )),
       );
     }
-    if (SECTIONS.includes('files')) sections.push(...(await fileSections(dir, FIXTURES, RUNS, FILE_BYTES)));
+    if (SECTIONS.includes('files'))
+      sections.push(
+        ...(await fileSections(dir, FIXTURES, RUNS, FILE_BYTES)),
+        await usedBlocksBackupSection(FIXTURES, RUNS),
+      );
     if (SECTIONS.includes('probe')) sections.push(await probeSection(RUNS, NODE));
     if (SECTIONS.includes('customise')) sections.push(await customiseSection(dir, RUNS));
     if (SECTIONS.includes('catalogue')) sections.push(await catalogueSection(dir, FIXTURES, RUNS));

@@ -20,7 +20,7 @@ import {
   writeSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 
 export const isRoot = process.getuid?.() === 0;
 
@@ -238,4 +238,12 @@ export function pullLoop(loop: LoopDevice, keep = 16 * 1024 * 1024): void {
   execFileSync('truncate', ['-s', String(keep), loop.backing]);
   execFileSync('losetup', ['--set-capacity', loop.path]);
   detachLoop(loop.path);
+}
+
+/** Bytes the kernel has read from block device `path` since it was attached (sysfs stat: sectors read, in 512-byte units). */
+export function bytesReadFrom(path: string): number {
+  const fields = readFileSync(`/sys/block/${basename(path)}/stat`, 'utf8')
+    .trim()
+    .split(/\s+/);
+  return Number(fields[2]) * 512;
 }

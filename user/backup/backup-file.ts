@@ -20,7 +20,7 @@ import { readPartitionTable } from '../images/formats/partition-table.js';
 import type { BackupCompression } from '../../common/domain/backup-compression.js';
 import { startCompressor, startDecompressor, type Compressor, type Decompressor } from './compressor.js';
 import { errorText } from '../../common/domain/error-details.js';
-import { statfs, writeFile } from 'node:fs/promises';
+import { stat, statfs, writeFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { extentBytes } from '../../common/domain/extents.js';
 import { formatBytes } from '../../common/domain/units.js';
@@ -164,6 +164,11 @@ export async function backupToFile(job: BackupJob): Promise<TargetResult> {
       written: true,
       verified: job.verify,
       seconds: (performance.now() - started) / 1000,
+      backup: {
+        driveBytes: job.driveSize,
+        readBytes: plan.mapBytes + extentBytes(plan.used),
+        fileBytes: await sizeOnDisk(target),
+      },
     };
   } catch (error) {
     await compressor?.stop();
@@ -172,6 +177,13 @@ export async function backupToFile(job: BackupJob): Promise<TargetResult> {
     const removed = file === null ? '' : ' The incomplete backup file was deleted.';
     return { status: 'failed', target, bytes: position, ...failure, message: `${failure.message}${removed}` };
   }
+}
+
+/** The space `file` takes on disk: its allocated blocks (a sparse file's holes take none). */
+export async function sizeOnDisk(file: string): Promise<number> {
+  const { blocks, size } = await stat(file);
+  // Windows reports no blocks: the length is the best it says.
+  return blocks > 0 || size === 0 ? blocks * 512 : size;
 }
 
 /**

@@ -20,6 +20,8 @@ export interface BackupPlan {
   read(into: Buffer, length: number, at: number): Promise<number>;
   /** Bytes of halves[0] already read at offset 0 (the whole drive's first buffer); undefined: none. */
   primed: number | undefined;
+  /** Bytes read from the drive to find the used ranges (its tables and filesystem maps); 0 for the whole drive. */
+  mapBytes: number;
   /** The used pieces of the bytes at `at`, relative to them: what a sparse file needs written. */
   usedWithin(at: number, length: number): Extent[];
 }
@@ -59,14 +61,21 @@ export async function planBackup(input: PlanInput, first: Buffer): Promise<Backu
       length,
       used: whole,
       primed: Math.min(got, length),
+      mapBytes: 0,
       read: (into, want) => source.read(into, want),
       usedWithin: (_at, want) => [[0, want]],
     };
   }
   let used: Extent[];
   let length: number;
+  let mapBytes = 0;
   try {
-    const read = askedReader(input.ask, source, input.driveSize, drive);
+    const asked = askedReader(input.ask, source, input.driveSize, drive);
+    const read: typeof asked = async (offset, want) => {
+      const bytes = await asked(offset, want);
+      mapBytes += bytes?.length ?? 0;
+      return bytes;
+    };
     // As much of the start as a whole-drive backup looks at: a GPT's entries too, on 4Kn drives.
     const head = await read(0, MAX_READ_BYTES);
     if (head === null) return failed(0);
@@ -83,6 +92,7 @@ export async function planBackup(input: PlanInput, first: Buffer): Promise<Backu
     length,
     used,
     primed: undefined,
+    mapBytes,
     read: (into, want, at) => bytes.read(into, want, at),
     usedWithin: (at, want) => bytes.usedWithin(at, want),
   };

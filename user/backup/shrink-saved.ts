@@ -9,7 +9,8 @@ import { JobError } from '../../common/domain/failure.js';
 import { randomAccess } from '../images/free-space/image-reader.js';
 import { bmapText } from './bmap-writer.js';
 import { usedRangesInChild } from './drive-map-launch.js';
-import { shrinkBackup, shrunkText } from './shrink.js';
+import { shrinkBackup } from './shrink.js';
+import { sizeOnDisk } from './backup-file.js';
 
 type OkResult = Extract<TargetResult, { status: 'ok' }>;
 
@@ -42,5 +43,10 @@ export async function shrinkSaved(file: string, result: OkResult): Promise<Targe
   } finally {
     await handle.close();
   }
-  return { ...result, bytes: shrunk.after, warnings: [...(result.warnings ?? []), shrunkText(file, shrunk)] };
+  const figures = result.backup ?? { driveBytes: shrunk.before, readBytes: shrunk.before, fileBytes: 0 };
+  return {
+    ...result,
+    bytes: shrunk.after,
+    backup: { ...figures, fileBytes: await sizeOnDisk(file), shrunkFrom: shrunk.before },
+  };
 }

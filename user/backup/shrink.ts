@@ -11,7 +11,7 @@
  */
 import { rm, truncate } from 'node:fs/promises';
 import { jobError } from '../../common/domain/failure.js';
-import { formatBytes, MiB } from '../../common/domain/units.js';
+import { MiB } from '../../common/domain/units.js';
 import { findTool, runTool } from '../../node/run-tool.js';
 
 /**
@@ -154,9 +154,4 @@ async function rewriteTable(file: string, last: SfdiskPartition, sectors: number
     .join('\n');
   await truncate(file, length);
   await runTool('sfdisk', ['--no-reread', '--no-tell-kernel', '-q', file], TOOL_TIMEOUT_MS, script);
-}
-
-/** In words, for the end of a backup. */
-export function shrunkText(file: string, shrunk: Shrunk): string {
-  return `${file} was shrunk from ${formatBytes(shrunk.before)} to ${formatBytes(shrunk.after)}: it restores onto any card of at least ${formatBytes(shrunk.after)}.`;
 }

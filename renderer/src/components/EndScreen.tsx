@@ -3,6 +3,7 @@ import { EXTERNAL_LINKS } from '../../../common/app/links.js';
 import type { AppJobKind } from '../../../common/contracts/app-models.js';
 import { failureAdvice, failureHeadline, summarizeJob, type Tone } from '../../../common/app/outcome.js';
 import { skippedLines } from '../../../common/app/skipped-words.js';
+import { backupFiguresText } from '../../../common/app/backup-words.js';
 import { repairWords, type TargetResult } from '../../../common/domain/result.js';
 import { formatBytes, formatDuration } from '../../../common/domain/units.js';
 import { jobRows, type FinishedJob, type JobSubject } from '../flow.js';
@@ -138,6 +139,9 @@ function ResultRow({
               Capacity checked: {result.capacityCheck.markers} test blocks past the image came back (
               {formatDuration(result.capacityCheck.seconds)}).
             </p>
+          )}
+          {result.backup !== undefined && (
+            <p data-testid="result-backup">{backupFiguresText(result.backup, result.bytes)}</p>
           )}
           {result.ejected === true && <p>Ejected: you can remove it now.</p>}
           {/* After the image was safely written: worth saying, never a reason to call the flash failed. */}

@@ -1,26 +1,18 @@
 import { execFileSync } from 'node:child_process';
 import { closeSync, openSync, readFileSync, statSync, writeSync } from 'node:fs';
-import { basename, join } from 'node:path';
+import { join } from 'node:path';
 import { expect, it } from 'vitest';
 import { extentBytes, intersectExtents } from '../../../common/domain/extents.js';
 import { MiB } from '../../../common/domain/units.js';
 import { backupCli, flashCli, resultsOf } from '../../support/cli.js';
 import { describeDevices } from '../../support/device-suite.js';
-import { createLoop, scratchDir } from '../../support/loop-device.js';
+import { bytesReadFrom, createLoop, scratchDir } from '../../support/loop-device.js';
 import { differencesOutside, fsckPartitions, imageFreeSpace } from '../../support/free-space.js';
 import { osImage, osImageLayout } from '../../support/os-image.js';
 
 const IMAGE = 96 * MiB;
 const DRIVE = 256 * MiB;
 const OPTIONS = { fat32: true, rawPartition: 8 * MiB } as const;
-
-/** Bytes the kernel has read from loop device `path` since it was attached (sysfs stat, field 3 in sectors). */
-function bytesRead(path: string): number {
-  const fields = readFileSync(`/sys/block/${basename(path)}/stat`, 'utf8')
-    .trim()
-    .split(/\s+/);
-  return Number(fields[2]) * 512;
-}
 
 /** A drive that held other data before (random bytes), then had the OS-like image flashed onto it. */
 function usedDrive(image: string) {
@@ -41,9 +33,9 @@ describeDevices('a backup of the used blocks', () => {
     const file = join(scratchDir(), 'backup.img');
 
     // Trimmed to the partitions: what lies past them is not the backup's.
-    const before = bytesRead(drive.path);
+    const before = bytesReadFrom(drive.path);
     const run = await backupCli(drive.path, file, ['--trim-to-partitions']);
-    const read = bytesRead(drive.path) - before;
+    const read = bytesReadFrom(drive.path) - before;
     expect(run.code, run.stdout + run.stderr).toBe(0);
     const layout = osImageLayout(IMAGE, OPTIONS);
     const raw = layout.raw ?? [0, 0];
@@ -56,6 +48,11 @@ describeDevices('a backup of the used blocks', () => {
     expect(read, `read ${read} bytes, used ${used}`).toBeLessThanOrEqual(used * 1.05 + 2 * MiB);
     expect(statSync(file).size).toBe(end);
     expect(statSync(file).blocks * 512).toBeLessThan(used * 1.1);
+    // The end of the job gives the bytes read of the drive's size, and the file's size on disk.
+    const figures = (resultsOf(run).get(file) as { backup?: { readBytes: number; fileBytes: number } }).backup;
+    expect(figures).toMatchObject({ driveBytes: DRIVE, fileBytes: statSync(file).blocks * 512 });
+    expect(figures?.readBytes).toBeGreaterThanOrEqual(used);
+    expect(figures?.readBytes).toBeLessThanOrEqual(read);
 
     const original = readFileSync(drive.backing).subarray(0, end);
     const check = (disk: string) => {
@@ -84,9 +81,9 @@ describeDevices('a backup of the used blocks', () => {
     const drive = usedDrive(image);
     const file = join(scratchDir(), 'whole-tail.img');
 
-    const before = bytesRead(drive.path);
+    const before = bytesReadFrom(drive.path);
     const run = await backupCli(drive.path, file);
-    const read = bytesRead(drive.path) - before;
+    const read = bytesReadFrom(drive.path) - before;
     expect(run.code, run.stdout + run.stderr).toBe(0);
     expect(resultsOf(run).get(file)).toMatchObject({ status: 'ok', verified: true, bytes: DRIVE });
     const used = DRIVE - extentBytes(intersectExtents(free, [[0, IMAGE]]));
