@@ -59,7 +59,11 @@ class ArmedStation {
   ) {
     this.channel = new Channel(endpoints, ToStation, {
       message: (message) => {
-        if (message.type === 'launch') this.requests = this.requests.then(() => this.launch(message));
+        // A launch that throws refuses its own card only: the chain goes on for the next.
+        if (message.type === 'launch')
+          this.requests = this.requests
+            .then(() => this.launch(message))
+            .catch((error: unknown) => this.refuse(message.id, errorText(error)));
         else this.helpers.get(message.id)?.kill('SIGTERM');
       },
       // A confused or hostile peer: no more cards.
@@ -102,15 +106,8 @@ class ArmedStation {
   private async launch(request: LaunchRequest): Promise<void> {
     const { id } = request;
     const checked = this.stopping ? { refused: 'the station is stopping' } : await this.check(request);
-    if (this.helpers.has(id) || 'refused' in checked) {
-      const why = 'refused' in checked ? checked.refused : 'its id is in use';
-      void this.channel.send({
-        type: 'stderr',
-        id,
-        text: `sluice: the station's root side refused the card: ${why}\n`,
-      });
-      return void this.channel.send({ type: 'exit', id, code: STATION_REFUSED, signal: null });
-    }
+    if (this.helpers.has(id) || 'refused' in checked)
+      return this.refuse(id, 'refused' in checked ? checked.refused : 'its id is in use');
     // This very program again (the same runtime, flags and entry the elevation tool started), as one card's helper.
     const helper = spawn(process.execPath, [...process.execArgv, process.argv[1] ?? '', ...checked.argv], {
       stdio: ['ignore', 'ignore', 'pipe'],
@@ -130,6 +127,12 @@ class ArmedStation {
       void this.channel.send({ type: 'exit', id, code, signal });
       if (this.stopping) this.exitWhenIdle();
     });
+  }
+
+  /** Tells the station that card `id` gets no helper, and why. */
+  private refuse(id: number, why: string): void {
+    void this.channel.send({ type: 'stderr', id, text: `sluice: the station's root side refused the card: ${why}\n` });
+    void this.channel.send({ type: 'exit', id, code: STATION_REFUSED, signal: null });
   }
 
   /** No more cards: the helpers still running are asked to stop cleanly, and the station exits once they have. */

@@ -21,7 +21,7 @@ import { errorText } from '../../common/domain/error-details.js';
 import { formatBytes } from '../../common/domain/units.js';
 import { invokingUser } from '../images/processes/image-child.js';
 import { readSidecar } from '../images/files/sidecar-file.js';
-import { closeFd, openFd } from '../../node/io.js';
+import { closeFd, openFd, syncData } from '../../node/io.js';
 
 /** The size limit when none is set: the issue's 20 GB (decimal, as the settings page shows it). */
 export const DEFAULT_LIMIT_BYTES = 20_000_000_000;
@@ -292,12 +292,25 @@ export class ImageCache {
     const reserved = await this.reserve(entry);
     if ('refused' in reserved) return reserved;
     const { partial, complete } = reserved.tee;
-    const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW;
-    const write = await openFd(partial, flags, 0o600);
+    // Exclusive: a second station of the same image must not truncate the part the first is still
+    // writing (and verifying against); it decodes for each card instead.
+    const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
+    let write: number;
+    try {
+      write = await openFd(partial, flags, 0o600);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      return {
+        refused: `another station is decoding this image into the cache, or one stopped part-way (sluice cache clear removes its part)`,
+      };
+    }
     await giveToUser(partial).catch(() => undefined);
     return {
       write,
       complete: async () => {
+        // Its name says "complete" only once its bytes are on the disk: a later station trusts it.
+        const synced = await openFd(partial, constants.O_RDONLY | constants.O_NOFOLLOW);
+        await syncData(synced).finally(() => closeFd(synced));
         await rename(partial, complete);
         return complete;
       },

@@ -40,12 +40,15 @@ export interface ArmedStation {
   stop(): Promise<void>;
 }
 
+/** How long stopping waits for root's side to exit after its cards' helpers. */
+const STOP_WAIT_MS = 30_000;
+
 /**
  * Whether a station started through `elevation` arms a root side once: on Linux, wherever a card's
  * helper would otherwise need an elevation tool (or the broker) of its own, for an image each card
  * reads as a file (`direct`: raw, or the batch's decoded copy). A card's image reaches a helper that
- * root started through the channel's image FIFO, where a decoder's stream does not arrive whole
- * yet (docs/security.md, the broker's known limitation): such an image keeps a prompt per card.
+ * root started through the channel's image FIFO; a decoder's stream per card is not armed (no
+ * test covers it through the station's root side), so such an image keeps a prompt per card.
  */
 export function armsOnce(
   elevation: Elevation,
@@ -194,7 +197,8 @@ export async function armStation(options: ArmOptions): Promise<ArmedStation> {
       // Closing our end of its channel is what stops it; it exits once the cards' helpers have.
       (channel as Channel<FromStation, ToStation> | null)?.close();
       await transport.close();
-      await exited;
+      // A card stuck in the kernel keeps root's side waiting for its helper; the station does not.
+      await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, STOP_WAIT_MS).unref())]);
     },
   };
 }

@@ -151,3 +151,20 @@ describe('ImageCache: a cache folder that cannot be made', () => {
     expect(await cache.decodedCopy(100)).toEqual({ refused: expect.stringContaining(sentence) });
   });
 });
+
+describe('ImageCache: a station’s decoded image', () => {
+  it('is begun by one station at a time: a second of the same image is refused, not given the same part', async () => {
+    const cache = new ImageCache(dir, 1024 * 1024);
+    const decoded = { ...entry(7, 4096), checks: 'image' as const };
+    const first = await cache.decodedImage(decoded);
+    if (!('write' in first)) throw new Error('the first station got no part');
+    const second = await cache.decodedImage(decoded);
+    expect(second).toEqual({ refused: expect.stringMatching(/another station is decoding this image/) });
+    const { writeSync, closeSync } = await import('node:fs');
+    writeSync(first.write, Buffer.alloc(4096, 7));
+    closeSync(first.write);
+    const path = await first.complete();
+    expect(readFileSync(path)).toEqual(Buffer.alloc(4096, 7));
+    expect(await cache.decodedImage(decoded)).toEqual({ found: path });
+  });
+});
