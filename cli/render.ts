@@ -1,4 +1,5 @@
-import type { Phase, Progress } from '../common/domain/progress.js';
+import type { Progress } from '../common/domain/progress.js';
+import { PHASE_LABEL } from '../common/app/phase-label.js';
 import { DRIVE_INCOMPLETE, repairWords, type TargetResult } from '../common/domain/result.js';
 import { formatBytes, formatDuration } from '../common/domain/units.js';
 import type { ImageInfo } from '../common/domain/image.js';
@@ -6,15 +7,6 @@ import { skippedLines } from '../common/app/skipped-words.js';
 import { backupFiguresText } from '../common/app/backup-words.js';
 import { limitWords } from '../common/app/bottleneck.js';
 import type { PreparedCustomisation } from '../common/domain/customisation.js';
-
-const PHASE_LABEL: Record<Phase, string> = {
-  downloading: 'Downloading',
-  decompressing: 'Decompressing',
-  writing: 'Writing',
-  syncing: 'Syncing',
-  verifying: 'Verifying',
-  repairing: 'Repairing',
-};
 
 const BAR_WIDTH = 30;
 

@@ -1,7 +1,6 @@
 /** Words the screens use for formats, partition tables, phases, buses and verdict badges (a verdict's sentence is its own message). */
 import type { Drive, DriveBus } from '../../common/domain/drive.js';
 import type { ImageFormat } from '../../common/domain/image-format.js';
-import type { Phase } from '../../common/domain/progress.js';
 import type { Verdict } from '../../common/domain/verdict.js';
 import type { PartitionTableType } from '../../common/domain/image.js';
 
@@ -20,15 +19,6 @@ export const PARTITION_TABLE_LABEL: Readonly<Record<PartitionTableType, string>>
   gpt: 'GPT',
   mbr: 'MBR',
   none: 'None found',
-};
-
-export const PHASE_LABEL: Readonly<Record<Phase, string>> = {
-  downloading: 'Downloading',
-  decompressing: 'Decompressing',
-  writing: 'Writing',
-  syncing: 'Syncing',
-  verifying: 'Verifying',
-  repairing: 'Repairing',
 };
 
 export const BUS_LABEL: Readonly<Record<DriveBus, string>> = {

@@ -5,7 +5,7 @@
 import { rowProgress, type StationPhase, type StationRow } from '../../common/domain/station.js';
 import { formatBytes } from '../../common/domain/units.js';
 import { limitWords } from '../../common/app/bottleneck.js';
-import { PHASE_LABEL } from './labels.js';
+import { PHASE_LABEL } from '../../common/app/phase-label.js';
 
 /** Rows by id, newest first: a row's later reports replace its earlier ones. */
 export function withRow(rows: readonly StationRow[], row: StationRow): StationRow[] {

@@ -3,7 +3,7 @@ import type { BackupRequest, DriveInfo } from '../../../common/contracts/app-mod
 import { formatBytes } from '../../../common/domain/units.js';
 import { driveName } from '../labels.js';
 import { WarningIcon } from './Icons.js';
-import { Modal } from './Modal.js';
+import { CancelOk, Modal } from './Modal.js';
 import { ErrorMessage } from './ErrorMessage.js';
 
 type Compression = BackupRequest['compress'];
@@ -38,14 +38,13 @@ export function BackupDialog({ drive, verify, busy, error, onStart, onCancel }: 
       onClose={() => !busy && onCancel()}
       className="backup"
       footer={
-        <>
-          <button type="button" className="button" onClick={onCancel} disabled={busy}>
-            Cancel
-          </button>
-          <button type="button" className="button primary" disabled={busy} onClick={() => onStart(compress, trim)}>
-            {busy ? 'Waiting for the save dialog…' : 'Choose where to save…'}
-          </button>
-        </>
+        <CancelOk
+          onCancel={onCancel}
+          cancelDisabled={busy}
+          ok={busy ? 'Waiting for the save dialog…' : 'Choose where to save…'}
+          disabled={busy}
+          onOk={() => onStart(compress, trim)}
+        />
       }
     >
       <p>

@@ -1,7 +1,7 @@
 import type { DriveInfo } from '../../../common/contracts/app-models.js';
 import { formatBytes } from '../../../common/domain/units.js';
 import { driveName } from '../labels.js';
-import { Modal } from './Modal.js';
+import { CancelOk, Modal } from './Modal.js';
 
 interface CheckDialogProps {
   drive: DriveInfo;
@@ -16,16 +16,7 @@ export function CheckDialog({ drive, onStart, onCancel }: CheckDialogProps) {
       title="Check this card for fake capacity?"
       onClose={onCancel}
       className="check-dialog"
-      footer={
-        <>
-          <button type="button" className="button" onClick={onCancel}>
-            Cancel
-          </button>
-          <button type="button" className="button primary" onClick={onStart}>
-            Check
-          </button>
-        </>
-      }
+      footer={<CancelOk onCancel={onCancel} ok="Check" onOk={onStart} />}
     >
       <p>
         <strong>{driveName(drive)}</strong> <span className="muted">{drive.device}</span> claims{' '}

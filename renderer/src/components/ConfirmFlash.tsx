@@ -6,7 +6,7 @@ import { verdictEffect } from '../../../common/domain/verdict.js';
 import { unbootableAsWritten } from '../../../common/domain/disc.js';
 import { driveName } from '../labels.js';
 import { WarningIcon } from './Icons.js';
-import { Modal } from './Modal.js';
+import { CancelOk, Modal } from './Modal.js';
 import { ErrorMessage } from './ErrorMessage.js';
 import type { ApiResult } from '../../../common/contracts/api-result.js';
 import type { CustomisationPreview } from '../../../common/contracts/customise.js';
@@ -59,19 +59,14 @@ export function ConfirmFlash({ image, targets, verify, customisation = null, onC
       onClose={onCancel}
       className="confirm"
       footer={
-        <>
-          <button type="button" className="button" onClick={onCancel} autoFocus>
-            Cancel
-          </button>
-          <button
-            type="button"
-            className="button danger"
-            onClick={() => onConfirm(installable ? isoMode : undefined)}
-            disabled={blocked || filesRefused}
-          >
-            Erase and flash
-          </button>
-        </>
+        <CancelOk
+          onCancel={onCancel}
+          focusCancel
+          ok="Erase and flash"
+          kind="danger"
+          onOk={() => onConfirm(installable ? isoMode : undefined)}
+          disabled={blocked || filesRefused}
+        />
       }
     >
       <p>

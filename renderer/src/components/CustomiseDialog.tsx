@@ -6,7 +6,7 @@ import type { ImageInfo } from '../../../common/domain/image.js';
 import { formatBytes } from '../../../common/domain/units.js';
 import { draftOf, formOf, METHOD_LABEL, withProfile, type CustomiseForm, type SshMode } from '../customise-form.js';
 import { ErrorMessage } from './ErrorMessage.js';
-import { Modal } from './Modal.js';
+import { CancelOk, Modal } from './Modal.js';
 
 interface CustomiseDialogProps {
   image: ImageInfo;
@@ -181,19 +181,13 @@ export function CustomiseDialog({
       onClose={onCancel}
       className="customise"
       footer={
-        <>
-          <button type="button" className="button" onClick={onCancel}>
-            Cancel
-          </button>
+        <CancelOk onCancel={onCancel} ok="Use these settings" onOk={apply} disabled={busy}>
           {current !== null && (
             <button type="button" className="button" onClick={() => onApply(null)} disabled={busy}>
               Don't customise
             </button>
           )}
-          <button type="button" className="button primary" onClick={apply} disabled={busy}>
-            Use these settings
-          </button>
-        </>
+        </CancelOk>
       }
     >
       <p data-testid="customise-method">

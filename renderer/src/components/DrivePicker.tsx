@@ -4,7 +4,7 @@ import { formatBytes } from '../../../common/domain/units.js';
 import { isDriveShown, verdictEffect, type DriveVisibility } from '../../../common/domain/verdict.js';
 import { fileName, isCheckable, isCopyable, isSelectable } from '../flow.js';
 import { BUS_LABEL, driveName, verdictBadge } from '../labels.js';
-import { Modal } from './Modal.js';
+import { CancelOk, Modal } from './Modal.js';
 
 interface DrivePickerProps {
   drives: DriveInfo[];
@@ -135,28 +135,23 @@ export function DrivePicker({
       onClose={onCancel}
       className="picker"
       footer={
-        <>
-          <button type="button" className="button" onClick={onCancel}>
-            Cancel
-          </button>
-          <button
-            type="button"
-            className="button primary"
-            disabled={stillChosen.length === 0 && selected.length === 0}
-            onClick={() =>
-              onDone(
-                stillChosen,
-                confirmed.filter((d) => stillChosen.includes(d)),
-              )
-            }
-          >
-            {stillChosen.length === 0
+        <CancelOk
+          onCancel={onCancel}
+          disabled={stillChosen.length === 0 && selected.length === 0}
+          onOk={() =>
+            onDone(
+              stillChosen,
+              confirmed.filter((d) => stillChosen.includes(d)),
+            )
+          }
+          ok={
+            stillChosen.length === 0
               ? selected.length === 0
                 ? 'Select'
                 : 'Clear selection'
-              : `Select ${stillChosen.length} drive${stillChosen.length === 1 ? '' : 's'}`}
-          </button>
-        </>
+              : `Select ${stillChosen.length} drive${stillChosen.length === 1 ? '' : 's'}`
+          }
+        />
       }
     >
       {hidden > 0 && (

@@ -3,7 +3,7 @@ import type { DriveInfo } from '../../../common/contracts/app-models.js';
 import { eraseFilesystem, FILESYSTEM_NAMES } from '../../../common/domain/erase.js';
 import { formatBytes } from '../../../common/domain/units.js';
 import { driveName } from '../labels.js';
-import { Modal } from './Modal.js';
+import { CancelOk, Modal } from './Modal.js';
 
 interface EraseDialogProps {
   drive: DriveInfo;
@@ -21,18 +21,12 @@ export function EraseDialog({ drive, onStart, onCancel }: EraseDialogProps) {
       onClose={onCancel}
       className="erase-dialog"
       footer={
-        <>
-          <button type="button" className="button" onClick={onCancel}>
-            Cancel
-          </button>
-          <button
-            type="button"
-            className="button primary danger"
-            onClick={() => onStart(label.trim() === '' ? null : label.trim())}
-          >
-            Erase
-          </button>
-        </>
+        <CancelOk
+          onCancel={onCancel}
+          ok="Erase"
+          kind="primary danger"
+          onOk={() => onStart(label.trim() === '' ? null : label.trim())}
+        />
       }
     >
       <p>

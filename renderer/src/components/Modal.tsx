@@ -43,3 +43,44 @@ export function Modal({ title, onClose, children, footer, className }: ModalProp
     </dialog>
   );
 }
+
+interface CancelOkProps {
+  onCancel: () => void;
+  /** The action's words, on the button that does it. */
+  ok: ReactNode;
+  onOk: () => void;
+  /** 'primary', 'danger' or 'primary danger': how loudly the button says what it does. */
+  kind?: string;
+  /** The action is not possible yet (or is under way). */
+  disabled?: boolean;
+  /** Cancel too is held while the action is under way. */
+  cancelDisabled?: boolean;
+  /** Cancel has the focus, where the action destroys data. */
+  focusCancel?: boolean;
+  /** Buttons between the two. */
+  children?: ReactNode;
+}
+
+/** A dialog's footer: Cancel, then the action. */
+export function CancelOk({
+  onCancel,
+  ok,
+  onOk,
+  kind = 'primary',
+  disabled,
+  cancelDisabled,
+  focusCancel,
+  children,
+}: CancelOkProps) {
+  return (
+    <>
+      <button type="button" className="button" onClick={onCancel} disabled={cancelDisabled} autoFocus={focusCancel}>
+        Cancel
+      </button>
+      {children}
+      <button type="button" className={`button ${kind}`} onClick={onOk} disabled={disabled}>
+        {ok}
+      </button>
+    </>
+  );
+}

@@ -3,7 +3,8 @@ import { limitWords, waitWords } from '../../../common/app/bottleneck.js';
 import type { Progress } from '../../../common/domain/progress.js';
 import { formatBytes, formatDuration } from '../../../common/domain/units.js';
 import { fileName, jobRows, type JobSubject, type RunningJob } from '../flow.js';
-import { driveName, PHASE_LABEL } from '../labels.js';
+import { PHASE_LABEL } from '../../../common/app/phase-label.js';
+import { driveName } from '../labels.js';
 import { WarningIcon } from './Icons.js';
 
 function percent(fraction: number | null): string {
