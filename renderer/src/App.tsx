@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useMemo, useReducer, useState } from 'react';
+import { useCallback, useEffect, useMemo, useReducer } from 'react';
 import type { ApiResult } from '../../common/contracts/api-result.js';
 import type { SluiceApi } from '../../common/contracts/ipc-contract.js';
 import type { ImageInfo } from '../../common/domain/image.js';
@@ -9,7 +9,6 @@ import { CheckDialog } from './components/CheckDialog.js';
 import { EraseDialog } from './components/EraseDialog.js';
 import { ConfirmFlash, type IsoMode } from './components/ConfirmFlash.js';
 import { CustomiseDialog } from './components/CustomiseDialog.js';
-import type { CustomisationPreview } from '../../common/contracts/customise.js';
 import type { Profile } from '../../common/domain/customisation.js';
 import { DrivePicker } from './components/DrivePicker.js';
 import { DriveStep } from './components/DriveStep.js';
@@ -29,34 +28,15 @@ import {
   flowReducer,
   INITIAL_STATE,
   selectedDrives,
+  type Dialog,
 } from './flow.js';
 import { useFileDrop } from './use-file-drop.js';
 import { ErrorMessage } from './components/ErrorMessage.js';
 
-type Dialog =
-  | 'drives'
-  | 'confirm'
-  | 'settings'
-  | 'customise'
-  | 'os'
-  | { backup: DriveInfo }
-  | { check: DriveInfo }
-  | { erase: DriveInfo }
-  | null;
-
 export function App({ api }: { api: SluiceApi }) {
   const [state, dispatch] = useReducer(flowReducer, INITIAL_STATE);
-  const [dialog, setDialog] = useState<Dialog>(null);
-  const [loadError, setLoadError] = useState<string | null>(null);
-  /** The backup dialog's own state: waiting for the save dialog, or why the backup could not start. */
-  const [backupBusy, setBackupBusy] = useState(false);
-  const [backupError, setBackupError] = useState<string | null>(null);
-  /** What the erase confirmation says the customisation writes: undefined while it is worked out. */
-  const [confirmCustomisation, setConfirmCustomisation] = useState<ApiResult<CustomisationPreview> | null | undefined>(
-    null,
-  );
-  /** The flashing station's screen is open (issue 19). */
-  const [station, setStation] = useState(false);
+  const { dialog, loadError, backupBusy, backupError, confirmCustomisation, station } = state;
+  const setDialog = useCallback((open: Dialog) => dispatch({ type: 'dialog', dialog: open }), []);
 
   useEffect(() => {
     const unsubscribe = [
@@ -75,7 +55,11 @@ export function App({ api }: { api: SluiceApi }) {
     void api
       .getSettings()
       .then((result) =>
-        result.ok ? dispatch({ type: 'settings', settings: result.value }) : setLoadError(result.error.message),
+        dispatch(
+          result.ok
+            ? { type: 'settings', settings: result.value }
+            : { type: 'load-error', message: result.error.message },
+        ),
       );
     void api.listDrives().then((result) => result.ok && dispatch({ type: 'drives', drives: result.value }));
     return () => unsubscribe.forEach((stop) => stop());
@@ -106,7 +90,7 @@ export function App({ api }: { api: SluiceApi }) {
       dispatch({ type: 'image-busy' });
       void api.chooseCatalogueOs(source, path).then(imageChosen);
     },
-    [api, imageChosen],
+    [api, imageChosen, setDialog],
   );
 
   const chooseSourceDrive = useCallback(
@@ -158,24 +142,25 @@ export function App({ api }: { api: SluiceApi }) {
   /** The erase confirmation, with what the customisation writes onto these cards worked out first. */
   const openConfirm = () => {
     setDialog('confirm');
-    if (state.customise === null) return setConfirmCustomisation(null);
-    setConfirmCustomisation(undefined);
-    void api.previewCustomisation(state.customise, state.selected.length).then(setConfirmCustomisation);
+    if (state.customise === null) return dispatch({ type: 'confirm-customisation', preview: null });
+    dispatch({ type: 'confirm-customisation', preview: undefined });
+    void api
+      .previewCustomisation(state.customise, state.selected.length)
+      .then((preview) => dispatch({ type: 'confirm-customisation', preview }));
   };
 
   const saveProfiles = (profiles: Profile[]) => updateSettings({ profiles });
 
   const openBackup = (drive: DriveInfo) => {
-    setBackupError(null);
+    dispatch({ type: 'backup-dialog', busy: false, error: null });
     setDialog({ backup: drive });
   };
 
   const startBackup = async (drive: DriveInfo, compress: BackupRequest['compress'], trimToPartitions: boolean) => {
-    setBackupBusy(true);
-    setBackupError(null);
+    dispatch({ type: 'backup-dialog', busy: true, error: null });
     const chosen = await api.chooseBackupFile(drive.device, compress);
-    setBackupBusy(false);
-    if (!chosen.ok) return setBackupError(chosen.error.message);
+    dispatch({ type: 'backup-dialog', busy: false, error: chosen.ok ? null : chosen.error.message });
+    if (!chosen.ok) return;
     if (chosen.value === null) return;
     setDialog(null);
     // The progress screen first, as for a flash: the job's events may arrive before the answer does.
@@ -183,7 +168,7 @@ export function App({ api }: { api: SluiceApi }) {
     const started = await api.startBackup({ device: drive.device, file: chosen.value, compress, trimToPartitions });
     if (!started.ok) {
       dispatch({ type: 'backup-refused' });
-      setBackupError(started.error.message);
+      dispatch({ type: 'backup-dialog', busy: false, error: started.error.message });
       setDialog({ backup: drive });
     }
   };
@@ -251,7 +236,7 @@ export function App({ api }: { api: SluiceApi }) {
       <main className="app-main">
         <ErrorMessage error={loadError} />
         {station && state.image !== null ? (
-          <StationScreen api={api} image={state.image} onClose={() => setStation(false)} />
+          <StationScreen api={api} image={state.image} onClose={() => dispatch({ type: 'station', open: false })} />
         ) : state.running !== null ? (
           <ProgressView job={state.running} onCancel={cancelJob} />
         ) : state.finished !== null ? (
@@ -292,7 +277,7 @@ export function App({ api }: { api: SluiceApi }) {
               onOpenSettings={() => setDialog('settings')}
             />
             {state.image?.origin === 'file' && (
-              <button type="button" className="link-button" onClick={() => setStation(true)}>
+              <button type="button" className="link-button" onClick={() => dispatch({ type: 'station', open: true })}>
                 Flashing station: write every card inserted…
               </button>
             )}

@@ -10,6 +10,7 @@ import type { DriveInfo, JobEnd } from '../../common/contracts/app-models.js';
 import type { DownloadProgress } from '../../common/contracts/ipc-contract.js';
 import type { Settings } from '../../common/contracts/settings.js';
 import { nextCardAfter, type Profile } from '../../common/domain/customisation.js';
+import type { CustomisationPreview } from '../../common/contracts/customise.js';
 import { driveName } from './labels.js';
 
 /**
@@ -63,6 +64,18 @@ export interface FinishedJob {
   end: JobEnd;
 }
 
+/** The dialog open over the screen, with the drive it is about. */
+export type Dialog =
+  | 'drives'
+  | 'confirm'
+  | 'settings'
+  | 'customise'
+  | 'os'
+  | { backup: DriveInfo }
+  | { check: DriveInfo }
+  | { erase: DriveInfo }
+  | null;
+
 export interface FlowState {
   settings: Settings | null;
   image: ImageInfo | null;
@@ -80,8 +93,18 @@ export interface FlowState {
   startError: string | null;
   running: RunningJob | null;
   finished: FinishedJob | null;
-  /** The customisation the next flash writes onto each card (issue 13); null: none. */
+  /** The customisation the next flash writes onto each card; null: none. */
   customise: Profile | null;
+  dialog: Dialog;
+  /** Why the settings could not be read at start. */
+  loadError: string | null;
+  /** The backup dialog's own state: waiting for the save dialog, or why the backup could not start. */
+  backupBusy: boolean;
+  backupError: string | null;
+  /** What the erase confirmation says the customisation writes: undefined while it is worked out. */
+  confirmCustomisation: ApiResult<CustomisationPreview> | null | undefined;
+  /** The flashing station's screen is open. */
+  station: boolean;
 }
 
 export const INITIAL_STATE: FlowState = {
@@ -97,6 +120,12 @@ export const INITIAL_STATE: FlowState = {
   running: null,
   finished: null,
   customise: null,
+  dialog: null,
+  loadError: null,
+  backupBusy: false,
+  backupError: null,
+  confirmCustomisation: null,
+  station: false,
 };
 
 export type FlowAction =
@@ -129,7 +158,43 @@ export type FlowAction =
   | { type: 'job-ended'; end: JobEnd }
   | { type: 'start-over'; keepImage: boolean }
   /** From a backup's end screen back to the steps, as they were. */
-  | { type: 'back-to-steps' };
+  | { type: 'back-to-steps' }
+  | ScreenAction;
+
+/** What is open around the flow: a dialog, the station's screen, and the dialogs' own answers. */
+type ScreenAction =
+  | { type: 'dialog'; dialog: Dialog }
+  | { type: 'load-error'; message: string }
+  | { type: 'backup-dialog'; busy: boolean; error: string | null }
+  | { type: 'confirm-customisation'; preview: ApiResult<CustomisationPreview> | null | undefined }
+  | { type: 'station'; open: boolean };
+
+const SCREEN_ACTIONS: ReadonlySet<string> = new Set([
+  'dialog',
+  'load-error',
+  'backup-dialog',
+  'confirm-customisation',
+  'station',
+] satisfies ScreenAction['type'][]);
+
+function isScreenAction(action: FlowAction): action is ScreenAction {
+  return SCREEN_ACTIONS.has(action.type);
+}
+
+function screenReducer(state: FlowState, action: ScreenAction): FlowState {
+  switch (action.type) {
+    case 'dialog':
+      return { ...state, dialog: action.dialog };
+    case 'load-error':
+      return { ...state, loadError: action.message };
+    case 'backup-dialog':
+      return { ...state, backupBusy: action.busy, backupError: action.error };
+    case 'confirm-customisation':
+      return { ...state, confirmCustomisation: action.preview };
+    case 'station':
+      return { ...state, station: action.open };
+  }
+}
 
 /** A drive the user may pick at all (an internal disk still needs its name typed). */
 export function isSelectable(drive: DriveInfo): boolean {
@@ -224,6 +289,7 @@ function reconcileSelection(
 }
 
 export function flowReducer(state: FlowState, action: FlowAction): FlowState {
+  if (isScreenAction(action)) return screenReducer(state, action);
   switch (action.type) {
     case 'settings':
       return { ...state, settings: action.settings };

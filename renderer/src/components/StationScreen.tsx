@@ -42,7 +42,7 @@ interface StationScreenProps {
 }
 
 /**
- * The flashing station (issue 19): its rules, shown and set before arming, then one row per card
+ * The flashing station: its rules, shown and set before arming, then one row per card
  * that appeared after arming: slot, drive, phase, progress, speed, result, hostname and time.
  */
 export function StationScreen({ api, image, onClose }: StationScreenProps) {
@@ -181,58 +181,7 @@ export function StationScreen({ api, image, onClose }: StationScreenProps) {
           {batchLine(rows, peaks)}
         </p>
       )}
-      {rows.length > 0 && (
-        <table className="station-rows">
-          <thead>
-            <tr>
-              <th scope="col">Slot</th>
-              <th scope="col">Drive</th>
-              <th scope="col">Phase</th>
-              <th scope="col">Progress</th>
-              <th scope="col">Speed</th>
-              <th scope="col">Hostname</th>
-              <th scope="col">Time</th>
-            </tr>
-          </thead>
-          <tbody>
-            {rows.map((row) => {
-              const fraction = rowFraction(row);
-              const limit = rowLimit(row);
-              return (
-                <tr
-                  key={row.id}
-                  data-device={row.device}
-                  data-slot={row.slot}
-                  data-result={row.result ?? ''}
-                  className={row.result === null ? '' : `tone-${row.result === 'ok' ? 'success' : 'failure'}`}
-                >
-                  <td className="slot" title={row.slot}>
-                    {row.slot.split('/').pop()}
-                  </td>
-                  <td>{rowDrive(row)}</td>
-                  <td data-testid="station-phase" title={row.message ?? undefined}>
-                    {rowPhase(row)}
-                    {row.message !== null && <span className="reason">{row.message}</span>}
-                  </td>
-                  <td>
-                    {fraction === null ? (
-                      ''
-                    ) : (
-                      <progress value={fraction} max={1} aria-label={`${row.device} progress`} />
-                    )}
-                  </td>
-                  <td className="numeric" data-testid="station-speed">
-                    {rowSpeed(row)}
-                    {limit !== '' && <span className="reason">{limit}</span>}
-                  </td>
-                  <td>{row.hostname ?? ''}</td>
-                  <td className="numeric">{rowTime(row)}</td>
-                </tr>
-              );
-            })}
-          </tbody>
-        </table>
-      )}
+      {rows.length > 0 && <StationTable rows={rows} />}
       {(armed || rows.length > 0) && (
         <div className="actions">
           {status?.log !== undefined && <span className="muted">Log: {status.log}</span>}
@@ -251,5 +200,57 @@ export function StationScreen({ api, image, onClose }: StationScreenProps) {
         </div>
       )}
     </section>
+  );
+}
+
+/** One row per card since arming: slot, drive, phase, progress, speed, hostname and time. */
+function StationTable({ rows }: { rows: readonly StationRow[] }) {
+  return (
+    <table className="station-rows">
+      <thead>
+        <tr>
+          <th scope="col">Slot</th>
+          <th scope="col">Drive</th>
+          <th scope="col">Phase</th>
+          <th scope="col">Progress</th>
+          <th scope="col">Speed</th>
+          <th scope="col">Hostname</th>
+          <th scope="col">Time</th>
+        </tr>
+      </thead>
+      <tbody>
+        {rows.map((row) => {
+          const fraction = rowFraction(row);
+          const limit = rowLimit(row);
+          return (
+            <tr
+              key={row.id}
+              data-device={row.device}
+              data-slot={row.slot}
+              data-result={row.result ?? ''}
+              className={row.result === null ? '' : `tone-${row.result === 'ok' ? 'success' : 'failure'}`}
+            >
+              <td className="slot" title={row.slot}>
+                {row.slot.split('/').pop()}
+              </td>
+              <td>{rowDrive(row)}</td>
+              <td data-testid="station-phase" title={row.message ?? undefined}>
+                {rowPhase(row)}
+                {row.message !== null && <span className="reason">{row.message}</span>}
+              </td>
+              <td>
+                {fraction === null ? '' : <progress value={fraction} max={1} aria-label={`${row.device} progress`} />}
+              </td>
+              <td className="numeric" data-testid="station-speed">
+                {rowSpeed(row)}
+                {limit !== '' && <span className="reason">{limit}</span>}
+              </td>
+              <td>{row.hostname ?? ''}</td>
+              <td className="numeric">{rowTime(row)}</td>
+            </tr>
+          );
+        })}
+      </tbody>
+    </table>
   );
 }
