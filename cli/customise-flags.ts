@@ -1,5 +1,5 @@
 /**
- * The customisation flags of `sluice flash` and `sluice verify` (issue 13): their names, fixed so
+ * The customisation flags of `sluice flash` and `sluice verify`: their names, fixed so
  * that scripts can rely on them (the last three are rpi-imager --cli's), and which go together.
  * Light on purpose: cli/main.ts loads it for every command; reading the files the flags name is
  * customise-options.ts's.

@@ -1,5 +1,5 @@
 /**
- * The customisation flags of `sluice flash` and `sluice verify` (issue 13), turned into each
+ * The customisation flags of `sluice flash` and `sluice verify`, turned into each
  * card's settings. The names are fixed so that scripts can rely on them; the last three are
  * rpi-imager --cli's. Passwords are read from files and hashed here at once
  * (user/customise/secrets.ts): none is ever on the command line, where other users could see it.

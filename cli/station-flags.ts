@@ -1,5 +1,5 @@
 /**
- * The flags only `sluice station` takes (issue 19), and how their values read. Light on purpose:
+ * The flags only `sluice station` takes, and how their values read. Light on purpose:
  * cli/main.ts loads it for every command.
  */
 

@@ -50,7 +50,7 @@ export const FlashRequestSchema = v.strictObject({
   media: v.optional(MediaSchema),
   /** Internal disks among the targets (verdict `system`, confirm-by-name) whose name the user typed to confirm. */
   confirmedSystemDrives: v.pipe(v.array(DevicePathSchema), v.maxLength(MAX_TARGETS)),
-  /** Customise each card (issue 13): card i gets the profile's card number nextCard + i. */
+  /** Customise each card: card i gets the profile's card number nextCard + i. */
   customise: v.optional(v.nullable(ProfileSchema)),
   /** An ISO: 'files' makes an installer stick of its files (one drive), 'image' (the default) writes it as it is. */
   isoMode: v.optional(v.picklist(['files', 'image'])),

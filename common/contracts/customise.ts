@@ -1,5 +1,5 @@
 /**
- * What the app's Customise step sends and gets back (issue 13). The page holds a password or a
+ * What the app's Customise step sends and gets back. The page holds a password or a
  * Wi-Fi passphrase only while it is typed: sealCustomisation takes it across once, and the main
  * process answers with the profile holding its hash or PSK (electron/core/customise.ts). Saved
  * profiles, flash requests and the settings file only ever hold a Profile, which cannot hold either.

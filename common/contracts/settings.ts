@@ -30,7 +30,7 @@ export const SettingsSchema = v.strictObject({
   /** A desktop notification when a flash ends. */
   notifications: v.boolean(),
   /**
-   * Saved customisation profiles (issue 13), each name once. A profile holds a password only as its
+   * Saved customisation profiles, each name once. A profile holds a password only as its
    * sha512-crypt hash and a Wi-Fi passphrase only as its PSK (ProfileSchema has no field for either
    * in clear), so this file never holds one.
    */

@@ -1,5 +1,5 @@
 /**
- * What the app's station screen (issue 19) and the main process tell each other: the request
+ * What the app's station screen and the main process tell each other: the request
  * that arms a station, and its state. Types and schemas only.
  */
 import * as v from 'valibot';

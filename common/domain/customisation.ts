@@ -1,5 +1,5 @@
 /**
- * A card's first-boot settings (issue 13): what `sluice flash --hostname ...`, `--customise
+ * A card's first-boot settings: what `sluice flash --hostname ...`, `--customise
  * PROFILE.json` and the app's Customise step ask for, in the one shape every part checks. Only
  * hashes and PSKs are in it: a password is hashed (sha512-crypt) and a Wi-Fi passphrase turned into
  * its WPA PSK where it is read (user/customise/secrets.ts), so neither is ever in clear here, in a

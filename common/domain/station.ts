@@ -1,5 +1,5 @@
 /**
- * The flashing station (issue 19): which drives an armed station takes on its own, and the one line
+ * The flashing station: which drives an armed station takes on its own, and the one line
  * each card gets in its log. Pure rules and shapes, shared by the CLI (`sluice station`), the app's
  * main process and the renderer's station screen.
  */
@@ -8,7 +8,7 @@ import type { Phase, Progress } from './progress.js';
 import { judgeDrive, refusalFailure, refusalOf } from './verdict.js';
 import { formatBytes } from './units.js';
 
-/** At most this many cards are written at once; later cards wait in a queue (issue 19: a 16-slot reader). */
+/** At most this many cards are written at once; later cards wait in a queue (a 16-slot reader). */
 export const MAX_STATION_JOBS = 16;
 
 /** The default top of the size range: 2 TB, above every SD card and USB stick sold. */

@@ -50,7 +50,7 @@ export interface AppServiceDeps {
   handOff: ImageHandOff;
   /** The cache folder: downloaded images, saved catalogues and their icons (user/cache/cache-dir.ts). */
   cacheDir: string;
-  /** The flashing station's JSON Lines log (issue 19). */
+  /** The flashing station's JSON Lines log. */
   stationLog: string;
 }
 

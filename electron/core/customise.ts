@@ -1,5 +1,5 @@
 /**
- * The main process's side of the app's Customise step (issue 13): where a password or Wi-Fi
+ * The main process's side of the app's Customise step: where a password or Wi-Fi
  * passphrase typed in the form stops being one, the user's own public keys, and what customising
  * the chosen image writes. Planning runs in the probe process, as for the CLI: this process reads
  * nothing from an image.

@@ -43,7 +43,7 @@ export interface StationServiceDeps {
 }
 
 /**
- * The app's flashing station (issue 19): arms a Station (user/station/station.ts) with the chosen
+ * The app's flashing station: arms a Station (user/station/station.ts) with the chosen
  * image, relays its rows to the page, keeps the computer awake while armed, and says with a
  * notification when a card is done. While it is armed no other job starts (app-service.ts asks
  * `armed`), so no hand-started flash ever meets a card the station is writing.

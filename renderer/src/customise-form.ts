@@ -1,5 +1,5 @@
 /**
- * The Customise dialog's form and the profile it describes (issue 13). Pure, so the rules are
+ * The Customise dialog's form and the profile it describes. Pure, so the rules are
  * testable without a browser. The form holds a password or Wi-Fi passphrase only while it is
  * typed; the profile it turns into holds the hash or PSK the main process made of it.
  */

@@ -1,5 +1,5 @@
 /**
- * The station screen's pure parts (issue 19): the rows as the main process reports them, and the
+ * The station screen's pure parts: the rows as the main process reports them, and the
  * words each row shows. Testable without a browser.
  */
 import { rowProgress, type StationPhase, type StationRow } from '../../common/domain/station.js';

@@ -1,5 +1,5 @@
 /**
- * Which first-boot method an image has (issue 13): read from its FAT boot partition and, where
+ * Which first-boot method an image has: read from its FAT boot partition and, where
  * the image can be read at any offset, its ext4 root filesystem. The rules, in order:
  *
  * - rpi-preseed: the root filesystem has rpi-preseed's unit; rpi-preseed.toml goes on the boot
@@ -160,7 +160,7 @@ async function detectFromContents(
 
 /**
  * The customisation method of the image `access` reads, whose partition table is `table`. `hint` is
- * a catalogue entry's init_format (issue 14): it chooses where the image's contents cannot tell the
+ * a catalogue entry's init_format: it chooses where the image's contents cannot tell the
  * methods apart, and the contents win where they can; the words say which happened.
  */
 export async function detectMethod(

@@ -1,5 +1,5 @@
 /**
- * What customising an image writes onto each card, decided before anything is written (issue 13).
+ * What customising an image writes onto each card, decided before anything is written.
  *
  * Design: Root never parses an image's filesystems, and of the issue's two designs that keep that
  * rule this is the second, raw block writes, in the form that needs no reads from the card: the

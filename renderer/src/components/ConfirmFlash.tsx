@@ -36,7 +36,7 @@ interface ConfirmFlashProps {
   image: ImageInfo;
   targets: DriveInfo[];
   verify: boolean;
-  /** What customising writes onto each card (issue 13), or why it cannot; null: not customised, undefined: still being worked out. */
+  /** What customising writes onto each card, or why it cannot; null: not customised, undefined: still being worked out. */
   customisation?: ApiResult<CustomisationPreview> | null | undefined;
   /** `isoMode`: for an ISO offered the choice, the one made; undefined otherwise. */
   onConfirm: (isoMode?: IsoMode) => void;

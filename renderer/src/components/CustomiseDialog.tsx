@@ -64,7 +64,7 @@ function PreviewList({ preview }: { preview: CustomisationPreview }) {
 }
 
 /**
- * The Customise step (issue 13): the method found in the image and why, the settings with a
+ * The Customise step: the method found in the image and why, the settings with a
  * profile picker, and exactly which files each card gets. Typed passwords go to the main process
  * once and come back as hashes; only those are kept or saved.
  */

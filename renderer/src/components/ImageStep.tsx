@@ -22,7 +22,7 @@ interface ImageStepProps {
   sourceDrives: DriveInfo[];
   onChooseSourceDrive: (device: string) => void;
   onClear: () => void;
-  /** The customisation the next flash writes (issue 13). */
+  /** The customisation the next flash writes. */
   customise: Profile | null;
   onCustomise: () => void;
 }
