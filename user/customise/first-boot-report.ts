@@ -35,7 +35,9 @@ export type FirstBoot =
 
 /** The steps of a report's text, or null when it is not a report Sluice's firstrun.sh wrote. */
 export function parseFirstBootReport(text: string): { ranAt: string; steps: FirstBootStep[] } | null {
-  const [heading = '', ...lines] = text.split('\n', MAX_REPORT_LINES + 1);
+  const [heading = '', ...lines] = text.split('\n', MAX_REPORT_LINES + 2);
+  // More lines than a script writes is not its report: a step past the cut could have failed.
+  if (lines.length > MAX_REPORT_LINES && lines.slice(MAX_REPORT_LINES).some((line) => line !== '')) return null;
   const ranAt = HEADING.exec(heading)?.[1];
   if (ranAt === undefined) return null;
   const steps: FirstBootStep[] = [];

@@ -22,7 +22,9 @@ it('refuses what firstrun.sh does not write: another heading, a line it does not
   expect(parseFirstBootReport('')).toBeNull();
 });
 
-it('looks at no more lines than a report has room for', () => {
-  const steps = Array.from({ length: 10_000 }, () => 'applied hostname\n').join('');
-  expect(parseFirstBootReport(`Sluice first boot: now\n${steps}`)?.steps).toHaveLength(64);
+it('looks at no more lines than a report has room for, and refuses a longer one: a step past the cut could have failed', () => {
+  const lines = (n: number) => Array.from({ length: n }, () => 'applied hostname\n').join('');
+  expect(parseFirstBootReport(`Sluice first boot: now\n${lines(64)}`)?.steps).toHaveLength(64);
+  expect(parseFirstBootReport(`Sluice first boot: now\n${lines(64)}FAILED keymap\n`)).toBeNull();
+  expect(parseFirstBootReport(`Sluice first boot: now\n${lines(10_000)}`)).toBeNull();
 });
