@@ -37,7 +37,8 @@ describeDevices('a backup shrunk to what it holds', () => {
         fileBytes: statSync(file).blocks * 512,
       });
 
-      const small = createLoop({ size: GiB, fill: 'sparse', dir });
+      // Random bytes under the restore: a range the block map wrongly leaves out is garbage, not zeros.
+      const small = createLoop({ size: GiB, fill: 'random', dir });
       const back = await flashCli(file, [small.path], ['--no-eject']);
       expect(back.code, back.stdout + back.stderr).toBe(0);
       const original = checkedTrees(drive.backing, join(dir, 'original'));
