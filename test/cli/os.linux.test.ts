@@ -134,7 +134,7 @@ describe('the command line', () => {
   it.each([
     [['list', '--device', 'x'], '--device is an option of os list'],
     [['list', '--repo', 'x'], '--repo is an option of os, flash, verify and info'],
-    [['os', 'list', '--no-cache'], '--no-cache and --cache-limit are options of flash and verify'],
+    [['os', 'list', '--no-cache'], '--no-cache is an option of flash and verify'],
     [['os', 'frobnicate'], 'os takes list or boards'],
     [['cache'], 'cache takes list or clear'],
     [
