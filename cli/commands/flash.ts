@@ -3,7 +3,7 @@ import { unbootableAdvice, unbootableAsWritten } from '../../common/domain/disc.
 import { DRIVE_INCOMPLETE } from '../../common/domain/result.js';
 import { formatBytes } from '../../common/domain/units.js';
 import { startHelper } from '../../user/launcher/launch.js';
-import { decoderOutputFor } from '../../user/launcher/transport.js';
+import { decoderOutputFor, readsOneDecodedCopy } from '../../user/launcher/transport.js';
 import type { Elevation } from '../../user/launcher/elevation/types.js';
 import { cliHelperOptions } from '../helper-options.js';
 import type { ImageInfo } from '../../common/domain/image.js';
@@ -62,13 +62,9 @@ export interface FlashArgs {
   customise?: CustomiseFlags | undefined;
 }
 
-/**
- * Whether several cards read one decoded copy of the image as it grows (openSourceFeed's
- * decodeOnce): only where the helper gets the copy's own descriptor, since it reads a growing file
- * at offsets, which the channel's FIFO (the sudo broker, osascript, UAC) has none of.
- */
+/** Whether the cards `targets` read one decoded copy of the image (readsOneDecodedCopy), as `elevation` allows. */
 function decodesOnceFor(targets: readonly string[], elevation: Elevation | undefined): boolean {
-  return targets.length > 1 && decoderOutputFor(elevation) === 'stream';
+  return readsOneDecodedCopy(targets.length, decoderOutputFor(elevation));
 }
 
 /** Asks before erasing, naming each drive the way its owner knows it. */

@@ -12,6 +12,7 @@ import { JobError } from '../../common/domain/failure.js';
 import type { ImageCache } from '../../user/cache/image-cache.js';
 import type { CatalogueImage } from '../../user/catalogue/catalogue-image.js';
 import { openSourceFeed } from '../../user/images/feed/source-feed.js';
+import { readsOneDecodedCopy } from '../../user/launcher/transport.js';
 import type { PreparedImage } from '../../user/images/probe/probe.js';
 import type { AppCatalogue } from './app-catalogue.js';
 import type { ChosenImage } from './chosen-image.js';
@@ -143,12 +144,10 @@ async function openInput(
         ? await prepareEntry(pieces, source.os, request)
         : { prepared: source.prepared, downloading, settle, customised };
     const output = pieces.decoderOutput();
-    // Several cards from a decoder: decoded once into the cache, each card reading the copy at its
-    // own pace; only where the helper gets the copy's descriptor (a relayed stream has no offsets).
-    const decodeOnce =
-      request.targets.length > 1 && output === 'stream'
-        ? (bytes: number) => pieces.imageCache().decodedCopy(bytes)
-        : undefined;
+    // Several cards from a decoder: decoded once into the cache, each card reading the copy at its own pace.
+    const decodeOnce = readsOneDecodedCopy(request.targets.length, output)
+      ? (bytes: number) => pieces.imageCache().decodedCopy(bytes)
+      : undefined;
     const feed = await openSourceFeed(opened.customised?.prepared ?? opened.prepared, {
       output,
       leaveOut: pieces.settings.get().exact ? 'nothing' : 'all',

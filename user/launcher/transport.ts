@@ -104,6 +104,15 @@ export function decoderOutputFor(elevation: Elevation | undefined): 'stream' | '
 }
 
 /**
+ * Whether `cards` cards read one decoded copy of the image as it grows (openSourceFeed's
+ * decodeOnce): only where the helper gets the copy's own descriptor (`output` 'stream'), since it
+ * reads a growing file at offsets, which a relayed stream (the sudo broker, osascript, UAC) has none of.
+ */
+export function readsOneDecodedCopy(cards: number, output: 'stream' | 'relayed'): boolean {
+  return cards > 1 && output === 'stream';
+}
+
+/**
  * The transport `elevation` needs; throws when it cannot be set up. Each transport loads its own
  * module when chosen: the named pipes' node:crypto alone took 9 ms to load, for Windows only.
  */
