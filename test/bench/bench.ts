@@ -5,8 +5,8 @@
  * writes only to loop devices it creates itself.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, writeFileSync } from 'node:fs';
-import { cpus } from 'node:os';
+import { existsSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { GiB, MiB } from '../../common/domain/units.js';
@@ -14,6 +14,7 @@ import { allocateJobMemory } from '../../writer/job-memory.js';
 import { CLI } from '../support/cli.js';
 import { assertOwnedLoop, cleanupLoops, createLoop, scratchDir, writeRandomFile } from '../support/loop-device.js';
 import { throttledGroup } from '../support/throttle.js';
+import { writeBenchmarksPage } from './benchmarks-page.js';
 import { catalogueSection } from './catalogue.js';
 import { fileSections } from './file-targets.js';
 import { usedBlocksBackupSection } from './used-blocks-backup.js';
@@ -28,9 +29,8 @@ import { memorySection } from './memory.js';
 import { OS_IMAGE_BYTES } from './os-like-image.js';
 
 const RUNS = Number(process.env['BENCH_RUNS'] ?? 3);
-/** Which sections to run (comma-separated: startup, raw, slow, sparse, formats, files, probe, customise, catalogue, station, many, memory); all by default. */
-/** `memory` only when named: it writes 16 GiB to this machine's disk and needs 32 GiB free under /var/tmp. */
-const SECTIONS = process.env['BENCH_SECTIONS']?.split(',') ?? [
+/** The bench's sections, in the order they run and appear in docs/benchmarks.md. */
+const ALL_SECTIONS = [
   'startup',
   'raw',
   'slow',
@@ -42,7 +42,13 @@ const SECTIONS = process.env['BENCH_SECTIONS']?.split(',') ?? [
   'catalogue',
   'station',
   'many',
-];
+  'memory',
+] as const;
+/**
+ * Which sections to run (BENCH_SECTIONS, comma-separated); all by default but `memory`, which runs
+ * only when named: it writes 16 GiB to this machine's disk and needs 32 GiB free under /var/tmp.
+ */
+const SECTIONS = process.env['BENCH_SECTIONS']?.split(',') ?? ALL_SECTIONS.filter((name) => name !== 'memory');
 /** Bytes of the image and drives in the "files" section (BENCH_FILE_BYTES; default 1 GiB). */
 const FILE_BYTES = Number(process.env['BENCH_FILE_BYTES'] ?? GiB);
 /** The 1 GiB OS-like image and its compressed forms, kept between runs: making them takes minutes. */
@@ -311,69 +317,77 @@ function machine(): string {
   return `${cpus()[0]?.model.trim() ?? 'unknown CPU'}, ${cores} cores, Linux ${execFileSync('uname', ['-r'], { encoding: 'utf8' }).trim()}`;
 }
 
+function sparseSection(title: string, rows: Awaited<ReturnType<typeof sparseRows>>['rows']): string {
+  const verdicts = rows.flatMap(({ name, m, reference, limit }) => {
+    if (reference === undefined || limit === undefined) return [];
+    const share = m.wallSeconds / reference.wallSeconds;
+    return [
+      `${name}: **${share.toFixed(3)}** of the reference's time; ${issueVerdict('acceptance', `≤ ${limit}`, share <= limit)}`,
+    ];
+  });
+  return [
+    table(
+      title,
+      rows.map((row) => ({ ...row, bytes: OS_IMAGE_BYTES })),
+    ),
+    ...verdicts,
+  ].join('\n\n');
+}
+
+/** Each section's runner, by name; a section may print several tables. */
+function sectionRunners(dir: string): Record<(typeof ALL_SECTIONS)[number], () => Promise<string[]>> {
+  const etcher = (image: string, device: string, bytes: number) =>
+    measure(`${ETCHER_NODE} ${ETCHER} ${image} ${device} ${bytes}`, { watch: WATCH });
+  const etcherName = () => `etcher-sdk 10 (decompressThenFlash, verify; Node ${etcherNodeVersion()})`;
+  return {
+    startup: async () => [
+      await startupSection(),
+      `XXH64 (WebAssembly, in place, 4 MiB blocks): ${(hashThroughput() / 1e9).toFixed(1)} GB/s on one core.`,
+    ],
+    raw: async () => [await rawSection(dir)],
+    slow: async () => [await slowCardSection(dir)],
+    sparse: async () => {
+      const { title, rows } = await sparseRows(dir, FIXTURES);
+      return [sparseSection(title, rows)];
+    },
+    formats: () => formatSections(dir, FIXTURES, RUNS, etcher, etcherName(), BASELINE_CLI),
+    files: async () => [
+      ...(await fileSections(dir, FIXTURES, RUNS, FILE_BYTES)),
+      await usedBlocksBackupSection(FIXTURES, RUNS),
+    ],
+    probe: async () => [await probeSection(RUNS, NODE)],
+    customise: async () => [await customiseSection(dir, RUNS)],
+    catalogue: async () => [await catalogueSection(dir, FIXTURES, RUNS)],
+    station: async () => [await stationSection(dir)],
+    many: async () => [await manySection(dir)],
+    memory: async () => [await memorySection(NODE)],
+  };
+}
+
 async function main(): Promise<void> {
   if (process.getuid?.() !== 0) {
     process.stderr.write('npm run bench needs root: it creates loop devices and a blkio cgroup.\n');
     process.exit(2);
   }
+  const unknown = SECTIONS.filter((name) => !(ALL_SECTIONS as readonly string[]).includes(name));
+  if (unknown.length > 0) {
+    process.stderr.write(`Unknown bench sections: ${unknown.join(', ')}. Known: ${ALL_SECTIONS.join(', ')}.\n`);
+    process.exit(2);
+  }
   const dir = scratchDir();
+  const loadAtStart = loadavg()[0] ?? 0;
   try {
-    const sections = [
-      `# Sluice benchmarks — ${new Date().toISOString().slice(0, 10)}, ${machine()}, Node ${process.version}`,
-      `Sections in this run: ${SECTIONS.join(', ')}. Written by \`BENCH_SECTIONS=${SECTIONS.join(',')} npm run bench -- --write-docs\`; not edited by hand.`,
-      `XXH64 (WebAssembly, in place, 4 MiB blocks): ${(hashThroughput() / 1e9).toFixed(1)} GB/s on one core.`,
-    ];
     if (SECTIONS.includes('raw') || SECTIONS.includes('formats')) installEtcherSdk();
-    if (SECTIONS.includes('startup')) sections.push(await startupSection());
-    if (SECTIONS.includes('raw')) sections.push(await rawSection(dir));
-    if (SECTIONS.includes('slow')) sections.push(await slowCardSection(dir));
-    if (SECTIONS.includes('sparse')) {
-      const { title, rows } = await sparseRows(dir, FIXTURES);
-      const verdicts = rows.flatMap(({ name, m, reference, limit }) => {
-        if (reference === undefined || limit === undefined) return [];
-        const share = m.wallSeconds / reference.wallSeconds;
-        return [
-          `${name}: **${share.toFixed(3)}** of the reference's time; ${issueVerdict('acceptance', `≤ ${limit}`, share <= limit)}`,
-        ];
-      });
-      sections.push(
-        [
-          table(
-            title,
-            rows.map((row) => ({ ...row, bytes: OS_IMAGE_BYTES })),
-          ),
-          ...verdicts,
-        ].join('\n\n'),
-      );
+    const runners = sectionRunners(dir);
+    const fresh = new Map<string, string>();
+    for (const name of ALL_SECTIONS.filter((section) => SECTIONS.includes(section))) {
+      const text = (await runners[name]()).join('\n\n');
+      process.stdout.write(`${text}\n\n`);
+      fresh.set(name, text);
     }
-    if (SECTIONS.includes('formats')) {
-      const etcher = (image: string, device: string, bytes: number) =>
-        measure(`${ETCHER_NODE} ${ETCHER} ${image} ${device} ${bytes}`, { watch: WATCH });
-      sections.push(
-        ...(await formatSections(
-          dir,
-          FIXTURES,
-          RUNS,
-          etcher,
-          `etcher-sdk 10 (decompressThenFlash, verify; Node ${etcherNodeVersion()})`,
-          BASELINE_CLI,
-        )),
-      );
-    }
-    if (SECTIONS.includes('files'))
-      sections.push(
-        ...(await fileSections(dir, FIXTURES, RUNS, FILE_BYTES)),
-        await usedBlocksBackupSection(FIXTURES, RUNS),
-      );
-    if (SECTIONS.includes('probe')) sections.push(await probeSection(RUNS, NODE));
-    if (SECTIONS.includes('customise')) sections.push(await customiseSection(dir, RUNS));
-    if (SECTIONS.includes('catalogue')) sections.push(await catalogueSection(dir, FIXTURES, RUNS));
-    if (SECTIONS.includes('station')) sections.push(await stationSection(dir));
-    if (SECTIONS.includes('many')) sections.push(await manySection(dir));
-    if (SECTIONS.includes('memory')) sections.push(await memorySection(NODE));
-    const page = `${sections.join('\n\n')}\n`;
-    process.stdout.write(page);
-    if (WRITE_DOCS) writeFileSync(BENCHMARKS_PAGE, page);
+    const run = `Measured ${new Date().toISOString().slice(0, 10)} on ${machine()}, Node ${process.version}, load ${loadAtStart.toFixed(1)} at the start and ${(loadavg()[0] ?? 0).toFixed(1)} at the end`;
+    process.stdout.write(`${run}\n`);
+    if (WRITE_DOCS) writeBenchmarksPage(BENCHMARKS_PAGE, ALL_SECTIONS, fresh, run);
   } finally {
     cleanupLoops();
   }
