@@ -16,6 +16,7 @@ import { assertOwnedLoop, cleanupLoops, createLoop, scratchDir, writeRandomFile 
 import { throttledGroup } from '../support/throttle.js';
 import { writeBenchmarksPage } from './benchmarks-page.js';
 import { catalogueSection } from './catalogue.js';
+import { headline, writeReadmeHeadlines } from './headlines.js';
 import { fileSections } from './file-targets.js';
 import { usedBlocksBackupSection } from './used-blocks-backup.js';
 import { customiseSection } from './customise.js';
@@ -74,9 +75,11 @@ const NODE = process.execPath;
  * is not always the Node 24 our scripts use. It runs under that same Node (npm tells us which).
  */
 const ETCHER_NODE = process.env['npm_node_execpath'] ?? NODE;
-/** `npm run bench -- --write-docs`: the tables also become docs/benchmarks.md, which is never edited by hand. */
+/** `npm run bench -- --write-docs`: the tables also become docs/benchmarks.md, and its headlines the README's comparison table; neither is edited by hand. */
 const WRITE_DOCS = process.argv.includes('--write-docs');
 const BENCHMARKS_PAGE = resolve('docs/benchmarks.md');
+/** Its comparison table is rebuilt from the page's headlines (headlines.ts). */
+const README = resolve('README.md');
 
 interface Row {
   name: string;
@@ -135,6 +138,8 @@ function hashThroughput(): number {
   return (rounds * 4 * MiB) / ((performance.now() - t) / 1000);
 }
 
+const RAW_JOB = `${RAW_IMAGE_BYTES / GiB} GiB raw image, write and verify`;
+
 async function rawSection(dir: string): Promise<string> {
   const image = join(dir, 'raw.img');
   writeRandomFile(image, RAW_IMAGE_BYTES);
@@ -180,6 +185,8 @@ async function rawSection(dir: string): Promise<string> {
     ),
     '',
     `Sluice against etcher-sdk: **${againstEtcher.toFixed(2)}×** its speed; ${issueVerdict('target', `≥ ${RAW_TARGET_AGAINST_ETCHER}×`, againstEtcher >= RAW_TARGET_AGAINST_ETCHER)}`,
+    headline(RAW_JOB, "etcher-sdk 10 (balenaEtcher's engine)", theirs.wallSeconds, ours.wallSeconds),
+    headline(RAW_JOB, '`dd oflag=direct` + direct read-back `cmp`', dd.wallSeconds, ours.wallSeconds),
   ].join('\n');
 }
 
@@ -387,7 +394,10 @@ async function main(): Promise<void> {
     }
     const run = `Measured ${new Date().toISOString().slice(0, 10)} on ${machine()}, Node ${process.version}, load ${loadAtStart.toFixed(1)} at the start and ${(loadavg()[0] ?? 0).toFixed(1)} at the end`;
     process.stdout.write(`${run}\n`);
-    if (WRITE_DOCS) writeBenchmarksPage(BENCHMARKS_PAGE, ALL_SECTIONS, fresh, run);
+    if (WRITE_DOCS) {
+      writeBenchmarksPage(BENCHMARKS_PAGE, ALL_SECTIONS, fresh, run);
+      writeReadmeHeadlines(README, BENCHMARKS_PAGE);
+    }
   } finally {
     cleanupLoops();
   }

@@ -9,6 +9,7 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { CLI } from '../support/cli.js';
 import { assertOwnedLoop, createLoop, writeRandomFile } from '../support/loop-device.js';
+import { headline } from './headlines.js';
 import { medianOf, measure, type Measurement } from './measure.js';
 
 const NODE = process.execPath;
@@ -100,6 +101,14 @@ export async function fileSections(scratch: string, fixtures: string, runs: numb
     const copy = createLoop({ size: bytes, dir: scratch, fill: 'allocated' });
     assertOwnedLoop(drive.path);
     assertOwnedLoop(copy.path);
+    const clone = await rows(runs, out, [
+      [
+        '`dd iflag=direct oflag=direct` + `cmp`',
+        `dd if=${drive.path} of=${copy.path} bs=4M iflag=direct oflag=direct conv=fsync status=none && dd if=${copy.path} bs=4M iflag=direct status=none | cmp - ${drive.path}`,
+      ],
+      ['**sluice clone**', `${NODE} ${CLI} clone --yes --no-eject ${drive.path} ${copy.path}`],
+    ]);
+    const [dd, ours] = clone.map((row) => row.m) as [Measurement, Measurement];
     sections.push(
       table(
         `Backup of a ${mib} drive (loop on /dev/shm) into a file, copy + check (median of ${runs})`,
@@ -120,14 +129,9 @@ export async function fileSections(scratch: string, fixtures: string, runs: numb
       table(
         `Clone of a ${mib} drive onto another (loops on /dev/shm), copy + O_DIRECT compare (median of ${runs})`,
         bytes,
-        await rows(runs, out, [
-          [
-            '`dd iflag=direct oflag=direct` + `cmp`',
-            `dd if=${drive.path} of=${copy.path} bs=4M iflag=direct oflag=direct conv=fsync status=none && dd if=${copy.path} bs=4M iflag=direct status=none | cmp - ${drive.path}`,
-          ],
-          ['**sluice clone**', `${NODE} ${CLI} clone --yes --no-eject ${drive.path} ${copy.path}`],
-        ]),
+        clone,
       ),
+      headline(`clone a ${mib} drive`, '`dd iflag=direct oflag=direct` + `cmp`', dd.wallSeconds, ours.wallSeconds),
     );
   } finally {
     rmSync(image, { force: true });

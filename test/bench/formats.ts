@@ -7,9 +7,10 @@
  * tool the decoder runs; peak Private_Dirty for the helper, and for etcher-sdk's process.
  */
 import { execFileSync } from 'node:child_process';
-import { basename } from 'node:path';
+import { basename, extname } from 'node:path';
 import { CLI } from '../support/cli.js';
 import { assertOwnedLoop, createLoop } from '../support/loop-device.js';
+import { headline } from './headlines.js';
 import { medianOf, mediansInTurns, measure, type Measurement } from './measure.js';
 import { compressedFixture, OS_IMAGE_BYTES, osLikeImage } from './os-like-image.js';
 
@@ -191,12 +192,15 @@ export async function formatSections(
         rows.push({ name: `${etcherName}: failed: ${why ?? 'no reason given'}`, m: null });
       }
     }
+    const job = `1 GiB OS image as \`${extname(format.file)}\``;
+    const ratioLine = headline(job, `${format.referenceName} + read-back`, ref.wallSeconds, ours.wallSeconds);
     const load = execFileSync('cat', ['/proc/loadavg'], { encoding: 'utf8' }).split(' ').slice(0, 3).join(' ');
     sections.push(
       table(
         `${format.name}: ${format.file}, 1 GiB OS-like image, write + verify, loop device on /dev/shm (median of ${runs}, the first three rows run in turns; load average after: ${load})`,
         rows,
       ),
+      ratioLine,
     );
   }
   return sections;

@@ -23,6 +23,8 @@ export interface SparseRow {
   reference?: Measurement;
   /** Issue 16's acceptance for this row: its time over the reference's at most this. */
   limit?: number;
+  /** The README's row for this one (headlines.ts). */
+  headline?: { job: string; reference: string };
 }
 
 /** The rows of the section, each run once (a run takes a minute at 20 MB/s), with its title. */
@@ -62,13 +64,23 @@ export async function sparseRows(scratch: string, fixtures: string): Promise<{ t
       title: `A 20 MB/s card (blkio-throttled loop, writeback included), 1 GiB OS-like image, time to a verified card`,
       rows: [
         { name: '`xz -dc -T2 | dd oflag=direct` + O_DIRECT read-back `cmp`', m: ddXz },
-        { name: '**sluice flash** os.img.xz (free space left out)', m: oursXz, reference: ddXz, limit: 0.6 },
+        {
+          name: '**sluice flash** os.img.xz (free space left out)',
+          m: oursXz,
+          reference: ddXz,
+          limit: 0.6,
+          headline: { job: '1 GiB OS image as `.xz` onto a 20 MB/s card', reference: '`xz -dc -T2 | dd` + read-back' },
+        },
         { name: '`bmaptool copy` (bmaptool-made .bmap, no read-back)', m: bmaptool },
         {
           name: '**sluice flash** os-sparse.img with its .bmap (and free space left out)',
           m: oursBmap,
           reference: bmaptool,
           limit: 1.0,
+          headline: {
+            job: 'the same raw, with its `.bmap`, onto that card',
+            reference: '`bmaptool copy` (which reads nothing back)',
+          },
         },
         {
           name: 'sluice flash --no-verify, the same (no read-back, as bmaptool)',
