@@ -14,7 +14,7 @@ import { chooseGrain, GrainHashes } from '../../writer/grain-hashes.js';
 import type { ByteSource } from '../../node/byte-source.js';
 import { ProgressMeter } from '../../writer/progress-meter.js';
 import { allocatePumpMemory, pump } from '../../writer/pump.js';
-import { compareRead, grainCheck, grainMismatch, type Comparison } from '../../writer/compare.js';
+import { compareRead, grainMismatch, type Comparison } from '../../writer/compare.js';
 import type { VerifyOutcome } from '../../writer/verify-written.js';
 import { readPartitionTable } from '../images/formats/partition-table.js';
 import type { BackupCompression } from '../../common/domain/backup-compression.js';
@@ -27,6 +27,7 @@ import { formatBytes } from '../../common/domain/units.js';
 import { planBackup } from './backup-plan.js';
 import { bmapText } from './bmap-writer.js';
 import type { AskRanges } from './used-blocks.js';
+import { BackupGrains } from './backup-grains.js';
 
 export interface BackupJob {
   /** The drive's bytes as the helper sends them, front to back. */
@@ -88,6 +89,7 @@ export async function backupToFile(job: BackupJob): Promise<TargetResult> {
     );
     if (plan === 'cancelled') return { status: 'cancelled', target, bytes: 0 };
     const { length } = plan;
+    const grains = new BackupGrains(hashes.grain, plan.used, length);
     if (job.compress === null) await checkRoom(target, extentBytes(plan.used));
     // Raw: a sparse file, whose free space is never written (holes read back as zeros).
     file = await FileTarget.create(target, job.compress === null ? length : null, job.compress === null);
@@ -122,7 +124,10 @@ export async function backupToFile(job: BackupJob): Promise<TargetResult> {
         }
         return true;
       },
-      alongside: (bytes, at) => hashes.record(bytes, at),
+      alongside: (bytes, at) => {
+        for (const [from, size] of grains.usedRuns(at, bytes.length))
+          hashes.record(bytes.subarray(from, from + size), at + from);
+      },
       advanced: (at) => {
         position = at;
         meter.update(at);
@@ -148,7 +153,7 @@ export async function backupToFile(job: BackupJob): Promise<TargetResult> {
     await file.sync();
 
     if (job.verify) {
-      const outcome = await verifyBackup(job, file, halves, hashes, length);
+      const outcome = await verifyBackup(job, file, halves, { hashes, grains }, length);
       if (outcome !== null) {
         if (outcome.status === 'cancelled') return await cancelled(file, null, target, position);
         throw new JobError(outcome.failure);
@@ -227,18 +232,51 @@ async function cancelled(
   return { status: 'cancelled', target, bytes };
 }
 
+function shortFile(job: BackupJob, holds: number, length: number): VerifyOutcome {
+  return {
+    status: 'failed',
+    failure: {
+      code: 'verify-mismatch',
+      message: `${job.target} holds only ${holds} of the ${length} bytes read from ${job.drive}.`,
+      offset: holds,
+    },
+  };
+}
+
+/** The read-back of the grains of [at, at + want) that are not holes, into `into`; fewer bytes where the file ends. */
+async function readGrains(
+  file: FileTarget,
+  grains: BackupGrains,
+  into: Buffer,
+  want: number,
+  at: number,
+): Promise<number> {
+  for (const [from, size] of grains.readRuns(at, want)) {
+    const got = await file.read(into, from, size, at + from);
+    if (got < size) return from + got;
+  }
+  return want;
+}
+
 /**
  * Reads the file back past the page cache (decoded by compressor.ts when compressed) and
- * compares it grain by grain with the hashes taken as the drive's bytes arrived.
+ * compares it grain by grain with the hashes taken as the drive's bytes arrived; free space must
+ * be zeros, and is not read where the file's filesystem says it is a hole (backup-grains.ts).
  */
 async function verifyBackup(
   job: BackupJob,
   file: FileTarget,
   halves: readonly [Buffer, Buffer],
-  hashes: GrainHashes,
+  { hashes, grains }: { hashes: GrainHashes; grains: BackupGrains },
   length: number,
 ): Promise<VerifyOutcome> {
   const { target } = job;
+  if (job.compress === null) {
+    // Holes past a file's end would pass for free space: the file must still be as long as the image.
+    const now = await file.length();
+    if (now < length) return shortFile(job, now, length);
+    await grains.findHoles((from, to) => file.dataRanges(from, to));
+  }
   const decoded: Decompressor | null =
     job.compress === null ? null : await startDecompressor(job.compress, await file.uncachedReader());
   const meter = new ProgressMeter('verifying', target, length, (p) => job.onProgress?.(p));
@@ -249,21 +287,14 @@ async function verifyBackup(
       from: 0,
       length,
       // Past the page cache (FileTarget.read), or from the decoder reading the file back.
-      read: (into, want, at) => (decoded === null ? file.read(into, 0, want, at) : decoded.read(into, want)),
-      check: grainCheck(hashes),
+      read: (into, want, at) =>
+        decoded === null ? readGrains(file, grains, into, want, at) : decoded.read(into, want),
+      check: (bytes, at, differences) => grains.check(bytes, at, hashes, differences),
       advanced: (at) => meter.update(at),
       signal: job.signal,
     });
     if (compared.end === 'cancelled') return { status: 'cancelled' };
-    if (compared.at < length)
-      return {
-        status: 'failed',
-        failure: {
-          code: 'verify-mismatch',
-          message: `${target} holds only ${compared.at} of the ${length} bytes read from ${job.drive}.`,
-          offset: compared.at,
-        },
-      };
+    if (compared.at < length) return shortFile(job, compared.at, length);
     // A compressed file that decodes to more than was written is not this backup either.
     if (decoded !== null && (await decoded.read(halves[0], 1)) > 0) {
       return {

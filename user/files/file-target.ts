@@ -10,6 +10,8 @@ import { readFromDisk } from './darwin-uncached.js';
 import type { WriteTarget } from '../../writer/write-target.js';
 import { UV_FS_O_DIRECT } from '../../writer/platform/win32.js';
 import { errorCode, errorText } from '../../common/domain/error-details.js';
+import type { Extent } from '../../common/domain/extents.js';
+import { dataRanges } from './file-data-ranges.js';
 
 /**
  * Read-back requests of a file are laid out in pages: O_DIRECT on Linux filesystems wants at
@@ -242,6 +244,16 @@ export class FileTarget implements WriteTarget {
       }
     }
     return this.uncachedReader();
+  }
+
+  /** The file's length now. */
+  async length(): Promise<number> {
+    return (await fstatFd(this.fd)).size;
+  }
+
+  /** The ranges of [from, to) that hold data, as the file's filesystem says (file-data-ranges.ts); null where it cannot say. */
+  dataRanges(from: number, to: number): Promise<Extent[] | null> {
+    return dataRanges(this.fd, from, to);
   }
 
   /** The file's own descriptor, for a tool that writes it front to back from the start (a compressor). */
