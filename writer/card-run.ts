@@ -8,6 +8,7 @@ import { DRIVE_INCOMPLETE, type TargetResult } from '../common/domain/result.js'
 import { errorCode } from '../common/domain/error-details.js';
 import { JobError, jobError, toFailure, type Failure } from '../common/domain/failure.js';
 import { CapacityCheck } from './capacity-check.js';
+import type { Differences } from './compare.js';
 import type { MarkerFormat } from './capacity-markers.js';
 import { refusedStop, targetWriteFailure } from './failures.js';
 import type { GrainHashes } from './grain-hashes.js';
@@ -21,7 +22,7 @@ import type { RepairSource } from './repair-inbox.js';
 import { waitForSourceEnd, type SourceEndSignal } from './source-end.js';
 import type { RingReader } from './stream-ring.js';
 import type { StreamLayout } from './stream-layout.js';
-import { verifyWritten } from './verify-written.js';
+import { verifyWritten, type VerifyOutcome } from './verify-written.js';
 import type { WriteTarget } from './write-target.js';
 
 /**
@@ -77,7 +78,15 @@ interface CardState {
   capacity: CapacityCheck | null;
 }
 
-/** Runs one target's job to its result; never rejects. */
+/**
+ * Runs one target's job to its result; never rejects. The steps, in the safety order:
+ * 1. blankHead: the first MiB blanked, so the card never looks bootable half-written;
+ * 2. writeBody: everything after it, through this target's own pump;
+ * 3. sourceVerdict: the source side's word on the stream, before any verdict of our own;
+ * 4. writeHead: the first MiB, now that the rest is on the device, and a sync;
+ * 5. checkCard: the read-back, the capacity markers, and a repair of what differs;
+ * 6. customiseCard: the card's customisation, once its image is on it.
+ */
 export async function runCard(share: JobShare, card: Card): Promise<TargetResult> {
   const t = card.target;
   const state: CardState = { bytes: share.headLength, wrote: false, capacity: null };
@@ -93,18 +102,18 @@ export async function runCard(share: JobShare, card: Card): Promise<TargetResult
   } finally {
     card.source.release();
   }
+  return customiseCard(share, card, result, state.bytes);
+}
+
+/**
+ * Step 6: the card's customisation, once its image is written and verified. The image reaches its
+ * whole size on the device even where ranges were left unwritten, and that bounds it.
+ */
+async function customiseCard(share: JobShare, card: Card, result: TargetResult, bytes: number): Promise<TargetResult> {
   if (share.job.overlays === undefined || result.status !== 'ok') return result;
-  // Its customisation, once its image is on it; the image reaches its whole size on the device
-  // even where ranges were left unwritten, and that bounds it.
+  const t = card.target;
   const results = new Map([[t.path, result]]);
-  await customiseTargets(
-    [t],
-    results,
-    share.job.overlays,
-    card.region,
-    share.layout.imageEnd(state.bytes),
-    share.job.signal,
-  );
+  await customiseTargets([t], results, share.job.overlays, card.region, share.layout.imageEnd(bytes), share.job.signal);
   return results.get(t.path) ?? result;
 }
 
@@ -163,21 +172,46 @@ async function writeMarkers(share: JobShare, card: Card, state: CardState, image
 }
 
 /**
- * Blanks the head, writes the rest of the stream, then the head, and syncs: the safety order, per
- * target. Resolves false when the job was cancelled; throws the target's or the source's failure.
+ * Steps 1 to 4: blanks the head, writes the rest of the stream, then the head, and syncs. Resolves
+ * false when the job was cancelled; throws the target's or the source's failure.
  */
 async function writeCard(share: JobShare, card: Card, state: CardState): Promise<boolean> {
-  const { job, layout, headLength } = share;
-  const t = card.target;
   const request = card.region.length / 2;
   const halves = [card.region.subarray(0, request), card.region.subarray(request)] as const;
-  // 1. The head is blanked now and written last. The region is still all zeros here.
+  await blankHead(share, card, state, halves[0]);
+  const meter = await writeBody(share, card, state, halves);
+  if (meter === null || !(await sourceVerdict(share, state.bytes))) return false;
+  await writeHead(share, card, state, meter);
+  return true;
+}
+
+/**
+ * Step 1: the head is blanked now and written last; `zeros` is the pump's first half, still all
+ * zeros here. Markers go on before the image, so that the image pushes any cache of the drive past
+ * them.
+ */
+async function blankHead(share: JobShare, card: Card, state: CardState, zeros: Buffer): Promise<void> {
+  const { job, layout, headLength } = share;
+  const t = card.target;
   await onTarget(t, state, layout, 0, () =>
-    writeStream(card, state, layout, halves[0], alignDown(headLength, t.blockSize), 0),
+    writeStream(card, state, layout, zeros, alignDown(headLength, t.blockSize), 0),
   );
-  // Markers go on before the image, so that the image pushes any cache of the drive past them.
   if (job.imageSize !== null) await writeMarkers(share, card, state, job.imageSize);
-  // 2. Everything after it, through this target's own pump.
+}
+
+/**
+ * Step 2: everything after the head, through this target's own pump, with a sync every
+ * SYNC_INTERVAL_MS. Resolves with the writing phase's meter (finished once the head is on), or
+ * null when the job was cancelled.
+ */
+async function writeBody(
+  share: JobShare,
+  card: Card,
+  state: CardState,
+  halves: readonly [Buffer, Buffer],
+): Promise<ProgressMeter | null> {
+  const { job, layout, headLength } = share;
+  const t = card.target;
   const limit = new LimitMeter();
   const meter = new ProgressMeter('writing', t.path, layout.streamBytes, (p) =>
     share.emit({ ...p, ...withLimit(limit.current()) }),
@@ -212,10 +246,17 @@ async function writeCard(share: JobShare, card: Card, state: CardState): Promise
     signal: job.signal,
   });
   card.source.release();
-  if (pumped.end === 'cancelled' || !(await sourceVerdict(share, state.bytes))) return false;
-  // A stream whose length showed only at its end gets its markers now, past what it turned out to be.
+  return pumped.end === 'cancelled' ? null : meter;
+}
+
+/**
+ * Step 4: the head, now that the rest is on the device, then a sync. A stream whose length showed
+ * only at its end gets its markers first, past what it turned out to be.
+ */
+async function writeHead(share: JobShare, card: Card, state: CardState, meter: ProgressMeter): Promise<void> {
+  const { job, layout, headLength } = share;
+  const t = card.target;
   if (job.imageSize === null) await writeMarkers(share, card, state, layout.imageEnd(state.bytes));
-  // 3. The head, now that the rest is on the device.
   await onTarget(t, state, layout, 0, () => writeStream(card, state, layout, share.head, headLength, 0));
   meter.finish();
   share.emit({
@@ -227,7 +268,6 @@ async function writeCard(share: JobShare, card: Card, state: CardState): Promise
     eta: null,
   });
   await onTarget(t, state, layout, state.bytes, () => t.sync());
-  return true;
 }
 
 /** The source side's failure, as soon as it is known: nothing more it sends can be trusted. */
@@ -237,7 +277,7 @@ function throwIfSourceFailed(job: CardJob): void {
 }
 
 /**
- * The source side's word on the stream comes before any verdict of our own: its reason (a corrupt
+ * Step 3: the source side's word on the stream comes before any verdict of our own: its reason (a corrupt
  * archive, a checksum that does not match) is the real one, and a stream that ended early must
  * never get its head written. Resolves false when cancelled first; throws the stream's failure.
  */
@@ -274,7 +314,10 @@ async function sourceVerdict(share: JobShare, imageBytes: number): Promise<boole
   return job.signal?.aborted !== true;
 }
 
-/** Verifies the written target, reads its capacity markers back, and repairs what differs. */
+/** What a card's health adds to its success: the capacity check passed, blocks repaired. */
+type Health = Pick<Extract<TargetResult, { status: 'ok' }>, 'capacityCheck' | 'repaired'>;
+
+/** Step 5: verifies the written target, reads its capacity markers back, and repairs what differs. */
 async function checkCard(
   share: JobShare,
   card: Card,
@@ -283,57 +326,13 @@ async function checkCard(
 ): Promise<TargetResult> {
   const { job, layout, hashes } = share;
   const t = card.target;
-  const failed = (failure: Failure): TargetResult => ({
-    status: 'failed',
-    target: t.path,
-    bytes: imageBytes,
-    ...failure,
-  });
   const verified = job.verify
     ? await verifyWritten({ targets: [t], chunk: card.region, imageBytes, layout, hashes, job, emit: share.emit })
     : null;
   const outcome = verified?.get(t) ?? null;
   if (outcome?.status === 'cancelled') return { status: 'cancelled', target: t.path, bytes: imageBytes };
-  let health: Pick<Extract<TargetResult, { status: 'ok' }>, 'capacityCheck' | 'repaired'> = {};
-  try {
-    const verdict = await capacity?.judge(card.scratch);
-    // A drive that is not the size it claims explains any mismatch: nothing is repaired on it.
-    // Its message says to stop using it; what the image on it is worth depends on the verify.
-    if (verdict !== undefined && 'failure' in verdict) {
-      const state = !job.verify
-        ? ' The image on it was not verified (verification was turned off).'
-        : outcome !== null
-          ? ` The image on it did not verify either. ${DRIVE_INCOMPLETE}`
-          : '';
-      return failed({ ...verdict.failure, message: `${verdict.failure.message}${state}` });
-    }
-    if (verdict !== undefined) health = { capacityCheck: verdict.passed };
-    if (outcome !== null) {
-      if (outcome.differences === undefined) return failed(outcome.failure);
-      const source = job.sourceSeekable ? fileRepairSource(job.source, 'The image file') : (job.repairs ?? null);
-      const repair = await repairGrains({
-        target: t,
-        differences: outcome.differences,
-        failure: outcome.failure,
-        imageBytes,
-        layout,
-        hashes,
-        region: card.region,
-        scratch: card.scratch,
-        source,
-        signal: job.signal,
-        emit: share.emit,
-      });
-      if ('cancelled' in repair) return { status: 'cancelled', target: t.path, bytes: imageBytes };
-      if ('failure' in repair) return failed(repair.failure);
-      health = { ...health, repaired: repair.repaired };
-    }
-  } catch (error) {
-    // An I/O error of the capacity check or the repair is the drive's; anything else is Sluice's own (internal), never a write error at offset 0.
-    return failed(
-      errorCode(error) === '' ? toFailure(error) : targetWriteFailure(t.path, error, 0, t.capacity, true).failure,
-    );
-  }
+  const health = await cardHealth(share, card, imageBytes, capacity, outcome);
+  if ('status' in health) return health;
   const skipped = layout.leftOut > 0 ? { skipped: layout.leftOut } : {};
   const seconds = (performance.now() - share.started) / 1000;
   return {
@@ -346,4 +345,75 @@ async function checkCard(
     ...skipped,
     ...health,
   };
+}
+
+/**
+ * The capacity markers' verdict, then a repair of what verification found differing: the card's
+ * health, or the result that ends it (failed or cancelled).
+ */
+async function cardHealth(
+  share: JobShare,
+  card: Card,
+  imageBytes: number,
+  capacity: CapacityCheck | null,
+  outcome: Exclude<VerifyOutcome, { status: 'cancelled' }>,
+): Promise<Health | TargetResult> {
+  const { job } = share;
+  const t = card.target;
+  const failed = (failure: Failure): TargetResult => ({
+    status: 'failed',
+    target: t.path,
+    bytes: imageBytes,
+    ...failure,
+  });
+  try {
+    const verdict = await capacity?.judge(card.scratch);
+    // A drive that is not the size it claims explains any mismatch: nothing is repaired on it.
+    // Its message says to stop using it; what the image on it is worth depends on the verify.
+    if (verdict !== undefined && 'failure' in verdict) {
+      const state = !job.verify
+        ? ' The image on it was not verified (verification was turned off).'
+        : outcome !== null
+          ? ` The image on it did not verify either. ${DRIVE_INCOMPLETE}`
+          : '';
+      return failed({ ...verdict.failure, message: `${verdict.failure.message}${state}` });
+    }
+    const health: Health = verdict !== undefined ? { capacityCheck: verdict.passed } : {};
+    if (outcome === null) return health;
+    if (outcome.differences === undefined) return failed(outcome.failure);
+    const repair = await repairCard(share, card, imageBytes, outcome.failure, outcome.differences);
+    if ('cancelled' in repair) return { status: 'cancelled', target: t.path, bytes: imageBytes };
+    if ('failure' in repair) return failed(repair.failure);
+    return { ...health, repaired: repair.repaired };
+  } catch (error) {
+    // An I/O error of the capacity check or the repair is the drive's; anything else is Sluice's own (internal), never a write error at offset 0.
+    return failed(
+      errorCode(error) === '' ? toFailure(error) : targetWriteFailure(t.path, error, 0, t.capacity, true).failure,
+    );
+  }
+}
+
+/** Writes again the grains that verification found differing, from the image file or the repair source. */
+function repairCard(
+  share: JobShare,
+  card: Card,
+  imageBytes: number,
+  failure: Failure,
+  differences: Differences,
+): ReturnType<typeof repairGrains> {
+  const { job, layout, hashes } = share;
+  const source = job.sourceSeekable ? fileRepairSource(job.source, 'The image file') : (job.repairs ?? null);
+  return repairGrains({
+    target: card.target,
+    differences,
+    failure,
+    imageBytes,
+    layout,
+    hashes,
+    region: card.region,
+    scratch: card.scratch,
+    source,
+    signal: job.signal,
+    emit: share.emit,
+  });
 }

@@ -138,6 +138,26 @@ export async function flash(job: FlashJob): Promise<TargetResult[]> {
     return job.targets.map((path) => ({ status: 'failed', target: path, bytes: 0, ...toFailure(error) }));
   }
   const platform = job.platform ?? (await currentPlatform());
+  const { active, results } = await openTargets(job, platform);
+  if (active.length === 0) job.skips?.close();
+  else {
+    try {
+      for (const [path, result] of await writeTargets(job, layout, active)) results.set(path, result);
+    } finally {
+      await Promise.allSettled(active.map((t) => t.close()));
+    }
+    await settleTargets(job, platform, active, results);
+  }
+  return job.targets.map(
+    (path) => results.get(path) ?? { status: 'failed', target: path, bytes: 0, ...toFailure(new Error('no result')) },
+  );
+}
+
+/** Opens and checks every target the job names; one that is refused has its result already. */
+async function openTargets(
+  job: FlashJob,
+  platform: DevicePlatform,
+): Promise<{ active: TargetDevice[]; results: Map<string, TargetResult> }> {
   const results = new Map<string, TargetResult>();
   const active: TargetDevice[] = [];
   const sourceDevice = await sourceDeviceOf(job.source);
@@ -148,26 +168,25 @@ export async function flash(job: FlashJob): Promise<TargetResult[]> {
       results.set(path, { status: 'failed', target: path, bytes: 0, ...toFailure(error) });
     }
   }
-  if (active.length === 0) job.skips?.close();
-  else {
-    try {
-      for (const [path, result] of await writeTargets(job, layout, active)) results.set(path, result);
-    } finally {
-      await Promise.allSettled(active.map((t) => t.close()));
-    }
-    await Promise.all(
-      active.map(async (t) => {
-        const result = results.get(t.path);
-        if (result !== undefined)
-          results.set(
-            t.path,
-            await settleTarget(t.facts, t.reached ? reachedDrive(result) : result, job.eject ?? false, platform),
-          );
-      }),
-    );
-  }
-  return job.targets.map(
-    (path) => results.get(path) ?? { status: 'failed', target: path, bytes: 0, ...toFailure(new Error('no result')) },
+  return { active, results };
+}
+
+/** Each closed drive handed back to the OS: ejected after a good write, or its partitions re-read (after-write.ts). */
+async function settleTargets(
+  job: FlashJob,
+  platform: DevicePlatform,
+  active: readonly TargetDevice[],
+  results: Map<string, TargetResult>,
+): Promise<void> {
+  await Promise.all(
+    active.map(async (t) => {
+      const result = results.get(t.path);
+      if (result !== undefined)
+        results.set(
+          t.path,
+          await settleTarget(t.facts, t.reached ? reachedDrive(result) : result, job.eject ?? false, platform),
+        );
+    }),
   );
 }
 
@@ -198,20 +217,9 @@ export async function writeTargets(
   opened: readonly WriteTarget[],
 ): Promise<Map<string, TargetResult>> {
   const started = performance.now();
-  // A file has no capacity: a stream of unknown length into one gets the largest grain.
-  const grain = chooseGrain(
-    layout.streamBytes ?? Math.max(...opened.map((t) => t.capacity ?? Number.MAX_SAFE_INTEGER)),
-  );
-  const request = Math.max(chooseChunkSize(opened, job.chunkSize), grain);
-  const scratchSize = scratchBytes(opened);
-  const perCard = 2 * request + scratchSize;
-  const ring = opened.length > 1 ? ringBytes(request, opened.length) : 0;
-  // The job's one buffer: [ ring, when targets share the stream | head (first MiB) | per target:
-  // its pump's two halves of one request each, and a scratch block ]. Allocated once; nothing
-  // else on the data path allocates.
-  const memory = allocateJobMemory(ring + HEAD_BYTES + perCard * opened.length);
-  const hashes = new GrainHashes(grain, layout.streamBytes, memory.hash);
-  const head = memory.bytes.subarray(ring, ring + HEAD_BYTES);
+  const buffer = jobBuffer(job, layout, opened);
+  const { memory, request, ring, head } = buffer;
+  const hashes = new GrainHashes(buffer.grain, layout.streamBytes, memory.hash);
   const source = jobSource(job, layout, hashes);
   const results = new Map<string, TargetResult>();
   try {
@@ -231,11 +239,9 @@ export async function writeTargets(
       ring > 0 ? new StreamRing(memory.bytes.subarray(0, ring), request, HEAD_BYTES, source.read, source.reread) : null;
     const ends = await Promise.all(
       opened.map((target, i) => {
-        const base = ring + HEAD_BYTES + i * perCard;
         const card = {
           target,
-          region: memory.bytes.subarray(base, base + 2 * request),
-          scratch: memory.bytes.subarray(base + 2 * request, base + perCard),
+          ...buffer.card(i),
           source: shared?.reader() ?? { read: source.read, release: () => undefined },
         };
         return headRead === ABANDONED ? cancelledCard(job, target) : runCard(share, card);
@@ -255,6 +261,37 @@ export async function writeTargets(
     job.skips?.close();
   }
   return results;
+}
+
+/**
+ * The job's one buffer: [ ring, when targets share the stream | head (first MiB) | per target:
+ * its pump's two halves of one request each, and a scratch block ]. Allocated once; nothing
+ * else on the data path allocates.
+ */
+function jobBuffer(job: WriteJob, layout: StreamLayout, opened: readonly WriteTarget[]) {
+  // A file has no capacity: a stream of unknown length into one gets the largest grain.
+  const grain = chooseGrain(
+    layout.streamBytes ?? Math.max(...opened.map((t) => t.capacity ?? Number.MAX_SAFE_INTEGER)),
+  );
+  const request = Math.max(chooseChunkSize(opened, job.chunkSize), grain);
+  const perCard = 2 * request + scratchBytes(opened);
+  const ring = opened.length > 1 ? ringBytes(request, opened.length) : 0;
+  const memory = allocateJobMemory(ring + HEAD_BYTES + perCard * opened.length);
+  return {
+    grain,
+    request,
+    ring,
+    memory,
+    head: memory.bytes.subarray(ring, ring + HEAD_BYTES),
+    /** Target `i`'s pump region (two halves of one request) and its scratch block. */
+    card: (i: number) => {
+      const base = ring + HEAD_BYTES + i * perCard;
+      return {
+        region: memory.bytes.subarray(base, base + 2 * request),
+        scratch: memory.bytes.subarray(base + 2 * request, base + perCard),
+      };
+    },
+  };
 }
 
 /** A target of a job cancelled before its first byte was read. */
