@@ -18,7 +18,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { DownloadTee } from '../../../common/contracts/decoder-protocol.js';
 import { jobError, JobError } from '../../../common/domain/failure.js';
 import { MiB } from '../../../common/domain/units.js';
-import { HttpStatusError, openHttp, type HttpBody } from './http-source.js';
+import { ConnectionLostError, HttpStatusError, openHttp, type HttpBody } from './http-source.js';
 
 /** Tries in a row that got no byte further before the download fails: the issue asks for at least 5. */
 export const MAX_RETRIES = 5;
@@ -116,6 +116,30 @@ async function first(url: string, have: number): Promise<{ body: HttpBody; from:
   return { body: await openHttp(url), from: 0 };
 }
 
+/**
+ * The first answer, asked for again as a later part would be when the connection is lost before
+ * it, or the server answers "not now" (up to MAX_RETRIES times, with the same pauses). Anything
+ * else (a name that does not resolve, a refused connection, a 404) fails at once.
+ */
+async function firstWithRetries(
+  url: string,
+  have: number,
+  events: DownloadEvents,
+): Promise<{ body: HttpBody; from: number }> {
+  for (let failures = 0; ; failures++) {
+    try {
+      return await first(url, have);
+    } catch (error) {
+      const passing = error instanceof HttpStatusError && PASSING_STATUSES.has(error.status);
+      if (!(error instanceof ConnectionLostError) && !passing) throw error;
+      if (failures >= MAX_RETRIES) throw gaveUp(url, have, error.message);
+      const pause = FIRST_PAUSE_MS * 2 ** failures;
+      events.retrying(have, failures + 1, pause, error.message);
+      await sleep(pause);
+    }
+  }
+}
+
 /** The partial file's length, or 0 when there is none. */
 async function partialLength(path: string): Promise<number> {
   try {
@@ -127,11 +151,11 @@ async function partialLength(path: string): Promise<number> {
 
 /**
  * Opens `url` for reading front to back, resuming after dropped connections, and saving into
- * `tee` when given (see above). Rejects as openHttp does when even the first answer fails.
+ * `tee` when given (see above). Rejects as openHttp does when the first answer fails for good.
  */
 export async function openDownload(url: string, tee: DownloadTee | null, events: DownloadEvents): Promise<Download> {
   const have = tee === null ? 0 : await partialLength(tee.partial);
-  const opened = await first(url, have);
+  const opened = await firstWithRetries(url, have, events);
   // Its connection may drop before the reader gets to it (the partial file is read back first, or
   // the reader is still starting): the stream keeps the error, and reading it then throws it into
   // the retries below. Unheard at the time, it would end the process.

@@ -78,6 +78,16 @@ export class HttpStatusError extends JobError {
   }
 }
 
+/**
+ * The connection closed, broke or timed out once the server had taken it: the server is there, so
+ * asking again is worth it, even before its first answer. A name that does not resolve or a
+ * connection refused outright is not this: asked again, the address would usually be just as wrong.
+ */
+export class ConnectionLostError extends JobError {}
+
+/** Network error codes of a connection that was made and then lost (ConnectionLostError). */
+const LOST_CONNECTION: ReadonlySet<string> = new Set(['ECONNRESET', 'EPIPE', 'ETIMEDOUT']);
+
 /** Redirects followed before giving up, as browsers do. */
 const MAX_REDIRECTS = 20;
 
@@ -245,7 +255,11 @@ export async function openHttp(url: string, options: HttpOptions = {}): Promise<
     }
   } catch (error) {
     if (error instanceof JobError) throw error;
-    throw jobError('source-read-error', `Downloading ${url} failed: ${networkReason(error)}.`);
+    const failure = {
+      code: 'source-read-error' as const,
+      message: `Downloading ${url} failed: ${networkReason(error)}.`,
+    };
+    throw LOST_CONNECTION.has(errorCode(error)) ? new ConnectionLostError(failure) : new JobError(failure);
   }
 }
 

@@ -25,7 +25,9 @@ let server: FileServer;
 /** How each request was answered: its Range header and what it got. */
 let log: { range: string | null; ifRange: string | null; status: number }[] = [];
 /** The next answers: cut after this many bytes (whole or part), or answer with a status, or ignore ranges. */
-let plan: ({ cutAfter: number } | { status: number } | { ignoreRange: true } | { changed: true })[] = [];
+let plan: (
+  { cutAfter: number } | { status: number } | { ignoreRange: true } | { changed: true } | { dropBeforeHeaders: true }
+)[] = [];
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'sluice-download-'));
@@ -34,6 +36,10 @@ beforeAll(async () => {
     const range = /^bytes=(\d+)-$/.exec(request.headers.range ?? '');
     const ifRange = (request.headers['if-range'] as string | undefined) ?? null;
     const record = (status: number) => log.push({ range: request.headers.range ?? null, ifRange, status });
+    if (step !== undefined && 'dropBeforeHeaders' in step) {
+      record(0);
+      return void request.socket.destroy();
+    }
     if (step !== undefined && 'status' in step) {
       record(step.status);
       return void response.writeHead(step.status).end();
@@ -195,5 +201,41 @@ describe('openDownload: a connection that drops before the body starts', () => {
       expect(log.map((l) => l.status)).toEqual(have > 0 ? [206, 206] : [200, 206]);
       if (files !== null) expect(sha(readFileSync(files.partial))).toBe(sha(FILE));
     }
+  });
+
+  it('before any answer at all, on the first request: asked again, with the cache as without it, and with a partial file from where it ends', async () => {
+    const runs = [
+      { files: null, have: 0 },
+      { files: tee('dropped-fresh'), have: 0 },
+      { files: tee('dropped-partial'), have: 5 * MiB },
+    ];
+    for (const { files, have } of runs) {
+      if (files !== null && have > 0) writeFileSync(files.partial, FILE.subarray(0, have));
+      log = [];
+      // The connection is taken and closed, twice in a row, before a byte of the answer's headers.
+      plan = [{ dropBeforeHeaders: true }, { dropBeforeHeaders: true }];
+      const notices: string[] = [];
+      const download = await openDownload(url(), files, {
+        retrying: (offset, attempt, _pause, why) => notices.push(`${offset}:${attempt}:${why}`),
+      });
+      expect(sha(await buffer(download.stream))).toBe(sha(FILE));
+      expect(notices).toEqual(
+        [1, 2].map(
+          (attempt) => `${have}:${attempt}:Downloading ${url()} failed: the connection was closed by the server.`,
+        ),
+      );
+      expect(log.map((l) => l.status)).toEqual([0, 0, have > 0 ? 206 : 200]);
+      if (files !== null) expect(sha(readFileSync(files.partial))).toBe(sha(FILE));
+    }
+  });
+
+  it('a server that keeps dropping before its first answer is given up on after the retries, saying so', async () => {
+    plan = Array.from({ length: MAX_RETRIES + 1 }, () => ({ dropBeforeHeaders: true as const }));
+    await expect(openDownload(url(), null, { retrying: () => undefined })).rejects.toThrow(
+      new RegExp(
+        `stopped at byte 0, and ${MAX_RETRIES} more tries got no further, so Sluice gave up\\. The last: .*closed by the server`,
+      ),
+    );
+    expect(log).toHaveLength(MAX_RETRIES + 1);
   });
 });
