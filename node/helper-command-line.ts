@@ -1,9 +1,15 @@
 /**
  * The helper's command line, built by the app and parsed by the helper: one definition for both.
  *
- *   main.js [--channel DIR [--image-fifo] | --pipe NAME] [--parent-pid PID] [--source DISK] -- TARGET...
- *   main.js --station --min-size BYTES --max-size BYTES [--slot SLOT]... [--virtual] --channel DIR --parent-pid PID --
+ *   main.js --write [--channel DIR [--image-fifo] | --pipe NAME] [--parent-pid PID] [--source DISK] -- TARGET...
+ *   main.js --read-only [--channel DIR [--image-fifo] | --pipe NAME] [--parent-pid PID] --source DISK --
+ *   main.js --write --channel DIR --parent-pid PID --station --min-size BYTES --max-size BYTES [--slot SLOT]... [--virtual] --
  *
+ * The first argument says whether the helper may write at all: `--read-only` for one that only
+ * reads its source (a backup, a verify), which it must be started with and which refuses any job
+ * that writes; `--write` for everything else. pkexec picks the polkit action, and so the words of
+ * the password prompt, by this first argument (exec.argv1, see build/polkit/), so a backup's
+ * prompt says the drive is read.
  * --source names the disk the helper reads (a backup, with no targets, or a clone's source),
  * which the user authorized reading as well. --station arms a flashing station instead of running
  * a job: its rules are what the user authorized (privileged/armed-station.ts), and each card's
@@ -59,8 +65,13 @@ export interface StationLimits {
 /** Why the helper refuses its command line. */
 export class HelperArgsError extends Error {}
 
+/** A helper that writes no drive: no targets, and no station (whose cards are its targets). */
+export function writesNothing(args: { targets: readonly string[]; station?: StationLimits | undefined }): boolean {
+  return args.targets.length === 0 && args.station === undefined;
+}
+
 export function helperArgv(args: HelperArgs): string[] {
-  const argv: string[] = [];
+  const argv: string[] = [writesNothing(args) ? '--read-only' : '--write'];
   const { transport } = args;
   if (transport.kind === 'fifo')
     argv.push('--channel', transport.dir, ...(transport.imageFifo ? ['--image-fifo'] : []));
@@ -93,6 +104,8 @@ export function parseHelperArgv(argv: readonly string[]): HelperArgs {
       allowPositionals: true,
       strict: true,
       options: {
+        write: { type: 'boolean', default: false },
+        'read-only': { type: 'boolean', default: false },
         channel: { type: 'string' },
         'image-fifo': { type: 'boolean', default: false },
         pipe: { type: 'string' },
@@ -120,6 +133,7 @@ export function parseHelperArgv(argv: readonly string[]): HelperArgs {
     throw new HelperArgsError(`expected ${fewest} to ${MAX_TARGETS} target drives, got ${targets.length}`);
   if ([...targets, ...(source === null ? [] : [source])].some((t) => t.length === 0 || t.length > 256))
     throw new HelperArgsError('a drive path is empty or too long');
+  checkMode(values, writesNothing({ targets, station }));
 
   let transport: HelperTransport;
   if (values.channel !== undefined && values.pipe !== undefined)
@@ -156,6 +170,18 @@ export function parseHelperArgv(argv: readonly string[]): HelperArgs {
     ...(station === undefined ? {} : { station }),
     ...(medium === undefined ? {} : { medium }),
   };
+}
+
+/**
+ * `--read-only` exactly when the helper writes nothing, so that the password prompt chosen by it
+ * says what the helper can do; `--write` (optional) only when it writes.
+ */
+function checkMode(values: { write: boolean; 'read-only': boolean }, readOnly: boolean): void {
+  if (values.write && values['read-only']) throw new HelperArgsError('--write and --read-only are alternatives');
+  if (readOnly && !values['read-only'])
+    throw new HelperArgsError('a helper that writes no drive is started with --read-only');
+  if (!readOnly && values['read-only'])
+    throw new HelperArgsError('a --read-only helper names no drive to write and arms no station');
 }
 
 /** A byte count of the command line: digits only, a safe integer. */

@@ -23,7 +23,7 @@ import { OverlayInbox } from '../writer/overlay.js';
 import { RepairInbox } from '../writer/repair-inbox.js';
 import { ReadRequests } from '../writer/read-requests.js';
 import { Channel, ProtocolError } from '../node/channel.js';
-import { parseHelperArgv, type HelperArgs } from '../node/helper-command-line.js';
+import { parseHelperArgv, writesNothing, type HelperArgs } from '../node/helper-command-line.js';
 import { exitProcess } from '../node/process-exit.js';
 import type { HelperEndpoints } from './endpoints.js';
 import { openHelperEndpoints } from './open-endpoints.js';
@@ -63,6 +63,9 @@ async function finish(channel: Channel<ToHelper, FromHelper>, message: FromHelpe
 function authorizationMismatch(args: HelperArgs, job: HelperJob): string | null {
   const { writes: targets, reads: source } = jobDrives(job);
   const authorized = args.targets;
+  // What the password prompt promised for a --read-only helper (build/polkit/): the drive is only read.
+  if (writesNothing(args) && targets.length > 0)
+    return `the helper was started read-only (--read-only), and the ${job.kind} job would write ${targets.join(', ')}`;
   // A station card's helper: the card root admitted, and no other (a card swapped since is refused when opened).
   if (args.medium !== undefined && (job.kind !== 'flash' || job.media?.length !== 1 || job.media[0] !== args.medium))
     return `the ${job.kind} job is not a flash of the medium the station admitted (diskseq ${args.medium})`;

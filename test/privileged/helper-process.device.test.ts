@@ -192,7 +192,7 @@ interface RawHelper {
  * leads to it) as a direct child with a 2 MiB image on fd 0 and a raw channel on fd 3: the test is
  * a hostile or confused app.
  */
-function rawHelper(options: { loop?: LoopDevice; name?: string } = {}): RawHelper {
+function rawHelper(options: { loop?: LoopDevice; name?: string; readOnly?: boolean } = {}): RawHelper {
   const dir = scratchDir();
   const image = join(dir, 'image.img');
   writeRandomFile(image, 2 * MiB);
@@ -201,7 +201,9 @@ function rawHelper(options: { loop?: LoopDevice; name?: string } = {}): RawHelpe
   assertTestTarget(loop.path);
   const helper = builtHelper();
   const fd = openSync(image, 'r');
-  const child = spawn(helper.file, [...helper.args, '--', options.name ?? loop.path], {
+  const drive = options.name ?? loop.path;
+  const argv = options.readOnly === true ? ['--read-only', '--source', drive, '--'] : ['--', drive];
+  const child = spawn(helper.file, [...helper.args, ...argv], {
     stdio: [fd, 'ignore', 'pipe', 'pipe'],
   });
   closeSync(fd);
@@ -227,7 +229,7 @@ describeDevices('the helper refuses bad instructions and writes nothing', () => 
     type: 'job',
     job: { kind: 'flash', targets: [target], imageSize: 2 * MiB, sourceSeekable: true, verify: true, ...extra },
   });
-  const cases: [string, (target: string) => Buffer, RegExp][] = [
+  const cases: [string, (target: string) => Buffer, RegExp, { readOnly?: boolean }?][] = [
     ['malformed JSON', () => frame(7, '{"type"'), /not valid JSON/],
     [
       'a frame over the 64 KiB cap (refused from its header, before its body arrives)',
@@ -250,6 +252,19 @@ describeDevices('the helper refuses bad instructions and writes nothing', () => 
       (t) => encodeFrame({ type: 'job', job: { kind: 'backup', source: t } }),
       /asks for reading \/dev\/loop\d+, but the helper was started for writing/,
     ],
+    // A backup's password prompt said the drive would only be read (build/polkit/): such a helper writes nothing.
+    [
+      'a flash of its drive, sent to a helper started --read-only',
+      (t) => encodeFrame(start(t)),
+      /started read-only \(--read-only\), and the flash job would write \/dev\/loop\d+/,
+      { readOnly: true },
+    ],
+    [
+      'a clone onto its drive, sent to a helper started --read-only',
+      (t) => encodeFrame({ type: 'job', job: { kind: 'clone', source: t, targets: [t], verify: true } }),
+      /started read-only \(--read-only\), and the clone job would write/,
+      { readOnly: true },
+    ],
     // The app's own idea of the drive (size, model) has no place in the protocol: the helper looks for itself.
     [
       'a start carrying the app’s description of the drive',
@@ -258,9 +273,9 @@ describeDevices('the helper refuses bad instructions and writes nothing', () => 
     ],
   ];
 
-  for (const [name, make, reason] of cases) {
+  for (const [name, make, reason, options] of cases) {
     it(name, async () => {
-      const { loop, before, channel, replies } = rawHelper();
+      const { loop, before, channel, replies } = rawHelper(options);
       channel.write(make(loop.path));
 
       const { messages, code } = await replies;

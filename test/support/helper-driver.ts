@@ -9,6 +9,8 @@
  * plain child instead (the driver runs as root). `decoder` is a command whose standard output is
  * the image, in place of an image file: a decoder stand-in the test controls (one that stalls).
  * `appImage` runs the helper the way an app packaged as an AppImage does: pkexec on that file.
+ * `packaged` runs it the way the app installed from a deb or rpm does: pkexec on the launcher in
+ * that resources directory (test/support/polkit.ts packagedLayout).
  * SIGINT cancels the job.
  */
 import { spawn } from 'node:child_process';
@@ -18,12 +20,12 @@ import { backupDrive, checkBackup } from '../../user/backup/drive-backup.js';
 import { directLaunch } from '../../user/launcher/elevation/direct.js';
 import { pkexecLaunch } from '../../user/launcher/elevation/pkexec.js';
 import { sudoLaunch } from '../../user/launcher/elevation/sudo.js';
-import { appImageHelperProgram } from '../../user/launcher/helper-program.js';
+import { appImageHelperProgram, packagedHelperProgram } from '../../user/launcher/helper-program.js';
 import { startHelper, type HelperLaunchOptions } from '../../user/launcher/launch.js';
 import { builtHelper } from './unprivileged.js';
 
 /** A backup's `size` skips this side's checks, so that only the helper's own can refuse the drive. */
-type DriverSpec = { imageThroughFifo: boolean; direct?: boolean; appImage?: string } &
+type DriverSpec = { imageThroughFifo: boolean; direct?: boolean; appImage?: string; packaged?: string } &
   /** `extents`: the only ranges written, as for an image file read in place with its free space left out. */
   (
     | { image: string; imageSize: number; targets: string[]; extents?: [number, number][] }
@@ -34,14 +36,19 @@ type DriverSpec = { imageThroughFifo: boolean; direct?: boolean; appImage?: stri
 const spec = JSON.parse(process.argv[2] ?? '{}') as DriverSpec;
 const launchOptions: Pick<HelperLaunchOptions, 'elevation' | 'program' | 'onProgress'> = {
   elevation:
-    spec.appImage !== undefined
+    spec.appImage !== undefined || spec.packaged !== undefined
       ? pkexecLaunch
       : spec.direct === true
         ? directLaunch
         : spec.imageThroughFifo
           ? { ...sudoLaunch, passesStdin: false }
           : sudoLaunch,
-  program: spec.appImage !== undefined ? appImageHelperProgram(spec.appImage, process.getuid?.() ?? -1) : builtHelper(),
+  program:
+    spec.appImage !== undefined
+      ? appImageHelperProgram(spec.appImage, process.getuid?.() ?? -1)
+      : spec.packaged !== undefined
+        ? packagedHelperProgram(spec.packaged, 'linux')
+        : builtHelper(),
   onProgress: (p) => process.stdout.write(`${JSON.stringify({ type: 'progress', ...p })}\n`),
 };
 const print = (result: object) => process.stdout.write(`${JSON.stringify({ type: 'result', ...result })}\n`);

@@ -18,7 +18,7 @@ import {
   writeSync,
 } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MiB } from '../../../common/domain/units.js';
 import { shellQuote } from '../../../user/launcher/elevation/osascript.js';
 import {
@@ -40,7 +40,7 @@ import {
   writeRandomFile,
   type LoopDevice,
 } from '../../support/loop-device.js';
-import { spawnWithPolkit, type PolkitAnswer } from '../../support/polkit.js';
+import { ACTION_ID, packagedLayout, READ_ACTION_ID, spawnWithPolkit, type PolkitAnswer } from '../../support/polkit.js';
 import {
   findDescendant,
   isHelper,
@@ -373,11 +373,12 @@ describeDevices('through pkexec, with a private polkitd', () => {
       image,
       target,
     ];
-    // script(1) gives the command a terminal, so pkexec's own text agent asks for the password there.
-    const wrapped = tty
-      ? ['script', '--quiet', '--flush', '--return', '--command', command.map(shellQuote).join(' '), '/dev/null']
-      : command;
-    return spawnWithPolkit(wrapped, { helperProgram: builtHelper().file, answer });
+    return spawnWithPolkit(tty ? inTerminal(command) : command, { helperProgram: builtHelper().file, answer });
+  }
+
+  /** script(1) gives the command a terminal, so pkexec's own text agent asks for the password there. */
+  function inTerminal(command: readonly string[]): string[] {
+    return ['script', '--quiet', '--flush', '--return', '--command', command.map(shellQuote).join(' '), '/dev/null'];
   }
 
   it('authorized: flashes and verifies', async () => {
@@ -463,5 +464,72 @@ describeDevices('through pkexec, with a private polkitd', () => {
     expect(resultOf(run)).toMatchObject({ status: 'cancelled', bytes: 0 });
     expect(findDescendant(child.pid ?? 0, isHelper)).toBeNull();
     expect(digestFile(loop.backing)).toBe(before);
+  });
+
+  describe('the packaged launcher, as the deb and rpm install it, picks the prompt by the helper’s mode', () => {
+    let resources: string;
+    let launcher: string;
+    beforeAll(() => {
+      resources = packagedLayout();
+      launcher = join(resources, 'sluice-helper');
+    });
+
+    /** The stand-in app as the test user, pkexec on the packaged launcher, in a terminal when `tty`. */
+    function packagedRun(spec: object, answer: PolkitAnswer, action: string, tty: boolean): ChildProcess {
+      const command = [...asTestUser(), process.execPath, DRIVER, JSON.stringify({ ...spec, packaged: resources })];
+      return spawnWithPolkit(tty ? inTerminal(command) : command, { helperProgram: launcher, answer, action });
+    }
+
+    /** A drive to back up and the test user's folder for the backup file. */
+    function backupSpec(): { drive: LoopDevice; file: string; spec: object } {
+      const drive = createLoop({ size: 6 * MiB + 4096 });
+      const dir = scratchDir();
+      const { uid, gid } = ensureTestUser();
+      chownSync(dir, uid, gid);
+      const file = join(dir, 'drive.img');
+      return { drive, file, spec: { imageThroughFifo: false, backup: { drive: drive.path, file } } };
+    }
+
+    it('a backup’s prompt says the drive is only read, and names it; a wrong password reads nothing', async () => {
+      const { drive, file, spec } = backupSpec();
+      const child = packagedRun(spec, 'AUTH_ADMIN', READ_ACTION_ID, true);
+      const done = collect(child);
+      const shown = await promptShown(child);
+      expect(shown).toMatch(
+        new RegExp(
+          `Authentication is required to read a whole drive, to back it up or compare it \\(nothing is written to it\\): ${launcher} --read-only --channel /tmp/sluice-helper-\\S+ --parent-pid \\d+ --source ${drive.path} --\\r?\\n`,
+        ),
+      );
+      expect(shown).not.toContain('write a disk image');
+      const run = await typeAtPrompt(child, 'not-the-password\r', done);
+      // The agent's colour codes share the result's line, so the line is read as text.
+      expect(run.stdout).toMatch(/"status":"failed".*"code":"elevation-denied".*Nothing was read\./);
+      expect(existsSync(file)).toBe(false);
+    });
+
+    it('a flash’s prompt keeps its own words, naming the drive it writes', async () => {
+      const { image, loop } = imageAndLoop(2 * MiB, 4 * MiB);
+      const before = digestFile(loop.backing);
+      const spec = { imageThroughFifo: false, image, imageSize: 2 * MiB, targets: [loop.path] };
+      const child = packagedRun(spec, 'AUTH_ADMIN', ACTION_ID, true);
+      const done = collect(child);
+      const shown = await promptShown(child);
+      expect(shown).toMatch(
+        new RegExp(
+          `Authentication is required to write a disk image to a drive: ${launcher} --write --channel /tmp/sluice-helper-\\S+ --parent-pid \\d+ -- ${loop.path}\\r?\\n`,
+        ),
+      );
+      const run = await typeAtPrompt(child, 'not-the-password\r', done);
+      expect(run.stdout).toMatch(/"status":"failed".*"code":"elevation-denied".*Nothing was written\./);
+      expect(digestFile(loop.backing)).toBe(before);
+    });
+
+    it('authorized for reading: the launcher runs the read-only helper as root, and the backup equals the drive', async () => {
+      const { drive, file, spec } = backupSpec();
+      writeRandomFile(drive.backing, 6 * MiB + 4096);
+      const run = await collect(packagedRun(spec, 'YES', READ_ACTION_ID, false));
+      expect(resultOf(run), run.stderr).toMatchObject({ status: 'ok', target: file, bytes: 6 * MiB + 4096 });
+      expect(readFileSync(file).equals(readFileSync(drive.backing))).toBe(true);
+    });
   });
 });

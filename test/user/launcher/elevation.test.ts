@@ -322,9 +322,10 @@ describe('the helper command line', () => {
     },
   ];
 
-  it('round-trips, with the targets last (the end of what a polkit prompt shows)', () => {
+  it('round-trips, with the mode first (what pkexec picks the prompt by) and the targets last (the end of what a polkit prompt shows)', () => {
     for (const args of cases) {
       const argv = helperArgv(args);
+      expect(argv[0]).toBe(args.targets.length === 0 && args.station === undefined ? '--read-only' : '--write');
       expect(argv.slice(argv.indexOf('--') + 1)).toEqual(args.targets);
       expect(parseHelperArgv(argv)).toEqual(args);
     }
@@ -347,6 +348,12 @@ describe('the helper command line', () => {
       [['--station', '--min-size', '1', '--max-size', '2', '--slot', 'by-path/x', '--'], /absolute path/],
       [['--medium', '42', '--', '/dev/sdb', '/dev/sdc'], /one drive/],
       [['--medium', '4x', '--', '/dev/sdb'], /disk sequence number/],
+      // The mode pkexec picks the prompt by: read-only exactly when nothing is written.
+      [['--source', '/dev/sdb', '--'], /writes no drive is started with --read-only/],
+      [['--write', '--source', '/dev/sdb', '--'], /writes no drive is started with --read-only/],
+      [['--read-only', '--', '/dev/sdb'], /names no drive to write/],
+      [['--read-only', '--station', '--min-size', '1', '--max-size', '2', '--'], /arms no station/],
+      [['--read-only', '--write', '--source', '/dev/sdb', '--'], /alternatives/],
       [
         ['--', ...Array.from({ length: MAX_TARGETS + 1 }, (_, i) => `/dev/sd${i}`)],
         new RegExp(`1 to ${MAX_TARGETS} target`),
@@ -388,5 +395,31 @@ describe('what packaging ships', () => {
     expect(policy).toContain(
       '<message>Authentication is required to write a disk image to a drive: $(command_line)</message>',
     );
+  });
+
+  it('two actions for the one launcher, each picked by the helper’s mode (its first argument), so a backup’s prompt says it reads', () => {
+    const policy = readFileSync('build/polkit/org.sluice.write-disk-image.policy', 'utf8');
+    // polkitd skips a file that is not well-formed XML, and pkexec then asks generically: "--" cannot be inside a comment.
+    for (const [, comment = ''] of policy.matchAll(/<!--([\s\S]*?)-->/g)) expect(comment).not.toContain('--');
+    const actions = [...policy.matchAll(/<action id="([^"]+)">([\s\S]*?)<\/action>/g)].map(([, id, body = '']) => ({
+      id,
+      path: /exec\.path">([^<]+)</.exec(body)?.[1],
+      argv1: /exec\.argv1">([^<]+)</.exec(body)?.[1],
+      message: /<message>([^<]+)</.exec(body)?.[1],
+    }));
+    expect(actions).toEqual([
+      {
+        id: 'org.sluice.write-disk-image',
+        path: '/opt/Sluice/resources/sluice-helper',
+        argv1: '--write',
+        message: expect.stringContaining('write a disk image'),
+      },
+      {
+        id: 'org.sluice.read-drive',
+        path: '/opt/Sluice/resources/sluice-helper',
+        argv1: '--read-only',
+        message: expect.stringMatching(/read a whole drive.*nothing is written to it\): \$\(command_line\)$/),
+      },
+    ]);
   });
 });

@@ -74,7 +74,8 @@ describe('the app side of a helper job', () => {
       const job = startHelper({
         source: image,
         job: START,
-        program: { file: process.execPath, args: ['-e', broken], env: {} },
+        // `--`: the helper's arguments that follow are the script's, not Node's options.
+        program: { file: process.execPath, args: ['-e', broken, '--'], env: {} },
       });
       const [result] = await job.result;
       expect(result).toMatchObject({
@@ -97,7 +98,7 @@ describe('the app side of a helper job', () => {
         job: START,
         program: {
           file: process.execPath,
-          args: ['-e', 'process.stderr.write("no luck\\n"); process.exit(7)'],
+          args: ['-e', 'process.stderr.write("no luck\\n"); process.exit(7)', '--'],
           env: {},
         },
       });
