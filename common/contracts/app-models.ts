@@ -48,14 +48,24 @@ export const FlashRequestSchema = v.strictObject({
   ),
   /** Per target, the medium the user saw in it (Drive.medium): refused if the drive holds another now. */
   media: v.optional(MediaSchema),
-  /** Internal disks among the targets (verdict `system`, confirm-by-name) whose name the user typed to confirm. */
-  confirmedSystemDrives: v.pipe(v.array(DevicePathSchema), v.maxLength(MAX_TARGETS)),
   /** Customise each card: card i gets the profile's card number nextCard + i. */
   customise: v.optional(v.nullable(ProfileSchema)),
   /** An ISO: 'files' makes an installer stick of its files (one drive), 'image' (the default) writes it as it is. */
   isoMode: v.optional(v.picklist(['files', 'image'])),
 });
 export type FlashRequest = v.InferOutput<typeof FlashRequestSchema>;
+
+/**
+ * What a person typed to confirm an internal disk (verdict `system`, confirm-by-name), for the
+ * medium they saw in it: the core compares it with the drive it listed and keeps the confirmation
+ * (electron/core/drive-confirmations.ts). A start naming an internal disk it did not confirm is refused.
+ */
+export const DriveConfirmationSchema = v.strictObject({
+  device: DevicePathSchema,
+  medium: MediumSchema,
+  typed: v.pipe(v.string(), v.maxLength(256)),
+});
+export type DriveConfirmation = v.InferOutput<typeof DriveConfirmationSchema>;
 
 /** How a drive is saved: compressed by one of these, or raw (null). */
 export const BackupCompressionSchema = v.nullable(v.picklist(BACKUP_COMPRESSIONS));

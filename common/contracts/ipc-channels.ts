@@ -15,6 +15,7 @@ export const INVOKE_CHANNELS = {
   getCache: 'sluice:cache:get',
   clearCache: 'sluice:cache:clear',
   listDrives: 'sluice:drives:list',
+  confirmDrive: 'sluice:drives:confirm',
   startFlash: 'sluice:flash:start',
   chooseBackupFile: 'sluice:backup:choose-file',
   startBackup: 'sluice:backup:start',

@@ -12,11 +12,13 @@ import {
   BackupCompressionSchema,
   BackupRequestSchema,
   DevicePathSchema,
+  DriveConfirmationSchema,
   EraseRequestSchema,
   FlashRequestSchema,
   ImagePathSchema,
   ImageUrlSchema,
   type BackupRequest,
+  type DriveConfirmation,
   type DriveInfo,
   type EraseRequest,
   type FlashRequest,
@@ -66,6 +68,8 @@ export interface SluiceApi {
   /** Deletes every image the cache holds (saved catalogues stay, for the list offline); refused while a job runs. */
   clearCache(): Promise<ApiResult<CacheView>>;
   listDrives(): Promise<ApiResult<DriveInfo[]>>;
+  /** What the person typed to confirm an internal disk: kept by the core when it is the drive's name, refused otherwise. */
+  confirmDrive(confirmation: DriveConfirmation): Promise<ApiResult<null>>;
   /** Starts writing the chosen image; progress and the end arrive as events. */
   startFlash(request: FlashRequest): Promise<ApiResult<null>>;
   /**
@@ -171,6 +175,7 @@ export const INVOKE_ARGS = {
   getCache: v.strictTuple([]),
   clearCache: v.strictTuple([]),
   listDrives: v.strictTuple([]),
+  confirmDrive: v.strictTuple([DriveConfirmationSchema]),
   startFlash: v.strictTuple([FlashRequestSchema]),
   chooseBackupFile: v.strictTuple([DevicePathSchema, BackupCompressionSchema]),
   startBackup: v.strictTuple([BackupRequestSchema]),

@@ -13,6 +13,8 @@ import { startErase, startProbe } from './card-jobs.js';
 import { ChosenImage } from './chosen-image.js';
 import { previewCustomisation, sealDraft, sshKeyFiles } from './customise.js';
 import type { DesktopEffects } from './desktop-job.js';
+import type { DriveScannerOptions } from '../../user/drives/scanner.js';
+import { DriveConfirmations } from './drive-confirmations.js';
 import { DriveListing } from './drive-listing.js';
 import type { HelperLauncher } from './flash-session.js';
 import { startFlash, type FlashPieces } from './flash-start.js';
@@ -52,6 +54,11 @@ export interface AppServiceDeps {
   cacheDir: string;
   /** The flashing station's JSON Lines log. */
   stationLog: string;
+  /**
+   * Lists the drives; the system's own listing when omitted. Tests of internal disks pass the real
+   * listing with one of their loop devices shown as one: this machine has none it may write.
+   */
+  listDrives?: DriveScannerOptions['list'];
 }
 
 export interface AppService {
@@ -84,9 +91,11 @@ function createPieces(deps: AppServiceDeps): AppPieces {
   const drives = new DriveListing(
     () => image.current,
     (list) => deps.emit('drivesChanged', list),
+    deps.listDrives,
   );
   const image = new ChosenImage(runner, () => drives.republish());
-  const backups = new BackupFiles(runner, drives, deps.settings, deps);
+  const confirmations = new DriveConfirmations(drives);
+  const backups = new BackupFiles(runner, drives, confirmations, deps.settings, deps);
   /** The image cache with the settings' limit: a batch or a station decodes its image into it once. */
   const imageCache = () => new ImageCache(deps.cacheDir, deps.settings.get().cacheLimitBytes);
   const station = new StationService(runner, {
@@ -105,6 +114,7 @@ function createPieces(deps: AppServiceDeps): AppPieces {
     deps,
     runner,
     drives,
+    confirmations,
     image,
     backups,
     station,
@@ -176,6 +186,7 @@ function jobHandlers(pieces: AppPieces) {
   const { drives, backups, comparison, runner, session } = pieces;
   return {
     listDrives: async () => ok(await drives.current()),
+    confirmDrive: (confirmation) => pieces.confirmations.confirm(confirmation),
     startFlash: (request) => startFlash(pieces, request),
     chooseBackupFile: (device, compress) => backups.choose(device, compress),
     startBackup: (request) => backups.start(request, session),
@@ -192,7 +203,7 @@ function jobHandlers(pieces: AppPieces) {
 function stationHandlers({ image, station }: AppPieces) {
   return {
     armStation: async (request) => {
-      const named = image.forFlash({ image: request.image, targets: [], confirmedSystemDrives: [] });
+      const named = image.forFlash(request.image);
       if (!named.ok) return named;
       const unchanged = await image.unchanged(named.value);
       return unchanged.ok ? station.arm(request, named.value) : unchanged;

@@ -3,6 +3,7 @@ import type { BackupRequest, JobEnd } from '../../common/contracts/app-models.js
 import { JobError } from '../../common/domain/failure.js';
 import { checkBackup } from '../../user/backup/drive-backup.js';
 import { startBackupSession, suggestedBackupName } from './backup-session.js';
+import type { DriveConfirmations } from './drive-confirmations.js';
 import type { DriveListing } from './drive-listing.js';
 import type { SessionDeps } from './flash-session.js';
 import { checkSourceDrive } from './image-probe.js';
@@ -31,6 +32,7 @@ export class BackupFiles {
   constructor(
     private readonly runner: JobRunner,
     private readonly drives: DriveListing,
+    private readonly confirmations: DriveConfirmations,
     private readonly settings: SettingsStore,
     private readonly desktop: {
       /** The native save dialog, offering `suggestedName`; null when the user closed it. */
@@ -94,6 +96,12 @@ export class BackupFiles {
           `${request.device} is not the drive that was chosen (another card in the same reader?). Choose Back up… on it again.`,
         );
       }
+      // Reading a whole internal disk needs its name typed, as `sluice backup` asks at the terminal.
+      if (drive.value.system === 'internal' && !this.confirmations.has(drive.value))
+        return refuse(
+          'target-system',
+          `${request.device} is an internal disk of this computer: backing it up needs its name typed. Nothing was read.`,
+        );
       // The same checks `sluice backup` makes: the drive afresh, the file's path, the file not on the drive.
       const checked = await checkBackup(request.device, request.file);
       if ('refused' in checked) return refuse(checked.refused.code, checked.refused.message);

@@ -58,13 +58,13 @@ export class ChosenImage {
     return ok(null);
   }
 
-  /** The chosen image, if it is the one `request` names and no job runs. */
-  forFlash(request: FlashRequest): ApiResult<ProbedImage> {
+  /** The chosen image, if it is `image` (the source the page shows) and no job runs. */
+  forFlash(image: FlashRequest['image']): ApiResult<ProbedImage> {
     const chosen = this.probed;
     if (chosen === null) return refuse('no-image', 'Choose an image first.');
     const busy = this.runner.busy();
     if (busy !== null) return busy;
-    if (chosen.info.source !== request.image)
+    if (chosen.info.source !== image)
       return refuse('no-image', 'Choose the image again: it is not the one Sluice has open.');
     return ok(chosen);
   }

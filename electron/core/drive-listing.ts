@@ -1,6 +1,6 @@
 import { ok, refuse, type ApiResult } from '../../common/contracts/api-result.js';
 import type { DriveInfo } from '../../common/contracts/app-models.js';
-import { DriveScanner, MAX_SCAN_INTERVAL_MS } from '../../user/drives/scanner.js';
+import { DriveScanner, MAX_SCAN_INTERVAL_MS, type DriveScannerOptions } from '../../user/drives/scanner.js';
 import { judgeDrives } from './drive-view.js';
 import type { ProbedImage } from './image-probe.js';
 
@@ -28,8 +28,11 @@ export class DriveListing {
     private readonly image: () => ProbedImage | null,
     /** Where the judged list goes whenever it may have changed. */
     private readonly publish: (drives: DriveInfo[]) => void,
+    /** The scanner's listing (DriveScannerOptions.list). */
+    list?: DriveScannerOptions['list'],
   ) {
     this.scanner = new DriveScanner({
+      ...(list === undefined ? {} : { list }),
       showAll: true,
       showVirtual: true,
       intervalMs: MAX_SCAN_INTERVAL_MS,

@@ -18,6 +18,7 @@ import type { AppCatalogue } from './app-catalogue.js';
 import type { ChosenImage } from './chosen-image.js';
 import { customisedOf, prepareCustomised, type Customised } from './customise.js';
 import { reportDownload } from './download-progress.js';
+import type { DriveConfirmations } from './drive-confirmations.js';
 import { notListed, type DriveListing } from './drive-listing.js';
 import { targetRefusal } from './drive-view.js';
 import { startFlashSession, type FlashSessionJob, type SessionDeps } from './flash-session.js';
@@ -31,6 +32,7 @@ import type { StationService } from './station-service.js';
 export interface FlashPieces {
   runner: JobRunner;
   drives: DriveListing;
+  confirmations: DriveConfirmations;
   image: ChosenImage;
   catalogue: AppCatalogue;
   station: StationService;
@@ -66,10 +68,10 @@ export function startFlash(pieces: FlashPieces, request: FlashRequest): Promise<
     // Targets are checked against the app's own listing; right after start-up that is the first one.
     await pieces.drives.current();
     if (pieces.station.armed) return refuse('busy', 'The flashing station is armed: stop it before flashing by hand.');
-    const named = pieces.image.forFlash(request);
+    const named = pieces.image.forFlash(request.image);
     if (!named.ok) return named;
     const chosen = named.value;
-    const refusal = refuseTargets(pieces.drives, request) ?? (await pieces.image.unchanged(chosen));
+    const refusal = refuseTargets(pieces, request) ?? (await pieces.image.unchanged(chosen));
     if (!refusal.ok) return refusal;
     if (request.isoMode === 'files') return startInstaller(pieces, request, chosen.info);
     const customised = await customiseFile(pieces, chosen, request);
@@ -88,14 +90,17 @@ export function startFlash(pieces: FlashPieces, request: FlashRequest): Promise<
 }
 
 /** Why `request`'s drives may not be written, from the app's own listing and the shared rules; the helper checks every device again from its own look. */
-function refuseTargets(drives: DriveListing, request: FlashRequest): ApiResult<never> | null {
+function refuseTargets(
+  { drives, confirmations }: Pick<FlashPieces, 'drives' | 'confirmations'>,
+  request: FlashRequest,
+): ApiResult<never> | null {
   const listed = drives.judged();
   for (const [i, device] of request.targets.entries()) {
     const drive = listed.find((d) => d.device === device);
     if (drive === undefined) return notListed(device);
     const chosen = request.media?.[i];
     if (chosen !== undefined && chosen !== drive.medium) return anotherCard(device);
-    const refusal = targetRefusal(drive, request.confirmedSystemDrives.includes(device));
+    const refusal = targetRefusal(drive, confirmations.has(drive));
     if (refusal !== null) return refused(refusal);
   }
   return null;

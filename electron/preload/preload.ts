@@ -29,6 +29,7 @@ const api: SluiceApi = {
   getCache: () => ipcRenderer.invoke(INVOKE_CHANNELS.getCache),
   clearCache: () => ipcRenderer.invoke(INVOKE_CHANNELS.clearCache),
   listDrives: () => ipcRenderer.invoke(INVOKE_CHANNELS.listDrives),
+  confirmDrive: (confirmation) => ipcRenderer.invoke(INVOKE_CHANNELS.confirmDrive, confirmation),
   startFlash: (request) => ipcRenderer.invoke(INVOKE_CHANNELS.startFlash, request),
   chooseBackupFile: (device, compress) => ipcRenderer.invoke(INVOKE_CHANNELS.chooseBackupFile, device, compress),
   startBackup: (request) => ipcRenderer.invoke(INVOKE_CHANNELS.startBackup, request),

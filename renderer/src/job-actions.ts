@@ -26,7 +26,6 @@ function flashActions({ api, state, dispatch, setDialog }: ActionContext) {
         image: state.image.source,
         targets: state.selected,
         media: state.selected.map((device) => state.drives.find((d) => d.device === device)?.medium ?? null),
-        confirmedSystemDrives: state.confirmedSystem,
         customise: state.customise,
         ...(isoMode === undefined ? {} : { isoMode }),
       })

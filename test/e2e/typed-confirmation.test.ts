@@ -12,7 +12,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ApiResult } from '../../common/contracts/api-result.js';
 import type { SluiceApi } from '../../common/contracts/ipc-contract.js';
 import type { ImageInfo } from '../../common/domain/image.js';
-import type { DriveInfo, FlashRequest } from '../../common/contracts/app-models.js';
+import type { DriveConfirmation, DriveInfo, FlashRequest } from '../../common/contracts/app-models.js';
+import { typedName } from '../../common/app/typed-name.js';
 import { DEFAULT_SETTINGS, type Settings } from '../../common/contracts/settings.js';
 import { judgeDrives, targetRefusal } from '../../electron/core/drive-view.js';
 import type { ProbedImage } from '../../electron/core/image-probe.js';
@@ -40,9 +41,14 @@ interface Fixture {
   drives: DriveInfo[];
 }
 
-/** Runs in the page before the renderer: window.sluice answering from the fixture, recording start requests in window.startRequests. */
+/**
+ * Runs in the page before the renderer: window.sluice answering from the fixture, recording start
+ * requests in window.startRequests and typed names in window.confirmations, each judged by the
+ * core's rule (the typed name of the drive; the core itself is tested in app-service.device.test.ts).
+ */
 function installStandIn(fixture: Fixture): void {
   const startRequests: FlashRequest[] = [];
+  const confirmations: DriveConfirmation[] = [];
   const ok = <T>(value: T): Promise<ApiResult<T>> => Promise.resolve({ ok: true, value });
   const never = () => () => undefined;
   const api: SluiceApi = {
@@ -58,6 +64,10 @@ function installStandIn(fixture: Fixture): void {
     getCache: () => ok({ dir: '', limitBytes: 0, entries: [] }),
     clearCache: () => ok({ dir: '', limitBytes: 0, entries: [] }),
     listDrives: () => ok(fixture.drives),
+    confirmDrive: (confirmation) => {
+      confirmations.push(confirmation);
+      return ok(null);
+    },
     startFlash: (request) => {
       startRequests.push(request);
       return ok(null);
@@ -89,6 +99,7 @@ function installStandIn(fixture: Fixture): void {
   };
   Object.defineProperty(globalThis, 'sluice', { value: api });
   Object.defineProperty(globalThis, 'startRequests', { value: startRequests });
+  Object.defineProperty(globalThis, 'confirmations', { value: confirmations });
 }
 
 let browser: Awaited<ReturnType<typeof launchBrowser>>;
@@ -99,18 +110,23 @@ afterAll(async () => {
   await browser.close();
 });
 
+/** A page of the built renderer, with the headers (and CSP) the app serves it with, over the stand-in. */
+async function standInPage(): Promise<Awaited<ReturnType<typeof browser.context.newPage>>> {
+  const page = await browser.context.newPage();
+  const uiDir = resolve('out/ui');
+  await page.route(`${ORIGIN}/**`, (route) => {
+    const file = resolveRendererFile(uiDir, new URL(route.request().url()).pathname);
+    return file === null
+      ? route.fulfill({ status: 404 })
+      : route.fulfill({ status: 200, headers: rendererHeaders(file.contentType), body: readFileSync(file.path) });
+  });
+  await page.addInitScript(installStandIn, { settings: { ...DEFAULT_SETTINGS }, image, drives } satisfies Fixture);
+  return page;
+}
+
 describe('an internal disk in the drive picker', () => {
-  it('is chosen only after its name is typed, and the start request carries that confirmation to the core', async () => {
-    const page = await browser.context.newPage();
-    const uiDir = resolve('out/ui');
-    // The built renderer, with the headers (and CSP) the app serves it with.
-    await page.route(`${ORIGIN}/**`, (route) => {
-      const file = resolveRendererFile(uiDir, new URL(route.request().url()).pathname);
-      return file === null
-        ? route.fulfill({ status: 404 })
-        : route.fulfill({ status: 200, headers: rendererHeaders(file.contentType), body: readFileSync(file.path) });
-    });
-    await page.addInitScript(installStandIn, { settings: { ...DEFAULT_SETTINGS }, image, drives } satisfies Fixture);
+  it('is chosen only after its name is typed, which the page sends to the core before the start request', async () => {
+    const page = await standInPage();
     try {
       await page.goto(`${ORIGIN}/index.html`);
       await page.getByRole('button', { name: 'Choose image…' }).click();
@@ -144,17 +160,46 @@ describe('an internal disk in the drive picker', () => {
       await expect(confirm.textContent()).resolves.toContain('more than SD cards and USB sticks usually do');
       await confirm.getByRole('button', { name: 'Erase and flash' }).click();
 
-      const requests = await page.evaluate(
-        () => (globalThis as unknown as { startRequests: FlashRequest[] }).startRequests,
-      );
-      expect(requests).toEqual([
-        { image: image.source, targets: [INTERNAL], media: [null], confirmedSystemDrives: [INTERNAL], customise: null },
-      ]);
+      const sent = await page.evaluate(() => {
+        const page = globalThis as unknown as { startRequests: FlashRequest[]; confirmations: DriveConfirmation[] };
+        return { requests: page.startRequests, confirmations: page.confirmations };
+      });
+      expect(sent.confirmations).toEqual([{ device: INTERNAL, medium: null, typed: 'PhysicalDrive5' }]);
+      expect(sent.requests).toEqual([{ image: image.source, targets: [INTERNAL], media: [null], customise: null }]);
       const disk = drives.find((d) => d.device === INTERNAL);
       if (disk === undefined) throw new Error('the fixture lost its internal disk');
-      expect(targetRefusal(disk, requests[0]?.confirmedSystemDrives.includes(INTERNAL) ?? false)).toBeNull();
+      expect(typedName(INTERNAL)).toBe('PhysicalDrive5');
       expect(targetRefusal(disk, false)?.code).toBe('target-system');
       expect(drives.find((d) => d.device === RUNNING)?.verdicts.map((v) => v.kind)).toContain('source');
+    } finally {
+      await page.close();
+    }
+  });
+
+  it('is backed up only after its name is typed, as the command line asks at the terminal', async () => {
+    const page = await standInPage();
+    try {
+      await page.goto(`${ORIGIN}/index.html`);
+      await page.getByRole('button', { name: 'Select target…' }).click();
+      const picker = page.getByRole('dialog', { name: 'Select target drives' });
+      await picker.getByRole('checkbox', { name: /Show all drives/ }).check();
+      const internal = picker.locator('li.drive-row').filter({ hasText: 'ST2000DM008' });
+      await internal.getByRole('button', { name: /^Back up / }).click();
+      const dialog = page.getByRole('dialog', { name: 'Back up this drive' });
+      const save = dialog.getByRole('button', { name: 'Choose where to save…' });
+      await expect(save.isDisabled()).resolves.toBe(true);
+      const typed = dialog.getByRole('textbox');
+      await typed.fill('PhysicalDrive');
+      const backUp = dialog.getByRole('button', { name: 'Back up PhysicalDrive5' });
+      await expect(backUp.isDisabled()).resolves.toBe(true);
+      await typed.fill('PhysicalDrive5');
+      await page.screenshot({ path: join(ARTIFACTS, '22b-internal-disk-backup-typed-name.png') });
+      await backUp.click();
+      await expect.poll(() => save.isDisabled()).toBe(false);
+      const confirmations = await page.evaluate(
+        () => (globalThis as unknown as { confirmations: DriveConfirmation[] }).confirmations,
+      );
+      expect(confirmations).toEqual([{ device: INTERNAL, medium: null, typed: 'PhysicalDrive5' }]);
     } finally {
       await page.close();
     }

@@ -20,6 +20,8 @@ export interface DriveScannerOptions extends DriveVisibility {
   onEvent: (event: DriveEvent) => void;
   /** Called when listing fails, once per run of failures; the last known drives stand meanwhile. */
   onError?: (error: Error) => void;
+  /** Lists the drives: listDrives (the system's own listing) unless a test lists what it cannot make here. */
+  list?: typeof listDrives;
 }
 
 export const MAX_SCAN_INTERVAL_MS = 1000;
@@ -100,7 +102,7 @@ export class DriveScanner {
   private async scan(): Promise<void> {
     let drives: Drive[];
     try {
-      drives = await listDrives(this.visibility);
+      drives = await (this.options.list ?? listDrives)(this.visibility);
     } catch (error) {
       if (!this.failing) this.options.onError?.(error instanceof Error ? error : new Error(String(error)));
       this.failing = true;

@@ -41,6 +41,7 @@ export function AppDialogs({ api, state, dispatch, actions, targets, cacheApi, o
           onCheck={(drive) => setDialog({ check: drive })}
           onErase={(drive) => setDialog({ erase: drive })}
           onCompare={(drive) => void compare(drive)}
+          confirmDrive={(confirmation) => api.confirmDrive(confirmation)}
           onDone={(devices, confirmedSystem) => {
             dispatch({ type: 'select', devices, confirmedSystem });
             setDialog(null);
@@ -75,6 +76,7 @@ export function AppDialogs({ api, state, dispatch, actions, targets, cacheApi, o
           error={backupError}
           onStart={(compress, trim) => void startBackup(dialog.backup, compress, trim)}
           onCancel={() => setDialog(null)}
+          confirmDrive={(confirmation) => api.confirmDrive(confirmation)}
         />
       )}
       {dialog === 'customise' && state.image !== null && (

@@ -1,10 +1,12 @@
 import { useId, useState } from 'react';
-import type { BackupRequest, DriveInfo } from '../../../common/contracts/app-models.js';
+import type { ApiResult } from '../../../common/contracts/api-result.js';
+import type { BackupRequest, DriveConfirmation, DriveInfo } from '../../../common/contracts/app-models.js';
 import { formatBytes } from '../../../common/domain/units.js';
 import { driveName } from '../labels.js';
 import { WarningIcon } from './Icons.js';
 import { CancelOk, Modal } from './Modal.js';
 import { ErrorMessage } from './ErrorMessage.js';
+import { TypedConfirm } from './TypedConfirm.js';
 
 type Compression = BackupRequest['compress'];
 
@@ -24,12 +26,16 @@ interface BackupDialogProps {
   error: string | null;
   onStart: (compress: Compression, trimToPartitions: boolean) => void;
   onCancel: () => void;
+  /** Sends a typed name to the core (SluiceApi.confirmDrive): an internal disk is backed up only after it. */
+  confirmDrive: (confirmation: DriveConfirmation) => Promise<ApiResult<null>>;
 }
 
 /** "Back up this drive": how to save it, then the system's save dialog. The drive is only read. */
-export function BackupDialog({ drive, verify, busy, error, onStart, onCancel }: BackupDialogProps) {
+export function BackupDialog({ drive, verify, busy, error, onStart, onCancel, confirmDrive }: BackupDialogProps) {
   const [compress, setCompress] = useState<Compression>('zstd');
   const [trim, setTrim] = useState(false);
+  // Reading a whole internal disk needs its name typed, as `sluice backup` asks at the terminal.
+  const [typedOk, setTypedOk] = useState(drive.system !== 'internal');
   const groupId = useId();
   return (
     <Modal
@@ -42,7 +48,7 @@ export function BackupDialog({ drive, verify, busy, error, onStart, onCancel }: 
           onCancel={onCancel}
           cancelDisabled={busy}
           ok={busy ? 'Waiting for the save dialog…' : 'Choose where to save…'}
-          disabled={busy}
+          disabled={busy || !typedOk}
           onOk={() => onStart(compress, trim)}
         />
       }
@@ -83,6 +89,17 @@ export function BackupDialog({ drive, verify, busy, error, onStart, onCancel }: 
           <WarningIcon />
           Verification is off: Sluice will not read the file back to check it.
         </p>
+      )}
+      {!typedOk && (
+        <TypedConfirm
+          drive={drive}
+          purpose="back it up"
+          action="Back up"
+          cancel="Cancel"
+          confirmDrive={confirmDrive}
+          onConfirmed={() => setTypedOk(true)}
+          onCancel={onCancel}
+        />
       )}
       <ErrorMessage error={error} />
     </Modal>

@@ -1,10 +1,12 @@
 import { useId, useState } from 'react';
-import type { DriveInfo } from '../../../common/contracts/app-models.js';
+import type { ApiResult } from '../../../common/contracts/api-result.js';
+import type { DriveConfirmation, DriveInfo } from '../../../common/contracts/app-models.js';
 import { formatBytes } from '../../../common/domain/units.js';
 import { isDriveShown, verdictEffect, type DriveVisibility } from '../../../common/domain/verdict.js';
-import { fileName, isCheckable, isCopyable, isSelectable } from '../flow.js';
+import { isCheckable, isCopyable, isSelectable } from '../flow.js';
 import { BUS_LABEL, driveName, verdictBadge } from '../labels.js';
 import { CancelOk, Modal } from './Modal.js';
+import { TypedConfirm } from './TypedConfirm.js';
 
 interface DrivePickerProps {
   drives: DriveInfo[];
@@ -22,11 +24,8 @@ interface DrivePickerProps {
   onErase: (drive: DriveInfo) => void;
   /** Compare the drive with an image it should hold, writing nothing. */
   onCompare: (drive: DriveInfo) => void;
-}
-
-/** The name a person types to confirm a system drive: the last part of its path ("sda", "disk2", "PhysicalDrive1"). */
-export function typedName(device: string): string {
-  return fileName(device);
+  /** Sends a typed name to the core (SluiceApi.confirmDrive). */
+  confirmDrive: (confirmation: DriveConfirmation) => Promise<ApiResult<null>>;
 }
 
 function Badges({ drive }: { drive: DriveInfo }) {
@@ -38,45 +37,6 @@ function Badges({ drive }: { drive: DriveInfo }) {
         </span>
       ))}
     </span>
-  );
-}
-
-interface SystemConfirmProps {
-  device: string;
-  onConfirm: () => void;
-  onCancel: () => void;
-}
-
-function SystemConfirm({ device, onConfirm, onCancel }: SystemConfirmProps) {
-  const [typed, setTyped] = useState('');
-  const inputId = useId();
-  const expected = typedName(device);
-  return (
-    <div className="typed-confirm">
-      <label htmlFor={inputId}>
-        This is an internal disk of this computer. To choose it anyway, type <kbd>{expected}</kbd>:
-      </label>
-      <div className="actions">
-        <input
-          id={inputId}
-          type="text"
-          autoComplete="off"
-          spellCheck={false}
-          value={typed}
-          onChange={(event) => setTyped(event.target.value)}
-          onKeyDown={(event) => {
-            if (event.key === 'Enter' && typed === expected) onConfirm();
-          }}
-          autoFocus
-        />
-        <button type="button" className="button danger" disabled={typed !== expected} onClick={onConfirm}>
-          Choose {expected}
-        </button>
-        <button type="button" className="button quiet" onClick={onCancel}>
-          Keep it unselected
-        </button>
-      </div>
-    </div>
   );
 }
 
@@ -100,6 +60,7 @@ export function DrivePicker({
   onCheck,
   onErase,
   onCompare,
+  confirmDrive,
 }: DrivePickerProps) {
   const [chosen, setChosen] = useState(selected);
   const [confirmed, setConfirmed] = useState(confirmedSystem);
@@ -258,9 +219,13 @@ export function DrivePicker({
                   Compare…
                 </button>
                 {pendingSystem === drive.device && (
-                  <SystemConfirm
-                    device={drive.device}
-                    onConfirm={() => {
+                  <TypedConfirm
+                    drive={drive}
+                    purpose="choose it"
+                    action="Choose"
+                    cancel="Keep it unselected"
+                    confirmDrive={confirmDrive}
+                    onConfirmed={() => {
                       setConfirmed((list) => [...list, drive.device]);
                       setChosen((list) => [...list, drive.device]);
                       setPendingSystem(null);

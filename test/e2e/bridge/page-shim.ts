@@ -58,6 +58,7 @@ const api: SluiceApi = {
   chooseCatalogueOs: (source, path) => invoke('chooseCatalogueOs', source, path),
   getCache: () => invoke('getCache'),
   clearCache: () => invoke('clearCache'),
+  confirmDrive: (confirmation) => invoke('confirmDrive', confirmation),
   listDrives: () => invoke('listDrives'),
   startFlash: (request) => invoke('startFlash', request),
   chooseBackupFile: (device, compress) => invoke('chooseBackupFile', device, compress),

@@ -9,6 +9,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { ApiResult } from '../../../common/contracts/api-result.js';
 import type { EventPayloads } from '../../../common/contracts/ipc-contract.js';
 import { EXTERNAL_LINKS } from '../../../common/app/links.js';
+import { typedName } from '../../../common/app/typed-name.js';
+import { listDrives } from '../../../user/drives/list-drives.js';
 import type { ImageInfo } from '../../../common/domain/image.js';
 import type { DriveInfo } from '../../../common/contracts/app-models.js';
 import type { AppService } from '../../../electron/core/app-service.js';
@@ -70,6 +72,8 @@ async function harness(
   dir: string,
   settings: Parameters<SettingsStore['update']>[0] = {},
   cgroupDir?: string,
+  /** A loop device of the test's, listed as an internal disk of this computer (it has none Sluice may touch). */
+  internal?: string,
 ): Promise<Harness> {
   const store = await SettingsStore.open(join(dir, 'settings.json'));
   await store.update({ showVirtual: true, ...settings });
@@ -120,6 +124,12 @@ async function harness(
     handOff: h.handOff,
     cacheDir: join(dir, 'cache'),
     stationLog: join(dir, 'station-log.jsonl'),
+    ...(internal === undefined
+      ? {}
+      : {
+          listDrives: async (visibility) =>
+            (await listDrives(visibility)).map((d) => (d.device === internal ? { ...d, system: 'internal' } : d)),
+        }),
   });
   current = h;
   return h;
@@ -168,17 +178,70 @@ describeDevices('the main-process core (what Electron and the browser bridge bot
     expect(await refused('selectImage', [''])).toBe('invalid-request');
     expect(await refused('updateSettings', [{ verify: 'no' }])).toBe('invalid-request');
     expect(await refused('updateSettings', [{ runAsRoot: true }])).toBe('invalid-request');
-    expect(
-      await refused('startFlash', [
-        { image: '/x.img', targets: ['/dev/loop9', '/dev/loop9'], confirmedSystemDrives: [] },
-      ]),
-    ).toBe('invalid-request');
-    expect(await refused('startFlash', [{ image: '/x.img', targets: [], confirmedSystemDrives: [] }])).toBe(
+    expect(await refused('startFlash', [{ image: '/x.img', targets: ['/dev/loop9', '/dev/loop9'] }])).toBe(
       'invalid-request',
     );
+    expect(await refused('startFlash', [{ image: '/x.img', targets: [] }])).toBe('invalid-request');
     expect(await refused('openExternal', ['https://evil.example/'])).toBe('link-not-allowed');
     expect(value(await service.invoke('openExternal', [EXTERNAL_LINKS.fakeCardTest]))).toBeNull();
     expect(current?.opened).toEqual([EXTERNAL_LINKS.fakeCardTest]);
+  });
+
+  it('an internal disk is flashed or backed up only after the core itself saw its name typed, for the medium in it', async () => {
+    const dir = scratchDir();
+    const image = join(dir, 'image.img');
+    writeRandomFile(image, 2 * MiB);
+    const disk = createLoop({ size: 4 * MiB, dir });
+    const h = await harness(dir, {}, undefined, disk.path);
+    const { service } = h;
+    value(await service.handlers.selectImage(image));
+    const listed = (await drives(service)).find((d) => d.device === disk.path);
+    expect(listed?.verdicts.map((v) => v.kind)).toContain('system');
+    const medium = listed?.medium ?? null;
+    const flash = () => service.handlers.startFlash({ image, targets: [disk.path], media: [medium] });
+    const refusedAsInternal = { ok: false, error: { code: 'target-system' } };
+
+    // Nothing typed: refused, and the page cannot claim a confirmation in the start request any more.
+    expect(await flash()).toMatchObject(refusedAsInternal);
+    expect(
+      await service.invoke('startFlash', [{ image, targets: [disk.path], confirmedSystemDrives: [disk.path] }]),
+    ).toMatchObject({ ok: false, error: { code: 'invalid-request' } });
+    // A backup of it, with its file chosen: refused before anything is read.
+    const file = join(dir, 'disk.img');
+    h.saveAs = file;
+    expect(value(await service.handlers.chooseBackupFile(disk.path, null))).toBe(file);
+    const backup = { device: disk.path, file, compress: null, trimToPartitions: false };
+    expect(await service.handlers.startBackup(backup)).toMatchObject({
+      ok: false,
+      error: {
+        code: 'target-system',
+        message: `${disk.path} is an internal disk of this computer: backing it up needs its name typed. Nothing was read.`,
+      },
+    });
+    expect(existsSync(file)).toBe(false);
+    // A wrong name, or the right one for another medium, is not kept.
+    const name = typedName(disk.path);
+    expect(await service.handlers.confirmDrive({ device: disk.path, medium, typed: name.slice(0, -1) })).toMatchObject({
+      ok: false,
+      error: {
+        code: 'target-system',
+        message: `What was typed is not ${name}, the name of ${disk.path}. Nothing was chosen.`,
+      },
+    });
+    const otherMedium = String(Number(medium) - 1);
+    expect(await service.handlers.confirmDrive({ device: disk.path, medium: otherMedium, typed: name })).toMatchObject({
+      ok: false,
+      error: { code: 'target-not-found' },
+    });
+    expect(await flash()).toMatchObject(refusedAsInternal);
+    expect(h.jobs).toEqual([]);
+
+    // Its name typed: the flash starts, writes and verifies.
+    value(await service.handlers.confirmDrive({ device: disk.path, medium, typed: name }));
+    value(await flash());
+    const end = await flashEnded(h);
+    expect(end.results).toEqual([expect.objectContaining({ status: 'ok', target: disk.path, verified: true })]);
+    expect(readBytes(disk.path, 0, 2 * MiB).equals(readFileSync(image))).toBe(true);
   });
 
   it('refuses to start a flash the app itself can see is wrong, before the helper is started', async () => {
@@ -190,8 +253,8 @@ describeDevices('the main-process core (what Electron and the browser bridge bot
     const fits = createLoop({ size: 4 * MiB, dir });
     const h = await harness(dir);
     const { service } = h;
-    const start = async (targets: string[], chosen = image, confirmedSystemDrives: string[] = []) => {
-      const result = await service.handlers.startFlash({ image: chosen, targets, confirmedSystemDrives });
+    const start = async (targets: string[], chosen = image) => {
+      const result = await service.handlers.startFlash({ image: chosen, targets });
       return result.ok ? 'started' : result.error.code;
     };
 
@@ -205,10 +268,18 @@ describeDevices('the main-process core (what Electron and the browser bridge bot
     const system = (await drives(service)).find((d) => d.verdicts.some((v) => v.kind === 'system' && v.running));
     expect(system).toBeDefined();
     expect(await start([system?.device ?? ''])).toBe('target-system');
-    expect(await start([system?.device ?? ''], image, [system?.device ?? ''])).toBe('target-system');
-    expect(
-      await service.handlers.startFlash({ image: image, targets: [tiny.path], confirmedSystemDrives: [] }),
-    ).toMatchObject({
+    // Its name typed changes nothing: the core keeps typed names only for internal disks a person may choose.
+    const typedRunning = {
+      device: system?.device ?? '',
+      medium: system?.medium ?? null,
+      typed: typedName(system?.device ?? ''),
+    };
+    expect(await service.handlers.confirmDrive(typedRunning)).toMatchObject({
+      ok: false,
+      error: { code: 'invalid-request' },
+    });
+    expect(await start([system?.device ?? ''])).toBe('target-system');
+    expect(await service.handlers.startFlash({ image: image, targets: [tiny.path] })).toMatchObject({
       ok: false,
       error: { message: expect.stringMatching(new RegExp(`^${tiny.path} is too small: the image needs`)) as unknown },
     });
@@ -221,7 +292,6 @@ describeDevices('the main-process core (what Electron and the browser bridge bot
         image,
         targets: [fits.path],
         media: [String(Number(seen) - 1)],
-        confirmedSystemDrives: [],
       }),
     ).toMatchObject({
       ok: false,
@@ -287,7 +357,7 @@ describeDevices('the main-process core (what Electron and the browser bridge bot
       'virtual',
     ]);
 
-    value(await h.service.handlers.startFlash({ image: `${raw}.xz`, targets: [loop.path], confirmedSystemDrives: [] }));
+    value(await h.service.handlers.startFlash({ image: `${raw}.xz`, targets: [loop.path] }));
     await expectFlashed(await flashEnded(h), loop.path, raw, 24 * MiB);
   });
 
@@ -301,7 +371,7 @@ describeDevices('the main-process core (what Electron and the browser bridge bot
     const loop = createLoop({ size: 8 * MiB, dir });
     const h = await harness(dir);
     value(await h.service.handlers.selectImage(image));
-    value(await h.service.handlers.startFlash({ image: image, targets: [loop.path], confirmedSystemDrives: [] }));
+    value(await h.service.handlers.startFlash({ image: image, targets: [loop.path] }));
     const end = await flashEnded(h);
     expect(end.results).toMatchObject([
       { status: 'failed', target: loop.path, code: expect.stringMatching(/^source-(corrupt|truncated)$/) as unknown },
@@ -327,7 +397,7 @@ describeDevices('the main-process core (what Electron and the browser bridge bot
         size: null,
         partitionTable: null,
       });
-      value(await h.service.handlers.startFlash({ image: url, targets: [loop.path], confirmedSystemDrives: [] }));
+      value(await h.service.handlers.startFlash({ image: url, targets: [loop.path] }));
       await expectFlashed(await flashEnded(h), loop.path, raw, 24 * MiB);
       // The download is reported apart from the writing, to its last byte, before the end.
       const downloadSize = statSync(`${raw}.xz`).size;
@@ -375,7 +445,6 @@ describeDevices('the main-process core (what Electron and the browser bridge bot
         await h.service.handlers.startFlash({
           image: info.source,
           targets: [loop.path],
-          confirmedSystemDrives: [],
           customise: profile,
         }),
       );
@@ -408,9 +477,7 @@ describeDevices('the main-process core (what Electron and the browser bridge bot
     expect(info).toMatchObject({ origin: 'drive', source: source.path, size: 16 * MiB, sizeExact: true });
     const listed = await drives(h.service);
     expect(listed.find((d) => d.device === source.path)?.verdicts.map((v) => v.kind)).toContain('source');
-    expect(
-      await h.service.handlers.startFlash({ image: source.path, targets: [source.path], confirmedSystemDrives: [] }),
-    ).toMatchObject({
+    expect(await h.service.handlers.startFlash({ image: source.path, targets: [source.path] })).toMatchObject({
       ok: false,
       error: {
         code: 'target-is-source',
@@ -418,9 +485,7 @@ describeDevices('the main-process core (what Electron and the browser bridge bot
       },
     });
 
-    value(
-      await h.service.handlers.startFlash({ image: source.path, targets: [target.path], confirmedSystemDrives: [] }),
-    );
+    value(await h.service.handlers.startFlash({ image: source.path, targets: [target.path] }));
     const end = await flashEnded(h);
     expect(end.results).toMatchObject([{ status: 'ok', target: target.path, bytes: 16 * MiB, verified: true }]);
     execFileSync('cmp', ['-n', String(16 * MiB), source.path, target.path]);
@@ -457,7 +522,7 @@ describeDevices('the main-process core (what Electron and the browser bridge bot
     const { service } = await harness(dir);
     value(await service.handlers.selectImage(image));
     appendFileSync(image, 'more');
-    const result = await service.handlers.startFlash({ image: image, targets: [loop.path], confirmedSystemDrives: [] });
+    const result = await service.handlers.startFlash({ image: image, targets: [loop.path] });
     expect(result).toMatchObject({ ok: false, error: { code: 'image-changed' } });
   });
 
@@ -468,10 +533,11 @@ describeDevices('the main-process core (what Electron and the browser bridge bot
     const loop = createLoop({ size: 32 * MiB, dir });
     const h = await harness(dir);
     value(await h.service.handlers.selectImage(image));
-    value(await h.service.handlers.startFlash({ image: image, targets: [loop.path], confirmedSystemDrives: [] }));
-    expect(
-      await h.service.handlers.startFlash({ image: image, targets: [loop.path], confirmedSystemDrives: [] }),
-    ).toMatchObject({ ok: false, error: { code: 'busy' } });
+    value(await h.service.handlers.startFlash({ image: image, targets: [loop.path] }));
+    expect(await h.service.handlers.startFlash({ image: image, targets: [loop.path] })).toMatchObject({
+      ok: false,
+      error: { code: 'busy' },
+    });
     expect(await h.service.handlers.selectImage(image)).toMatchObject({ ok: false, error: { code: 'busy' } });
 
     const end = await flashEnded(h);
@@ -503,7 +569,7 @@ describeDevices('the main-process core (what Electron and the browser bridge bot
     const loop = createLoop({ size: 8 * MiB, dir });
     const h = await harness(dir, { notifications: false, verify: false, eject: false, capacityCheck: false });
     value(await h.service.handlers.selectImage(image));
-    value(await h.service.handlers.startFlash({ image: image, targets: [loop.path], confirmedSystemDrives: [] }));
+    value(await h.service.handlers.startFlash({ image: image, targets: [loop.path] }));
     const end = await flashEnded(h);
     expect(end).toMatchObject({ verify: false, results: [{ status: 'ok', verified: false }] });
     expect(end.results[0]).not.toHaveProperty('ejected');
@@ -530,7 +596,7 @@ describeDevices('the main-process core (what Electron and the browser bridge bot
       value: { source: image, name: 'image.img', format: 'raw' },
     });
     // Chosen in the core, not only on the page: a flash of it starts.
-    value(await h.service.handlers.startFlash({ image: image, targets: [loop.path], confirmedSystemDrives: [] }));
+    value(await h.service.handlers.startFlash({ image: image, targets: [loop.path] }));
 
     // A second instance started in the image's folder with a relative path, mid-flash.
     h.handOff.openCommandLine(['/usr/bin/sluice', 'other.img'], dir);
@@ -550,7 +616,6 @@ describeDevices('the main-process core (what Electron and the browser bridge bot
       await h.service.handlers.startFlash({
         image: join(dir, 'other.img'),
         targets: [loop.path],
-        confirmedSystemDrives: [],
       }),
     ).toMatchObject({ ok: false, error: { code: 'no-image' } });
 

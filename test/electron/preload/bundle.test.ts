@@ -60,12 +60,12 @@ describe('the preload bundle', () => {
   it('sends each call on its own channel with exactly its arguments', async () => {
     const { api, invoked } = loadPreload();
     await api.selectImage('/home/user/os.img');
-    await api.startFlash({ image: '/home/user/os.img', targets: ['/dev/sdb'], confirmedSystemDrives: [] });
+    await api.startFlash({ image: '/home/user/os.img', targets: ['/dev/sdb'] });
     await api.cancelJob();
     await api.pageReady();
     expect(invoked).toEqual([
       [INVOKE_CHANNELS.selectImage, '/home/user/os.img'],
-      [INVOKE_CHANNELS.startFlash, { image: '/home/user/os.img', targets: ['/dev/sdb'], confirmedSystemDrives: [] }],
+      [INVOKE_CHANNELS.startFlash, { image: '/home/user/os.img', targets: ['/dev/sdb'] }],
       [INVOKE_CHANNELS.cancelJob],
       [INVOKE_CHANNELS.pageReady],
     ]);
