@@ -11,9 +11,8 @@
  * Why a broker rather than dropping root in-process after starting the helper: the station starts
  * its helpers later, one per card, and a flash of a download starts its helper only once the
  * image is probed, so root would have to stay until then. The price is one more Node start before
- * the command runs: `sluice --help` as root took 190 ms at best and 290 ms in the median alone,
- * 323 and 575 ms through the broker (20 runs each, alternating, on 2 cores under a load of 14);
- * the user's passwd entry (getent) takes 2 ms of it.
+ * the command runs (about 0.1-0.3 s, docs/security.md); the user's passwd entry (getent) is a
+ * small part of it.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { lstatSync } from 'node:fs';

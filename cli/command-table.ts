@@ -348,12 +348,15 @@ export const COMMANDS: readonly Command[] = [
     forms: [
       [
         'backup DRIVE FILE [options]',
-        'copy a drive into an image file, then verify: the used blocks of its ext2/3/4 and FAT filesystems and everything else whole; free space is a hole in the file, listed in FILE.bmap',
+        'copy a drive into an image file, then verify: the used blocks of its ext2/3/4 and FAT filesystems and everything else whole. Free space is not read: FILE.bmap lists the used blocks (a flash writes only those), with or without --compress',
       ],
     ],
     help: [
       ['--all-blocks', 'read every byte of the drive, free space too'],
-      ['--compress zstd|xz|gz', "compress the image with the system's zstd, xz or gzip"],
+      [
+        '--compress zstd|xz|gz',
+        "compress the image with the system's zstd, xz or gzip; free space is then zeros in the stream, which cost almost nothing (uncompressed, it is a hole in the sparse FILE)",
+      ],
       [
         '--trim-to-partitions',
         "stop after the end of the last partition (a GPT's backup header at the drive's end is left out)",

@@ -102,9 +102,8 @@ export async function flashCommand(args: FlashArgs): Promise<number> {
   const ahead = decodesOnce ? Promise.resolve(null) : startFlashAhead(request, targets, warm, helperOptions);
   try {
     const early = await ahead;
-    // The helper is spawned before the probe and the drive listing start: it has the most to load
-    // (about 80 ms from its start to its ready, on two cores shared with them), and the job waited
-    // for it. Spawned after them, a raw flash's first write came 217-303 ms after the command; first, 206-235.
+    // The helper is spawned before the probe and the drive listing start: it has the most to load,
+    // and the job waits for it, so its start overlaps theirs instead of following them.
     // From here the feed may also close the file, or stop the decoder, the helper was started with: it has its own copy.
     await early?.spawned;
     return await flashNamed(args, targets, fileTargets, { warm, early, helperOptions });

@@ -11,11 +11,10 @@ import type { ProbedImage } from './image-probe.js';
  * the page's business (isDriveShown, with its "show all drives" toggle and the showVirtual
  * setting), so both act at once and a chosen internal disk stays listed while the toggle is off.
  *
- * Polled once a second, the slowest the scanner allows: a card inserted shows within 2 s (the
- * issue; the scanner tests saw 91-845 ms). Measured here, 100 listings each, CPU with lsblk, 2-core
- * VM shared with other jobs: 21 ms per listing of cards and disks, 28-33 ms with the loop devices
- * (a second lsblk), so about 3% of one core. The interim watcher polled every 2 s for 1.3-1.7%, but
- * a card plugged in just after a listing then showed only after 2 s plus the listing's own 25-50 ms.
+ * Polled once a second, the slowest the scanner allows: a card inserted shows within 2 s. A
+ * listing (lsblk, and a second one for loop devices) costs a few hundredths of a second of CPU, so
+ * this is about 3% of one core; polling every 2 s would halve that, but a card plugged in just after
+ * a listing would then show only after 2 s plus the listing's own time.
  */
 export class DriveListing {
   private readonly scanner: DriveScanner;

@@ -23,7 +23,7 @@ import { invokingUser } from '../images/processes/image-child.js';
 import { readSidecar } from '../images/files/sidecar-file.js';
 import { closeFd, openFd, syncData } from '../../node/io.js';
 
-/** The size limit when none is set: the 20 GB (decimal, as the settings page shows it). */
+/** The size limit when none is set: 20 GB, room for a few OS images (decimal, as the settings page shows it). */
 export const DEFAULT_LIMIT_BYTES = 20_000_000_000;
 
 /**

@@ -1,13 +1,13 @@
 /**
  * What customising an image writes onto each card, decided before anything is written.
  *
- * Design: Root never parses an image's filesystems, and of the issue's two designs that keep that
- * rule this is the second, raw block writes, in the form that needs no reads from the card: the
- * unprivileged side (this module, in the probe process) reads the boot partition from the image
- * itself, plans the new files into its FAT, and hands the helper only byte ranges, one list per
- * card. The helper writes them after the image is written and verified, syncs, reads them back with
- * direct I/O and compares (writer/overlay.ts): a customised card that reports success holds its
- * customisation. Why this and not a patch of the decoded stream:
+ * Design: Root never parses an image's filesystems, and this design keeps that rule with raw block
+ * writes, in the form that needs no reads from the card: the unprivileged side (this module, in
+ * the probe process) reads the boot partition from the image itself, plans the new files into its
+ * FAT, and hands the helper only byte ranges, one list per card. The helper writes them after the
+ * image is written and verified, syncs, reads them back with direct I/O and compares
+ * (writer/overlay.ts): a customised card that reports success holds its customisation. Why this
+ * and not a patch of the decoded stream:
  * - Each card gets its own files: pi-{n} names the cards of one multi-card flash pi-1, pi-2, ...,
  *   which one stream written to all of them cannot do.
  * - The image stream stays as it is: a raw image is still read by the helper directly, a system

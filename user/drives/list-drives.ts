@@ -49,10 +49,9 @@ const LINUX_LOOP = /^\/dev\/loop\d+$/;
 /**
  * The drives to judge `devices` by (virtual and system drives included). When every one is a Linux
  * loop device, the loops alone: drivelist never lists a loop, so its `lsblk --output-all` of every
- * disk adds nothing to their judgement, and it costs the most when a command is busiest. It was
- * the slowest step of `sluice probe` on a loop (about 40 ms of its 190 ms, with 20 loops
- * attached), and in a raw flash it ran beside the probe and the helper starting on two cores: the
- * first write came 164-187 ms after the command without it, 206-235 ms with it (5 runs each).
+ * disk adds nothing to their judgement, and it costs the most when a command is busiest: it
+ * would be the slowest step of a card check on a loop, and in a flash it would compete with the
+ * probe and the helper for the CPU while they start.
  * One verdict can differ, toward refusing: an image on another disk's filesystem mounted inside a
  * loop target's mount is then taken to be stored on that loop, which is refused.
  */

@@ -141,8 +141,8 @@ async function fromLocalFile(
  * Decodes the source into `outFd` (what the helper reads, see decoder-launch.ts DecoderOutput),
  * the fastest way this system offers. Each decoder's module is loaded when its format comes: the
  * decoder process starts before the first image byte can flow, and loading all of them (udif for
- * dmg, the WebAssembly xz, zlib's, the download's http and tls) took about 50 ms of its start
- * (importing this module: 100 ms before, 48 ms after; a bare Node start 26 ms).
+ * dmg, the WebAssembly xz, zlib's, the download's http and tls) up front would double the time
+ * it takes to import this module.
  */
 export async function decodeImage(plan: DecodePlan, outFd: number, events: DecodeEvents): Promise<Decoded> {
   const skipping = plan.freeSpace

@@ -20,7 +20,7 @@ import { jobError, JobError } from '../../../common/domain/failure.js';
 import { MiB } from '../../../common/domain/units.js';
 import { ConnectionLostError, HttpStatusError, openHttp, type HttpBody } from './http-source.js';
 
-/** Tries in a row that got no byte further before the download fails: the issue asks for at least 5. */
+/** Tries in a row that got no byte further before the download fails: enough to ride out a flaky Wi-Fi link or a server restart. */
 export const MAX_RETRIES = 5;
 
 /**
