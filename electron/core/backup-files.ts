@@ -97,7 +97,7 @@ export class BackupFiles {
         );
       }
       // Reading a whole internal disk needs its name typed, as `sluice backup` asks at the terminal.
-      if (drive.value.system === 'internal' && !this.confirmations.has(drive.value))
+      if (drive.value.system === 'internal' && !this.confirmations.take(drive.value))
         return refuse(
           'target-system',
           `${request.device} is an internal disk of this computer: backing it up needs its name typed. Nothing was read.`,

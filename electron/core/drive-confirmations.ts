@@ -2,7 +2,9 @@
  * The typed confirmations of internal disks, kept by the core itself. The page sends what the
  * person typed for a drive; the core compares it with the name of the drive it listed and keeps
  * the drive, with the medium in it, as confirmed. A start (a flash, a backup) that would write or
- * read an internal disk the core saw no confirmation for is refused, whatever the page says.
+ * read an internal disk the core saw no confirmation for is refused, whatever the page says, and a
+ * start uses its confirmation up: one typed name allows one job, so a name typed to back a disk
+ * up does not allow flashing it later in the session.
  */
 import { ok, refuse, type ApiResult } from '../../common/contracts/api-result.js';
 import type { DriveConfirmation } from '../../common/contracts/app-models.js';
@@ -37,8 +39,10 @@ export class DriveConfirmations {
     return ok(null);
   }
 
-  /** Whether the person typed the name of `drive`, an internal disk, with the medium it holds now. */
-  has(drive: Pick<Drive, 'device' | 'medium'>): boolean {
-    return this.confirmed.has(drive.device) && this.confirmed.get(drive.device) === drive.medium;
+  /** Whether the person typed the name of `drive`, an internal disk, with the medium it holds now; the confirmation is used up. */
+  take(drive: Pick<Drive, 'device' | 'medium'>): boolean {
+    const confirmed = this.confirmed.has(drive.device) && this.confirmed.get(drive.device) === drive.medium;
+    this.confirmed.delete(drive.device);
+    return confirmed;
   }
 }

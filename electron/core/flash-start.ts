@@ -100,7 +100,7 @@ function refuseTargets(
     if (drive === undefined) return notListed(device);
     const chosen = request.media?.[i];
     if (chosen !== undefined && chosen !== drive.medium) return anotherCard(device);
-    const refusal = targetRefusal(drive, confirmations.has(drive));
+    const refusal = targetRefusal(drive, confirmations.take(drive));
     if (refusal !== null) return refused(refusal);
   }
   return null;

@@ -242,6 +242,8 @@ describeDevices('the main-process core (what Electron and the browser bridge bot
     const end = await flashEnded(h);
     expect(end.results).toEqual([expect.objectContaining({ status: 'ok', target: disk.path, verified: true })]);
     expect(readBytes(disk.path, 0, 2 * MiB).equals(readFileSync(image))).toBe(true);
+    // That typed name allowed one job: another start needs it typed again.
+    expect(await flash()).toMatchObject(refusedAsInternal);
   });
 
   it('refuses to start a flash the app itself can see is wrong, before the helper is started', async () => {

@@ -497,7 +497,7 @@ describeDevices('through pkexec, with a private polkitd', () => {
       const shown = await promptShown(child);
       expect(shown).toMatch(
         new RegExp(
-          `Authentication is required to read a whole drive, to back it up or compare it \\(nothing is written to it\\): ${launcher} --read-only --channel /tmp/sluice-helper-\\S+ --parent-pid \\d+ --source ${drive.path} --\\r?\\n`,
+          `Authentication is required to read a whole drive, to back it up or compare it \\(its file systems are unmounted; no data is written to it\\): ${launcher} --read-only --channel /tmp/sluice-helper-\\S+ --parent-pid \\d+ --source ${drive.path} --\\r?\\n`,
         ),
       );
       expect(shown).not.toContain('write a disk image');

@@ -418,7 +418,7 @@ describe('what packaging ships', () => {
         id: 'org.sluice.read-drive',
         path: '/opt/Sluice/resources/sluice-helper',
         argv1: '--read-only',
-        message: expect.stringMatching(/read a whole drive.*nothing is written to it\): \$\(command_line\)$/),
+        message: expect.stringMatching(/read a whole drive.*no data is written to it\): \$\(command_line\)$/),
       },
     ]);
   });
