@@ -308,14 +308,17 @@ function capacityCheckLine(dir: string): string {
   }
 }
 
+/** Process start: bare Node, `sluice --help`, and a baseline build's (BENCH_BASELINE_CLI) in turns with it. */
 async function startupSection(): Promise<string> {
   const node = await medianOf(5, () => measure(`${NODE} -e 0`));
-  const cli = await medianOf(5, () => measure(`${NODE} ${CLI} --help > /dev/null`));
-  return [
-    '### Process start',
-    '',
-    `\`node -e 0\`: ${(node.wallSeconds * 1000).toFixed(0)} ms, ${mb(node.peakRssBytes)} MB RSS; \`sluice --help\`: ${(cli.wallSeconds * 1000).toFixed(0)} ms, ${mb(cli.peakRssBytes)} MB RSS.`,
-  ].join('\n');
+  const help = (cli: string) => () => measure(`${NODE} ${cli} --help > /dev/null`);
+  const [cli, base] = (await mediansInTurns(5, [
+    help(CLI),
+    ...(BASELINE_CLI === undefined ? [] : [help(BASELINE_CLI)]),
+  ])) as [Measurement, Measurement | undefined];
+  const ms = (m: Measurement) => `${(m.wallSeconds * 1000).toFixed(0)} ms, ${mb(m.peakRssBytes)} MB RSS`;
+  const baseline = base === undefined ? '' : ` Baseline (${BASELINE_CLI}) \`sluice --help\`: ${ms(base)}.`;
+  return ['### Process start', '', `\`node -e 0\`: ${ms(node)}; \`sluice --help\`: ${ms(cli)}.${baseline}`].join('\n');
 }
 
 /** The machine in a few words: CPU model, cores, kernel. */
