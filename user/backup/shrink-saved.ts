@@ -52,6 +52,14 @@ export async function shrinkSaved(file: string, result: OkResult): Promise<Targe
     };
   }
   await rm(setAside, { force: true });
+  if (shrunk.fault !== null)
+    return {
+      status: 'failed',
+      target: result.target,
+      bytes: shrunk.after,
+      code: 'verify-mismatch',
+      message: `${file} was read and verified, then shrunk, but reading the shrunk file back failed: ${shrunk.fault}. Back the drive up again without --shrink.`,
+    };
   const figures = result.backup ?? { driveBytes: shrunk.before, readBytes: shrunk.before, fileBytes: 0 };
   return {
     ...result,

@@ -28,10 +28,12 @@ export async function shrinkRefusal(compressed: boolean): Promise<string | null>
   return null;
 }
 
-/** What shrinking did: the file's length before and after. */
+/** What shrinking did: the file's length before and after, and what reading the result back found. */
 export interface Shrunk {
   before: number;
   after: number;
+  /** Null: the shrunk file read back as it should be (shrinkCheck); else what is wrong with it. */
+  fault: string | null;
 }
 
 /** Free room left in the shrunk filesystem: 5% of its minimum size, and at least this. */
@@ -121,7 +123,58 @@ export async function shrinkBackup(file: string, length: number): Promise<Shrunk
     await putBack(file, part, offset, last.size * sector);
     const after = offset + bytes + (table.label === 'gpt' ? GPT_TAIL : 0);
     await rewriteTable(file, last, bytes / sector, after);
-    return { before: length, after };
+    const expected = partitions.map((p) => (p === last ? { ...p, size: bytes / sector } : p));
+    return { before: length, after, fault: await shrinkCheck(file, { partitions: expected, blocks }) };
+  } finally {
+    await rm(part, { force: true });
+  }
+}
+
+/**
+ * The shrunk file read back from the disk (synced, its cached pages dropped): the partition table
+ * sfdisk reads must be the one intended, and the last partition's filesystem, copied out of the
+ * file, must have the size it was given and pass `e2fsck -f -n`. Null when it does; else what is
+ * wrong, in a sentence.
+ */
+export async function shrinkCheck(
+  file: string,
+  expected: { partitions: readonly SfdiskPartition[]; blocks: number },
+): Promise<string | null> {
+  await runTool('sync', [file]);
+  await runTool('dd', [`if=${file}`, 'iflag=nocache', 'count=0', 'status=none']);
+  const table = await partitionTable(file).catch(() => null);
+  const layout = (partitions: readonly SfdiskPartition[]) =>
+    partitions.map((p) => `${p.start}+${p.size}:${p.type.toLowerCase()}`).join(' ');
+  if (table === null || layout(table.partitions ?? []) !== layout(expected.partitions))
+    return `its partition table reads back as ${table === null ? 'none' : layout(table.partitions ?? [])}, not ${layout(expected.partitions)}`;
+  const last = expected.partitions.reduce((a, b) => (b.start + b.size > a.start + a.size ? b : a));
+  const sector = table.sectorsize ?? 512;
+  const part = `${file}.checking`;
+  try {
+    await runTool(
+      'dd',
+      [
+        `if=${file}`,
+        `of=${part}`,
+        'bs=1M',
+        'iflag=skip_bytes,count_bytes,nocache',
+        `skip=${last.start * sector}`,
+        `count=${last.size * sector}`,
+        'conv=sparse',
+        'status=none',
+      ],
+      TOOL_TIMEOUT_MS,
+    );
+    const header = await runTool('dumpe2fs', ['-h', part]).catch(() => null);
+    if (header === null) return 'no ext2/3/4 filesystem reads back in its last partition';
+    const blocks = Number(/^Block count:\s+(\d+)$/m.exec(header)?.[1]);
+    if (blocks !== expected.blocks)
+      return `its last filesystem reads back with ${blocks} blocks, not ${expected.blocks}`;
+    const fsck = await runTool('e2fsck', ['-f', '-n', part], TOOL_TIMEOUT_MS).then(
+      () => null,
+      (error: unknown) => String(error).slice(0, 300),
+    );
+    return fsck === null ? null : `e2fsck finds errors in its last filesystem (${fsck})`;
   } finally {
     await rm(part, { force: true });
   }
