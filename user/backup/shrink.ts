@@ -99,20 +99,7 @@ export async function shrinkBackup(file: string, length: number): Promise<Shrunk
   const offset = last.start * sector;
   const part = `${file}.shrinking`;
   try {
-    await runTool(
-      'dd',
-      [
-        `if=${file}`,
-        `of=${part}`,
-        'bs=1M',
-        'iflag=skip_bytes,count_bytes',
-        `skip=${offset}`,
-        `count=${last.size * sector}`,
-        'conv=sparse',
-        'status=none',
-      ],
-      TOOL_TIMEOUT_MS,
-    );
+    await copyOut(file, offset, last.size * sector, part);
     const fs = await extFacts(part, file);
     const margin = Math.max(Math.ceil(fs.minimum * 0.05), Math.ceil(MIN_MARGIN / fs.blockSize));
     const bytes = Math.ceil(((fs.minimum + margin) * fs.blockSize) / ALIGN) * ALIGN;
@@ -151,20 +138,7 @@ export async function shrinkCheck(
   const sector = table.sectorsize ?? 512;
   const part = `${file}.checking`;
   try {
-    await runTool(
-      'dd',
-      [
-        `if=${file}`,
-        `of=${part}`,
-        'bs=1M',
-        'iflag=skip_bytes,count_bytes,nocache',
-        `skip=${last.start * sector}`,
-        `count=${last.size * sector}`,
-        'conv=sparse',
-        'status=none',
-      ],
-      TOOL_TIMEOUT_MS,
-    );
+    await copyOut(file, last.start * sector, last.size * sector, part);
     const header = await runTool('dumpe2fs', ['-h', part]).catch(() => null);
     if (header === null) return 'no ext2/3/4 filesystem reads back in its last partition';
     const blocks = Number(/^Block count:\s+(\d+)$/m.exec(header)?.[1]);
@@ -178,6 +152,24 @@ export async function shrinkCheck(
   } finally {
     await rm(part, { force: true });
   }
+}
+
+/** `size` bytes of `file` at `offset` copied into the file `part` (holes stay holes), leaving no cached pages of `file`. */
+function copyOut(file: string, offset: number, size: number, part: string): Promise<string> {
+  return runTool(
+    'dd',
+    [
+      `if=${file}`,
+      `of=${part}`,
+      'bs=1M',
+      'iflag=skip_bytes,count_bytes,nocache',
+      `skip=${offset}`,
+      `count=${size}`,
+      'conv=sparse',
+      'status=none',
+    ],
+    TOOL_TIMEOUT_MS,
+  );
 }
 
 /** The shrunk partition over its old place: the old bytes first punched out, so no stale block stays under a hole. */
