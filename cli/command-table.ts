@@ -116,6 +116,7 @@ const FLASH_HELP: readonly HelpEntry[] = [
   ],
   ['--timezone Area/City, --keymap LAYOUT', ''],
   ['--customise PROFILE.json', 'a saved profile; the flags above override it'],
+  ['--grow-root', "grow the root partition and filesystem to the card's end on the first boot"],
   [
     '--first-run-script FILE, --cloudinit-userdata FILE, --cloudinit-networkconfig FILE',
     "your own files in place of Sluice's (as rpi-imager --cli)",

@@ -22,6 +22,7 @@ export const CUSTOMISE_OPTIONS = {
   'first-run-script': { type: 'string' },
   'cloudinit-userdata': { type: 'string' },
   'cloudinit-networkconfig': { type: 'string' },
+  'grow-root': { type: 'boolean', default: false },
 } as const;
 
 /** The customisation flags as parseArgs returns them. */
@@ -41,6 +42,7 @@ export interface CustomiseFlags {
   'first-run-script'?: string | undefined;
   'cloudinit-userdata'?: string | undefined;
   'cloudinit-networkconfig'?: string | undefined;
+  'grow-root'?: boolean | undefined;
 }
 
 /** Whether any customisation flag was given. */

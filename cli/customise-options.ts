@@ -80,6 +80,7 @@ export async function profileFromFlags(flags: CustomiseFlags): Promise<Profile> 
     patch['cloudInitUserData'] = await readText(flags['cloudinit-userdata'], 'cloud-init user-data');
   if (flags['cloudinit-networkconfig'] !== undefined)
     patch['cloudInitNetworkConfig'] = await readText(flags['cloudinit-networkconfig'], 'cloud-init network-config');
+  if (flags['grow-root'] === true) patch['growRoot'] = true;
   const parsed = v.safeParse(ProfileSchema, { ...base, ...patch });
   if (!parsed.success)
     throw jobError('invalid-request', parsed.issues.map((i) => `${flagOf(v.getDotPath(i))}: ${i.message}`).join('; '));

@@ -169,6 +169,12 @@ const entries = {
   ),
   timezone: v.optional(v.nullable(Timezone), null),
   keymap: v.optional(v.nullable(Keymap), null),
+  /**
+   * Grow the last partition and its ext4 filesystem to the card's end on the first boot (a shrunk
+   * backup restored onto a larger card): cloud-init's growpart and resize_rootfs, or a step of
+   * firstrun.sh. Null leaves the image's size as it is.
+   */
+  growRoot: v.optional(v.nullable(v.literal(true)), null),
   /** The whole firstrun.sh, in place of the one Sluice writes (rpi-imager --first-run-script). */
   firstRunScript: v.optional(v.nullable(OwnFile), null),
   /** The whole user-data, in place of Sluice's (rpi-imager --cloudinit-userdata). */

@@ -30,6 +30,8 @@ export interface CustomiseForm {
   firstRunScript: string;
   userData: string;
   networkConfig: string;
+  /** Grow the root filesystem to the card's end on the first boot. */
+  growRoot: boolean;
   nextCard: number;
 }
 
@@ -54,6 +56,7 @@ export function formOf(profile: Profile | null): CustomiseForm {
     firstRunScript: profile?.firstRunScript ?? '',
     userData: profile?.cloudInitUserData ?? '',
     networkConfig: profile?.cloudInitNetworkConfig ?? '',
+    growRoot: profile?.growRoot === true,
     nextCard: profile?.nextCard ?? 1,
   };
 }
@@ -102,6 +105,7 @@ export function draftOf(form: CustomiseForm): { draft: CustomisationDraft } | { 
     firstRunScript: fileOrNull(form.firstRunScript),
     cloudInitUserData: fileOrNull(form.userData),
     cloudInitNetworkConfig: fileOrNull(form.networkConfig),
+    growRoot: form.growRoot ? true : null,
     nextCard: form.nextCard,
   };
   return {

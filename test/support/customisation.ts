@@ -117,6 +117,8 @@ export function fullCustomisation(keys: string[], overrides: Partial<Customisati
     firstRunScript: null,
     cloudInitUserData: null,
     cloudInitNetworkConfig: null,
+    // Not by default: a boot test's card is the image's size, with nothing to grow.
+    growRoot: null,
     ...overrides,
   };
 }

@@ -17,7 +17,7 @@ function yaml(document: unknown): string {
   return stringify(document, { lineWidth: 0, minContentWidth: 0 });
 }
 
-/** The #cloud-config user-data for `c`: host name, user, SSH, time zone and keyboard. */
+/** The #cloud-config user-data for `c`: host name, user, SSH, time zone, keyboard, and growing the root. */
 export function userData(c: Customisation): string {
   if (c.cloudInitUserData !== null) return c.cloudInitUserData;
   const config: Record<string, unknown> = {};
@@ -40,6 +40,7 @@ export function userData(c: Customisation): string {
     // No user named: the keys go to the image's default user.
     config['ssh_authorized_keys'] = keys;
   }
+  if (c.growRoot === true) Object.assign(config, { growpart: { mode: 'auto', devices: ['/'] }, resize_rootfs: true });
   if (c.ssh !== null) {
     // Raspberry Pi OS's cloud-init module turns the SSH server on with this; other images run it already.
     config['enable_ssh'] = true;

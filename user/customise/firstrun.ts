@@ -193,6 +193,32 @@ function keymapStep(keymap: string): Step {
   ]);
 }
 
+/**
+ * The root partition grown to the card's end and its filesystem after it, online: growpart where
+ * the image has it (cloud-guest-utils), else sfdisk (a GPT's backup header first moved to the
+ * card's end, where a shrunk image left it short) and partx to tell the kernel. resize2fs grows a
+ * mounted ext4.
+ */
+function growRootStep(): Step {
+  return {
+    name: 'grow-root',
+    body: [
+      '   ROOT_PART=$(findmnt -n -o SOURCE /)',
+      '   ROOT_DISK=/dev/$(lsblk -n -o PKNAME "$ROOT_PART")',
+      '   PART_NUM=$(cat "/sys/class/block/${ROOT_PART##*/}/partition")',
+      '   if command -v growpart >/dev/null; then',
+      // growpart exits 1 when there is nothing to grow: a card the size of the image.
+      '      growpart "$ROOT_DISK" "$PART_NUM" || [ "$?" -eq 1 ]',
+      '   else',
+      '      if sfdisk --dump "$ROOT_DISK" | grep -q "^label: gpt"; then sfdisk --no-reread --no-tell-kernel --relocate gpt-bak-std "$ROOT_DISK"; fi',
+      '      echo ", +" | sfdisk --no-reread --no-tell-kernel -N "$PART_NUM" "$ROOT_DISK"',
+      '      partx --update --nr "$PART_NUM" "$ROOT_DISK"',
+      '   fi',
+      '   resize2fs "$ROOT_PART"',
+    ],
+  };
+}
+
 /** The steps for `c`, in the order they run: the user before the keys that go into its home. */
 function stepsFor(c: Customisation): Step[] {
   const steps: Step[] = [];
@@ -202,6 +228,7 @@ function stepsFor(c: Customisation): Step[] {
   if (c.wifi !== null) steps.push(wifiStep(c.wifi));
   if (c.timezone !== null) steps.push(timezoneStep(c.timezone));
   if (c.keymap !== null) steps.push(keymapStep(c.keymap));
+  if (c.growRoot === true) steps.push(growRootStep());
   return steps;
 }
 

@@ -86,6 +86,13 @@ function filesFor(
 
 /** Settings that only one method can take, refused for the others. */
 function refuseForeignFiles(method: CustomisationMethod, c: Customisation): void {
+  if (c.growRoot === true && (method === 'rpi-preseed' || c.firstRunScript !== null || c.cloudInitUserData !== null))
+    throw jobError(
+      'cannot-customise',
+      method === 'rpi-preseed'
+        ? 'Growing the root filesystem on the first boot (--grow-root) is written as a cloud-init or firstrun.sh step; this image takes rpi-preseed, which has none. Grow it on the card (growpart, resize2fs). Nothing was written.'
+        : 'Growing the root filesystem on the first boot (--grow-root) is a step of the first-boot file Sluice writes, not of one you give: add it to yours instead. Nothing was written.',
+    );
   if (c.firstRunScript !== null && method !== 'systemd-firstrun')
     throw jobError(
       'cannot-customise',

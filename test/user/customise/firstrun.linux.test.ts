@@ -60,6 +60,7 @@ describe('firstrun.sh', () => {
       'a user without a password',
       fullCustomisation(keys, { user: { name: 'bob', passwordHash: null }, hostname: null }),
     ],
+    ['growing the root', fullCustomisation(keys, { growRoot: true })],
   ];
 
   it.each(variants)('%s: bash -n and shellcheck find nothing', (_name, c) => {
