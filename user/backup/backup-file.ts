@@ -232,6 +232,17 @@ async function cancelled(
   return { status: 'cancelled', target, bytes };
 }
 
+function longFile(job: BackupJob, holds: number, length: number): VerifyOutcome {
+  return {
+    status: 'failed',
+    failure: {
+      code: 'verify-mismatch',
+      message: `${job.target} holds ${holds} bytes, more than the ${length} bytes read from ${job.drive}: something else wrote to it.`,
+      offset: length,
+    },
+  };
+}
+
 function shortFile(job: BackupJob, holds: number, length: number): VerifyOutcome {
   return {
     status: 'failed',
@@ -272,9 +283,11 @@ async function verifyBackup(
 ): Promise<VerifyOutcome> {
   const { target } = job;
   if (job.compress === null) {
-    // Holes past a file's end would pass for free space: the file must still be as long as the image.
+    // Holes past a file's end would pass for free space, and bytes past the image's would be flashed
+    // unchecked: the file must be exactly as long as the image.
     const now = await file.length();
     if (now < length) return shortFile(job, now, length);
+    if (now > length) return longFile(job, now, length);
     await grains.findHoles((from, to) => file.dataRanges(from, to));
   }
   const decoded: Decompressor | null =

@@ -63,12 +63,16 @@ export class BackupGrains {
 
   /** Checks the grains of `bytes` (read back at `at`, grain-aligned): used ones by hash, free ones as zeros, holes not. */
   check(bytes: Buffer, at: number, hashes: GrainHashes, differences: Differences): void {
+    // A grain's kind is known only on grain boundaries: anything else would pass unchecked.
+    if (at % this.grain !== 0) throw new Error(`a backup's read-back at ${at} is not on a ${this.grain}-byte grain`);
     for (let start = 0; start < bytes.length; start += this.grain) {
       const index = (at + start) / this.grain;
       const view = bytes.subarray(start, Math.min(start + this.grain, bytes.length));
       const kind = this.kinds[index];
       if (kind === USED) hashes.compare(view, at + start, (offset) => differences.note(offset));
       else if (kind === FREE && !view.equals(this.zeros.subarray(0, view.length))) differences.note(at + start);
+      // Past the image's grains: bytes the backup never wrote.
+      else if (kind === undefined) differences.note(at + start);
     }
   }
 

@@ -67,3 +67,11 @@ it('reads every grain back where the filesystem cannot say where its holes are',
   await grains.findHoles(async () => null);
   expect(grains.readRuns(0, LENGTH)).toEqual([[0, LENGTH]]);
 });
+
+it('never passes bytes it has no grain for, nor a read-back off the grain boundaries', () => {
+  const { grains, hashes } = image();
+  const past = new Differences();
+  grains.check(Buffer.alloc(GRAIN), 17 * GRAIN, hashes, past);
+  expect(past.noted).toEqual([17 * GRAIN]);
+  expect(() => grains.check(Buffer.alloc(GRAIN), GRAIN + 512, hashes, new Differences())).toThrow(/grain/);
+});
