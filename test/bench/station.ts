@@ -23,15 +23,14 @@ const CARD_BYTES = IMAGE_BYTES + 16 * MiB;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** The processes that decode: the decoder and the system tools it runs. */
-const DECODING = Object.fromEntries(Object.entries(WATCH).filter(([label]) => label === 'decoder' || label === 'tool'));
-
 export interface StationRun {
   /** From the first card's insertion to the last card's log line. */
   seconds: number;
   cpuSeconds: number;
   /** CPU seconds of the decoding: the decoder processes and the system tools they run (a lower bound, see Measurement.cpuByLabel). */
   decodingCpuSeconds: number;
+  /** CPU seconds by process label (formats.ts WATCH: cli, helper, decoder, tool), a lower bound like decodingCpuSeconds. */
+  cpuByLabel: Map<string, number>;
   /** The whole run under /usr/bin/time: from start (arming) to exit. */
   wallSeconds: number;
   entries: StationLogEntry[];
@@ -66,7 +65,7 @@ export async function stationRun(
   const child = spawn('sh', ['-c', script, 'sh', process.execPath, CLI, ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  const watch = watchProcesses(child.pid ?? -1, DECODING);
+  const watch = watchProcesses(child.pid ?? -1, WATCH);
   let stdout = '';
   let stderr = '';
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
@@ -106,6 +105,7 @@ export async function stationRun(
     seconds: (last - first) / 1000,
     cpuSeconds: Number(time[2]) + Number(time[3]),
     decodingCpuSeconds: (cpuByLabel.get('decoder') ?? 0) + (cpuByLabel.get('tool') ?? 0),
+    cpuByLabel,
     wallSeconds: Number(time[1]),
     entries,
   };
