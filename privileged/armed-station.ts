@@ -1,18 +1,24 @@
 /**
- * An armed flashing station's root side: started once for a whole batch (one password), it starts
- * one card's helper for each card the unprivileged station asks for, and only for a card that
- * passes the station's rules as root itself sees them (card-admission.ts): a medium that arrived
- * after arming, a card, within the size range, in the named slots. It runs no job itself, opens no
- * drive and no image, never parses anything but its framed messages, and never listens: its
- * channel is the one the unprivileged side made (open-endpoints.ts). It exits when that side stops
- * the station (closes the channel) or goes away, after stopping the helpers still running.
+ * An armed flashing station's root side: started once for a whole batch (one password), it runs
+ * one card's job for each card the unprivileged station asks for, and only for a card that passes
+ * the station's rules as root itself sees them (card-admission.ts): a medium that arrived after
+ * arming, a card, within the size range, in the named slots. Each job is a helper's job
+ * (helper-job.ts) over the card's own channel, held to the medium root admitted; the station opens
+ * no drive and no image itself, never parses anything but framed messages, and never listens: each
+ * channel is one the unprivileged side made (open-endpoints.ts). It exits when that side stops the
+ * station (closes the channel) or goes away, after stopping the jobs still running.
  *
- * Why a helper process per card rather than every card's job in this one: a card whose helper
- * dies, or whose drive hangs a system call, ends only its own job, exactly as when each card was
- * authorized on its own; what a batch saves is the password and the elevation tool per card.
+ * Why every card's job in this one process rather than a helper process per card: a card's own
+ * process cost about 0.27 s of CPU (Node's start and module load, then the job's lazily loaded
+ * writer), where one more card in a running process costs about 0.05 s, and 15 MB of private
+ * memory per card; at 16 cards that was most of a core's second per second of insertions. A
+ * card's drive that hangs a system call holds only its own threads of the pool, which is sized
+ * for every card at once (main.ts), so the other cards go on.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { checkChannelDir } from './fifo-endpoints.js';
+import { closeFd } from '../node/io.js';
+import { EXIT, serveJob, type ServedJob } from './helper-job.js';
+import { openHelperEndpoints } from './open-endpoints.js';
 import { admitCard, highestDiskSeq } from './card-admission.js';
 import type { HelperEndpoints } from './endpoints.js';
 import { watchParent } from './parent-watch.js';
@@ -24,26 +30,23 @@ import { parseHelperArgv, type HelperArgs, type StationLimits } from '../node/he
 import { exitProcess } from '../node/process-exit.js';
 
 /**
- * The only PATH the cards' helpers look tools up in (umount, partx and the like), whatever
+ * The only PATH the cards' jobs look tools up in (umount, partx and the like), whatever
  * environment the elevation tool left: the same as pkexec's.
  */
 const ROOT_PATH = '/usr/sbin:/usr/bin:/sbin:/bin';
 
 type LaunchRequest = Extract<ToStation, { type: 'launch' }>;
 
-/** The environment of a card's helper: the fixed PATH, and who asked (whose channel directory it checks), as this process got them. */
-function helperEnv(): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { PATH: ROOT_PATH };
-  for (const name of ['ELECTRON_RUN_AS_NODE', 'SUDO_UID', 'SUDO_GID', 'PKEXEC_UID']) {
-    const value = process.env[name];
-    if (value !== undefined) env[name] = value;
-  }
-  return env;
+/** Leaves this process the environment a card's job runs in: the fixed PATH, and who asked (whose channel directories it checks). */
+function keepJobEnv(): void {
+  const keep = new Set(['SUDO_UID', 'SUDO_GID', 'PKEXEC_UID']);
+  for (const name of Object.keys(process.env)) if (!keep.has(name)) delete process.env[name];
+  process.env.PATH = ROOT_PATH;
 }
 
 class ArmedStation {
-  private readonly helpers = new Map<number, ChildProcess>();
-  /** Devices with a helper running, and every medium a helper was started for: one job per card. */
+  private readonly jobs = new Map<number, ServedJob>();
+  /** Devices with a job running, and every medium a job was started for: one job per card. */
   private readonly busy = new Set<string>();
   private readonly written = new Set<string>();
   private stopping = false;
@@ -64,7 +67,7 @@ class ArmedStation {
           this.requests = this.requests
             .then(() => this.launch(message))
             .catch((error: unknown) => this.refuse(message.id, errorText(error)));
-        else this.helpers.get(message.id)?.kill('SIGTERM');
+        else this.jobs.get(message.id)?.stop();
       },
       // A confused or hostile peer: no more cards.
       error: (error: ProtocolError) => this.stop(`the station refused its instructions: ${error.message}`),
@@ -76,8 +79,8 @@ class ArmedStation {
     void this.channel.send({ type: 'armed', pid: process.pid, diskseq: String(this.armedAt) });
   }
 
-  /** Why `request` is not a card helper this station starts, or the command line it starts it with. */
-  private async check(request: LaunchRequest): Promise<{ refused: string } | { argv: string[]; medium: string }> {
+  /** Why `request` is not a card job this station runs, or the command line it runs it for, held to the medium admitted. */
+  private async check(request: LaunchRequest): Promise<{ refused: string } | { args: HelperArgs }> {
     let args: HelperArgs;
     try {
       args = parseHelperArgv(request.args);
@@ -90,7 +93,7 @@ class ArmedStation {
     if (args.medium !== undefined) return { refused: 'root names the medium itself' };
     if (args.transport.kind !== 'fifo') return { refused: 'its channel is not a directory of FIFOs' };
     if (args.parentPid !== this.parentPid) return { refused: `it would watch process ${args.parentPid ?? 'none'}` };
-    if (this.helpers.size >= MAX_STATION_HELPERS) return { refused: `${MAX_STATION_HELPERS} cards are being written` };
+    if (this.jobs.size >= MAX_STATION_HELPERS) return { refused: `${MAX_STATION_HELPERS} cards are being written` };
     if (this.busy.has(target)) return { refused: `${target} is being written already` };
     try {
       await checkChannelDir(args.transport.dir);
@@ -100,52 +103,67 @@ class ArmedStation {
     const admission = await admitCard(target, this.limits, this.armedAt);
     if (!admission.admitted) return { refused: admission.reason };
     if (this.written.has(admission.medium)) return { refused: `the card in ${target} was written already` };
-    return { argv: ['--medium', admission.medium, ...request.args], medium: admission.medium };
+    return { args: { ...args, medium: admission.medium } };
   }
 
   private async launch(request: LaunchRequest): Promise<void> {
     const { id } = request;
     const checked = this.stopping ? { refused: 'the station is stopping' } : await this.check(request);
-    if (this.helpers.has(id) || 'refused' in checked)
+    if (this.jobs.has(id) || 'refused' in checked)
       return this.refuse(id, 'refused' in checked ? checked.refused : 'its id is in use');
-    // This very program again (the same runtime, flags and entry the elevation tool started), as one card's helper.
-    const helper = spawn(process.execPath, [...process.execArgv, process.argv[1] ?? '', ...checked.argv], {
-      stdio: ['ignore', 'ignore', 'pipe'],
-      env: helperEnv(),
-    });
-    const target = checked.argv[checked.argv.length - 1] ?? '';
-    this.helpers.set(id, helper);
+    const { args } = checked;
+    const target = args.targets[0] ?? '';
+    const medium = args.medium ?? '';
     this.busy.add(target);
-    this.written.add(checked.medium);
-    helper.stderr?.setEncoding('utf8').on('data', (text: string) => {
-      void this.channel.send({ type: 'stderr', id, text: text.slice(0, 16384) });
-    });
-    helper.on('error', (error) => void this.channel.send({ type: 'stderr', id, text: `${error.message}\n` }));
-    helper.on('close', (code, signal) => {
-      this.helpers.delete(id);
+    this.written.add(medium);
+    // Held here until the job's channel is open, so that a stop meanwhile waits for it.
+    this.jobs.set(id, { stop: () => undefined });
+    const ended = (code: number, why: string | null) => {
+      if (why !== null) void this.channel.send({ type: 'stderr', id, text: `sluice-helper: ${why}\n` });
+      this.jobs.delete(id);
       this.busy.delete(target);
-      void this.channel.send({ type: 'exit', id, code, signal });
+      void this.channel.send({ type: 'exit', id, code, signal: null });
       if (this.stopping) this.exitWhenIdle();
-    });
+    };
+    let endpoints;
+    try {
+      endpoints = await openHelperEndpoints(args.transport);
+    } catch (error) {
+      return ended(EXIT.noChannel, `cannot open the channel to the app: ${errorText(error)}`);
+    }
+    // A process's descriptors close when it exits; this one goes on, so the job's image FIFO is closed at its end.
+    let image: number | null = null;
+    const job = serveJob(
+      args,
+      { ...endpoints, image: async () => (image = await endpoints.image()) },
+      {
+        exit: (code) => {
+          if (image !== null) void closeFd(image).catch(() => undefined);
+          ended(code, null);
+        },
+      },
+    );
+    this.jobs.set(id, job);
+    if (this.stopping) job.stop();
   }
 
-  /** Tells the station that card `id` gets no helper, and why. */
+  /** Tells the station that card `id` gets no job, and why. */
   private refuse(id: number, why: string): void {
     void this.channel.send({ type: 'stderr', id, text: `sluice: the station's root side refused the card: ${why}\n` });
     void this.channel.send({ type: 'exit', id, code: STATION_REFUSED, signal: null });
   }
 
-  /** No more cards: the helpers still running are asked to stop cleanly, and the station exits once they have. */
+  /** No more cards: the jobs still running are asked to stop cleanly, and the station exits once they have. */
   stop(problem: string | null): void {
     if (this.stopping) return;
     this.stopping = true;
     if (problem !== null) process.stderr.write(`sluice-helper: ${problem}\n`);
-    for (const helper of this.helpers.values()) helper.kill('SIGTERM');
+    for (const job of this.jobs.values()) job.stop();
     this.exitWhenIdle();
   }
 
   private exitWhenIdle(): void {
-    if (this.helpers.size > 0) return;
+    if (this.jobs.size > 0) return;
     this.channel.close();
     exitProcess(0);
   }
@@ -159,6 +177,7 @@ export async function runArmedStation(
 ): Promise<void> {
   // A terminal's Ctrl-C reaches the whole process group: the unprivileged side decides what it means.
   process.on('SIGINT', () => undefined);
+  keepJobEnv();
   const armedAt = await highestDiskSeq();
   if (armedAt === null) {
     process.stderr.write('sluice-helper: this kernel numbers no media (diskseq), so no card can be told new\n');
