@@ -10,7 +10,7 @@ import { MAX_STATION_JOBS } from '../domain/station.js';
 /** The exit status root reports for a card it refused to start a helper for: not the helper's (0-5), nor a signal's. */
 export const STATION_REFUSED = 78;
 
-/** The cards' helpers root runs at once at most: the station's own limit. */
+/** The cards' jobs root runs at once at most: the station's own limit. */
 export const MAX_STATION_HELPERS = MAX_STATION_JOBS;
 
 const LaunchId = v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(Number.MAX_SAFE_INTEGER));
@@ -23,7 +23,7 @@ export const ToStation = v.variant('type', [
    * one target, this side as its parent). Root checks the card against the station's rules first.
    */
   v.strictObject({ type: v.literal('launch'), id: LaunchId, args: v.pipe(v.array(Arg), v.maxLength(16)) }),
-  /** Stop that card's helper (SIGTERM: it stops cleanly), as closing a password prompt would. */
+  /** Stop that card's job (it stops cleanly at its next block), as closing a password prompt would. */
   v.strictObject({ type: v.literal('kill'), id: LaunchId }),
 ]);
 export type ToStation = v.InferOutput<typeof ToStation>;
@@ -36,9 +36,9 @@ export const FromStation = v.variant('type', [
     pid: v.pipe(v.number(), v.integer(), v.minValue(1)),
     diskseq: v.pipe(v.string(), v.regex(/^\d{1,20}$/)),
   }),
-  /** What a card's helper wrote to stderr, or why root refused to start it. */
+  /** Why a card's job could not run: root refused it, or could not open its channel. */
   v.strictObject({ type: v.literal('stderr'), id: LaunchId, text: v.pipe(v.string(), v.maxLength(16384)) }),
-  /** A card's helper ended (code STATION_REFUSED: root never started it). */
+  /** A card's job ended, with a helper's exit status (STATION_REFUSED: root never started it). */
   v.strictObject({
     type: v.literal('exit'),
     id: LaunchId,

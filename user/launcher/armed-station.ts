@@ -1,7 +1,7 @@
 /**
  * One authorization for a whole batch: an armed station's root side (privileged/armed-station.ts)
  * is started once, through the front end's elevation (pkexec, sudo, the broker of `sudo sluice`),
- * and each card's helper is then started by it rather than by a password prompt of its own. Root
+ * and each card's job is then run by it (in its one process) rather than after a password prompt of its own. Root
  * holds every card to the station's rules itself, so a station whose unprivileged side went wrong
  * still cannot write a disk that was there at arming, an internal disk, or one outside the range
  * or the slots.
