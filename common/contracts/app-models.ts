@@ -78,6 +78,8 @@ export const BackupRequestSchema = v.strictObject({
   compress: BackupCompressionSchema,
   /** Stop after the end of the last partition instead of reading the whole drive. */
   trimToPartitions: v.boolean(),
+  /** Shrink an uncompressed backup's last ext2/3/4 filesystem to what it holds (`sluice backup --shrink`). */
+  shrink: v.optional(v.boolean()),
 });
 export type BackupRequest = v.InferOutput<typeof BackupRequestSchema>;
 

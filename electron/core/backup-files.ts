@@ -3,6 +3,7 @@ import type { BackupRequest, JobEnd } from '../../common/contracts/app-models.js
 import { JobError } from '../../common/domain/failure.js';
 import { checkBackup } from '../../user/backup/drive-backup.js';
 import { startBackupSession, suggestedBackupName } from './backup-session.js';
+import { shrinkRefusal } from '../../user/backup/shrink.js';
 import type { DriveConfirmations } from './drive-confirmations.js';
 import type { DriveListing } from './drive-listing.js';
 import type { SessionDeps } from './flash-session.js';
@@ -105,6 +106,8 @@ export class BackupFiles {
       // The same checks `sluice backup` makes: the drive afresh, the file's path, the file not on the drive.
       const checked = await checkBackup(request.device, request.file);
       if ('refused' in checked) return refuse(checked.refused.code, checked.refused.message);
+      const shrinkRefused = request.shrink === true ? await shrinkRefusal(request.compress !== null) : null;
+      if (shrinkRefused !== null) return refuse('invalid-request', shrinkRefused);
       const busyNow = this.runner.busy();
       if (busyNow !== null) return busyNow;
       this.chosen = null;
@@ -117,6 +120,7 @@ export class BackupFiles {
         compress: request.compress,
         trimToPartitions: request.trimToPartitions,
         allBlocks: false,
+        shrink: request.shrink === true,
         verify: settings.verify,
         notify: settings.notifications,
       };

@@ -1,9 +1,10 @@
 import type { Dispatch } from 'react';
 import type { ApiResult } from '../../common/contracts/api-result.js';
-import type { BackupRequest, DriveInfo } from '../../common/contracts/app-models.js';
+import type { DriveInfo } from '../../common/contracts/app-models.js';
 import type { SluiceApi } from '../../common/contracts/ipc-contract.js';
 import type { Settings } from '../../common/contracts/settings.js';
 import type { Profile } from '../../common/domain/customisation.js';
+import type { BackupChoices } from './components/BackupDialog.js';
 import type { IsoMode } from './components/ConfirmFlash.js';
 import type { Dialog, FlowAction, FlowState } from './flow.js';
 
@@ -67,7 +68,7 @@ function driveActions({ api, dispatch, setDialog }: ActionContext) {
     setDialog({ backup: drive });
   };
 
-  const startBackup = async (drive: DriveInfo, compress: BackupRequest['compress'], trimToPartitions: boolean) => {
+  const startBackup = async (drive: DriveInfo, { compress, trimToPartitions, shrink }: BackupChoices) => {
     dispatch({ type: 'backup-dialog', busy: true, error: null });
     const chosen = await api.chooseBackupFile(drive.device, compress);
     dispatch({ type: 'backup-dialog', busy: false, error: chosen.ok ? null : chosen.error.message });
@@ -76,7 +77,13 @@ function driveActions({ api, dispatch, setDialog }: ActionContext) {
     setDialog(null);
     // The progress screen first, as for a flash: the job's events may arrive before the answer does.
     dispatch({ type: 'backup-starting', drive, file: chosen.value });
-    const started = await api.startBackup({ device: drive.device, file: chosen.value, compress, trimToPartitions });
+    const started = await api.startBackup({
+      device: drive.device,
+      file: chosen.value,
+      compress,
+      trimToPartitions,
+      shrink,
+    });
     if (!started.ok) {
       dispatch({ type: 'backup-refused' });
       dispatch({ type: 'backup-dialog', busy: false, error: started.error.message });

@@ -1,5 +1,14 @@
 import { execFileSync } from 'node:child_process';
-import { closeSync, existsSync, openSync, readFileSync, symlinkSync, writeFileSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  openSync,
+  readFileSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { BrowserContext, Page } from 'playwright-core';
@@ -558,6 +567,30 @@ describeDevices('the desktop app, in Chromium, against the real core and helper'
       await app.close();
     }
   });
+
+  it('"Back up…" with "Shrink to fit a smaller card": the raw file ends at the shrunk root, read back and verified', async () => {
+    const dir = scratchDir('/var/tmp');
+    // A root partition that runs to the drive's end, as an OS grows it on its first boot.
+    const drive = attachLoop(osImage(dir, 2 * 1024 * MiB, 'drive.img', { fat32: true }));
+    const app = await openApp(context, { dropDir: dir, settings: { showVirtual: true } });
+    const { page } = app;
+    try {
+      const file = join(dir, 'shrunk.img');
+      const dialog = await openBackupDialog(app, drive.path, /^Uncompressed/, file);
+      await dialog.getByRole('checkbox', { name: /^Shrink to fit a smaller card/ }).check();
+      await dialog.getByRole('button', { name: 'Choose where to save…' }).click();
+      await endScreen(page, 'success').waitFor({ timeout: 240_000 });
+      expect(statSync(file).size).toBeLessThan(1024 * MiB);
+      // The shrunk root's last block lies inside the file, and the table sfdisk reads ends there too.
+      const table = JSON.parse(execFileSync('sfdisk', ['--json', file], { encoding: 'utf8' })) as {
+        partitiontable: { partitions: { start: number; size: number }[] };
+      };
+      const last = table.partitiontable.partitions.at(-1);
+      expect(((last?.start ?? 0) + (last?.size ?? 0)) * 512).toBeLessThanOrEqual(statSync(file).size);
+    } finally {
+      await app.close();
+    }
+  }, 300_000);
 
   it('a backup under way shows the file and its progress; Cancel lands on "Backup cancelled", never green, and the partial file is gone', async () => {
     const { loop, group } = slowSourceDrive();

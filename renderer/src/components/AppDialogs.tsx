@@ -74,7 +74,7 @@ export function AppDialogs({ api, state, dispatch, actions, targets, cacheApi, o
           verify={state.settings?.verify ?? true}
           busy={backupBusy}
           error={backupError}
-          onStart={(compress, trim) => void startBackup(dialog.backup, compress, trim)}
+          onStart={(choices) => void startBackup(dialog.backup, choices)}
           onCancel={() => setDialog(null)}
           confirmDrive={(confirmation) => api.confirmDrive(confirmation)}
         />

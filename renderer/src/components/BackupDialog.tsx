@@ -9,6 +9,8 @@ import { ErrorMessage } from './ErrorMessage.js';
 import { TypedConfirm } from './TypedConfirm.js';
 
 type Compression = BackupRequest['compress'];
+/** What the dialog chose: the rest of the backup's request. */
+export type BackupChoices = Pick<BackupRequest, 'compress' | 'trimToPartitions' | 'shrink'>;
 
 /** The formats offered, best first; the suffix is what the save dialog suggests. */
 const FORMATS: readonly { value: Compression; label: string; note: string }[] = [
@@ -24,7 +26,7 @@ interface BackupDialogProps {
   /** The save dialog is open, or the backup is being started. */
   busy: boolean;
   error: string | null;
-  onStart: (compress: Compression, trimToPartitions: boolean) => void;
+  onStart: (choices: BackupChoices) => void;
   onCancel: () => void;
   /** Sends a typed name to the core (SluiceApi.confirmDrive): an internal disk is backed up only after it. */
   confirmDrive: (confirmation: DriveConfirmation) => Promise<ApiResult<null>>;
@@ -34,6 +36,7 @@ interface BackupDialogProps {
 export function BackupDialog({ drive, verify, busy, error, onStart, onCancel, confirmDrive }: BackupDialogProps) {
   const [compress, setCompress] = useState<Compression>('zstd');
   const [trim, setTrim] = useState(false);
+  const [shrink, setShrink] = useState(false);
   // Reading a whole internal disk needs its name typed, as `sluice backup` asks at the terminal.
   const [typedOk, setTypedOk] = useState(drive.system !== 'internal');
   const groupId = useId();
@@ -49,7 +52,7 @@ export function BackupDialog({ drive, verify, busy, error, onStart, onCancel, co
           cancelDisabled={busy}
           ok={busy ? 'Waiting for the save dialog…' : 'Choose where to save…'}
           disabled={busy || !typedOk}
-          onOk={() => onStart(compress, trim)}
+          onOk={() => onStart({ compress, trimToPartitions: trim, shrink: compress === null && shrink })}
         />
       }
     >
@@ -84,6 +87,18 @@ export function BackupDialog({ drive, verify, busy, error, onStart, onCancel, co
           <span className="muted">· smaller when the partitions do not fill the drive</span>
         </span>
       </label>
+      {compress === null && (
+        <label className="choice">
+          <input type="checkbox" checked={shrink} onChange={(event) => setShrink(event.target.checked)} />
+          <span>
+            Shrink to fit a smaller card{' '}
+            <span className="muted">
+              · its last ext2/3/4 partition cut to what it holds (Linux); when you flash it, Customise… can grow it back
+              to the card on the first boot
+            </span>
+          </span>
+        </label>
+      )}
       {!verify && (
         <p className="message warning">
           <WarningIcon />

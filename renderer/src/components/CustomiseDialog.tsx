@@ -4,7 +4,15 @@ import type { ImageInfo } from '../../../common/domain/image.js';
 import { formatBytes } from '../../../common/domain/units.js';
 import { METHOD_LABEL } from '../customise-form.js';
 import { useCustomise, type CustomiseOptions } from '../use-customise.js';
-import { FirstBootFiles, HostUserFields, LocaleFields, ProfileRow, SshFields, WifiFields } from './CustomiseFields.js';
+import {
+  FirstBootFiles,
+  HostUserFields,
+  GrowRootField,
+  LocaleFields,
+  ProfileRow,
+  SshFields,
+  WifiFields,
+} from './CustomiseFields.js';
 import { ErrorMessage } from './ErrorMessage.js';
 import { CancelOk, Modal } from './Modal.js';
 
@@ -111,6 +119,7 @@ export function CustomiseDialog({ image, onCancel, ...options }: CustomiseDialog
       <SshFields form={form} set={set} busy={busy} keyFiles={keyFiles} onImportKeys={actions.importKeys} />
       <WifiFields form={form} set={set} />
       <LocaleFields form={form} set={set} />
+      <GrowRootField form={form} set={set} />
       <FirstBootFiles form={form} set={set} method={method} />
       <div className="actions">
         <button type="button" className="button" onClick={actions.showPreview} disabled={busy}>

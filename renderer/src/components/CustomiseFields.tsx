@@ -232,6 +232,19 @@ export function LocaleFields({ form, set }: FormProps) {
   );
 }
 
+/** For an image saved shrunk (sluice backup --shrink): its root filled out to the card again. */
+export function GrowRootField({ form, set }: FormProps) {
+  return (
+    <fieldset>
+      <legend>Card</legend>
+      <label className="toggle">
+        <input type="checkbox" checked={form.growRoot} onChange={(e) => set('growRoot', e.target.checked)} />
+        Grow the root to the card on the first boot
+      </label>
+    </fieldset>
+  );
+}
+
 /** A multi-line field of the form, for a file the user writes whole. */
 function FileField({
   form,
