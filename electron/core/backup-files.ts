@@ -83,6 +83,9 @@ export class BackupFiles {
         chosen.compress !== request.compress
       )
         return refuse('no-backup-file', 'Choose where to save the backup again.');
+      // Before the typed name below is used up: a backup refused for its settings needs no second typing.
+      const shrinkRefused = request.shrink === true ? await shrinkRefusal(request.compress !== null) : null;
+      if (shrinkRefused !== null) return refuse('invalid-request', shrinkRefused);
       // The drive as listed now must be the one chosen; checkBackup below looks at it afresh.
       const drive = await this.drives.find(request.device);
       if (!drive.ok) return drive;
@@ -106,8 +109,6 @@ export class BackupFiles {
       // The same checks `sluice backup` makes: the drive afresh, the file's path, the file not on the drive.
       const checked = await checkBackup(request.device, request.file);
       if ('refused' in checked) return refuse(checked.refused.code, checked.refused.message);
-      const shrinkRefused = request.shrink === true ? await shrinkRefusal(request.compress !== null) : null;
-      if (shrinkRefused !== null) return refuse('invalid-request', shrinkRefused);
       const busyNow = this.runner.busy();
       if (busyNow !== null) return busyNow;
       this.chosen = null;
