@@ -38,6 +38,7 @@ const ALL_SECTIONS = [
   'sparse',
   'formats',
   'files',
+  'backup',
   'probe',
   'customise',
   'catalogue',
@@ -361,10 +362,8 @@ function sectionRunners(dir: string): Record<(typeof ALL_SECTIONS)[number], () =
       return [sparseSection(title, rows)];
     },
     formats: () => formatSections(dir, FIXTURES, RUNS, etcher, etcherName(), BASELINE_CLI),
-    files: async () => [
-      ...(await fileSections(dir, FIXTURES, RUNS, FILE_BYTES)),
-      await usedBlocksBackupSection(FIXTURES, RUNS),
-    ],
+    files: () => fileSections(dir, FIXTURES, RUNS, FILE_BYTES),
+    backup: async () => [await usedBlocksBackupSection(FIXTURES, RUNS)],
     probe: async () => [await probeSection(RUNS, NODE)],
     customise: async () => [await customiseSection(dir, RUNS)],
     catalogue: async () => [await catalogueSection(dir, FIXTURES, RUNS)],

@@ -18,6 +18,7 @@ import { throttledCards, throttledGroup } from '../support/throttle.js';
 import { stationRun, type StationRun } from './station.js';
 import { WATCH } from './formats.js';
 import { measure, type Measurement } from './measure.js';
+import { readmeRow } from './headlines.js';
 
 const IMAGE_BYTES = 128 * MiB;
 const CARD_BYTES = IMAGE_BYTES + 16 * MiB;
@@ -34,6 +35,8 @@ const STATION_GAP_MS = 200;
 const STATION_LIMIT = 1.15;
 /** Decoding CPU of the 16-card station over a one-card station's. */
 const DECODING_LIMIT = 1.3;
+/** The README's table of this section (`<!-- bench:many-cards -->`). */
+const README_TABLE = 'many-cards';
 /** 16 MB plus 6 MB per card, private, for the writing process. */
 const memoryLimit = (cards: number) => 16e6 + 6e6 * cards;
 
@@ -67,7 +70,19 @@ function secondsByTarget(m: Measurement): Map<string, number> {
 }
 
 const mb = (bytes: number | undefined) => (bytes === undefined ? '' : (bytes / 1e6).toFixed(1));
+const megabytes = (bytes: number | undefined) => (bytes === undefined ? '' : `${Math.round(bytes / 1e6)} MB`);
 const verdict = (bound: string, met: boolean) => `acceptance: ${bound} — ${met ? 'met' : 'not met'}`;
+
+/** The README's row for `count` cards: time and CPU, with their ratios to one card's, and the helper's memory. */
+function countsRow(count: number, m: Measurement, one: Measurement): string {
+  const against = (ours: number, theirs: number) => (count === 1 ? '' : ` (${(ours / theirs).toFixed(2)}×)`);
+  return readmeRow(README_TABLE, [
+    `${count} card${count === 1 ? '' : 's'}`,
+    `${m.wallSeconds.toFixed(1)} s${against(m.wallSeconds, one.wallSeconds)}`,
+    `${m.cpuSeconds.toFixed(1)} s${against(m.cpuSeconds, one.cpuSeconds)}`,
+    megabytes(m.privatePeaks.get('helper')),
+  ]);
+}
 
 async function countsTable(image: string, loops: readonly LoopDevice[], cgroup: string): Promise<string[]> {
   const lines = [
@@ -93,6 +108,7 @@ async function countsTable(image: string, loops: readonly LoopDevice[], cgroup: 
     lines.push(
       `| ${count} | ${m.wallSeconds.toFixed(2)} | ${ratio.toFixed(2)}× | ${m.cpuSeconds.toFixed(2)} | ${(m.cpuByLabel.get('helper') ?? 0).toFixed(2)} | ${mb(privateBytes)} (${mb(memoryLimit(count))}) | ${checks} |`,
     );
+    if (count === 1 || limit !== undefined) lines.push(countsRow(count, m, one));
     last = m;
   }
   // CPU seconds are the figure that holds on a busy machine, where wall time does not.
@@ -113,8 +129,9 @@ async function mixedLines(
   fast: readonly LoopDevice[],
   slow: LoopDevice,
   cgroup: string,
-): Promise<string[]> {
+): Promise<{ lines: string[]; ratios: number[] }> {
   const lines: string[] = [];
+  const ratios: number[] = [];
   const alone = new Map<string, number>();
   for (const loop of fast)
     alone.set(loop.path, secondsByTarget(await flashRun(image, [loop], cgroup)).get(loop.path) ?? Number.NaN);
@@ -123,6 +140,7 @@ async function mixedLines(
   for (const [i, loop] of fast.entries()) {
     const a = alone.get(loop.path) ?? Number.NaN;
     const t = together.get(loop.path) ?? Number.NaN;
+    ratios.push(t / a);
     lines.push(
       `| ${name}, fast card ${i + 1} | ${a.toFixed(2)} | ${t.toFixed(2)} | ${(t / a).toFixed(2)}× | ${verdict(`≤ ${MIXED_LIMIT}×`, t / a <= MIXED_LIMIT)} |`,
     );
@@ -130,7 +148,7 @@ async function mixedLines(
   lines.push(
     `| ${name}, the slow card | | ${(together.get(slow.path) ?? Number.NaN).toFixed(2)} | | whole run ${mixed.wallSeconds.toFixed(2)} s, ${mixed.cpuSeconds.toFixed(2)} s CPU, helper ${mb(mixed.privatePeaks.get('helper'))} MB private |`,
   );
-  return lines;
+  return { lines, ratios };
 }
 
 /** A station of STATION_CARDS cards inserted STATION_GAP_MS apart, against a station of one card. */
@@ -161,6 +179,12 @@ async function stationLines(dir: string, xz: string): Promise<string[]> {
       `| ${STATION_CARDS} cards, ${STATION_GAP_MS / 1000} s apart | ${all.seconds.toFixed(2)} | ${all.wallSeconds.toFixed(2)} | ${all.cpuSeconds.toFixed(2)} | ${all.decodingCpuSeconds.toFixed(2)} | ${helperCpu(all).toFixed(2)} | ${ratio.toFixed(2)}× (one card + the insertion spread, ${budget.toFixed(2)} s); ${verdict(`≤ ${STATION_LIMIT}×`, ratio <= STATION_LIMIT)}. Decoding CPU ${decoding.toFixed(2)}× one card's; ${verdict(`≤ ${DECODING_LIMIT}×`, decoding <= DECODING_LIMIT)} |`,
       '',
       `Each card after the first costs ${perCard.toFixed(2)} CPU s (whole run), ${((helperCpu(all) - helperCpu(one)) / (STATION_CARDS - 1)).toFixed(2)} s of it in its own helper process.`,
+      readmeRow(README_TABLE, [
+        `station, ${STATION_CARDS} cards inserted ${STATION_GAP_MS / 1000} s apart`,
+        `${ratio.toFixed(2)}× one card plus the ${((STATION_CARDS - 1) * STATION_GAP_MS) / 1000} s of inserting`,
+        `decoding ${decoding.toFixed(2)}× one card's`,
+        '',
+      ]),
     ];
   } finally {
     group.remove();
@@ -184,9 +208,20 @@ export async function manySection(dir: string): Promise<string> {
   ]);
   try {
     const counts = await countsTable(xz, loops, even.dir);
+    const runs = [
+      await mixedLines('.xz', xz, fast, slow, uneven.dir),
+      await mixedLines('raw .img', raw, fast, slow, uneven.dir),
+    ];
+    const ratios = runs.flatMap((run) => run.ratios);
     const mixed = [
-      ...(await mixedLines('.xz', xz, fast, slow, uneven.dir)),
-      ...(await mixedLines('raw .img', raw, fast, slow, uneven.dir)),
+      ...runs.flatMap((run) => run.lines),
+      '',
+      readmeRow(README_TABLE, [
+        `2 cards at ${FAST_SPEED / 1e6} MB/s beside one at ${SLOW_SPEED / 1e6} MB/s`,
+        `${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)}× each fast card's time alone`,
+        '',
+        '',
+      ]),
     ];
     return [
       `### Many cards: one \`sluice flash\`, ${IMAGE_BYTES / MiB} MiB OS-like image as .xz, cards at ${CARD_SPEED / 1e6} MB/s (blkio-throttled loops)`,

@@ -3,7 +3,7 @@
  * to the drive's end as after a first boot. The backup reads at most the used bytes plus the
  * metadata plus 5% (counted by the loop device's sysfs stat), and flashed onto another 4 GiB
  * drive gives filesystems that fsck passes with the same file trees. Its timing against a whole
- * backup is the benchmark's (npm run bench -- --sections files).
+ * backup is the benchmark's (BENCH_SECTIONS=backup npm run bench).
  */
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
