@@ -7,9 +7,10 @@
  *
  * The first argument says whether the helper may write at all: `--read-only` for one that only
  * reads its source (a backup, a verify), which it must be started with and which refuses any job
- * that writes; `--write` for everything else. pkexec picks the polkit action, and so the words of
- * the password prompt, by this first argument (exec.argv1, see build/polkit/), so a backup's
- * prompt says the drive is read.
+ * that writes; `--write` for everything else. It is always the first and only there: pkexec picks
+ * the polkit action, and so the words of the password prompt, by the first argument alone
+ * (exec.argv1, see build/polkit/), so a backup's prompt says the drive is read, and a helper
+ * started with its mode elsewhere would have been authorized by a prompt for something else.
  * --source names the disk the helper reads (a backup, with no targets, or a clone's source),
  * which the user authorized reading as well. --station arms a flashing station instead of running
  * a job: its rules are what the user authorized (privileged/armed-station.ts), and each card's
@@ -96,16 +97,30 @@ export function hasControlCharacter(text: string): boolean {
 /** Windows pipe names and our FIFO directories are plain: anything else is not from our app. */
 const PIPE_NAME = /^sluice-[0-9a-f]{32}$/;
 
+const MODES: readonly string[] = ['--write', '--read-only'];
+
+/** The mode, which must be the first argument and only there (see above), and the arguments after it. */
+function splitMode(argv: readonly string[]): { readOnly: boolean; rest: string[] } {
+  const [mode, ...rest] = argv;
+  if (mode === undefined || !MODES.includes(mode))
+    throw new HelperArgsError(
+      `the first argument must be the mode, --write or --read-only (the password prompt is chosen by it), not ${mode === undefined ? 'nothing' : JSON.stringify(mode)}`,
+    );
+  const end = rest.indexOf('--');
+  if ((end === -1 ? rest : rest.slice(0, end)).some((arg) => MODES.includes(arg)))
+    throw new HelperArgsError('the mode (--write or --read-only) is given once, as the first argument');
+  return { readOnly: mode === '--read-only', rest };
+}
+
 export function parseHelperArgv(argv: readonly string[]): HelperArgs {
+  const { readOnly, rest } = splitMode(argv);
   let parsed;
   try {
     parsed = parseArgs({
-      args: [...argv],
+      args: rest,
       allowPositionals: true,
       strict: true,
       options: {
-        write: { type: 'boolean', default: false },
-        'read-only': { type: 'boolean', default: false },
         channel: { type: 'string' },
         'image-fifo': { type: 'boolean', default: false },
         pipe: { type: 'string' },
@@ -133,7 +148,7 @@ export function parseHelperArgv(argv: readonly string[]): HelperArgs {
     throw new HelperArgsError(`expected ${fewest} to ${MAX_TARGETS} target drives, got ${targets.length}`);
   if ([...targets, ...(source === null ? [] : [source])].some((t) => t.length === 0 || t.length > 256))
     throw new HelperArgsError('a drive path is empty or too long');
-  checkMode(values, writesNothing({ targets, station }));
+  checkMode(readOnly, writesNothing({ targets, station }));
 
   let transport: HelperTransport;
   if (values.channel !== undefined && values.pipe !== undefined)
@@ -172,15 +187,10 @@ export function parseHelperArgv(argv: readonly string[]): HelperArgs {
   };
 }
 
-/**
- * `--read-only` exactly when the helper writes nothing, so that the password prompt chosen by it
- * says what the helper can do; `--write` (optional) only when it writes.
- */
-function checkMode(values: { write: boolean; 'read-only': boolean }, readOnly: boolean): void {
-  if (values.write && values['read-only']) throw new HelperArgsError('--write and --read-only are alternatives');
-  if (readOnly && !values['read-only'])
-    throw new HelperArgsError('a helper that writes no drive is started with --read-only');
-  if (!readOnly && values['read-only'])
+/** `--read-only` exactly when the helper writes nothing, so that the password prompt chosen by it says what the helper can do. */
+function checkMode(readOnly: boolean, writesNone: boolean): void {
+  if (writesNone && !readOnly) throw new HelperArgsError('a helper that writes no drive is started with --read-only');
+  if (!writesNone && readOnly)
     throw new HelperArgsError('a --read-only helper names no drive to write and arms no station');
 }
 

@@ -184,7 +184,7 @@ interface RawHelper {
   /** The loop's backing file's digest before the helper started. */
   before: string;
   channel: Socket;
-  replies: Promise<{ messages: { type: string; [key: string]: unknown }[]; code: number | null }>;
+  replies: Promise<{ messages: { type: string; [key: string]: unknown }[]; code: number | null; stderr: string }>;
 }
 
 /**
@@ -192,7 +192,9 @@ interface RawHelper {
  * leads to it) as a direct child with a 2 MiB image on fd 0 and a raw channel on fd 3: the test is
  * a hostile or confused app.
  */
-function rawHelper(options: { loop?: LoopDevice; name?: string; readOnly?: boolean } = {}): RawHelper {
+function rawHelper(
+  options: { loop?: LoopDevice; name?: string; readOnly?: boolean; argv?: (drive: string) => string[] } = {},
+): RawHelper {
   const dir = scratchDir();
   const image = join(dir, 'image.img');
   writeRandomFile(image, 2 * MiB);
@@ -202,7 +204,9 @@ function rawHelper(options: { loop?: LoopDevice; name?: string; readOnly?: boole
   const helper = builtHelper();
   const fd = openSync(image, 'r');
   const drive = options.name ?? loop.path;
-  const argv = options.readOnly === true ? ['--read-only', '--source', drive, '--'] : ['--', drive];
+  const argv =
+    options.argv?.(drive) ??
+    (options.readOnly === true ? ['--read-only', '--source', drive, '--'] : ['--write', '--', drive]);
   const child = spawn(helper.file, [...helper.args, ...argv], {
     stdio: [fd, 'ignore', 'pipe', 'pipe'],
   });
@@ -212,8 +216,10 @@ function rawHelper(options: { loop?: LoopDevice; name?: string; readOnly?: boole
   const messages: { type: string; [key: string]: unknown }[] = [];
   channel.on('data', (chunk: Buffer) => messages.push(...(reader.push(chunk) as { type: string }[])));
   channel.on('error', () => undefined);
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const replies = new Promise<Awaited<RawHelper['replies']>>((resolvePromise) =>
-    child.on('close', (code) => resolvePromise({ messages, code })),
+    child.on('close', (code) => resolvePromise({ messages, code, stderr })),
   );
   return { loop, before, channel, replies };
 }
@@ -225,6 +231,30 @@ function frame(length: number, body: string): Buffer {
 }
 
 describeDevices('the helper refuses bad instructions and writes nothing', () => {
+  // pkexec picks the password prompt by the first argument alone (exec.argv1, build/polkit/).
+  const misplacedModes: [string, (drive: string) => string[]][] = [
+    ['no mode at all', (drive) => ['--', drive]],
+    ['--write after another option', (drive) => ['--parent-pid', String(process.pid), '--write', '--', drive]],
+    ['--read-only after the source', (drive) => ['--source', drive, '--read-only', '--']],
+  ];
+  for (const [name, argv] of misplacedModes) {
+    it(`a command line with ${name}: exit 2 and the reason, before the channel or the drive is opened`, async () => {
+      const { loop, before, channel, replies } = rawHelper({ argv });
+      channel.write(
+        encodeFrame({
+          type: 'job',
+          job: { kind: 'flash', targets: [loop.path], imageSize: 2 * MiB, sourceSeekable: true, verify: true },
+        }),
+      );
+
+      const { messages, code, stderr } = await replies;
+      expect(code).toBe(2);
+      expect(stderr).toMatch(/^sluice-helper: the first argument must be the mode, --write or --read-only/);
+      expect(messages).toEqual([]);
+      expect(digestFile(loop.backing)).toBe(before);
+    });
+  }
+
   const start = (target: string, extra: Record<string, unknown> = {}) => ({
     type: 'job',
     job: { kind: 'flash', targets: [target], imageSize: 2 * MiB, sourceSeekable: true, verify: true, ...extra },

@@ -21,7 +21,7 @@ import { HelperArgsError, helperArgv, parseHelperArgv, type HelperArgs } from '.
 import { HELPER_V8_FLAGS, macBundleCheck, packagedHelperProgram } from '../../../user/launcher/helper-program.js';
 
 const PROGRAM = '/opt/Sluice/resources/sluice-helper';
-const ARGS = ['--channel', '/tmp/sluice-helper-AbC123', '--parent-pid', '4242', '--', '/dev/sdb'];
+const ARGS = ['--write', '--channel', '/tmp/sluice-helper-AbC123', '--parent-pid', '4242', '--', '/dev/sdb'];
 const REQUEST = { reason: 'write a disk image to /dev/sdb', interactive: false };
 
 function exit(code: number | null, stderr = '', signal: NodeJS.Signals | null = null): LaunchExit {
@@ -333,29 +333,41 @@ describe('the helper command line', () => {
 
   it('refuses what the app would never send', () => {
     const bad: [string[], RegExp][] = [
-      [['--'], new RegExp(`1 to ${MAX_TARGETS} target`)],
-      [['--channel', 'relative/dir', '--', '/dev/sdb'], /absolute/],
-      [['--pipe', 'other-pipe', '--', '/dev/sdb'], /not a Sluice pipe/],
-      [['--image-fifo', '--', '/dev/sdb'], /needs --channel/],
-      [['--channel', '/tmp/x', '--pipe', 'sluice-0123456789abcdef0123456789abcdef', '--', '/dev/sdb'], /alternatives/],
-      [['--parent-pid', '0', '--', '/dev/sdb'], /process id/],
-      [['--parent-pid', '12x', '--', '/dev/sdb'], /process id/],
-      [['--image', '/etc/shadow', '--', '/dev/sdb'], /Unknown option/],
-      [['--channel', '/tmp/sluice-helper-1-x\nAuthentication is not required', '--', '/dev/sdb'], /control character/],
-      [['--station', '--min-size', '1', '--max-size', '2', '--', '/dev/sdb'], /names no drive/],
-      [['--station', '--min-size', '3', '--max-size', '2', '--'], /above --max-size/],
-      [['--station', '--min-size', '1e9', '--max-size', '2', '--'], /number of bytes/],
-      [['--station', '--min-size', '1', '--max-size', '2', '--slot', 'by-path/x', '--'], /absolute path/],
-      [['--medium', '42', '--', '/dev/sdb', '/dev/sdc'], /one drive/],
-      [['--medium', '4x', '--', '/dev/sdb'], /disk sequence number/],
+      [['--write', '--'], new RegExp(`1 to ${MAX_TARGETS} target`)],
+      [['--write', '--channel', 'relative/dir', '--', '/dev/sdb'], /absolute/],
+      [['--write', '--pipe', 'other-pipe', '--', '/dev/sdb'], /not a Sluice pipe/],
+      [['--write', '--image-fifo', '--', '/dev/sdb'], /needs --channel/],
+      [
+        ['--write', '--channel', '/tmp/x', '--pipe', 'sluice-0123456789abcdef0123456789abcdef', '--', '/dev/sdb'],
+        /alternatives/,
+      ],
+      [['--write', '--parent-pid', '0', '--', '/dev/sdb'], /process id/],
+      [['--write', '--parent-pid', '12x', '--', '/dev/sdb'], /process id/],
+      [['--write', '--image', '/etc/shadow', '--', '/dev/sdb'], /Unknown option/],
+      [
+        ['--write', '--channel', '/tmp/sluice-helper-1-x\nAuthentication is not required', '--', '/dev/sdb'],
+        /control character/,
+      ],
+      [['--write', '--station', '--min-size', '1', '--max-size', '2', '--', '/dev/sdb'], /names no drive/],
+      [['--write', '--station', '--min-size', '3', '--max-size', '2', '--'], /above --max-size/],
+      [['--write', '--station', '--min-size', '1e9', '--max-size', '2', '--'], /number of bytes/],
+      [['--write', '--station', '--min-size', '1', '--max-size', '2', '--slot', 'by-path/x', '--'], /absolute path/],
+      [['--write', '--medium', '42', '--', '/dev/sdb', '/dev/sdc'], /one drive/],
+      [['--write', '--medium', '4x', '--', '/dev/sdb'], /disk sequence number/],
       // The mode pkexec picks the prompt by: read-only exactly when nothing is written.
-      [['--source', '/dev/sdb', '--'], /writes no drive is started with --read-only/],
+      [['--source', '/dev/sdb', '--'], /first argument must be the mode/],
       [['--write', '--source', '/dev/sdb', '--'], /writes no drive is started with --read-only/],
       [['--read-only', '--', '/dev/sdb'], /names no drive to write/],
       [['--read-only', '--station', '--min-size', '1', '--max-size', '2', '--'], /arms no station/],
-      [['--read-only', '--write', '--source', '/dev/sdb', '--'], /alternatives/],
+      [['--read-only', '--write', '--source', '/dev/sdb', '--'], /given once, as the first argument/],
+      // pkexec picks the prompt by the first argument alone: the mode is there, always, and nowhere else.
+      [['--', '/dev/sdb'], /first argument must be the mode, --write or --read-only.*not "--"/],
+      [[], /first argument must be the mode.*not nothing/],
+      [['--channel', '/tmp/x', '--write', '--', '/dev/sdb'], /first argument must be the mode.*not "--channel"/],
+      [['--source', '/dev/sdb', '--read-only', '--'], /first argument must be the mode/],
+      [['--write', '--channel', '/tmp/x', '--write', '--', '/dev/sdb'], /given once, as the first argument/],
       [
-        ['--', ...Array.from({ length: MAX_TARGETS + 1 }, (_, i) => `/dev/sd${i}`)],
+        ['--write', '--', ...Array.from({ length: MAX_TARGETS + 1 }, (_, i) => `/dev/sd${i}`)],
         new RegExp(`1 to ${MAX_TARGETS} target`),
       ],
     ];

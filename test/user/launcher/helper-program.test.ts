@@ -70,7 +70,7 @@ describe.skipIf(process.platform === 'win32')('the helper of an AppImage', () =>
     const entry = join(appDir, PACKAGED_HELPER_ENTRY);
     mkdirSync(join(entry, '..'), { recursive: true });
     writeFileSync(entry, 'process.stdout.write(JSON.stringify(process.argv.slice(1)));\n');
-    const helperArgs = ['--channel', '/tmp/x', '--', '/dev/sdz'];
+    const helperArgs = ['--write', '--channel', '/tmp/x', '--', '/dev/sdz'];
     const run = spawnSync(process.execPath, [...nodeArgs, ...helperArgs], {
       env: { APPDIR: appDir },
       encoding: 'utf8',
