@@ -16,7 +16,6 @@
  * a fault of this process itself ends every card's job, each with its helper-died result.
  */
 import { checkChannelDir } from './fifo-endpoints.js';
-import { closeFd } from '../node/io.js';
 import { EXIT, serveJob, type ServedJob } from './helper-job.js';
 import { openHelperEndpoints } from './open-endpoints.js';
 import { admitCard, highestDiskSeq } from './card-admission.js';
@@ -131,18 +130,11 @@ class ArmedStation {
     } catch (error) {
       return ended(EXIT.noChannel, `cannot open the channel to the app: ${errorText(error)}`);
     }
-    // A process's descriptors close when it exits; this one goes on, so the job's image FIFO is closed at its end.
-    let image: number | null = null;
-    const job = serveJob(
-      args,
-      { ...endpoints, image: async () => (image = await endpoints.image()) },
-      {
-        exit: (code) => {
-          if (image !== null) void closeFd(image).catch(() => undefined);
-          ended(code, null);
-        },
-      },
-    );
+    // A process's descriptors close when it exits; this one goes on, so at the job's end it closes
+    // the image FIFO, or calls off the open of one the app never opened, before the next card.
+    const job = serveJob(args, endpoints, {
+      exit: (code) => void endpoints.releaseImage().finally(() => ended(code, null)),
+    });
     this.jobs.set(id, job);
     if (this.stopping) job.stop();
   }

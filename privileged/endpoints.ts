@@ -10,4 +10,10 @@ export interface HelperEndpoints extends ChannelStreams {
    * writing (which waits for the app to open it for reading), or the image named pipe.
    */
   driveOut(): Promise<number | Writable>;
+  /**
+   * Closes the descriptors image() and driveOut() opened, and calls off an open still waiting for
+   * the app, whose promise then rejects. A helper process exits after its job, which does all that;
+   * an armed station's process goes on to the next card, so it calls this at each job's end.
+   */
+  releaseImage(): Promise<void>;
 }

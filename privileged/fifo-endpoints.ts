@@ -16,6 +16,7 @@ import { constants, lstat, type Stats } from 'node:fs';
 import { Socket } from 'node:net';
 import { join } from 'node:path';
 import { closeFd, fstatFd, openFd } from '../node/io.js';
+import { openFifoUnlessStopped } from '../node/fifo-open.js';
 import { FIFO_NAMES } from '../common/contracts/helper-transport.js';
 import type { HelperEndpoints } from './endpoints.js';
 import { errorText } from '../common/domain/error-details.js';
@@ -77,23 +78,60 @@ export async function openChannelFifo(dir: string, name: string, owner: number, 
 }
 
 /**
+ * The image FIFO, opened on demand one way or the other. Blocking, because the engine reads and
+ * writes it with plain read(2) and write(2) on the thread pool; the open returns as soon as the
+ * app opens its end, which it does once the helper reported ready. release() calls off an open the
+ * app never answers (its decoder failed first, say) and closes what was opened: an armed
+ * station's process outlives each card's job, and would otherwise keep the pool thread waiting and
+ * the descriptor open.
+ */
+function imageFifo(dir: string, owner: number): Pick<HelperEndpoints, 'image' | 'driveOut' | 'releaseImage'> {
+  const released = new AbortController();
+  const opened = new Set<number>();
+  const opening = new Set<Promise<number | null>>();
+  const open = async (direction: 'read' | 'write'): Promise<number> => {
+    const call = openFifoUnlessStopped(
+      (flags) => openChannelFifo(dir, FIFO_NAMES.image, owner, flags),
+      direction,
+      released.signal,
+    );
+    opening.add(call);
+    const fd = await call.finally(() => opening.delete(call));
+    if (fd === null) throw new Error('the job ended before the app opened the image stream');
+    opened.add(fd);
+    return fd;
+  };
+  return {
+    image: () => open('read'),
+    // The same FIFO the other way round: a backup's bytes go out to the app, never into a file.
+    driveOut: () => open('write'),
+    releaseImage: async () => {
+      released.abort();
+      await Promise.allSettled([...opening]);
+      await Promise.all([...opened].map((fd) => closeFd(fd).catch(() => undefined)));
+      opened.clear();
+    },
+  };
+}
+
+/**
  * Opens the channel FIFOs. Both control FIFOs are opened non-blocking, so a helper whose app has
  * already gone never hangs here: reading finds end-of-file at once, and opening the reply FIFO
  * fails with ENXIO when nobody holds it open for reading.
  */
-export async function openHelperFifos(dir: string, imageFifo: boolean): Promise<HelperEndpoints> {
+export async function openHelperFifos(dir: string, withImageFifo: boolean): Promise<HelperEndpoints> {
   const owner = await checkChannelDir(dir);
   const inFd = await openChannelFifo(dir, FIFO_NAMES.toHelper, owner, constants.O_RDONLY | constants.O_NONBLOCK);
   const outFd = await openChannelFifo(dir, FIFO_NAMES.fromHelper, owner, constants.O_WRONLY | constants.O_NONBLOCK);
   return {
     input: new Socket({ fd: inFd, readable: true, writable: false }),
     output: new Socket({ fd: outFd, readable: false, writable: true }),
-    // Blocking, because the engine reads the image with plain read(2) on the thread pool. It
-    // returns as soon as the app opens its end, which it does once the helper reported ready.
-    image: () =>
-      imageFifo ? openChannelFifo(dir, FIFO_NAMES.image, owner, constants.O_RDONLY) : Promise.resolve(IMAGE_ON_STDIN),
-    // The same FIFO the other way round: a backup's bytes go out to the app, never into a file.
-    driveOut: () =>
-      imageFifo ? openChannelFifo(dir, FIFO_NAMES.image, owner, constants.O_WRONLY) : Promise.resolve(IMAGE_ON_STDIN),
+    ...(withImageFifo
+      ? imageFifo(dir, owner)
+      : {
+          image: () => Promise.resolve(IMAGE_ON_STDIN),
+          driveOut: () => Promise.resolve(IMAGE_ON_STDIN),
+          releaseImage: () => Promise.resolve(),
+        }),
   };
 }

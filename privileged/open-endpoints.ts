@@ -19,6 +19,8 @@ export function openHelperEndpoints(transport: HelperTransport): Promise<HelperE
         output: socket,
         image: () => Promise.resolve(IMAGE_FD),
         driveOut: () => Promise.resolve(IMAGE_FD),
+        // fd 0 is the process's own.
+        releaseImage: () => Promise.resolve(),
       });
     }
     case 'fifo':

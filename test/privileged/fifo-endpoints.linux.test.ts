@@ -9,8 +9,10 @@ import {
   chownSync,
   closeSync,
   constants,
+  fstatSync,
   mkdtempSync,
   openSync,
+  readdirSync,
   rmSync,
   symlinkSync,
   writeFileSync,
@@ -23,8 +25,10 @@ import {
   openChannelFifo,
   openHelperFifos,
 } from '../../privileged/fifo-endpoints.js';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { isRoot } from '../support/loop-device.js';
 import { ensureTestUser } from '../support/unprivileged.js';
+import type { HelperEndpoints } from '../../privileged/endpoints.js';
 
 describe.skipIf(!isRoot)('opening the channel FIFOs as root', () => {
   let dir: string;
@@ -122,5 +126,65 @@ describe.skipIf(!isRoot)('opening the channel FIFOs as root', () => {
     }
     // And the real FIFO opens.
     closeSync(await openChannelFifo(dir, 'real-fifo', user.uid, constants.O_RDONLY | constants.O_NONBLOCK));
+  });
+
+  /** This process's open descriptors. */
+  const openFds = () => readdirSync('/proc/self/fd').length;
+
+  /** The helper's endpoints with an image FIFO, its app's side holding both control FIFOs as channel-dir.ts does; `end` undoes it. */
+  async function withImageFifo(): Promise<{ endpoints: HelperEndpoints; end: () => void }> {
+    for (const name of ['to-helper', 'from-helper', 'image']) fifo(name);
+    const holders = ['to-helper', 'from-helper'].map((name) => openSync(join(dir, name), constants.O_RDWR));
+    const endpoints = await openHelperFifos(dir, true);
+    return {
+      endpoints,
+      end: () => {
+        endpoints.input.destroy();
+        endpoints.output.destroy();
+        holders.forEach(closeSync);
+      },
+    };
+  }
+
+  it('an image FIFO the app never opens: releasing it ends the waiting open, its thread returns and no descriptor is left', async () => {
+    const { endpoints, end } = await withImageFifo();
+    try {
+      const before = openFds();
+      for (const open of [() => endpoints.image(), () => endpoints.driveOut()]) {
+        const settled = open().then(
+          (fd) => `opened ${String(fd)}`,
+          (error: unknown) => (error instanceof Error ? error.message : String(error)),
+        );
+        // Long enough for the open to be waiting in the kernel, on a thread of the pool.
+        await sleep(200);
+        await endpoints.releaseImage();
+        // Settled only once the pool's thread has come back from open(2).
+        expect(await Promise.race([settled, sleep(2000).then(() => 'still waiting')])).toBe(
+          'the job ended before the app opened the image stream',
+        );
+        expect(openFds()).toBe(before);
+      }
+    } finally {
+      end();
+    }
+  });
+
+  it('an image FIFO the app opened: releasing it closes the descriptor the job read from', async () => {
+    const { endpoints, end } = await withImageFifo();
+    try {
+      const before = openFds();
+      const opening = endpoints.image();
+      // Not a blocking open here: this thread must go on to run the helper's checks before its open.
+      await sleep(200);
+      const writer = openSync(join(dir, 'image'), constants.O_WRONLY | constants.O_NONBLOCK);
+      const fd = await opening;
+      closeSync(writer);
+      expect(openFds()).toBe(before + 1);
+      await endpoints.releaseImage();
+      expect(openFds()).toBe(before);
+      expect(() => fstatSync(fd)).toThrow(/EBADF/);
+    } finally {
+      end();
+    }
   });
 });

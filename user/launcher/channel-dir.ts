@@ -15,7 +15,8 @@ import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { errorCode } from '../../common/domain/error-details.js';
-import { closeFd, openFd } from '../../node/io.js';
+import { openFd } from '../../node/io.js';
+import { openFifoUnlessStopped } from '../../node/fifo-open.js';
 import { processExists } from '../../node/processes.js';
 import { runTool } from '../../node/run-tool.js';
 import type { ChannelStreams } from '../../node/channel.js';
@@ -53,35 +54,6 @@ async function openWhenReaderArrives(path: string, stop: AbortSignal): Promise<n
     await sleep(IMAGE_OPEN_POLL_MS);
   }
   return null;
-}
-
-/**
- * Opens the read end of a FIFO, which blocks a pool thread until a writer arrives. Once `stop`
- * aborts, a writer is stood in briefly until the open returns, so no thread waits forever.
- */
-async function openForReading(path: string, stop: AbortSignal): Promise<number | null> {
-  let opened = false;
-  const release = async (): Promise<void> => {
-    while (!opened) {
-      try {
-        await closeFd(await openFd(path, constants.O_WRONLY | constants.O_NONBLOCK));
-      } catch (error) {
-        // ENXIO until the blocked open counts as a reader: try again shortly. Anything else
-        // (the directory is gone) means there is nothing left to release.
-        if (errorCode(error) !== 'ENXIO') return;
-      }
-      await sleep(IMAGE_OPEN_POLL_MS);
-    }
-  };
-  stop.addEventListener('abort', () => void release(), { once: true });
-  try {
-    const fd = await openFd(path, constants.O_RDONLY);
-    if (!stop.aborted) return fd;
-    await closeFd(fd);
-    return null;
-  } finally {
-    opened = true;
-  }
 }
 
 /** Channel directories are named after the app process that made them: `sluice-helper-PID-XXXXXX`. */
@@ -138,7 +110,8 @@ export async function createChannelDir(withImageFifo: boolean): Promise<ChannelD
         }
         return fd === null ? null : copyImage(source, new Socket({ fd, readable: false, writable: true }));
       },
-      openImageForReading: (stop) => openForReading(join(dir, FIFO_NAMES.image), stop),
+      openImageForReading: (stop) =>
+        openFifoUnlessStopped((flags) => openFd(join(dir, FIFO_NAMES.image), flags), 'read', stop),
       remove: async () => {
         for (const socket of sockets) socket.destroy();
         await rm(dir, { recursive: true, force: true });
