@@ -1,9 +1,10 @@
 /**
  * `--shrink`: makes a raw backup small enough to restore onto a smaller card. The last partition's
- * ext2/3/4 filesystem is shrunk to its used size and a margin with e2fsprogs, the partition's end
- * is moved to the filesystem's, and the file is cut after it (after a GPT's backup header, moved
- * there). Everything runs as the user, on the user's own file, with the system's tools: sfdisk
- * reads and edits the partition table, e2fsck checks, resize2fs shrinks. Those are Linux's, so
+ * filesystem is shrunk to its used size and a margin: ext2/3/4 with e2fsprogs, FAT by cutting the
+ * free clusters after its last used one (shrink-fat.ts). The partition's end is moved to the
+ * filesystem's, and the file is cut after it (after a GPT's backup header, moved there).
+ * Everything runs as the user, on the user's own file, with the system's tools: sfdisk reads and
+ * edits the partition table, e2fsck and fsck.fat check, resize2fs shrinks. Those are Linux's, so
  * shrinking is Linux-only.
  *
  * resize2fs cuts a regular file to the filesystem's new end, so it is given the partition alone,
@@ -13,6 +14,8 @@ import { rm, truncate } from 'node:fs/promises';
 import { jobError } from '../../common/domain/failure.js';
 import { MiB } from '../../common/domain/units.js';
 import { findTool, runTool } from '../../node/run-tool.js';
+import { fatFsckFault, fatHead, shrinkFat, totalSectors } from './shrink-fat.js';
+import { shrunkSize } from './shrink-size.js';
 
 /**
  * Why `--shrink` cannot be done here, before anything is read: it needs a raw file and Linux's
@@ -36,10 +39,6 @@ export interface Shrunk {
   fault: string | null;
 }
 
-/** Free room left in the shrunk filesystem: 5% of its minimum size, and at least this. */
-const MIN_MARGIN = 64 * MiB;
-/** Partitions end on whole MiB, as partitioning tools place them. */
-const ALIGN = MiB;
 /** A GPT's backup table and header at the end of the disk: 33 sectors, kept in a whole MiB. */
 const GPT_TAIL = MiB;
 /** e2fsck and resize2fs on a filesystem of several GiB. */
@@ -74,7 +73,7 @@ async function extFacts(part: string, file: string): Promise<{ blockSize: number
   if (header === null || !Number.isSafeInteger(blockSize) || !Number.isSafeInteger(blocks))
     throw jobError(
       'unsupported-format',
-      `The last partition of ${file} holds no ext2/3/4 filesystem; --shrink shrinks only those, so the backup is kept as it is.`,
+      `The last partition of ${file} holds no ext2/3/4 or FAT filesystem; --shrink shrinks only those, so the backup is kept as it is.`,
     );
   await runTool('e2fsck', ['-f', '-n', part], TOOL_TIMEOUT_MS).catch((error: unknown) => {
     throw jobError(
@@ -84,6 +83,12 @@ async function extFacts(part: string, file: string): Promise<{ blockSize: number
   });
   const said = /minimum size of the filesystem: (\d+)/.exec(await runTool('resize2fs', ['-P', part], TOOL_TIMEOUT_MS));
   return { blockSize, blocks, minimum: Number(said?.[1] ?? blocks) };
+}
+
+/** What the shrunk filesystem must read back as: its kind and its size in its own blocks (FAT: sectors). */
+export interface ShrunkFilesystem {
+  kind: 'ext' | 'fat';
+  blocks: number;
 }
 
 /**
@@ -100,32 +105,47 @@ export async function shrinkBackup(file: string, length: number): Promise<Shrunk
   const part = `${file}.shrinking`;
   try {
     await copyOut(file, offset, last.size * sector, part);
-    const fs = await extFacts(part, file);
-    const margin = Math.max(Math.ceil(fs.minimum * 0.05), Math.ceil(MIN_MARGIN / fs.blockSize));
-    const bytes = Math.ceil(((fs.minimum + margin) * fs.blockSize) / ALIGN) * ALIGN;
-    const blocks = bytes / fs.blockSize;
-    if (blocks >= fs.blocks) return null;
-    await runTool('resize2fs', ['-f', part, String(blocks)], TOOL_TIMEOUT_MS);
-    await runTool('e2fsck', ['-f', '-n', part], TOOL_TIMEOUT_MS);
+    const shrunk = await shrinkPart(part, last.size * sector, file);
+    if (shrunk === null) return null;
     await putBack(file, part, offset, last.size * sector);
-    const after = offset + bytes + (table.label === 'gpt' ? GPT_TAIL : 0);
-    await rewriteTable(file, last, bytes / sector, after);
-    const expected = partitions.map((p) => (p === last ? { ...p, size: bytes / sector } : p));
-    return { before: length, after, fault: await shrinkCheck(file, { partitions: expected, blocks }) };
+    const after = offset + shrunk.bytes + (table.label === 'gpt' ? GPT_TAIL : 0);
+    await rewriteTable(file, last, shrunk.bytes / sector, after);
+    const expected = partitions.map((p) => (p === last ? { ...p, size: shrunk.bytes / sector } : p));
+    return { before: length, after, fault: await shrinkCheck(file, { partitions: expected, ...shrunk.fs }) };
   } finally {
     await rm(part, { force: true });
   }
 }
 
+/** The filesystem in the file `part` shrunk, FAT or ext2/3/4, and `part` cut after it; null when it is small already. */
+async function shrinkPart(
+  part: string,
+  partBytes: number,
+  file: string,
+): Promise<{ bytes: number; fs: ShrunkFilesystem } | null> {
+  const fat = await fatHead(part, partBytes);
+  if (fat !== null) {
+    const bytes = await shrinkFat(part, fat, partBytes, file);
+    return bytes === null ? null : { bytes, fs: { kind: 'fat', blocks: bytes / fat.boot.bytesPerSector } };
+  }
+  const fs = await extFacts(part, file);
+  const bytes = shrunkSize(fs.minimum * fs.blockSize);
+  const blocks = bytes / fs.blockSize;
+  if (blocks >= fs.blocks) return null;
+  await runTool('resize2fs', ['-f', part, String(blocks)], TOOL_TIMEOUT_MS);
+  await runTool('e2fsck', ['-f', '-n', part], TOOL_TIMEOUT_MS);
+  return { bytes, fs: { kind: 'ext', blocks } };
+}
+
 /**
  * The shrunk file read back from the disk (synced, its cached pages dropped): the partition table
  * sfdisk reads must be the one intended, and the last partition's filesystem, copied out of the
- * file, must have the size it was given and pass `e2fsck -f -n`. Null when it does; else what is
- * wrong, in a sentence.
+ * file, must have the size it was given and pass `e2fsck -f -n` or `fsck.fat -n`. Null when it
+ * does; else what is wrong, in a sentence.
  */
 export async function shrinkCheck(
   file: string,
-  expected: { partitions: readonly SfdiskPartition[]; blocks: number },
+  expected: { partitions: readonly SfdiskPartition[] } & ShrunkFilesystem,
 ): Promise<string | null> {
   await runTool('sync', [file]);
   await runTool('dd', [`if=${file}`, 'iflag=nocache', 'count=0', 'status=none']);
@@ -139,19 +159,33 @@ export async function shrinkCheck(
   const part = `${file}.checking`;
   try {
     await copyOut(file, last.start * sector, last.size * sector, part);
-    const header = await runTool('dumpe2fs', ['-h', part]).catch(() => null);
-    if (header === null) return 'no ext2/3/4 filesystem reads back in its last partition';
-    const blocks = Number(/^Block count:\s+(\d+)$/m.exec(header)?.[1]);
-    if (blocks !== expected.blocks)
-      return `its last filesystem reads back with ${blocks} blocks, not ${expected.blocks}`;
-    const fsck = await runTool('e2fsck', ['-f', '-n', part], TOOL_TIMEOUT_MS).then(
-      () => null,
-      (error: unknown) => String(error).slice(0, 300),
-    );
-    return fsck === null ? null : `e2fsck finds errors in its last filesystem (${fsck})`;
+    return await (expected.kind === 'fat' ? fatFault : extFault)(part, last.size * sector, expected.blocks);
   } finally {
     await rm(part, { force: true });
   }
+}
+
+/** What is wrong with the ext2/3/4 filesystem in `part`, expected to have `expected` blocks. */
+async function extFault(part: string, _partBytes: number, expected: number): Promise<string | null> {
+  const header = await runTool('dumpe2fs', ['-h', part]).catch(() => null);
+  if (header === null) return 'no ext2/3/4 filesystem reads back in its last partition';
+  const blocks = Number(/^Block count:\s+(\d+)$/m.exec(header)?.[1]);
+  if (blocks !== expected) return `its last filesystem reads back with ${blocks} blocks, not ${expected}`;
+  const fsck = await runTool('e2fsck', ['-f', '-n', part], TOOL_TIMEOUT_MS).then(
+    () => null,
+    (error: unknown) => String(error).slice(0, 300),
+  );
+  return fsck === null ? null : `e2fsck finds errors in its last filesystem (${fsck})`;
+}
+
+/** What is wrong with the FAT filesystem in `part`, expected to have `expected` sectors. */
+async function fatFault(part: string, partBytes: number, expected: number): Promise<string | null> {
+  const fat = await fatHead(part, partBytes);
+  if (fat === null) return 'no FAT filesystem reads back in its last partition';
+  const sectors = totalSectors(fat.head);
+  if (sectors !== expected) return `its last filesystem reads back with ${sectors} sectors, not ${expected}`;
+  const fsck = await fatFsckFault(part);
+  return fsck === null ? null : `fsck.fat finds errors in its last filesystem (${fsck})`;
 }
 
 /** `size` bytes of `file` at `offset` copied into the file `part` (holes stay holes), leaving no cached pages of `file`. */

@@ -17,7 +17,11 @@ function image(name: string): string {
   execFileSync('mkfs.ext4', ['-q', '-F', '-b', '4096', '-E', `offset=${MiB}`, path, '8192'], { stdio: 'pipe' });
   return path;
 }
-const expected = { partitions: [{ node: '', start: 2048, size: 65536, type: LINUX }], blocks: 8192 };
+const expected = {
+  partitions: [{ node: '', start: 2048, size: 65536, type: LINUX }],
+  kind: 'ext' as const,
+  blocks: 8192,
+};
 
 it('passes a file whose table and last filesystem read back as intended', async () => {
   expect(await shrinkCheck(image('good.img'), expected)).toBeNull();
