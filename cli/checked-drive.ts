@@ -11,7 +11,7 @@ import { confirm } from './prompt.js';
 export type DrivePlan = { warning: string } | { problem: string };
 
 /**
- * The drive a command that writes to a whole drive without an image (erase, probe) is about to
+ * The drive a command that writes to a whole drive without an image (erase, check) is about to
  * touch: listed by this computer, planned (`plan`), judged by the same rules as a flash's targets
  * (the system disk and read-only drives refused; an internal disk only after its name is typed),
  * and confirmed with `--yes` or at the terminal after the plan's warning. Returns the drive, or

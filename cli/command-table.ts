@@ -16,6 +16,8 @@ export type HelpEntry = readonly [flags: string, text: string];
 
 export interface Command {
   name: string;
+  /** Other names it answers to, each shown in help: a former name that keeps working. */
+  aliases?: readonly string[];
   /** How it is called and what it does, as help's first lines for it; some commands have two forms. */
   forms: readonly (readonly [usage: string, summary: string])[];
   /** Its flags as help explains them. */
@@ -257,16 +259,17 @@ export const COMMANDS: readonly Command[] = [
     },
   },
   {
-    name: 'probe',
+    name: 'check',
+    aliases: ['probe'],
     forms: [
       [
-        'probe DEVICE [--yes] [--json] [--elevate sudo|pkexec]',
+        'check DEVICE [--yes] [--json] [--elevate sudo|pkexec]',
         'check a drive for fake capacity: its real size, the kind of fake, in seconds; every block it writes is saved first and put back',
       ],
     ],
-    operands: exactly(1, 'probe needs exactly one DEVICE'),
+    operands: exactly(1, 'check needs exactly one DEVICE'),
     run: async (flags, [device = '']) =>
-      (await import('./commands/probe.js')).probeCommand({
+      (await import('./commands/check.js')).checkCommand({
         device,
         ...session(flags),
       }),

@@ -23,10 +23,10 @@ export async function main(argv: readonly string[]): Promise<number> {
     process.stdout.write(USAGE);
     return EXIT.ok;
   }
-  const problem = flagsProblem(flags, name, operands[0]);
+  const command = COMMANDS.find((c) => c.name === name || (name !== undefined && c.aliases?.includes(name)));
+  const problem = flagsProblem(flags, command?.name ?? name, operands[0]);
   if (problem !== null) return usageError(problem);
   if (name === undefined) return usageError('no command given');
-  const command = COMMANDS.find((c) => c.name === name);
   if (command === undefined) return usageError(`unknown command "${name}"`);
   const { min, max, error } = command.operands;
   if (operands.length < min || operands.length > max) return usageError(error(operands[0]));

@@ -96,7 +96,7 @@ export function createReporter(json: boolean): Reporter {
 
 /**
  * Reports a result that ends a command before its job ran, and returns the exit code. Here, not
- * beside the file flash, so that commands that only judge a drive (probe, erase) load no writer.
+ * beside the file flash, so that commands that only judge a drive (check, erase) load no writer.
  */
 export function reportOne(json: boolean, result: TargetResult): number {
   createReporter(json).result(result);

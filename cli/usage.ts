@@ -32,10 +32,13 @@ function commandHelp(command: Command): string {
   const forms = command.forms.map(([usage, summary]) =>
     usage === '' ? entry('', summary, FLAG_COLUMN) : entry(`  sluice ${usage}`, summary, SUMMARY_COLUMN),
   );
+  const aliases = (command.aliases ?? []).map((alias) =>
+    entry(`  sluice ${alias} ...`, `the same as sluice ${command.name}, by its former name`, SUMMARY_COLUMN),
+  );
   const flags = (command.help ?? []).map(([flags, text]) =>
     flags === '' ? entry('', text, 4) : entry(`      ${flags}`, text, FLAG_COLUMN),
   );
-  return [...forms, ...flags].join('\n');
+  return [...forms, ...aliases, ...flags].join('\n');
 }
 
 export const USAGE = `Usage:

@@ -4,7 +4,7 @@
  * message that ends the job: a result per reported drive, or a fatal message when the job could
  * not even start; runJob turns anything unforeseen into a failed result, so it never rejects.
  *
- * Each job imports its writer modules when it runs: a probe needs none of the flash's pump,
+ * Each job imports its writer modules when it runs: a check needs none of the flash's pump,
  * verification and repair, and a helper that loads only its own job starts sooner (measured in
  * the commit that made these imports lazy).
  */
@@ -241,13 +241,13 @@ async function runVerify(job: HelperJobOf<'verify'>, context: JobContext): Promi
   return { type: 'result', results: [result] };
 }
 
-/** A probe: the target checked for fake capacity, every block it writes put back; fd 0 is not read. */
-async function runProbe(job: HelperJobOf<'probe'>, context: JobContext): Promise<FromHelper> {
+/** A check: the target checked for fake capacity, every block it writes put back; fd 0 is not read. */
+async function runCheck(job: HelperJobOf<'check'>, context: JobContext): Promise<FromHelper> {
   context.started();
-  const { probeCapacity } = await import('../writer/probe-capacity.js');
+  const { checkFakeCapacity } = await import('../writer/fake-capacity-check.js');
   return {
     type: 'result',
-    results: [await probeCapacity({ target: job.target, medium: job.medium ?? null, signal: context.signal })],
+    results: [await checkFakeCapacity({ target: job.target, medium: job.medium ?? null, signal: context.signal })],
   };
 }
 
@@ -261,8 +261,8 @@ function runKind(job: HelperJob, context: JobContext): Promise<FromHelper> {
       return runBackup(job, context);
     case 'verify':
       return runVerify(job, context);
-    case 'probe':
-      return runProbe(job, context);
+    case 'check':
+      return runCheck(job, context);
   }
 }
 

@@ -2,8 +2,8 @@
  * Capacity markers: one logical block each, unique to its offset and to the job, written to a
  * drive where nothing else goes and read back later. A marker that comes back as zeros, as
  * something else, as another offset's marker, or as an I/O error shows a drive that is not the
- * size it claims. The flash's capacity check (capacity-check.ts) and `sluice probe`
- * (probe-capacity.ts) both use them. Nothing here reads image bytes: markers are the helper's own.
+ * size it claims. The flash's capacity check (capacity-check.ts) and `sluice check`
+ * (fake-capacity-check.ts) both use them. Nothing here reads image bytes: markers are the helper's own.
  *
  * A marker: magic (16 bytes) | its byte offset (u64 LE) | the job's random nonce (16 bytes) |
  * XXH64 of the whole block with this field zero (u64 LE) | a filler derived from offset and nonce.

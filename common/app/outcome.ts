@@ -223,7 +223,7 @@ export function failureAdvice(code: FailureCode, job: AppJobKind): string {
 
 /** One title and one sentence for the whole job, as a notification shows it. */
 export function summarizeJob(end: JobEnd): { tone: Tone; title: string; body: string } {
-  if (end.kind === 'probe') return summarizeProbe(end);
+  if (end.kind === 'check') return summarizeCheck(end);
   if (end.kind === 'erase') return summarizeErase(end);
   if (end.kind === 'verify') return summarizeVerify(end);
   return end.kind === 'backup' ? summarizeBackup(end) : summarizeWrite(end);
@@ -258,7 +258,7 @@ function summarizeBackup(end: JobEnd): { tone: Tone; title: string; body: string
   }
 }
 
-function summarizeProbe(end: JobEnd): { tone: Tone; title: string; body: string } {
+function summarizeCheck(end: JobEnd): { tone: Tone; title: string; body: string } {
   const tone = jobTone(end);
   const drive = end.results[0]?.target ?? '';
   switch (tone) {

@@ -161,18 +161,18 @@ const VerifyJob = v.strictObject({
 });
 
 /**
- * A probe (`sluice probe`): the `target` disk checked for fake capacity (writer/probe-capacity.ts).
+ * A check (`sluice check`): the `target` disk checked for fake capacity (writer/fake-capacity-check.ts).
  * It writes test markers, so it is authorized as a write, but it saves every block it touches
  * first and puts it back; fd 0 is not read.
  */
-const ProbeJob = v.strictObject({
-  kind: v.literal('probe'),
+const CheckJob = v.strictObject({
+  kind: v.literal('check'),
   target: DevicePath,
   medium: v.optional(MediumSchema),
 });
 
 /** The one job a helper runs, told apart by its kind (common/domain/job.ts). */
-export const HelperJob = v.variant('kind', [FlashJob, CloneJob, BackupJob, VerifyJob, ProbeJob]);
+export const HelperJob = v.variant('kind', [FlashJob, CloneJob, BackupJob, VerifyJob, CheckJob]);
 export type HelperJob = v.InferOutput<typeof HelperJob>;
 export type HelperJobOf<K extends HelperJob['kind']> = Extract<HelperJob, { kind: K }>;
 
@@ -190,7 +190,7 @@ export function jobDrives(job: HelperJob): { reported: string[]; writes: string[
       return { reported: [job.source], writes: [], reads: job.source };
     case 'verify':
       return { reported: [job.target], writes: [], reads: job.target };
-    case 'probe':
+    case 'check':
       return { reported: [job.target], writes: [job.target], reads: null };
   }
 }

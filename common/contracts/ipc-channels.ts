@@ -20,7 +20,7 @@ export const INVOKE_CHANNELS = {
   chooseBackupFile: 'sluice:backup:choose-file',
   startBackup: 'sluice:backup:start',
   showBackupFile: 'sluice:backup:show-file',
-  startProbe: 'sluice:probe:start',
+  startCheck: 'sluice:check:start',
   startErase: 'sluice:erase:start',
   chooseCompareImage: 'sluice:compare:choose-image',
   startCompare: 'sluice:compare:start',

@@ -82,11 +82,11 @@ export interface SluiceApi {
   /** Shows the file the last backup saved in the system's file manager. */
   showBackupFile(): Promise<ApiResult<null>>;
   /**
-   * Checks `device` for fake capacity (what `sluice probe` does): test blocks written and read
-   * back, every one put back; the end arrives as a jobEnd event of kind probe.
+   * Checks `device` for fake capacity (what `sluice check` does): test blocks written and read
+   * back, every one put back; the end arrives as a jobEnd event of kind check.
    */
   /** `medium`: the one the user saw in the drive (Drive.medium); the drive is refused if it holds another now. */
-  startProbe(device: string, medium: string | null): Promise<ApiResult<null>>;
+  startCheck(device: string, medium: string | null): Promise<ApiResult<null>>;
   /**
    * Makes `device` a normal empty drive again (what `sluice erase` does): one FAT32 or exFAT
    * partition; the end arrives as a jobEnd event of kind erase.
@@ -180,7 +180,7 @@ export const INVOKE_ARGS = {
   chooseBackupFile: v.strictTuple([DevicePathSchema, BackupCompressionSchema]),
   startBackup: v.strictTuple([BackupRequestSchema]),
   showBackupFile: v.strictTuple([]),
-  startProbe: v.strictTuple([DevicePathSchema, MediumSchema]),
+  startCheck: v.strictTuple([DevicePathSchema, MediumSchema]),
   startErase: v.strictTuple([EraseRequestSchema]),
   chooseCompareImage: v.strictTuple([DevicePathSchema]),
   startCompare: v.strictTuple([DevicePathSchema]),

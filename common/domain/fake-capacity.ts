@@ -1,6 +1,6 @@
 /**
  * A drive that is not the size it claims, as the capacity check of a flash (writer/capacity-check.ts)
- * and `sluice probe` (writer/probe-capacity.ts) find it: what kind of fake it is and how much it
+ * and `sluice check` (writer/fake-capacity-check.ts) find it: what kind of fake it is and how much it
  * really holds. One schema and one set of words for the helper's results, the CLI and the app.
  */
 import * as v from 'valibot';

@@ -5,8 +5,8 @@
  * - clone: a whole drive written to another, then read back;
  * - backup: a whole drive saved into a file, then the file read back;
  * - verify: a drive compared with an image, nothing written;
- * - probe: a drive checked for fake capacity, every block it writes put back.
+ * - check: a drive checked for fake capacity, every block it writes put back.
  */
-export const JOB_KINDS = ['flash', 'clone', 'backup', 'verify', 'probe'] as const;
+export const JOB_KINDS = ['flash', 'clone', 'backup', 'verify', 'check'] as const;
 
 export type JobKind = (typeof JOB_KINDS)[number];

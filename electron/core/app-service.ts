@@ -9,7 +9,7 @@ import type { ImageInfo } from '../../common/domain/image.js';
 import { ImageCache } from '../../user/cache/image-cache.js';
 import { AppCatalogue } from './app-catalogue.js';
 import { BackupFiles } from './backup-files.js';
-import { startErase, startProbe } from './card-jobs.js';
+import { startErase, startCheck } from './card-jobs.js';
 import { ChosenImage } from './chosen-image.js';
 import { previewCustomisation, sealDraft, sshKeyFiles } from './customise.js';
 import type { DesktopEffects } from './desktop-job.js';
@@ -191,7 +191,7 @@ function jobHandlers(pieces: AppPieces) {
     chooseBackupFile: (device, compress) => backups.choose(device, compress),
     startBackup: (request) => backups.start(request, session),
     showBackupFile: async () => backups.show(),
-    startProbe: (device, medium) => startProbe(pieces, device, medium),
+    startCheck: (device, medium) => startCheck(pieces, device, medium),
     startErase: (request) => startErase(pieces, request),
     chooseCompareImage: (device) => comparison.choose(device),
     startCompare: (device) => comparison.start(device, session),

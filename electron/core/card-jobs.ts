@@ -13,7 +13,7 @@ import { startEraseSession } from './erase-session.js';
 import type { SessionDeps } from './flash-session.js';
 import { anotherCard } from './flash-start.js';
 import type { JobRunner } from './job-runner.js';
-import { startProbeSession } from './probe-session.js';
+import { startCheckSession } from './check-session.js';
 import type { SettingsStore } from './settings-store.js';
 
 /** The app service's pieces a card job uses. */
@@ -34,14 +34,14 @@ async function cardOrStick(drives: DriveListing, device: string, medium: string 
   return refusal === null ? drive : refused(refusal);
 }
 
-export function startProbe(pieces: CardJobPieces, device: string, medium: string | null): Promise<ApiResult<null>> {
+export function startCheck(pieces: CardJobPieces, device: string, medium: string | null): Promise<ApiResult<null>> {
   const { runner } = pieces;
   return runner.whileStarting(async () => {
     const drive = await cardOrStick(pieces.drives, device, medium);
     if (!drive.ok) return drive;
     const busy = runner.busy();
     if (busy !== null) return busy;
-    runner.run(startProbeSession(drive.value, pieces.settings.get().notifications, pieces.session));
+    runner.run(startCheckSession(drive.value, pieces.settings.get().notifications, pieces.session));
     return ok(null);
   });
 }

@@ -3,7 +3,7 @@ import type { AppService } from '../core/app-service.js';
 
 /** What stopping costs, said plainly: a half-written drive (a flash, a clone, an erase), only the backup file, or nothing (a check puts back what it tested; a comparison only reads). */
 const QUESTION: Readonly<
-  Record<'write' | 'backup' | 'probe' | 'verify', { title: string; message: string; detail: string; keep: string }>
+  Record<'write' | 'backup' | 'check' | 'verify', { title: string; message: string; detail: string; keep: string }>
 > = {
   write: {
     title: 'A flash is running',
@@ -17,7 +17,7 @@ const QUESTION: Readonly<
     detail: 'The drive is left as it was; the incomplete backup file is deleted.',
     keep: 'Keep backing up',
   },
-  probe: {
+  check: {
     title: 'A card is being checked',
     message: 'Stop the check and quit?',
     detail: 'Every block tested so far is put back first.',
@@ -42,7 +42,7 @@ export function guardQuitDuringJob(window: BrowserWindow, service: AppService): 
     const running = service.runningJob();
     if (confirmed || running === null) return;
     event.preventDefault();
-    const question = QUESTION[running === 'backup' || running === 'probe' || running === 'verify' ? running : 'write'];
+    const question = QUESTION[running === 'backup' || running === 'check' || running === 'verify' ? running : 'write'];
     const choice = dialog.showMessageBoxSync(window, {
       type: 'warning',
       title: question.title,

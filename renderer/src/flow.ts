@@ -21,7 +21,7 @@ export type JobSubject =
   | { kind: 'flash' | 'clone'; image: ImageInfo; targets: DriveInfo[] }
   | { kind: 'backup'; drive: DriveInfo; file: string }
   /** A drive checked for fake capacity (nothing of it is lost), or erased back to one empty partition. */
-  | { kind: 'probe'; drive: DriveInfo }
+  | { kind: 'check'; drive: DriveInfo }
   | { kind: 'erase'; drive: DriveInfo }
   /** A drive compared with an image it should hold, nothing written. */
   | { kind: 'verify'; drive: DriveInfo; image: ImageInfo };
@@ -39,7 +39,7 @@ export function fileName(path: string): string {
 }
 
 export function jobRows(subject: JobSubject): JobRow[] {
-  if (subject.kind === 'probe' || subject.kind === 'erase' || subject.kind === 'verify')
+  if (subject.kind === 'check' || subject.kind === 'erase' || subject.kind === 'verify')
     return [{ key: subject.drive.device, name: driveName(subject.drive), detail: subject.drive.device }];
   if (subject.kind !== 'backup')
     return subject.targets.map((t) => ({ key: t.device, name: driveName(t), detail: t.device }));
@@ -79,7 +79,7 @@ export type Dialog =
 export interface FlowState {
   settings: Settings | null;
   image: ImageInfo | null;
-  /** A dialog or probe is under way. */
+  /** A dialog or check is under way. */
   imageBusy: boolean;
   imageError: string | null;
   drives: DriveInfo[];
@@ -146,7 +146,7 @@ export type FlowAction =
   /** The backup did not start: back to the steps, where the backup dialog says why. */
   | { type: 'backup-refused' }
   /** `drive` is being checked for fake capacity; a refusal comes back as flash-refused does (said under the steps). */
-  | { type: 'probe-starting'; drive: DriveInfo }
+  | { type: 'check-starting'; drive: DriveInfo }
   /** `drive` is being erased; a refusal comes back as flash-refused does. */
   | { type: 'erase-starting'; drive: DriveInfo }
   /** `drive` is being compared with `image`; a refusal comes back as flash-refused does. */
@@ -353,8 +353,8 @@ export function flowReducer(state: FlowState, action: FlowAction): FlowState {
         { kind: 'backup', drive: action.drive, file: action.file },
         state.settings?.verify ?? true,
       );
-    case 'probe-starting':
-      return startJob(state, { kind: 'probe', drive: action.drive }, true);
+    case 'check-starting':
+      return startJob(state, { kind: 'check', drive: action.drive }, true);
     case 'compare-starting':
       return startJob(state, { kind: 'verify', drive: action.drive, image: action.image }, true);
     case 'erase-starting':

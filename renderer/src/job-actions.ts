@@ -91,10 +91,10 @@ function driveActions({ api, dispatch, setDialog }: ActionContext) {
     }
   };
 
-  const startProbe = (drive: DriveInfo) => {
+  const startCheck = (drive: DriveInfo) => {
     setDialog(null);
-    dispatch({ type: 'probe-starting', drive });
-    void api.startProbe(drive.device, drive.medium).then(refused);
+    dispatch({ type: 'check-starting', drive });
+    void api.startCheck(drive.device, drive.medium).then(refused);
   };
 
   const startErase = (drive: DriveInfo, label: string | null) => {
@@ -112,7 +112,7 @@ function driveActions({ api, dispatch, setDialog }: ActionContext) {
     refused(await api.startCompare(drive.device));
   };
 
-  return { openBackup, startBackup, startProbe, startErase, compare };
+  return { openBackup, startBackup, startCheck, startErase, compare };
 }
 
 /** Settings and saved profiles: the main process keeps them, the reducer shows what it kept. */

@@ -22,7 +22,7 @@ import { usedBlocksBackupSection } from './used-blocks-backup.js';
 import { customiseSection } from './customise.js';
 import { formatSections, WATCH, WRITER_PRIVATE_HEADER, writerPrivateBytes } from './formats.js';
 import { sparseRows } from './sparse.js';
-import { probeSection } from './probe.js';
+import { checkSection } from './check.js';
 import { stationSection } from './station.js';
 import { manySection } from './many.js';
 import { issueVerdict, measure, medianOf, mediansInTurns, type Measurement } from './measure.js';
@@ -39,7 +39,7 @@ const ALL_SECTIONS = [
   'formats',
   'files',
   'backup',
-  'probe',
+  'check',
   'customise',
   'catalogue',
   'station',
@@ -364,7 +364,7 @@ function sectionRunners(dir: string): Record<(typeof ALL_SECTIONS)[number], () =
     formats: () => formatSections(dir, FIXTURES, RUNS, etcher, etcherName(), BASELINE_CLI),
     files: () => fileSections(dir, FIXTURES, RUNS, FILE_BYTES),
     backup: async () => [await usedBlocksBackupSection(FIXTURES, RUNS)],
-    probe: async () => [await probeSection(RUNS, NODE)],
+    check: async () => [await checkSection(RUNS, NODE)],
     customise: async () => [await customiseSection(dir, RUNS)],
     catalogue: async () => [await catalogueSection(dir, FIXTURES, RUNS)],
     station: async () => [await stationSection(dir)],

@@ -137,11 +137,11 @@ const IN_PAGE = {
   outlineStyle: (element: unknown) => getComputedStyle(element).outlineStyle,
   color: (element: unknown) => getComputedStyle(element).color,
   resolveColor: (value: string) => {
-    const probe = document.createElement('span');
-    probe.style.color = value;
-    document.body.append(probe);
-    const color = getComputedStyle(probe).color;
-    probe.remove();
+    const sample = document.createElement('span');
+    sample.style.color = value;
+    document.body.append(sample);
+    const color = getComputedStyle(sample).color;
+    sample.remove();
     return color;
   },
 };

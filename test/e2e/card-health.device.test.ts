@@ -124,7 +124,7 @@ describeDevices('card health in the desktop app', () => {
       await expect(
         page.getByRole('heading', { name: 'Card checked: it holds what it claims' }).isVisible(),
       ).resolves.toBe(true);
-      await expect(page.getByTestId('probe-result').textContent()).resolves.toMatch(
+      await expect(page.getByTestId('check-result').textContent()).resolves.toMatch(
         /^It holds the 67\.1 MB it claims: \d+ test blocks over the whole drive were written, read back and put back/,
       );
       await app.screenshot('health-05-check-honest');

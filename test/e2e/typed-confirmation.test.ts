@@ -75,7 +75,7 @@ function installStandIn(fixture: Fixture): void {
     chooseBackupFile: () => ok(null),
     startBackup: () => ok(null),
     showBackupFile: () => ok(null),
-    startProbe: () => ok(null),
+    startCheck: () => ok(null),
     startErase: () => ok(null),
     chooseCompareImage: () => ok(null),
     startCompare: () => ok(null),

@@ -2,7 +2,7 @@
  * The helper writes only the medium the user chose: a flash job names, per target, the medium the
  * listing saw (Linux's disk sequence number), and a drive that holds another by the time the
  * helper opens it (a card swapped in the same reader during the password prompt) is refused with
- * nothing written. Jobs that only read a drive (a probe puts back what it writes; a backup, a
+ * nothing written. Jobs that only read a drive (a check puts back what it writes; a backup, a
  * comparison, a clone's source) name it too: a report on a card nobody chose is a lie. The real
  * helper process, real loop devices and the kernel's own numbers.
  */
@@ -109,17 +109,17 @@ describeDevices('the medium the user chose', () => {
 });
 
 describeDevices('the medium the user chose, for jobs that only read a drive or put back what they write', () => {
-  it('a probe of another medium writes no test block; of the chosen one, it runs', async () => {
+  it('a check of another medium writes no test block; of the chosen one, it runs', async () => {
     const loop = createLoop({ size: 64 * MiB });
     assertTestTarget(loop.path);
     const before = digestFile(loop.backing);
-    const [refused] = await run({ kind: 'probe', target: loop.path, medium: anotherMedium(loop.path) });
+    const [refused] = await run({ kind: 'check', target: loop.path, medium: anotherMedium(loop.path) });
     expect(refused).toMatchObject({ status: 'failed', code: 'target-not-found', bytes: 0 });
     expect(refused?.status === 'failed' ? refused.message : '').toContain(
       `${REFUSED} (a card swapped in the same reader?). Nothing was written to it`,
     );
     expect(digestFile(loop.backing)).toBe(before);
-    const [probed] = await run({ kind: 'probe', target: loop.path, medium: diskseq(loop.path) });
+    const [probed] = await run({ kind: 'check', target: loop.path, medium: diskseq(loop.path) });
     expect(probed).toMatchObject({ status: 'ok' });
     expect(digestFile(loop.backing)).toBe(before);
   });

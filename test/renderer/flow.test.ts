@@ -179,13 +179,13 @@ describe('the screen state', () => {
     const before = ready();
     const [drive] = before.drives;
     if (drive === undefined) throw new Error('no drive in the fixture');
-    let state = flowReducer(before, { type: 'probe-starting', drive });
-    expect(state.running).toMatchObject({ subject: { kind: 'probe', drive }, verify: true });
-    expect(jobRows({ kind: 'probe', drive })).toEqual([
+    let state = flowReducer(before, { type: 'check-starting', drive });
+    expect(state.running).toMatchObject({ subject: { kind: 'check', drive }, verify: true });
+    expect(jobRows({ kind: 'check', drive })).toEqual([
       { key: drive.device, name: 'Card /dev/sdb', detail: drive.device },
     ]);
     const end: JobEnd = {
-      kind: 'probe',
+      kind: 'check',
       results: [{ status: 'ok', target: drive.device, bytes: 4e9, written: false, verified: true, seconds: 0.3 }],
       verify: true,
       seconds: 0.4,
@@ -194,7 +194,7 @@ describe('the screen state', () => {
     expect(state.finished).toBeNull();
     expect(state.image).toBe(before.image);
     expect(state.selected).toEqual(before.selected);
-    const refused = flowReducer(flowReducer(state, { type: 'probe-starting', drive }), {
+    const refused = flowReducer(flowReducer(state, { type: 'check-starting', drive }), {
       type: 'flash-refused',
       message: 'Sluice is already flashing',
     });
@@ -202,11 +202,11 @@ describe('the screen state', () => {
     // An erase is a job about one drive the same way.
     const erasing = flowReducer(state, { type: 'erase-starting', drive });
     expect(erasing.running).toMatchObject({ subject: { kind: 'erase', drive }, verify: true });
-    expect(jobRows({ kind: 'erase', drive })).toEqual(jobRows({ kind: 'probe', drive }));
+    expect(jobRows({ kind: 'erase', drive })).toEqual(jobRows({ kind: 'check', drive }));
     // A comparison with an image too, keeping the image it compares with.
     const comparing = flowReducer(state, { type: 'compare-starting', drive, image });
     expect(comparing.running).toMatchObject({ subject: { kind: 'verify', drive, image } });
-    expect(jobRows({ kind: 'verify', drive, image })).toEqual(jobRows({ kind: 'probe', drive }));
+    expect(jobRows({ kind: 'verify', drive, image })).toEqual(jobRows({ kind: 'check', drive }));
   });
 
   it('ignores progress and ends that arrive with no flash running', () => {

@@ -93,14 +93,17 @@ export function verifyCli(
   return collect(spawnCli(['verify', '--json', ...flags, image, target], options));
 }
 
-/** Starts `sluice probe --json DEVICE` after checking the device is a loop device this test made. */
-export function spawnProbe(device: string, options: CliOptions = {}): ChildProcess {
+/**
+ * Starts `sluice check --yes --json DEVICE` (or its former name, `command: 'probe'`) after checking
+ * the device is a loop device this test made.
+ */
+export function spawnCheck(device: string, options: CliOptions = {}, command = 'check'): ChildProcess {
   assertOwnedLoop(device);
-  return spawnCli(['probe', '--yes', '--json', device], options);
+  return spawnCli([command, '--yes', '--json', device], options);
 }
 
-export function probeCli(device: string, options: CliOptions = {}): Promise<CliRun> {
-  return collect(spawnProbe(device, options));
+export function checkCli(device: string, options: CliOptions = {}): Promise<CliRun> {
+  return collect(spawnCheck(device, options));
 }
 
 /** The result events of a run, by target. */

@@ -113,9 +113,9 @@ export function isHelper(argv: string[]): boolean {
  */
 export async function listeningSocketsOf(pids: readonly number[]): Promise<string[]> {
   const dir = mkdtempSync(join(tmpdir(), 'sluice-test-ss-'));
-  const probe = createServer().listen(join(dir, 'probe.sock'));
+  const canary = createServer().listen(join(dir, 'canary.sock'));
   try {
-    await new Promise((resolve) => probe.once('listening', resolve));
+    await new Promise((resolve) => canary.once('listening', resolve));
     const lines = ['-xlp', '-tlp', '-ulp'].flatMap((flags) =>
       execFileSync('ss', [flags], { encoding: 'utf8' }).split('\n'),
     );
@@ -124,7 +124,7 @@ export async function listeningSocketsOf(pids: readonly number[]): Promise<strin
       throw new Error('ss does not show this process’s own listening socket: the check cannot see listeners');
     return pids.flatMap(owned);
   } finally {
-    probe.close();
+    canary.close();
     rmSync(dir, { recursive: true, force: true });
   }
 }

@@ -20,7 +20,7 @@ export function planErase(drive: Pick<Drive, 'size' | 'logicalBlockSize'>, label
  * A block-mapped flash of the whole drive's size whose stream is only `plan`'s written ranges (an
  * erase's tables, an installer stick's volume), so the writer blanks the head first, writes it
  * last and reads everything back. No capacity markers: nothing lies past an image the drive's size
- * (`sluice probe` checks the capacity). The plan fits the medium that was measured; the helper
+ * (`sluice check` checks the capacity). The plan fits the medium that was measured; the helper
  * refuses the drive if it holds another.
  */
 export function wholeDriveJob(

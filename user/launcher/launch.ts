@@ -133,7 +133,7 @@ const JOB_WORDS: Readonly<
     nothing: 'Nothing was read.',
     afterDeath: 'The drive was only read and is unchanged; verify it again.',
   },
-  probe: {
+  check: {
     process: 'The checking process',
     needsRights: 'Checking a disk',
     nothing: 'Nothing was written.',
@@ -152,7 +152,7 @@ function jobReason(job: HelperJob): string {
       return `read ${job.source} to back it up`;
     case 'verify':
       return `read ${job.target} to compare it with a disk image`;
-    case 'probe':
+    case 'check':
       return `check ${job.target} for fake capacity (what it overwrites is saved and put back)`;
   }
 }
@@ -176,7 +176,7 @@ async function withDriveNames(job: HelperJob): Promise<HelperJob> {
     case 'backup':
       return { ...job, source: await driveName(job.source) };
     case 'verify':
-    case 'probe':
+    case 'check':
       return { ...job, target: await driveName(job.target) };
   }
 }

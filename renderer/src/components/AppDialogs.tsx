@@ -25,7 +25,7 @@ interface AppDialogsProps {
 /** The dialog open over the screen, if any. */
 export function AppDialogs({ api, state, dispatch, actions, targets, cacheApi, onChooseOs }: AppDialogsProps) {
   const { dialog, confirmCustomisation, backupBusy, backupError } = state;
-  const { openBackup, compare, startFlash, startErase, startProbe, startBackup, saveProfiles, updateSettings } =
+  const { openBackup, compare, startFlash, startErase, startCheck, startBackup, saveProfiles, updateSettings } =
     actions;
   const setDialog = (open: Dialog) => dispatch({ type: 'dialog', dialog: open });
   return (
@@ -66,7 +66,7 @@ export function AppDialogs({ api, state, dispatch, actions, targets, cacheApi, o
         />
       )}
       {typeof dialog === 'object' && dialog !== null && 'check' in dialog && (
-        <CheckDialog drive={dialog.check} onStart={() => startProbe(dialog.check)} onCancel={() => setDialog(null)} />
+        <CheckDialog drive={dialog.check} onStart={() => startCheck(dialog.check)} onCancel={() => setDialog(null)} />
       )}
       {typeof dialog === 'object' && dialog !== null && 'backup' in dialog && (
         <BackupDialog

@@ -53,7 +53,7 @@ function wordsFor(kind: AppJobKind): (typeof WORDS)['write'] {
 function subjectName(subject: JobSubject): string {
   if (subject.kind === 'verify')
     return `${driveName(subject.drive)} (${subject.drive.device}) and ${subject.image.name}`;
-  return subject.kind === 'backup' || subject.kind === 'probe' || subject.kind === 'erase'
+  return subject.kind === 'backup' || subject.kind === 'check' || subject.kind === 'erase'
     ? `${driveName(subject.drive)} (${subject.drive.device})`
     : subject.image.name;
 }
@@ -75,7 +75,7 @@ type OkResult = Extract<TargetResult, { status: 'ok' }>;
 
 /** What a good end says for the jobs about one drive that write no image: a check, an erase, a comparison. */
 const SINGLE_DRIVE_OK = {
-  probe: (r: OkResult) =>
+  check: (r: OkResult) =>
     `It holds the ${formatBytes(r.bytes)} it claims: ${r.capacityCheck?.markers ?? 0} test blocks over the whole drive were written, read back and put back, in ${formatDuration(r.seconds)}.`,
   erase: (r: OkResult) =>
     `One empty partition: its tables (${formatBytes(r.bytes)}) written and read back in ${formatDuration(r.seconds)}; the rest of the drive is free space now.`,
@@ -97,7 +97,7 @@ function ResultRow({
   const words = wordsFor(job);
   switch (result.status) {
     case 'ok': {
-      const single = job === 'probe' || job === 'erase' || job === 'verify' ? SINGLE_DRIVE_OK[job] : undefined;
+      const single = job === 'check' || job === 'erase' || job === 'verify' ? SINGLE_DRIVE_OK[job] : undefined;
       if (single !== undefined) {
         return (
           <li className="result ok">
@@ -226,7 +226,7 @@ export function EndScreen({ finished, onFlashAnother, onFlashAgain, onDone, onSh
       </ul>
       <div className="actions">
         {subject.kind === 'backup' ||
-        subject.kind === 'probe' ||
+        subject.kind === 'check' ||
         subject.kind === 'erase' ||
         subject.kind === 'verify' ? (
           <>

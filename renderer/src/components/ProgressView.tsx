@@ -39,7 +39,7 @@ function Title({ subject }: { subject: JobSubject }) {
       </>
     );
   }
-  if (subject.kind === 'probe') {
+  if (subject.kind === 'check') {
     return (
       <>
         Checking <span className="chosen-name">{driveName(subject.drive)}</span> for fake capacity
@@ -97,7 +97,7 @@ export function ProgressView({ job, onCancel }: { job: RunningJob; onCancel: () 
         {lead === undefined
           ? ((
               {
-                probe: 'Writing test blocks, reading them back, putting back what was there…',
+                check: 'Writing test blocks, reading them back, putting back what was there…',
                 backup: 'Opening the drive…',
               } as Partial<Record<string, string>>
             )[job.subject.kind] ?? 'Preparing the drive…')
@@ -105,7 +105,7 @@ export function ProgressView({ job, onCancel }: { job: RunningJob; onCancel: () 
       </p>
       <ul
         className="target-rows"
-        aria-label={job.subject.kind === 'backup' ? 'Backup file' : job.subject.kind === 'probe' ? 'Drive' : 'Drives'}
+        aria-label={job.subject.kind === 'backup' ? 'Backup file' : job.subject.kind === 'check' ? 'Drive' : 'Drives'}
       >
         {rows.map((row) => {
           const p = job.progress[row.key];

@@ -326,15 +326,15 @@ describeDevices('the main-process core (what Electron and the browser bridge bot
         message: `${card.path} holds another card than the one you chose (swapped in the same reader?). Choose the drive again.`,
       },
     };
-    expect(await h.service.handlers.startProbe(card.path, other)).toMatchObject(refusal);
+    expect(await h.service.handlers.startCheck(card.path, other)).toMatchObject(refusal);
     expect(await h.service.handlers.startErase({ device: card.path, medium: other, label: null })).toMatchObject(
       refusal,
     );
     expect(h.jobs).toEqual([]);
 
-    value(await h.service.handlers.startProbe(card.path, seen));
+    value(await h.service.handlers.startCheck(card.path, seen));
     expect((await flashEnded(h)).results[0]).toMatchObject({ status: 'ok', target: card.path });
-    expect(h.jobs).toEqual([{ kind: 'probe', target: card.path, medium: seen }]);
+    expect(h.jobs).toEqual([{ kind: 'check', target: card.path, medium: seen }]);
   });
 
   it('a compressed image is probed (exact size, partition names) and flashed through a decoder; the device holds the decoded bytes', async () => {

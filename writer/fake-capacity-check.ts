@@ -1,5 +1,5 @@
 /**
- * `sluice probe`: finds a drive's real capacity without losing its data. Every block it writes is
+ * `sluice check`: finds a drive's real capacity without losing its data. Every block it writes is
  * read and kept first, and written back afterwards (then read again, to prove it); a cancel stops
  * at the next step and restores; a drive that goes away is reported with exactly the blocks that
  * could not be restored.
@@ -32,18 +32,18 @@ import { targetReadFailure } from './failures.js';
 const PROTECTED_BYTES = MiB;
 /**
  * The first round's geometric markers: none. A flash has no bisection after its markers, so it
- * spreads 200; the probe bisects, and its first round only has to bracket the real capacity, which
+ * spreads 200; the check bisects, and its first round only has to bracket the real capacity, which
  * the markers at each power of two already do (a ratio of 2 at most). Each marker costs up to two
  * small writes (the marker, then the saved block), and small writes are what a card is slow at. On
- * the 4 GiB limbo fake (256 MiB real) the probe wrote 86 blocks with 16 geometric markers and 52
- * with none, for one more bisection round and the same answer; with 200 the whole `sluice probe`
+ * the 4 GiB limbo fake (256 MiB real) the check wrote 86 blocks with 16 geometric markers and 52
+ * with none, for one more bisection round and the same answer; with 200 the whole `sluice check`
  * took 1.93 s at 2 ms a write, with 16 0.84 s.
  */
-const PROBE_GEOMETRIC_MARKERS = 0;
+const CHECK_GEOMETRIC_MARKERS = 0;
 
-export interface ProbeJob {
+export interface CheckJob {
   target: string;
-  /** The medium the user chose in the drive (Drive.medium): a drive that holds another is not probed. */
+  /** The medium the user chose in the drive (Drive.medium): a drive that holds another is not checked. */
   medium?: string | null | undefined;
   signal?: AbortSignal | undefined;
   platform?: DevicePlatform | undefined;
@@ -66,17 +66,17 @@ class Round {
   readonly dirty = new Set<number>();
 
   constructor(
-    private readonly probe: Probe,
+    private readonly check: DriveCheck,
     readonly positions: readonly number[],
   ) {}
 
   /** The i-th saved block. */
   private saved(i: number): Buffer {
-    return this.probe.slot(i);
+    return this.check.slot(i);
   }
 
   async run(): Promise<MarkerReading[]> {
-    const { device, format } = this.probe;
+    const { device, format } = this.check;
     const size = device.blockSize;
     for (const position of this.positions) {
       try {
@@ -89,9 +89,9 @@ class Round {
       }
     }
     const failedWrites = new Set<number>();
-    const block = this.probe.markerBlock();
+    const block = this.check.markerBlock();
     for (const position of [...this.kept].reverse()) {
-      if (this.probe.cancelled()) return [];
+      if (this.check.cancelled()) return [];
       format.fill(block, position);
       try {
         await device.write(block, 0, size, position, block);
@@ -101,11 +101,11 @@ class Round {
         failedWrites.add(position);
       }
     }
-    await this.probe.sync();
-    const readings = await this.probe.readFresh(this.kept, failedWrites, (i, position, block) => {
+    await this.check.sync();
+    const readings = await this.check.readFresh(this.kept, failedWrites, (i, position, block) => {
       // The drive dropped the marker and still holds what was saved (a limbo fake past its real
       // size): read back past any cache, the block is as it was, so there is nothing to put back.
-      // On such a card this saves about half the probe's writes, the slow part of a card.
+      // On such a card this saves about half the check's writes, the slow part of a card.
       if (block.equals(this.saved(i).subarray(0, block.length))) this.dirty.delete(position);
     });
     for (const position of this.unreadable) readings.push({ position, state: 'error' });
@@ -114,23 +114,24 @@ class Round {
 
   /** Writes every kept block back, syncs, and reads each again to prove it; the offsets that failed stay dirty. */
   async restore(): Promise<void> {
-    const { device } = this.probe;
+    const { device } = this.check;
     const size = device.blockSize;
-    const check = this.probe.markerBlock();
+    const scratch = this.check.markerBlock();
     for (const [i, position] of this.kept.entries()) {
       if (!this.dirty.has(position)) continue;
-      await device.write(this.saved(i), 0, size, position, check);
+      await device.write(this.saved(i), 0, size, position, scratch);
     }
-    await this.probe.sync();
+    await this.check.sync();
     for (const [i, position] of this.kept.entries()) {
       if (!this.dirty.has(position)) continue;
-      const got = await device.read(check, 0, size, position);
-      if (got === size && check.subarray(0, size).equals(this.saved(i).subarray(0, size))) this.dirty.delete(position);
+      const got = await device.read(scratch, 0, size, position);
+      if (got === size && scratch.subarray(0, size).equals(this.saved(i).subarray(0, size)))
+        this.dirty.delete(position);
     }
   }
 }
 
-class Probe {
+class DriveCheck {
   readonly format: MarkerFormat;
   private readonly stride: number;
 
@@ -215,7 +216,7 @@ class Probe {
   }
 }
 
-/** What a probe found, before it is worded. */
+/** What a check found, before it is worded. */
 interface Finding {
   markers: number;
   fake: ReturnType<typeof judgeMarkers>;
@@ -223,13 +224,13 @@ interface Finding {
 
 /** Runs `positions` as one round, restoring whatever happens; adds what could not be restored to `unrestored`. */
 async function round(
-  probe: Probe,
+  check: DriveCheck,
   positions: readonly number[],
   unrestored: Set<number>,
 ): Promise<MarkerReading[] | null> {
-  const r = new Round(probe, positions);
+  const r = new Round(check, positions);
   try {
-    return probe.cancelled() ? null : await r.run();
+    return check.cancelled() ? null : await r.run();
   } finally {
     try {
       await r.restore();
@@ -240,13 +241,13 @@ async function round(
   }
 }
 
-async function findCapacity(probe: Probe, unrestored: Set<number>): Promise<Finding | null> {
-  const { device } = probe;
+async function findCapacity(check: DriveCheck, unrestored: Set<number>): Promise<Finding | null> {
+  const { device } = check;
   const capacity = device.capacity;
   const size = device.blockSize;
-  const positions = markerPositions(PROTECTED_BYTES, capacity, size, PROBE_GEOMETRIC_MARKERS);
-  const readings = await round(probe, positions, unrestored);
-  if (readings === null || probe.cancelled()) return null;
+  const positions = markerPositions(PROTECTED_BYTES, capacity, size, CHECK_GEOMETRIC_MARKERS);
+  const readings = await round(check, positions, unrestored);
+  if (readings === null || check.cancelled()) return null;
   const fake = judgeMarkers(readings, PROTECTED_BYTES, capacity, size);
   let markers = positions.length;
   if (fake === null || fake.kind === 'wrap-around') return { markers, fake };
@@ -257,8 +258,8 @@ async function findCapacity(probe: Probe, unrestored: Set<number>): Promise<Find
   let bad = firstBad;
   while (good !== null && bad - good > MARKER_ALIGN) {
     const mid = alignDown(good + (bad - good) / 2, MARKER_ALIGN);
-    const [reading] = (await round(probe, [mid], unrestored)) ?? [];
-    if (reading === undefined || probe.cancelled()) return null;
+    const [reading] = (await round(check, [mid], unrestored)) ?? [];
+    if (reading === undefined || check.cancelled()) return null;
     markers += 1;
     if (reading.state === 'ok') good = mid;
     else bad = mid;
@@ -280,12 +281,12 @@ function unrestoredWords(path: string, unrestored: ReadonlySet<number>): string 
 }
 
 /**
- * Probes `job.target` for its real capacity and puts back every block it wrote. Resolves with the
+ * Checks `job.target` for its real capacity and puts back every block it wrote. Resolves with the
  * target's result; never rejects: ok (it holds what it claims; `capacityCheck` says how many
  * markers and how long), failed with target-fake-capacity (the kind and the real capacity), or
  * cancelled; a block that could not be restored turns any of these into a failure that lists it.
  */
-export async function probeCapacity(job: ProbeJob): Promise<TargetResult> {
+export async function checkFakeCapacity(job: CheckJob): Promise<TargetResult> {
   const started = performance.now();
   const target = job.target;
   const platform = job.platform ?? (await currentPlatform());
@@ -299,22 +300,22 @@ export async function probeCapacity(job: ProbeJob): Promise<TargetResult> {
   let finding: Finding | null = null;
   let failure: Failure | null = null;
   try {
-    const most = markerPositions(PROTECTED_BYTES, device.capacity, device.blockSize, PROBE_GEOMETRIC_MARKERS).length;
+    const most = markerPositions(PROTECTED_BYTES, device.capacity, device.blockSize, CHECK_GEOMETRIC_MARKERS).length;
     const memory = allocateJobMemory(
-      Probe.slots(most) * alignUp(device.blockSize, MARKER_ALIGN) + alignUp(device.blockSize, MARKER_ALIGN),
+      DriveCheck.slots(most) * alignUp(device.blockSize, MARKER_ALIGN) + alignUp(device.blockSize, MARKER_ALIGN),
     );
-    finding = await findCapacity(new Probe(device, memory, platform, job.signal), unrestored);
+    finding = await findCapacity(new DriveCheck(device, memory, platform, job.signal), unrestored);
   } catch (error) {
     failure =
       error instanceof DriveGone
-        ? jobError('target-unplugged', `${target} went away while it was probed.`).failure
+        ? jobError('target-unplugged', `${target} went away while it was checked.`).failure
         : toFailure(error);
   } finally {
     await device.close().catch(() => undefined);
   }
   const seconds = (performance.now() - started) / 1000;
   if (unrestored.size > 0) {
-    const why = failure?.message ?? (finding === null ? 'The probe was cancelled.' : '');
+    const why = failure?.message ?? (finding === null ? 'The check was cancelled.' : '');
     return {
       status: 'failed',
       target,

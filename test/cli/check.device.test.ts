@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { expect, it } from 'vitest';
 import { GiB, MiB } from '../../common/domain/units.js';
-import { collect, probeCli, spawnCli, spawnProbe } from '../support/cli.js';
+import { collect, checkCli, spawnCli, spawnCheck } from '../support/cli.js';
 import { describeDevices } from '../support/device-suite.js';
 import { FAKE_CLAIMED, FAKE_REAL, fakeCard, pullFakeCard, type FakeBehaviour } from '../support/fake-card.js';
 import { createLoop, readBytes } from '../support/loop-device.js';
@@ -15,24 +15,25 @@ function digest(path: string): string {
   return execFileSync('xxh128sum', [path], { encoding: 'utf8' }).split(' ')[0] ?? '';
 }
 
-/** Waits until the probe's first marker (it writes the highest first: the drive's last block) is on the card. */
+/** Waits until the check's first marker (it writes the highest first: the drive's last block) is on the card. */
 async function firstMarker(store: string, size: number): Promise<void> {
   for (let tries = 0; !readBytes(store, size - 512, 16).equals(Buffer.from('SLUICE-CAPACITY1')); tries++) {
-    if (tries > 500) throw new Error('the probe wrote no marker within 10 s');
+    if (tries > 500) throw new Error('the check wrote no marker within 10 s');
     await new Promise((r) => setTimeout(r, 20));
   }
 }
 
 function reportOf(run: { events: { type: string; [key: string]: unknown }[] }): {
+  type: string;
   claimedBytes: number;
   realBytes: number;
   kind: string | null;
   seconds: number;
 } {
-  return run.events.find((e) => e.type === 'probe') as never;
+  return run.events.find((e) => e.type === 'check') as never;
 }
 
-describeDevices('sluice probe', () => {
+describeDevices('sluice check', () => {
   const fakes: { name: string; behaviour: FakeBehaviour; kind: string }[] = [
     { name: 'limbo', behaviour: { kind: 'limbo', real: FAKE_REAL }, kind: 'limbo' },
     { name: 'wrap-around', behaviour: { kind: 'wrap', real: FAKE_REAL }, kind: 'wrap-around' },
@@ -42,7 +43,7 @@ describeDevices('sluice probe', () => {
     it(`finds a 4 GiB ${fake.name} fake's real 256 MiB, and leaves its data as it was`, async () => {
       const card = await fakeCard(FAKE_CLAIMED, fake.behaviour, { random: true });
       const before = digest(card.store);
-      const run = await probeCli(card.path);
+      const run = await checkCli(card.path);
       expect(run.code, run.stderr).toBe(1);
       expect(reportOf(run)).toMatchObject({ kind: fake.kind, claimedBytes: FAKE_CLAIMED, realBytes: FAKE_REAL });
       expect(run.events.find((e) => e.type === 'result')).toMatchObject({
@@ -57,7 +58,7 @@ describeDevices('sluice probe', () => {
   it('asks first, as erase does: without --yes and without a terminal it refuses and touches nothing', async () => {
     const loop = createLoop({ size: 64 * MiB });
     const before = digest(loop.backing);
-    const run = await collect(spawnCli(['probe', '--json', loop.path]));
+    const run = await collect(spawnCli(['check', '--json', loop.path]));
     expect(run.code).toBe(2);
     expect(run.stderr).toContain('without confirmation');
     expect(digest(loop.backing)).toBe(before);
@@ -66,7 +67,7 @@ describeDevices('sluice probe', () => {
   it('says an honest 4 GiB drive holds what it claims, and leaves every byte as it was', async () => {
     const loop = createLoop({ size: 4 * GiB, fill: 'sparse' });
     const before = digest(loop.backing);
-    const run = await probeCli(loop.path);
+    const run = await checkCli(loop.path);
     expect(run.code, run.stderr).toBe(0);
     expect(reportOf(run)).toMatchObject({ kind: null, claimedBytes: 4 * GiB, realBytes: 4 * GiB });
     expect(digest(loop.backing)).toBe(before);
@@ -75,7 +76,7 @@ describeDevices('sluice probe', () => {
   it('leaves a drive full of data as it was, and prints real and claimed capacity, kind and time', async () => {
     const loop = createLoop({ size: 256 * MiB });
     const before = digest(loop.backing);
-    const run = await collect(spawnProbe(loop.path));
+    const run = await collect(spawnCheck(loop.path));
     expect(run.code).toBe(0);
     expect(digest(loop.backing)).toBe(before);
     const report = reportOf(run);
@@ -83,10 +84,19 @@ describeDevices('sluice probe', () => {
     expect(report.seconds).toBeLessThan(10);
   });
 
-  it('Ctrl-C stops the probe and puts every block back', async () => {
+  it('`sluice probe`, its former name, runs the same check and reports it as one', async () => {
+    const loop = createLoop({ size: 64 * MiB });
+    const before = digest(loop.backing);
+    const run = await collect(spawnCheck(loop.path, {}, 'probe'));
+    expect(run.code, run.stderr).toBe(0);
+    expect(reportOf(run)).toMatchObject({ type: 'check', kind: null, claimedBytes: 64 * MiB, realBytes: 64 * MiB });
+    expect(digest(loop.backing)).toBe(before);
+  });
+
+  it('Ctrl-C stops the check and puts every block back', async () => {
     const card = await fakeCard(1 * GiB, { kind: 'honest' }, { random: true, writeDelayMs: 50 });
     const before = digest(card.store);
-    const child = spawnProbe(card.path);
+    const child = spawnCheck(card.path);
     const done = collect(child);
     await firstMarker(card.store, 1 * GiB);
     child.kill('SIGINT');
@@ -96,10 +106,10 @@ describeDevices('sluice probe', () => {
     expect(digest(card.store)).toBe(before);
   });
 
-  it('a card pulled mid-probe: the result lists exactly the blocks it could not restore', async () => {
+  it('a card pulled mid-check: the result lists exactly the blocks it could not restore', async () => {
     const card = await fakeCard(1 * GiB, { kind: 'honest' }, { random: true, writeDelayMs: 50 });
     const original = readBytes(card.store, 0, 1 * GiB);
-    const child = spawnProbe(card.path);
+    const child = spawnCheck(card.path);
     const done = collect(child);
     await firstMarker(card.store, 1 * GiB);
     pullFakeCard(card);

@@ -5,8 +5,8 @@ import type { LaunchedHelper } from '../../user/launcher/launch.js';
 import { runDesktopJob, type JobSession } from './desktop-job.js';
 import type { SessionDeps } from './flash-session.js';
 
-/** Runs one probe (the one `sluice probe` runs: writer/probe-capacity.ts in the helper) with the desktop effects around it. */
-export function startProbeSession(
+/** Runs one check (the one `sluice check` runs: writer/fake-capacity-check.ts in the helper) with the desktop effects around it. */
+export function startCheckSession(
   drive: Pick<Drive, 'device' | 'medium'>,
   notify: boolean,
   deps: SessionDeps,
@@ -16,7 +16,7 @@ export function startProbeSession(
   const check = async (): Promise<TargetResult[]> => {
     try {
       helper = deps.launch({
-        job: { kind: 'probe', target: device, medium: drive.medium },
+        job: { kind: 'check', target: device, medium: drive.medium },
         onProgress: deps.onProgress,
       });
     } catch (error) {
@@ -33,8 +33,8 @@ export function startProbeSession(
     return helper.result;
   };
   return {
-    kind: 'probe',
+    kind: 'check',
     cancel: () => helper?.cancel(),
-    done: runDesktopJob({ kind: 'probe', verify: true, notify }, deps.effects, check),
+    done: runDesktopJob({ kind: 'check', verify: true, notify }, deps.effects, check),
   };
 }

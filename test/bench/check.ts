@@ -1,5 +1,5 @@
 /**
- * `sluice probe` beside `f3probe` (Debian's f3, the field's reference), on the same 4 GiB emulated
+ * `sluice check` beside `f3probe` (Debian's f3, the field's reference), on the same 4 GiB emulated
  * cards, throttled to an SD card's 20 MB/s for writes: each as a whole process, start-up included.
  */
 import { GiB } from '../../common/domain/units.js';
@@ -19,18 +19,18 @@ function f3Verdict(output: string): string {
 }
 
 function sluiceVerdict(output: string): string {
-  const line = output.split('\n').find((l) => l.startsWith('{"type":"probe"'));
+  const line = output.split('\n').find((l) => l.startsWith('{"type":"check"'));
   if (line === undefined) return 'no answer';
   const report = JSON.parse(line) as { kind: string | null; realBytes: number };
   return report.kind === null ? 'honest' : `${report.kind}, real ${(report.realBytes / 2 ** 20).toFixed(2)} MiB`;
 }
 
-export async function probeSection(runs: number, node: string): Promise<string> {
+export async function checkSection(runs: number, node: string): Promise<string> {
   const cards: { name: string; behaviour: FakeBehaviour | null; writeDelayMs?: number }[] = [
     { name: 'limbo: 4 GiB claimed, 256 MiB real', behaviour: { kind: 'limbo', real: FAKE_REAL } },
     // The emulator answers a small write in microseconds; a real card does not. 2 ms is the SD
     // Association's A1 class floor (500 random 4 KiB writes a second), so this row is a good card's
-    // latency, not a slow one's. f3probe makes thousands of small writes, sluice probe a few hundred.
+    // latency, not a slow one's. f3probe makes thousands of small writes, sluice check a few hundred.
     {
       name: "limbo, each write 2 ms (an A1 card's 500 write IOPS)",
       behaviour: { kind: 'limbo', real: FAKE_REAL },
@@ -40,9 +40,9 @@ export async function probeSection(runs: number, node: string): Promise<string> 
     { name: 'honest 4 GiB (sparse loop)', behaviour: null },
   ];
   const lines = [
-    `### \`sluice probe\` and \`f3probe\` on 4 GiB emulated cards, writes throttled to 20 MB/s (median of ${runs}, whole processes)`,
+    `### \`sluice check\` and \`f3probe\` on 4 GiB emulated cards, writes throttled to 20 MB/s (median of ${runs}, whole processes)`,
     '',
-    '| card | sluice probe s | peak RSS MB | answer | f3probe s | answer | sluice / f3probe |',
+    '| card | sluice check s | peak RSS MB | answer | f3probe s | answer | sluice / f3probe |',
     '|---|---:|---:|---|---:|---|---:|',
   ];
   for (const { name, behaviour, writeDelayMs } of cards) {
@@ -53,7 +53,7 @@ export async function probeSection(runs: number, node: string): Promise<string> 
     const group = throttledGroup(card.path, SD_CARD_BYTES_PER_SECOND);
     try {
       const ours = await medianOf(runs, () =>
-        measure(`${node} ${CLI} probe --yes --json ${card.path}; true`, { cgroup: group.dir }),
+        measure(`${node} ${CLI} check --yes --json ${card.path}; true`, { cgroup: group.dir }),
       );
       const f3 = await medianOf(runs, () =>
         measure(`f3probe --time-ops ${card.path} 2>&1; true`, { cgroup: group.dir }),

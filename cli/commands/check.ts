@@ -9,16 +9,16 @@ import { namedDrives } from '../drive-names.js';
 import { exitCodeFor } from '../exit-codes.js';
 import { resultLine } from '../render.js';
 
-export interface ProbeArgs {
+export interface CheckArgs {
   device: string;
   yes: boolean;
   json: boolean;
   elevate?: 'sudo' | 'pkexec' | undefined;
 }
 
-/** What `sluice probe` prints, beside the result: the drive's real and claimed capacity, the kind of fake, the time. */
-interface ProbeReport {
-  type: 'probe';
+/** What `sluice check` prints, beside the result: the drive's real and claimed capacity, the kind of fake, the time. */
+interface CheckReport {
+  type: 'check';
   target: string;
   claimedBytes: number;
   realBytes: number;
@@ -27,10 +27,10 @@ interface ProbeReport {
   seconds: number;
 }
 
-function reportOf(result: TargetResult, seconds: number): ProbeReport | null {
+function reportOf(result: TargetResult, seconds: number): CheckReport | null {
   if (result.status === 'ok')
     return {
-      type: 'probe',
+      type: 'check',
       target: result.target,
       claimedBytes: result.bytes,
       realBytes: result.bytes,
@@ -39,12 +39,12 @@ function reportOf(result: TargetResult, seconds: number): ProbeReport | null {
     };
   if (result.status === 'failed' && result.fakeCapacity !== undefined) {
     const { claimedBytes, realBytes, kind } = result.fakeCapacity;
-    return { type: 'probe', target: result.target, claimedBytes, realBytes, kind, seconds };
+    return { type: 'check', target: result.target, claimedBytes, realBytes, kind, seconds };
   }
   return null;
 }
 
-function reportLine(report: ProbeReport, result: TargetResult): string {
+function reportLine(report: CheckReport, result: TargetResult): string {
   const time = formatDuration(report.seconds);
   if (report.kind === null) {
     const markers =
@@ -58,14 +58,14 @@ function reportLine(report: ProbeReport, result: TargetResult): string {
 }
 
 /**
- * `sluice probe DEVICE [--yes] [--json] [--elevate sudo|pkexec]`: checks a drive for fake capacity
- * without losing its data (writer/probe-capacity.ts runs in the helper, as root). Exit 0: it holds
- * what it claims; 1: it does not, or the probe failed; 130: cancelled, with everything restored.
- * The drive is judged and confirmed as a flash's target is (cli/checked-drive.ts): the probe
+ * `sluice check DEVICE [--yes] [--json] [--elevate sudo|pkexec]`: checks a drive for fake capacity
+ * without losing its data (writer/fake-capacity-check.ts runs in the helper, as root). Exit 0: it holds
+ * what it claims; 1: it does not, or the check failed; 130: cancelled, with everything restored.
+ * The drive is judged and confirmed as a flash's target is (cli/checked-drive.ts): the check
  * unmounts it and overwrites some of its blocks for a moment, and a crash in that moment would
  * leave test markers where its data was.
  */
-export async function probeCommand(args: ProbeArgs): Promise<number> {
+export async function checkCommand(args: CheckArgs): Promise<number> {
   const [target = args.device] = await namedDrives([args.device]);
   const drive = await checkedDrive(target, args, () => ({
     warning:
@@ -74,10 +74,10 @@ export async function probeCommand(args: ProbeArgs): Promise<number> {
   if (typeof drive === 'number') return drive;
   const started = performance.now();
   const job = startHelper({
-    job: { kind: 'probe', target, medium: drive.medium },
+    job: { kind: 'check', target, medium: drive.medium },
     ...cliHelperOptions(args.elevate),
   });
-  if (!args.json) process.stderr.write(`Probing ${target}: writing test blocks and putting its data back…\n`);
+  if (!args.json) process.stderr.write(`Checking ${target}: writing test blocks and putting its data back…\n`);
   const stopListening = cancelOnSigint(
     () => job.cancel(),
     'Blocks being tested may now hold test markers instead of their data.',
