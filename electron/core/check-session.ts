@@ -1,8 +1,7 @@
 import type { Drive } from '../../common/domain/drive.js';
 import type { TargetResult } from '../../common/domain/result.js';
-import { errorText } from '../../common/domain/error-details.js';
 import type { LaunchedHelper } from '../../user/launcher/launch.js';
-import { runDesktopJob, type JobSession } from './desktop-job.js';
+import { helperNotStarted, runDesktopJob, type JobSession } from './desktop-job.js';
 import type { SessionDeps } from './flash-session.js';
 
 /** Runs one check (the one `sluice check` runs: writer/fake-capacity-check.ts in the helper) with the desktop effects around it. */
@@ -20,15 +19,7 @@ export function startCheckSession(
         onProgress: deps.onProgress,
       });
     } catch (error) {
-      return [
-        {
-          status: 'failed',
-          target: device,
-          bytes: 0,
-          code: 'helper-died',
-          message: `The checking process could not start: ${errorText(error)}. Nothing was written.`,
-        },
-      ];
+      return helperNotStarted(device, 'checking', error, 'Nothing was written.');
     }
     return helper.result;
   };

@@ -1,11 +1,10 @@
 import type { Drive } from '../../common/domain/drive.js';
 import type { TargetResult } from '../../common/domain/result.js';
-import { errorText } from '../../common/domain/error-details.js';
 import { eraseJob } from '../../user/erase/erase-drive.js';
 import type { PlanFile } from '../../user/erase/stream.js';
 import type { ErasePlan } from '../../user/erase/volume.js';
 import type { LaunchedHelper } from '../../user/launcher/launch.js';
-import { runDesktopJob, type JobSession } from './desktop-job.js';
+import { helperNotStarted, runDesktopJob, type JobSession } from './desktop-job.js';
 import type { SessionDeps } from './flash-session.js';
 
 /** Runs one erase (the one `sluice erase` runs: the tables of `plan` through the flash path) with the desktop effects around it. */
@@ -27,15 +26,7 @@ export function startEraseSession(
       helper = deps.launch({ source: source.fd, job: start.job, onProgress: deps.onProgress });
       return await helper.result;
     } catch (error) {
-      return [
-        {
-          status: 'failed',
-          target: device,
-          bytes: 0,
-          code: 'helper-died',
-          message: `The erasing process could not start: ${errorText(error)}. Nothing was written.`,
-        },
-      ];
+      return helperNotStarted(device, 'erasing', error, 'Nothing was written.');
     } finally {
       await source?.dispose();
     }

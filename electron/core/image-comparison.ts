@@ -7,7 +7,7 @@ import type { PreparedImage } from '../../user/images/probe/probe.js';
 import { prepareImageInChild } from '../../user/images/processes/probe-launch.js';
 import { openSourceFeed, type SourceFeed } from '../../user/images/feed/source-feed.js';
 import type { LaunchedHelper } from '../../user/launcher/launch.js';
-import { runDesktopJob, type JobSession } from './desktop-job.js';
+import { helperNotStarted, runDesktopJob, type JobSession } from './desktop-job.js';
 import type { DriveListing } from './drive-listing.js';
 import type { SessionDeps } from './flash-session.js';
 import type { JobRunner } from './job-runner.js';
@@ -98,15 +98,7 @@ function startVerifySession(
       });
     } catch (error) {
       await feed.close();
-      return [
-        {
-          status: 'failed',
-          target: device,
-          bytes: 0,
-          code: 'helper-died',
-          message: `The reading process could not start: ${errorText(error)}. Nothing was read.`,
-        },
-      ];
+      return helperNotStarted(device, 'reading', error, 'Nothing was read.');
     }
     // A decoder's failure makes the comparison meaningless: its reason is the result.
     return feed.finish(helper.result, helper);
