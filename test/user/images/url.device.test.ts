@@ -7,7 +7,15 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Extent } from '../../../common/domain/extents.js';
 import { MiB } from '../../../common/domain/units.js';
 import { detectPartitionTable, PARTITION_TABLE_BYTES } from '../../../user/images/formats/partition-table.js';
-import { collect, flashCli, resultsOf, spawnCli, type CliRun } from '../../support/cli.js';
+import {
+  assertTestTarget,
+  collect,
+  flashCli,
+  resultsOf,
+  spawnCli,
+  waitForEvent,
+  type CliRun,
+} from '../../support/cli.js';
 import { describeDevices } from '../../support/device-suite.js';
 import { differencesOutside, imageFreeSpace } from '../../support/free-space.js';
 import { createLoop, digestFile, readBytes, scratchDir, type LoopDevice } from '../../support/loop-device.js';
@@ -200,4 +208,26 @@ describeDevices('sluice flash URL: streamed from a server, with its errors', () 
       expect(performance.now() - started).toBeLessThan(5000);
     });
   }
+
+  it('Ctrl-C during the pause before a retry ends the flash at once, cancelled, with exit 130', async () => {
+    garbage();
+    assertTestTarget(loop.path);
+    // A pause far longer than the test may wait: the cancel must not sit it out.
+    const child = spawnCli(['flash', '--yes', '--json', '--no-eject', `${base}/cut/os.img.xz`, loop.path], {
+      env: { SLUICE_RETRY_PAUSE_MS: '30000' },
+    });
+    const done = collect(child);
+    await waitForEvent(
+      child,
+      (e) => e.type === 'notice' && /asking again for the rest in 30 s/.test(String(e['message'])),
+    );
+    const cancelledAt = performance.now();
+    child.kill('SIGINT');
+    const run = await done;
+    const seconds = (performance.now() - cancelledAt) / 1000;
+    expect(run.code, run.stdout + run.stderr).toBe(130);
+    expect(seconds).toBeLessThan(3);
+    expect(resultsOf(run).get(loop.path)).toMatchObject({ status: 'cancelled' });
+    expect(run.stdout).not.toContain('"status":"ok"');
+  });
 });
