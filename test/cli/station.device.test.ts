@@ -188,6 +188,61 @@ describeDevices('sluice station (issue 19 acceptance)', () => {
     );
   }, 120_000);
 
+  it('a refused card is judged again when it changes: one grown past the image (losetup -c) is written; one still too small is refused once', async () => {
+    const dir = scratchDir();
+    const image = layoutImage(dir, 'pi-os');
+    const cardSize = LAYOUT_IMAGE_SIZE + 16 * MiB;
+    const backings = { small: join(dir, 'small.img'), growing: join(dir, 'growing.img') };
+    writeRandomFile(backings.small, LAYOUT_IMAGE_SIZE - 4 * MiB);
+    writeRandomFile(backings.growing, LAYOUT_IMAGE_SIZE - 4 * MiB);
+    const slots = Object.values(backings);
+    const log = join(dir, 'station.jsonl');
+    /** The card in `loop` grows to `size` bytes, as a reader that reports a card's size late. */
+    const grow = (loop: LoopDevice, size: number) => {
+      assertTestTarget(loop.path);
+      execFileSync('truncate', ['-s', String(size), loop.backing]);
+      execFileSync('losetup', ['--set-capacity', loop.path]);
+    };
+    const child = spawnStation(image, slots, ['--count', '1', '--log', log]);
+    const run = collect(child);
+    await waitForEvent(child, (e) => e.type === 'armed');
+    const refused = (loop: LoopDevice) =>
+      waitForEvent(child, (e) => e.type === 'row' && e['device'] === loop.path && e['result'] === 'refused');
+
+    // Too small for good: refused with its reason once, and not again when it changes and is still too small.
+    const small = insert(backings.small);
+    await refused(small);
+    grow(small, LAYOUT_IMAGE_SIZE - 2 * MiB);
+    const smallBefore = digestFile(backings.small);
+    await sleep(3000);
+    // Refused, then grown past the image: the station's one card.
+    const growing = insert(backings.growing);
+    await refused(growing);
+    grow(growing, cardSize);
+    const hung = new Promise<'hung'>((resolve) => setTimeout(() => resolve('hung'), 60_000).unref());
+    const result = await Promise.race([run, hung]);
+    if (result === 'hung') child.kill('SIGKILL');
+    expect(result, 'the station never took the card once it had grown').not.toBe('hung');
+    if (result === 'hung') return;
+    expect(result.code).toBe(0);
+
+    const entries = logOf(log, slots);
+    expect(entries.filter((e) => e.slot === backings.small)).toEqual([
+      expect.objectContaining({ device: small.path, result: 'refused', code: 'target-too-small', card: null }),
+    ]);
+    expect(entries.filter((e) => e.slot === backings.growing)).toEqual([
+      expect.objectContaining({ device: growing.path, result: 'refused', code: 'target-too-small', card: null }),
+      expect.objectContaining({ device: growing.path, result: 'ok', card: 1, capacity: cardSize }),
+    ]);
+    const smallRows = result.events.filter(
+      (e) => e.type === 'row' && e['device'] === small.path && e['result'] === 'refused',
+    );
+    expect(smallRows).toHaveLength(1);
+    expect(digestFile(backings.small)).toBe(smallBefore);
+    const verified = await collect(spawnCli(['verify', '--json', image, growing.path]));
+    expect(verified.events.find((e) => e.type === 'result')).toMatchObject({ status: 'ok' });
+  }, 120_000);
+
   it('one card failing mid-write stops no other: the card beside it is written and verified', async () => {
     const dir = scratchDir();
     const image = join(dir, 'image.img');

@@ -12,6 +12,7 @@ import { DriveScanner, type DriveEvent } from '../drives/scanner.js';
 import { flashCard, type CardOutcome, type RunningCard } from './flash-card.js';
 import { mediumId } from '../drives/medium.js';
 import { driveIdentity } from './identity.js';
+import { HeldRefusals } from './held-refusals.js';
 import type { StationImage } from './station-image.js';
 import type { StationLog } from './station-log.js';
 
@@ -39,8 +40,9 @@ interface Waiting {
  * An armed flashing station: every drive that appears after arming (a new device, or a medium in
  * a reader that had none) is judged by the station's rules and, if admitted, gets its own job,
  * queued when MAX_STATION_JOBS already run. Each card ends in exactly one log line, refused cards
- * too. A drive present at arming is never touched, nor one whose card was already handled and is
- * still in place.
+ * too; a refused card still in place is judged again when it changes (held-refusals.ts), and a
+ * second line is logged for it only if it is then taken, or refused for another reason. A drive
+ * present at arming is never touched, nor one whose card was already handled and is still in place.
  */
 export class Station {
   private readonly scanner: DriveScanner;
@@ -56,6 +58,12 @@ export class Station {
   /** Devices with a card queued or being written: whatever the listing says of them meanwhile, they get no second job. */
   private readonly busy = new Set<string>();
   private readonly jobs = new Set<Promise<void>>();
+  private readonly refusals = new HeldRefusals(
+    (row) => this.logRow(row, null),
+    (job) => this.track(job),
+  );
+  /** Per device, the judging of its card under way: a card judged again waits for the judging before, so the last word is the latest. */
+  private readonly judging = new Map<string, Promise<void>>();
   private nextRow = 1;
   private admitted = 0;
   private armed = false;
@@ -106,6 +114,7 @@ export class Station {
   async stop(cancel: boolean): Promise<void> {
     this.accepting = false;
     await this.scanner.stop();
+    this.refusals.flush();
     for (const waiting of this.queue.splice(0)) {
       this.track(
         this.finish(
@@ -131,19 +140,34 @@ export class Station {
     if (this.busy.has(drive.device)) return;
     if (event.type === 'removed' || drive.size === null) {
       this.seen.delete(drive.device);
+      this.refusals.forget(drive.device, true);
       return;
     }
     const medium = await mediumId(drive.device);
     const known = this.seen.get(drive.device);
+    const changedSinceRefused = event.type === 'changed' && this.refusals.has(drive.device, medium);
     // Seen before, with the same medium (or no way to tell): the card already handled, or present at arming.
-    if (known !== undefined && (medium === null || medium === known)) return;
+    if (!changedSinceRefused && known !== undefined && (medium === null || medium === known)) return;
     this.seen.set(drive.device, medium);
     // The first listing (while arming) only records what is there.
-    if (this.armed && this.accepting) this.track(this.take(drive));
+    if (this.armed && this.accepting) this.judge(drive, medium);
+  }
+
+  /** Judges the card in `drive` after any judging of that device still under way. */
+  private judge(drive: Drive, medium: string | null): void {
+    const before = this.judging.get(drive.device) ?? Promise.resolve();
+    const judged = before.then(() => this.take(drive, medium));
+    this.judging.set(drive.device, judged);
+    this.track(
+      judged.finally(() => {
+        if (this.judging.get(drive.device) === judged) this.judging.delete(drive.device);
+      }),
+    );
   }
 
   /** A card that appeared: refused with its reason in the log, or queued for a job. */
-  private async take(drive: Drive): Promise<void> {
+  private async take(drive: Drive, medium: string | null): Promise<void> {
+    if (this.busy.has(drive.device)) return;
     const { rules, image } = this.options;
     const identity = await driveIdentity(drive);
     const stored = await imageFacts(image.request.image, { size: rules.imageSize }, this.scanner.drives);
@@ -168,15 +192,14 @@ export class Station {
     // A refusal writes nothing, so it is logged even when another card reached the count while this
     // one was being identified (two cards seen in one poll: the log must still have every card).
     if (!admission.admitted) {
-      this.track(
-        this.logRow(
-          { ...row, phase: 'done', result: 'refused', code: admission.code, message: admission.message },
-          null,
-        ),
+      this.refusals.refuse(
+        { ...row, phase: 'done', result: 'refused', code: admission.code, message: admission.message },
+        medium,
       );
       return;
     }
     if (!this.accepting) return;
+    this.refusals.forget(drive.device, false);
     this.admitted += 1;
     const card = (image.profile?.nextCard ?? 1) + this.admitted - 1;
     if (this.options.count !== null && this.admitted >= this.options.count) {
