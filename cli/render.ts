@@ -1,17 +1,26 @@
 import type { Progress } from '../common/domain/progress.js';
 import { PHASE_LABEL } from '../common/app/phase-label.js';
-import { DRIVE_INCOMPLETE, repairWords, type TargetResult } from '../common/domain/result.js';
+import { DRIVE_INCOMPLETE, repairWords, type BackupFigures, type TargetResult } from '../common/domain/result.js';
 import { formatBytes, formatDuration } from '../common/domain/units.js';
 import type { ImageInfo } from '../common/domain/image.js';
 import { skippedLines } from '../common/app/skipped-words.js';
-import { backupFiguresText } from '../common/app/backup-words.js';
+import { BACKUP_CHECKED, backupFiguresText, backupProgressWords } from '../common/app/backup-words.js';
 import { limitWords } from '../common/app/bottleneck.js';
 import type { PreparedCustomisation } from '../common/domain/customisation.js';
 
 const BAR_WIDTH = 30;
 
-/** One line of a terminal progress bar: "Writing   [#######.......]  45%  123 MB/s  ETA 12 s  limited by the drive". */
+/**
+ * One line of a terminal progress bar: "Writing   [#######.......]  45%  123 MB/s  ETA 12 s  limited by the drive";
+ * a backup's has a second, which says what its bytes are counted against.
+ */
 export function progressLine(p: Progress): string {
+  const bar = barLine(p);
+  const words = p.backup === undefined ? null : backupProgressWords(p, p.backup);
+  return words === null ? bar : `${bar}\n  ${words}`;
+}
+
+function barLine(p: Progress): string {
   const fraction = p.bytesTotal ? Math.min(1, p.bytesDone / p.bytesTotal) : null;
   const filled = fraction === null ? 0 : Math.round(fraction * BAR_WIDTH);
   const bar = fraction === null ? ''.padEnd(BAR_WIDTH, '?') : '#'.repeat(filled) + '.'.repeat(BAR_WIDTH - filled);
@@ -30,6 +39,7 @@ export function resultLine(r: TargetResult): string {
       const left = skippedLines(r.skipped, r.skippedFor ?? [], r.written ? 'written' : 'compared')
         .map((line) => ` ${line}`)
         .join('');
+      if (r.backup !== undefined) return backupResultLine(r, r.backup, left);
       if (!r.written)
         return `${r.target}: verified, ${formatBytes(r.bytes)} match the image (${formatDuration(r.seconds)}).${left}`;
       const how = `${r.verified ? 'written and verified' : 'written, NOT verified (verification was turned off)'}${r.customised === true ? ', customised' : ''}`;
@@ -43,8 +53,7 @@ export function resultLine(r: TargetResult): string {
         r.capacityCheck === undefined
           ? ''
           : `\n  capacity checked: ${r.capacityCheck.markers} markers past the image came back (${formatDuration(r.capacityCheck.seconds)}).`;
-      const figures = r.backup === undefined ? '' : ` ${backupFiguresText(r.backup, r.bytes)}`;
-      return `${r.target}: ${how}, ${formatBytes(r.bytes)} in ${formatDuration(r.seconds)}${speed}.${figures}${left}${repaired}${ejected}${capacity}${warnings}`;
+      return `${r.target}: ${how}, ${formatBytes(r.bytes)} in ${formatDuration(r.seconds)}${speed}.${left}${repaired}${ejected}${capacity}${warnings}`;
     }
     case 'cancelled':
       return `${r.target}: cancelled. ${DRIVE_INCOMPLETE}`;
@@ -52,6 +61,15 @@ export function resultLine(r: TargetResult): string {
       // Most messages name the device already; those about the image do not.
       return r.message.includes(r.target) ? r.message : `${r.target}: ${r.message}`;
   }
+}
+
+/** A saved backup: whether it was read back, what was read of the drive, and what the file takes. */
+function backupResultLine(r: Extract<TargetResult, { status: 'ok' }>, figures: BackupFigures, left: string): string {
+  const warnings = (r.warnings ?? []).map((w) => `\n  warning: ${w}`).join('');
+  const how = r.verified
+    ? `saved and verified: ${BACKUP_CHECKED}`
+    : 'saved, NOT verified: verification was turned off, so the file was not read back';
+  return `${r.target}: ${how} (${formatDuration(r.seconds)}). ${backupFiguresText(figures, r.bytes)}${left}${warnings}`;
 }
 
 /** The image's size as far as it is known: "1.1 GB", "at least 1.1 GB" (gzip) or that it shows only once decoded. */

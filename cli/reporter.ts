@@ -35,15 +35,18 @@ function jsonReporter(): Reporter {
   };
 }
 
-/** A redrawn block of progress bars on stderr, one line per target. */
+/** A redrawn block of progress bars on stderr, one per target. */
 function terminalReporter(): Reporter {
   const lines = new Map<string, string>();
   let drawn = 0;
   const draw = () => {
     const up = drawn > 0 ? `\x1b[${drawn}A` : '';
-    const body = [...lines].map(([target, line]) => `\x1b[2K${lines.size > 1 ? `${target}  ` : ''}${line}`).join('\n');
-    process.stderr.write(`${up}\r${body}\n`);
-    drawn = lines.size;
+    // A backup's progress takes two lines; each is cleared before it is drawn again.
+    const rows = [...lines].flatMap(([target, line]) =>
+      line.split('\n').map((row, i) => `\x1b[2K${i === 0 && lines.size > 1 ? `${target}  ` : ''}${row}`),
+    );
+    process.stderr.write(`${up}\r${rows.join('\n')}\n`);
+    drawn = rows.length;
   };
   return {
     source: (info, decoder) => {

@@ -44,8 +44,19 @@ export class ProgressMeter {
     this.emit(this.report(t));
   }
 
-  /** Emits the phase's final report regardless of the throttle. */
-  finish(): void {
+  /**
+   * Counts `bytesDone` as done before the meter started (elsewhere, at another pace): in what is
+   * done, not in the speed.
+   */
+  startAt(bytesDone: number): this {
+    this.done = bytesDone;
+    this.bytes[(this.head - 1 + SAMPLES) % SAMPLES] = bytesDone;
+    return this;
+  }
+
+  /** Emits the phase's final report regardless of the throttle, with `bytesDone` when given. */
+  finish(bytesDone: number = this.done): void {
+    this.done = bytesDone;
     const t = this.now();
     this.sample(t, this.done);
     this.emit(this.report(t));

@@ -1,8 +1,8 @@
 import type { Progress } from '../domain/progress.js';
 
 /**
- * How far one target's job is, from 0 to 1. Writing and reading back move the same bytes, so with
- * verification each counts for half; syncing sits at the boundary.
+ * How far one target's job is, from 0 to 1. Writing (a backup: reading the drive) and reading back
+ * move about the same bytes, so with verification each counts for half; syncing sits at the boundary.
  */
 export function targetFraction(progress: Progress, verify: boolean): number | null {
   if (progress.bytesTotal === null || progress.bytesTotal === 0) return null;
@@ -11,6 +11,7 @@ export function targetFraction(progress: Progress, verify: boolean): number | nu
   switch (progress.phase) {
     case 'downloading':
     case 'decompressing':
+    case 'reading':
     case 'writing':
       return phaseDone * writingShare;
     case 'syncing':

@@ -4,6 +4,7 @@ import type { Phase } from '../domain/progress.js';
 export const PHASE_LABEL: Readonly<Record<Phase, string>> = {
   downloading: 'Downloading',
   decompressing: 'Decompressing',
+  reading: 'Reading',
   writing: 'Writing',
   syncing: 'Syncing',
   verifying: 'Verifying',

@@ -8,8 +8,18 @@ import { ByteCount, DevicePath } from './wire.js';
  * (common/app/bottleneck.ts). The bytes counted are still those written. `repairing` follows a
  * read-back that found bad blocks: the image is read (or decoded, or downloaded) again up to the
  * last of them, counted in image bytes, and they are rewritten and read back (writer/repair.ts).
+ * A backup reports `reading` while it reads its drive into the file, then `syncing` and
+ * `verifying`, with `backup` set (BackupProgressSchema says what its bytes count).
  */
-export const PHASES = ['downloading', 'decompressing', 'writing', 'syncing', 'verifying', 'repairing'] as const;
+export const PHASES = [
+  'downloading',
+  'decompressing',
+  'reading',
+  'writing',
+  'syncing',
+  'verifying',
+  'repairing',
+] as const;
 export type Phase = (typeof PHASES)[number];
 
 /** Which side of the writer sets the speed, as measured over the last few seconds of writing. */
@@ -22,6 +32,20 @@ export const LimitSchema = v.strictObject({
   driveWait: v.pipe(v.number(), v.minValue(0), v.maxValue(1)),
 });
 export type Limit = v.InferOutput<typeof LimitSchema>;
+
+/**
+ * What a backup's bytes are counted against. While it reads, bytesDone and bytesTotal count the bytes
+ * read from the drive (its used blocks, and the tables and filesystem maps read to find them; every
+ * byte with --all-blocks), not the image's length; while it verifies, the bytes read back from the
+ * file (decoded, when compressed), which leaves out the holes of a sparse file.
+ */
+export const BackupProgressSchema = v.strictObject({
+  /** The drive's size. */
+  driveBytes: ByteCount,
+  /** The image's length: the drive's size, or up to the last partition's end when trimmed. */
+  imageBytes: ByteCount,
+});
+export type BackupProgress = v.InferOutput<typeof BackupProgressSchema>;
 
 /** One progress report for one target. Emitted at most 4 times a second (writer/progress-meter.ts). */
 export const ProgressSchema = v.strictObject({
@@ -38,5 +62,7 @@ export const ProgressSchema = v.strictObject({
   eta: v.nullable(v.pipe(v.number(), v.minValue(0))),
   /** While writing: which side limits the speed; absent in other phases and before it is measured. */
   limit: v.optional(LimitSchema),
+  /** A backup's figures, in every report of a backup. */
+  backup: v.optional(BackupProgressSchema),
 });
 export type Progress = v.InferOutput<typeof ProgressSchema>;

@@ -2,6 +2,7 @@ import * as v from 'valibot';
 import { FailureSchema, REFUSAL_CODES, type Failure } from './failure.js';
 import { SkippedSchema } from './skipped.js';
 import { ByteCount, DevicePath, Message } from './wire.js';
+import { BACKUP_COMPRESSIONS } from './backup-compression.js';
 
 /** Warnings on one ok result: eject and partition re-read give at most one each. */
 const MAX_WARNINGS = 4;
@@ -26,6 +27,10 @@ export const BackupFiguresSchema = v.strictObject({
   readBytes: ByteCount,
   /** The file's size on disk (its allocated blocks: a sparse file's holes take none). */
   fileBytes: ByteCount,
+  /** The file's length, holes included (its apparent size): the image's length unless compressed. */
+  fileLength: ByteCount,
+  /** The format the image was compressed into; absent for a raw (sparse) image. */
+  compression: v.optional(v.picklist(BACKUP_COMPRESSIONS)),
   /** The file's length before --shrink cut it; absent when it was not shrunk. */
   shrunkFrom: v.optional(ByteCount),
 });

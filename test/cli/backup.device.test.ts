@@ -106,7 +106,7 @@ describeDevices('sluice backup', () => {
     const done = collect(child);
     await waitForEvent(
       child,
-      (e) => e.type === 'progress' && e['phase'] === 'writing' && Number(e['bytesDone']) >= 4 * MiB,
+      (e) => e.type === 'progress' && e['phase'] === 'reading' && Number(e['bytesDone']) >= 4 * MiB,
     );
     return { loop, group, file, child, done };
   }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { MiB } from '../../common/domain/units.js';
-import { resultLine } from '../../cli/render.js';
+import { progressLine, resultLine } from '../../cli/render.js';
 
 describe('resultLine: the sentence a job ends with', () => {
   it('gives a flash faster than a tenth of a second its milliseconds, not "0.0 s" beside a speed', () => {
@@ -41,6 +41,40 @@ describe('resultLine: the sentence a job ends with', () => {
   it('says a cancelled drive is incomplete', () => {
     expect(resultLine({ status: 'cancelled', target: '/dev/sdz', bytes: MiB })).toBe(
       '/dev/sdz: cancelled. The drive is incomplete; flash it again before use.',
+    );
+  });
+});
+
+describe('a backup in words', () => {
+  const backup = { driveBytes: 4_000_000_000, imageBytes: 4_000_000_000 };
+  const progress = { target: '/b/card.img', speed: 0, eta: null, backup } as const;
+  it('counts what it reads against what it reads, and says the drive it is a part of', () => {
+    const used = { ...progress, phase: 'reading', bytesDone: 300_000_000, bytesTotal: 700_000_000 } as const;
+    expect(progressLine(used).split('\n')).toEqual([
+      expect.stringMatching(/^Reading +\[#{13}\.{17}\]  42%$/),
+      '  Read 300 MB of 700 MB to read: the used blocks of the 4.0 GB drive',
+    ]);
+    const whole = { ...used, bytesTotal: 4_000_000_000 };
+    expect(progressLine(whole).split('\n')[1]).toBe('  Read 300 MB of the 4.0 GB drive');
+    const trimmed = { ...used, bytesTotal: 1_000_000_000, backup: { ...backup, imageBytes: 1_000_000_000 } };
+    expect(progressLine(trimmed).split('\n')[1]).toBe(
+      '  Read 300 MB of 1.0 GB to read: the 4.0 GB drive up to its last partition',
+    );
+    const readBack = { ...used, phase: 'verifying', bytesDone: 100_000_000 } as const;
+    expect(progressLine(readBack).split('\n')[1]).toBe(
+      '  Read back 100 MB of 700 MB from the file (its holes are free space, not read)',
+    );
+  });
+
+  it('ends with the bytes read, the drive, the file on disk, and whether it was read back', () => {
+    const ok = { status: 'ok', target: '/b/card.img', bytes: 4_000_000_000, written: true, seconds: 20 } as const;
+    const figures = { driveBytes: 4_000_000_000, readBytes: 700_000_000, fileBytes: 690_000_000, fileLength: 4e9 };
+    expect(resultLine({ ...ok, verified: true, backup: figures })).toBe(
+      '/b/card.img: saved and verified: read back and compared with what was read from the drive (20 s). Read 700 MB of the 4.0 GB drive. The image file is 4.0 GB long and takes 690 MB on disk.',
+    );
+    const zstd = { ...figures, fileBytes: 204_800_000, fileLength: 204_000_000, compression: 'zstd' } as const;
+    expect(resultLine({ ...ok, target: '/b/card.img.zst', verified: false, backup: zstd })).toBe(
+      '/b/card.img.zst: saved, NOT verified: verification was turned off, so the file was not read back (20 s). Read 700 MB of the 4.0 GB drive. The 4.0 GB image compressed with zstd is a 204 MB file (205 MB on disk).',
     );
   });
 });

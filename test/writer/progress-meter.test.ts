@@ -51,4 +51,17 @@ describe('ProgressMeter', () => {
     });
     expect(reports).toHaveLength(2);
   });
+
+  it('counts bytes done before it started as done, not in the speed, and finish() takes the last count', () => {
+    const { m, reports, advance } = meter(110_000_000);
+    m.startAt(10_000_000);
+    for (let s = 1; s <= 4; s++) {
+      advance(1000);
+      m.update(10_000_000 + s * 5_000_000);
+    }
+    expect(reports.at(-1)?.speed).toBeCloseTo(5_000_000, -3);
+    expect(reports.at(-1)?.eta).toBeCloseTo(16, 0); // 80 MB left at 5 MB/s
+    m.finish(110_000_000);
+    expect(reports.at(-1)).toMatchObject({ bytesDone: 110_000_000, eta: 0 });
+  });
 });

@@ -96,7 +96,10 @@ export async function backupToFile(job: BackupJob): Promise<TargetResult> {
     const output = file;
     compressor = job.compress === null ? null : await startCompressor(job.compress, output.descriptor);
     const sink = compressor;
-    const meter = new ProgressMeter('writing', target, length, (p) => job.onProgress?.(p));
+    const about = { driveBytes: job.driveSize, imageBytes: length };
+    const report = (p: Progress): void => job.onProgress?.({ ...p, backup: about });
+    // The maps were read before: they count as read, not in the speed of reading the used ranges.
+    const meter = new ProgressMeter('reading', target, plan.toRead, report).startAt(plan.mapBytes);
 
     // Through the pump: one half is written (and hashed) while the next bytes arrive in the other.
     const pumped = await pump({
@@ -130,7 +133,7 @@ export async function backupToFile(job: BackupJob): Promise<TargetResult> {
       },
       advanced: (at) => {
         position = at;
-        meter.update(at);
+        meter.update(plan.readSoFar());
       },
       signal: job.signal,
     });
@@ -147,13 +150,13 @@ export async function backupToFile(job: BackupJob): Promise<TargetResult> {
         },
       );
     }
-    meter.finish();
+    meter.finish(plan.readSoFar());
     if (compressor !== null) await compressorFailure(compressor, target);
-    job.onProgress?.({ phase: 'syncing', target, bytesDone: length, bytesTotal: length, speed: 0, eta: null });
+    report({ phase: 'syncing', target, bytesDone: plan.toRead, bytesTotal: plan.toRead, speed: 0, eta: null });
     await file.sync();
 
     if (job.verify) {
-      const outcome = await verifyBackup(job, file, halves, { hashes, grains }, length);
+      const outcome = await verifyBackup(job, file, halves, { hashes, grains, report }, length);
       if (outcome !== null) {
         if (outcome.status === 'cancelled') return await cancelled(file, null, target, position);
         throw new JobError(outcome.failure);
@@ -171,8 +174,9 @@ export async function backupToFile(job: BackupJob): Promise<TargetResult> {
       seconds: (performance.now() - started) / 1000,
       backup: {
         driveBytes: job.driveSize,
-        readBytes: plan.mapBytes + extentBytes(plan.used),
-        fileBytes: await sizeOnDisk(target),
+        readBytes: plan.readSoFar(),
+        ...(await fileSizes(target)),
+        ...(job.compress === null ? {} : { compression: job.compress }),
       },
     };
   } catch (error) {
@@ -184,11 +188,11 @@ export async function backupToFile(job: BackupJob): Promise<TargetResult> {
   }
 }
 
-/** The space `file` takes on disk: its allocated blocks (a sparse file's holes take none). */
-export async function sizeOnDisk(file: string): Promise<number> {
+/** The space `file` takes on disk (its allocated blocks: a sparse file's holes take none), and its length. */
+export async function fileSizes(file: string): Promise<{ fileBytes: number; fileLength: number }> {
   const { blocks, size } = await stat(file);
   // Windows reports no blocks: the length is the best it says.
-  return blocks > 0 || size === 0 ? blocks * 512 : size;
+  return { fileBytes: blocks > 0 || size === 0 ? blocks * 512 : size, fileLength: size };
 }
 
 /**
@@ -254,16 +258,19 @@ function shortFile(job: BackupJob, holds: number, length: number): VerifyOutcome
   };
 }
 
-/** The read-back of the grains of [at, at + want) that are not holes, into `into`; fewer bytes where the file ends. */
+/**
+ * The read-back of the grains of [at, at + want) that are not holes, into `into`; fewer bytes where
+ * the file ends. `counted` is told each read's bytes: what the read-back's progress counts.
+ */
 async function readGrains(
   file: FileTarget,
   grains: BackupGrains,
-  into: Buffer,
-  want: number,
-  at: number,
+  { into, want, at }: { into: Buffer; want: number; at: number },
+  counted: (bytes: number) => void,
 ): Promise<number> {
   for (const [from, size] of grains.readRuns(at, want)) {
     const got = await file.read(into, from, size, at + from);
+    counted(got);
     if (got < size) return from + got;
   }
   return want;
@@ -278,7 +285,7 @@ async function verifyBackup(
   job: BackupJob,
   file: FileTarget,
   halves: readonly [Buffer, Buffer],
-  { hashes, grains }: { hashes: GrainHashes; grains: BackupGrains },
+  { hashes, grains, report }: { hashes: GrainHashes; grains: BackupGrains; report: (p: Progress) => void },
   length: number,
 ): Promise<VerifyOutcome> {
   const { target } = job;
@@ -292,7 +299,12 @@ async function verifyBackup(
   }
   const decoded: Decompressor | null =
     job.compress === null ? null : await startDecompressor(job.compress, await file.uncachedReader());
-  const meter = new ProgressMeter('verifying', target, length, (p) => job.onProgress?.(p));
+  // Counted as read back: the file's bytes outside its holes, or every decoded byte.
+  let readBack = 0;
+  const counted = (bytes: number): void => {
+    readBack += bytes;
+  };
+  const meter = new ProgressMeter('verifying', target, decoded === null ? grains.readBytes() : length, report);
   let compared: Comparison;
   try {
     compared = await compareRead({
@@ -300,10 +312,14 @@ async function verifyBackup(
       from: 0,
       length,
       // Past the page cache (FileTarget.read), or from the decoder reading the file back.
-      read: (into, want, at) =>
-        decoded === null ? readGrains(file, grains, into, want, at) : decoded.read(into, want),
+      read: async (into, want, at) => {
+        if (decoded === null) return readGrains(file, grains, { into, want, at }, counted);
+        const got = await decoded.read(into, want);
+        counted(got);
+        return got;
+      },
       check: (bytes, at, differences) => grains.check(bytes, at, hashes, differences),
-      advanced: (at) => meter.update(at),
+      advanced: () => meter.update(readBack),
       signal: job.signal,
     });
     if (compared.end === 'cancelled') return { status: 'cancelled' };
@@ -328,7 +344,7 @@ async function verifyBackup(
   } finally {
     await decoded?.stop();
   }
-  meter.finish();
+  meter.finish(readBack);
   const failure = grainMismatch(
     compared.differences,
     (count, first) =>

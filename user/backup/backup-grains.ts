@@ -5,7 +5,7 @@
  * filesystem says it is a hole, which reads as zeros by definition and is not read at all. On a
  * 4 GiB drive holding a 1 GiB system that is 3.4 GiB neither hashed nor read back.
  */
-import type { Extent } from '../../common/domain/extents.js';
+import { extentBytes, type Extent } from '../../common/domain/extents.js';
 import type { Differences } from '../../writer/compare.js';
 import type { GrainHashes } from '../../writer/grain-hashes.js';
 
@@ -59,6 +59,11 @@ export class BackupGrains {
   /** The runs of grains of [at, at + length) that are read back (all but holes), relative to `at`. */
   readRuns(at: number, length: number): Extent[] {
     return this.runs((kind) => kind !== HOLE, at, length, at);
+  }
+
+  /** Bytes of the image that are read back: all but the holes. */
+  readBytes(): number {
+    return extentBytes(this.readRuns(0, this.length));
   }
 
   /** Checks the grains of `bytes` (read back at `at`, grain-aligned): used ones by hash, free ones as zeros, holes not. */

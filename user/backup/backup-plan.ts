@@ -22,6 +22,10 @@ export interface BackupPlan {
   primed: number | undefined;
   /** Bytes read from the drive to find the used ranges (its tables and filesystem maps); 0 for the whole drive. */
   mapBytes: number;
+  /** Bytes the backup reads from the drive in all: mapBytes and the used ranges. */
+  toRead: number;
+  /** Bytes read from the drive so far, mapBytes included: toRead once every used range came. */
+  readSoFar(): number;
   /** The used pieces of the bytes at `at`, relative to them: what a sparse file needs written. */
   usedWithin(at: number, length: number): Extent[];
 }
@@ -57,12 +61,19 @@ export async function planBackup(input: PlanInput, first: Buffer): Promise<Backu
     if (got < wanted) return failed(got);
     const length = input.end(first.subarray(0, got));
     const whole: Extent[] = [[0, length]];
+    let readSoFar = Math.min(got, length);
     return {
       length,
       used: whole,
-      primed: Math.min(got, length),
+      primed: readSoFar,
       mapBytes: 0,
-      read: (into, want) => source.read(into, want),
+      toRead: length,
+      readSoFar: () => readSoFar,
+      read: async (into, want) => {
+        const read = await source.read(into, want);
+        readSoFar += read;
+        return read;
+      },
       usedWithin: (_at, want) => [[0, want]],
     };
   }
@@ -93,6 +104,8 @@ export async function planBackup(input: PlanInput, first: Buffer): Promise<Backu
     used,
     primed: undefined,
     mapBytes,
+    toRead: mapBytes + bytes.usedBytes,
+    readSoFar: () => mapBytes + bytes.fetched,
     read: (into, want, at) => bytes.read(into, want, at),
     usedWithin: (at, want) => bytes.usedWithin(at, want),
   };

@@ -11,7 +11,7 @@ import { randomAccess } from '../images/free-space/image-reader.js';
 import { bmapText } from './bmap-writer.js';
 import { usedRangesInChild } from './drive-map-launch.js';
 import { shrinkBackup } from './shrink.js';
-import { sizeOnDisk } from './backup-file.js';
+import { fileSizes } from './backup-file.js';
 
 type OkResult = Extract<TargetResult, { status: 'ok' }>;
 
@@ -60,11 +60,11 @@ export async function shrinkSaved(file: string, result: OkResult): Promise<Targe
       code: 'verify-mismatch',
       message: `${file} was read and verified, then shrunk, but reading the shrunk file back failed: ${shrunk.fault}. Back the drive up again without --shrink.`,
     };
-  const figures = result.backup ?? { driveBytes: shrunk.before, readBytes: shrunk.before, fileBytes: 0 };
+  const figures = result.backup ?? { driveBytes: shrunk.before, readBytes: shrunk.before };
   return {
     ...result,
     bytes: shrunk.after,
-    backup: { ...figures, fileBytes: await sizeOnDisk(file), shrunkFrom: shrunk.before },
+    backup: { ...figures, ...(await fileSizes(file)), shrunkFrom: shrunk.before },
   };
 }
 

@@ -46,6 +46,8 @@ export function askAll(ask: AskRanges, ranges: readonly Extent[]): void {
 export class UsedBytes {
   private next = 0;
   readonly usedBytes: number;
+  /** Bytes of the used ranges read from the stream so far. */
+  fetched = 0;
 
   constructor(
     private readonly used: readonly Extent[],
@@ -66,6 +68,7 @@ export class UsedBytes {
       const from = Math.max(offset, at);
       const to = Math.min(offset + size, end);
       const got = await this.source.read(into.subarray(from - at, to - at), to - from);
+      this.fetched += got;
       if (got < to - from) return from - at + got;
     }
     return length;

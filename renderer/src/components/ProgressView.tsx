@@ -4,6 +4,7 @@ import type { Progress } from '../../../common/domain/progress.js';
 import { formatBytes, formatDuration } from '../../../common/domain/units.js';
 import { fileName, jobRows, type JobSubject, type RunningJob } from '../flow.js';
 import { PHASE_LABEL } from '../../../common/app/phase-label.js';
+import { backupProgressWords } from '../../../common/app/backup-words.js';
 import { driveName } from '../labels.js';
 import { WarningIcon } from './Icons.js';
 
@@ -21,6 +22,13 @@ function rate(progress: Progress | undefined): string {
   if (progress.speed > 0) parts.push(`${formatBytes(progress.speed)}/s`);
   if (progress.eta !== null) parts.push(`${formatDuration(progress.eta)} left in this phase`);
   return parts.join(' · ');
+}
+
+/** "1.2 GB of 4.3 GB", or a backup's bytes read against the drive (backup-words.ts). */
+function bytesWords(progress: Progress): string {
+  const backup = progress.backup === undefined ? null : backupProgressWords(progress, progress.backup);
+  if (backup !== null) return backup;
+  return `${formatBytes(progress.bytesDone)}${progress.bytesTotal === null ? '' : ` of ${formatBytes(progress.bytesTotal)}`}`;
 }
 
 function Title({ subject }: { subject: JobSubject }) {
@@ -93,7 +101,7 @@ export function ProgressView({ job, onCancel }: { job: RunningJob; onCancel: () 
           {percent(fraction)}
         </span>
       </div>
-      <p className="muted">
+      <p className="muted" data-testid="progress-bytes">
         {lead === undefined
           ? ((
               {
@@ -101,7 +109,7 @@ export function ProgressView({ job, onCancel }: { job: RunningJob; onCancel: () 
                 backup: 'Opening the drive…',
               } as Partial<Record<string, string>>
             )[job.subject.kind] ?? 'Preparing the drive…')
-          : `${formatBytes(lead.bytesDone)}${lead.bytesTotal === null ? '' : ` of ${formatBytes(lead.bytesTotal)}`} · ${rate(lead)}`}
+          : `${bytesWords(lead)} · ${rate(lead)}`}
       </p>
       <ul
         className="target-rows"

@@ -674,7 +674,7 @@ describeDevices('the main-process core (what Electron and the browser bridge bot
         results: [{ status: 'ok', target: file, bytes: 16 * MiB, written: true, verified: true }],
       });
       expect(new Set(h.events.jobProgress.map((p) => p.target))).toEqual(new Set([file]));
-      expect(new Set(h.events.jobProgress.map((p) => p.phase))).toEqual(new Set(['writing', 'syncing', 'verifying']));
+      expect(new Set(h.events.jobProgress.map((p) => p.phase))).toEqual(new Set(['reading', 'syncing', 'verifying']));
       expect(execFileSync('zstd', ['-dc', file], { maxBuffer: 32 * MiB }).equals(readFileSync(source.backing))).toBe(
         true,
       );
@@ -796,7 +796,7 @@ describeDevices('the main-process core (what Electron and the browser bridge bot
           }),
         );
         await expect
-          .poll(() => h.events.jobProgress.some((p) => p.phase === 'writing' && p.bytesDone >= 4 * MiB), {
+          .poll(() => h.events.jobProgress.some((p) => p.phase === 'reading' && p.bytesDone >= 4 * MiB), {
             timeout: 20_000,
           })
           .toBe(true);
