@@ -32,12 +32,17 @@ export function backupProgressWords(p: Progress, backup: BackupProgress): string
 }
 
 /**
- * "Read 639 MB of the 4.29 GB drive. The image file is 4.29 GB long and takes 640 MB on disk.",
+ * "Read 639 MB of the 4.29 GB drive (including 4.2 MB of tables and filesystem maps read to find what
+ * is used). The image file is 4.29 GB long and takes 640 MB on disk.",
  * compressed "The 4.29 GB image compressed with zstd is a 210 MB file (210 MB on disk).", and,
  * shrunk, what it restores onto. `bytes`: the image's length.
  */
 export function backupFiguresText(figures: BackupFigures, bytes: number): string {
-  const read = `Read ${formatBytes(figures.readBytes)} of the ${formatBytes(figures.driveBytes)} drive.`;
+  const maps =
+    figures.mapBytes === 0
+      ? ''
+      : ` (including ${formatBytes(figures.mapBytes)} of tables and filesystem maps read to find what is used)`;
+  const read = `Read ${formatBytes(figures.readBytes)} of the ${formatBytes(figures.driveBytes)} drive${maps}.`;
   const file =
     figures.compression === undefined
       ? `The image file is ${formatBytes(figures.fileLength)} long and takes ${formatBytes(figures.fileBytes)} on disk.`

@@ -25,6 +25,8 @@ export const BackupFiguresSchema = v.strictObject({
   driveBytes: ByteCount,
   /** Bytes read from the drive: the used ranges and the maps read to find them (all of it with every block). */
   readBytes: ByteCount,
+  /** Of readBytes, those of the tables and filesystem maps read to find the used blocks (read again where used). */
+  mapBytes: ByteCount,
   /** The file's size on disk (its allocated blocks: a sparse file's holes take none). */
   fileBytes: ByteCount,
   /** The file's length, holes included (its apparent size): the image's length unless compressed. */

@@ -68,11 +68,23 @@ describe('a backup in words', () => {
 
   it('ends with the bytes read, the drive, the file on disk, and whether it was read back', () => {
     const ok = { status: 'ok', target: '/b/card.img', bytes: 4_000_000_000, written: true, seconds: 20 } as const;
-    const figures = { driveBytes: 4_000_000_000, readBytes: 700_000_000, fileBytes: 690_000_000, fileLength: 4e9 };
+    const figures = {
+      driveBytes: 4_000_000_000,
+      readBytes: 700_000_000,
+      mapBytes: 4_200_000,
+      fileBytes: 690_000_000,
+      fileLength: 4e9,
+    };
     expect(resultLine({ ...ok, verified: true, backup: figures })).toBe(
-      '/b/card.img: saved and verified: read back and compared with what was read from the drive (20 s). Read 700 MB of the 4.0 GB drive. The image file is 4.0 GB long and takes 690 MB on disk.',
+      '/b/card.img: saved and verified: read back and compared with what was read from the drive (20 s). Read 700 MB of the 4.0 GB drive (including 4.2 MB of tables and filesystem maps read to find what is used). The image file is 4.0 GB long and takes 690 MB on disk.',
     );
-    const zstd = { ...figures, fileBytes: 204_800_000, fileLength: 204_000_000, compression: 'zstd' } as const;
+    const zstd = {
+      ...figures,
+      mapBytes: 0,
+      fileBytes: 204_800_000,
+      fileLength: 204_000_000,
+      compression: 'zstd',
+    } as const;
     expect(resultLine({ ...ok, target: '/b/card.img.zst', verified: false, backup: zstd })).toBe(
       '/b/card.img.zst: saved, NOT verified: verification was turned off, so the file was not read back (20 s). Read 700 MB of the 4.0 GB drive. The 4.0 GB image compressed with zstd is a 204 MB file (205 MB on disk).',
     );

@@ -519,8 +519,15 @@ describeDevices('the desktop app, in Chromium, against the real core and helper'
       await page.locator('section[data-screen="flashing"]').getByText('card.img.zst').first().waitFor();
       await endScreen(page, 'success').waitFor({ timeout: 60_000 });
       await expect(page.getByRole('heading', { name: 'Backup complete' }).count()).resolves.toBe(1);
-      await expect(endScreen(page, 'success').textContent()).resolves.toContain(
-        `Saved and verified: ${formatBytes(24 * MiB)}`,
+      await expect(page.getByTestId('result-done').textContent()).resolves.toMatch(
+        /^Saved and verified: read back and compared with what was read from the drive \(.+\)\.$/,
+      );
+      // Its partitions hold no filesystem Sluice reads: all of the drive is read, and its tables once more, to find that.
+      const { blocks, size } = statSync(file);
+      await expect(page.getByTestId('result-backup').textContent()).resolves.toMatch(
+        new RegExp(
+          `^Read [\\d.]+ MB of the 25\\.2 MB drive \\(including [\\d.]+ MB of tables and filesystem maps read to find what is used\\)\\. The 25\\.2 MB image compressed with zstd is a ${formatBytes(size)} file \\(${formatBytes(blocks * 512)} on disk\\)\\.$`,
+        ),
       );
       await app.screenshot('28-backup-complete');
       await page.getByRole('button', { name: 'Show in folder' }).click();
@@ -587,6 +594,12 @@ describeDevices('the desktop app, in Chromium, against the real core and helper'
       };
       const last = table.partitiontable.partitions.at(-1);
       expect(((last?.start ?? 0) + (last?.size ?? 0)) * 512).toBeLessThanOrEqual(statSync(file).size);
+      const { blocks, size } = statSync(file);
+      await expect(page.getByTestId('result-backup').textContent()).resolves.toMatch(
+        new RegExp(
+          `^Read [\\d.]+ [MG]B of the 2\\.1 GB drive \\(including [\\d.]+ [MG]B of tables and filesystem maps read to find what is used\\)\\. The image file is ${formatBytes(size)} long and takes ${formatBytes(blocks * 512)} on disk\\. Shrunk from 2\\.1 GB to ${formatBytes(size)}: `,
+        ),
+      );
     } finally {
       await app.close();
     }
@@ -608,7 +621,15 @@ describeDevices('the desktop app, in Chromium, against the real core and helper'
       const progress = page.locator('section[data-screen="flashing"]');
       await expect(progress.getByRole('heading').textContent()).resolves.toMatch(/^Backing up .* to slow\.img$/);
       await expect(progress.getByRole('list', { name: 'Backup file' }).textContent()).resolves.toContain(file);
-      await expect(page.getByTestId('phase').textContent()).resolves.toBe('Writing…');
+      await expect(page.getByTestId('phase').textContent()).resolves.toBe('Reading…');
+      // Bytes read against what is to be read, the drive's size beside them; the speed is the drive's read speed.
+      const [done = '', toRead = '', speed = ''] =
+        /^Read ([\d.]+) MB of ([\d.]+) MB to read: the used blocks of the 67\.1 MB drive · ([\d.]+) MB\/s( · .+ left in this phase)?$/
+          .exec((await page.getByTestId('progress-bytes').textContent()) ?? '')
+          ?.slice(1) ?? [];
+      expect(Number(done)).toBeGreaterThanOrEqual(3.3);
+      expect(Number(toRead)).toBeGreaterThanOrEqual(67.1);
+      expect(Number(speed)).toBeLessThan(16);
       await app.screenshot('30-backup-progress');
       await page.getByRole('button', { name: 'Cancel' }).click();
       await endScreen(page, 'cancelled').waitFor({ timeout: 10_000 });

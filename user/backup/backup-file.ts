@@ -175,6 +175,7 @@ export async function backupToFile(job: BackupJob): Promise<TargetResult> {
       backup: {
         driveBytes: job.driveSize,
         readBytes: plan.readSoFar(),
+        mapBytes: plan.mapBytes,
         ...(await fileSizes(target)),
         ...(job.compress === null ? {} : { compression: job.compress }),
       },

@@ -60,7 +60,7 @@ export async function shrinkSaved(file: string, result: OkResult): Promise<Targe
       code: 'verify-mismatch',
       message: `${file} was read and verified, then shrunk, but reading the shrunk file back failed: ${shrunk.fault}. Back the drive up again without --shrink.`,
     };
-  const figures = result.backup ?? { driveBytes: shrunk.before, readBytes: shrunk.before };
+  const figures = result.backup ?? { driveBytes: shrunk.before, readBytes: shrunk.before, mapBytes: 0 };
   return {
     ...result,
     bytes: shrunk.after,

@@ -57,6 +57,9 @@ describeDevices("a backup's progress and end", () => {
     const reading = progress.filter((p) => p.phase === 'reading');
     expect(reading.length, 'a few seconds of reading, 4 reports a second').toBeGreaterThanOrEqual(4);
     expectCountsUp(reading);
+    // The tables and maps read to find the used blocks count as read from the first report.
+    expect(figures.mapBytes).toBeGreaterThan(0);
+    expect(reading[0]?.bytesDone).toBeGreaterThanOrEqual(figures.mapBytes);
     // The bar runs over what is read, which is well short of the drive: it does not end at the drive's size.
     for (const p of reading) expect(p.bytesTotal).toBe(figures.readBytes);
     expect(reading.at(-1)?.bytesDone).toBe(figures.readBytes);
@@ -82,6 +85,7 @@ describeDevices("a backup's progress and end", () => {
     expect(figures).toEqual({
       driveBytes: DRIVE,
       readBytes: figures.readBytes,
+      mapBytes: figures.mapBytes,
       fileBytes: blocks * 512,
       fileLength: size,
     });
@@ -115,7 +119,8 @@ describeDevices("a backup's progress and end", () => {
     expect(human.code, human.stderr).toBe(0);
     expect(human.stderr).toMatch(/reading…/);
     expect(human.stderr).not.toMatch(/verifying/);
-    const words = `Read ${formatBytes(figuresOf(run, file).readBytes)} of the ${formatBytes(DRIVE)} drive. The image file is ${formatBytes(DRIVE)} long and takes ${formatBytes(statSync(plain).blocks * 512)} on disk.`;
+    const { readBytes, mapBytes } = figuresOf(run, file);
+    const words = `Read ${formatBytes(readBytes)} of the ${formatBytes(DRIVE)} drive (including ${formatBytes(mapBytes)} of tables and filesystem maps read to find what is used). The image file is ${formatBytes(DRIVE)} long and takes ${formatBytes(statSync(plain).blocks * 512)} on disk.`;
     expect(human.stdout).toBe(
       `${plain}: saved, NOT verified: verification was turned off, so the file was not read back (${human.stdout.match(/\(([^)]+)\)/)?.[1]}). ${words}\n`,
     );
