@@ -8,7 +8,7 @@ export const BACKUP_CHECKED = 'read back and compared with what was read from th
 
 /**
  * What a backup's bytes so far are, against what: "Read 312 MB of 700 MB to read: the used blocks
- * of the 4.29 GB drive", "Read 1.2 GB of the 4.29 GB drive", "Read back 300 MB of 700 MB from the
+ * of the 4.3 GB drive", "Read 1.2 GB of the 4.3 GB drive", "Read back 300 MB of 700 MB from the
  * file". Null for a phase a backup does not report.
  */
 export function backupProgressWords(p: Progress, backup: BackupProgress): string | null {
@@ -32,9 +32,9 @@ export function backupProgressWords(p: Progress, backup: BackupProgress): string
 }
 
 /**
- * "Read 639 MB of the 4.29 GB drive (including 4.2 MB of tables and filesystem maps read to find what
- * is used). The image file is 4.29 GB long and takes 640 MB on disk.",
- * compressed "The 4.29 GB image compressed with zstd is a 210 MB file (210 MB on disk).", and,
+ * "Read 639 MB of the 4.3 GB drive (including 4.2 MB of tables and filesystem maps read to find what
+ * is used). The image file is 4.3 GB long and takes 640 MB on disk.",
+ * compressed "The 4.3 GB image compressed with zstd is a 210 MB file (210 MB on disk).", and,
  * shrunk, what it restores onto. `bytes`: the image's length.
  */
 export function backupFiguresText(figures: BackupFigures, bytes: number): string {
