@@ -19,6 +19,7 @@ import {
   checkShellScript,
   cloudInitSchemaProblem,
   glibcCrypt,
+  labPublicKeys,
   netplanProblem,
   parseToml,
   sshKeyPair,
@@ -419,16 +420,11 @@ describeDevices('customising a card (issue 13 acceptance)', () => {
     'free space left out (the default), %s: the customisation lands in ranges the flash leaves out, and is still written, read back with mtools byte for byte, and compared by sluice verify, which names one changed byte of firstrun.sh there',
     async (suffix) => {
       const work = scratchDir();
-      const raw = layoutImage(work, 'pi-os');
-      if (suffix === '.img.xz') sh(work, 'xz -T2 -k -1 pi-os.img');
+      // The file's own images, made and compressed once (beforeAll); only read here.
+      const raw = images.get('pi-os') ?? '';
       const image = `${raw}${suffix.slice(4)}`;
       // A lab's keys make firstrun.sh long enough (over 12 KiB) to take whole 4 KiB blocks of free space.
-      const keys = [
-        key,
-        ...Array.from({ length: 24 }, (_, i) =>
-          readFileSync(sshKeyPair(work, 'rsa', `student-${i}@lab`).publicKey, 'utf8').trim(),
-        ),
-      ];
+      const keys = [key, ...labPublicKeys(24)];
       const settings = {
         hostname: 'free-{n}',
         user: { name: 'alice', passwordHash: hashPassword(PASSWORD) },

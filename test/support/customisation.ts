@@ -5,10 +5,11 @@
  * crypt (through perl), PSKs by Python's hashlib: none of Sluice's own code checks itself.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Customisation } from '../../common/domain/customisation.js';
 import type { ReadAt } from '../../node/read-at.js';
+import { cached } from './fixture-cache.js';
 import { readBytes } from './loop-device.js';
 
 /** Debian's own Python (cloud-init's and tomllib's), not whatever python3 comes first on PATH. */
@@ -34,6 +35,21 @@ export function sshKeyPair(
     privateKey,
   ]);
   return { privateKey, publicKey: `${privateKey}.pub` };
+}
+
+/**
+ * The public halves of `count` RSA keys, a lab's (student-<i>@lab), in a fixed order. They are made
+ * once per machine and kept (fixture-cache.ts): ssh-keygen spends up to a second of a loaded
+ * core on each, and what a test needs of them is only that they are real keys, and their length.
+ */
+export function labPublicKeys(count: number): string[] {
+  const dir = cached(`lab-keys-rsa-${count}-v1`, (work) => {
+    for (let i = 0; i < count; i++) rmSync(sshKeyPair(work, 'rsa', `student-${i}@lab`).privateKey);
+  });
+  return readdirSync(dir)
+    .filter((name) => name.endsWith('.pub'))
+    .sort()
+    .map((name) => readFileSync(join(dir, name), 'utf8').trim());
 }
 
 /** glibc's crypt(3) of `password` with the salt of `hash`: equal to `hash` when it is that password's. */

@@ -1,33 +1,18 @@
 /**
- * Installer-mode fixtures that take seconds to build, kept in /var/tmp between runs (keyed by a
- * version: change it when the recipe changes) and built once per machine: a non-hybrid ISO whose
- * EFI loader is a GRUB standalone image that prints a marker on the serial console and powers off.
+ * Installer-mode fixtures that take seconds to build, kept between runs (fixture-cache.ts): a
+ * non-hybrid ISO whose EFI loader is a GRUB standalone image that prints a marker on the serial
+ * console and powers off.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { cached } from './fixture-cache.js';
 import { sh } from './os-image.js';
 
-const CACHE = '/var/tmp/sluice-test-fixtures';
 /** What the fixture's loader prints once the firmware has started it from the stick. */
 export const BOOT_MARKER = 'SLUICE-INSTALLER-STICK-BOOTED';
 
 const GRUB_CFG = `echo ${BOOT_MARKER}\nhalt\n`;
-
-/** Builds `name` in a fresh folder with `build` unless the cache holds it; returns its folder. */
-function cached(name: string, build: (dir: string) => void): string {
-  const dir = join(CACHE, name);
-  if (existsSync(join(dir, '.done'))) return dir;
-  mkdirSync(CACHE, { recursive: true });
-  const work = `${dir}.${process.pid}`;
-  rmSync(work, { recursive: true, force: true });
-  mkdirSync(work);
-  build(work);
-  writeFileSync(join(work, '.done'), '');
-  rmSync(dir, { recursive: true, force: true });
-  renameSync(work, dir);
-  return dir;
-}
 
 /**
  * A non-hybrid EFI ISO (no partition table; El Torito's EFI entry and /EFI/BOOT/BOOTX64.EFI), with
