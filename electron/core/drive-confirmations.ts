@@ -3,8 +3,9 @@
  * person typed for a drive; the core compares it with the name of the drive it listed and keeps
  * the drive, with the medium in it, as confirmed. A start (a flash, a backup) that would write or
  * read an internal disk the core saw no confirmation for is refused, whatever the page says, and a
- * start uses its confirmation up: one typed name allows one job, so a name typed to back a disk
- * up does not allow flashing it later in the session.
+ * job that starts uses its confirmation up: one typed name allows one job, so a name typed to back
+ * a disk up does not allow flashing it later in the session. A start refused before its job exists
+ * (its image cannot be opened) leaves the name typed, as nothing was touched.
  */
 import { ok, refuse, type ApiResult } from '../../common/contracts/api-result.js';
 import type { DriveConfirmation } from '../../common/contracts/app-models.js';
@@ -39,9 +40,14 @@ export class DriveConfirmations {
     return ok(null);
   }
 
-  /** Whether the person typed the name of `drive`, an internal disk, with the medium it holds now; the confirmation is used up. */
+  /** Whether the person typed the name of `drive`, an internal disk, with the medium it holds now. */
+  holds(drive: Pick<Drive, 'device' | 'medium'>): boolean {
+    return this.confirmed.has(drive.device) && this.confirmed.get(drive.device) === drive.medium;
+  }
+
+  /** As holds, and the confirmation is used up: called where the job starts, with no wait before it does. */
   take(drive: Pick<Drive, 'device' | 'medium'>): boolean {
-    const confirmed = this.confirmed.has(drive.device) && this.confirmed.get(drive.device) === drive.medium;
+    const confirmed = this.holds(drive);
     this.confirmed.delete(drive.device);
     return confirmed;
   }

@@ -4,7 +4,7 @@
  * Each step refuses with a sentence the page shows; nothing is written before the helper starts.
  */
 import { ok, refuse, refused, type ApiResult } from '../../common/contracts/api-result.js';
-import type { FlashRequest, JobEnd } from '../../common/contracts/app-models.js';
+import type { DriveInfo, FlashRequest, JobEnd } from '../../common/contracts/app-models.js';
 import type { EmitEvent } from '../../common/contracts/ipc-contract.js';
 import { cardsOf, nextCardAfter, type Profile } from '../../common/domain/customisation.js';
 import { errorText } from '../../common/domain/error-details.js';
@@ -71,15 +71,19 @@ export function startFlash(pieces: FlashPieces, request: FlashRequest): Promise<
     const named = pieces.image.forFlash(request.image);
     if (!named.ok) return named;
     const chosen = named.value;
-    const refusal = refuseTargets(pieces, request) ?? (await pieces.image.unchanged(chosen));
+    const held = (drive: DriveInfo) => pieces.confirmations.holds(drive);
+    const refusal = refuseTargets(pieces, request, held) ?? (await pieces.image.unchanged(chosen));
     if (!refusal.ok) return refusal;
-    if (request.isoMode === 'files') return startInstaller(pieces, request, chosen.info);
+    const taken = (drive: DriveInfo) => pieces.confirmations.take(drive);
+    if (request.isoMode === 'files')
+      return refuseTargets(pieces, request, taken) ?? startInstaller(pieces, request, chosen.info);
     const customised = await customiseFile(pieces, chosen, request);
     if (!customised.ok) return customised;
     const opened = await openInput(pieces, chosen, request, customised.value);
     if (!opened.ok) return opened;
-    // Another job may have started while this one was being prepared.
-    const busy = pieces.runner.busy();
+    // Another job may have started while this one was being prepared, or used the typed names up.
+    // No wait between taking them and the launch: one typed name starts one job.
+    const busy = pieces.runner.busy() ?? refuseTargets(pieces, request, taken);
     if (busy !== null) {
       if (opened.value.input.kind === 'feed') await opened.value.input.feed.close();
       return busy;
@@ -91,8 +95,9 @@ export function startFlash(pieces: FlashPieces, request: FlashRequest): Promise<
 
 /** Why `request`'s drives may not be written, from the app's own listing and the shared rules; the helper checks every device again from its own look. */
 function refuseTargets(
-  { drives, confirmations }: Pick<FlashPieces, 'drives' | 'confirmations'>,
+  { drives }: Pick<FlashPieces, 'drives'>,
   request: FlashRequest,
+  typed: (drive: DriveInfo) => boolean,
 ): ApiResult<never> | null {
   const listed = drives.judged();
   for (const [i, device] of request.targets.entries()) {
@@ -100,7 +105,7 @@ function refuseTargets(
     if (drive === undefined) return notListed(device);
     const chosen = request.media?.[i];
     if (chosen !== undefined && chosen !== drive.medium) return anotherCard(device);
-    const refusal = targetRefusal(drive, confirmations.take(drive));
+    const refusal = targetRefusal(drive, typed(drive));
     if (refusal !== null) return refused(refusal);
   }
   return null;

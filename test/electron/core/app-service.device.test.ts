@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { appendFileSync, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { gzipSync } from 'node:zlib';
@@ -236,10 +236,18 @@ describeDevices('the main-process core (what Electron and the browser bridge bot
     expect(await flash()).toMatchObject(refusedAsInternal);
     expect(h.jobs).toEqual([]);
 
-    // Its name typed: the flash starts, writes and verifies.
+    // Its name typed: a start refused on its image (moved away) keeps it, as the disk was not touched.
     value(await service.handlers.confirmDrive({ device: disk.path, medium, typed: name }));
-    value(await flash());
+    renameSync(image, `${image}.away`);
+    expect(await flash()).toMatchObject({ ok: false, error: { code: 'source-not-found' } });
+    renameSync(`${image}.away`, image);
+    expect(h.jobs).toEqual([]);
+    // Two starts at once on that one typed name: one job.
+    const starts = await Promise.all([flash(), flash()]);
+    expect(starts.filter((s) => s.ok)).toHaveLength(1);
+    expect(starts.find((s) => !s.ok)).toMatchObject({ ok: false });
     const end = await flashEnded(h);
+    expect(h.jobs).toHaveLength(1);
     expect(end.results).toEqual([expect.objectContaining({ status: 'ok', target: disk.path, verified: true })]);
     expect(readBytes(disk.path, 0, 2 * MiB).equals(readFileSync(image))).toBe(true);
     // That typed name allowed one job: another start needs it typed again.
