@@ -1,6 +1,6 @@
 /**
  * What `sluice flash` starts while its image is probed, so that the processes' own starts (Node and
- * their modules: about 75 ms for the decoder, 100 ms for the helper, here) overlap the probe
+ * their modules) overlap the probe
  * instead of following it: the decoder process, where one will likely run, and the helper, where
  * starting it asks nobody anything. The decoder opens no image and the helper no drive until the
  * flash has its plan and its job; a guess that proves wrong costs a process started for nothing,

@@ -1,7 +1,7 @@
 /**
  * Sizes libuv's thread pool to the job before anything uses it. Every file-system call of the
  * writer waits on that pool, and Node's default of four threads caps a job at four requests in
- * flight: 16 cards at 8 MB/s took 35.6 s with four threads and 9.4 s with sixteen. libuv reads
+ * flight, so sixteen cards would wait on each other's requests. libuv reads
  * UV_THREADPOOL_SIZE once, when the pool starts on its first request, which is why the helper
  * sets it from its own command line (which names every target) before it opens anything.
  */

@@ -262,7 +262,7 @@ export interface HelperAhead {
 /**
  * Starts the helper for `options.job` (its kind and drives; the rest of it may still change) while
  * the caller prepares the rest (the image probed, the drives judged), so that the helper's own start
- * (Node, its modules, its channel: about 100 ms here) overlaps that work instead of following it.
+ * (Node, its modules, its channel) overlaps that work instead of following it.
  * The helper waits for its job message and touches no drive until then. Only for a helper that
  * starts without asking anyone (direct: already root), fed through its fd 0 (`options.source`):
  * an authorization prompt must come after everything that can refuse the job.

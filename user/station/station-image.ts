@@ -35,7 +35,7 @@ const HASH_SCRIPT = `const h=require('node:crypto').createHash('sha256');require
 /**
  * The SHA-256 of the image file, for every log line. Read as the person who asked, never as root
  * (under sudo, root opens no image path: see image-child.ts), in a child so a multi-GB image does
- * not hold this process's event loop: about 0.7 s per GiB here.
+ * not hold this process's event loop for the seconds it takes.
  */
 export function imageSha256(path: string): Promise<string> {
   return new Promise((resolve, reject) => {

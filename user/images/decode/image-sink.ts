@@ -13,9 +13,8 @@ import type { StreamFreeSpace } from '../free-space/stream-free-space.js';
 
 /**
  * Decoders hand over a fresh Buffer per output chunk (1 MiB from node:zlib). V8 counts their
- * memory as external and collects it only once about 64 MB have piled up, so a gunzip decoder
- * peaked at 125-136 MB RSS. A scavenge after every 16 MiB sent keeps it near 90 MB, and cost
- * nothing measurable (1 GiB gzip into a pipe: 2.20 s against 2.41 s without).
+ * memory as external and collects it only once about 64 MB have piled up. A scavenge after every
+ * 16 MiB sent keeps a gunzip decoder's resident memory tens of MB lower, at no cost in speed.
  */
 const GC_EVERY_BYTES = 16 * 1024 * 1024;
 const collectGarbage = (globalThis as { gc?: (options: { type: 'minor' }) => void }).gc;

@@ -93,7 +93,7 @@ export interface ImageRequest {
 /**
  * A decoder run for a compressed image's first bytes. Its module (and the system-tool and pipe
  * code under it) is loaded only for such an image: the probe starts on every flash's critical
- * path, and importing it took about 20 ms of the probe's 69 ms start here.
+ * path, and importing it is a large share of the probe's start.
  */
 async function startDecodedReader(plan: DecodePlan): Promise<DecodedReader> {
   return (await import('../decode/decoded-reader.js')).decodedReader(plan);

@@ -34,10 +34,9 @@ export type DecoderEnd =
 
 /**
  * How the decoded image leaves the decoder. 'stream': a Unix socket pair whose other end is handed
- * to the helper as its fd 0 with no copy through this process; measured against a pipe (1 GiB
- * from zstd -dc, read in 2 MiB buffers through Node's thread pool): 1.4-1.8 s against 2.8-2.9 s,
- * because a socket holds about 200 KiB where a pipe holds 64 KiB, so the decoder runs further
- * ahead and each read returns more. On Windows it is a named pipe this process reads.
+ * to the helper as its fd 0 with no copy through this process; faster than a pipe, because a
+ * socket holds about 200 KiB where a pipe holds 64 KiB, so the decoder runs further ahead and
+ * each read returns more. On Windows it is a named pipe this process reads.
  * 'relayed': a stream this process reads and passes on, for a helper that gets no descriptor of
  * ours (the sudo broker, osascript, UAC: decoderOutputFor). The socket of 'stream' is this side of
  * the decoder's stdin, which Node never reads: copying it ends at once with "The operation was
@@ -155,8 +154,8 @@ function stopper({ child, stream, pipe }: DecoderProcess): () => Promise<void> {
 
 /**
  * A decoder process started before its plan is known, while the image is still being probed: the
- * process's start (Node and the decoder's modules, about 75 ms here, on the critical path of every
- * flash that decodes) then overlaps the probe's. It opens nothing until it has a plan. Handed to
+ * process's start (Node and the decoder's modules, on the critical path of every flash that
+ * decodes) then overlaps the probe's. It opens nothing until it has a plan. Handed to
  * startDecoder, or disposed of; a plan that sends no image (a raw file whose checksum is only
  * checked) gets a process of its own, since this one was started to write an image.
  */
