@@ -367,7 +367,7 @@ export const COMMANDS: readonly Command[] = [
       ],
       [
         '--shrink',
-        'shrink the last partition (ext2/3/4 or FAT) to what it holds and cut the file after it, so that it restores onto a smaller card (Linux: e2fsprogs, sfdisk, fsck.fat; not with --compress)',
+        'shrink the last partition (ext2/3/4, FAT16 or FAT32) to what it holds and cut the file after it, so that it restores onto a smaller card (Linux: e2fsprogs, sfdisk, fsck.fat; not with --compress)',
       ],
       ['--no-verify, --yes (replace FILE), --json, --elevate', 'as for flash'],
     ],

@@ -1,10 +1,14 @@
 /**
- * `--shrink` on a FAT12/16/32 last partition, copied out of the image into its own file: the
+ * `--shrink` on a FAT16 or FAT32 last partition, copied out of the image into its own file: the
  * filesystem is cut after its last used cluster (plus the margin), without moving any cluster.
- * Only the boot sector's total sector count (and its FAT32 backup copy) and FAT32's free cluster
+ * Only the boot sector's total sector count (and its FAT32 backup copy's) and FAT32's free cluster
  * count change; the FATs keep their size, larger than the fewer clusters need, as the
- * specification allows. A filesystem whose used clusters reach its end, or one that would cross
- * a FAT type's cluster boundary (FAT32 needs at least 65,525 clusters), is refused with a sentence.
+ * specification allows. Refused with a sentence: a FAT12 (rare as a last partition), a
+ * filesystem whose used clusters reach its end, one that would cross a FAT type's cluster
+ * boundary (FAT32 needs at least 65,525 clusters), and a FAT32 whose backup boot sector places
+ * its FATs or clusters otherwise than the boot sector (it cannot be given the new total, and kept
+ * as it is it describes a filesystem running past the cut partition, which fsck.fat offers to
+ * restore).
  *
  * Why not Debian's fatresize (libparted's FAT resizer): on a filesystem alone in a file it stops
  * on an assertion; asked for a size FAT32 cannot reach it converts the filesystem to FAT16 without
@@ -22,8 +26,23 @@ import { shrunkSize } from './shrink-size.js';
 
 /** fsck.fat on a filesystem of several GiB. */
 const TOOL_TIMEOUT_MS = 30 * 60_000;
-/** The fewest clusters each type may have (Microsoft's specification): fewer makes it another type. */
-const MIN_CLUSTERS = { FAT12: 1, FAT16: 4085, FAT32: 65525 } as const;
+/** The types Sluice shrinks, and the fewest clusters each may have (Microsoft's specification): fewer makes it another type. */
+const MIN_CLUSTERS = { FAT16: 4085, FAT32: 65525 } as const;
+type ShrinkableFat = FatBootSector & { filesystem: keyof typeof MIN_CLUSTERS };
+/** Where a boot sector keeps FAT32's FSInfo sector number and its backup boot sector's. */
+const FSINFO_FIELD = 0x30;
+const BACKUP_FIELD = 0x32;
+/**
+ * The boot sector's bytes that place the FATs, the root and the clusters, as [start, end): sector
+ * and cluster size, reserved sectors, FAT count, root entries; FAT16's FAT size; FAT32's FAT
+ * size, flags, version, root cluster, FSInfo and backup sector numbers. A backup copy that agrees
+ * with the boot sector in these describes the same filesystem but for its size.
+ */
+const LAYOUT: readonly (readonly [number, number])[] = [
+  [0x0b, 0x13],
+  [0x16, 0x18],
+  [0x24, 0x34],
+];
 /** FAT32's FSInfo sector: its signatures, and where the free cluster count and the next-free hint are. */
 const FSINFO_LEAD = 0x41615252;
 const FSINFO_STRUCT = 0x61417272;
@@ -62,6 +81,8 @@ export async function shrinkFat(
   partBytes: number,
   file: string,
 ): Promise<number | null> {
+  if (!shrinkable(boot))
+    throw notShrunk(file, `its filesystem is ${boot.filesystem}, and Sluice shrinks only FAT16 and FAT32`);
   if ((await findTool('fsck.fat')) === null)
     throw notShrunk(file, 'shrinking a FAT needs fsck.fat (dosfstools) to check it, which is not installed');
   const fault = await fatFsckFault(part);
@@ -70,13 +91,21 @@ export async function shrinkFat(
   const free = await freeRuns(part, boot);
   const bytes = newSize(boot, free, Math.min(totalSectors(head) * boot.bytesPerSector, partBytes), file);
   if (bytes === null) return null;
+  const sectors = bytes / boot.bytesPerSector;
+  const backup = await patchedBackup(part, head, boot, sectors, file);
   const clusters = Math.floor((bytes - boot.dataOffset) / boot.clusterBytes);
-  await rewriteBootSectors(part, head, boot, bytes / boot.bytesPerSector, freeClusters(boot, free, clusters));
+  const boots = [{ at: 0, bytes: withTotal(head, sectors) }, ...(backup === null ? [] : [backup])];
+  await rewriteBootSectors(part, boots, head, boot, clusters, freeClusters(boot, free, clusters));
   const handle = await open(part, 'r+');
   await handle.truncate(bytes).finally(() => handle.close());
   const after = await fatFsckFault(part);
   if (after !== null) throw notShrunk(file, `fsck.fat finds errors in its shrunk ${boot.filesystem} (${after})`);
   return bytes;
+}
+
+/** Whether `boot` is of a type Sluice shrinks. */
+function shrinkable(boot: FatBootSector): boot is ShrinkableFat {
+  return boot.filesystem in MIN_CLUSTERS;
 }
 
 /** The refusal: the backup is kept as it is, and why. */
@@ -106,7 +135,7 @@ async function freeRuns(part: string, boot: FatBootSector): Promise<Extent[]> {
  * fewer clusters than its type needs. Null when that is no smaller than `current`; throws when
  * its used clusters or its type keep it from being cut at all.
  */
-function newSize(boot: FatBootSector, free: readonly Extent[], current: number, file: string): number | null {
+function newSize(boot: ShrinkableFat, free: readonly Extent[], current: number, file: string): number | null {
   const dataEnd = boot.dataOffset + boot.clusters * boot.clusterBytes;
   const last = free.at(-1);
   const usedEnd = last !== undefined && last[0] + last[1] === dataEnd ? last[0] : dataEnd;
@@ -136,34 +165,65 @@ function freeClusters(boot: FatBootSector, free: readonly Extent[], clusters: nu
   return bytes / boot.clusterBytes;
 }
 
+/** A boot sector (or its copy) with the total sector count `sectors`, in the field it keeps it in. */
+function withTotal(sector: Buffer, sectors: number): Buffer {
+  const edited = Buffer.from(sector);
+  if (edited.readUInt16LE(0x13) !== 0) edited.writeUInt16LE(sectors, 0x13);
+  else edited.writeUInt32LE(sectors, 0x20);
+  return edited;
+}
+
+/** The sector number the FAT32 boot sector `head` keeps at `field`, when it lies in the reserved area; else null. */
+function reservedSector(head: Buffer, boot: FatBootSector, field: number): number | null {
+  const n = head.readUInt16LE(field);
+  return n > 0 && n < boot.reservedSectors ? n : null;
+}
+
 /**
- * The boot sector with its new total, written over itself and over FAT32's backup copy (when the
- * copy matches it), and FAT32's FSInfo sectors with the new free count and a next-free hint that
- * stays inside the filesystem.
+ * FAT32's backup boot sector with the new total `sectors` (its other bytes, such as a serial
+ * number of its own, kept), and its byte offset; null when there is none. Throws, before anything is written, when the copy places the
+ * FATs or clusters otherwise than the boot sector, or keeps its total in the other field.
  */
-async function rewriteBootSectors(
+async function patchedBackup(
   part: string,
   head: Buffer,
   boot: FatBootSector,
   sectors: number,
+  file: string,
+): Promise<{ at: number; bytes: Buffer } | null> {
+  const backup = boot.filesystem === 'FAT32' ? reservedSector(head, boot, BACKUP_FIELD) : null;
+  if (backup === null) return null;
+  const at = backup * boot.bytesPerSector;
+  const copy = await readAt(part, at, 512);
+  const same = ([start, end]: readonly [number, number]) => copy.subarray(start, end).equals(head.subarray(start, end));
+  if (LAYOUT.every(same) && (copy.readUInt16LE(0x13) === 0) === (head.readUInt16LE(0x13) === 0))
+    return { at, bytes: withTotal(copy, sectors) };
+  throw notShrunk(
+    file,
+    `its FAT32's backup boot sector (sector ${backup}) places the FATs or clusters otherwise than its boot sector, so it cannot be given the new size, and kept as it is a tool restoring from it (fsck.fat offers to) would make a filesystem that runs past the cut partition`,
+  );
+}
+
+/**
+ * The boot sector and FAT32's backup copy, each with its new total (`boots`), and FAT32's FSInfo
+ * sectors with the new free count and a next-free hint inside the filesystem's `clusters`.
+ */
+async function rewriteBootSectors(
+  part: string,
+  boots: readonly { at: number; bytes: Buffer }[],
+  head: Buffer,
+  boot: FatBootSector,
+  clusters: number,
   free: number,
 ): Promise<void> {
-  const edited = Buffer.from(head);
-  if (edited.readUInt16LE(0x13) !== 0) edited.writeUInt16LE(sectors, 0x13);
-  else edited.writeUInt32LE(sectors, 0x20);
   const handle = await open(part, 'r+');
   try {
-    await handle.write(edited, 0, 512, 0);
-    if (boot.filesystem !== 'FAT32') return;
-    const sector = (n: number) => n * boot.bytesPerSector;
-    const backup = head.readUInt16LE(0x32);
-    const fsInfo = head.readUInt16LE(0x30);
-    const inReserved = (n: number) => n > 0 && n < boot.reservedSectors;
-    if (inReserved(backup) && (await readAt(part, sector(backup), 512)).equals(head))
-      await handle.write(edited, 0, 512, sector(backup));
-    const clusters = Math.floor((sectors * boot.bytesPerSector - boot.dataOffset) / boot.clusterBytes);
-    for (const at of [fsInfo, backup + fsInfo])
-      if (inReserved(fsInfo) && inReserved(at)) await rewriteFsInfo(handle, sector(at), free, clusters);
+    for (const { at, bytes } of boots) await handle.write(bytes, 0, 512, at);
+    const fsInfo = boot.filesystem === 'FAT32' ? reservedSector(head, boot, FSINFO_FIELD) : null;
+    if (fsInfo === null) return;
+    const backup = reservedSector(head, boot, BACKUP_FIELD);
+    const copies = [fsInfo, ...(backup === null ? [] : [backup + fsInfo])].filter((n) => n < boot.reservedSectors);
+    for (const n of copies) await rewriteFsInfo(handle, n * boot.bytesPerSector, free, clusters);
   } finally {
     await handle.close();
   }

@@ -93,8 +93,8 @@ export function BackupDialog({ drive, verify, busy, error, onStart, onCancel, co
           <span>
             Shrink to fit a smaller card{' '}
             <span className="muted">
-              · its last ext2/3/4 partition cut to what it holds (Linux); when you flash it, Customise… can grow it back
-              to the card on the first boot
+              · its last ext2/3/4, FAT16 or FAT32 partition cut to what it holds (Linux); when you flash it, Customise…
+              can grow an ext root back to the card on the first boot
             </span>
           </span>
         </label>

@@ -1,10 +1,12 @@
 /**
  * Shrinking a FAT last partition on an image file, as the user: what is refused before the file
  * changes (a FAT32 already at its type's fewest clusters, errors fsck.fat finds, a boot sector
- * claiming more than its partition), and what the read-back of a shrunk file names.
+ * claiming more than its partition, a FAT12, a FAT32 backup boot sector of another layout), a
+ * FAT32 backup boot sector that differs only outside its layout given the new size too, and what
+ * the read-back of a shrunk file names.
  */
 import { execFileSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { closeSync, openSync, readSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
 import { MiB } from '../../../common/domain/units.js';
@@ -41,6 +43,29 @@ function patch(image: string, offset: number, bytes: Buffer): void {
 }
 
 const u32 = (n: number) => Buffer.from(new Uint32Array([n]).buffer);
+
+/** `length` bytes of the image at partition byte `offset`. */
+function bytesAt(image: string, offset: number, length: number): Buffer {
+  const fd = openSync(image, 'r');
+  try {
+    const bytes = Buffer.alloc(length);
+    readSync(fd, bytes, 0, length, START * 512 + offset);
+    return bytes;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** The image's partition copied out into a file of its own, with `boot` over its first sector when given. */
+function partitionOf(image: string, boot?: Buffer): string {
+  const part = `${image}.part-out`;
+  execFileSync('dd', [`if=${image}`, `of=${part}`, 'bs=1M', 'skip=1', 'conv=sparse', 'status=none']);
+  if (boot !== undefined) execFileSync('dd', [`of=${part}`, 'conv=notrunc', 'status=none'], { input: boot });
+  return part;
+}
+
+/** Where mkfs.fat puts a FAT32's backup boot sector: sector 6. */
+const BACKUP_BOOT = 6 * 512;
 
 it('shrinks a FAT32 of 512-byte clusters to what it holds, and its read-back names what is wrong', async () => {
   const image = fatImage('fat32.img', 200 * MiB, ['-F', '32', '-s', '1']);
@@ -86,6 +111,47 @@ it('refuses a FAT boot sector that claims more sectors than its partition, leavi
   const before = digest(image);
   await expect(shrinkBackup(image, 65 * MiB)).rejects.toThrow(
     /holds no ext2\/3\/4 or FAT filesystem; --shrink shrinks only those, so the backup is kept as it is\./,
+  );
+  expect(digest(image)).toBe(before);
+});
+
+it('refuses a FAT12, leaving the file as it was', async () => {
+  // Large enough to shrink were it FAT16: a few KiB used of 100 MiB.
+  const image = fatImage('fat12.img', 100 * MiB, ['-F', '12']);
+  const before = digest(image);
+  await expect(shrinkBackup(image, 101 * MiB)).rejects.toThrow(
+    /was not shrunk: its filesystem is FAT12, and Sluice shrinks only FAT16 and FAT32; the backup is kept as it is\./,
+  );
+  expect(digest(image)).toBe(before);
+});
+
+it('gives a FAT32 backup boot sector that differs outside its layout the new size, keeping its other bytes', async () => {
+  const image = fatImage('backup-serial.img', 200 * MiB, ['-F', '32', '-s', '1']);
+  // A volume serial number of its own: fsck.fat -n names the difference and passes.
+  patch(image, BACKUP_BOOT + 0x43, u32(0x12345678));
+  execFileSync('fsck.fat', ['-n', partitionOf(image)]);
+  const altered = bytesAt(image, BACKUP_BOOT, 512);
+  // fault null: the read-back's fsck.fat -n passes on the shrunk partition.
+  expect(await shrinkBackup(image, 201 * MiB)).toEqual({ before: 201 * MiB, after: 69 * MiB, fault: null });
+  const copy = bytesAt(image, BACKUP_BOOT, 512);
+  expect(copy.readUInt32LE(0x20)).toBe(68 * 2048);
+  expect(copy.readUInt32LE(0x43)).toBe(0x12345678);
+  const outsideTotal = (sector: Buffer) => Buffer.concat([sector.subarray(0, 0x20), sector.subarray(0x24)]);
+  expect(outsideTotal(copy).equals(outsideTotal(altered))).toBe(true);
+  // The boot sector restored from its copy, as fsck.fat offers: a filesystem that fits the cut partition.
+  const restored = partitionOf(image, copy);
+  expect(statSync(restored).size).toBe(68 * MiB);
+  execFileSync('fsck.fat', ['-n', restored]);
+});
+
+it('refuses a FAT32 whose backup boot sector places its clusters otherwise, leaving the file as it was', async () => {
+  const image = fatImage('backup-layout.img', 200 * MiB, ['-F', '32', '-s', '1']);
+  // Its copy says 2 sectors a cluster; fsck.fat -n names the difference and passes.
+  patch(image, BACKUP_BOOT + 0x0d, Buffer.from([2]));
+  execFileSync('fsck.fat', ['-n', partitionOf(image)]);
+  const before = digest(image);
+  await expect(shrinkBackup(image, 201 * MiB)).rejects.toThrow(
+    /was not shrunk: its FAT32's backup boot sector \(sector 6\) places the FATs or clusters otherwise than its boot sector, .*runs past the cut partition; the backup is kept as it is\./,
   );
   expect(digest(image)).toBe(before);
 });
