@@ -1,12 +1,14 @@
 import type { Progress } from '../common/domain/progress.js';
 import { PHASE_LABEL } from '../common/app/phase-label.js';
-import { DRIVE_INCOMPLETE, repairWords, type BackupFigures, type TargetResult } from '../common/domain/result.js';
+import { repairWords, type BackupFigures, type TargetResult } from '../common/domain/result.js';
 import { formatBytes, formatDuration } from '../common/domain/units.js';
 import type { ImageInfo } from '../common/domain/image.js';
 import { skippedLines } from '../common/app/skipped-words.js';
 import { BACKUP_CHECKED, backupFiguresText, backupProgressWords } from '../common/app/backup-words.js';
 import { limitWords } from '../common/app/bottleneck.js';
 import type { PreparedCustomisation } from '../common/domain/customisation.js';
+import type { AppJobKind } from '../common/contracts/app-models.js';
+import { cancelledWords } from '../common/app/cancel-words.js';
 
 const BAR_WIDTH = 30;
 
@@ -31,8 +33,8 @@ function barLine(p: Progress): string {
   return `${PHASE_LABEL[p.phase].padEnd(13)} [${bar}] ${percent.padStart(4)}  ${speed.padStart(10)}  ${limit === '' ? eta : `${eta.padEnd(Math.max(14, eta.length + 2))}${limit}`}`.trimEnd();
 }
 
-/** The sentence that ends a job for one target, with what it left out and why. */
-export function resultLine(r: TargetResult): string {
+/** The sentence that ends a job of `kind` for one target, with what it left out and why. */
+export function resultLine(r: TargetResult, kind: AppJobKind = 'flash'): string {
   switch (r.status) {
     case 'ok': {
       const speed = r.seconds > 0 ? `, ${formatBytes(r.bytes / r.seconds)}/s` : '';
@@ -56,7 +58,7 @@ export function resultLine(r: TargetResult): string {
       return `${r.target}: ${how}, ${formatBytes(r.bytes)} in ${formatDuration(r.seconds)}${speed}.${left}${repaired}${ejected}${capacity}${warnings}`;
     }
     case 'cancelled':
-      return `${r.target}: cancelled. ${DRIVE_INCOMPLETE}`;
+      return `${r.target}: cancelled. ${cancelledWords(kind)}`;
     case 'failed':
       // Most messages name the device already; those about the image do not.
       return r.message.includes(r.target) ? r.message : `${r.target}: ${r.message}`;

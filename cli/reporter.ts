@@ -5,6 +5,7 @@ import type { PreparedCustomisation } from '../common/domain/customisation.js';
 import { customisationLine, progressLine, resultLine, sourceLine } from './render.js';
 import { exitCodeFor } from './exit-codes.js';
 import { loggedPhase } from '../common/app/bottleneck.js';
+import type { AppJobKind } from '../common/contracts/app-models.js';
 
 /** Where a CLI job's events go: a live terminal display, JSON lines, or plain lines for logs. */
 export interface Reporter {
@@ -36,7 +37,7 @@ function jsonReporter(): Reporter {
 }
 
 /** A redrawn block of progress bars on stderr, one per target. */
-function terminalReporter(): Reporter {
+function terminalReporter(kind: AppJobKind): Reporter {
   const lines = new Map<string, string>();
   let drawn = 0;
   const draw = () => {
@@ -62,7 +63,7 @@ function terminalReporter(): Reporter {
       lines.set(p.target, progressLine(p));
       draw();
     },
-    result: (r) => process.stdout.write(`${resultLine(r)}\n`),
+    result: (r) => process.stdout.write(`${resultLine(r, kind)}\n`),
     notice: (message) => {
       process.stderr.write(`\x1b[2K\rsluice: ${message}\n`);
       // The bars continue below the notice rather than overwrite it.
@@ -75,7 +76,7 @@ function terminalReporter(): Reporter {
 }
 
 /** Plain lines on stderr at each phase change: readable in CI logs, where redrawing is noise. */
-function plainReporter(): Reporter {
+function plainReporter(kind: AppJobKind): Reporter {
   const phases = new Map<string, string>();
   return {
     source: (info, decoder) => process.stderr.write(`${sourceLine(info, decoder)}\n`),
@@ -86,15 +87,16 @@ function plainReporter(): Reporter {
       phases.set(p.target, phase);
       process.stderr.write(`${p.target}: ${phase}…\n`);
     },
-    result: (r) => process.stdout.write(`${resultLine(r)}\n`),
+    result: (r) => process.stdout.write(`${resultLine(r, kind)}\n`),
     notice: (message) => process.stderr.write(`sluice: ${message}\n`),
     end: () => undefined,
   };
 }
 
-export function createReporter(json: boolean): Reporter {
+/** A reporter for a job of `kind`, which decides what a cancelled result says of the drive. */
+export function createReporter(json: boolean, kind: AppJobKind = 'flash'): Reporter {
   if (json) return jsonReporter();
-  return process.stderr.isTTY ? terminalReporter() : plainReporter();
+  return process.stderr.isTTY ? terminalReporter(kind) : plainReporter(kind);
 }
 
 /**

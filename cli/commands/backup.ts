@@ -47,7 +47,7 @@ export async function backupCommand(args: BackupArgs): Promise<number> {
   const refused = await confirmReplace(file, args.yes);
   if (refused !== null) return refused;
 
-  const reporter = createReporter(args.json);
+  const reporter = createReporter(args.json, 'backup');
   const controller = new AbortController();
   const stopListening = cancelOnSigint(
     () => controller.abort(),

@@ -91,7 +91,7 @@ export async function checkCommand(args: CheckArgs): Promise<number> {
       if (report !== null) process.stdout.write(`${JSON.stringify(report)}\n`);
       process.stdout.write(`${JSON.stringify({ type: 'result', ...result })}\n`);
     } else {
-      process.stdout.write(`${report !== null ? reportLine(report, result) : resultLine(result)}\n`);
+      process.stdout.write(`${report !== null ? reportLine(report, result) : resultLine(result, 'check')}\n`);
     }
   }
   return exitCodeFor(results);

@@ -67,7 +67,7 @@ export async function cloneCommand(args: CloneArgs): Promise<number> {
       return EXIT.cancelled;
     }
   }
-  const reporter = createReporter(args.json);
+  const reporter = createReporter(args.json, 'clone');
   const job = startHelper({
     job: {
       kind: 'clone',

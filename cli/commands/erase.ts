@@ -60,7 +60,7 @@ export async function eraseCommand(args: EraseArgs): Promise<number> {
     };
   });
   if (typeof drive === 'number' || plan === null) return typeof drive === 'number' ? drive : EXIT.usage;
-  const reporter = createReporter(args.json);
+  const reporter = createReporter(args.json, 'erase');
   const { source, job: eraseFlash } = await eraseJob(drive, plan);
   const job = startHelper({
     source: source.fd,

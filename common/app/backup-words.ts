@@ -9,7 +9,8 @@ export const BACKUP_CHECKED = 'read back and compared with what was read from th
 /**
  * What a backup's bytes so far are, against what: "Read 312 MB of 700 MB to read: the used blocks
  * of the 4.3 GB drive", "Read 1.2 GB of the 4.3 GB drive", "Read back 300 MB of 700 MB from the
- * file". Null for a phase a backup does not report.
+ * file". Null for a phase a backup does not report. When nothing could be left out, what is read
+ * is the whole drive after the tables and maps read to find that: more than the drive.
  */
 export function backupProgressWords(p: Progress, backup: BackupProgress): string | null {
   const done = formatBytes(p.bytesDone);
@@ -18,6 +19,8 @@ export function backupProgressWords(p: Progress, backup: BackupProgress): string
   switch (p.phase) {
     case 'reading':
       if (p.bytesTotal === backup.driveBytes) return `Read ${done} of the ${drive} drive`;
+      if ((p.bytesTotal ?? 0) > backup.driveBytes)
+        return `Read ${done} of ${total} to read: the whole ${drive} drive, after its tables and filesystem maps`;
       if (p.bytesTotal === backup.imageBytes)
         return `Read ${done} of ${total} to read: the ${drive} drive up to its last partition`;
       return `Read ${done} of ${total} to read: the used blocks of the ${drive} drive`;

@@ -7,6 +7,7 @@ import type { TargetResult } from '../domain/result.js';
 import { isJobFailureCode, type FailureCode, type JobFailureCode } from '../domain/failure.js';
 import type { AppJobKind, JobEnd } from '../contracts/app-models.js';
 import { formatBytes } from '../domain/units.js';
+import { cancelledWords } from './cancel-words.js';
 
 export type Tone = 'success' | 'unverified' | 'cancelled' | 'failure';
 
@@ -270,7 +271,7 @@ function summarizeCheck(end: JobEnd): { tone: Tone; title: string; body: string 
         body: `${drive} holds what it claims; every block tested was put back.`,
       };
     case 'cancelled':
-      return { tone, title: 'Check cancelled', body: 'Every block tested was put back.' };
+      return { tone, title: 'Check cancelled', body: cancelledWords('check') };
     case 'failure': {
       const fake = end.results.some((r) => r.status === 'failed' && r.code === 'target-fake-capacity');
       return {
@@ -316,7 +317,7 @@ function summarizeErase(end: JobEnd): { tone: Tone; title: string; body: string 
       return {
         tone,
         title: 'Erase cancelled',
-        body: 'The drive was not completely erased; erase it again before using it.',
+        body: cancelledWords('erase'),
       };
     case 'failure':
       return { tone, title: 'Erase failed', body: firstFailure(end, 'Nothing was written.') };

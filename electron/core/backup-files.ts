@@ -101,16 +101,19 @@ export class BackupFiles {
         );
       }
       // Reading a whole internal disk needs its name typed, as `sluice backup` asks at the terminal.
-      if (drive.value.system === 'internal' && !this.confirmations.take(drive.value))
-        return refuse(
-          'target-system',
-          `${request.device} is an internal disk of this computer: backing it up needs its name typed. Nothing was read.`,
-        );
+      const internal = drive.value.system === 'internal';
+      const untyped = refuse(
+        'target-system',
+        `${request.device} is an internal disk of this computer: backing it up needs its name typed. Nothing was read.`,
+      );
+      if (internal && !this.confirmations.holds(drive.value)) return untyped;
       // The same checks `sluice backup` makes: the drive afresh, the file's path, the file not on the drive.
       const checked = await checkBackup(request.device, request.file);
       if ('refused' in checked) return refuse(checked.refused.code, checked.refused.message);
       const busyNow = this.runner.busy();
       if (busyNow !== null) return busyNow;
+      // Used up only now, with no wait before the launch: a start refused above keeps the typed name.
+      if (internal && !this.confirmations.take(drive.value)) return untyped;
       this.chosen = null;
       const settings = this.settings.get();
       const job = {

@@ -5,7 +5,9 @@
  * read an internal disk the core saw no confirmation for is refused, whatever the page says, and a
  * job that starts uses its confirmation up: one typed name allows one job, so a name typed to back
  * a disk up does not allow flashing it later in the session. A start refused before its job exists
- * (its image cannot be opened) leaves the name typed, as nothing was touched.
+ * (its image cannot be opened, another target is refused, another job is running) leaves the name
+ * typed, as nothing was touched: starts check with holds, and take only right before the launch,
+ * with no wait between, so two starts on one typed name never both get a job.
  */
 import { ok, refuse, type ApiResult } from '../../common/contracts/api-result.js';
 import type { DriveConfirmation } from '../../common/contracts/app-models.js';

@@ -74,16 +74,15 @@ export function startFlash(pieces: FlashPieces, request: FlashRequest): Promise<
     const held = (drive: DriveInfo) => pieces.confirmations.holds(drive);
     const refusal = refuseTargets(pieces, request, held) ?? (await pieces.image.unchanged(chosen));
     if (!refusal.ok) return refusal;
-    const taken = (drive: DriveInfo) => pieces.confirmations.take(drive);
     if (request.isoMode === 'files')
-      return refuseTargets(pieces, request, taken) ?? startInstaller(pieces, request, chosen.info);
+      return startInstaller(pieces, request, chosen.info, () => takeTargets(pieces, request));
     const customised = await customiseFile(pieces, chosen, request);
     if (!customised.ok) return customised;
     const opened = await openInput(pieces, chosen, request, customised.value);
     if (!opened.ok) return opened;
     // Another job may have started while this one was being prepared, or used the typed names up.
     // No wait between taking them and the launch: one typed name starts one job.
-    const busy = pieces.runner.busy() ?? refuseTargets(pieces, request, taken);
+    const busy = pieces.runner.busy() ?? takeTargets(pieces, request);
     if (busy !== null) {
       if (opened.value.input.kind === 'feed') await opened.value.input.feed.close();
       return busy;
@@ -108,6 +107,22 @@ function refuseTargets(
     const refusal = targetRefusal(drive, typed(drive));
     if (refusal !== null) return refused(refusal);
   }
+  return null;
+}
+
+/**
+ * Refuses as refuseTargets does, or else uses up the targets' typed names: all of them or none, so
+ * a start refused for its last target keeps the names typed for the others. Called right before
+ * the launch, with no wait between.
+ */
+function takeTargets(
+  pieces: Pick<FlashPieces, 'drives' | 'confirmations'>,
+  request: FlashRequest,
+): ApiResult<never> | null {
+  const refusal = refuseTargets(pieces, request, (drive) => pieces.confirmations.holds(drive));
+  if (refusal !== null) return refusal;
+  for (const drive of pieces.drives.judged())
+    if (request.targets.includes(drive.device)) pieces.confirmations.take(drive);
   return null;
 }
 

@@ -141,18 +141,23 @@ export function startInstallerSession(
   return { kind: 'flash', cancel, done: runDesktopJob({ kind: 'flash', ...options }, deps.effects, write) };
 }
 
-/** An installer stick of the chosen ISO's files on the request's one drive, or why not. */
+/**
+ * An installer stick of the chosen ISO's files on the request's one drive, or why not. `claim`
+ * uses the drive's typed name up (or refuses): called right before the launch, once nothing else
+ * can refuse.
+ */
 export async function startInstaller(
   pieces: Pick<FlashPieces, 'runner' | 'drives' | 'settings' | 'session'>,
   request: FlashRequest,
   image: ImageInfo,
+  claim: () => ApiResult<never> | null,
 ): Promise<ApiResult<null>> {
   const drive = pieces.drives.judged().find((d) => d.device === request.targets[0]);
   if (request.targets.length !== 1 || drive === undefined || (request.customise ?? null) !== null)
     return refuse('invalid-request', 'An installer stick is made on one drive at a time, without customisation.');
   const planned = await planInstaller(image.source, drive);
   if ('code' in planned) return refused({ ...planned, message: `${planned.message} Nothing was written.` });
-  const busy = pieces.runner.busy();
+  const busy = pieces.runner.busy() ?? claim();
   if (busy !== null) {
     planned.builder.child.kill('SIGKILL');
     await closeFd(planned.builder.pipe.readFd);

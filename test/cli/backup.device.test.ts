@@ -6,7 +6,16 @@ import { expect, it } from 'vitest';
 import { MiB } from '../../common/domain/units.js';
 import { linuxPlatform } from '../../writer/platform/linux.js';
 import { refuseSource } from '../../writer/source-device.js';
-import { backupCli, collect, flashCli, resultsOf, spawnBackup, spawnCli, waitForEvent } from '../support/cli.js';
+import {
+  assertTestTarget,
+  backupCli,
+  collect,
+  flashCli,
+  resultsOf,
+  spawnBackup,
+  spawnCli,
+  waitForEvent,
+} from '../support/cli.js';
 import { describeDevices } from '../support/device-suite.js';
 import {
   assertOwnedLoop,
@@ -136,7 +145,37 @@ describeDevices('sluice backup', () => {
       const run = await done;
       expect(run.code, run.stdout + run.stderr).toBe(130);
       expect((performance.now() - cancelledAt) / 1000).toBeLessThan(2);
-      expect(resultsOf(run).get(file)).toMatchObject({ status: 'cancelled' });
+      const result = resultsOf(run).get(file);
+      expect(result).toMatchObject({ status: 'cancelled' });
+      // Stopped after the bytes read from the drive: what the last progress line says, not how far into the image.
+      const progress = run.events.filter((e) => e.type === 'progress');
+      expect(progress.at(-1)).toMatchObject({ phase: 'reading', bytesDone: result?.bytes });
+      expect(result?.bytes).toBeGreaterThanOrEqual(4 * MiB);
+      expect(existsSync(file)).toBe(false);
+      expect(existsSync(`${file}.incomplete`)).toBe(false);
+    } finally {
+      group.remove();
+    }
+  });
+
+  it('says at Ctrl-C that the drive, only read, is unchanged and that the incomplete file was deleted', async () => {
+    const { loop, group } = slowSourceDrive();
+    const file = join(scratchDir(), 'said.img');
+    try {
+      assertOwnedLoop(loop.path);
+      assertTestTarget(file);
+      // Without --json: the sentence a person reads.
+      const child = spawnCli(['backup', '--yes', loop.path, file], { cgroup: group.dir });
+      const done = collect(child);
+      await new Promise<void>((resolve) =>
+        child.stderr?.on('data', (text: string | Buffer) => String(text).includes(`${file}: reading…`) && resolve()),
+      );
+      child.kill('SIGINT');
+      const run = await done;
+      expect(run.code, run.stdout + run.stderr).toBe(130);
+      expect(run.stdout).toBe(
+        `${file}: cancelled. The drive was only read: it is unchanged. The incomplete backup file was deleted.\n`,
+      );
       expect(existsSync(file)).toBe(false);
       expect(existsSync(`${file}.incomplete`)).toBe(false);
     } finally {

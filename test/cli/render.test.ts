@@ -43,6 +43,19 @@ describe('resultLine: the sentence a job ends with', () => {
       '/dev/sdz: cancelled. The drive is incomplete; flash it again before use.',
     );
   });
+
+  it('says a drive that was only read is unchanged, and that a backup’s incomplete file was deleted', () => {
+    const cancelled = { status: 'cancelled', target: '/b/card.img', bytes: MiB } as const;
+    expect(resultLine(cancelled, 'backup')).toBe(
+      '/b/card.img: cancelled. The drive was only read: it is unchanged. The incomplete backup file was deleted.',
+    );
+    expect(resultLine({ ...cancelled, target: '/dev/sdz' }, 'verify')).toBe(
+      '/dev/sdz: cancelled. The drive was only read: it is unchanged. Nothing was written.',
+    );
+    expect(resultLine({ ...cancelled, target: '/dev/sdz' }, 'clone')).toBe(
+      '/dev/sdz: cancelled. The drive is incomplete; flash it again before use. The source drive was only read: it is unchanged.',
+    );
+  });
 });
 
 describe('a backup in words', () => {
@@ -59,6 +72,11 @@ describe('a backup in words', () => {
     const trimmed = { ...used, bytesTotal: 1_000_000_000, backup: { ...backup, imageBytes: 1_000_000_000 } };
     expect(progressLine(trimmed).split('\n')[1]).toBe(
       '  Read 300 MB of 1.0 GB to read: the 4.0 GB drive up to its last partition',
+    );
+    // Nothing free to leave out: the whole drive, after the tables and maps read to find that.
+    const full = { ...used, bytesTotal: 4_000_400_000 };
+    expect(progressLine(full).split('\n')[1]).toBe(
+      '  Read 300 MB of 4.0 GB to read: the whole 4.0 GB drive, after its tables and filesystem maps',
     );
     const readBack = { ...used, phase: 'verifying', bytesDone: 100_000_000 } as const;
     expect(progressLine(readBack).split('\n')[1]).toBe(

@@ -624,7 +624,7 @@ describeDevices('the desktop app, in Chromium, against the real core and helper'
       await expect(page.getByTestId('phase').textContent()).resolves.toBe('Reading…');
       // Bytes read against what is to be read, the drive's size beside them; the speed is the drive's read speed.
       const [done = '', toRead = '', speed = ''] =
-        /^Read ([\d.]+) MB of ([\d.]+) MB to read: the used blocks of the 67\.1 MB drive · ([\d.]+) MB\/s( · .+ left in this phase)?$/
+        /^Read ([\d.]+) MB of ([\d.]+) MB to read: the whole 67\.1 MB drive, after its tables and filesystem maps · ([\d.]+) MB\/s( · .+ left in this phase)?$/
           .exec((await page.getByTestId('progress-bytes').textContent()) ?? '')
           ?.slice(1) ?? [];
       expect(Number(done)).toBeGreaterThanOrEqual(3.3);

@@ -13,7 +13,7 @@ import { FileTarget, fileWriteFailure } from '../files/file-target.js';
 import { chooseGrain, GrainHashes } from '../../writer/grain-hashes.js';
 import type { ByteSource } from '../../node/byte-source.js';
 import { ProgressMeter } from '../../writer/progress-meter.js';
-import { allocatePumpMemory, pump } from '../../writer/pump.js';
+import { allocatePumpMemory, pump, type PumpEnd } from '../../writer/pump.js';
 import { compareRead, grainMismatch, type Comparison } from '../../writer/compare.js';
 import type { VerifyOutcome } from '../../writer/verify-written.js';
 import { readPartitionTable } from '../images/formats/partition-table.js';
@@ -24,7 +24,7 @@ import { stat, statfs, writeFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { extentBytes } from '../../common/domain/extents.js';
 import { formatBytes } from '../../common/domain/units.js';
-import { planBackup } from './backup-plan.js';
+import { planBackup, type BackupPlan } from './backup-plan.js';
 import { bmapText } from './bmap-writer.js';
 import type { AskRanges } from './used-blocks.js';
 import { BackupGrains } from './backup-grains.js';
@@ -101,85 +101,24 @@ export async function backupToFile(job: BackupJob): Promise<TargetResult> {
     // The maps were read before: they count as read, not in the speed of reading the used ranges.
     const meter = new ProgressMeter('reading', target, plan.toRead, report).startAt(plan.mapBytes);
 
-    // Through the pump: one half is written (and hashed) while the next bytes arrive in the other.
-    const pumped = await pump({
-      halves,
-      from: 0,
-      length,
-      primed: plan.primed,
-      read: async (into, want, at) => {
-        try {
-          return await plan.read(into, want, at);
-        } catch (error) {
-          throw sourceReadFailure(at, error);
-        }
-      },
-      write: async (bytes, at) => {
-        try {
-          if (sink !== null) await sink.write(bytes);
-          else
-            for (const [from, size] of plan.usedWithin(at, bytes.length))
-              await output.write(bytes, from, size, at + from);
-        } catch (error) {
-          // A compressor that stopped taking input has said why on its way out (a full disk, usually).
-          if (sink !== null) await compressorFailure(sink, job.target);
-          throw fileWriteFailure(target, error);
-        }
-        return true;
-      },
-      alongside: (bytes, at) => {
-        for (const [from, size] of grains.usedRuns(at, bytes.length))
-          hashes.record(bytes.subarray(from, from + size), at + from);
-      },
-      advanced: (at) => {
-        position = at;
-        meter.update(plan.readSoFar());
-      },
-      signal: job.signal,
+    const pumped = await copyDrive(job, plan, { output, sink }, { halves, hashes, grains }, (at) => {
+      position = at;
+      meter.update(plan.readSoFar());
     });
     // A cancel stops the helper too, so the stream may end early first: that is the cancel, not a failure.
-    if (pumped.end === 'cancelled' || job.signal?.aborted === true)
-      return await cancelled(file, compressor, target, position);
-    if (position < length) {
-      const why = await job.sourceFailure();
-      throw new JobError(
-        why ?? {
-          code: 'source-read-error',
-          message: `${job.drive}'s bytes stopped at byte offset ${position} of ${length}: was it unplugged?`,
-          offset: position,
-        },
-      );
+    if (pumped.end === 'cancelled' || job.signal?.aborted === true) {
+      // The bytes read from the drive, as the last progress line says them (the meter is throttled).
+      meter.finish(plan.readSoFar());
+      return await cancelled(file, compressor, target, plan.readSoFar());
     }
+    if (position < length) throw await stoppedEarly(job, position, length);
     meter.finish(plan.readSoFar());
     if (compressor !== null) await compressorFailure(compressor, target);
     report({ phase: 'syncing', target, bytesDone: plan.toRead, bytesTotal: plan.toRead, speed: 0, eta: null });
     await file.sync();
-
-    if (job.verify) {
-      const outcome = await verifyBackup(job, file, halves, { hashes, grains, report }, length);
-      if (outcome !== null) {
-        if (outcome.status === 'cancelled') return await cancelled(file, null, target, position);
-        throw new JobError(outcome.failure);
-      }
-    }
-    await file.close();
-    await file.commit();
-    await writeFile(`${target}.bmap`, bmapText(length, plan.used));
-    return {
-      status: 'ok',
-      target,
-      bytes: length,
-      written: true,
-      verified: job.verify,
-      seconds: (performance.now() - started) / 1000,
-      backup: {
-        driveBytes: job.driveSize,
-        readBytes: plan.readSoFar(),
-        mapBytes: plan.mapBytes,
-        ...(await fileSizes(target)),
-        ...(job.compress === null ? {} : { compression: job.compress }),
-      },
-    };
+    const kept = await keepFile(job, file, { halves, hashes, grains, report }, plan);
+    if (kept === 'cancelled') return await cancelled(file, null, target, plan.readSoFar());
+    return await savedResult(job, plan, started);
   } catch (error) {
     await compressor?.stop();
     await file?.discard();
@@ -187,6 +126,112 @@ export async function backupToFile(job: BackupJob): Promise<TargetResult> {
     const removed = file === null ? '' : ' The incomplete backup file was deleted.';
     return { status: 'failed', target, bytes: position, ...failure, message: `${failure.message}${removed}` };
   }
+}
+
+/**
+ * Copies the drive's bytes into the file through the pump: one half is written (and hashed) while
+ * the next bytes arrive in the other. Raw, only the used ranges are written into the sparse file;
+ * compressed, every byte goes through the compressor.
+ */
+function copyDrive(
+  job: BackupJob,
+  plan: BackupPlan,
+  { output, sink }: { output: FileTarget; sink: Compressor | null },
+  { halves, hashes, grains }: Pick<BackupChecks, 'halves' | 'hashes' | 'grains'>,
+  advanced: (at: number) => void,
+): Promise<PumpEnd> {
+  const { target } = job;
+  return pump({
+    halves,
+    from: 0,
+    length: plan.length,
+    primed: plan.primed,
+    read: async (into, want, at) => {
+      try {
+        return await plan.read(into, want, at);
+      } catch (error) {
+        throw sourceReadFailure(at, error);
+      }
+    },
+    write: async (bytes, at) => {
+      try {
+        if (sink !== null) await sink.write(bytes);
+        else
+          for (const [from, size] of plan.usedWithin(at, bytes.length))
+            await output.write(bytes, from, size, at + from);
+      } catch (error) {
+        // A compressor that stopped taking input has said why on its way out (a full disk, usually).
+        if (sink !== null) await compressorFailure(sink, target);
+        throw fileWriteFailure(target, error);
+      }
+      return true;
+    },
+    alongside: (bytes, at) => {
+      for (const [from, size] of grains.usedRuns(at, bytes.length))
+        hashes.record(bytes.subarray(from, from + size), at + from);
+    },
+    advanced,
+    signal: job.signal,
+  });
+}
+
+/** Why the drive's bytes stopped at `position`, before the image's `length`: the helper's own reason, or a pulled drive. */
+async function stoppedEarly(job: BackupJob, position: number, length: number): Promise<JobError> {
+  const why = await job.sourceFailure();
+  return new JobError(
+    why ?? {
+      code: 'source-read-error',
+      message: `${job.drive}'s bytes stopped at byte offset ${position} of ${length}: was it unplugged?`,
+      offset: position,
+    },
+  );
+}
+
+interface BackupChecks {
+  halves: readonly [Buffer, Buffer];
+  hashes: GrainHashes;
+  grains: BackupGrains;
+  report: (p: Progress) => void;
+}
+
+/**
+ * Reads the synced file back when asked, then gives it its name and writes its block map beside it;
+ * 'cancelled' when the read-back was. Throws the read-back's failure.
+ */
+async function keepFile(
+  job: BackupJob,
+  file: FileTarget,
+  checks: BackupChecks,
+  plan: Pick<BackupPlan, 'length' | 'used'>,
+): Promise<'cancelled' | null> {
+  if (job.verify) {
+    const outcome = await verifyBackup(job, file, checks, plan.length);
+    if (outcome?.status === 'cancelled') return 'cancelled';
+    if (outcome !== null) throw new JobError(outcome.failure);
+  }
+  await file.close();
+  await file.commit();
+  await writeFile(`${job.target}.bmap`, bmapText(plan.length, plan.used));
+  return null;
+}
+
+/** The result of a backup saved under its name: what was read of the drive, and what the file takes. */
+async function savedResult(job: BackupJob, plan: BackupPlan, started: number): Promise<TargetResult> {
+  return {
+    status: 'ok',
+    target: job.target,
+    bytes: plan.length,
+    written: true,
+    verified: job.verify,
+    seconds: (performance.now() - started) / 1000,
+    backup: {
+      driveBytes: job.driveSize,
+      readBytes: plan.readSoFar(),
+      mapBytes: plan.mapBytes,
+      ...(await fileSizes(job.target)),
+      ...(job.compress === null ? {} : { compression: job.compress }),
+    },
+  };
 }
 
 /** The space `file` takes on disk (its allocated blocks: a sparse file's holes take none), and its length. */
@@ -285,8 +330,7 @@ async function readGrains(
 async function verifyBackup(
   job: BackupJob,
   file: FileTarget,
-  halves: readonly [Buffer, Buffer],
-  { hashes, grains, report }: { hashes: GrainHashes; grains: BackupGrains; report: (p: Progress) => void },
+  { halves, hashes, grains, report }: BackupChecks,
   length: number,
 ): Promise<VerifyOutcome> {
   const { target } = job;

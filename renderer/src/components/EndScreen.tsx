@@ -3,6 +3,7 @@ import { EXTERNAL_LINKS } from '../../../common/app/links.js';
 import type { AppJobKind } from '../../../common/contracts/app-models.js';
 import { failureAdvice, failureHeadline, summarizeJob, type Tone } from '../../../common/app/outcome.js';
 import { skippedLines } from '../../../common/app/skipped-words.js';
+import { cancelledWords } from '../../../common/app/cancel-words.js';
 import { BACKUP_CHECKED, backupFiguresText } from '../../../common/app/backup-words.js';
 import { repairWords, type TargetResult } from '../../../common/domain/result.js';
 import { formatBytes, formatDuration } from '../../../common/domain/units.js';
@@ -47,6 +48,13 @@ const WORDS: Readonly<
 
 function wordsFor(kind: AppJobKind): (typeof WORDS)['write'] {
   return WORDS[kind === 'backup' ? 'backup' : 'write'];
+}
+
+/** A cancelled row: how far the job got, and the state it left the drive in (a backup: and its file). */
+function stoppedWords(kind: AppJobKind, done: string): string {
+  return kind === 'flash' || kind === 'backup'
+    ? wordsFor(kind).stopped(done)
+    : `Stopped after ${done}. ${cancelledWords(kind)}`;
 }
 
 /** What the job was about: the image written, or the drive backed up. */
@@ -166,7 +174,7 @@ function ResultRow({
       return (
         <li className="result cancelled">
           <strong>{name}</strong> <span className="muted">{result.target}</span>
-          <p>{words.stopped(formatBytes(result.bytes))}</p>
+          <p>{stoppedWords(job, formatBytes(result.bytes))}</p>
         </li>
       );
     case 'failed':

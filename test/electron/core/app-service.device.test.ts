@@ -1,6 +1,15 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { appendFileSync, existsSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  renameSync,
+  rmdirSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { gzipSync } from 'node:zlib';
@@ -241,6 +250,14 @@ describeDevices('the main-process core (what Electron and the browser bridge bot
     renameSync(image, `${image}.away`);
     expect(await flash()).toMatchObject({ ok: false, error: { code: 'source-not-found' } });
     renameSync(`${image}.away`, image);
+    expect(h.jobs).toEqual([]);
+    // So does a backup of it refused on its file (a folder now stands where the file goes).
+    mkdirSync(file);
+    expect(await service.handlers.startBackup(backup)).toMatchObject({
+      ok: false,
+      error: { code: 'target-not-block-device' },
+    });
+    rmdirSync(file);
     expect(h.jobs).toEqual([]);
     // Two starts at once on that one typed name: one job.
     const starts = await Promise.all([flash(), flash()]);

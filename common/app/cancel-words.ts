@@ -1,0 +1,23 @@
+/** What a cancelled job leaves on its drive, by kind of job: the CLI's last line and the app's end screen say it. */
+import type { AppJobKind } from '../contracts/app-models.js';
+import { DRIVE_INCOMPLETE } from '../domain/result.js';
+
+const UNCHANGED = 'The drive was only read: it is unchanged.';
+
+/**
+ * A flash, a clone or an erase stopped part way through writing; a backup and a comparison only
+ * read the drive, and a check puts back every block it tests before it stops.
+ */
+const LEFT_BY_CANCEL: Readonly<Record<AppJobKind, string>> = {
+  flash: DRIVE_INCOMPLETE,
+  clone: `${DRIVE_INCOMPLETE} The source drive was only read: it is unchanged.`,
+  erase: 'The drive was not completely erased; erase it again before using it.',
+  backup: `${UNCHANGED} The incomplete backup file was deleted.`,
+  verify: `${UNCHANGED} Nothing was written.`,
+  check: 'Every block tested was put back.',
+};
+
+/** The sentence after "cancelled" for a job of `kind`: the state of its drive (and of a backup's file). */
+export function cancelledWords(kind: AppJobKind): string {
+  return LEFT_BY_CANCEL[kind];
+}
