@@ -375,7 +375,7 @@ export const COMMANDS: readonly Command[] = [
     run: async (flags, [drive = '', file = ''], usageError) => {
       const compress = (flags.compress as BackupCompression | undefined) ?? null;
       const cannotShrink = flags.shrink
-        ? await (await import('../user/backup/shrink.js')).shrinkRefusal(compress !== null)
+        ? await (await import('../user/backup/shrink-refusal.js')).shrinkRefusal(compress !== null)
         : null;
       if (cannotShrink !== null) return usageError(cannotShrink);
       return (await import('./commands/backup.js')).backupCommand({

@@ -21,6 +21,8 @@ export const PROCESS_ENTRIES = {
   decoder: 'user/images/decode/main.js',
   /** The drive map reader, for backups of the used blocks (user/backup/drive-map/main.ts). */
   'drive-map': 'user/backup/drive-map/main.js',
+  /** The shrinker, for `--shrink` backups (user/backup/shrink-process/main.ts). */
+  shrink: 'user/backup/shrink-process/main.js',
   /** The installer stick builder, for the app (user/installer/process/main.ts). */
   installer: 'user/installer/process/main.js',
   /** The catalogue reader (user/catalogue/process/main.ts). */

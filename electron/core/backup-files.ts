@@ -3,7 +3,7 @@ import type { BackupRequest, JobEnd } from '../../common/contracts/app-models.js
 import { JobError } from '../../common/domain/failure.js';
 import { checkBackup } from '../../user/backup/drive-backup.js';
 import { startBackupSession, suggestedBackupName } from './backup-session.js';
-import { shrinkRefusal } from '../../user/backup/shrink.js';
+import { shrinkRefusal } from '../../user/backup/shrink-refusal.js';
 import type { DriveConfirmations } from './drive-confirmations.js';
 import type { DriveListing } from './drive-listing.js';
 import type { SessionDeps } from './flash-session.js';

@@ -10,7 +10,7 @@ import { JobError } from '../../common/domain/failure.js';
 import { randomAccess } from '../images/free-space/image-reader.js';
 import { bmapText } from './bmap-writer.js';
 import { usedRangesInChild } from './drive-map-launch.js';
-import { shrinkBackup } from './shrink.js';
+import { shrinkInChild } from './shrink-launch.js';
 import { fileSizes } from './backup-file.js';
 
 type OkResult = Extract<TargetResult, { status: 'ok' }>;
@@ -24,10 +24,10 @@ export async function shrinkSaved(file: string, result: OkResult): Promise<Targe
   await rename(map, setAside);
   let shrunk;
   try {
-    shrunk = await shrinkBackup(file, result.bytes);
+    shrunk = await shrinkInChild(file, result.bytes);
     if (shrunk !== null) await writeMap(file, shrunk.after);
   } catch (error) {
-    // shrinkBackup refuses with a JobError only before it changes the file.
+    // The shrinker refuses with a JobError that is not `internal` only before it changes the file.
     if (error instanceof JobError && error.failure.code !== 'internal') {
       await rename(setAside, map);
       return { ...result, warnings: [...(result.warnings ?? []), `Not shrunk: ${error.failure.message}`] };

@@ -13,23 +13,9 @@
 import { rm, truncate } from 'node:fs/promises';
 import { jobError } from '../../common/domain/failure.js';
 import { MiB } from '../../common/domain/units.js';
-import { findTool, runTool } from '../../node/run-tool.js';
+import { runTool } from '../../node/run-tool.js';
 import { fatFsckFault, fatHead, shrinkFat, totalSectors } from './shrink-fat.js';
 import { shrunkSize } from './shrink-size.js';
-
-/**
- * Why `--shrink` cannot be done here, before anything is read: it needs a raw file and Linux's
- * tools. Null when it can.
- */
-export async function shrinkRefusal(compressed: boolean): Promise<string | null> {
-  if (compressed)
-    return '--shrink works on an uncompressed backup: back up without --compress, then compress the shrunk file.';
-  if (process.platform !== 'linux') return '--shrink is Linux-only: it needs e2fsprogs (resize2fs, e2fsck) and sfdisk.';
-  for (const tool of ['resize2fs', 'e2fsck', 'dumpe2fs', 'sfdisk', 'fallocate'])
-    if ((await findTool(tool)) === null)
-      return `--shrink needs ${tool}, which is not installed (e2fsprogs, util-linux).`;
-  return null;
-}
 
 /** What shrinking did: the file's length before and after, and what reading the result back found. */
 export interface Shrunk {
