@@ -153,10 +153,17 @@ export class Station {
     if (this.armed && this.accepting) this.judge(drive, medium);
   }
 
-  /** Judges the card in `drive` after any judging of that device still under way. */
+  /**
+   * Judges the card in `drive` after any judging of that device still under way. A judging that
+   * fails is the station's problem, said as such; it never stops the next card in that device.
+   */
   private judge(drive: Drive, medium: string | null): void {
     const before = this.judging.get(drive.device) ?? Promise.resolve();
-    const judged = before.then(() => this.take(drive, medium));
+    const judged = before
+      .then(() => this.take(drive, medium))
+      .catch((error: unknown) =>
+        this.options.onProblem(`The card in ${drive.device} could not be judged: ${errorText(error)}`),
+      );
     this.judging.set(drive.device, judged);
     this.track(
       judged.finally(() => {
