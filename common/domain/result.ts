@@ -3,6 +3,7 @@ import { FailureSchema, REFUSAL_CODES, type Failure } from './failure.js';
 import { SkippedSchema } from './skipped.js';
 import { ByteCount, DevicePath, Message } from './wire.js';
 import { BACKUP_COMPRESSIONS } from './backup-compression.js';
+import { errorText } from './error-details.js';
 
 /** Warnings on one ok result: eject and partition re-read give at most one each. */
 const MAX_WARNINGS = 4;
@@ -128,6 +129,15 @@ export function reachedDrive(result: TargetResult): TargetResult {
 /** Whether `result` says that bytes reached its drive (see reachedDrive). */
 export function saysDriveIncomplete(result: TargetResult): boolean {
   return result.status === 'failed' && result.message.endsWith(DRIVE_INCOMPLETE);
+}
+
+/**
+ * The result for `target` when the helper could not be started: `process` names it as the user
+ * knows it ("checking"), `untouched` says what that left as it was ("Nothing was written.").
+ */
+export function helperNotStarted(target: string, process: string, error: unknown, untouched: string): TargetResult {
+  const message = `The ${process} process could not start: ${errorText(error)}. ${untouched}`;
+  return { status: 'failed', target, bytes: 0, code: 'helper-died', message };
 }
 
 /** A job succeeded only if every target it was given ended `ok`. */

@@ -1,7 +1,7 @@
 import type { Drive } from '../../common/domain/drive.js';
-import type { TargetResult } from '../../common/domain/result.js';
+import { helperNotStarted, type TargetResult } from '../../common/domain/result.js';
 import type { LaunchedHelper } from '../../user/launcher/launch.js';
-import { helperNotStarted, runDesktopJob, type JobSession } from './desktop-job.js';
+import { runDesktopJob, type JobSession } from './desktop-job.js';
 import type { SessionDeps } from './flash-session.js';
 
 /** Runs one check (the one `sluice check` runs: writer/fake-capacity-check.ts in the helper) with the desktop effects around it. */
@@ -19,7 +19,7 @@ export function startCheckSession(
         onProgress: deps.onProgress,
       });
     } catch (error) {
-      return helperNotStarted(device, 'checking', error, 'Nothing was written.');
+      return [helperNotStarted(device, 'checking', error, 'Nothing was written.')];
     }
     return helper.result;
   };

@@ -2,7 +2,6 @@ import type { TargetResult } from '../../common/domain/result.js';
 import type { AppJobKind } from '../../common/contracts/app-models.js';
 import type { JobEnd } from '../../common/contracts/app-models.js';
 import { summarizeJob } from '../../common/app/outcome.js';
-import { errorText } from '../../common/domain/error-details.js';
 
 /**
  * The desktop pieces a job touches, by interface: Electron implements them (electron/main/
@@ -23,15 +22,6 @@ export interface JobSession {
   cancel(): void;
   /** How the job ended; never rejects. */
   readonly done: Promise<JobEnd>;
-}
-
-/**
- * The result when the helper for `target` could not be started: `process` names it as the user
- * knows it ("checking"), `untouched` says what that left as it was ("Nothing was written.").
- */
-export function helperNotStarted(target: string, process: string, error: unknown, untouched: string): TargetResult[] {
-  const message = `The ${process} process could not start: ${errorText(error)}. ${untouched}`;
-  return [{ status: 'failed', target, bytes: 0, code: 'helper-died', message }];
 }
 
 /**

@@ -1,10 +1,10 @@
 import type { Drive } from '../../common/domain/drive.js';
-import type { TargetResult } from '../../common/domain/result.js';
+import { helperNotStarted, type TargetResult } from '../../common/domain/result.js';
 import { eraseJob } from '../../user/erase/erase-drive.js';
 import type { PlanFile } from '../../user/erase/stream.js';
 import type { ErasePlan } from '../../user/erase/volume.js';
 import type { LaunchedHelper } from '../../user/launcher/launch.js';
-import { helperNotStarted, runDesktopJob, type JobSession } from './desktop-job.js';
+import { runDesktopJob, type JobSession } from './desktop-job.js';
 import type { SessionDeps } from './flash-session.js';
 
 /** Runs one erase (the one `sluice erase` runs: the tables of `plan` through the flash path) with the desktop effects around it. */
@@ -26,7 +26,7 @@ export function startEraseSession(
       helper = deps.launch({ source: source.fd, job: start.job, onProgress: deps.onProgress });
       return await helper.result;
     } catch (error) {
-      return helperNotStarted(device, 'erasing', error, 'Nothing was written.');
+      return [helperNotStarted(device, 'erasing', error, 'Nothing was written.')];
     } finally {
       await source?.dispose();
     }

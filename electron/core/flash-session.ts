@@ -1,12 +1,11 @@
 import type { Progress } from '../../common/domain/progress.js';
-import type { TargetResult } from '../../common/domain/result.js';
+import { helperNotStarted, type TargetResult } from '../../common/domain/result.js';
 import type { HelperJob } from '../../common/contracts/helper-protocol.js';
 import type { HelperLaunchOptions, LaunchedHelper } from '../../user/launcher/launch.js';
 import type { SourceFeed } from '../../user/images/feed/source-feed.js';
 import { overallFraction } from '../../common/app/job-progress.js';
 import { staged } from '../../common/app/bottleneck.js';
 import { runDesktopJob, type DesktopEffects, type JobSession } from './desktop-job.js';
-import { errorText } from '../../common/domain/error-details.js';
 
 /**
  * Starts the privileged helper for one job: user/launcher/launch.ts startHelper with the app's
@@ -91,14 +90,7 @@ export function startFlashSession(job: FlashSessionJob, deps: SessionDeps): JobS
       });
     } catch (error) {
       await feed?.close();
-      const why = errorText(error);
-      return job.targets.map((target) => ({
-        status: 'failed',
-        target,
-        bytes: 0,
-        code: 'helper-died',
-        message: `The writing process could not start: ${why}. Nothing was written.`,
-      }));
+      return job.targets.map((target) => helperNotStarted(target, 'writing', error, 'Nothing was written.'));
     }
     const running = helper;
     // The decoder's verdict reaches the helper, and a failed source is the reason a job failed.

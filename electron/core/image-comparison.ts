@@ -2,12 +2,12 @@ import { ok, refuse, refused, type ApiResult } from '../../common/contracts/api-
 import { errorText } from '../../common/domain/error-details.js';
 import { JobError } from '../../common/domain/failure.js';
 import type { ImageInfo } from '../../common/domain/image.js';
-import type { TargetResult } from '../../common/domain/result.js';
+import { helperNotStarted, type TargetResult } from '../../common/domain/result.js';
 import type { PreparedImage } from '../../user/images/probe/probe.js';
 import { prepareImageInChild } from '../../user/images/processes/probe-launch.js';
 import { openSourceFeed, type SourceFeed } from '../../user/images/feed/source-feed.js';
 import type { LaunchedHelper } from '../../user/launcher/launch.js';
-import { helperNotStarted, runDesktopJob, type JobSession } from './desktop-job.js';
+import { runDesktopJob, type JobSession } from './desktop-job.js';
 import type { DriveListing } from './drive-listing.js';
 import type { SessionDeps } from './flash-session.js';
 import type { JobRunner } from './job-runner.js';
@@ -98,7 +98,7 @@ function startVerifySession(
       });
     } catch (error) {
       await feed.close();
-      return helperNotStarted(device, 'reading', error, 'Nothing was read.');
+      return [helperNotStarted(device, 'reading', error, 'Nothing was read.')];
     }
     // A decoder's failure makes the comparison meaningless: its reason is the result.
     return feed.finish(helper.result, helper);

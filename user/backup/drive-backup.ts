@@ -6,7 +6,7 @@
 import { stat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import type { Progress } from '../../common/domain/progress.js';
-import type { TargetResult } from '../../common/domain/result.js';
+import { helperNotStarted, type TargetResult } from '../../common/domain/result.js';
 import type { Failure } from '../../common/domain/failure.js';
 import { JobError, toFailure } from '../../common/domain/failure.js';
 import { checkFileTargetPath } from '../files/file-target.js';
@@ -17,7 +17,6 @@ import type { HelperLaunchOptions, LaunchedHelper } from '../launcher/launch.js'
 import { backupToFile } from './backup-file.js';
 import { shrinkSaved } from './shrink-saved.js';
 import type { BackupCompression } from '../../common/domain/backup-compression.js';
-import { errorText } from '../../common/domain/error-details.js';
 
 type FailedResult = Extract<TargetResult, { status: 'failed' }>;
 
@@ -91,13 +90,7 @@ export async function backupDrive(job: DriveBackup): Promise<TargetResult> {
       },
     });
   } catch (error) {
-    return {
-      status: 'failed',
-      target: job.drive,
-      bytes: 0,
-      code: 'helper-died',
-      message: `The reading process could not start: ${errorText(error)}. Nothing was saved.`,
-    };
+    return helperNotStarted(job.drive, 'reading', error, 'Nothing was saved.');
   }
   const stopHelper = (): void => helper.cancel();
   job.signal?.addEventListener('abort', stopHelper, { once: true });
