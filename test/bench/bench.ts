@@ -329,11 +329,14 @@ function machine(): string {
 }
 
 function sparseSection(title: string, rows: Awaited<ReturnType<typeof sparseRows>>['rows']): string {
-  const verdicts = rows.flatMap(({ name, m, reference, limit }) => {
+  const verdicts = rows.flatMap(({ name, m, reference, limit, headline: readmeRow }) => {
     if (reference === undefined || limit === undefined) return [];
     const share = m.wallSeconds / reference.wallSeconds;
     return [
       `${name}: **${share.toFixed(3)}** of the reference's time; ${issueVerdict('acceptance', `≤ ${limit}`, share <= limit)}`,
+      ...(readmeRow === undefined
+        ? []
+        : [headline(readmeRow.job, readmeRow.reference, reference.wallSeconds, m.wallSeconds)]),
     ];
   });
   return [
