@@ -50,12 +50,16 @@ export async function fetchIcons(
   const urls = [
     ...new Set([...iconsOf(document.items), ...document.boards.flatMap((b) => (b.icon === null ? [] : [b.icon]))]),
   ];
-  const refused: string[] = [];
-  const fetchOne = (url: string) =>
-    fetchIcon(url, dir, publicOnly).catch((error: unknown) => {
-      if (error instanceof AddressRefusedError) refused.push(`${document.source}: icon not fetched: ${error.message}`);
-    });
+  // Notes keep the catalogue's order, whichever fetch settles first.
+  const noteFor = (url: string) =>
+    fetchIcon(url, dir, publicOnly).then(
+      () => null,
+      (error: unknown) =>
+        error instanceof AddressRefusedError ? `${document.source}: icon not fetched: ${error.message}` : null,
+    );
   await mkdir(dir, { recursive: true });
-  for (let i = 0; i < urls.length; i += PARALLEL) await Promise.all(urls.slice(i, i + PARALLEL).map(fetchOne));
-  return refused;
+  const notes: (string | null)[] = [];
+  for (let i = 0; i < urls.length; i += PARALLEL)
+    notes.push(...(await Promise.all(urls.slice(i, i + PARALLEL).map(noteFor))));
+  return notes.filter((note) => note !== null);
 }
