@@ -7,8 +7,7 @@ import { skippedLines } from '../common/app/skipped-words.js';
 import { BACKUP_CHECKED, backupFiguresText, backupProgressWords } from '../common/app/backup-words.js';
 import { limitWords } from '../common/app/bottleneck.js';
 import type { PreparedCustomisation } from '../common/domain/customisation.js';
-import type { AppJobKind } from '../common/contracts/app-models.js';
-import { cancelledWords } from '../common/app/cancel-words.js';
+import { cancelledWords, type CancelledJob } from '../common/app/cancel-words.js';
 
 const BAR_WIDTH = 30;
 
@@ -34,7 +33,7 @@ function barLine(p: Progress): string {
 }
 
 /** The sentence that ends a job of `kind` for one target, with what it left out and why. */
-export function resultLine(r: TargetResult, kind: AppJobKind = 'flash'): string {
+export function resultLine(r: TargetResult, kind: CancelledJob = 'flash'): string {
   switch (r.status) {
     case 'ok': {
       const speed = r.seconds > 0 ? `, ${formatBytes(r.bytes / r.seconds)}/s` : '';

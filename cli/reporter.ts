@@ -5,7 +5,7 @@ import type { PreparedCustomisation } from '../common/domain/customisation.js';
 import { customisationLine, progressLine, resultLine, sourceLine } from './render.js';
 import { exitCodeFor } from './exit-codes.js';
 import { loggedPhase } from '../common/app/bottleneck.js';
-import type { AppJobKind } from '../common/contracts/app-models.js';
+import type { CancelledJob } from '../common/app/cancel-words.js';
 
 /** Where a CLI job's events go: a live terminal display, JSON lines, or plain lines for logs. */
 export interface Reporter {
@@ -37,7 +37,7 @@ function jsonReporter(): Reporter {
 }
 
 /** A redrawn block of progress bars on stderr, one per target. */
-function terminalReporter(kind: AppJobKind): Reporter {
+function terminalReporter(kind: CancelledJob): Reporter {
   const lines = new Map<string, string>();
   let drawn = 0;
   const draw = () => {
@@ -76,7 +76,7 @@ function terminalReporter(kind: AppJobKind): Reporter {
 }
 
 /** Plain lines on stderr at each phase change: readable in CI logs, where redrawing is noise. */
-function plainReporter(kind: AppJobKind): Reporter {
+function plainReporter(kind: CancelledJob): Reporter {
   const phases = new Map<string, string>();
   return {
     source: (info, decoder) => process.stderr.write(`${sourceLine(info, decoder)}\n`),
@@ -93,8 +93,8 @@ function plainReporter(kind: AppJobKind): Reporter {
   };
 }
 
-/** A reporter for a job of `kind`, which decides what a cancelled result says of the drive. */
-export function createReporter(json: boolean, kind: AppJobKind = 'flash'): Reporter {
+/** A reporter for a job of `kind`, which decides what a cancelled result says of the drive (or the file). */
+export function createReporter(json: boolean, kind: CancelledJob = 'flash'): Reporter {
   if (json) return jsonReporter();
   return process.stderr.isTTY ? terminalReporter(kind) : plainReporter(kind);
 }

@@ -76,7 +76,7 @@ export async function flashToFileCommand(prepared: PreparedImage, args: FileFlas
     );
     return EXIT.unsupportedFormat;
   }
-  const reporter = createReporter(args.json);
+  const reporter = createReporter(args.json, 'flash-to-file');
   void feed.decoder.then((decoder) => {
     reporter.source(prepared.info, decoder);
     if (prepared.customisation !== null) reporter.customisation(prepared.customisation);

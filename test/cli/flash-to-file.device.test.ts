@@ -6,7 +6,8 @@ import { expect, it } from 'vitest';
 import { MiB } from '../../common/domain/units.js';
 import { isFileTarget, isWindowsDevicePath } from '../../cli/target-kind.js';
 import { checkFileTargetPath } from '../../user/files/file-target.js';
-import { collect, flashCli, resultsOf, spawnCli } from '../support/cli.js';
+import { assertTestTarget, collect, flashCli, resultsOf, spawnCli } from '../support/cli.js';
+import { servePaced } from '../support/file-server.js';
 import { describeDevices } from '../support/device-suite.js';
 import { createLoop, scratchDir, smallTmpfs, writeRandomFile } from '../support/loop-device.js';
 import { osImage, sh } from '../support/os-image.js';
@@ -69,6 +70,37 @@ describeDevices('flash to a regular file', () => {
     expect(resultsOf(run).get(target)).toMatchObject({ status: 'failed', code: 'source-corrupt' });
     expect(existsSync(target)).toBe(false);
     expect(existsSync(`${target}.incomplete`)).toBe(false);
+  });
+
+  it('Ctrl-C says what became of the file, not of a drive: the incomplete file deleted, the older file kept', async () => {
+    const dir = scratchDir();
+    const image = join(dir, 'paced.img');
+    writeRandomFile(image, 32 * MiB);
+    // A download at 4 MB/s: the flash cannot end on its own for about 8 s, whatever the load.
+    const server = await servePaced(image, 4_000_000);
+    const target = join(dir, 'out.img');
+    writeFileSync(target, 'an older file of that name');
+    assertTestTarget(target);
+    try {
+      const child = spawnCli(['flash', '--yes', `${server.base}/paced.img`, target]);
+      const done = collect(child);
+      // The plain reporter's first phase line comes from the running job, whose Ctrl-C handler is in place.
+      await new Promise<void>((resolve) =>
+        child.stderr?.on('data', (text: Buffer) => text.toString().includes(`${target}: `) && resolve()),
+      );
+      expect(existsSync(`${target}.incomplete`)).toBe(true);
+      child.kill('SIGINT');
+      const run = await done;
+      expect(run.code, run.stderr).toBe(130);
+      expect(run.stdout).toBe(
+        `${target}: cancelled. The incomplete file was deleted; a file that already had this name is unchanged.\n`,
+      );
+      expect(run.stdout).not.toMatch(/drive/i);
+      expect(existsSync(`${target}.incomplete`)).toBe(false);
+      expect(readFileSync(target, 'utf8')).toBe('an older file of that name');
+    } finally {
+      await server.close();
+    }
   });
 
   it('says a file that cannot fit does not fit before writing it, and leaves nothing behind', async () => {
