@@ -40,6 +40,7 @@ export default defineConfig({
     // wait under the full suite's load (2 workers on 2 cores), where a probe took longer.
     expect: { poll: { timeout: 15_000 } },
     pool: 'forks',
+    setupFiles: ['test/setup/cpu-per-file.ts'],
     sequence: { sequencer: BootFirst },
     // Two cores: more workers only make the device tests fight over them.
     maxWorkers: 2,
