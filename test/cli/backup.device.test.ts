@@ -11,6 +11,7 @@ import {
   backupCli,
   collect,
   flashCli,
+  type CliRun,
   resultsOf,
   spawnBackup,
   spawnCli,
@@ -37,6 +38,15 @@ function sha256(bytes: Buffer): string {
 /** A 24 MiB drive of random bytes with an MBR whose partitions end at 11 MiB. */
 function partitionedDrive() {
   return partitionedLoop('label: dos\n1M,4M,c\n,6M,83\n', 24 * MiB);
+}
+
+/**
+ * A backup stopped while reading says the bytes it read from the drive, as its last progress line
+ * does: not how far into the image it got (free space and the maps read first make those differ).
+ */
+function expectStoppedAfterBytesRead(run: CliRun, bytes: number | undefined): void {
+  const progress = run.events.filter((e) => e.type === 'progress');
+  expect(progress.at(-1)).toMatchObject({ phase: 'reading', bytesDone: bytes });
 }
 
 describeDevices('sluice backup', () => {
@@ -130,6 +140,7 @@ describeDevices('sluice backup', () => {
       expect(result).toMatchObject({ status: 'failed', code: 'source-read-error' });
       expect(result?.message).toMatch(/stopped answering at byte offset \d+: was it unplugged\?/);
       expect(result?.message).toMatch(/incomplete backup file was deleted/);
+      expectStoppedAfterBytesRead(run, result?.bytes);
       expect(existsSync(file)).toBe(false);
       expect(existsSync(`${file}.incomplete`)).toBe(false);
     } finally {
@@ -147,9 +158,7 @@ describeDevices('sluice backup', () => {
       expect((performance.now() - cancelledAt) / 1000).toBeLessThan(2);
       const result = resultsOf(run).get(file);
       expect(result).toMatchObject({ status: 'cancelled' });
-      // Stopped after the bytes read from the drive: what the last progress line says, not how far into the image.
-      const progress = run.events.filter((e) => e.type === 'progress');
-      expect(progress.at(-1)).toMatchObject({ phase: 'reading', bytesDone: result?.bytes });
+      expectStoppedAfterBytesRead(run, result?.bytes);
       expect(result?.bytes).toBeGreaterThanOrEqual(4 * MiB);
       expect(existsSync(file)).toBe(false);
       expect(existsSync(`${file}.incomplete`)).toBe(false);
@@ -265,6 +274,9 @@ describeDevices('a backup that does not fit', () => {
         /^The disk holding .*packed\.img\.zst is full: the compressed backup did not fit\./,
       ) as unknown,
     });
+    // Stopped part way: more than the 4 MiB that fit was read, and the result says how much, as the last progress line does.
+    expectStoppedAfterBytesRead(packedRun, resultsOf(packedRun).get(packed)?.bytes);
+    expect(resultsOf(packedRun).get(packed)?.bytes).toBeGreaterThan(4 * MiB);
     expect(readdirSync(full)).toEqual([]);
   });
 });

@@ -81,13 +81,16 @@ export async function backupToFile(job: BackupJob): Promise<TargetResult> {
   const hashes = new GrainHashes(chooseGrain(job.driveSize), job.driveSize, memory.hash);
   let file: FileTarget | null = null;
   let compressor: Compressor | null = null;
-  let position = 0;
+  let meter: ProgressMeter | null = null;
+  // Bytes read from the drive so far: what a stopped backup's result says, as its last progress line does.
+  let readSoFar = (): number => 0;
   try {
     const plan = await planBackup(
       { ...job, end: (head) => (job.trimToPartitions ? partitionsEnd(head, job.driveSize, job.drive) : job.driveSize) },
       halves[0],
     );
     if (plan === 'cancelled') return { status: 'cancelled', target, bytes: 0 };
+    readSoFar = () => plan.readSoFar();
     const { length } = plan;
     const grains = new BackupGrains(hashes.grain, plan.used, length);
     if (job.compress === null) await checkRoom(target, extentBytes(plan.used));
@@ -99,20 +102,22 @@ export async function backupToFile(job: BackupJob): Promise<TargetResult> {
     const about = { driveBytes: job.driveSize, imageBytes: length };
     const report = (p: Progress): void => job.onProgress?.({ ...p, backup: about });
     // The maps were read before: they count as read, not in the speed of reading the used ranges.
-    const meter = new ProgressMeter('reading', target, plan.toRead, report).startAt(plan.mapBytes);
-
+    const reading = new ProgressMeter('reading', target, plan.toRead, report).startAt(plan.mapBytes);
+    meter = reading;
+    let position = 0;
     const pumped = await copyDrive(job, plan, { output, sink }, { halves, hashes, grains }, (at) => {
       position = at;
-      meter.update(plan.readSoFar());
+      reading.update(plan.readSoFar());
     });
     // A cancel stops the helper too, so the stream may end early first: that is the cancel, not a failure.
     if (pumped.end === 'cancelled' || job.signal?.aborted === true) {
       // The bytes read from the drive, as the last progress line says them (the meter is throttled).
-      meter.finish(plan.readSoFar());
+      reading.finish(plan.readSoFar());
       return await cancelled(file, compressor, target, plan.readSoFar());
     }
     if (position < length) throw await stoppedEarly(job, position, length);
-    meter.finish(plan.readSoFar());
+    reading.finish(plan.readSoFar());
+    meter = null;
     if (compressor !== null) await compressorFailure(compressor, target);
     report({ phase: 'syncing', target, bytesDone: plan.toRead, bytesTotal: plan.toRead, speed: 0, eta: null });
     await file.sync();
@@ -120,11 +125,13 @@ export async function backupToFile(job: BackupJob): Promise<TargetResult> {
     if (kept === 'cancelled') return await cancelled(file, null, target, plan.readSoFar());
     return await savedResult(job, plan, started);
   } catch (error) {
+    // Stopped while reading: the last progress line says the bytes read, as the result does (the meter is throttled).
+    meter?.finish(readSoFar());
     await compressor?.stop();
     await file?.discard();
     const failure = toFailure(error);
     const removed = file === null ? '' : ' The incomplete backup file was deleted.';
-    return { status: 'failed', target, bytes: position, ...failure, message: `${failure.message}${removed}` };
+    return { status: 'failed', target, bytes: readSoFar(), ...failure, message: `${failure.message}${removed}` };
   }
 }
 
