@@ -140,6 +140,15 @@ export function helperNotStarted(target: string, process: string, error: unknown
   return { status: 'failed', target, bytes: 0, code: 'helper-died', message };
 }
 
+/**
+ * The result for `target` when the helper ended without reporting one, which it always should (a
+ * result lost on its way): `process` and `untouched` as for helperNotStarted.
+ */
+export function helperWithoutResult(target: string, process: string, untouched: string): TargetResult {
+  const message = `The ${process} process ended without a result. ${untouched}`;
+  return { status: 'failed', target, bytes: 0, code: 'helper-died', message };
+}
+
 /** A job succeeded only if every target it was given ended `ok`. */
 export function jobSucceeded(results: readonly TargetResult[]): boolean {
   return results.length > 0 && results.every((r) => r.status === 'ok');

@@ -6,7 +6,7 @@
 import { stat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import type { Progress } from '../../common/domain/progress.js';
-import { helperNotStarted, type TargetResult } from '../../common/domain/result.js';
+import { helperNotStarted, helperWithoutResult, type TargetResult } from '../../common/domain/result.js';
 import type { Failure } from '../../common/domain/failure.js';
 import { JobError, toFailure } from '../../common/domain/failure.js';
 import { checkFileTargetPath } from '../files/file-target.js';
@@ -102,15 +102,7 @@ export async function backupDrive(job: DriveBackup): Promise<TargetResult> {
     if (running === null || source === null) {
       await source?.close();
       const [refused] = await helper.result;
-      return (
-        refused ?? {
-          status: 'failed',
-          target: job.drive,
-          bytes: 0,
-          code: 'helper-died',
-          message: 'The reading process ended without a result. Nothing was saved.',
-        }
-      );
+      return refused ?? helperWithoutResult(job.drive, 'reading', 'Nothing was saved.');
     }
     const from = source;
     const result = await backupToFile({

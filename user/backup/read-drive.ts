@@ -3,7 +3,7 @@
  * image (a customised card's first-boot report): the helper runs a backup of requested ranges and
  * sends each range asked for, in the order asked; this process parses them. Root parses nothing.
  */
-import type { TargetResult } from '../../common/domain/result.js';
+import { helperWithoutResult, type TargetResult } from '../../common/domain/result.js';
 import { toFailure } from '../../common/domain/failure.js';
 import type { ByteSource } from '../../node/byte-source.js';
 import { refuseSource } from '../../writer/source-device.js';
@@ -96,13 +96,5 @@ export async function readDrive<T>(
 
 async function firstResult(helper: LaunchedHelper, drive: string): Promise<TargetResult> {
   const [result] = await helper.result;
-  return (
-    result ?? {
-      status: 'failed',
-      target: drive,
-      bytes: 0,
-      code: 'helper-died',
-      message: 'The reading process ended without a result. Nothing was read.',
-    }
-  );
+  return result ?? helperWithoutResult(drive, 'reading', 'Nothing was read.');
 }
