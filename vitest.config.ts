@@ -14,6 +14,8 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
  * `npm run test:portable` proves the split: it runs "portable" with a PATH that has none of them.
  */
 const DISKS = ['test/**/*.disk.test.ts'];
+/** Files named for another OS (*.win32.*, *.darwin.*) run on that OS only; elsewhere they are left out, not skipped. */
+const OTHER_OS = ['win32', 'darwin'].filter((os) => os !== process.platform).map((os) => `test/**/*.${os}.*test.ts`);
 const LINUX = ['test/**/*.device.test.ts', 'test/**/*.linux.test.ts', ...DISKS];
 
 /**
@@ -40,6 +42,11 @@ export default defineConfig({
     // wait under the full suite's load (2 workers on 2 cores), where a probe took longer.
     expect: { poll: { timeout: 15_000 } },
     pool: 'forks',
+    // In CI on Linux, where every test of the tree must run, a skipped test fails the run.
+    reporters: [
+      'default',
+      ...(process.env['CI'] && process.platform === 'linux' ? ['./test/setup/skips-fail-ci.ts'] : []),
+    ],
     setupFiles: ['test/setup/cpu-per-file.ts'],
     sequence: { sequencer: BootFirst },
     // Two cores: more workers only make the device tests fight over them.
@@ -50,7 +57,7 @@ export default defineConfig({
         test: {
           name: 'portable',
           include: ['test/**/*.test.ts', 'test/**/*.test.tsx'],
-          exclude: [...configDefaults.exclude, ...LINUX],
+          exclude: [...configDefaults.exclude, ...OTHER_OS, ...LINUX],
         },
       },
       {
@@ -58,14 +65,19 @@ export default defineConfig({
         test: {
           name: 'linux',
           include: LINUX,
-          exclude: [...configDefaults.exclude],
+          exclude: [...configDefaults.exclude, ...OTHER_OS],
           globalSetup: ['test/setup/require-root.ts'],
         },
       },
       // On Linux the disk tests are in "linux" already (they need root, as its others do).
       ...(process.platform === 'linux'
         ? []
-        : [{ extends: true, test: { name: 'disks', include: DISKS, exclude: [...configDefaults.exclude] } }]),
+        : [
+            {
+              extends: true,
+              test: { name: 'disks', include: DISKS, exclude: [...configDefaults.exclude, ...OTHER_OS] },
+            },
+          ]),
     ],
   },
 });

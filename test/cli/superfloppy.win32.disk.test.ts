@@ -59,38 +59,35 @@ Start-Sleep -Seconds 3
 }
 
 describeDisks('a superfloppy (no partition table, a mounted volume)', () => {
-  it.runIf(process.platform === 'win32')(
-    'is written under its locked, dismounted volume, verified, and the disk holds the image',
-    async () => {
-      const disk = createTestDisk(64 * MiB);
-      assertTestDisk(disk.path);
-      const n = Number(/(\d+)$/.exec(disk.path)?.[1]);
-      makeSuperfloppy(n);
-      const volumes = volumesOnDisk(
-        reportedVolumes(
-          JSON.parse(
-            powershell(
-              `${P_INVOKE_VOLUMES}\n${GET_VOLUMES}\nConvertTo-Json -InputObject @(Get-SluiceVolumes) -Compress -Depth 3`,
-            ),
+  it('is written under its locked, dismounted volume, verified, and the disk holds the image', async () => {
+    const disk = createTestDisk(64 * MiB);
+    assertTestDisk(disk.path);
+    const n = Number(/(\d+)$/.exec(disk.path)?.[1]);
+    makeSuperfloppy(n);
+    const volumes = volumesOnDisk(
+      reportedVolumes(
+        JSON.parse(
+          powershell(
+            `${P_INVOKE_VOLUMES}\n${GET_VOLUMES}\nConvertTo-Json -InputObject @(Get-SluiceVolumes) -Compress -Depth 3`,
           ),
         ),
-        n,
-      );
-      const partitions = powershell(`@(Get-Partition -DiskNumber ${n} -ErrorAction SilentlyContinue).Count`).trim();
-      console.log(`superfloppy on disk ${n}: volumes ${JSON.stringify(volumes)}, Get-Partition lists ${partitions}`);
-      expect(
-        volumes.some((v) => v.paths.length > 0),
-        'the VHD did not become a superfloppy with a mounted volume: this runner cannot make the case',
-      ).toBe(true);
+      ),
+      n,
+    );
+    const partitions = powershell(`@(Get-Partition -DiskNumber ${n} -ErrorAction SilentlyContinue).Count`).trim();
+    console.log(`superfloppy on disk ${n}: volumes ${JSON.stringify(volumes)}, Get-Partition lists ${partitions}`);
+    expect(
+      volumes.some((v) => v.paths.length > 0),
+      'the VHD did not become a superfloppy with a mounted volume: this runner cannot make the case',
+    ).toBe(true);
 
-      const bytes = randomBytes(5 * MiB + 77);
-      const image = join(dir, 'image.img');
-      writeFileSync(image, bytes);
-      const run = await collect(spawnCli(['flash', '--yes', '--json', '--no-eject', image, disk.path]));
+    const bytes = randomBytes(5 * MiB + 77);
+    const image = join(dir, 'image.img');
+    writeFileSync(image, bytes);
+    const run = await collect(spawnCli(['flash', '--yes', '--json', '--no-eject', image, disk.path]));
 
-      expect(run.code, run.stderr).toBe(0);
-      expect(resultsOf(run).get(disk.path)).toMatchObject({ status: 'ok', verified: true, bytes: bytes.length });
-      expect(readTestDisk(disk, bytes.length).equals(bytes)).toBe(true);
-    },
-  );
+    expect(run.code, run.stderr).toBe(0);
+    expect(resultsOf(run).get(disk.path)).toMatchObject({ status: 'ok', verified: true, bytes: bytes.length });
+    expect(readTestDisk(disk, bytes.length).equals(bytes)).toBe(true);
+  });
 });

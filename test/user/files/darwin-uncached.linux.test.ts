@@ -5,15 +5,15 @@
  *   variadic int reaches fcntl (F_SETFL O_NONBLOCK, read back with F_GETFL) and that the mapping
  *   walk over a file in chunks succeeds. Linux's msync(MS_INVALIDATE) keeps clean pages, so what
  *   the drop does is proven on macOS only:
- * - on macOS (the CI job runs this file), that after readFromDisk none of the file's pages is
- *   resident any more (mincore), where all of them were after it was written and read.
+ * - on macOS, that none of the file's pages is resident after readFromDisk:
+ *   darwin-uncached.darwin.test.ts, which runs there only.
  */
 import { closeSync, constants, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { DARWIN_LIBC, loadLibc, readFromDisk, type LibcFlavour } from '../../../user/files/darwin-uncached.js';
+import { loadLibc, readFromDisk, type LibcFlavour } from '../../../user/files/darwin-uncached.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'sluice-uncached-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -35,7 +35,7 @@ function file(size: number): { path: string; fd: number } {
   return { path, fd: openSync(path, 'r') };
 }
 
-describe.runIf(process.platform === 'linux')('the calls, against glibc', () => {
+describe('the calls, against glibc', () => {
   it('passes fcntl its variadic int', async () => {
     const libc = await loadLibc(GLIBC);
     const { fd } = file(4096);
@@ -68,37 +68,6 @@ describe.runIf(process.platform === 'linux')('the calls, against glibc', () => {
     const fd = openSync(path, 'w');
     try {
       expect(() => libc.dropCachedPages(fd, 8192)).toThrow(/^mmap failed: errno \d+/);
-    } finally {
-      closeSync(fd);
-    }
-  });
-});
-
-describe.runIf(process.platform === 'darwin')('on macOS', () => {
-  it('leaves none of a written and read file’s pages in the cache', async () => {
-    const koffi = (await import('koffi')).default;
-    const lib = koffi.load(DARWIN_LIBC.library);
-    const mmap = lib.func('void *mmap(void *addr, size_t len, int prot, int flags, int fd, int64_t offset)');
-    const mincore = lib.func('int mincore(void *addr, size_t len, _Out_ uint8_t *vec)');
-    const munmap = lib.func('int munmap(void *addr, size_t len)');
-    const size = 8 * 1024 * 1024;
-    /** How many of the file's 16 KiB pages are resident, as mincore says. */
-    const resident = (fd: number): number => {
-      const addr: unknown = mmap(null, size, DARWIN_LIBC.PROT_READ, DARWIN_LIBC.MAP_SHARED, fd, 0);
-      const pages = new Uint8Array(size / 4096);
-      try {
-        expect(mincore(addr, size, pages)).toBe(0);
-      } finally {
-        munmap(addr, size);
-      }
-      return pages.filter((page) => (page & 1) !== 0).length;
-    };
-    const { path, fd } = file(size);
-    try {
-      readFileSync(path);
-      expect(resident(fd)).toBeGreaterThan(0);
-      await readFromDisk(fd, size);
-      expect(resident(fd)).toBe(0);
     } finally {
       closeSync(fd);
     }
