@@ -27,6 +27,7 @@ import { errorText } from '../common/domain/error-details.js';
 import { Channel, type ProtocolError } from '../node/channel.js';
 import { parseHelperArgv, type HelperArgs, type StationLimits } from '../node/helper-command-line.js';
 import { exitProcess } from '../node/process-exit.js';
+import { RELEASE_WAIT_MS } from '../node/fifo-open.js';
 
 /**
  * The only PATH the cards' jobs look tools up in (umount, partx and the like), whatever
@@ -41,6 +42,18 @@ function keepJobEnv(): void {
   const keep = new Set(['SUDO_UID', 'SUDO_GID', 'PKEXEC_UID']);
   for (const name of Object.keys(process.env)) if (!keep.has(name)) delete process.env[name];
   process.env.PATH = ROOT_PATH;
+}
+
+/**
+ * Closes a card's image FIFO at its job's end. An open of it that cannot be called off (the app
+ * removed or replaced the FIFO) holds neither the card's end nor a stop: it is only logged.
+ */
+async function releaseCardImage(endpoints: HelperEndpoints, target: string): Promise<void> {
+  if (await endpoints.releaseImage()) return;
+  process.stderr.write(
+    `sluice-helper: ${target}'s job has ended, but the open of its image FIFO has not returned within ` +
+      `${RELEASE_WAIT_MS / 1000} s (was the FIFO removed or replaced?): a thread of the pool stays blocked in it\n`,
+  );
 }
 
 class ArmedStation {
@@ -133,7 +146,7 @@ class ArmedStation {
     // A process's descriptors close when it exits; this one goes on, so at the job's end it closes
     // the image FIFO, or calls off the open of one the app never opened, before the next card.
     const job = serveJob(args, endpoints, {
-      exit: (code) => void endpoints.releaseImage().finally(() => ended(code, null)),
+      exit: (code) => void releaseCardImage(endpoints, target).finally(() => ended(code, null)),
     });
     this.jobs.set(id, job);
     if (this.stopping) job.stop();

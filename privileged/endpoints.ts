@@ -14,6 +14,8 @@ export interface HelperEndpoints extends ChannelStreams {
    * Closes the descriptors image() and driveOut() opened, and calls off an open still waiting for
    * the app, whose promise then rejects. A helper process exits after its job, which does all that;
    * an armed station's process goes on to the next card, so it calls this at each job's end.
+   * Resolves with false when an open has not returned within RELEASE_WAIT_MS (node/fifo-open.ts):
+   * its thread of the pool stays blocked in it.
    */
-  releaseImage(): Promise<void>;
+  releaseImage(): Promise<boolean>;
 }

@@ -16,7 +16,8 @@ import { constants, lstat, type Stats } from 'node:fs';
 import { Socket } from 'node:net';
 import { join } from 'node:path';
 import { closeFd, fstatFd, openFd } from '../node/io.js';
-import { openFifoUnlessStopped } from '../node/fifo-open.js';
+import { openFifoUnlessStopped, RELEASE_WAIT_MS } from '../node/fifo-open.js';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { FIFO_NAMES } from '../common/contracts/helper-transport.js';
 import type { HelperEndpoints } from './endpoints.js';
 import { errorText } from '../common/domain/error-details.js';
@@ -77,6 +78,19 @@ export async function openChannelFifo(dir: string, name: string, owner: number, 
   return fd;
 }
 
+/** Whether every one of `calls` settles within `ms`. */
+async function settleWithin(calls: Promise<unknown>[], ms: number): Promise<boolean> {
+  const timer = new AbortController();
+  try {
+    return await Promise.race([
+      Promise.allSettled(calls).then(() => true),
+      sleep(ms, false, { signal: timer.signal, ref: false }),
+    ]);
+  } finally {
+    timer.abort();
+  }
+}
+
 /**
  * The image FIFO, opened on demand one way or the other. Blocking, because the engine reads and
  * writes it with plain read(2) and write(2) on the thread pool; the open returns as soon as the
@@ -107,9 +121,10 @@ function imageFifo(dir: string, owner: number): Pick<HelperEndpoints, 'image' | 
     driveOut: () => open('write'),
     releaseImage: async () => {
       released.abort();
-      await Promise.allSettled([...opening]);
+      const returned = await settleWithin([...opening], RELEASE_WAIT_MS);
       await Promise.all([...opened].map((fd) => closeFd(fd).catch(() => undefined)));
       opened.clear();
+      return returned;
     },
   };
 }
@@ -131,7 +146,7 @@ export async function openHelperFifos(dir: string, withImageFifo: boolean): Prom
       : {
           image: () => Promise.resolve(IMAGE_ON_STDIN),
           driveOut: () => Promise.resolve(IMAGE_ON_STDIN),
-          releaseImage: () => Promise.resolve(),
+          releaseImage: () => Promise.resolve(true),
         }),
   };
 }

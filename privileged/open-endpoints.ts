@@ -20,7 +20,7 @@ export function openHelperEndpoints(transport: HelperTransport): Promise<HelperE
         image: () => Promise.resolve(IMAGE_FD),
         driveOut: () => Promise.resolve(IMAGE_FD),
         // fd 0 is the process's own.
-        releaseImage: () => Promise.resolve(),
+        releaseImage: () => Promise.resolve(true),
       });
     }
     case 'fifo':

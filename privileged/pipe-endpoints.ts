@@ -34,6 +34,6 @@ export async function connectPipes(name: string): Promise<HelperEndpoints> {
     // A backup: the drive's bytes go out through the image pipe, as a client of it too.
     driveOut: () => connect(paths.image),
     // No station runs over named pipes: the process that opened the image exits after its job.
-    releaseImage: () => Promise.resolve(),
+    releaseImage: () => Promise.resolve(true),
   };
 }

@@ -13,6 +13,7 @@ import {
   mkdtempSync,
   openSync,
   readdirSync,
+  readFileSync,
   rmSync,
   symlinkSync,
   writeFileSync,
@@ -26,6 +27,7 @@ import {
   openHelperFifos,
 } from '../../privileged/fifo-endpoints.js';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { RELEASE_WAIT_MS } from '../../node/fifo-open.js';
 import { isRoot } from '../support/loop-device.js';
 import { ensureTestUser } from '../support/unprivileged.js';
 import type { HelperEndpoints } from '../../privileged/endpoints.js';
@@ -146,43 +148,106 @@ describe.skipIf(!isRoot)('opening the channel FIFOs as root', () => {
     };
   }
 
-  it('an image FIFO the app never opens: releasing it ends the waiting open, its thread returns and no descriptor is left', async () => {
-    const { endpoints, end } = await withImageFifo();
-    try {
-      const before = openFds();
-      for (const open of [() => endpoints.image(), () => endpoints.driveOut()]) {
-        const settled = open().then(
-          (fd) => `opened ${String(fd)}`,
-          (error: unknown) => (error instanceof Error ? error.message : String(error)),
-        );
-        // Long enough for the open to be waiting in the kernel, on a thread of the pool.
-        await sleep(200);
-        await endpoints.releaseImage();
-        // Settled only once the pool's thread has come back from open(2).
-        expect(await Promise.race([settled, sleep(2000).then(() => 'still waiting')])).toBe(
-          'the job ended before the app opened the image stream',
-        );
-        expect(openFds()).toBe(before);
+  /** How many of this process's threads wait in open(2) of a FIFO for its other end (the kernel's wait_for_partner). */
+  function threadsInFifoOpen(): number {
+    const waits = readdirSync('/proc/self/task').map((task) => {
+      try {
+        return readFileSync(`/proc/self/task/${task}/wchan`, 'utf8');
+      } catch {
+        return ''; // the thread has exited
       }
-    } finally {
-      end();
-    }
-  });
+    });
+    return waits.filter((wchan) => wchan === 'wait_for_partner').length;
+  }
+
+  const directions = { image: 'read', driveOut: 'write' } as const;
+
+  /** Starts the image FIFO's open one way, and resolves once a thread of the pool waits in the kernel for the app's end: what the open settles with, as text. */
+  async function pendingOpen(
+    endpoints: HelperEndpoints,
+    direction: keyof typeof directions,
+  ): Promise<{ settled: Promise<string> }> {
+    const waiting = threadsInFifoOpen();
+    const settled = endpoints[direction]().then(
+      (fd) => `opened ${String(fd)}`,
+      (error: unknown) => (error instanceof Error ? error.message : String(error)),
+    );
+    await expect.poll(threadsInFifoOpen, { interval: 20 }).toBe(waiting + 1);
+    // Wrapped: an async function returning the promise itself would wait for it to settle.
+    return { settled };
+  }
+
+  for (const direction of ['image', 'driveOut'] as const)
+    it(`an image FIFO the app never opens (${directions[direction]}): releasing it ends the waiting open, its thread returns and no descriptor is left`, async () => {
+      // Fresh endpoints for each direction: once released, they call off any later open before it starts.
+      const { endpoints, end } = await withImageFifo();
+      try {
+        const before = openFds();
+        const { settled } = await pendingOpen(endpoints, direction);
+        expect(await endpoints.releaseImage()).toBe(true);
+        // Settled only once the pool's thread has come back from open(2).
+        expect(await settled).toBe('the job ended before the app opened the image stream');
+        expect(threadsInFifoOpen()).toBe(0);
+        expect(openFds()).toBe(before);
+      } finally {
+        end();
+      }
+    });
+
+  /** Linux's O_PATH (Node has no constant for it): a descriptor that names an inode without opening either end of a FIFO. */
+  const O_PATH = 0o10000000;
+
+  for (const [direction, how] of [
+    ['image', 'removed'],
+    ['image', 'replaced'],
+    ['driveOut', 'replaced'],
+  ] as const)
+    it(
+      `an image FIFO ${how} while its open waits (${directions[direction]}): releasing it gives up after RELEASE_WAIT_MS, and the open's late descriptor is closed`,
+      async () => {
+        const { endpoints, end } = await withImageFifo();
+        // The FIFO's inode, held by this test alone once its name is gone: the one way left to answer the open.
+        const inode = openSync(join(dir, 'image'), O_PATH);
+        const answer = () => closeSync(openSync(`/proc/self/fd/${inode}`, constants.O_RDWR));
+        try {
+          const before = openFds();
+          const { settled } = await pendingOpen(endpoints, direction);
+          rmSync(join(dir, 'image'));
+          if (how === 'replaced') fifo('image');
+          const released = await Promise.race([
+            endpoints.releaseImage(),
+            sleep(RELEASE_WAIT_MS + 20_000).then(() => 'never'),
+          ]);
+          expect(released).toBe(false);
+          // The release gave up, it did not release: the open still waits, on the inode nobody can reach by name.
+          expect(threadsInFifoOpen()).toBe(1);
+          // A read-write open of a FIFO waits for nobody and counts as both ends: the waiting open returns.
+          answer();
+          expect(await settled).toBe('the job ended before the app opened the image stream');
+          expect(openFds()).toBe(before);
+        } finally {
+          // Whatever failed above, no thread of this worker's pool stays blocked, or the run would never end.
+          answer();
+          closeSync(inode);
+          end();
+        }
+      },
+      RELEASE_WAIT_MS + 60_000,
+    );
 
   it('an image FIFO the app opened: releasing it closes the descriptor the job read from', async () => {
     const { endpoints, end } = await withImageFifo();
     try {
       const before = openFds();
-      const opening = endpoints.image();
-      // Not a blocking open here: this thread must go on to run the helper's checks before its open.
-      await sleep(200);
+      const { settled } = await pendingOpen(endpoints, 'image');
       const writer = openSync(join(dir, 'image'), constants.O_WRONLY | constants.O_NONBLOCK);
-      const fd = await opening;
+      const opened = await settled;
       closeSync(writer);
+      expect(opened).toMatch(/^opened \d+$/);
       expect(openFds()).toBe(before + 1);
-      await endpoints.releaseImage();
+      expect(await endpoints.releaseImage()).toBe(true);
       expect(openFds()).toBe(before);
-      expect(() => fstatSync(fd)).toThrow(/EBADF/);
+      expect(() => fstatSync(Number(opened.slice('opened '.length)))).toThrow(/EBADF/);
     } finally {
       end();
     }
