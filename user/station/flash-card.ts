@@ -24,6 +24,7 @@ export interface CardHooks {
 }
 
 export interface RunningCard {
+  /** Never rejects: whatever stops the card is its failed result. */
   readonly outcome: Promise<CardOutcome>;
   cancel(): void;
 }
@@ -72,7 +73,7 @@ export function flashCard(
   let helper: LaunchedHelper | null = null;
   const clock = new PhaseClock();
   const run = async (): Promise<CardOutcome> => {
-    const hostname = cardHostname(image, n);
+    let hostname: string | null = null;
     const cancelledResult = (): CardOutcome => ({
       result: { status: 'cancelled', target: device, bytes: 0 },
       hostname,
@@ -81,6 +82,7 @@ export function flashCard(
       bytesSkipped: 0,
     });
     try {
+      hostname = cardHostname(image, n);
       hooks.onPreparing(hostname);
       const prepared = await imageForCard(image, n);
       if (cancelled) return cancelledResult();

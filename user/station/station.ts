@@ -206,16 +206,19 @@ export class Station {
       return;
     }
     if (!this.accepting) return;
+    const card = (image.profile?.nextCard ?? 1) + this.admitted;
+    const queued = { ...row, card };
+    // Shown before the card counts or its device is marked busy: a front end that fails to show it
+    // (the judging's problem then) leaves the count, the card number and the device free.
+    this.options.onRow(queued);
     this.refusals.forget(drive.device, false);
     this.admitted += 1;
-    const card = (image.profile?.nextCard ?? 1) + this.admitted - 1;
     if (this.options.count !== null && this.admitted >= this.options.count) {
       this.accepting = false;
       void this.scanner.stop();
     }
-    const queued = { ...row, card };
+    // Nothing from here throws: run() hands every failure of the job to its end.
     this.busy.add(drive.device);
-    this.options.onRow(queued);
     this.queue.push({ row: queued, drive, card });
     this.startNext();
   }
@@ -252,11 +255,20 @@ export class Station {
     });
     this.running.set(row.id, job);
     this.track(
-      job.outcome.then(async (outcome) => {
-        await this.finish(row, outcome, drive);
-        this.running.delete(row.id);
-        this.startNext();
-      }),
+      job.outcome
+        .then((outcome) => this.finish(row, outcome, drive))
+        .catch((error: unknown) =>
+          // finish() logs the card's line come what may: only showing its end can fail.
+          this.options.onProblem(
+            `The card in ${drive.device} ended, but its end could not be shown: ${errorText(error)}`,
+          ),
+        )
+        // Whatever failed on the way, the device and the job's place are free for the next card.
+        .finally(() => {
+          this.busy.delete(drive.device);
+          this.running.delete(row.id);
+          this.startNext();
+        }),
     );
   }
 
