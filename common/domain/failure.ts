@@ -117,6 +117,11 @@ export function jobError(code: FailureCode, message: string, extra: Omit<Failure
   return new JobError({ code, message, ...extra });
 }
 
+/** The JobError a child process's `failed` reply stands for: its protocol's Failure, tagged with its type. */
+export function failedReply({ type: _type, ...failure }: Failure & { type: 'failed' }): JobError {
+  return new JobError(failure);
+}
+
 /** Any thrown value as a Failure; anything that is not a JobError is a bug, reported as such. */
 export function toFailure(error: unknown): Failure {
   if (error instanceof JobError) return error.failure;

@@ -9,7 +9,7 @@ import * as v from 'valibot';
 import { DriveMapQuestion, DriveMapReply, type DriveMapBytes } from '../../common/contracts/drive-map-protocol.js';
 import type { Extent } from '../../common/domain/extents.js';
 import type { JobError } from '../../common/domain/failure.js';
-import { jobError } from '../../common/domain/failure.js';
+import { failedReply, jobError } from '../../common/domain/failure.js';
 import { processEntry } from '../../node/process-entries.js';
 import { MAX_READ_BYTES, type ReadImage } from '../images/free-space/image-reader.js';
 import { askLimitedChild, notStarted, type ChildLimits } from '../images/processes/limited-child.js';
@@ -27,8 +27,7 @@ function checkedRanges(message: unknown, length: number, drive: string): Extent[
   if (!reply.success)
     return jobError('protocol-error', `The drive map reader sent an answer of the wrong shape about ${drive}.`);
   if (reply.output.type === 'failed') {
-    const { type: _type, code, message: text, ...extra } = reply.output;
-    return jobError(code, text, extra);
+    return failedReply(reply.output);
   }
   let end = 0;
   for (const [offset, size] of reply.output.ranges) {

@@ -5,7 +5,7 @@
  */
 import * as v from 'valibot';
 import { ShrinkReply } from '../../common/contracts/shrink-protocol.js';
-import { jobError, type JobError } from '../../common/domain/failure.js';
+import { failedReply, jobError, type JobError } from '../../common/domain/failure.js';
 import { processEntry } from '../../node/process-entries.js';
 import { askLimitedChild, notStarted, type ChildLimits } from '../images/processes/limited-child.js';
 import type { Shrunk } from './shrink.js';
@@ -22,8 +22,7 @@ function checkedReply(message: unknown, file: string, length: number): Shrunk | 
   const { output } = reply;
   if (output.type === 'small') return null;
   if (output.type === 'failed') {
-    const { type: _type, code, message: text, ...extra } = output;
-    return jobError(code, text, extra);
+    return failedReply(output);
   }
   if (output.before !== length || output.after > length)
     return jobError('internal', `The shrinker said ${file} grew, or was another length before.`);

@@ -11,7 +11,7 @@ import {
   type CatalogueRequest,
 } from '../../common/contracts/catalogue-protocol.js';
 import type { CatalogueDocument } from '../../common/domain/catalogue.js';
-import { jobError, type JobError } from '../../common/domain/failure.js';
+import { failedReply, jobError, type JobError } from '../../common/domain/failure.js';
 import { askLimitedChild, notStarted, type ChildLimits } from '../images/processes/limited-child.js';
 import { processEntry } from '../../node/process-entries.js';
 
@@ -48,8 +48,7 @@ export function checkedCatalogue(request: CatalogueRequest, message: unknown): C
       );
     return reply.output.document;
   }
-  const { type: _type, code, message: text, ...extra } = reply.output;
-  return jobError(code, text, extra);
+  return failedReply(reply.output);
 }
 
 /** Reads `request` in a catalogue process; rejects with a JobError when it cannot be read. */

@@ -7,7 +7,7 @@
  */
 import * as v from 'valibot';
 import { ProbeReply } from '../../../common/contracts/probe-protocol.js';
-import { jobError, type JobError } from '../../../common/domain/failure.js';
+import { failedReply, jobError, type JobError } from '../../../common/domain/failure.js';
 import { askLimitedChild, notStarted, type ChildLimits } from './limited-child.js';
 import { isUrl } from '../../../common/domain/image.js';
 import { processEntry } from '../../../node/process-entries.js';
@@ -91,8 +91,7 @@ export function checkedAnswer(request: ImageRequest, message: unknown): Prepared
       );
     return prepared;
   }
-  const { type: _type, code, message: text, ...extra } = reply.output;
-  return jobError(code, text, extra);
+  return failedReply(reply.output);
 }
 
 /**
