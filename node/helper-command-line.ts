@@ -187,6 +187,26 @@ export function parseHelperArgv(argv: readonly string[]): HelperArgs {
   };
 }
 
+/**
+ * Whether `args` is a command line an armed station runs a card's job for: the card's one drive and
+ * its channel's directory, or why not. A card's helper writes exactly one drive over a directory of
+ * FIFOs, and its image comes through one of them (--image-fifo): the station's root side has no
+ * standard input of a card's. Root names the card's medium itself.
+ */
+export function cardCommandLine(args: HelperArgs): { target: string; dir: string } | { refused: string } {
+  const [target, ...others] = args.targets;
+  if (target === undefined || others.length > 0 || args.source !== null || args.station !== undefined)
+    return { refused: 'a card helper writes exactly one drive' };
+  if (args.medium !== undefined) return { refused: 'root names the medium itself' };
+  if (args.transport.kind !== 'fifo') return { refused: 'its channel is not a directory of FIFOs' };
+  if (!args.transport.imageFifo)
+    return {
+      refused:
+        "its image does not come through its channel's FIFO (--image-fifo), the only way a card's image reaches the station",
+    };
+  return { target, dir: args.transport.dir };
+}
+
 /** `--read-only` exactly when the helper writes nothing, so that the password prompt chosen by it says what the helper can do. */
 function checkMode(readOnly: boolean, writesNone: boolean): void {
   if (writesNone && !readOnly) throw new HelperArgsError('a helper that writes no drive is started with --read-only');

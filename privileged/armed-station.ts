@@ -25,7 +25,7 @@ import type { FromStation } from '../common/contracts/station-protocol.js';
 import { MAX_STATION_HELPERS, STATION_REFUSED, ToStation } from '../common/contracts/station-protocol.js';
 import { errorText } from '../common/domain/error-details.js';
 import { Channel, type ProtocolError } from '../node/channel.js';
-import { parseHelperArgv, type HelperArgs, type StationLimits } from '../node/helper-command-line.js';
+import { cardCommandLine, parseHelperArgv, type HelperArgs, type StationLimits } from '../node/helper-command-line.js';
 import { exitProcess } from '../node/process-exit.js';
 import { RELEASE_WAIT_MS } from '../node/fifo-open.js';
 
@@ -99,16 +99,14 @@ class ArmedStation {
     } catch (error) {
       return { refused: errorText(error) };
     }
-    const [target, ...others] = args.targets;
-    if (target === undefined || others.length > 0 || args.source !== null || args.station !== undefined)
-      return { refused: 'a card helper writes exactly one drive' };
-    if (args.medium !== undefined) return { refused: 'root names the medium itself' };
-    if (args.transport.kind !== 'fifo') return { refused: 'its channel is not a directory of FIFOs' };
+    const card = cardCommandLine(args);
+    if ('refused' in card) return card;
+    const { target } = card;
     if (args.parentPid !== this.parentPid) return { refused: `it would watch process ${args.parentPid ?? 'none'}` };
     if (this.jobs.size >= MAX_STATION_HELPERS) return { refused: `${MAX_STATION_HELPERS} cards are being written` };
     if (this.busy.has(target)) return { refused: `${target} is being written already` };
     try {
-      await checkChannelDir(args.transport.dir);
+      await checkChannelDir(card.dir);
     } catch (error) {
       return { refused: errorText(error) };
     }

@@ -17,7 +17,13 @@ import { sudoLaunch } from '../../../user/launcher/elevation/sudo.js';
 import { AUTHORIZATION_CANCELLED, type LaunchExit } from '../../../user/launcher/elevation/types.js';
 import { uacLaunch, uacScript, UAC_CANCELLED, windowsArg } from '../../../user/launcher/elevation/uac.js';
 import { MAX_TARGETS } from '../../../common/contracts/helper-protocol.js';
-import { HelperArgsError, helperArgv, parseHelperArgv, type HelperArgs } from '../../../node/helper-command-line.js';
+import {
+  cardCommandLine,
+  HelperArgsError,
+  helperArgv,
+  parseHelperArgv,
+  type HelperArgs,
+} from '../../../node/helper-command-line.js';
 import { HELPER_V8_FLAGS, macBundleCheck, packagedHelperProgram } from '../../../user/launcher/helper-program.js';
 
 const PROGRAM = '/opt/Sluice/resources/sluice-helper';
@@ -375,6 +381,26 @@ describe('the helper command line', () => {
       expect(() => parseHelperArgv(argv), argv.join(' ')).toThrow(HelperArgsError);
       expect(() => parseHelperArgv(argv), argv.join(' ')).toThrow(reason);
     }
+  });
+
+  it('an armed station runs a card’s job only for one drive over FIFOs that carry its image too', () => {
+    const card = (...argv: string[]) => cardCommandLine(parseHelperArgv(['--write', ...argv]));
+    expect(card('--channel', '/tmp/sluice-helper-c', '--image-fifo', '--parent-pid', '14', '--', '/dev/sdd')).toEqual({
+      target: '/dev/sdd',
+      dir: '/tmp/sluice-helper-c',
+    });
+    // Without the image's FIFO the job would read the root side's own standard input as the image.
+    expect(card('--channel', '/tmp/sluice-helper-c', '--parent-pid', '14', '--', '/dev/sdd')).toEqual({
+      refused:
+        "its image does not come through its channel's FIFO (--image-fifo), the only way a card's image reaches the station",
+    });
+    expect(card('--', '/dev/sdd')).toEqual({ refused: 'its channel is not a directory of FIFOs' });
+    expect(card('--channel', '/tmp/c', '--image-fifo', '--', '/dev/sdd', '/dev/sde')).toEqual({
+      refused: 'a card helper writes exactly one drive',
+    });
+    expect(card('--channel', '/tmp/c', '--image-fifo', '--medium', '42', '--', '/dev/sdd')).toEqual({
+      refused: 'root names the medium itself',
+    });
   });
 });
 
