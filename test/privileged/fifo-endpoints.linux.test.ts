@@ -13,7 +13,6 @@ import {
   mkdtempSync,
   openSync,
   readdirSync,
-  readFileSync,
   rmSync,
   symlinkSync,
   writeFileSync,
@@ -30,6 +29,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { RELEASE_WAIT_MS } from '../../node/fifo-open.js';
 import { isRoot } from '../support/loop-device.js';
 import { ensureTestUser } from '../support/unprivileged.js';
+import { threadsInFifoOpen } from '../support/processes.js';
 import type { HelperEndpoints } from '../../privileged/endpoints.js';
 
 describe.skipIf(!isRoot)('opening the channel FIFOs as root', () => {
@@ -148,18 +148,6 @@ describe.skipIf(!isRoot)('opening the channel FIFOs as root', () => {
     };
   }
 
-  /** How many of this process's threads wait in open(2) of a FIFO for its other end (the kernel's wait_for_partner). */
-  function threadsInFifoOpen(): number {
-    const waits = readdirSync('/proc/self/task').map((task) => {
-      try {
-        return readFileSync(`/proc/self/task/${task}/wchan`, 'utf8');
-      } catch {
-        return ''; // the thread has exited
-      }
-    });
-    return waits.filter((wchan) => wchan === 'wait_for_partner').length;
-  }
-
   const directions = { image: 'read', driveOut: 'write' } as const;
 
   /** Starts the image FIFO's open one way, and resolves once a thread of the pool waits in the kernel for the app's end: what the open settles with, as text. */
@@ -167,12 +155,12 @@ describe.skipIf(!isRoot)('opening the channel FIFOs as root', () => {
     endpoints: HelperEndpoints,
     direction: keyof typeof directions,
   ): Promise<{ settled: Promise<string> }> {
-    const waiting = threadsInFifoOpen();
+    const waiting = threadsInFifoOpen('self');
     const settled = endpoints[direction]().then(
       (fd) => `opened ${String(fd)}`,
       (error: unknown) => (error instanceof Error ? error.message : String(error)),
     );
-    await expect.poll(threadsInFifoOpen, { interval: 20 }).toBe(waiting + 1);
+    await expect.poll(() => threadsInFifoOpen('self'), { interval: 20 }).toBe(waiting + 1);
     // Wrapped: an async function returning the promise itself would wait for it to settle.
     return { settled };
   }
@@ -187,7 +175,7 @@ describe.skipIf(!isRoot)('opening the channel FIFOs as root', () => {
         expect(await endpoints.releaseImage()).toBe(true);
         // Settled only once the pool's thread has come back from open(2).
         expect(await settled).toBe('the job ended before the app opened the image stream');
-        expect(threadsInFifoOpen()).toBe(0);
+        expect(threadsInFifoOpen('self')).toBe(0);
         expect(openFds()).toBe(before);
       } finally {
         end();
@@ -220,7 +208,7 @@ describe.skipIf(!isRoot)('opening the channel FIFOs as root', () => {
           ]);
           expect(released).toBe(false);
           // The release gave up, it did not release: the open still waits, on the inode nobody can reach by name.
-          expect(threadsInFifoOpen()).toBe(1);
+          expect(threadsInFifoOpen('self')).toBe(1);
           // A read-write open of a FIFO waits for nobody and counts as both ends: the waiting open returns.
           answer();
           expect(await settled).toBe('the job ended before the app opened the image stream');

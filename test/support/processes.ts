@@ -67,6 +67,24 @@ export async function waitForDescendant(
   }
 }
 
+/** How many threads of process `pid` wait in open(2) of a FIFO for its other end (the kernel's wait_for_partner). */
+export function threadsInFifoOpen(pid: number | 'self'): number {
+  let tasks: string[];
+  try {
+    tasks = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return 0; // the process has exited
+  }
+  const wchan = (task: string) => {
+    try {
+      return readFileSync(`/proc/${pid}/task/${task}/wchan`, 'utf8');
+    } catch {
+      return ''; // the thread has exited
+    }
+  };
+  return tasks.filter((task) => wchan(task) === 'wait_for_partner').length;
+}
+
 /** The process has exited: no longer in /proc, or a zombie nobody has reaped yet. */
 export function hasExited(pid: number): boolean {
   const p = readProc(pid);

@@ -3,8 +3,9 @@
  * station's root side through sudo (user/launcher/armed-station.ts), prints `armed`, and then, for
  * every JSON line on stdin ({device, medium, image, imageSize}), asks root straight away for a
  * helper that flashes the image to that device, printing its `result`. What stops a wrong card is
- * then root alone. Built to out/test/support/station-driver.js; the limits are argv[2] as JSON.
- * End of stdin disarms the station.
+ * then root alone. A line {cancel: device} cancels that device's card. Built to
+ * out/test/support/station-driver.js; the limits are argv[2] as JSON. End of stdin disarms the
+ * station once every card has ended.
  */
 import { closeSync, openSync } from 'node:fs';
 import { createInterface } from 'node:readline';
@@ -18,6 +19,8 @@ interface CardRequest {
   medium: string | null;
   image: string;
   imageSize: number;
+  /** False: this side never opens the card's image FIFO, so root's open of it waits until the job ends. */
+  feed?: boolean;
 }
 
 const limits = JSON.parse(process.argv[2] ?? '{}') as StationLimits;
@@ -31,9 +34,15 @@ const station = await armStation({
 print({ type: 'armed' });
 
 const cards: Promise<void>[] = [];
+const launched = new Map<string, { cancel: () => void }>();
 for await (const line of createInterface({ input: process.stdin })) {
-  const card = JSON.parse(line) as CardRequest;
-  const image = openSync(card.image, 'r');
+  const request = JSON.parse(line) as CardRequest | { cancel: string };
+  if ('cancel' in request) {
+    launched.get(request.cancel)?.cancel();
+    continue;
+  }
+  const card = request;
+  const image = card.feed === false ? undefined : openSync(card.image, 'r');
   const helper = station.launch({
     source: image,
     job: {
@@ -47,9 +56,10 @@ for await (const line of createInterface({ input: process.stdin })) {
     },
     onLog: (_level, message) => process.stderr.write(`${message}\n`),
   });
+  launched.set(card.device, helper);
   cards.push(
     helper.result.then((results) => {
-      closeSync(image);
+      if (image !== undefined) closeSync(image);
       print({ type: 'result', device: card.device, results });
     }),
   );

@@ -5,9 +5,19 @@
  * private polkitd), each behind a shim on PATH that counts how often it is asked.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, chownSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import {
+  chmodSync,
+  chownSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { RELEASE_WAIT_MS } from '../../../node/fifo-open.js';
 import { MiB } from '../../../common/domain/units.js';
 import { mediumId } from '../../../user/drives/medium.js';
 import { assertTestTarget, CLI, collect, spawnCommand, waitForEvent, type CliRun } from '../../support/cli.js';
@@ -22,7 +32,13 @@ import {
   type LoopDevice,
 } from '../../support/loop-device.js';
 import { spawnWithPolkit } from '../../support/polkit.js';
-import { watchDescendants } from '../../support/processes.js';
+import {
+  hasExited,
+  threadsInFifoOpen,
+  waitForDescendant,
+  waitForExit,
+  watchDescendants,
+} from '../../support/processes.js';
 import {
   allowSudo,
   allowSudoForHelper,
@@ -211,7 +227,66 @@ describeDevices('an armed station through sudo, as an unprivileged user', () => 
     expectImageOn(cards.fresh, image);
     expect(run.code).toBe(0);
   });
+
+  it("reports a card ended whose image FIFO the app removed while root's open of it waited, and then stops", async () => {
+    const dir = sharedDir();
+    const image = imageIn(dir, MiB);
+    const slot = blankCard(dir, 'card.img', 4 * MiB);
+    const limits = { minSize: 4 * MiB, maxSize: 4 * MiB, slots: [slot], virtual: true };
+    const [file = '', ...args] = [...asTestUser(), process.execPath, STATION_DRIVER, JSON.stringify(limits)];
+    const driver = spawn(file, args, { stdio: ['pipe', 'pipe', 'pipe'] });
+    const done = collect(driver);
+    let root = -1;
+    try {
+      await waitForEvent(driver, (e) => e.type === 'armed');
+      root = await waitForDescendant(
+        driver.pid ?? -1,
+        (argv) => argv[0] === process.execPath && argv.includes('--station'),
+      );
+      const card = insert(slot);
+      // This side never opens the card's image FIFO: root's open of it waits until the app removes it.
+      const request = { device: card.path, medium: await mediumId(card.path), image, imageSize: MiB, feed: false };
+      driver.stdin.write(`${JSON.stringify(request)}\n`);
+      await expect.poll(() => threadsInFifoOpen(root)).toBe(1);
+      rmSync(cardImageFifo(root));
+      driver.stdin.write(`${JSON.stringify({ cancel: card.path })}\n`);
+      driver.stdin.end();
+      // Bounded, so that a station that never ends fails here and still reaches the finally below.
+      const run = await Promise.race([done, new Promise<null>((r) => setTimeout(() => r(null), 60_000).unref())]);
+      if (run === null) throw new Error('the station has not ended 60 s after its last card was cancelled');
+
+      const result = run.events.find((e) => e.type === 'result' && e['device'] === card.path);
+      expect(result?.['results']).toMatchObject([{ status: 'cancelled' }]);
+      expect(run.stderr).toContain(
+        `${card.path}'s job has ended, but the open of its image FIFO has not returned within ${RELEASE_WAIT_MS / 1000} s`,
+      );
+      expect(run.code).toBe(0);
+      // Root's side ended its last card and exited, rather than being left behind by a stop that gave up on it.
+      await waitForExit(root, 15_000);
+    } finally {
+      // A failed run must not leave root's side blocked: killing it ends its open.
+      if (root > 0 && !hasExited(root)) process.kill(root, 'SIGKILL');
+      driver.kill('SIGKILL');
+    }
+  });
 });
+
+/** The image FIFO of the card channel that the station's root process `pid` has open (by its control FIFOs). */
+function cardImageFifo(pid: number): string {
+  const channels = readdirSync(`/proc/${pid}/fd`)
+    .map((fd) => {
+      try {
+        return readlinkSync(`/proc/${pid}/fd/${fd}`);
+      } catch {
+        return '';
+      }
+    })
+    .filter((path) => path.endsWith('/to-helper'))
+    .map((path) => dirname(path));
+  const cards = [...new Set(channels)].filter((dir) => readdirSync(dir).includes('image'));
+  expect(cards).toHaveLength(1);
+  return join(cards[0] ?? '', 'image');
+}
 
 describeDevices('sudo sluice station, as an unprivileged user', () => {
   let removeRule: () => void = () => undefined;
