@@ -258,10 +258,7 @@ export class Station {
       job.outcome
         .then((outcome) => this.finish(row, outcome, drive))
         .catch((error: unknown) =>
-          // finish() logs the card's line come what may: only showing its end can fail.
-          this.options.onProblem(
-            `The card in ${drive.device} ended, but its end could not be shown: ${errorText(error)}`,
-          ),
+          this.options.onProblem(`The end of the card in ${drive.device} could not be handled: ${errorText(error)}`),
         )
         // Whatever failed on the way, the device and the job's place are free for the next card.
         .finally(() => {
@@ -302,7 +299,10 @@ export class Station {
     );
   }
 
-  /** Logs the row's line, then shows the row as done; a line that cannot be logged stops the station taking cards. */
+  /**
+   * Logs the row's line, then shows the row as done; a line that cannot be logged stops the station
+   * taking cards. Never throws: a refusal's end and a job's both come here.
+   */
   private async logRow(row: StationRow, outcome: CardOutcome | null): Promise<void> {
     const ended = { ...row, endedAt: new Date().toISOString() };
     const result = outcome?.result;
@@ -342,7 +342,14 @@ export class Station {
         `The log ${this.options.log.path} cannot be written (${errorText(error)}); the station takes no more cards. Card ${row.device}: ${row.result ?? 'failed'}.`,
       );
     }
-    this.options.onRow(ended);
+    try {
+      this.options.onRow(ended);
+    } catch (error) {
+      // The line is logged: only the window failed, and the station goes on.
+      this.options.onProblem(
+        `The card in ${row.device} (${row.result ?? 'failed'}) could not be shown: ${errorText(error)}`,
+      );
+    }
   }
 
   private settleIfIdle(): void {

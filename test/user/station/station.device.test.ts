@@ -126,7 +126,7 @@ describeDevices('the station’s queue', () => {
       await station.arm();
       const shownNot = attachLoop(first);
       await expect
-        .poll(() => problems)
+        .poll(() => problems.filter((p) => p.includes(shownNot.path)))
         .toEqual([`The card in ${shownNot.path} could not be judged: the window is gone`]);
       // Not counted: the station still takes a card, as card 1.
       const taken = attachLoop(second);
@@ -147,7 +147,7 @@ describeDevices('the station’s queue', () => {
       count: 1,
       maxJobs: 1,
       onRow: (row) => {
-        if (row.phase === 'done') throw new Error('the window is gone');
+        if (row.phase === 'done' && row.slot === backings[0]) throw new Error('the window is gone');
       },
       onProblem: (message) => problems.push(message),
     });
@@ -160,7 +160,10 @@ describeDevices('the station’s queue', () => {
       expect((await readStationLog(logPath)).entries.filter((e) => backings.includes(e.slot ?? ''))).toEqual([
         expect.objectContaining({ device: card.path, result: 'ok', card: 1 }),
       ]);
-      expect(problems).toEqual([`The card in ${card.path} ended, but its end could not be shown: the window is gone`]);
+      // Other workers' loop devices come and go meanwhile: only this card's problems are this test's.
+      expect(problems.filter((p) => p.includes(card.path))).toEqual([
+        `The card in ${card.path} (ok) could not be shown: the window is gone`,
+      ]);
     } finally {
       group.remove();
     }
