@@ -66,7 +66,7 @@ export async function verifyCommand(args: VerifyArgs): Promise<number> {
       customise,
     ));
   if (typeof prepared === 'number') return prepared;
-  const reporter = createReporter(args.json, 'verify');
+  const reporter = createReporter(args.json, toFile ? 'verify-file' : 'verify');
   const verified = toFile
     ? await verifyFileHere(prepared, target, reporter)
     : await verifyDriveInHelper(prepared, target, medium, args, reporter);

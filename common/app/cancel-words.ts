@@ -4,8 +4,11 @@ import { DRIVE_INCOMPLETE } from '../domain/result.js';
 
 const UNCHANGED = 'The drive was only read: it is unchanged.';
 
-/** A job as its cancellation is worded: a job of the app, or the CLI's flash to a regular file (`sluice flash IMAGE FILE`). */
-export type CancelledJob = AppJobKind | 'flash-to-file';
+/**
+ * A job as its cancellation is worded: a job of the app, or the CLI's flash to, or verify of, a
+ * regular file (`sluice flash IMAGE FILE`, `sluice verify IMAGE FILE`).
+ */
+export type CancelledJob = AppJobKind | 'flash-to-file' | 'verify-file';
 
 /**
  * A flash, a clone or an erase stopped part way through writing; a backup and a comparison only
@@ -21,6 +24,7 @@ const LEFT_BY_CANCEL: Readonly<Record<CancelledJob, string>> = {
   verify: `${UNCHANGED} Nothing was written.`,
   check: 'Every block tested was put back.',
   'flash-to-file': 'The incomplete file was deleted; a file that already had this name is unchanged.',
+  'verify-file': 'The file was only read: it is unchanged.',
 };
 
 /** The sentence after "cancelled" for a job of `kind`: the state of its drive (and of a backup's file), or of a flash's file. */

@@ -52,6 +52,9 @@ describe('resultLine: the sentence a job ends with', () => {
     expect(resultLine({ ...cancelled, target: '/dev/sdz' }, 'verify')).toBe(
       '/dev/sdz: cancelled. The drive was only read: it is unchanged. Nothing was written.',
     );
+    expect(resultLine({ ...cancelled, target: '/b/card.img' }, 'verify-file')).toBe(
+      '/b/card.img: cancelled. The file was only read: it is unchanged.',
+    );
     expect(resultLine({ ...cancelled, target: '/dev/sdz' }, 'clone')).toBe(
       '/dev/sdz: cancelled. The drive is incomplete; flash it again before use. The source drive was only read: it is unchanged.',
     );
