@@ -1,8 +1,8 @@
 /**
  * The fuzz targets: every parser that reads bytes Sluice did not write, each with seeds made by
  * the format's own reference tool and the errors it is allowed to end with. Anything else it
- * throws, more than FUZZ_INPUT_MS on one input, or the process outgrowing its memory cap, is a
- * finding (campaign.ts).
+ * throws, more than FUZZ_INPUT_MS of CPU (or FUZZ_INPUT_WAIT_MS of waiting) on one input, or the
+ * process outgrowing its memory cap, is a finding (campaign.ts).
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { isIP } from 'node:net';
