@@ -4,21 +4,12 @@
  * after it was written and read. Runs only on macOS (vitest.config.ts); the calls' arguments are
  * checked against glibc on Linux too (darwin-uncached.linux.test.ts).
  */
-import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { randomBytes } from 'node:crypto';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { closeSync, readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
 import { DARWIN_LIBC, readFromDisk } from '../../../user/files/darwin-uncached.js';
+import { randomFiles } from '../../support/random-files.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'sluice-uncached-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-function file(size: number): { path: string; fd: number } {
-  const path = join(dir, `file-${size}`);
-  writeFileSync(path, randomBytes(size));
-  return { path, fd: openSync(path, 'r') };
-}
+const { file } = randomFiles();
 
 describe('on macOS', () => {
   it('leaves none of a written and read file’s pages in the cache', async () => {

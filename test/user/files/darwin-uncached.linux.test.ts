@@ -8,15 +8,14 @@
  * - on macOS, that none of the file's pages is resident after readFromDisk:
  *   darwin-uncached.darwin.test.ts, which runs there only.
  */
-import { closeSync, constants, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, constants, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { loadLibc, readFromDisk, type LibcFlavour } from '../../../user/files/darwin-uncached.js';
+import { randomFiles } from '../../support/random-files.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'sluice-uncached-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const { dir, file } = randomFiles();
 
 /** glibc's values (<bits/fcntl-linux.h>, <bits/mman-linux.h>); Linux has no F_NOCACHE. */
 const GLIBC: LibcFlavour = {
@@ -28,12 +27,6 @@ const GLIBC: LibcFlavour = {
 };
 const F_GETFL = 3;
 const F_SETFL = 4;
-
-function file(size: number): { path: string; fd: number } {
-  const path = join(dir, `file-${size}`);
-  writeFileSync(path, randomBytes(size));
-  return { path, fd: openSync(path, 'r') };
-}
 
 describe('the calls, against glibc', () => {
   it('passes fcntl its variadic int', async () => {
