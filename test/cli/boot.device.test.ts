@@ -42,6 +42,9 @@ const SSID = 'lab';
  */
 const BOOT_TIMEOUT_MS = 30 * 60_000;
 const TEST_TIMEOUT_MS = 60 * 60_000;
+/** ssh's exit status when the connection, not the command, failed. */
+const SSH_FAILED = 255;
+const SSH_RETRY_MS = 3 * 60_000;
 
 /** The images, by what they test; each is a variant of the one debootstrap tree. */
 const RECIPES = {
@@ -173,8 +176,8 @@ describeDevices('customised cards boot and are reachable', () => {
     port: number;
   }
 
-  /** Runs `command` on the guest over SSH as alice with the key; stdin, when given, carries what must not be on a command line. */
-  function ssh(
+  /** One SSH run of `command` on the guest as alice with the key; stdin, when given, carries what must not be on a command line. */
+  function sshOnce(
     port: number,
     command: string,
     input?: string,
@@ -186,6 +189,25 @@ describeDevices('customised cards boot and are reachable', () => {
       '-o', 'UserKnownHostsFile=/dev/null', '-o', 'ConnectTimeout=5', '-o', 'LogLevel=ERROR', 'alice@127.0.0.1', command,
     ], { encoding: 'utf8', input: input ?? '', timeout });
     return { status: run.status, stdout: run.stdout };
+  }
+
+  /**
+   * `command` on a guest whose SSH has answered. A connection that fails (ssh's own status, 255) is
+   * asked again for a while: cloud-config restarts sshd when it sets ssh_pwauth, after SSH first
+   * answers, and a connection made in that moment is refused.
+   */
+  function ssh(
+    port: number,
+    command: string,
+    input?: string,
+    timeout?: number,
+  ): { status: number | null; stdout: string } {
+    const deadline = Date.now() + SSH_RETRY_MS;
+    for (;;) {
+      const run = sshOnce(port, command, input, timeout);
+      if (run.status !== SSH_FAILED || Date.now() > deadline) return run;
+      spawnSync('sleep', ['3']);
+    }
   }
 
   /** firstrun's boot: QEMU until the script's reboot ends it; the card never powers itself off. Its seconds. */
@@ -207,7 +229,7 @@ describeDevices('customised cards boot and are reachable', () => {
     try {
       await withTimeout(
         (async () => {
-          while (ssh(port, 'true').status !== 0) await new Promise((resolve) => setTimeout(resolve, 3000));
+          while (sshOnce(port, 'true').status !== 0) await new Promise((resolve) => setTimeout(resolve, 3000));
         })(),
         BOOT_TIMEOUT_MS,
         `SSH on ${name}`,
@@ -265,7 +287,7 @@ describeDevices('customised cards boot and are reachable', () => {
   function checkCloudInit(port: number): void {
     // SSH answers before cloud-init's last stage has run: its status is waited for.
     const status = ssh(port, 'cloud-init status --wait --long', undefined, BOOT_TIMEOUT_MS);
-    expect(status.stdout).toMatch(/^status: done$/m);
+    expect(status.stdout, `ssh's exit status ${status.status}`).toMatch(/^status: done$/m);
     expect(status.status, status.stdout).toBe(0);
     const psk = wifiPsk(WIFI_PASSPHRASE, SSID);
     checkCommonSettings(port, 'cloudy', '/etc/netplan/50-cloud-init.yaml', `password: ${psk}\n`);
