@@ -1,7 +1,7 @@
 import { staged } from '../../common/app/bottleneck.js';
 import { toFailure } from '../../common/domain/failure.js';
 import type { Phase, Progress } from '../../common/domain/progress.js';
-import type { TargetResult } from '../../common/domain/result.js';
+import { DRIVE_INCOMPLETE, helperWithoutResult, type TargetResult } from '../../common/domain/result.js';
 import { openSourceFeed } from '../images/feed/source-feed.js';
 import type { LaunchedHelper } from '../launcher/launch.js';
 import { cardHostname, imageForCard, type StationImage } from './station-image.js';
@@ -107,13 +107,7 @@ export function flashCard(
       helper = launched;
       const [result] = await feed.finish(launched.result, launched);
       return {
-        result: result ?? {
-          status: 'failed',
-          target: device,
-          bytes: 0,
-          code: 'internal',
-          message: 'The helper reported no result for the card. Please report this.',
-        },
+        result: result ?? helperWithoutResult(device, 'writing', DRIVE_INCOMPLETE),
         hostname,
         writeSpeed: clock.speed('writing', 'syncing'),
         verifySpeed: clock.speed('verifying'),
