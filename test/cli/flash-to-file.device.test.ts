@@ -72,14 +72,15 @@ describeDevices('flash to a regular file', () => {
     expect(existsSync(`${target}.incomplete`)).toBe(false);
   });
 
-  it('Ctrl-C says what became of the file, not of a drive: the incomplete file deleted, the older file kept', async () => {
-    const dir = scratchDir();
+  /**
+   * `sluice flash` of a download paced at 4 MB/s into `target` (the flash cannot end on its own for
+   * about 8 s, whatever the load), stopped with Ctrl-C once the incomplete file exists and
+   * `beforeCancel` has run.
+   */
+  async function cancelledDownload(dir: string, target: string, beforeCancel = (): void => undefined) {
     const image = join(dir, 'paced.img');
     writeRandomFile(image, 32 * MiB);
-    // A download at 4 MB/s: the flash cannot end on its own for about 8 s, whatever the load.
     const server = await servePaced(image, 4_000_000);
-    const target = join(dir, 'out.img');
-    writeFileSync(target, 'an older file of that name');
     assertTestTarget(target);
     try {
       const child = spawnCli(['flash', '--yes', `${server.base}/paced.img`, target]);
@@ -89,17 +90,42 @@ describeDevices('flash to a regular file', () => {
         child.stderr?.on('data', (text: Buffer) => text.toString().includes(`${target}: `) && resolve()),
       );
       expect(existsSync(`${target}.incomplete`)).toBe(true);
+      beforeCancel();
       child.kill('SIGINT');
-      const run = await done;
-      expect(run.code, run.stderr).toBe(130);
-      expect(run.stdout).toBe(
-        `${target}: cancelled. The incomplete file was deleted; a file that already had this name is unchanged.\n`,
-      );
-      expect(run.stdout).not.toMatch(/drive/i);
-      expect(existsSync(`${target}.incomplete`)).toBe(false);
-      expect(readFileSync(target, 'utf8')).toBe('an older file of that name');
+      return await done;
     } finally {
       await server.close();
+    }
+  }
+
+  it('Ctrl-C says what became of the file, not of a drive: the incomplete file deleted, the older file kept', async () => {
+    const dir = scratchDir();
+    const target = join(dir, 'out.img');
+    writeFileSync(target, 'an older file of that name');
+    const run = await cancelledDownload(dir, target);
+    expect(run.code, run.stderr).toBe(130);
+    expect(run.stdout).toBe(
+      `${target}: cancelled. The incomplete file was deleted; a file that already had this name is unchanged.\n`,
+    );
+    expect(run.stdout).not.toMatch(/drive/i);
+    expect(existsSync(`${target}.incomplete`)).toBe(false);
+    expect(readFileSync(target, 'utf8')).toBe('an older file of that name');
+  });
+
+  it('Ctrl-C that cannot delete the incomplete file says it is still there, and fails rather than cancels', async () => {
+    const dir = scratchDir();
+    const target = join(dir, 'out.img');
+    // An immutable folder: its entries cannot be removed, even by root, as on a disk gone read-only.
+    try {
+      const run = await cancelledDownload(dir, target, () => execFileSync('chattr', ['+i', dir]));
+      expect(run.code, run.stderr).toBe(1);
+      expect(run.stdout).toContain(
+        `Cancelled. The incomplete file ${target}.incomplete could not be deleted (operation not permitted); delete it by hand.`,
+      );
+      expect(run.stdout).not.toMatch(/was deleted/);
+      expect(existsSync(`${target}.incomplete`)).toBe(true);
+    } finally {
+      execFileSync('chattr', ['-i', dir]);
     }
   });
 

@@ -9,7 +9,7 @@ import type { TargetResult } from '../../common/domain/result.js';
 import type { Failure } from '../../common/domain/failure.js';
 import { sourceReadFailure } from '../../writer/failures.js';
 import { JobError, jobError, toFailure } from '../../common/domain/failure.js';
-import { FileTarget, fileWriteFailure } from '../files/file-target.js';
+import { discarded, FileTarget, fileWriteFailure } from '../files/file-target.js';
 import { chooseGrain, GrainHashes } from '../../writer/grain-hashes.js';
 import type { ByteSource } from '../../node/byte-source.js';
 import { ProgressMeter } from '../../writer/progress-meter.js';
@@ -128,10 +128,11 @@ export async function backupToFile(job: BackupJob): Promise<TargetResult> {
     // Stopped while reading: the last progress line says the bytes read, as the result does (the meter is throttled).
     meter?.finish(readSoFar());
     await compressor?.stop();
-    await file?.discard();
+    // What became of the file: deleted, or the sentence that says it is still there.
+    const removed = file === null ? null : ((await file.discard()) ?? 'The incomplete backup file was deleted.');
     const failure = toFailure(error);
-    const removed = file === null ? '' : ' The incomplete backup file was deleted.';
-    return { status: 'failed', target, bytes: readSoFar(), ...failure, message: `${failure.message}${removed}` };
+    const message = removed === null ? failure.message : `${failure.message} ${removed}`;
+    return { status: 'failed', target, bytes: readSoFar(), ...failure, message };
   }
 }
 
@@ -285,8 +286,7 @@ async function cancelled(
   bytes: number,
 ): Promise<TargetResult> {
   await compressor?.stop();
-  await file.discard();
-  return { status: 'cancelled', target, bytes };
+  return discarded({ status: 'cancelled', target, bytes }, await file.discard());
 }
 
 function longFile(job: BackupJob, holds: number, length: number): VerifyOutcome {

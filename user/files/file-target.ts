@@ -2,15 +2,17 @@ import { spawn } from 'node:child_process';
 import { constants, copyFile } from 'node:fs';
 import { lstat, realpath, rename, stat, unlink } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
+import { getSystemErrorMessage } from 'node:util';
 import { formatBytes } from '../../common/domain/units.js';
 import { alignUp } from '../../writer/job-memory.js';
-import { JobError, jobError } from '../../common/domain/failure.js';
+import { JobError, jobError, toFailure } from '../../common/domain/failure.js';
 import { closeFd, fstatFd, openFd, readFully, syncData, writeFully } from '../../node/io.js';
 import { readFromDisk } from './darwin-uncached.js';
 import type { WriteTarget } from '../../writer/write-target.js';
 import { UV_FS_O_DIRECT } from '../../writer/platform/win32.js';
 import { errorCode, errorText } from '../../common/domain/error-details.js';
 import type { Extent } from '../../common/domain/extents.js';
+import type { TargetResult } from '../../common/domain/result.js';
 import { dataRanges } from './file-data-ranges.js';
 
 /**
@@ -154,8 +156,10 @@ export class FileTarget implements WriteTarget {
       if (size !== null && sparse) await runOnDescriptor('truncate', ['--size', String(size), '/dev/stdin'], fd);
       else if (size !== null && size > 0) await reserve(fd, path, size);
     } catch (error) {
-      await target.discard();
-      throw error;
+      const left = await target.discard();
+      if (left === null) throw error;
+      const failure = toFailure(error);
+      throw jobError(failure.code, `${failure.message} ${left}`);
     }
     return target;
   }
@@ -302,11 +306,37 @@ export class FileTarget implements WriteTarget {
     await rename(this.partial, this.path);
   }
 
-  /** Removes the partial file: nothing of a failed or cancelled job stays behind. */
-  async discard(): Promise<void> {
+  /**
+   * Removes the partial file: nothing of a failed or cancelled job stays behind. Null once it is
+   * gone; otherwise the sentence that says it is still there (its disk pulled or read-only).
+   */
+  async discard(): Promise<string | null> {
     await this.close().catch(() => undefined);
-    await unlink(this.partial).catch(() => undefined);
+    try {
+      await unlink(this.partial);
+      return null;
+    } catch (error) {
+      if (errorCode(error) === 'ENOENT') return null;
+      return `The incomplete file ${this.partial} could not be deleted (${systemErrorWords(error)}); delete it by hand.`;
+    }
   }
+}
+
+/**
+ * `result` once its partial file was discarded, `left` saying when the file is still there: a
+ * failure says so too, and a cancel that left it behind is no longer a clean one.
+ */
+export function discarded(result: TargetResult, left: string | null): TargetResult {
+  if (left === null || result.status === 'ok') return result;
+  if (result.status === 'failed') return { ...result, message: `${result.message} ${left}` };
+  const { target, bytes } = result;
+  return { status: 'failed', target, bytes, code: 'write-error', message: `Cancelled. ${left}` };
+}
+
+/** A system error in words ("operation not permitted"), without the call and path Node adds. */
+function systemErrorWords(error: unknown): string {
+  const errno = typeof error === 'object' && error !== null && 'errno' in error ? error.errno : null;
+  return typeof errno === 'number' ? getSystemErrorMessage(errno) : errorText(error);
 }
 
 /** A failed write to a file, in words. */

@@ -1,7 +1,7 @@
 import type { Progress } from '../../common/domain/progress.js';
 import type { TargetResult } from '../../common/domain/result.js';
 import { JobError, jobError, toFailure } from '../../common/domain/failure.js';
-import { FileTarget } from './file-target.js';
+import { discarded, FileTarget } from './file-target.js';
 import { writeTargets, type FlashJob, type WriteJob } from '../../writer/flash.js';
 import { streamLayoutOf } from '../../writer/stream-layout.js';
 import { ProgressMeter } from '../../writer/progress-meter.js';
@@ -54,15 +54,12 @@ export async function flashToFile(job: FileFlashJob): Promise<TargetResult> {
   } catch (error) {
     return failed(job.target, 0, error);
   }
-  if (result.status !== 'ok') {
-    await file.discard();
-    return result;
-  }
+  if (result.status !== 'ok') return discarded(result, await file.discard());
   try {
     await file.commit();
   } catch (error) {
-    await file.discard();
-    return failed(
+    const left = await file.discard();
+    const failure = failed(
       job.target,
       result.bytes,
       jobError(
@@ -70,6 +67,7 @@ export async function flashToFile(job: FileFlashJob): Promise<TargetResult> {
         `${job.target} was written and verified as ${FileTarget.partialPath(job.target)}, but could not be renamed: ${errorText(error)}`,
       ),
     );
+    return discarded(failure, left);
   }
   return result;
 }
