@@ -28,7 +28,7 @@ export const RELEASE_WAIT_MS = 3000;
  * whose descriptor is then closed, so no thread waits on and no descriptor outlives the stop. A
  * stand-in that fails other than with ENXIO (the FIFO is gone), or that has not released the open
  * within RELEASE_WAIT_MS (the FIFO was replaced), leaves nothing it could release; a descriptor the
- * open returns later is still closed.
+ * open returns later is still closed. It settles only once the stand-in has stopped.
  */
 export async function openFifoUnlessStopped(
   open: (flags: number) => Promise<number>,
@@ -49,7 +49,8 @@ export async function openFifoUnlessStopped(
       await sleep(RELEASE_POLL_MS);
     }
   };
-  stop.addEventListener('abort', () => void release(), { once: true });
+  let releasing: Promise<void> | null = null;
+  stop.addEventListener('abort', () => (releasing = release()), { once: true });
   try {
     const fd = await open(direction === 'read' ? constants.O_RDONLY : constants.O_WRONLY);
     if (!stop.aborted) return fd;
@@ -57,5 +58,7 @@ export async function openFifoUnlessStopped(
     return null;
   } finally {
     settled = true;
+    // Settled only once the stand-in has stopped too: the caller may then close what `open` reaches the FIFO through.
+    await releasing;
   }
 }

@@ -91,6 +91,20 @@ async function settleWithin(calls: Promise<unknown>[], ms: number): Promise<bool
   }
 }
 
+/** Linux's O_PATH, which Node has no constant for: a descriptor naming an inode, opening no end of it. */
+const LINUX_O_PATH = 0o10000000;
+
+/**
+ * On Linux, a descriptor holding the image FIFO's inode (checked as openChannelFifo checks it),
+ * which opens neither end and so returns at once; null elsewhere. Its job's open, and the stand-in
+ * that calls that open off, both reach the FIFO through it (/proc/self/fd), so a release still
+ * reaches the inode the open waits on once the app has removed or replaced the FIFO's name.
+ */
+async function fifoInode(dir: string, owner: number): Promise<number | null> {
+  if (process.platform !== 'linux') return null;
+  return openChannelFifo(dir, FIFO_NAMES.image, owner, LINUX_O_PATH);
+}
+
 /**
  * The image FIFO, opened on demand one way or the other. Blocking, because the engine reads and
  * writes it with plain read(2) and write(2) on the thread pool; the open returns as soon as the
@@ -104,13 +118,18 @@ function imageFifo(dir: string, owner: number): Pick<HelperEndpoints, 'image' | 
   const opened = new Set<number>();
   const opening = new Set<Promise<number | null>>();
   const open = async (direction: 'read' | 'write'): Promise<number> => {
+    const inode = await fifoInode(dir, owner);
+    const reopen = inode === null ? null : `/proc/self/fd/${inode}`;
     const call = openFifoUnlessStopped(
-      (flags) => openChannelFifo(dir, FIFO_NAMES.image, owner, flags),
+      (flags) => (reopen === null ? openChannelFifo(dir, FIFO_NAMES.image, owner, flags) : openFd(reopen, flags)),
       direction,
       released.signal,
     );
     opening.add(call);
-    const fd = await call.finally(() => opening.delete(call));
+    const fd = await call.finally(async () => {
+      opening.delete(call);
+      if (inode !== null) await closeFd(inode).catch(() => undefined);
+    });
     if (fd === null) throw new Error('the job ended before the app opened the image stream');
     opened.add(fd);
     return fd;

@@ -228,7 +228,7 @@ describeDevices('an armed station through sudo, as an unprivileged user', () => 
     expect(run.code).toBe(0);
   });
 
-  it("reports a card ended whose image FIFO the app removed while root's open of it waited, and then stops", async () => {
+  it("ends the job of a card whose image FIFO the app removed while root's open of it waited: no thread stays blocked in it", async () => {
     const dir = sharedDir();
     const image = imageIn(dir, MiB);
     const slot = blankCard(dir, 'card.img', 4 * MiB);
@@ -250,6 +250,9 @@ describeDevices('an armed station through sudo, as an unprivileged user', () => 
       await expect.poll(() => threadsInFifoOpen(root)).toBe(1);
       rmSync(cardImageFifo(root));
       driver.stdin.write(`${JSON.stringify({ cancel: card.path })}\n`);
+      await waitForEvent(driver, (e) => e.type === 'result' && e['device'] === card.path);
+      // Released through the inode root holds, though nobody can reach it by name any more.
+      await expect.poll(() => threadsInFifoOpen(root), { timeout: RELEASE_WAIT_MS }).toBe(0);
       driver.stdin.end();
       // Bounded, so that a station that never ends fails here and still reaches the finally below.
       const run = await Promise.race([done, new Promise<null>((r) => setTimeout(() => r(null), 60_000).unref())]);
@@ -257,9 +260,7 @@ describeDevices('an armed station through sudo, as an unprivileged user', () => 
 
       const result = run.events.find((e) => e.type === 'result' && e['device'] === card.path);
       expect(result?.['results']).toMatchObject([{ status: 'cancelled' }]);
-      expect(run.stderr).toContain(
-        `${card.path}'s job has ended, but the open of its image FIFO has not returned within ${RELEASE_WAIT_MS / 1000} s`,
-      );
+      expect(run.stderr).not.toContain('has not returned');
       expect(run.code).toBe(0);
       // Root's side ended its last card and exited, rather than being left behind by a stop that gave up on it.
       await waitForExit(root, 15_000);
