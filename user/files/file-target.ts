@@ -156,10 +156,7 @@ export class FileTarget implements WriteTarget {
       if (size !== null && sparse) await runOnDescriptor('truncate', ['--size', String(size), '/dev/stdin'], fd);
       else if (size !== null && size > 0) await reserve(fd, path, size);
     } catch (error) {
-      const left = await target.discard();
-      if (left === null) throw error;
-      const failure = toFailure(error);
-      throw jobError(failure.code, `${failure.message} ${left}`);
+      throw withLeftover(error, await target.discard());
     }
     return target;
   }
@@ -192,8 +189,8 @@ export class FileTarget implements WriteTarget {
       await copying;
     } catch (error) {
       // EEXIST: something else made that name since; it is not ours to remove.
-      if (errorCode(error) !== 'EEXIST') await unlink(partial).catch(() => undefined);
-      throw fileWriteFailure(path, error);
+      const left = errorCode(error) === 'EEXIST' ? null : await removePartial(partial);
+      throw withLeftover(fileWriteFailure(path, error), left);
     } finally {
       clearInterval(poll);
     }
@@ -312,22 +309,34 @@ export class FileTarget implements WriteTarget {
    */
   async discard(): Promise<string | null> {
     await this.close().catch(() => undefined);
-    try {
-      await unlink(this.partial);
-      return null;
-    } catch (error) {
-      if (errorCode(error) === 'ENOENT') return null;
-      return `The incomplete file ${this.partial} could not be deleted (${systemErrorWords(error)}); delete it by hand.`;
-    }
+    return removePartial(this.partial);
   }
+}
+
+/** Removes the partial file `partial`: null once it is gone, else the sentence that says it is still there. */
+async function removePartial(partial: string): Promise<string | null> {
+  try {
+    await unlink(partial);
+    return null;
+  } catch (error) {
+    if (errorCode(error) === 'ENOENT') return null;
+    return `The incomplete file ${partial} could not be deleted (${systemErrorWords(error)}); delete it by hand.`;
+  }
+}
+
+/** `error`, its message ending with `left` when the partial file is still there; its code and details kept. */
+function withLeftover(error: unknown, left: string | null): unknown {
+  if (left === null) return error;
+  const failure = toFailure(error);
+  return new JobError({ ...failure, message: `${failure.message} ${left}` });
 }
 
 /**
  * `result` once its partial file was discarded, `left` saying when the file is still there: a
  * failure says so too, and a cancel that left it behind is no longer a clean one.
  */
-export function discarded(result: TargetResult, left: string | null): TargetResult {
-  if (left === null || result.status === 'ok') return result;
+export function discarded(result: Exclude<TargetResult, { status: 'ok' }>, left: string | null): TargetResult {
+  if (left === null) return result;
   if (result.status === 'failed') return { ...result, message: `${result.message} ${left}` };
   const { target, bytes } = result;
   return { status: 'failed', target, bytes, code: 'write-error', message: `Cancelled. ${left}` };

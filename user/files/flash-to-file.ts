@@ -22,7 +22,7 @@ export interface FileFlashJob extends WriteJob {
   sourcePath?: string | null | undefined;
 }
 
-function failed(target: string, bytes: number, error: unknown): TargetResult {
+function failed(target: string, bytes: number, error: unknown): Extract<TargetResult, { status: 'failed' }> {
   return { status: 'failed', target, bytes, ...toFailure(error) };
 }
 
