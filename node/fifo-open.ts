@@ -14,21 +14,23 @@ const RELEASE_POLL_MS = 20;
 
 /**
  * How long a stop tries to release the blocked open, and how long its caller waits for the open to
- * return. The stand-in reaches the FIFO by its name: once the app has removed the FIFO or put
- * another in its place, only a process still holding the old one can reach the inode the open waits
- * on, so its thread stays blocked and the caller goes on without it. A release that can work takes
- * about one RELEASE_POLL_MS.
+ * return. The stand-in reaches the FIFO the way `open` does. Where that is by its name (the app's
+ * side; root's side off Linux), a FIFO removed or replaced meanwhile leaves the inode the open
+ * waits on out of reach, so its thread stays blocked and the caller goes on without it; root's
+ * side on Linux reaches it through a descriptor it holds (fifo-endpoints.ts, fifoInode). A release
+ * that can work takes about one RELEASE_POLL_MS.
  */
 export const RELEASE_WAIT_MS = 3000;
 
 /**
  * Opens a FIFO for reading or writing with `open` (which passes on the flags it is given), and
  * resolves with its descriptor; or, once `stop` aborts, with null. Stopping stands in for the
- * other end: it opens that end non-blocking and closes it again until the waiting open returns,
- * whose descriptor is then closed, so no thread waits on and no descriptor outlives the stop. A
- * stand-in that fails other than with ENXIO (the FIFO is gone), or that has not released the open
- * within RELEASE_WAIT_MS (the FIFO was replaced), leaves nothing it could release; a descriptor the
- * open returns later is still closed. It settles only once the stand-in has stopped.
+ * other end: it opens that end non-blocking with `open` and closes it again until the waiting open
+ * returns, whose descriptor is then closed, so no thread waits on and no descriptor outlives the
+ * stop. A stand-in that fails other than with ENXIO (the FIFO is gone), or that has not released
+ * the open within RELEASE_WAIT_MS (the FIFO was replaced), leaves nothing it could release; a
+ * descriptor the open returns later is still closed. It settles only once the stand-in has
+ * stopped, so that the caller may then close whatever `open` reaches the FIFO through.
  */
 export async function openFifoUnlessStopped(
   open: (flags: number) => Promise<number>,

@@ -45,14 +45,15 @@ function keepJobEnv(): void {
 }
 
 /**
- * Closes a card's image FIFO at its job's end. An open of it that cannot be called off (the app
- * removed or replaced the FIFO) holds neither the card's end nor a stop: it is only logged.
+ * Closes a card's image FIFO at its job's end. An open of it that cannot be called off (off Linux,
+ * the app removed or replaced the FIFO; see fifo-open.ts) holds neither the card's end nor a
+ * stop: it is only logged.
  */
 async function releaseCardImage(endpoints: HelperEndpoints, target: string): Promise<void> {
   if (await endpoints.releaseImage()) return;
   process.stderr.write(
     `sluice-helper: ${target}'s job has ended, but the open of its image FIFO has not returned within ` +
-      `${RELEASE_WAIT_MS / 1000} s (was the FIFO removed or replaced?): a thread of the pool stays blocked in it\n`,
+      `${RELEASE_WAIT_MS / 1000} s: a thread of the pool stays blocked in it\n`,
   );
 }
 

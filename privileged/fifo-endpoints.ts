@@ -8,11 +8,13 @@
  *   everyone else (mode 0700);
  * - each entry is a FIFO owned by that user and closed to others, opened with O_NOFOLLOW, and the
  *   descriptor's own fstat must show the same FIFO (same device and inode) as the lstat before.
+ *   On Linux the image FIFO is opened so first with O_PATH, which opens neither end, and its ends
+ *   are then opened through that checked descriptor (/proc/self/fd), never by name again.
  * A FIFO carries only what a process writes into it, so a swapped-in symlink or file is refused
  * before a byte moves: root never reads /etc/shadow into a USB stick, never writes progress frames
  * over a file, and never opens a device node or a system daemon's root-owned FIFO.
  */
-import { constants, lstat, type Stats } from 'node:fs';
+import { constants, existsSync, lstat, type Stats } from 'node:fs';
 import { Socket } from 'node:net';
 import { join } from 'node:path';
 import { closeFd, fstatFd, openFd } from '../node/io.js';
@@ -91,8 +93,13 @@ async function settleWithin(calls: Promise<unknown>[], ms: number): Promise<bool
   }
 }
 
-/** Linux's O_PATH, which Node has no constant for: a descriptor naming an inode, opening no end of it. */
+/**
+ * Linux's O_PATH, which Node has no constant for: a descriptor naming an inode, opening no end of
+ * it. This value holds on x86, ARM, RISC-V, PowerPC, MIPS and s390; not on alpha, parisc or sparc.
+ */
 const LINUX_O_PATH = 0o10000000;
+
+const JOB_ENDED_FIRST = 'the job ended before the app opened the image stream';
 
 /**
  * On Linux, a descriptor holding the image FIFO's inode (checked as openChannelFifo checks it),
@@ -101,7 +108,7 @@ const LINUX_O_PATH = 0o10000000;
  * reaches the inode the open waits on once the app has removed or replaced the FIFO's name.
  */
 async function fifoInode(dir: string, owner: number): Promise<number | null> {
-  if (process.platform !== 'linux') return null;
+  if (process.platform !== 'linux' || !existsSync('/proc/self/fd')) return null;
   return openChannelFifo(dir, FIFO_NAMES.image, owner, LINUX_O_PATH);
 }
 
@@ -118,6 +125,7 @@ function imageFifo(dir: string, owner: number): Pick<HelperEndpoints, 'image' | 
   const opened = new Set<number>();
   const opening = new Set<Promise<number | null>>();
   const open = async (direction: 'read' | 'write'): Promise<number> => {
+    if (released.signal.aborted) throw new Error(JOB_ENDED_FIRST);
     const inode = await fifoInode(dir, owner);
     const reopen = inode === null ? null : `/proc/self/fd/${inode}`;
     const call = openFifoUnlessStopped(
@@ -130,7 +138,7 @@ function imageFifo(dir: string, owner: number): Pick<HelperEndpoints, 'image' | 
       opening.delete(call);
       if (inode !== null) await closeFd(inode).catch(() => undefined);
     });
-    if (fd === null) throw new Error('the job ended before the app opened the image stream');
+    if (fd === null) throw new Error(JOB_ENDED_FIRST);
     opened.add(fd);
     return fd;
   };
