@@ -47,7 +47,7 @@ export default defineConfig({
       'default',
       ...(process.env['CI'] && process.platform === 'linux' ? ['./test/setup/skips-fail-ci.ts'] : []),
     ],
-    setupFiles: ['test/setup/cpu-per-file.ts'],
+    setupFiles: ['test/setup/cpu-per-file.ts', 'test/setup/scratch-cleanup.ts'],
     sequence: { sequencer: BootFirst },
     // Two cores: more workers only make the device tests fight over them.
     maxWorkers: 2,
