@@ -2,10 +2,10 @@ import { execFileSync } from 'node:child_process';
 import { randomFillSync } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { tmpdir } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { compileXxh64, moduleSource, MODULE_PATH, WAT_PATH } from '../../build/scripts/compile-wasm.js';
 import { allocateJobMemory } from '../../writer/job-memory.js';
+import { scratchDir } from '../support/loop-device.js';
 
 describe('xxh64 in WebAssembly over the job memory', () => {
   it('the committed module is exactly what xxh64.wat compiles to', async () => {
@@ -15,7 +15,7 @@ describe('xxh64 in WebAssembly over the job memory', () => {
   it('agrees with the reference xxh64sum on every length class and at unaligned offsets', () => {
     const memory = allocateJobMemory(1 << 20);
     randomFillSync(memory.bytes);
-    const file = join(tmpdir(), `sluice-xxh64-${process.pid}.bin`);
+    const file = join(scratchDir(), 'view.bin');
     // Lengths that exercise each tail path (bytes, a 4-byte word, 8-byte words, 32-byte stripes).
     for (const [offset, length] of [
       [0, 0],

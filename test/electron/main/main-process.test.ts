@@ -4,13 +4,13 @@
  * wiring (window options, app:// protocol, IPC sender checks, navigation lock-down) rather than
  * Electron itself.
  */
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { EXTERNAL_LINKS } from '../../../common/app/links.js';
 import { EVENT_CHANNELS, INVOKE_CHANNELS } from '../../../common/contracts/ipc-channels.js';
 import { CONTENT_SECURITY_POLICY, mainWindowOptions } from '../../../electron/core/security.js';
+import { scratchDir } from '../../support/loop-device.js';
 
 type Listener = (...args: unknown[]) => unknown;
 
@@ -109,11 +109,11 @@ const PRELOAD = resolve('out/electron/preload/preload.cjs');
 const MAIN = resolve('out/electron/main/main.js');
 const { record } = fake;
 /** Images main.js is asked to open: on its own command line, by a second instance, by macOS. */
-const images = mkdtempSync(join(tmpdir(), 'sluice-open-with-'));
+const images = scratchDir();
 const startArgv = process.argv;
 
 beforeAll(async () => {
-  record.userData = mkdtempSync(join(tmpdir(), 'sluice-userdata-'));
+  record.userData = scratchDir();
   for (const name of ['started-with.img', 'second.img', 'mac.img'])
     writeFileSync(join(images, name), Buffer.alloc(64 * 1024, name.length));
   // As `electron . started-with.img` run in that folder: Electron's default app, the project, the file.

@@ -6,8 +6,6 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { closeSync, openSync, readFileSync, writeFileSync } from 'node:fs';
-import { mkdtemp } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { describe, expect, it } from 'vitest';
@@ -15,6 +13,7 @@ import type { DecodeMap } from '../../../../common/contracts/decoder-protocol.js
 import { ImageSink } from '../../../../user/images/decode/image-sink.js';
 import { openInput } from '../../../../user/images/decode/input.js';
 import { KiB, MiB } from '../../../../common/domain/units.js';
+import { scratchDir } from '../../../support/loop-device.js';
 
 const SIZE = 8 * MiB;
 /** Two map ranges with digests; the helper gets them less a free hole in the second. */
@@ -29,7 +28,7 @@ const EXTENTS: [number, number][] = [
 ];
 
 async function setUp() {
-  const dir = await mkdtemp(join(tmpdir(), 'sluice-ranges-'));
+  const dir = scratchDir();
   const image = randomBytes(SIZE);
   const path = join(dir, 'image.img');
   writeFileSync(path, image);
