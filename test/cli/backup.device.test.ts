@@ -1,6 +1,16 @@
 import { execFileSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { closeSync, constants, existsSync, openSync, readdirSync, readFileSync, statSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  writeSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
 import { MiB } from '../../common/domain/units.js';
@@ -64,6 +74,23 @@ describeDevices('sluice backup', () => {
     const back = await flashCli(file, [copy.path], ['--no-eject']);
     expect(back.code, back.stderr).toBe(0);
     expect(sha256(readBytes(copy.backing, 0, 24 * MiB))).toBe(sha256(drive));
+  });
+
+  it('a block map that cannot be written fails the backup, says the backup itself is kept, and leaves no partial map', async () => {
+    const source = await partitionedDrive();
+    const dir = scratchDir();
+    const file = join(dir, 'backup.img');
+    // A folder where the map goes: the map is written whole, but cannot take its name.
+    mkdirSync(`${file}.bmap`);
+    const run = await backupCli(source.path, file, ['--all-blocks']);
+    expect(run.code, run.stdout + run.stderr).toBe(1);
+    const result = resultsOf(run).get(file);
+    expect(result).toMatchObject({ status: 'failed', code: 'write-error' });
+    expect(result?.message).toMatch(/^The block map .*backup\.img\.bmap could not be written: /);
+    expect(result?.message).toContain(`${file} itself was saved whole and verified, and is kept.`);
+    expect(result?.message).not.toContain('deleted');
+    expect(sha256(readFileSync(file))).toBe(sha256(readFileSync(source.backing)));
+    expect(readdirSync(dir).sort()).toEqual(['backup.img', 'backup.img.bmap']);
   });
 
   it('with --all-blocks, backs a drive up compressed with zstd, verified by decoding it back, and it flashes back identical', async () => {

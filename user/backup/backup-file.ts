@@ -20,7 +20,7 @@ import { readPartitionTable } from '../images/formats/partition-table.js';
 import type { BackupCompression } from '../../common/domain/backup-compression.js';
 import { startCompressor, startDecompressor, type Compressor, type Decompressor } from './compressor.js';
 import { errorText } from '../../common/domain/error-details.js';
-import { stat, statfs, writeFile } from 'node:fs/promises';
+import { rename, stat, statfs, unlink, writeFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { extentBytes } from '../../common/domain/extents.js';
 import { formatBytes } from '../../common/domain/units.js';
@@ -219,8 +219,26 @@ async function keepFile(
   }
   await file.close();
   await file.commit();
-  await writeFile(`${job.target}.bmap`, bmapText(plan.length, plan.used));
+  await writeBlockMap(job.target, bmapText(plan.length, plan.used));
   return null;
+}
+
+/**
+ * Writes the backup's block map beside it, under its name only once whole: a cut-short map beside
+ * a backup would leave ranges of it unwritten when it is flashed.
+ */
+async function writeBlockMap(target: string, text: string): Promise<void> {
+  const path = `${target}.bmap`;
+  const partial = FileTarget.partialPath(path);
+  try {
+    // A leftover of an earlier run is replaced; the map itself is created afresh, never through a link.
+    await unlink(partial).catch(() => undefined);
+    await writeFile(partial, text, { flag: 'wx' });
+    await rename(partial, path);
+  } catch (error) {
+    await unlink(partial).catch(() => undefined);
+    throw jobError('write-error', `The block map ${path} could not be written: ${errorText(error)}.`);
+  }
 }
 
 /** The result of a backup saved under its name: what was read of the drive, and what the file takes. */

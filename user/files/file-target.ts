@@ -130,6 +130,7 @@ export class FileTarget implements WriteTarget {
   readonly capacity = null;
   private readBack: number | null = null;
   private closed = false;
+  private committed = false;
 
   private constructor(
     readonly path: string,
@@ -301,6 +302,7 @@ export class FileTarget implements WriteTarget {
   async commit(): Promise<void> {
     await checkFileTargetPath(this.path);
     await rename(this.partial, this.path);
+    this.committed = true;
   }
 
   /**
@@ -309,6 +311,8 @@ export class FileTarget implements WriteTarget {
    */
   async discard(): Promise<string | null> {
     await this.close().catch(() => undefined);
+    // A step after the commit failed: the file is whole, verified and named; it stays.
+    if (this.committed) return `${this.path} itself was saved whole and verified, and is kept.`;
     return removePartial(this.partial);
   }
 }
