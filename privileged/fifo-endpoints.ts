@@ -139,6 +139,11 @@ function imageFifo(dir: string, owner: number): Pick<HelperEndpoints, 'image' | 
       if (inode !== null) await closeFd(inode).catch(() => undefined);
     });
     if (fd === null) throw new Error(JOB_ENDED_FIRST);
+    // A release that came while the O_PATH descriptor closed found nothing opening: this end is its to close.
+    if (released.signal.aborted) {
+      await closeFd(fd).catch(() => undefined);
+      throw new Error(JOB_ENDED_FIRST);
+    }
     opened.add(fd);
     return fd;
   };
