@@ -9,7 +9,7 @@ import type { TargetResult } from '../../common/domain/result.js';
 import type { Failure } from '../../common/domain/failure.js';
 import { sourceReadFailure } from '../../writer/failures.js';
 import { JobError, jobError, toFailure } from '../../common/domain/failure.js';
-import { discarded, FileTarget, fileWriteFailure } from '../files/file-target.js';
+import { discarded, FileTarget, fileWriteFailure, removePartial, withLeftover } from '../files/file-target.js';
 import { chooseGrain, GrainHashes } from '../../writer/grain-hashes.js';
 import type { ByteSource } from '../../node/byte-source.js';
 import { ProgressMeter } from '../../writer/progress-meter.js';
@@ -236,8 +236,8 @@ async function writeBlockMap(target: string, text: string): Promise<void> {
     await writeFile(partial, text, { flag: 'wx' });
     await rename(partial, path);
   } catch (error) {
-    await unlink(partial).catch(() => undefined);
-    throw jobError('write-error', `The block map ${path} could not be written: ${errorText(error)}.`);
+    const failure = jobError('write-error', `The block map ${path} could not be written: ${errorText(error)}.`);
+    throw withLeftover(failure, await removePartial(partial));
   }
 }
 

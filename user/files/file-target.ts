@@ -318,7 +318,7 @@ export class FileTarget implements WriteTarget {
 }
 
 /** Removes the partial file `partial`: null once it is gone, else the sentence that says it is still there. */
-async function removePartial(partial: string): Promise<string | null> {
+export async function removePartial(partial: string): Promise<string | null> {
   try {
     await unlink(partial);
     return null;
@@ -329,7 +329,7 @@ async function removePartial(partial: string): Promise<string | null> {
 }
 
 /** `error`, its message ending with `left` when the partial file is still there; its code and details kept. */
-function withLeftover(error: unknown, left: string | null): unknown {
+export function withLeftover(error: unknown, left: string | null): unknown {
   if (left === null) return error;
   const failure = toFailure(error);
   return new JobError({ ...failure, message: `${failure.message} ${left}` });
